@@ -1,0 +1,126 @@
+"""Cards: the 52-card deck, text forms and the bitmask representation.
+
+A card's *index* is ``suit * 13 + (rank - 1)`` with suits in the order ``s h d c``, so
+bit ``index`` of a 52-bit integer stands for that card, and the 13 bits of one suit start
+at ``suit * 13``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+RANKS = "A23456789TJQK"
+"""Rank characters in order, ace (rank 1) low."""
+SUITS = "shdc"
+"""Suit characters in index order."""
+SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
+"""Suit names in index order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """One playing card. Cards compare by index: suit first (s h d c), then rank."""
+
+    rank: int
+    """1 (ace) to 13 (king)."""
+    suit: int
+    """0 spades, 1 hearts, 2 diamonds, 3 clubs."""
+
+    _by_index: ClassVar[tuple[Card, ...]]
+
+    def __post_init__(self) -> None:
+        if not (1 <= self.rank <= 13) or not (0 <= self.suit <= 3):
+            raise ValueError(f"no such card: rank={self.rank!r} suit={self.suit!r}")
+
+    @property
+    def index(self) -> int:
+        """Position 0..51 in the card index (suit-major)."""
+        return self.suit * 13 + self.rank - 1
+
+    @property
+    def mask(self) -> int:
+        """This card's bit in a 52-bit card mask."""
+        return 1 << (self.suit * 13 + self.rank - 1)
+
+    @property
+    def value(self) -> int:
+        """Deadwood value: ace 1, pips at face value, faces 10 (RULES §1)."""
+        return self.rank if self.rank < 10 else 10
+
+    @classmethod
+    def from_index(cls, index: int) -> Card:
+        """The card with this index (0..51)."""
+        if not 0 <= index < 52:
+            raise ValueError(f"card index out of range: {index!r}")
+        return cls._by_index[index]
+
+    def __str__(self) -> str:
+        return RANKS[self.rank - 1] + SUITS[self.suit]
+
+    def __repr__(self) -> str:
+        return f"Card({str(self)!r})"
+
+    def __lt__(self, other: Card) -> bool:
+        return self.index < other.index
+
+    def __le__(self, other: Card) -> bool:
+        return self.index <= other.index
+
+    def __gt__(self, other: Card) -> bool:
+        return self.index > other.index
+
+    def __ge__(self, other: Card) -> bool:
+        return self.index >= other.index
+
+
+Card._by_index = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
+
+DECK: tuple[Card, ...] = Card._by_index
+"""The 52 cards in index order."""
+FULL_MASK = (1 << 52) - 1
+"""The mask holding every card."""
+
+
+def parse_card(text: str) -> Card:
+    """Parse ``"As"``, ``"Td"``, ``"Kc"`` (rank then suit; case of the rank ignored, ``10`` accepted)."""
+    t = text.strip()
+    if len(t) == 3 and t[:2] == "10":
+        t = "T" + t[2]
+    if len(t) != 2:
+        raise ValueError(f"not a card: {text!r} (expected rank {RANKS} then suit {SUITS}, e.g. 'Ts')")
+    rank = RANKS.find(t[0].upper())
+    suit = SUITS.find(t[1].lower())
+    if rank < 0 or suit < 0:
+        raise ValueError(f"not a card: {text!r} (expected rank {RANKS} then suit {SUITS}, e.g. 'Ts')")
+    return DECK[suit * 13 + rank]
+
+
+def parse_cards(text: str | Iterable[str]) -> list[Card]:
+    """Parse space- or comma-separated cards (or an iterable of card texts) into a list."""
+    items = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    return [parse_card(s) for s in items]
+
+
+def format_cards(cards: Iterable[Card]) -> str:
+    """Cards as text separated by spaces, in the order given."""
+    return " ".join(str(c) for c in cards)
+
+
+def to_mask(cards: Iterable[Card]) -> int:
+    """The bitmask of a collection of cards (duplicates collapse)."""
+    m = 0
+    for c in cards:
+        m |= 1 << c.index
+    return m
+
+
+def from_mask(mask: int) -> list[Card]:
+    """The cards of a bitmask, in index order."""
+    out: list[Card] = []
+    while mask:
+        low = mask & -mask
+        out.append(DECK[low.bit_length() - 1])
+        mask ^= low
+    return out
