@@ -1,0 +1,139 @@
+"""The actions a player may take, and the error for an illegal one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from ._cards import DECK, Card, parse_card
+
+ActionKind = Literal["pass", "take_upcard", "draw_stock", "draw_discard", "discard", "knock", "big_gin"]
+ACTION_KINDS: tuple[ActionKind, ...] = (
+    "pass", "take_upcard", "draw_stock", "draw_discard", "discard", "knock", "big_gin",
+)
+"""Every action kind, in a fixed order."""
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow now. The message names the reason; the state
+    that refused it is unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """Decline the upcard (RULES §4)."""
+
+    kind: ClassVar[ActionKind] = "pass"
+
+    def __str__(self) -> str:
+        return "pass"
+
+
+@dataclass(frozen=True, slots=True)
+class TakeUpcard:
+    """Take the offered upcard (RULES §4); a discard (or knock) follows."""
+
+    kind: ClassVar[ActionKind] = "take_upcard"
+
+    def __str__(self) -> str:
+        return "take_upcard"
+
+
+@dataclass(frozen=True, slots=True)
+class DrawStock:
+    """Draw the top card of the stock (RULES §5)."""
+
+    kind: ClassVar[ActionKind] = "draw_stock"
+
+    def __str__(self) -> str:
+        return "draw_stock"
+
+
+@dataclass(frozen=True, slots=True)
+class DrawDiscard:
+    """Draw the top card of the discard pile (RULES §5); it may not be discarded this turn."""
+
+    kind: ClassVar[ActionKind] = "draw_discard"
+
+    def __str__(self) -> str:
+        return "draw_discard"
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    """Discard a card face up, ending the turn (RULES §5)."""
+
+    card: Card
+    """The card discarded."""
+    kind: ClassVar[ActionKind] = "discard"
+
+    def __str__(self) -> str:
+        return f"discard {self.card}"
+
+
+@dataclass(frozen=True, slots=True)
+class Knock:
+    """Knock (RULES §6): discard ``card`` face down and end the deal. With 0 deadwood left
+    this is gin."""
+
+    card: Card
+    """The card discarded face down."""
+    kind: ClassVar[ActionKind] = "knock"
+
+    def __str__(self) -> str:
+        return f"knock {self.card}"
+
+
+@dataclass(frozen=True, slots=True)
+class BigGin:
+    """Declare big gin (RULES §6): all 11 cards held form melds; no discard."""
+
+    kind: ClassVar[ActionKind] = "big_gin"
+
+    def __str__(self) -> str:
+        return "big_gin"
+
+
+Action = Pass | TakeUpcard | DrawStock | DrawDiscard | Discard | Knock | BigGin
+"""Any action."""
+
+PASS = Pass()
+TAKE_UPCARD = TakeUpcard()
+DRAW_STOCK = DrawStock()
+DRAW_DISCARD = DrawDiscard()
+BIG_GIN = BigGin()
+DISCARDS: tuple[Discard, ...] = tuple(Discard(c) for c in DECK)
+"""``DISCARDS[card.index]``: shared instances (actions are values; sharing saves allocations)."""
+KNOCKS: tuple[Knock, ...] = tuple(Knock(c) for c in DECK)
+"""``KNOCKS[card.index]``: shared instances."""
+
+_SIMPLE: dict[str, Action] = {
+    "pass": PASS, "take_upcard": TAKE_UPCARD, "draw_stock": DRAW_STOCK,
+    "draw_discard": DRAW_DISCARD, "big_gin": BIG_GIN,
+}
+
+
+def make_action(kind: str, card: Card | None = None) -> Action:
+    """Build an action from its kind name and, for ``discard``/``knock``, its card."""
+    if kind in ("discard", "knock"):
+        if card is None:
+            raise ValueError(f"a {kind} action needs a card")
+        return (DISCARDS if kind == "discard" else KNOCKS)[card.index]
+    action = _SIMPLE.get(kind)
+    if action is None:
+        raise ValueError(f"unknown action kind {kind!r}; expected one of {', '.join(ACTION_KINDS)}")
+    if card is not None:
+        raise ValueError(f"a {kind} action takes no card")
+    return action
+
+
+def parse_action(text: str) -> Action:
+    """Parse the text form: ``pass``, ``take_upcard``, ``draw_stock``, ``draw_discard``,
+    ``discard Ts``, ``knock 2c``, ``big_gin``."""
+    parts = text.split()
+    if not parts:
+        raise ValueError("empty action")
+    card = parse_card(parts[1]) if len(parts) == 2 else None
+    if len(parts) > 2:
+        raise ValueError(f"not an action: {text!r}")
+    return make_action(parts[0], card)

@@ -1,0 +1,21 @@
+"""Build deck orders that deal chosen hands (RULES §3 convention), for hand-written rule tests."""
+
+from __future__ import annotations
+
+from referee.gin import DECK, Card, parse_cards
+
+
+def make_deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[Card]:
+    """A deck whose deal gives these hands, this upcard, and this stock from the top; the
+    remaining cards follow in index order."""
+    nd, dl = parse_cards(non_dealer), parse_cards(dealer)
+    assert len(nd) == 10 and len(dl) == 10, "hands of ten"
+    up = parse_cards(upcard)
+    top = parse_cards(stock)
+    used = nd + dl + up + top
+    assert len(set(used)) == len(used), "a card used twice"
+    rest = [c for c in DECK if c not in set(used)]
+    deck: list[Card] = []
+    for a, b in zip(nd, dl, strict=True):
+        deck += [a, b]
+    return deck + up + top + rest
