@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -98,14 +99,13 @@ def generate(out_dir: Path, root: Path = PROTO_ROOT) -> list[str]:
     """Run protoc on every .proto under ``root``, writing the generated code into ``out_dir``.
 
     Returns the generated files as sorted POSIX paths relative to ``out_dir``."""
-    try:
-        import grpc_tools  # noqa: F401  (only to fail early with a clear message)
-    except ImportError as exc:  # pragma: no cover - environment problem
-        raise GenerateError("grpcio-tools is not installed") from exc
+    if importlib.util.find_spec("grpc_tools") is None:
+        raise GenerateError("grpcio-tools is not installed")
     sources = proto_files(root)
     if not sources:
         raise GenerateError(f"no .proto files under {root}")
     well_known = resources.files("grpc_tools") / "_proto"
+    out_dir.mkdir(parents=True, exist_ok=True)
     out = str(out_dir)
     cmd = [
         sys.executable,

@@ -55,8 +55,11 @@ def test_generation_is_deterministic(tmp_path: Path) -> None:
     assert first, "nothing was generated"
     for rel in first:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
-    expected = {f"gin_arena/v1/{name}{suffix}" for name in ("game", "bot", "referee")
-                for suffix in generate.GENERATED_SUFFIXES}
+    expected = {
+        f"gin_arena/v1/{name}{suffix}"
+        for name in ("game", "bot", "referee")
+        for suffix in generate.GENERATED_SUFFIXES
+    }
     assert set(first) == expected
 
 
@@ -66,14 +69,22 @@ def test_check_reports_stale_missing_and_extra(tmp_path: Path) -> None:
     for src in PROTO_DIR.glob("*.proto"):
         (root / "gin_arena" / "v1" / src.name).write_bytes(src.read_bytes())
     assert sorted(generate.check(root)) == sorted(
-        [f"missing: gin_arena/v1/{n}{s}" for n in ("game", "bot", "referee") for s in generate.GENERATED_SUFFIXES]
+        [
+            f"missing: gin_arena/v1/{n}{s}"
+            for n in ("game", "bot", "referee")
+            for s in generate.GENERATED_SUFFIXES
+        ]
         + ["missing: gin_arena/__init__.py", "missing: gin_arena/v1/__init__.py"]
     )
     generate.write(root)
     assert generate.check(root) == []
     (root / "gin_arena" / "v1" / "old_pb2.py").write_text("# stale\n")
     bot = root / "gin_arena" / "v1" / "bot.proto"
-    bot.write_text(bot.read_text().replace("string client_info = 6;", "string client_info = 6;\n  // x.\n  uint32 x = 7;"))
+    bot.write_text(
+        bot.read_text().replace(
+            "string client_info = 6;", "string client_info = 6;\n  // x.\n  uint32 x = 7;"
+        )
+    )
     problems = generate.check(root)
     assert "extra: gin_arena/v1/old_pb2.py" in problems
     assert "differs: gin_arena/v1/bot_pb2.py" in problems
@@ -129,14 +140,16 @@ def _parse(path: Path) -> ProtoFile:
             out.decls.append(Decl("rpc", m.group(1), parent, lineno, commented))
         elif line.startswith("}"):
             stack.pop()
-        elif line.startswith(("syntax", "import", "option", "reserved")):
+        elif re.match(r"^(syntax|import|option|reserved)\b", line):
             continue
         elif parent_kind == "enum" and (m := _ENUM_VALUE.match(line)):
             out.decls.append(Decl("value", m.group(1), parent, lineno, commented, int(m.group(2))))
         elif parent_kind in ("message", "oneof") and (m := _FIELD.match(line)):
             out.decls.append(Decl("field", m.group(1), parent, lineno, commented, int(m.group(2))))
         else:
-            raise AssertionError(f"{path.name}:{lineno}: the test's simple parser does not understand: {line!r}")
+            raise AssertionError(
+                f"{path.name}:{lineno}: the test's simple parser does not understand: {line!r}"
+            )
     assert not stack, f"{path.name}: unbalanced braces"
     return out
 
@@ -186,7 +199,9 @@ def test_names_follow_buf_style(pf: ProtoFile) -> None:
         if d.kind in ("message", "enum", "service", "rpc"):
             assert re.fullmatch(r"[A-Z][A-Za-z0-9]*", d.name), f"{d.kind} {d.name} is not PascalCase"
         elif d.kind in ("field", "oneof"):
-            assert re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", d.name), f"{d.kind} {d.name} is not lower_snake"
+            assert re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", d.name), (
+                f"{d.kind} {d.name} is not lower_snake"
+            )
         if d.kind == "service":
             assert d.name.endswith("Service")
     by_message: dict[str, list[Decl]] = {}
@@ -269,13 +284,15 @@ def _sample_state() -> game_pb2.InformationState:
         forbidden_discard="9c",
         events=[
             game_pb2.PublicEvent(seat=1, kind=game_pb2.ACTION_KIND_PASS, card="8d", stock_size_after=31),
-            game_pb2.PublicEvent(seat=0, kind=game_pb2.ACTION_KIND_TAKE_UPCARD, card="8d", stock_size_after=31),
+            game_pb2.PublicEvent(
+                seat=0, kind=game_pb2.ACTION_KIND_TAKE_UPCARD, card="8d", stock_size_after=31
+            ),
             game_pb2.PublicEvent(seat=0, kind=game_pb2.ACTION_KIND_DISCARD, card="9c", stock_size_after=31),
             game_pb2.PublicEvent(seat=1, kind=game_pb2.ACTION_KIND_DRAW_DISCARD, card="9c", think_ms=12),
         ],
         game_number=1,
         deal_number=3,
-        scores=[40, -0],
+        scores=[40, 0],
         deals_won=[1, 0],
         match_scores=[0, 0],
         spade_double=False,
@@ -352,7 +369,9 @@ def test_match_started_and_finished_round_trip() -> None:
 
 def test_bot_message_round_trip() -> None:
     for msg in (
-        bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="b", token="t", protocol_version=1, nonce=b"\x00" * 64)),
+        bot_pb2.BotMessage(
+            hello=bot_pb2.Hello(bot_name="b", token="t", protocol_version=1, nonce=b"\x00" * 64)
+        ),
         bot_pb2.BotMessage(
             action=bot_pb2.ActionResponse(
                 match_id="m-1",

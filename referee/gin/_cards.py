@@ -8,7 +8,7 @@ at ``suit * 13``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 RANKS = "A23456789TJQK"
@@ -27,22 +27,19 @@ class Card:
     """1 (ace) to 13 (king)."""
     suit: int
     """0 spades, 1 hearts, 2 diamonds, 3 clubs."""
+    index: int = field(init=False, repr=False, compare=False, hash=False)
+    """Position 0..51 in the card index (suit-major), derived from rank and suit."""
+    mask: int = field(init=False, repr=False, compare=False, hash=False)
+    """This card's bit in a 52-bit card mask, derived from rank and suit."""
 
     _by_index: ClassVar[tuple[Card, ...]]
 
     def __post_init__(self) -> None:
         if not (1 <= self.rank <= 13) or not (0 <= self.suit <= 3):
             raise ValueError(f"no such card: rank={self.rank!r} suit={self.suit!r}")
-
-    @property
-    def index(self) -> int:
-        """Position 0..51 in the card index (suit-major)."""
-        return self.suit * 13 + self.rank - 1
-
-    @property
-    def mask(self) -> int:
-        """This card's bit in a 52-bit card mask."""
-        return 1 << (self.suit * 13 + self.rank - 1)
+        index = self.suit * 13 + self.rank - 1
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "mask", 1 << index)
 
     @property
     def value(self) -> int:

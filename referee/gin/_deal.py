@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ._actions import (
     BIG_GIN,
@@ -39,8 +39,7 @@ NUM_SEATS = 2
 HAND_SIZE = 10
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
+class Move(NamedTuple):
     """One step of a deal's complete record (the referee's truth, not a seat's view)."""
 
     seat: int
@@ -84,13 +83,46 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
+# _SUIT_DISCARDS[suit][m] = the Discard actions for the cards of 13-bit mask m of that suit.
+_SUIT_DISCARDS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
+    tuple(tuple(DISCARDS[suit * 13 + i] for i in _bits(m)) for m in range(1 << 13)) for suit in range(4)
+)
+_S0, _S1, _S2, _S3 = _SUIT_DISCARDS
+_M13 = (1 << 13) - 1
+
+
+# A fast lower bound on the deadwood that a discard can leave, used to skip the exact
+# computation when no knock can be possible: a card that fits in no set (fewer than three
+# of its rank held) and no run (no three consecutive held cards of its suit through it) is
+# deadwood in every arrangement; one discard removes at most 10 of it.
+_VALUE_SUM = tuple(sum(min(i + 1, 10) for i in _bits(m)) for m in range(1 << 13))
+_RUN_STARTS = sum(((1 << 11) - 1) << (13 * s) for s in range(4))
+
+
+def _deadwood_floor(hand: int) -> int:
+    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
+    covered = starts | (starts << 1) | (starts << 2)
+    a, b, c, d = hand & _M13, (hand >> 13) & _M13, (hand >> 26) & _M13, hand >> 39
+    three = (a & b & (c | d)) | (c & d & (a | b))
+    covered |= three | (three << 13) | (three << 26) | (three << 39)
+    loose = hand & ~covered
+    return (
+        _VALUE_SUM[loose & _M13] + _VALUE_SUM[(loose >> 13) & _M13]
+        + _VALUE_SUM[(loose >> 26) & _M13] + _VALUE_SUM[loose >> 39] - 10
+    )
+
+
+def _discard_actions(hand: int) -> list[Action]:
+    return [*_S0[hand & _M13], *_S1[(hand >> 13) & _M13], *_S2[(hand >> 26) & _M13], *_S3[hand >> 39]]
+
+
 class Deal:
     """One deal of Gin Rummy. Seats are 0 and 1; ``dealer`` deals, the other seat is offered
     the upcard first. Build it with :meth:`from_deck`; ``apply`` an action of ``to_move``."""
 
     __slots__ = (
         "_discards", "_forbidden", "_history", "_known", "_no_discard_draw", "_outcome", "_passes",
-        "_reshuffled", "_stock", "dealer", "deck", "doubled", "first_upcard", "hands", "key",
+        "_reshuffled", "_stock", "_void_at_two", "dealer", "deck", "doubled", "first_upcard", "hands", "key",
         "knock_limit", "phase", "rules", "to_move",
     )
 
@@ -135,6 +167,7 @@ class Deal:
         self._known = [0, 0]
         self._history: list[Move] = []
         self._reshuffled = False
+        self._void_at_two = rules.stock_exhausted == "void"
         self._outcome: DealOutcome | None = None
 
     @classmethod
@@ -244,12 +277,11 @@ class Deal:
         if phase == "discard":
             hand = self.hands[self.to_move]
             forbidden = self._forbidden
-            cards = _bits(hand)
-            actions: list[Action] = [DISCARDS[i] for i in cards if i != forbidden]
+            actions = _discard_actions(hand if forbidden < 0 else hand ^ (1 << forbidden))
             limit = 0 if self.knock_limit is None else self.knock_limit
-            if min_deadwood_after_discard_mask(hand) <= limit:
+            if _deadwood_floor(hand) <= limit and min_deadwood_after_discard_mask(hand) <= limit:
                 actions.extend(
-                    KNOCKS[i] for i in cards if i != forbidden and deadwood_mask(hand ^ (1 << i)) <= limit
+                    KNOCKS[i] for i in _bits(hand) if i != forbidden and deadwood_mask(hand ^ (1 << i)) <= limit
                 )
                 if self.rules.big_gin and deadwood_mask(hand) == 0:
                     actions.append(BIG_GIN)
@@ -267,9 +299,12 @@ class Deal:
         if seat is not None and seat != mover:
             raise IllegalActionError(f"it is seat {mover}'s turn, not seat {seat}'s")
         phase = self.phase
-        if isinstance(action, Discard):
-            self._check_discard(action.card, "discard")
-            self._discard(mover, action.card)
+        kind = type(action)
+        if kind is Discard:
+            card = action.card  # type: ignore[union-attr]
+            if phase != "discard" or not self.hands[mover] & card.mask or card.index == self._forbidden:
+                self._check_discard(card, "discard")
+            self._discard(mover, card)
         elif isinstance(action, DrawStock):
             if phase != "draw":
                 raise IllegalActionError(f"cannot draw now: {self._phase_text()}")
@@ -364,13 +399,14 @@ class Deal:
 
     def _discard(self, mover: int, card: Card) -> None:
         bit = card.mask
+        index = card.index
         self.hands[mover] ^= bit
         self._known[mover] &= ~bit
-        self._discards.append(card.index)
+        self._discards.append(index)
         self._forbidden = -1
-        self._history.append(Move(mover, DISCARDS[card.index], card, len(self._stock)))
         stock = len(self._stock)
-        if self.rules.stock_exhausted == "void":
+        self._history.append(Move(mover, DISCARDS[index], card, stock))
+        if self._void_at_two:
             if stock <= 2:
                 self._finish_dead()
                 return
