@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
@@ -53,7 +53,7 @@ def brute_melds(cards: frozenset[Card]) -> list[frozenset[Card]]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def brute_deadwood(cards: frozenset[Card]) -> int:
     """Least deadwood: the lowest card is deadwood or in some meld of the remaining cards."""
     if not cards:

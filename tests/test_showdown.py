@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
@@ -117,7 +117,7 @@ def arrangements_of(cards: frozenset[Card]) -> list[tuple[tuple[frozenset[Card],
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def best_layoff(melds: tuple[frozenset[Card], ...], dead: frozenset[Card]) -> int:
     """Most deadwood value the defender can lay off, one card at a time, any order."""
     best = 0
@@ -202,11 +202,16 @@ def test_rule_7_layoff_onto_a_set_of_three() -> None:
 
 
 def test_rule_7_no_layoff_onto_a_set_of_four() -> None:
-    # a set of four takes nothing; the knocker's run 9s-Js would take 8s/Qs, the defender has neither
-    out = sd("7s 7h 7d 7c 9s Ts Js 2c 3c As", "7x".replace("7x", "8h 9h " + OTHER_DEFENDER))
+    quad = to_mask(parse_cards("7s 7h 7d 7c"))
+    everything_else = ((1 << 52) - 1) ^ quad
+    assert layoff_mask([quad], everything_else) == 0
+    three = to_mask(parse_cards("7s 7h 7d"))
+    assert layoff_mask([three], to_mask(parse_cards("7c 8s 6s"))) == to_mask(parse_cards("7c"))
+    # in a showdown: the knocker melds all four sevens; the defender's 8h 9h go nowhere
+    out = sd("7s 7h 7d 7c 9h Th Jh As 2s 4s", "8c 5c " + OTHER_DEFENDER)
+    assert {str(m) for m in out.knocker_melds} == {"7s7h7d7c", "9hThJh"}
     assert out.layoffs == ()
-    assert layoff_mask([to_mask(parse_cards("7s 7h 7d 7c"))], to_mask(Card(r, s) for r in range(1, 14) for s in range(4)) & ~to_mask(parse_cards("7s 7h 7d 7c"))) == 0
-    assert layoff_mask([to_mask(parse_cards("7s 7h 7d"))], to_mask(parse_cards("7c 8s 6s"))) == to_mask(parse_cards("7c"))
+    assert out.defender_deadwood == 8 + 5 + 62
 
 
 def test_rule_7_no_layoffs_after_gin() -> None:
@@ -217,11 +222,13 @@ def test_rule_7_no_layoffs_after_gin() -> None:
     assert (out.winner, out.points) == ("knocker", 25 + 79)
 
 
-def test_rule_7_layoff_onto_a_run_the_knocker_chose() -> None:
-    # after laying off 8h the defender's 9h can follow; Ah on As-2s-3s? no: A has nothing below
+def test_rule_1_7_nothing_goes_below_an_ace_or_above_a_king() -> None:
+    # Ah cannot go on As-2s-3s (different suit) nor below it; Ah goes nowhere; 8h then 9h go on 5h-7h
     out = sd("As 2s 3s 5h 6h 7h Kd Kc Ks 2c", "Ah 8h 9h Js Jd Qd Qc 4d 6d Tc")
     assert names(out.layoffs) == {"8h", "9h"}
     assert out.knocker_deadwood == 2
+    out2 = sd("Js Qs Ks 5h 6h 7h 9d 9c 9h 2c", "As Ah 4d 6d 8d Tc 2d Qd 3c 5c")
+    assert out2.layoffs == ()  # no As above Ks
 
 
 def test_rule_7_knocker_tie_break_uses_the_arrangement_worse_for_the_defender() -> None:
@@ -239,18 +246,25 @@ def test_rule_7_knocker_tie_break_uses_the_arrangement_worse_for_the_defender() 
     out2 = sd(knocker, "5c Ks Kd 2s 4d 6s 8d Ts Qd Js")
     assert {str(m) for m in out2.knocker_melds} == {"4h5h6h", "9cTcJcQcKc"}
     assert out2.layoffs == ()
-    assert out2.defender_deadwood == 5 + 80 - 2 + 2 - 10 + 10  # every card loose
-    assert out2.defender_deadwood == deadwood(parse_cards("5c Ks Kd 2s 4d 6s 8d Ts Qd Js"))
+    assert out2.defender_deadwood == 5 + 10 + 10 + 2 + 4 + 6 + 8 + 10 + 10 + 10  # every card loose
 
 
-def test_rule_7_defender_breaks_its_own_meld_to_lay_off_more() -> None:
-    # defender 8s8h8d (set) + 9d Td; knocker run 5d6d7d. Keeping the set leaves 9d Td (19);
-    # breaking it lays off 8d 9d Td and leaves 8s 8h (16).
-    out = sd("5d 6d 7d Ks Kh Kc 2c 3c 4c As", "8s 8h 8d 9d Td Js Qh 2h 4h 6h")
-    assert names(out.layoffs) == {"8d", "9d", "Td"}
-    assert names(out.defender_deadwood_cards) == {"8s", "8h", "Js", "Qh", "2h", "4h", "6h"}
+def test_rule_7_defender_breaks_its_own_set_to_lay_off_more() -> None:
+    # knocker runs 5d-7d and 5h-7h; defender set 8s 8h 8d plus 9d 9h. Keeping the set leaves
+    # 9d 9h (18); breaking it lays off 8d 9d and 8h 9h and leaves 8s (8).
+    out = sd("5d 6d 7d 5h 6h 7h Ks Kd Kc As", "8s 8h 8d 9d 9h Js Qc 2c 4c 6c")
+    assert names(out.layoffs) == {"8d", "9d", "8h", "9h"}
     assert out.defender_melds == ()
-    assert out.defender_deadwood == 16 + 10 + 10 + 2 + 4 + 6
+    assert names(out.defender_deadwood_cards) == {"8s", "Js", "Qc", "2c", "4c", "6c"}
+    assert out.defender_deadwood == 8 + 10 + 10 + 2 + 4 + 6
+
+
+def test_rule_7_defender_splits_a_set_of_four_to_lay_off() -> None:
+    # defender 8s 8h 8d 8c + 9d, knocker run 5d-7d: keep 8s 8h 8c, lay off 8d then 9d
+    out = sd("5d 6d 7d Ks Kh Kc 2c 3c 4c As", "8s 8h 8d 8c 9d Js Qh 2h 4h 6h")
+    assert names(out.layoffs) == {"8d", "9d"}
+    assert {str(m) for m in out.defender_melds} == {"8s8h8c"}
+    assert out.defender_deadwood == 10 + 10 + 2 + 4 + 6
 
 
 def test_rule_7_defender_keeps_its_own_meld_when_that_is_better() -> None:
@@ -270,7 +284,8 @@ def test_rule_7_defender_melds_and_layoffs_tie_either_is_right() -> None:
 def test_rule_9_knock_scores_the_difference() -> None:
     out = sd("As 2s 3s 5h 6h 7h Kd Kc Ks 4c", "Js Jd Qd Qc 2d 4d 6d Tc 9h 8c")
     assert (out.kind, out.winner) == ("knock", "knocker")
-    assert out.points == out.defender_deadwood - out.knocker_deadwood == 8 + 71 - 4 - 0
+    assert (out.knocker_deadwood, out.defender_deadwood) == (4, 79)
+    assert out.points == 79 - 4
 
 
 def test_rule_9_undercut_on_a_tie() -> None:
@@ -288,8 +303,9 @@ def test_rule_9_undercut_scores_difference_plus_bonus() -> None:
 
 
 def test_rule_9_gin_is_never_undercut() -> None:
-    out = sd("As 2s 3s 5h 6h 7h Kd Kc Ks 4s", "Js Jd Jc Qd Qh Qc 8s 9s Ts Kh")
-    assert (out.kind, out.winner, out.points) == ("gin", "knocker", 25 + 10)
+    out = sd("As 2s 3s 5h 6h 7h Kd Kc Ks 4s", "Js Jd Jc Qd Qh Qc 7s 8s 9s Ts")
+    assert out.defender_deadwood == 0
+    assert (out.kind, out.winner, out.points) == ("gin", "knocker", 25)
 
 
 def test_rule_9_big_gin_scoring() -> None:

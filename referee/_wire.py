@@ -1,0 +1,267 @@
+"""The one module that converts between protobuf messages (``gin_arena.v1``) and domain
+objects (``referee.gin`` values, time controls, results). Messages to a seat are built here
+from that seat's :class:`~referee.gin.InformationState` and nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from gin_arena.v1 import bot_pb2, game_pb2
+
+from . import gin
+from ._timecontrol import TimeControl
+
+_KIND_TO_PB = {
+    "pass": game_pb2.ACTION_KIND_PASS,
+    "take_upcard": game_pb2.ACTION_KIND_TAKE_UPCARD,
+    "draw_stock": game_pb2.ACTION_KIND_DRAW_STOCK,
+    "draw_discard": game_pb2.ACTION_KIND_DRAW_DISCARD,
+    "discard": game_pb2.ACTION_KIND_DISCARD,
+    "knock": game_pb2.ACTION_KIND_KNOCK,
+    "big_gin": game_pb2.ACTION_KIND_BIG_GIN,
+}
+_PB_TO_KIND = {v: k for k, v in _KIND_TO_PB.items()}
+_PHASE_TO_PB = {
+    "upcard": game_pb2.PHASE_UPCARD_OFFER,
+    "draw": game_pb2.PHASE_DRAW,
+    "discard": game_pb2.PHASE_DISCARD,
+    "over": game_pb2.PHASE_OVER,
+}
+_OUTCOME_TO_PB = {
+    "knock": game_pb2.DEAL_OUTCOME_KNOCK,
+    "undercut": game_pb2.DEAL_OUTCOME_UNDERCUT,
+    "gin": game_pb2.DEAL_OUTCOME_GIN,
+    "big_gin": game_pb2.DEAL_OUTCOME_BIG_GIN,
+    "dead": game_pb2.DEAL_OUTCOME_DEAD_HAND,
+}
+_ENUMS: dict[str, dict[str, int]] = {
+    "knock": {"limit": game_pb2.KNOCK_MODE_LIMIT, "oklahoma": game_pb2.KNOCK_MODE_OKLAHOMA,
+              "gin_only": game_pb2.KNOCK_MODE_GIN_ONLY},
+    "shutout": {"double": game_pb2.SHUTOUT_RULE_DOUBLE, "bonus": game_pb2.SHUTOUT_RULE_BONUS,
+                "none": game_pb2.SHUTOUT_RULE_NONE},
+    "next_dealer": {"alternate": game_pb2.NEXT_DEALER_ALTERNATE, "winner": game_pb2.NEXT_DEALER_WINNER,
+                    "loser": game_pb2.NEXT_DEALER_LOSER},
+    "stock_exhausted": {"void": game_pb2.STOCK_EXHAUSTED_VOID,
+                        "reshuffle": game_pb2.STOCK_EXHAUSTED_RESHUFFLE},
+    "first_dealer": {"random": game_pb2.FIRST_DEALER_RANDOM, "alternate": game_pb2.FIRST_DEALER_ALTERNATE},
+}
+_ENUMS_BACK = {field: {v: k for k, v in table.items()} for field, table in _ENUMS.items()}
+_SCALARS = (
+    "knock_limit", "oklahoma_ace_gin_only", "oklahoma_spades_double", "big_gin", "gin_bonus",
+    "big_gin_bonus", "undercut_bonus", "target", "game_bonuses", "line_bonus", "game_bonus",
+    "shutout_bonus", "games", "match_target",
+)
+_MELD_KIND = {"set": game_pb2.MELD_KIND_SET, "run": game_pb2.MELD_KIND_RUN}
+
+
+class WireError(ValueError):
+    """A message that does not describe a valid domain value; the text says what is wrong."""
+
+
+# ----- cards and actions -----
+def cards(cs: Iterable[gin.Card]) -> list[str]:
+    """Cards as their text forms."""
+    return [str(c) for c in cs]
+
+
+def card_from_text(text: str, what: str = "card") -> gin.Card:
+    """Parse a card field, raising :class:`WireError` with the field named."""
+    try:
+        return gin.parse_card(text)
+    except ValueError as e:
+        raise WireError(f"{what}: {e}") from None
+
+
+def action_to_proto(action: gin.Action) -> game_pb2.Action:
+    """A domain action as a message."""
+    card = getattr(action, "card", None)
+    return game_pb2.Action(kind=_KIND_TO_PB[action.kind], card=str(card) if card is not None else "")
+
+
+def action_from_proto(msg: game_pb2.Action) -> gin.Action:
+    """A message as a domain action, or :class:`WireError` naming what is malformed."""
+    kind = _PB_TO_KIND.get(msg.kind)
+    if kind is None:
+        raise WireError(f"action.kind {msg.kind} is not a known ActionKind")
+    if kind in ("discard", "knock"):
+        if not msg.card:
+            raise WireError(f"action.card is required for {kind}")
+        return gin.make_action(kind, card_from_text(msg.card, "action.card"))
+    if msg.card:
+        raise WireError(f"action.card must be empty for {kind}; got {msg.card!r}")
+    return gin.make_action(kind)
+
+
+# ----- rules and time -----
+def rules_to_proto(rules: gin.RuleSet) -> game_pb2.RuleSet:
+    """Every field filled, so a bot never needs to know the presets."""
+    msg = game_pb2.RuleSet(name=rules.name)
+    for field, table in _ENUMS.items():
+        setattr(msg, field, table[getattr(rules, field)])
+    for field in _SCALARS:
+        setattr(msg, field, getattr(rules, field))
+    return msg
+
+
+def rules_from_proto(msg: game_pb2.RuleSet) -> gin.RuleSet:
+    """The preset named (classic if empty) with every field that is set overriding it."""
+    overrides: dict[str, object] = {}
+    for field, table in _ENUMS_BACK.items():
+        value = getattr(msg, field)
+        if value:
+            if value not in table:
+                raise WireError(f"rules.{field}: unknown value {value}")
+            overrides[field] = table[value]
+    for field in _SCALARS:
+        if msg.HasField(field):
+            overrides[field] = getattr(msg, field)
+    try:
+        return gin.RuleSet.preset(msg.name or "classic", **overrides)
+    except ValueError as e:
+        raise WireError(f"rules: {e}") from None
+
+
+def time_control_to_proto(tc: TimeControl) -> game_pb2.TimeControl:
+    """A time control as a message (with its text form)."""
+    msg = game_pb2.TimeControl(text=str(tc), margin_ms=tc.margin_ms)
+    if tc.is_fixed:
+        msg.per_move.move_ms = tc.per_move_ms
+    else:
+        msg.incremental.base_ms = tc.base_ms
+        msg.incremental.increment_ms = tc.increment_ms
+    return msg
+
+
+def time_control_from_proto(msg: game_pb2.TimeControl) -> TimeControl:
+    """A message as a time control: the structured fields if set, else the text."""
+    try:
+        which = msg.WhichOneof("kind")
+        if which == "per_move":
+            return TimeControl(per_move_ms=msg.per_move.move_ms, margin_ms=msg.margin_ms)
+        if which == "incremental":
+            return TimeControl(
+                base_ms=msg.incremental.base_ms, increment_ms=msg.incremental.increment_ms,
+                margin_ms=msg.margin_ms,
+            )
+        return TimeControl.parse(msg.text)
+    except ValueError as e:
+        raise WireError(f"time_control: {e}") from None
+
+
+def clocks(remaining_ms: Sequence[int], increment_ms: int, running: int | None) -> list[game_pb2.Clock]:
+    """Every seat's clock."""
+    return [
+        game_pb2.Clock(seat=s, remaining_ms=r, increment_ms=increment_ms, running=s == running)
+        for s, r in enumerate(remaining_ms)
+    ]
+
+
+# ----- what a seat sees -----
+def _meld(m: gin.Meld) -> game_pb2.Meld:
+    return game_pb2.Meld(kind=_MELD_KIND[m.kind], cards=cards(m.cards))
+
+
+def public_event(ev: gin.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent:
+    """One step of a deal as some seat saw it (already filtered by the engine's view)."""
+    if ev.kind == "reshuffle":
+        return game_pb2.PublicEvent(seat=0, stock_size_after=ev.stock_size, reshuffled=True)
+    return game_pb2.PublicEvent(
+        seat=ev.seat, kind=_KIND_TO_PB[ev.kind], card=str(ev.card) if ev.card is not None else "",
+        stock_size_after=ev.stock_size, think_ms=think_ms,
+    )
+
+
+def information_state(state: gin.InformationState) -> game_pb2.InformationState:
+    """A seat's complete information state as a message."""
+    arrangement = gin.arrange(state.hand)
+    return game_pb2.InformationState(
+        seat=state.seat,
+        num_seats=state.num_seats,
+        dealer=state.dealer,
+        to_move=state.to_move if state.to_move is not None else 0,
+        phase=_PHASE_TO_PB[state.phase],
+        hand=cards(state.hand),
+        my_melds=[_meld(m) for m in arrangement.melds],
+        my_deadwood_cards=cards(arrangement.deadwood_cards),
+        my_deadwood=arrangement.deadwood,
+        discard_pile=cards(state.discard_pile),
+        stock_size=state.stock_size,
+        hand_sizes=state.hand_sizes,
+        known_cards=[game_pb2.SeatCards(seat=s, cards=cards(k)) for s, k in enumerate(state.known_cards)],
+        first_upcard=str(state.first_upcard),
+        knock_limit=-1 if state.knock_limit is None else state.knock_limit,
+        forbidden_discard=str(state.forbidden_discard) if state.forbidden_discard is not None else "",
+        upcard_passes=state.upcard_passes,
+        events=[public_event(e) for e in state.events],
+        game_number=state.game_number,
+        deal_number=state.deal_number,
+        scores=state.scores,
+        deals_won=state.deals_won,
+        match_scores=state.games_won,
+        spade_double=state.doubled,
+        reshuffled=any(e.kind == "reshuffle" for e in state.events),
+    )
+
+
+def deal_result(state: gin.InformationState, *, game_over: bool) -> game_pb2.DealResult:
+    """The end of a deal as the seat of ``state`` may see it (from its view's outcome)."""
+    out = state.outcome
+    assert out is not None, "deal_result() needs a finished deal"
+    msg = game_pb2.DealResult(
+        outcome=_OUTCOME_TO_PB[out.kind],
+        game_number=state.game_number,
+        deal_number=state.deal_number,
+        dealer=state.dealer,
+        knocker=-1 if out.knocker is None else out.knocker,
+        winner=-1 if out.winner is None else out.winner,
+        points=out.points,
+        doubled=out.doubled,
+        knock_discard=str(out.knock_discard) if out.knock_discard is not None else "",
+        scores_after=state.scores,
+        game_over=game_over,
+    )
+    sd = out.showdown
+    if sd is not None and out.knocker is not None:
+        knocker = out.knocker
+        for seat in range(state.num_seats):
+            if seat == knocker:
+                msg.hands.append(game_pb2.SeatHand(
+                    seat=seat, cards=cards(sd.knocker_cards), melds=[_meld(m) for m in sd.knocker_melds],
+                    deadwood_cards=cards(sd.knocker_deadwood_cards), deadwood=sd.knocker_deadwood,
+                ))
+            else:
+                msg.hands.append(game_pb2.SeatHand(
+                    seat=seat, cards=cards(sd.defender_cards), melds=[_meld(m) for m in sd.defender_melds],
+                    laid_off=cards(sd.layoffs), deadwood_cards=cards(sd.defender_deadwood_cards),
+                    deadwood=sd.defender_deadwood,
+                ))
+    return msg
+
+
+def game_result(result: gin.GameResult) -> game_pb2.GameResult:
+    """A finished game as a message."""
+    return game_pb2.GameResult(
+        game_number=result.game, winner=result.winner, final_totals=result.totals,
+        deal_points=result.deal_points, deals_won=result.deals_won, shutout=result.shutout,
+    )
+
+
+def deal_started(state: gin.InformationState) -> bot_pb2.DealStarted:
+    """The start of a deal, for the seat of ``state``."""
+    return bot_pb2.DealStarted(
+        game_number=state.game_number, deal_number=state.deal_number, dealer=state.dealer,
+        state=information_state(state),
+    )
+
+
+def action_request(
+    request_id: int, state: gin.InformationState, clock_list: Sequence[game_pb2.Clock], time_for_move_ms: int
+) -> bot_pb2.ActionRequest:
+    """A request for a decision, carrying the seat's complete information state."""
+    return bot_pb2.ActionRequest(
+        request_id=request_id,
+        legal_actions=[action_to_proto(a) for a in state.legal_actions],
+        clocks=clock_list,
+        time_for_move_ms=time_for_move_ms,
+        state=information_state(state),
+    )
