@@ -1,0 +1,43 @@
+"""The Gin Arena referee: runs matches between bots over gRPC and owns the truth.
+
+``referee.gin`` is the pure rules engine; the rest of this package is the plumbing: matches,
+seats, clocks, faults, replays and the gRPC service. The names below are loaded lazily so that
+``import referee.gin`` stays free of grpc, trio and structlog.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._runtime import aio as aio
+    from ._runtime import run as run
+    from ._server import Referee as Referee
+    from ._server import open_referee as open_referee
+    from ._server import serve_referee as serve_referee
+    from ._spec import TERMINATIONS as TERMINATIONS
+    from ._spec import FaultPolicy as FaultPolicy
+    from ._spec import MatchReport as MatchReport
+    from ._spec import MatchSpec as MatchSpec
+    from ._spec import Termination as Termination
+    from ._table import Table as Table
+    from ._timecontrol import TimeControl as TimeControl
+    from ._timecontrol import TimeControlError as TimeControlError
+
+_LAZY = {
+    "aio": "_runtime", "run": "_runtime",
+    "Referee": "_server", "open_referee": "_server", "serve_referee": "_server",
+    "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec", "MatchSpec": "_spec",
+    "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'referee' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

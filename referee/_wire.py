@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from gin_arena.v1 import bot_pb2, game_pb2
 
 from . import gin
+from ._spec import TERMINATIONS, MatchReport
 from ._timecontrol import TimeControl
 
 _KIND_TO_PB = {
@@ -264,4 +265,26 @@ def action_request(
         clocks=clock_list,
         time_for_move_ms=time_for_move_ms,
         state=information_state(state),
+    )
+
+
+def match_result(report: MatchReport, operator_seed: bytes, nonces: Sequence[bytes]) -> game_pb2.MatchResult:
+    """The end of a match, with the seed revealed."""
+    out = report.outcome
+    n = len(report.players)
+    return game_pb2.MatchResult(
+        winner=-1 if report.winner is None else report.winner,
+        termination=TERMINATIONS.index(report.termination) + 1,  # type: ignore[arg-type]
+        faulting_seat=-1 if report.faulting_seat is None else report.faulting_seat,
+        detail=report.detail,
+        games_won=out.games_won if out else [0] * n,
+        total_points=out.totals if out else [0] * n,
+        games=[game_result(g) for g in out.games] if out else [],
+        seed=operator_seed,
+        seed_commitment=report.seed_commitment,
+        replay_hash=report.replay_hash,
+        substituted_seats=report.substituted_seats,
+        match_id=report.match_id,
+        player_names=report.players,
+        nonces=nonces,
     )

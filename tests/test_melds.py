@@ -30,6 +30,7 @@ from referee.gin._melds import (
     min_deadwood_after_discard,
     min_deadwood_after_discard_mask,
 )
+from tests import _vectors
 from tests._vectors import FILES, LOCAL_DIR, SHARED_DIR, load
 
 # ----------------------------------------------------------------------------------------------
@@ -144,6 +145,12 @@ def test_vector_copies_are_identical_to_the_shared_ones() -> None:
         assert (LOCAL_DIR / name).read_bytes() == (SHARED_DIR / name).read_bytes(), name
 
 
+def test_vectors_fall_back_to_the_local_copies(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(_vectors, "SHARED_DIR", tmp_path / "missing")
+    assert _vectors.path("deadwood.jsonl") == LOCAL_DIR / "deadwood.jsonl"
+    assert _vectors.load("deadwood.jsonl") == DEADWOOD_VECTORS
+
+
 def test_vectors_cover_both_hand_sizes() -> None:
     sizes = {len(v["hand"]) for v in DEADWOOD_VECTORS}
     assert sizes == {10, 11}
@@ -187,7 +194,12 @@ def test_deadwood_mask_equals_brute_force(hand: list[Card]) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(dense_hands(min_size=1, max_size=12), st.lists(st.sampled_from(DECK), min_size=1, max_size=12, unique=True)))
+@given(
+    st.one_of(
+        dense_hands(min_size=1, max_size=12),
+        st.lists(st.sampled_from(DECK), min_size=1, max_size=12, unique=True),
+    )
+)
 def test_min_deadwood_after_discard_is_the_min_over_discards(hand: list[Card]) -> None:
     mask = to_mask(hand)
     expected = min(brute_deadwood(frozenset(hand) - {c}) for c in hand)
@@ -377,3 +389,21 @@ def test_min_after_discard_matches_each_discard_on_random_hands() -> None:
     for mask in _iter_masks():
         each = deadwood_after_each_discard_mask(mask)
         assert min(each.values()) == min_deadwood_after_discard_mask(mask), from_mask(mask)
+
+
+def test_dense_eleven_card_hands_three_ways() -> None:
+    """Quads and overlapping sets (where set choices are pruned) against two other methods:
+    the deadwood of each discard, and the rank-by-rank programme."""
+    rng = random.Random(11)
+    for i in range(3000):
+        lo = rng.randint(0, 9)
+        pool = [s * 13 + r for r in range(lo, lo + rng.randint(3, 4)) for s in range(4)]
+        mask = sum(1 << b for b in rng.sample(pool, min(11, len(pool))))
+        while mask.bit_count() < 11:
+            mask |= 1 << rng.randrange(52)
+        each = deadwood_after_each_discard_mask(mask)
+        assert min_deadwood_after_discard_mask(mask) == min(each.values()), from_mask(mask)
+        if i % 10 == 0:
+            bits = [1 << b for b in range(52) if mask >> b & 1]
+            assert min(each.values()) == min(_deadwood_dp(mask ^ b) for b in bits)
+            assert deadwood_mask(mask) == _deadwood_dp(mask)

@@ -62,13 +62,21 @@ def check_showdown(out: Showdown) -> None:
         assert out.layoffs == ()
         assert out.defender_deadwood == deadwood(out.defender_cards)
     # the layoffs can really be made one after another onto the knocker's melds
-    melds = [set(m.cards) for m in out.knocker_melds]
-    todo = set(out.layoffs)
-    while todo:
-        placed = next(((c, m) for c in sorted(todo) for m in melds if extends(m, c)), None)
-        assert placed is not None, f"cannot lay off {sorted(todo)}"
-        placed[1].add(placed[0])
-        todo.remove(placed[0])
+    melds = tuple(frozenset(m.cards) for m in out.knocker_melds)
+    assert can_lay_off_all(melds, frozenset(out.layoffs)), f"cannot lay off {names(out.layoffs)}"
+
+
+def can_lay_off_all(melds: tuple[frozenset[Card], ...], todo: frozenset[Card]) -> bool:
+    """Whether every card of ``todo`` can be laid off, in some order, onto ``melds``."""
+    if not todo:
+        return True
+    for c in todo:
+        for i, m in enumerate(melds):
+            if extends(set(m), c):
+                grown = (*melds[:i], m | {c}, *melds[i + 1 :])
+                if can_lay_off_all(grown, todo - {c}):
+                    return True
+    return False
 
 
 def extends(meld: set[Card], card: Card) -> bool:
@@ -147,14 +155,15 @@ def brute_showdown(knocker: list[Card], defender: list[Card]) -> tuple[int, int]
 
 @st.composite
 def packed_deals(draw: Any) -> tuple[list[Card], list[Card]]:
-    """Two 10-card hands out of a window of six ranks: many melds, overlaps and layoffs."""
-    lo = draw(st.integers(1, 8))
-    pool = [Card(r, s) for r in range(lo, lo + 6) for s in range(4)]
+    """Two 10-card hands out of a window of six to eight ranks: many melds, overlaps, layoffs."""
+    width = draw(st.integers(6, 8))
+    lo = draw(st.integers(1, 14 - width))
+    pool = [Card(r, s) for r in range(lo, lo + width) for s in range(4)]
     cards = draw(st.permutations(pool))
     return cards[:10], cards[10:20]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(packed_deals())
 def test_showdown_equals_brute_force(deal: tuple[list[Card], list[Card]]) -> None:
     knocker, defender = deal
@@ -199,6 +208,14 @@ def test_rule_7_layoff_onto_a_set_of_three() -> None:
     out = sd("8s 8h 8d Ks Kd Kc 2c 3c 4c As", "8c 9h " + OTHER_DEFENDER)
     assert names(out.layoffs) == {"8c"}
     assert out.defender_deadwood == 9 + 62
+
+
+def test_rule_7_a_card_wanted_by_a_set_and_a_run_goes_where_the_chain_continues() -> None:
+    # Td could be the fourth ten or extend Jd-Qd-Kd downwards; on the run, 9d can follow it
+    out = sd("Ts Th Tc Jd Qd Kd 2s 3h 4c As", "9d Td 8s 8h 5c 6h 7s Qs Qc Kh")
+    assert names(out.layoffs) == {"9d", "Td"}
+    assert out.defender_deadwood == 8 + 8 + 5 + 6 + 7 + 10 + 10 + 10
+    assert out.points == out.defender_deadwood - 10
 
 
 def test_rule_7_no_layoff_onto_a_set_of_four() -> None:
@@ -298,7 +315,8 @@ def test_rule_9_undercut_on_a_tie() -> None:
 def test_rule_9_undercut_scores_difference_plus_bonus() -> None:
     out = sd("As 2s 3s 5h 6h 7h Kd Kc Ks 9c", "Js Jd Jc Qd Qh Qc 8s 9s Ts 2d")
     assert (out.kind, out.winner, out.points) == ("undercut", "defender", 9 - 2 + 25)
-    out2 = sd("As 2s 3s 5h 6h 7h Kd Kc Ks 9c", "Js Jd Jc Qd Qh Qc 8s 9s Ts 2d", RuleSet.classic(undercut_bonus=10))
+    ten = RuleSet.classic(undercut_bonus=10)
+    out2 = sd("As 2s 3s 5h 6h 7h Kd Kc Ks 9c", "Js Jd Jc Qd Qh Qc 8s 9s Ts 2d", ten)
     assert out2.points == 9 - 2 + 10
 
 

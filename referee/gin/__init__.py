@@ -61,4 +61,7 @@ from ._shuffle import mix_seed as mix_seed
 from ._shuffle import shuffle as shuffle
 from ._view import InformationState as InformationState
 from ._view import PublicEvent as PublicEvent
+from ._view import deal_state as deal_state
 from ._view import information_state as information_state
+from ._view import seat_event as seat_event
+from ._view import visible_outcome as visible_outcome

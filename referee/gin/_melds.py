@@ -15,6 +15,10 @@ Discarding a card of a chosen set is covered by another set choice (a set of fou
 of three with that card outside; a set of three becomes no set), so the minimum over set choices
 is exact again.
 
+Set choices that cannot win are skipped (see ``_build_pruned_options``): a card with no
+neighbour in its suit can only be deadwood or in a set, so for a rank held four times the sets
+of three leaving such a card out are never better than the set of four.
+
 Hands too large for the set-choice enumeration (more than about 512 set choices, which needs far
 more than 11 cards) fall back to an exact dynamic programme over the ranks.
 """
@@ -37,6 +41,7 @@ __all__ = [
     "all_arrangements_mask",
     "arrange",
     "arrange_mask",
+    "arrangements_within",
     "cards_mask",
     "deadwood",
     "deadwood_after_each_discard",
@@ -110,15 +115,15 @@ def _build_run_tables() -> tuple[list[int], list[int], list[int], list[int]]:
     return run_dw, drop1, gain, first_run
 
 
-RUN_DW: Final[list[int]]
+_TABLES: Final = _build_run_tables()
+RUN_DW: Final[list[int]] = _TABLES[0]
 """``RUN_DW[m]``: least deadwood of one suit's cards (13-bit mask ``m``) using runs only."""
-RUN_DW_DROP1: Final[list[int]]
+RUN_DW_DROP1: Final[list[int]] = _TABLES[1]
 """``RUN_DW_DROP1[m]``: least ``RUN_DW`` of ``m`` without one of its cards (huge for ``m == 0``)."""
-_GAIN: Final[list[int]]
+_GAIN: Final[list[int]] = _TABLES[2]
 """``RUN_DW[m] - RUN_DW_DROP1[m]``: what the best discard from this suit saves (``-inf`` if empty)."""
-_FIRST_RUN: Final[list[int]]
+_FIRST_RUN: Final[list[int]] = _TABLES[3]
 """For reconstruction: the run holding the lowest card of ``m`` in one optimal decomposition."""
-RUN_DW, RUN_DW_DROP1, _GAIN, _FIRST_RUN = _build_run_tables()
 
 
 def _build_rank_options() -> dict[int, tuple[int, ...]]:
@@ -141,6 +146,73 @@ def _build_rank_options() -> dict[int, tuple[int, ...]]:
 
 _RANK_OPTS: Final = _build_rank_options()
 """Set choices keyed by the mask of the cards held at one rank (three or four of them)."""
+
+_QUAD: Final = 1 << 52
+"""Flag bit on a set choice holding a set of four (for the discard search)."""
+
+
+def _build_pruned_options() -> tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]:
+    """Set choices without the dominated ones, keyed by ``held | isolated << 52`` where
+    ``isolated`` are the held cards that no run can use (no neighbours for one in their suit).
+
+    Without a discard: a set of three leaving out an isolated card loses to the set of four (the
+    card left out is deadwood); no set at all loses to a set when every card is isolated.
+
+    With a discard (second table): a choice with a set of four also covers discarding one of
+    its cards (a set of three remains), so a set of three leaving out an isolated card ``x``
+    loses to the set of four (discard ``x``, or any other card with ``x`` still deadwood), and so
+    does no set when all four are isolated. Sets of four carry the ``_QUAD`` flag."""
+    plain: dict[int, tuple[int, ...]] = {}
+    discard: dict[int, tuple[int, ...]] = {}
+    for held in _RANK_OPTS:
+        cards = [1 << i for i in range(52) if held >> i & 1]
+        for k in range(1 << len(cards)):
+            isolated = sum(c for j, c in enumerate(cards) if k >> j & 1)
+            key = held | isolated << 52
+            all_isolated = isolated == held
+            if len(cards) == 3:
+                plain[key] = (held,) if all_isolated else (0, held)
+                discard[key] = (0, held)
+                continue
+            threes = tuple(held ^ c for c in cards if not c & isolated)
+            base = () if all_isolated else (0,)
+            plain[key] = (*base, *threes, held)
+            discard[key] = (*base, *threes, held | _QUAD)
+    return plain, discard
+
+
+_PRUNED_PLAIN, _PRUNED_DISCARD = _build_pruned_options()
+
+_RANK_LE_Q: Final = 0xFFF * _SPREAD
+"""Every suit's ranks ace to queen (a card with a higher neighbour can be there)."""
+_RANK_LE_J: Final = 0x7FF * _SPREAD
+_RANK_GE_2: Final = 0x1FFE * _SPREAD
+_RANK_GE_3: Final = 0x1FFC * _SPREAD
+
+
+def _run_potential(mask: int) -> int:
+    """The cards of ``mask`` that some run of cards of ``mask`` could use (a neighbour on each
+    side, or two on one side, in their suit)."""
+    up1 = (mask >> 1) & _RANK_LE_Q
+    up2 = (mask >> 2) & _RANK_LE_J
+    dn1 = (mask << 1) & _RANK_GE_2
+    dn2 = (mask << 2) & _RANK_GE_3
+    return (up1 & (up2 | dn1)) | (dn1 & dn2)
+
+
+def _pruned_choices(mask: int, t3: int, table: dict[int, tuple[int, ...]]) -> list[int] | None:
+    """The set choices worth trying (see ``_build_pruned_options``), or ``None`` if too many."""
+    isolated = mask & ~_run_potential(mask)
+    combos = [0]
+    while t3:
+        low = t3 & -t3
+        t3 ^= low
+        held = mask & (_SPREAD << (low.bit_length() - 1))
+        opts = table[held | (held & isolated) << 52]
+        if len(combos) * len(opts) > _ENUM_LIMIT:
+            return None
+        combos = [x | o for x in combos for o in opts]
+    return combos
 
 
 def _set_ranks(mask: int) -> int:
@@ -176,17 +248,24 @@ def _check_mask(mask: int) -> None:
         raise ValueError(f"not a card mask (52 bits): {mask!r}")
 
 
+def _build_suit_values() -> list[int]:
+    vals = [0] * (1 << 13)
+    for m in range(1, 1 << 13):
+        low = m & -m
+        vals[m] = vals[m ^ low] + _RANK_VALUE[low.bit_length() - 1]
+    return vals
+
+
+_SUIT_VALUE: Final = _build_suit_values()
+"""Sum of the card values of a 13-bit suit mask."""
+_CARD_VALUE: Final = tuple(_RANK_VALUE[i % 13] for i in range(52))
+"""Deadwood value of the card at each index."""
+
+
 def value_mask(mask: int) -> int:
     """Sum of the deadwood values of the cards in ``mask``."""
-    total = 0
-    vals = _RANK_VALUE
-    for s in range(4):
-        m = (mask >> (13 * s)) & _SUIT
-        while m:
-            low = m & -m
-            m ^= low
-            total += vals[low.bit_length() - 1]
-    return total
+    V = _SUIT_VALUE
+    return V[mask & _SUIT] + V[(mask >> 13) & _SUIT] + V[(mask >> 26) & _SUIT] + V[(mask >> 39) & _SUIT]
 
 
 def cards_mask(cards: Iterable[Card]) -> int:
@@ -220,7 +299,13 @@ def deadwood_mask(mask: int) -> int:
     t3 = ((a & b) & (c | d)) | ((c & d) & (a | b))
     if not t3:
         return best
-    combos = _set_choices(mask, t3)
+    if not t3 & (t3 - 1):
+        held = mask & (_SPREAD << (t3.bit_length() - 1))
+        if held.bit_count() == 3:  # the common case: one set of three or none
+            rem = mask ^ held
+            v = R[rem & _SUIT] + R[(rem >> 13) & _SUIT] + R[(rem >> 26) & _SUIT] + R[rem >> 39]
+            return v if v < best else best
+    combos = _pruned_choices(mask, t3, _PRUNED_PLAIN)
     if combos is None:
         return _deadwood_dp(mask)
     for o in combos:
@@ -247,17 +332,30 @@ def min_deadwood_after_discard_mask(mask11: int) -> int:
     t3 = ((a & b) & (c | d)) | ((c & d) & (a | b))
     if not t3:
         return best
-    combos = _set_choices(mask11, t3)
-    if combos is None:
-        return min(deadwood_mask(mask11 ^ (1 << c.index)) for c in from_mask(mask11))
-    for o in combos:
-        if o:
-            rem = mask11 ^ o
+    if not t3 & (t3 - 1):
+        held = mask11 & (_SPREAD << (t3.bit_length() - 1))
+        if held.bit_count() == 3:  # the common case: one set of three or none
+            rem = mask11 ^ held
             a = rem & _SUIT
             b = (rem >> 13) & _SUIT
             c = (rem >> 26) & _SUIT
             d = rem >> 39
             v = R[a] + R[b] + R[c] + R[d] - max(G[a], G[b], G[c], G[d])
+            return v if v < best else best
+    combos = _pruned_choices(mask11, t3, _PRUNED_DISCARD)
+    if combos is None:
+        return min(deadwood_mask(mask11 ^ (1 << c.index)) for c in from_mask(mask11))
+    for o in combos:
+        if o:
+            rem = mask11 ^ (o & FULL_MASK)
+            a = rem & _SUIT
+            b = (rem >> 13) & _SUIT
+            c = (rem >> 26) & _SUIT
+            d = rem >> 39
+            if o >> 52:  # a set of four: discarding one of its cards is possible too
+                v = R[a] + R[b] + R[c] + R[d] - max(G[a], G[b], G[c], G[d], 0)
+            else:
+                v = R[a] + R[b] + R[c] + R[d] - max(G[a], G[b], G[c], G[d])
             if v < best:
                 best = v
     return best
@@ -454,7 +552,8 @@ def _meld_kind(mask: int) -> MeldKind | None:
         m = nonempty[0]
         t = m >> ((m & -m).bit_length() - 1)
         return "run" if t & (t + 1) == 0 else None
-    if n <= 4 and len(nonempty) == n and all(m == nonempty[0] for m in nonempty) and nonempty[0].bit_count() == 1:
+    one_each = len(nonempty) == n and nonempty[0].bit_count() == 1
+    if n <= 4 and one_each and all(m == nonempty[0] for m in nonempty):
         return "set"
     return None
 
@@ -561,6 +660,44 @@ def all_arrangements_mask(mask: int) -> Iterator[tuple[tuple[int, ...], int]]:
     yield from rec(mask, 0)
 
 
+def arrangements_within(
+    mask: int, limit: int | None = None, free: int = 0
+) -> list[tuple[tuple[int, ...], int, int]]:
+    """The arrangements of ``mask`` whose deadwood, not counting the cards of ``free``, is at most
+    ``limit`` (all if ``None``), as (meld masks, deadwood mask, deadwood), in the order of
+    ``all_arrangements_mask``. The deadwood returned counts every card."""
+    _check_mask(mask)
+    by_card: dict[int, list[int]] = {}
+    for meld in meld_candidates_mask(mask):
+        rest = meld
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            by_card.setdefault(low, []).append(meld)
+    out: list[tuple[tuple[int, ...], int, int]] = []
+    chosen: list[int] = []
+    values = _CARD_VALUE
+    bound = _INF if limit is None else limit
+
+    def rec(pool: int, dead: int, value: int, counted: int) -> None:
+        if not pool:
+            out.append((tuple(chosen), dead, value))
+            return
+        low = pool & -pool
+        v = values[low.bit_length() - 1]
+        c = counted if low & free else counted + v
+        if c <= bound:
+            rec(pool ^ low, dead | low, value + v, c)
+        for meld in by_card.get(low, ()):
+            if meld & pool == meld:
+                chosen.append(meld)
+                rec(pool ^ meld, dead, value, counted)
+                chosen.pop()
+
+    rec(mask, 0, 0, 0)
+    return out
+
+
 def all_arrangements(cards: Iterable[Card]) -> Iterator[Arrangement]:
     """Every arrangement of ``cards``: every choice of disjoint melds, including non-maximal
     ones, each listed once (exponential in the hand size; meant for hands of about 10 cards)."""
@@ -572,12 +709,7 @@ def all_arrangements(cards: Iterable[Card]) -> Iterator[Arrangement]:
 def min_arrangements(cards: Iterable[Card]) -> list[Arrangement]:
     """All arrangements of ``cards`` that reach the minimum deadwood."""
     mask = cards_mask(cards)
-    target = deadwood_mask(mask)
-    return [
-        _arrangement(mask, melds)
-        for melds, dead in all_arrangements_mask(mask)
-        if value_mask(dead) == target
-    ]
+    return [_arrangement(mask, melds) for melds, _, _ in arrangements_within(mask, deadwood_mask(mask))]
 
 
 def _runs_of_suit(m: int, shift: int) -> list[int]:

@@ -18,8 +18,8 @@ from typing import Final, Literal
 from referee.gin._cards import Card, from_mask
 from referee.gin._melds import (
     Meld,
-    all_arrangements_mask,
     arrange_mask,
+    arrangements_within,
     cards_mask,
     deadwood_mask,
     meld_candidates_mask,
@@ -125,37 +125,37 @@ class _DefenderOption:
     """The defender's melds of that arrangement (first found)."""
 
 
-def _defender_options(mask: int) -> list[_DefenderOption]:
-    """The defender's arrangements, one per distinct deadwood mask, by increasing deadwood."""
-    seen: dict[int, tuple[int, ...]] = {}
-    for melds, dead in all_arrangements_mask(mask):
+def _defender_options(mask: int, reachable: int) -> list[_DefenderOption]:
+    """The defender's arrangements worth trying, one per distinct deadwood mask, by increasing
+    deadwood. Only cards of ``reachable`` can ever be laid off, so an arrangement whose other
+    deadwood cards already exceed the least deadwood cannot do better than it: skipped."""
+    seen: dict[int, _DefenderOption] = {}
+    for melds, dead, value in arrangements_within(mask, deadwood_mask(mask), reachable):
         if dead not in seen:
-            seen[dead] = melds
-    opts = [_DefenderOption(dead, value_mask(dead), melds) for dead, melds in seen.items()]
+            seen[dead] = _DefenderOption(dead, value, melds)
+    opts = list(seen.values())
     opts.sort(key=lambda o: o.value)  # stable: ties keep enumeration order
     return opts
 
 
 def _defender_best(
-    options: list[_DefenderOption], knocker_melds: tuple[int, ...]
+    options: list[_DefenderOption], knocker_melds: tuple[int, ...], all_cards: int
 ) -> tuple[int, _DefenderOption, int]:
     """The defender's least deadwood after layoffs, the arrangement used and the laid-off mask.
     Among ties the fewest laid-off cards (the defender keeps its own melds) wins."""
     set_cards, runs = _layoff_targets(knocker_melds)
+    # no option lays off more than every card that can be laid off from the whole hand
+    most = value_mask(_laid_off(all_cards, set_cards, runs))
     best: tuple[int, _DefenderOption, int] | None = None
     for opt in options:
+        if best is not None and opt.value - most > best[0]:
+            break  # options come by increasing deadwood: none further can do better
         off = _laid_off(opt.dead, set_cards, runs)
         v = opt.value - value_mask(off) if off else opt.value
         if best is None or v < best[0] or (v == best[0] and off.bit_count() < best[2].bit_count()):
             best = (v, opt, off)
     assert best is not None
     return best
-
-
-def _all_melds(mask: int) -> list[int]:
-    """Every meld of the hand: whatever the knocker's arrangement, its melds accept no card that
-    these do not accept (a set of four accepts nothing, a longer run lies inside a run here)."""
-    return meld_candidates_mask(mask)
 
 
 def _sorted_melds(melds: Iterable[int]) -> tuple[Meld, ...]:
@@ -216,14 +216,15 @@ def score_showdown(
         winner: Winner = "knocker"
         points = (rules.big_gin_bonus if big_gin else rules.gin_bonus) + d_dw
     else:
-        options = _defender_options(dmask)
-        if not layoff_mask(_all_melds(kmask), dmask):
-            options = options[:1]  # nothing can ever be laid off: the least deadwood is all
+        # Every meld of any knocker arrangement is among the candidate melds, so no card
+        # outside this mask can ever be laid off.
+        reachable = layoff_mask(meld_candidates_mask(kmask), dmask)
+        options = _defender_options(dmask, reachable)
+        if not reachable:
+            options = options[:1]  # the defender's least deadwood is all there is
         chosen: tuple[tuple[int, ...], int, _DefenderOption, int] | None = None
-        for k_arr, k_dead in all_arrangements_mask(kmask):
-            if value_mask(k_dead) != k_dw:
-                continue
-            v, opt, laid = _defender_best(options, k_arr)
+        for k_arr, _, _ in arrangements_within(kmask, k_dw):
+            v, opt, laid = _defender_best(options, k_arr, dmask)
             if chosen is None or v > chosen[1]:
                 chosen = (k_arr, v, opt, laid)
         assert chosen is not None

@@ -129,7 +129,8 @@ def deal_state(
     games_won: tuple[int, ...] = (0, 0),
     match_totals: tuple[int, ...] = (0, 0),
 ) -> InformationState:
-    """The information state of ``seat`` in ``deal`` (with the score context given)."""
+    """The information state of ``seat`` in ``deal`` (with the score context given). A
+    negative ``seat`` is a spectator: public information only, no hand."""
     over = deal.is_over
     to_move = None if over else deal.to_move
     return InformationState(
@@ -145,7 +146,7 @@ def deal_state(
         dealer=deal.dealer,
         phase=deal.phase,
         to_move=to_move,
-        hand=deal.hand(seat),
+        hand=deal.hand(seat) if seat >= 0 else (),
         discard_pile=deal.discard_pile,
         stock_size=deal.stock_size,
         hand_sizes=tuple(h.bit_count() for h in deal.hands),
@@ -163,7 +164,8 @@ def deal_state(
 
 
 def information_state(match: Match, seat: int) -> InformationState:
-    """The information state of ``seat`` in the match's current deal."""
+    """The information state of ``seat`` in the match's current deal (``seat = -1``: a
+    spectator, who sees only public information)."""
     game = match.game
     return deal_state(
         game.deal, seat,

@@ -1,0 +1,140 @@
+"""The referee: a registry of matches and tokens, the gRPC server, and how to start it."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import grpc
+import structlog
+import trio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
+
+from ._runtime import aio
+from ._service import BotServicer, GrpcSession, RefereeServicer
+from ._spec import MatchReport, MatchSpec
+from ._table import SeatLink, Table
+
+log = structlog.get_logger("referee")
+
+MAX_MESSAGE_BYTES = 64 * 1024
+"""The largest message a bot or operator may send; larger ones are refused by gRPC."""
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.so_reuseport", 0),
+]
+
+
+def _token_key(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+class Referee:
+    """Every match of one referee process, and the tokens that open them. Lives in trio; the
+    gRPC handlers call its plain methods on the same thread."""
+
+    def __init__(self, nursery: trio.Nursery, replay_dir: Path | None) -> None:
+        self._nursery = nursery
+        self.replay_dir = replay_dir
+        self.tables: dict[str, Table] = {}
+        self._by_token: dict[bytes, list[SeatLink]] = {}
+        self._sessions: dict[bytes, list[GrpcSession]] = {}
+        self.address = ""
+
+    def create_match(self, spec: MatchSpec) -> Table:
+        """Register a match and start running it (it waits for its seats to connect)."""
+        table = Table(spec, self.replay_dir, self._table_finished)
+        if table.match_id in self.tables:
+            raise ValueError(f"match {table.match_id!r} exists")
+        self.tables[table.match_id] = table
+        for link in table.links:
+            key = _token_key(link.token)
+            self._by_token.setdefault(key, []).append(link)
+            for session in self._sessions.get(key, []):  # a bot token with a live session
+                if link.attach(session) is None:
+                    session.links[table.match_id] = link
+                    break
+        self._nursery.start_soon(table.run)
+        return table
+
+    async def play(self, spec: MatchSpec) -> MatchReport:
+        """Create a match and wait for its report."""
+        table = self.create_match(spec)
+        await table.finished.wait()
+        assert table.report is not None
+        return table.report
+
+    def links_for_token(self, token: str) -> list[SeatLink]:
+        """The seats a token opens (compared in constant time after the lookup)."""
+        if not token:
+            return []
+        links = self._by_token.get(_token_key(token), [])
+        return [link for link in links if hmac.compare_digest(link.token.encode(), token.encode())]
+
+    def session_opened(self, session: GrpcSession) -> None:
+        self._sessions.setdefault(_token_key(session.token), []).append(session)
+
+    def session_closed(self, session: GrpcSession) -> None:
+        sessions = self._sessions.get(_token_key(session.token), [])
+        if session in sessions:
+            sessions.remove(session)
+
+    def _table_finished(self, table: Table) -> None:
+        for link in table.links:
+            key = _token_key(link.token)
+            links = self._by_token.get(key, [])
+            if link in links:
+                links.remove(link)
+            if not links:
+                self._by_token.pop(key, None)
+
+
+@asynccontextmanager
+async def open_referee(
+    host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None
+) -> AsyncIterator[Referee]:
+    """Start a referee with its gRPC server (inside :func:`referee.run`); yields it with
+    ``.address`` set. On exit, running matches are cancelled and the server stops."""
+    async with trio.open_nursery() as nursery:
+        referee = Referee(nursery, replay_dir)
+        server = grpc.aio.server(options=SERVER_OPTIONS)
+        bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)
+        referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        names = (
+            bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
+            referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name,
+            health.SERVICE_NAME,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, server)
+        bound = server.add_insecure_port(f"{host}:{port}")
+        if not bound:
+            raise OSError(f"cannot listen on {host}:{port}")
+        await aio(server.start())
+        for name in ("", *names[:2]):
+            await aio(health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING))
+        referee.address = f"{host}:{bound}"
+        log.info("referee_listening", address=referee.address)
+        try:
+            yield referee
+        finally:
+            with trio.CancelScope(shield=True):
+                await aio(server.stop(grace=0.2))
+            nursery.cancel_scope.cancel()
+
+
+async def serve_referee(host: str = "127.0.0.1", port: int = 50051, replay_dir: Path | None = None) -> None:
+    """Run a standalone referee until cancelled."""
+    async with open_referee(host, port, replay_dir):
+        await trio.sleep_forever()

@@ -1,0 +1,296 @@
+"""The gRPC side: the bot session stream and the operator service, on grpc.aio.
+
+Handlers run on the asyncio host loop; they hand messages to the trio side with plain calls
+(``SeatLink.deliver``), and the trio side writes back through a per-session asyncio queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import grpc
+import structlog
+import trio
+
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2, referee_pb2, referee_pb2_grpc
+
+from . import _wire as wire
+from ._spec import MatchSpec
+
+if TYPE_CHECKING:
+    from ._server import Referee
+    from ._table import SeatLink, Table
+
+log = structlog.get_logger("referee")
+
+PROTOCOL_VERSION = 1
+"""The bot protocol version this referee speaks."""
+HELLO_TIMEOUT_S = 10.0
+"""A new stream must say hello within this time."""
+MAX_NONCE_BYTES = 64
+"""The longest nonce a bot may contribute."""
+
+
+class GrpcSession:
+    """One bot's stream: implements the table's ``Session``."""
+
+    def __init__(self, hello: bot_pb2.Hello, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        self.bot_name = hello.bot_name or "bot"
+        self.nonce = hello.nonce
+        self.token = hello.token
+        self.session_id = secrets.token_hex(6)
+        self.links: dict[str, SeatLink] = {}
+        self._context = context
+        self._queue: asyncio.Queue[bot_pb2.RefereeMessage | None] = asyncio.Queue()
+        self.closed: asyncio.Future[tuple[grpc.StatusCode, str]] = asyncio.get_running_loop().create_future()
+
+    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+        if not self.closed.done():
+            self._queue.put_nowait(msg)
+
+    def close(self, code: str, detail: str) -> None:
+        if not self.closed.done():
+            self.closed.set_result((getattr(grpc.StatusCode, code), detail))
+
+    async def write_loop(self) -> None:
+        ctx = self._context
+        while True:
+            msg = await self._queue.get()
+            if msg is None:
+                return
+            await ctx.write(msg)
+            if msg.WhichOneof("kind") == "action_request":
+                link = self.links.get(msg.match_id)
+                if link is not None:
+                    link.sent(msg.action_request.request_id, trio.current_time())
+
+
+class BotServicer(bot_pb2_grpc.BotServiceServicer):
+    """``BotService.Play``: hello, welcome, then the matches of the token."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def Play(  # noqa: N802 - the rpc's name
+        self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        try:
+            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no hello within {HELLO_TIMEOUT_S:g} s")
+        if first is grpc.aio.EOF:
+            return
+        assert isinstance(first, bot_pb2.BotMessage)
+        if first.WhichOneof("kind") != "hello":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a hello")
+        hello = first.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol version {hello.protocol_version} is not supported; this referee speaks "
+                f"{PROTOCOL_VERSION}",
+            )
+        if len(hello.nonce) > MAX_NONCE_BYTES:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"nonce longer than {MAX_NONCE_BYTES} bytes")
+        links = self.referee.links_for_token(hello.token)
+        if not links:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        session = GrpcSession(hello, context)
+        refusals = []
+        for link in links:
+            why = link.attach(session)
+            if why is None:
+                session.links[link.table.match_id] = link
+            else:
+                refusals.append(why)
+        if not session.links and refusals:
+            code = grpc.StatusCode.ALREADY_EXISTS if "live session" in refusals[0] else grpc.StatusCode.FAILED_PRECONDITION
+            await context.abort(code, "; ".join(refusals))
+        self.referee.session_opened(session)
+        bound = structlog.contextvars.bound_contextvars(bot=session.bot_name, session=session.session_id)
+        bound.__enter__()
+        log.info("session_opened", matches=sorted(session.links))
+        session.send(bot_pb2.RefereeMessage(welcome=bot_pb2.Welcome(
+            protocol_version=PROTOCOL_VERSION, session_id=session.session_id,
+            referee_info="gin-arena referee", match_ids=sorted(session.links),
+        )))
+        writer = asyncio.ensure_future(session.write_loop())
+        reader = asyncio.ensure_future(self._read_loop(session, context))
+        detail = "the stream ended"
+        try:
+            done, _ = await asyncio.wait({writer, reader, session.closed}, return_when=asyncio.FIRST_COMPLETED)
+            if session.closed in done:
+                code, detail = session.closed.result()
+                reader.cancel()
+                writer.cancel()
+                await context.abort(code, detail)
+            for task in done:
+                if task is not session.closed and task.exception() is not None:
+                    detail = f"stream error: {task.exception()!r}"
+        finally:
+            for task in (reader, writer):
+                task.cancel()
+            self.referee.session_closed(session)
+            for link in session.links.values():
+                link.detach(session, detail)
+            log.info("session_closed", detail=detail)
+            bound.__exit__(None, None, None)
+
+    async def _read_loop(self, session: GrpcSession, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        while True:
+            msg = await context.read()
+            if msg is grpc.aio.EOF:
+                return
+            at = trio.current_time()
+            assert isinstance(msg, bot_pb2.BotMessage)
+            kind = msg.WhichOneof("kind")
+            if kind == "action":
+                response = msg.action
+                link = session.links.get(response.match_id)
+                if link is None and not response.match_id and len(session.links) == 1:
+                    link = next(iter(session.links.values()))
+                if link is None:
+                    session.send(_error(bot_pb2.ERROR_CODE_UNKNOWN_MATCH,
+                                        f"this session plays no match {response.match_id!r}", response.request_id))
+                else:
+                    link.deliver(response, at)
+            elif kind == "ping":
+                session.send(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(
+                    ping_id=msg.ping.ping_id, referee_time_ms=int(trio.current_time() * 1000))))
+            elif kind == "hello":
+                session.send(_error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION, "hello may be sent only once"))
+            else:
+                session.send(_error(bot_pb2.ERROR_CODE_MALFORMED, "a BotMessage must set one of hello, action, ping"))
+
+
+def _error(code: int, message: str, request_id: int = 0) -> bot_pb2.RefereeMessage:
+    return bot_pb2.RefereeMessage(error=bot_pb2.ErrorReport(code=code, message=message,  # type: ignore[arg-type]
+                                                            request_id=request_id))
+
+
+_STATE = {
+    "waiting": referee_pb2.MATCH_STATE_WAITING_FOR_PLAYERS,
+    "running": referee_pb2.MATCH_STATE_RUNNING,
+    "finished": referee_pb2.MATCH_STATE_FINISHED,
+    "aborted": referee_pb2.MATCH_STATE_ABORTED,
+}
+
+
+def match_status(table: Table) -> referee_pb2.MatchStatus:
+    """What an operator may see of a match (public information)."""
+    status = referee_pb2.MatchStatus(
+        match_id=table.match_id, state=_STATE[table.state], player_names=table.spec.players,
+        connected=[link.session is not None for link in table.links],
+    )
+    if table.match is not None:
+        game = table.match.game
+        status.scores.extend(game.scores)
+        status.game_number = game.number
+        status.deal_number = game.deal_number
+        status.games_won.extend(table.match.games_won)
+    if table.report is not None:
+        status.result.CopyFrom(wire.match_result(table.report, table.operator_seed, table.nonces))
+        status.replay_path = table.report.replay_path
+    return status
+
+
+class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
+    """The operator service: create, inspect, watch and cancel matches."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def CreateMatch(  # noqa: N802
+        self, request: referee_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> referee_pb2.CreateMatchResponse:
+        try:
+            spec = spec_from_request(request)
+        except ValueError as e:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        if spec.match_id and spec.match_id in self.referee.tables:
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match {spec.match_id!r} exists")
+        table = self.referee.create_match(spec)
+        return referee_pb2.CreateMatchResponse(
+            match_id=table.match_id,
+            seat_tokens=[referee_pb2.SeatToken(seat=link.seat, token=link.token) for link in table.links],
+            seed_commitment=table.commitment,
+        )
+
+    async def GetMatch(  # noqa: N802
+        self, request: referee_pb2.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> referee_pb2.GetMatchResponse:
+        table = self.referee.tables.get(request.match_id)
+        if table is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        return referee_pb2.GetMatchResponse(match=match_status(table))
+
+    async def ListMatches(  # noqa: N802
+        self, request: referee_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> referee_pb2.ListMatchesResponse:
+        tables = list(self.referee.tables.values())
+        if request.state_filter:
+            tables = [t for t in tables if _STATE[t.state] == request.state_filter]
+        if request.limit:
+            tables = tables[-request.limit:]
+        return referee_pb2.ListMatchesResponse(matches=[match_status(t) for t in tables])
+
+    async def CancelMatch(  # noqa: N802
+        self, request: referee_pb2.CancelMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> referee_pb2.CancelMatchResponse:
+        table = self.referee.tables.get(request.match_id)
+        if table is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        if table.state in ("finished", "aborted"):
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"match {request.match_id!r} is over")
+        table.cancel(request.reason)
+        return referee_pb2.CancelMatchResponse(match=match_status(table))
+
+    async def WatchMatch(  # noqa: N802
+        self, request: referee_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[referee_pb2.SpectatorEvent]:
+        table = self.referee.tables.get(request.match_id)
+        if table is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        queue: asyncio.Queue[referee_pb2.SpectatorEvent] = asyncio.Queue()
+        table.watch(queue.put_nowait, request.from_start)
+        try:
+            while True:
+                ev = await queue.get()
+                yield ev
+                if ev.WhichOneof("kind") == "match_finished":
+                    return
+        finally:
+            if queue.put_nowait in table.spectators:
+                table.spectators.remove(queue.put_nowait)
+
+
+def spec_from_request(request: referee_pb2.CreateMatchRequest) -> MatchSpec:
+    """A ``CreateMatch`` request as a match spec (``ValueError`` says what is wrong)."""
+    if request.HasField("first_dealer"):
+        raise ValueError("first_dealer is derived from the match seed; it cannot be chosen")
+    rules = wire.rules_from_proto(request.rules) if request.HasField("rules") else None
+    tc = wire.time_control_from_proto(request.time_control) if request.HasField("time_control") else None
+    policy = {game_pb2.FAULT_POLICY_UNSPECIFIED: "forfeit", game_pb2.FAULT_POLICY_FORFEIT: "forfeit",
+              game_pb2.FAULT_POLICY_SUBSTITUTE: "substitute"}.get(request.fault_policy)
+    if policy is None:
+        raise ValueError(f"unknown fault_policy {request.fault_policy}")
+    kwargs: dict[str, Any] = {
+        "players": tuple(s.name for s in request.seats),
+        "fault_policy": policy,
+        "repeat_illegal": request.repeat_illegal,
+        "seed": request.seed or None,
+        "match_id": request.match_id,
+        "mix_nonces": request.mix_bot_nonces,
+    }
+    if any(s.token for s in request.seats):
+        kwargs["seat_tokens"] = tuple(s.token for s in request.seats)
+    if rules is not None:
+        kwargs["rules"] = rules
+    if tc is not None:
+        kwargs["time_control"] = tc
+    if request.reconnect_grace_ms:
+        kwargs["reconnect_grace_ms"] = request.reconnect_grace_ms
+    return MatchSpec(**kwargs)

@@ -1,0 +1,104 @@
+"""Plain, picklable descriptions of a match and of its result: what a scheduler (one machine
+or many) hands the referee, and what it gets back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .gin import MatchOutcome, RuleSet
+from ._timecontrol import TimeControl
+
+FaultPolicy = Literal["forfeit", "substitute"]
+Termination = Literal[
+    "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
+    "failed_to_connect", "aborted", "internal_error",
+]
+TERMINATIONS: tuple[Termination, ...] = (
+    "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
+    "failed_to_connect", "aborted", "internal_error",
+)
+"""Every termination reason, in the order of the protocol's ``Termination`` enum."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSpec:
+    """Everything needed to run one match. Plain values only, so it pickles (for running
+    matches on other machines) and serialises to the ``CreateMatch`` request."""
+
+    players: tuple[str, ...]
+    """The players' names, by seat."""
+    rules: RuleSet = field(default_factory=RuleSet.classic)
+    """The rule set."""
+    time_control: TimeControl = field(default_factory=lambda: TimeControl(per_move_ms=10_000))
+    """The time control (cutechess-style)."""
+    fault_policy: FaultPolicy = "forfeit"
+    """What a fault (time loss, illegal action, malformed message, crash, disconnect) does:
+    ``forfeit`` — the faulting seat loses the game and the match ends; ``substitute`` — a
+    built-in bot plays the seat to the end of the game."""
+    reconnect_grace_ms: int = 5_000
+    """How long a disconnected seat may take to reconnect (its clock keeps running)."""
+    connect_timeout_ms: int = 30_000
+    """How long the match waits for its seats to connect before they fail to connect."""
+    repeat_illegal: bool = False
+    """Development option: an illegal action is answered with ``action_rejected`` and the
+    request repeated (the clock keeps running), instead of a fault."""
+    seed: bytes | None = None
+    """The secret shuffle seed; ``None`` lets the referee draw 32 random bytes."""
+    match_id: str = ""
+    """The match's id; empty lets the referee choose one."""
+    mix_nonces: bool = False
+    """Mix the bots' hello nonces into the seed (commit–reveal with contributions)."""
+    seat_tokens: tuple[str, ...] = ()
+    """Optional bot tokens by seat (a long-lived bot session authenticated with its token
+    plays every seat given that token); empty: the referee makes a fresh seat token per seat."""
+
+    def __post_init__(self) -> None:
+        if len(self.players) != 2:
+            raise ValueError(f"gin is played by 2 seats; got {len(self.players)} players")
+        if any(not p.strip() for p in self.players):
+            raise ValueError("player names must not be empty")
+        if self.fault_policy not in ("forfeit", "substitute"):
+            raise ValueError(f"fault_policy must be forfeit or substitute; got {self.fault_policy!r}")
+        if self.reconnect_grace_ms < 0 or self.connect_timeout_ms <= 0:
+            raise ValueError("reconnect_grace_ms must be >= 0 and connect_timeout_ms > 0")
+        if self.seed is not None and not (1 <= len(self.seed) <= 1024):
+            raise ValueError("seed must be 1 to 1024 bytes")
+        if self.seat_tokens and len(self.seat_tokens) != len(self.players):
+            raise ValueError("seat_tokens must give one token per seat (or none)")
+        if any(t and len(t) < 16 for t in self.seat_tokens):
+            raise ValueError("a bot token must be at least 16 characters")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchReport:
+    """How a match ended, as the scheduler records it."""
+
+    match_id: str
+    """The match's id."""
+    players: tuple[str, ...]
+    """The players' names, by seat."""
+    winner: int | None
+    """The winning seat, or ``None`` (a draw, or aborted)."""
+    termination: Termination
+    """Why the match ended."""
+    faulting_seat: int | None
+    """The seat whose fault ended or changed the match, or ``None``."""
+    detail: str
+    """A human-readable explanation."""
+    outcome: MatchOutcome | None
+    """The engine's match result (games, totals), or ``None`` if no game was played."""
+    substituted_seats: tuple[int, ...]
+    """Seats a built-in bot played for (fault policy ``substitute``)."""
+    seed: bytes
+    """The revealed shuffle seed (after any nonce mixing: the seed the decks came from)."""
+    seed_commitment: bytes
+    """SHA-256 of the operator's seed, sent before the first deal."""
+    replay_path: str
+    """Where the replay was written ("" if none)."""
+    replay_hash: str
+    """The final hash of the replay's hash chain (hex)."""
+    decisions: int
+    """Decisions (actions) played."""
+    think_ms: tuple[int, ...]
+    """Total thinking time used, by seat, in milliseconds."""

@@ -1,0 +1,34 @@
+"""The built-in bot that takes a seat under the ``substitute`` fault policy (the seed documents:
+if a player leaves, the computer plays for them to the end of the game). It sees only the
+seat's information state, like any bot."""
+
+from __future__ import annotations
+
+from . import gin
+
+
+def substitute_action(state: gin.InformationState) -> gin.Action:
+    """A sound, deterministic choice: knock or big gin as soon as allowed (least deadwood),
+    take a face-up card only if it lowers the deadwood, discard the card whose loss leaves the
+    least deadwood (highest card on ties)."""
+    legal = state.legal_actions
+    if not legal:
+        raise ValueError("substitute_action() needs a state with legal actions")
+    hand = list(state.hand)
+    for a in legal:
+        if isinstance(a, gin.BigGin):
+            return a
+    knocks = [a for a in legal if isinstance(a, gin.Knock)]
+    if knocks:
+        return min(knocks, key=lambda k: (gin.deadwood([c for c in hand if c != k.card]), -k.card.value))
+    if state.phase in ("upcard", "draw"):
+        top = state.discard_pile[-1] if state.discard_pile else None
+        if top is not None and any(isinstance(a, (gin.TakeUpcard, gin.DrawDiscard)) for a in legal):
+            if gin.min_deadwood_after_discard([*hand, top]) < gin.deadwood(hand):
+                return next(a for a in legal if isinstance(a, (gin.TakeUpcard, gin.DrawDiscard)))
+        for a in legal:
+            if isinstance(a, (gin.DrawStock, gin.Pass)):
+                return a
+        return legal[0]
+    discards = [a for a in legal if isinstance(a, gin.Discard)]
+    return min(discards, key=lambda d: (gin.deadwood([c for c in hand if c != d.card]), -d.card.value, d.card))

@@ -1,0 +1,563 @@
+"""One match at the table: seats, clocks, faults, messages and the replay, under trio.
+
+A :class:`Table` owns the truth of one match (the engine's :class:`~referee.gin.Match`). Seats
+talk to it through :class:`SeatLink`: the transport (the gRPC service, or a test) attaches a
+session, hands in answers with :meth:`SeatLink.deliver`, and receives messages through the
+session's ``send``. Every message to a seat is built by ``_wire`` from that seat's information
+state; nothing else of the match reaches a seat.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import structlog
+import trio
+
+from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+
+from . import _wire as wire
+from . import gin
+from ._replay import ReplayRecorder
+from ._spec import MatchReport, MatchSpec, Termination
+from ._substitute import substitute_action
+
+log = structlog.get_logger("referee")
+
+MAX_STRAY_MESSAGES = 200
+"""Answers that fit no request (wrong id, out of turn, …) a seat may send per match before
+its session is closed as a flood."""
+
+TableState = Literal["waiting", "running", "finished", "aborted"]
+
+
+class Session(Protocol):
+    """A live connection of one bot (one gRPC stream)."""
+
+    bot_name: str
+    """The name the bot gave in its hello."""
+    nonce: bytes
+    """The nonce the bot gave in its hello."""
+
+    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+        """Queue a message to the bot; never blocks."""
+
+    def close(self, code: str, detail: str) -> None:
+        """End the stream with a status (``code`` names a ``grpc.StatusCode``)."""
+
+
+@dataclass(slots=True)
+class _Inbound:
+    kind: Literal["action", "connected", "disconnected", "sent", "crashed"]
+    at: float
+    request_id: int = 0
+    action: game_pb2.Action | None = None
+    detail: str = ""
+
+
+class _Fault(Exception):
+    def __init__(self, seat: int, termination: Termination, detail: str) -> None:
+        super().__init__(detail)
+        self.seat = seat
+        self.termination = termination
+        self.detail = detail
+
+
+class SeatLink:
+    """One seat of one match: its token, its current session and its inbox."""
+
+    def __init__(self, table: Table, seat: int, token: str, name: str) -> None:
+        self.table = table
+        self.seat = seat
+        self.token = token
+        self.name = name
+        self.session: Session | None = None
+        self.connected = trio.Event()
+        self.nonce = b""
+        self.bot_name = ""
+        self.substituted = False
+        self.pending = 0
+        self.open_request: bot_pb2.RefereeMessage | None = None
+        self.stray = 0
+        self._inbox_send, self._inbox = trio.open_memory_channel[_Inbound](math.inf)
+
+    def token_matches(self, token: str) -> bool:
+        """Constant-time comparison of a presented token with this seat's."""
+        return hmac.compare_digest(self.token.encode(), token.encode())
+
+    # --- called by the transport ---
+    def attach(self, session: Session) -> str | None:
+        """Attach a newly authenticated session; returns an error text if refused."""
+        if self.table.state in ("finished", "aborted"):
+            return f"match {self.table.match_id} is over"
+        if self.session is not None:
+            return f"seat {self.seat} of match {self.table.match_id} already has a live session"
+        self.session = session
+        if not self.connected.is_set():
+            self.nonce = session.nonce
+            self.bot_name = session.bot_name
+            self.connected.set()
+        else:
+            self._inbox_send.send_nowait(_Inbound("connected", trio.current_time()))
+            self.table.resume(self)
+        return None
+
+    def detach(self, session: Session, detail: str) -> None:
+        """The session ended (the stream closed or broke)."""
+        if self.session is session:
+            self.session = None
+            self._inbox_send.send_nowait(_Inbound("disconnected", trio.current_time(), detail=detail))
+
+    def deliver(self, response: bot_pb2.ActionResponse, at: float) -> None:
+        """An action arrived from this seat's session (``at``: when it was read)."""
+        if self.table.state in ("finished", "aborted"):
+            self.error(bot_pb2.ERROR_CODE_MATCH_OVER, f"match {self.table.match_id} is over",
+                       response.request_id)
+            return
+        if self.pending and response.request_id == self.pending:
+            self._inbox_send.send_nowait(_Inbound("action", at, response.request_id, response.action))
+            return
+        self.stray += 1
+        if self.stray > MAX_STRAY_MESSAGES:
+            if self.session is not None:
+                self.session.close("RESOURCE_EXHAUSTED", f"more than {MAX_STRAY_MESSAGES} unexpected actions")
+            return
+        if not self.pending:
+            self.error(bot_pb2.ERROR_CODE_NOT_YOUR_TURN,
+                       f"no action is requested from seat {self.seat} now", response.request_id)
+        else:
+            self.error(bot_pb2.ERROR_CODE_BAD_REQUEST_ID,
+                       f"request_id {response.request_id} is not the open request {self.pending}",
+                       response.request_id)
+
+    def sent(self, request_id: int, at: float) -> None:
+        """The transport finished writing the request ``request_id`` at ``at``."""
+        if request_id == self.pending:
+            self._inbox_send.send_nowait(_Inbound("sent", at, request_id))
+
+    def crashed(self, detail: str) -> None:
+        """The operator reports that this seat's bot process died."""
+        self._inbox_send.send_nowait(_Inbound("crashed", trio.current_time(), detail=detail))
+
+    # --- used by the table ---
+    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+        if self.session is not None:
+            self.session.send(msg)
+
+    def error(self, code: int, message: str, request_id: int = 0, fatal: bool = False) -> None:
+        if self.session is not None:
+            self.session.send(bot_pb2.RefereeMessage(
+                match_id=self.table.match_id,
+                error=bot_pb2.ErrorReport(code=code, message=message, request_id=request_id, fatal=fatal),  # type: ignore[arg-type]
+            ))
+
+    async def receive(self) -> _Inbound:
+        return await self._inbox.receive()
+
+
+@dataclass(slots=True)
+class _Clocks:
+    tc: Any
+    remaining: list[float] = field(default_factory=list)
+
+    def reset(self, seats: int) -> None:
+        self.remaining = [float(self.tc.base_ms)] * seats
+
+    def allowance(self, seat: int) -> int:
+        return int(self.tc.per_move_ms if self.tc.is_fixed else max(0.0, self.remaining[seat]))
+
+    def charge(self, seat: int, used_ms: float) -> bool:
+        """Charge a decision; False if it lost on time."""
+        if self.tc.is_fixed:
+            return used_ms <= self.tc.per_move_ms + self.tc.margin_ms
+        self.remaining[seat] -= used_ms
+        ok = self.remaining[seat] + self.tc.margin_ms >= 0
+        self.remaining[seat] += self.tc.increment_ms
+        return ok
+
+    def shown(self) -> list[int]:
+        if self.tc.is_fixed:
+            return [int(self.tc.per_move_ms)] * len(self.remaining)
+        return [int(r) for r in self.remaining]
+
+
+class Table:
+    """One match: created from a :class:`MatchSpec`, run by :meth:`run` in a nursery."""
+
+    def __init__(self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None]) -> None:
+        self.spec = spec
+        self.match_id = spec.match_id or secrets.token_hex(8)
+        self.operator_seed = spec.seed if spec.seed is not None else secrets.token_bytes(32)
+        self.commitment = gin.commitment(self.operator_seed)
+        tokens = spec.seat_tokens or tuple(secrets.token_urlsafe(24) for _ in spec.players)
+        self.links = [SeatLink(self, s, t, n) for s, (t, n) in enumerate(zip(tokens, spec.players, strict=True))]
+        self.replay_dir = replay_dir
+        self.state: TableState = "waiting"
+        self.match: gin.Match | None = None
+        self.report: MatchReport | None = None
+        self.finished = trio.Event()
+        self.spectators: list[Callable[[referee_pb2.SpectatorEvent], None]] = []
+        self.public_log: list[referee_pb2.SpectatorEvent] = []
+        self.cancel_scope = trio.CancelScope()
+        self._cancel_reason = ""
+        self._on_finish = on_finish
+        self._request_id = 0
+        self._clocks = _Clocks(spec.time_control)
+        self._clocks.reset(len(spec.players))
+        self._replay = ReplayRecorder()
+        self._decisions = 0
+        self._think = [0] * len(spec.players)
+        self._substituted: set[int] = set()
+        self._seed = self.operator_seed
+        self.nonces: list[bytes] = [b""] * len(spec.players)
+
+    # ----- operator side -----
+    def cancel(self, reason: str) -> None:
+        """Abort the match (operator's decision)."""
+        self._cancel_reason = reason or "cancelled by the operator"
+        self.cancel_scope.cancel()
+
+    def watch(self, sink: Callable[[referee_pb2.SpectatorEvent], None], from_start: bool) -> None:
+        """Add a spectator; with ``from_start`` it first gets everything so far."""
+        if from_start:
+            for ev in self.public_log:
+                sink(ev)
+        elif self.public_log:
+            sink(self.public_log[0])
+        self.spectators.append(sink)
+
+    # ----- the match -----
+    async def run(self) -> MatchReport:
+        """Play the match to its end; never raises for anything a bot does."""
+        bound = structlog.contextvars.bound_contextvars(match_id=self.match_id)
+        bound.__enter__()
+        try:
+            with self.cancel_scope:
+                try:
+                    await self._play()
+                except _Fault as f:
+                    self._end_by_fault(f)
+            if self.report is None:  # cancelled
+                self._finish(None, "aborted", None, self._cancel_reason or "aborted", state="aborted")
+        except Exception as e:  # a bug of ours: the match ends, the server lives on
+            log.exception("match_internal_error")
+            if self.report is None:
+                self._finish(None, "internal_error", None, f"internal error: {e!r}", state="aborted")
+        finally:
+            bound.__exit__(None, None, None)
+        assert self.report is not None
+        return self.report
+
+    async def _play(self) -> None:
+        spec = self.spec
+        with trio.move_on_after(spec.connect_timeout_ms / 1000):
+            for link in self.links:
+                await link.connected.wait()
+        missing = [link.seat for link in self.links if not link.connected.is_set()]
+        if missing:
+            detail = "seat(s) " + ", ".join(map(str, missing)) + f" did not connect within {spec.connect_timeout_ms} ms"
+            if len(missing) == len(self.links):
+                self._finish(None, "failed_to_connect", None, detail, state="aborted")
+                return
+            raise _Fault(missing[0], "failed_to_connect", detail)
+        self.nonces = [link.nonce for link in self.links]
+        if spec.mix_nonces:
+            self._seed = gin.mix_seed(self.operator_seed, self.nonces)
+        self.state = "running"
+        match = gin.Match(spec.rules, self._seed)
+        self.match = match
+        self._replay.add(
+            "header", format="gin-arena-replay", version=1, match_id=self.match_id,
+            players=list(spec.players), bots=[link.bot_name for link in self.links],
+            rules=spec.rules.to_dict(), time_control=str(spec.time_control),
+            fault_policy=spec.fault_policy, seed_commitment=self.commitment.hex(),
+            mix_nonces=spec.mix_nonces, repeat_illegal=spec.repeat_illegal,
+        )
+        log.info("match_started", players=list(spec.players))
+        for link in self.links:
+            link.send(self._match_started(link.seat))
+        self._public(header=referee_pb2.SpectatorHeader(
+            player_names=spec.players, rules=wire.rules_to_proto(spec.rules),
+            time_control=wire.time_control_to_proto(spec.time_control), seed_commitment=self.commitment,
+            fault_policy=game_pb2.FAULT_POLICY_FORFEIT if spec.fault_policy == "forfeit"
+            else game_pb2.FAULT_POLICY_SUBSTITUTE,
+        ))
+        self._deal_started()
+        while not match.is_over:
+            seat = match.to_move
+            assert seat is not None
+            try:
+                action, request_id, think = await self._decide(seat)
+            except _Fault as f:
+                if spec.fault_policy == "forfeit":
+                    raise
+                self._substitute(f)
+                continue
+            self._play_action(seat, action, request_id, think)
+        outcome = match.outcome
+        assert outcome is not None
+        self._finish(outcome.winner, "normal", None, "the match was played to its end")
+
+    def _match_started(self, seat: int) -> bot_pb2.RefereeMessage:
+        spec = self.spec
+        return bot_pb2.RefereeMessage(match_id=self.match_id, match_started=bot_pb2.MatchStarted(
+            match_id=self.match_id, seat=seat, player_names=spec.players,
+            rules=wire.rules_to_proto(spec.rules), time_control=wire.time_control_to_proto(spec.time_control),
+            seed_commitment=self.commitment,
+            fault_policy=game_pb2.FAULT_POLICY_FORFEIT if spec.fault_policy == "forfeit"
+            else game_pb2.FAULT_POLICY_SUBSTITUTE,
+            reconnect_grace_ms=spec.reconnect_grace_ms, repeat_illegal=spec.repeat_illegal,
+            mix_bot_nonces=spec.mix_nonces,
+        ))
+
+    def _deal_started(self) -> None:
+        match = self.match
+        assert match is not None
+        deal = match.deal
+        game = match.game
+        self._replay.add(
+            "deal", game=game.number, deal=game.deal_number, dealer=deal.dealer,
+            deck=[str(c) for c in deal.deck], key=deal.key.hex(),
+        )
+        for link in self.links:
+            link.send(bot_pb2.RefereeMessage(
+                match_id=self.match_id, deal_started=wire.deal_started(match.view(link.seat))))
+        pub = match.view(-1)
+        self._public(deal_started=referee_pb2.SpectatorDeal(
+            game_number=pub.game_number, deal_number=pub.deal_number, dealer=pub.dealer,
+            upcard=str(pub.first_upcard), stock_size=pub.stock_size, hand_sizes=pub.hand_sizes,
+            scores=pub.scores, knock_limit=-1 if pub.knock_limit is None else pub.knock_limit,
+            spade_double=pub.doubled,
+        ))
+
+    async def _decide(self, seat: int) -> tuple[gin.Action, int, int]:
+        match = self.match
+        assert match is not None
+        link = self.links[seat]
+        if link.substituted:
+            return substitute_action(match.view(seat)), 0, 0
+        self._request_id += 1
+        request_id = self._request_id
+        spec = self.spec
+        tc = spec.time_control
+        allowance = self._clocks.allowance(seat)
+        limit_ms = allowance + tc.margin_ms
+        state = match.view(seat)
+        request = bot_pb2.RefereeMessage(match_id=self.match_id, action_request=wire.action_request(
+            request_id, state, wire.clocks(self._clocks.shown(), tc.increment_ms, seat), allowance))
+        legal = set(state.legal_actions)
+        link.pending = request_id
+        link.open_request = request
+        sent_at = trio.current_time()
+        link.send(request)
+        disconnected_at: float | None = None if link.session is not None else sent_at
+        try:
+            while True:
+                if disconnected_at is not None:
+                    deadline = disconnected_at + spec.reconnect_grace_ms / 1000
+                else:
+                    deadline = sent_at + limit_ms / 1000
+                with trio.move_on_at(deadline):
+                    item = await link.receive()
+                    if item.kind == "sent":
+                        sent_at = item.at
+                    elif item.kind == "disconnected":
+                        disconnected_at = item.at
+                        log.warning("seat_disconnected", seat=seat, detail=item.detail)
+                    elif item.kind == "crashed":
+                        raise _Fault(seat, "crashed", item.detail or f"seat {seat}'s bot process ended")
+                    elif item.kind == "connected":
+                        disconnected_at = None
+                        log.info("seat_reconnected", seat=seat)
+                        if (trio.current_time() - sent_at) * 1000 > limit_ms:
+                            raise _Fault(seat, "time_forfeit",
+                                         f"seat {seat} reconnected after its time ({allowance} ms) ran out")
+                    else:
+                        assert item.action is not None
+                        used_ms = max(0.0, (item.at - sent_at) * 1000)
+                        try:
+                            action = wire.action_from_proto(item.action)
+                        except wire.WireError as e:
+                            raise _Fault(seat, "malformed_message", f"seat {seat}: {e}") from None
+                        if action not in legal:
+                            reason = self._why_illegal(action)
+                            if spec.repeat_illegal:
+                                link.send(bot_pb2.RefereeMessage(match_id=self.match_id,
+                                          action_rejected=bot_pb2.ActionRejected(
+                                              request_id=request_id, action=item.action, reason=reason)))
+                                continue
+                            raise _Fault(seat, "illegal_action", f"seat {seat} played {action}: {reason}")
+                        if not self._clocks.charge(seat, used_ms):
+                            raise _Fault(seat, "time_forfeit",
+                                         f"seat {seat} answered after {used_ms:.0f} ms; it had {allowance} ms"
+                                         f" (+{tc.margin_ms} ms margin)")
+                        self._think[seat] += round(used_ms)
+                        return action, request_id, round(used_ms)
+                    continue
+                if disconnected_at is not None:
+                    raise _Fault(seat, "disconnected",
+                                 f"seat {seat} disconnected and did not come back within "
+                                 f"{spec.reconnect_grace_ms} ms")
+                raise _Fault(seat, "time_forfeit", f"seat {seat} did not answer within {allowance} ms"
+                             f" (+{tc.margin_ms} ms margin)")
+        finally:
+            link.pending = 0
+            link.open_request = None
+
+    def _why_illegal(self, action: gin.Action) -> str:
+        assert self.match is not None
+        try:
+            self.match.deal.copy().apply(action)
+        except gin.IllegalActionError as e:
+            return str(e)
+        return "not among the legal actions"  # pragma: no cover - legal_actions is exact
+
+    def resume(self, link: SeatLink) -> None:
+        """A seat reconnected: give it the match, the current deal and its open request."""
+        if self.match is None:
+            return
+        link.send(self._match_started(link.seat))
+        link.send(bot_pb2.RefereeMessage(
+            match_id=self.match_id, deal_started=wire.deal_started(self.match.view(link.seat))))
+        if link.open_request is not None:
+            link.send(link.open_request)
+
+    def _substitute(self, f: _Fault) -> None:
+        link = self.links[f.seat]
+        link.substituted = True
+        self._substituted.add(f.seat)
+        self._replay.add("fault", seat=f.seat, termination=f.termination, detail=f.detail, policy="substitute")
+        log.warning("seat_substituted", seat=f.seat, termination=f.termination, detail=f.detail)
+        link.error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION,
+                   f"{f.detail}; a built-in bot plays seat {f.seat} to the end of this game")
+
+    def _play_action(self, seat: int, action: gin.Action, request_id: int, think_ms: int) -> None:
+        match = self.match
+        assert match is not None
+        deal = match.deal
+        events = match.apply(action, seat)
+        self._decisions += 1
+        move = deal.history[-1]
+        reshuffle = None
+        if move.seat == -1:  # the discard just played triggered a reshuffle
+            reshuffle = move
+            move = deal.history[-2]
+        self._replay.add(
+            "action", seat=seat, request_id=request_id, action=str(action),
+            card=str(move.card) if move.card is not None else None, think_ms=think_ms,
+            substitute=self.links[seat].substituted, clocks=self._clocks.shown(),
+        )
+        for link in self.links:
+            ev = gin.seat_event(link.seat, seat, action.kind, move.card, move.stock_size)
+            link.send(bot_pb2.RefereeMessage(match_id=self.match_id, event=wire.public_event(ev, think_ms)))
+        self._public(event=wire.public_event(gin.seat_event(-1, seat, action.kind, move.card, move.stock_size),
+                                             think_ms))
+        if reshuffle is not None:
+            self._replay.add("reshuffle", stock_size=reshuffle.stock_size)
+            rs = wire.public_event(gin.PublicEvent(-1, "reshuffle", None, reshuffle.stock_size))
+            for link in self.links:
+                link.send(bot_pb2.RefereeMessage(match_id=self.match_id, event=rs))
+            self._public(event=rs)
+        for ev in events:
+            if isinstance(ev, gin.DealEnded):
+                self._deal_ended(deal, ev, game_over=any(isinstance(e, gin.GameEnded) for e in events))
+            elif isinstance(ev, gin.GameEnded):
+                self._game_ended(ev.result)
+            elif isinstance(ev, gin.DealStarted):
+                self._deal_started()
+
+    def _deal_ended(self, deal: gin.Deal, ev: gin.DealEnded, *, game_over: bool) -> None:
+        out = ev.outcome
+        sd = out.showdown
+        self._replay.add(
+            "deal_end", game=ev.game, deal=ev.deal, kind=out.kind, knocker=out.knocker, winner=out.winner,
+            points=out.points, doubled=out.doubled,
+            knock_discard=str(out.knock_discard) if out.knock_discard else None,
+            hands=[[str(c) for c in h] for h in out.hands],
+            layoffs=[str(c) for c in sd.layoffs] if sd else [],
+            deadwood=[sd.knocker_deadwood, sd.defender_deadwood] if sd else [],
+            scores=list(ev.scores),
+        )
+        for link in self.links:
+            st = gin.deal_state(deal, link.seat, game_number=ev.game, deal_number=ev.deal, scores=ev.scores)
+            link.send(bot_pb2.RefereeMessage(match_id=self.match_id, deal_finished=bot_pb2.DealFinished(
+                result=wire.deal_result(st, game_over=game_over))))
+        pub = gin.deal_state(deal, -1, game_number=ev.game, deal_number=ev.deal, scores=ev.scores)
+        self._public(deal_finished=wire.deal_result(pub, game_over=game_over))
+
+    def _game_ended(self, result: gin.GameResult) -> None:
+        self._replay.add(
+            "game_end", game=result.game, winner=result.winner, totals=list(result.totals),
+            deal_points=list(result.deal_points), deals_won=list(result.deals_won),
+            shutout=result.shutout, deals=result.deals, forfeit=result.forfeit,
+        )
+        msg = wire.game_result(result)
+        for link in self.links:
+            link.send(bot_pb2.RefereeMessage(match_id=self.match_id,
+                                             game_finished=bot_pb2.GameFinished(result=msg)))
+            link.substituted = False  # the substitute plays to the end of the game only
+        self._public(game_finished=msg)
+        if not self.spec.time_control.is_fixed:
+            self._clocks.reset(len(self.links))
+
+    def _end_by_fault(self, f: _Fault) -> None:
+        log.warning("seat_faulted", seat=f.seat, termination=f.termination, detail=f.detail)
+        self._replay.add("fault", seat=f.seat, termination=f.termination, detail=f.detail, policy="forfeit")
+        winner: int | None = 1 - f.seat
+        if self.match is not None and not self.match.is_over:
+            for ev in self.match.forfeit(f.seat):
+                if isinstance(ev, gin.GameEnded):
+                    self._game_ended(ev.result)
+        self._finish(winner, f.termination, f.seat, f.detail)
+
+    def _finish(self, winner: int | None, termination: Termination, faulting: int | None, detail: str,
+                state: TableState = "finished") -> None:
+        outcome = self.match.outcome if self.match is not None else None
+        self._replay.add(
+            "result", winner=winner, termination=termination, faulting_seat=faulting, detail=detail,
+            games_won=list(outcome.games_won) if outcome else [], totals=list(outcome.totals) if outcome else [],
+            seed=self.operator_seed.hex(), nonces=[n.hex() for n in self.nonces],
+            substituted_seats=sorted(self._substituted), decisions=self._decisions, think_ms=self._think,
+        )
+        replay_hash = self._replay.last_hash
+        path = ""
+        if self.replay_dir is not None:
+            target = self.replay_dir / f"{self.match_id}.jsonl"
+            try:
+                self._replay.write(target)
+                path = str(target)
+            except OSError as e:
+                log.error("replay_write_failed", error=str(e))
+        self.state = state
+        self.report = MatchReport(
+            match_id=self.match_id, players=self.spec.players, winner=winner, termination=termination,
+            faulting_seat=faulting, detail=detail, outcome=outcome, substituted_seats=tuple(sorted(self._substituted)),
+            seed=self._seed, seed_commitment=self.commitment, replay_path=path, replay_hash=replay_hash,
+            decisions=self._decisions, think_ms=tuple(self._think),
+        )
+        result = wire.match_result(self.report, self.operator_seed, self.nonces)
+        for link in self.links:
+            link.pending = 0
+            link.send(bot_pb2.RefereeMessage(match_id=self.match_id,
+                                             match_finished=bot_pb2.MatchFinished(result=result)))
+        self._public(match_finished=result)
+        log.info(
+            "match_finished", players=list(self.spec.players), winner=winner, termination=termination,
+            faulting_seat=faulting, games_won=list(outcome.games_won) if outcome else [],
+            totals=list(outcome.totals) if outcome else [], decisions=self._decisions,
+            replay=path, replay_hash=replay_hash, detail=detail,
+        )
+        self.finished.set()
+        self._on_finish(self)
+
+    def _public(self, **kind: Any) -> None:
+        ev = referee_pb2.SpectatorEvent(match_id=self.match_id, **kind)
+        self.public_log.append(ev)
+        for sink in list(self.spectators):
+            sink(ev)

@@ -1,0 +1,34 @@
+"""The Gin Arena bot kit: write ``decide(request) -> Action`` (or a :class:`Bot`), then
+``run_bot(...)`` connects it to the referee.
+
+    from sample_bots.kit import run_bot, cards, actions
+
+    def decide(request):
+        return request.legal_actions[0]
+
+    if __name__ == "__main__":
+        raise SystemExit(run_bot(decide, name="first-legal"))
+
+Modules: :mod:`.cards` (card text, values, melds, deadwood), :mod:`.masks` (the same on
+bit masks, fast), :mod:`.actions` (action text, request helpers), :mod:`.session`
+(connecting, reconnecting, the command line).
+"""
+
+from . import actions as actions
+from . import cards as cards
+from . import masks as masks
+from .actions import Decision as Decision
+from .actions import action_text as action_text
+from .actions import legal_texts as legal_texts
+from .actions import parse_action as parse_action
+from .session import Bot as Bot
+from .session import BotConfig as BotConfig
+from .session import BotLike as BotLike
+from .session import SessionAbort as SessionAbort
+from .session import SessionResult as SessionResult
+from .session import make_parser as make_parser
+from .session import parse_config as parse_config
+from .session import play as play
+from .session import run_bot as run_bot
+from .session import run_until_signal as run_until_signal
+from .session import setup_logging as setup_logging

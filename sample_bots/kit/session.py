@@ -1,0 +1,598 @@
+"""The bot session: connect to the referee, play, reconnect, stop.
+
+A bot is one of:
+
+- a function ``decide(request) -> Action | str`` (stateless: the request holds everything);
+- an instance of :class:`Bot` (one object for every match of the session; the hooks get
+  the ``match_id``);
+- a subclass of :class:`Bot` (the class itself): one new instance per match, so that
+  instance attributes are per-match state.
+
+Every hook and ``decide`` runs on one worker thread, one at a time, in the order the
+messages arrived; the gRPC stream keeps being read meanwhile (so a match that ends while
+the bot thinks is still noticed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import platform
+import random
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import grpc
+import grpc.aio
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+
+from .actions import Decision, action_text, is_legal, legal_texts, to_action
+
+log = logging.getLogger("gin_bot")
+
+PROTOCOL_VERSION = 1
+DEFAULT_REFEREE = "localhost:50051"
+
+EXIT_OK = 0
+"""The requested matches were played (or the bot was stopped by SIGINT/SIGTERM)."""
+EXIT_FAILED = 1
+"""The session failed: could not connect, refused (bad token), gave up reconnecting,
+or the bot aborted it (:class:`SessionAbort`)."""
+EXIT_USAGE = 2
+"""Bad command line (argparse's convention)."""
+
+# Status codes after which connecting again may help.
+_RETRYABLE = {
+    grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.INTERNAL, grpc.StatusCode.ABORTED, grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+# Refusals that may only mean "your previous connection is not gone yet" after a drop.
+_RETRYABLE_AFTER_WELCOME = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.ALREADY_EXISTS}
+
+
+class SessionAbort(Exception):
+    """Raise this from a hook or ``decide`` to end the session at once, without answering
+    and without reconnecting (the referee then applies its fault policy)."""
+
+
+class Bot:
+    """Base class for bots with hooks. Override ``decide``; the other hooks are optional."""
+
+    name = "bot"
+    """The default bot name (``--name`` / ``GIN_BOT_NAME`` override it)."""
+
+    def decide(self, request: bot_pb2.ActionRequest) -> Decision:
+        """Choose one of ``request.legal_actions``."""
+        raise NotImplementedError
+
+    def on_match_started(self, match_id: str, info: bot_pb2.MatchStarted) -> None:
+        """A match begins (called once per match, also across reconnects)."""
+
+    def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:
+        """A deal begins."""
+
+    def on_event(self, match_id: str, event: game_pb2.PublicEvent) -> None:
+        """A seat acted (this bot included)."""
+
+    def on_action_rejected(self, match_id: str, rejected: bot_pb2.ActionRejected) -> None:
+        """Development option: an illegal answer was refused; a new request follows."""
+
+    def on_deal_finished(self, match_id: str, result: game_pb2.DealResult) -> None:
+        """A deal is over (hands revealed)."""
+
+    def on_game_finished(self, match_id: str, result: game_pb2.GameResult) -> None:
+        """A game is over."""
+
+    def on_match_finished(self, match_id: str, result: game_pb2.MatchResult) -> None:
+        """A match is over."""
+
+    def on_error(self, match_id: str, error: bot_pb2.ErrorReport) -> None:
+        """The referee reported an error (already logged)."""
+
+    def close(self) -> None:
+        """The session is over. Called once, from the event loop's thread: it may run while
+        a hook is still busy on the worker thread (e.g. waiting for a subprocess)."""
+
+
+class _FunctionBot(Bot):
+    def __init__(self, fn: Callable[[bot_pb2.ActionRequest], Decision]) -> None:
+        self._fn = fn
+        self.name = getattr(fn, "__name__", "bot")
+
+    def decide(self, request: bot_pb2.ActionRequest) -> Decision:
+        return self._fn(request)
+
+
+BotLike = Bot | type[Bot] | Callable[[bot_pb2.ActionRequest], Decision]
+"""Anything :func:`run_bot` and :func:`play` accept."""
+
+
+@dataclass
+class BotConfig:
+    """How to connect and how long to play."""
+
+    token: str
+    """The seat token (from CreateMatch) or a registered bot's token."""
+    referee: str = DEFAULT_REFEREE
+    """The referee's ``host:port``."""
+    name: str = "bot"
+    """The bot's name, shown to the opponent and in results."""
+    matches: int = 1
+    """Stop after this many matches have finished; 0 = play until stopped."""
+    concurrent: int = 1
+    """Matches the bot plays at once on the session (``Hello.max_concurrent_matches``)."""
+    tls: bool = False
+    """Connect with TLS (system root certificates) instead of plaintext."""
+    retries: int = 8
+    """Connection attempts in a row that may fail before giving up."""
+    backoff_s: float = 0.5
+    """First wait before reconnecting; doubles on each failure up to ``backoff_max_s``."""
+    backoff_max_s: float = 8.0
+    """Longest wait between reconnection attempts."""
+    nonce: bytes = field(default_factory=lambda: os.urandom(16))
+    """Randomness for the shuffle's commit–reveal; ``b""`` sends none."""
+    fallback: bool = True
+    """If ``decide`` raises or answers an illegal action, log it and answer the first legal
+    action instead (a bot with a bug then loses on the board, not by forfeit)."""
+    client_info: str = field(
+        default_factory=lambda: (
+            f"gin-arena python kit; python {platform.python_version()}; grpcio {grpc.__version__}"
+        )
+    )
+    """Free text about the client, sent in Hello."""
+
+
+@dataclass
+class SessionResult:
+    """How a session ended."""
+
+    exit_code: int
+    """``EXIT_OK`` or ``EXIT_FAILED``: what a bot process should exit with."""
+    reason: str
+    """Why the session ended, for humans."""
+    results: list[game_pb2.MatchResult] = field(default_factory=list)
+    """The results of the matches that finished, in order."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the session ended as asked."""
+        return self.exit_code == EXIT_OK
+
+
+class _Ended(Exception):
+    """The current connection ended; ``retry`` says whether connecting again may help."""
+
+    def __init__(self, reason: str, *, retry: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry = retry
+
+
+_T = TypeVar("_T")
+
+
+class _Session:
+    def __init__(self, bot: BotLike, config: BotConfig) -> None:
+        self.config = config
+        self._shared: Bot | None = None
+        self._factory: type[Bot] | None = None
+        if isinstance(bot, type):
+            self._factory = bot
+        elif isinstance(bot, Bot):
+            self._shared = bot
+        else:
+            self._shared = _FunctionBot(bot)
+        self._bots: dict[str, Bot] = {}  # per match, while it runs
+        self._all_bots: list[Bot] = [self._shared] if self._shared else []
+        self._started: set[str] = set()
+        self._finished: set[str] = set()
+        self.results: list[game_pb2.MatchResult] = []
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bot")
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._answers: set[asyncio.Task[None]] = set()
+        self._stop = asyncio.Event()
+        self._abort: str | None = None
+        self._done = False
+        self._welcomed_ever = False
+        self._call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage] | None = None
+        self._write_lock = asyncio.Lock()
+
+    # ----- running bot code on the worker thread -----
+    def _bot_for(self, match_id: str) -> Bot:
+        if self._shared is not None:
+            return self._shared
+        bot = self._bots.get(match_id)
+        if bot is None:
+            assert self._factory is not None
+            bot = self._bots[match_id] = self._factory()
+            self._all_bots.append(bot)
+        return bot
+
+    def _submit(self, fn: Callable[[], _T]) -> asyncio.Future[_T]:
+        fut = asyncio.get_running_loop().run_in_executor(self._worker, fn)
+        self._pending.add(fut)
+        fut.add_done_callback(self._pending.discard)
+        fut.add_done_callback(self._check_hook)
+        return fut
+
+    def _check_hook(self, fut: asyncio.Future[Any]) -> None:
+        if fut.cancelled():
+            return
+        exc = fut.exception()
+        if isinstance(exc, SessionAbort):
+            self._request_abort(f"the bot aborted the session: {exc}")
+        elif exc is not None:
+            log.error("a bot hook raised %r", exc, exc_info=exc)
+
+    def _hook(self, match_id: str, name: str, *args: Any) -> None:
+        bot = self._bot_for(match_id)
+        self._submit(lambda: getattr(bot, name)(match_id, *args))
+
+    def _request_abort(self, reason: str) -> None:
+        if self._abort is None:
+            self._abort = reason
+            log.error("%s", reason)
+        self._stop.set()
+
+    def _decide(self, match_id: str, request: bot_pb2.ActionRequest) -> game_pb2.Action:
+        """On the worker thread: the bot's answer, or a fallback if it has a bug."""
+        bot = self._bot_for(match_id)
+        fallback = request.legal_actions[0] if request.legal_actions else game_pb2.Action()
+        try:
+            chosen = to_action(bot.decide(request))
+        except SessionAbort:
+            raise
+        except Exception as e:
+            if not self.config.fallback:
+                raise
+            log.exception("decide() raised %r; answering %s instead", e, action_text(fallback))
+            return fallback
+        if not is_legal(request, chosen) and self.config.fallback:
+            log.error(
+                "decide() chose %r, which is not legal (legal: %s); answering %s instead",
+                action_text(chosen), ", ".join(legal_texts(request)), action_text(fallback),
+            )
+            return fallback
+        log.debug("match %s request %d: %s", match_id, request.request_id, action_text(chosen))
+        return chosen
+
+    async def _answer(
+        self,
+        call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+        match_id: str,
+        request: bot_pb2.ActionRequest,
+    ) -> None:
+        try:
+            chosen = await self._submit(lambda: self._decide(match_id, request))
+        except Exception:
+            return  # already reported by _check_hook (abort, or a crash without fallback)
+        if match_id in self._finished:
+            return
+        msg = bot_pb2.BotMessage(
+            action=bot_pb2.ActionResponse(match_id=match_id, request_id=request.request_id, action=chosen)
+        )
+        async with self._write_lock:
+            if call is not self._call or call.done():
+                log.debug("not answering request %d: its connection is gone", request.request_id)
+                return
+            try:
+                await call.write(msg)
+            except Exception as e:  # the stream closed meanwhile; the referee will ask again
+                log.debug("could not send the answer to request %d: %r", request.request_id, e)
+
+    # ----- one connection -----
+    def _channel(self) -> grpc.aio.Channel:
+        if self.config.tls:
+            return grpc.aio.secure_channel(self.config.referee, grpc.ssl_channel_credentials())
+        return grpc.aio.insecure_channel(self.config.referee)
+
+    def _hello(self) -> bot_pb2.BotMessage:
+        c = self.config
+        return bot_pb2.BotMessage(hello=bot_pb2.Hello(
+            bot_name=c.name, token=c.token, protocol_version=PROTOCOL_VERSION, nonce=c.nonce,
+            max_concurrent_matches=max(1, c.concurrent), client_info=c.client_info,
+        ))
+
+    async def _connect_once(self) -> bool:
+        """Play on one connection. Returns whether a Welcome was received; raises _Ended."""
+        welcomed = False
+        async with self._channel() as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)
+            call = stub.Play()
+            self._call = call
+            reader: asyncio.Task[None] | None = None
+            stopper = asyncio.ensure_future(self._stop.wait())
+            try:
+                await call.write(self._hello())
+
+                async def read_all() -> None:
+                    nonlocal welcomed
+                    while True:
+                        msg = await call.read()
+                        if msg is grpc.aio.EOF:
+                            return
+                        assert isinstance(msg, bot_pb2.RefereeMessage)
+                        if msg.WhichOneof("kind") == "welcome":
+                            welcomed = True
+                        self._handle(call, msg)
+                        if self._done:
+                            return
+
+                reader = asyncio.ensure_future(read_all())
+                await asyncio.wait({reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                if reader.done():
+                    reader.result()  # raises the RPC error, if any
+                if self._done or self._stop.is_set():
+                    await self._close_politely(call)
+                    return welcomed
+                code = await call.code()
+                details = await call.details()
+                if code == grpc.StatusCode.OK:
+                    raise _Ended("the referee closed the session", retry=self._want_more())
+                raise self._classify(code, details, welcomed)
+            except grpc.aio.AioRpcError as e:
+                raise self._classify(e.code(), e.details() or "", welcomed) from None
+            finally:
+                stopper.cancel()
+                if reader is not None and not reader.done():
+                    reader.cancel()
+                if not call.done():
+                    call.cancel()
+                self._call = None
+
+    def _want_more(self) -> bool:
+        in_progress = self._started - self._finished
+        return bool(in_progress) or self.config.matches == 0
+
+    def _classify(self, code: grpc.StatusCode, details: str, welcomed: bool) -> _Ended:
+        retry = code in _RETRYABLE or (
+            code in _RETRYABLE_AFTER_WELCOME and (welcomed or self._welcomed_ever)
+        )
+        return _Ended(f"{code.name}: {details}", retry=retry)
+
+    async def _close_politely(
+        self, call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage]
+    ) -> None:
+        """Half-close our side and give the referee a moment to end the stream."""
+        try:
+            async with self._write_lock:
+                await call.done_writing()
+            await asyncio.wait_for(call.code(), timeout=1.0)
+        except Exception:  # already closed, or the referee keeps it open: we cancel it
+            pass
+
+    # ----- messages -----
+    def _handle(
+        self,
+        call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+        msg: bot_pb2.RefereeMessage,
+    ) -> None:
+        kind = msg.WhichOneof("kind")
+        mid = msg.match_id
+        if kind == "welcome":
+            w = msg.welcome
+            self._welcomed_ever = True
+            log.info("welcome: session %s, referee %s, protocol %d, matches %s",
+                     w.session_id, w.referee_info or "?", w.protocol_version, list(w.match_ids) or "-")
+        elif kind == "match_started":
+            ms = msg.match_started
+            if mid in self._started:
+                log.info("match %s resumed (seat %d)", mid, ms.seat)
+                return
+            self._started.add(mid)
+            log.info("match %s started: seat %d, players %s, rules %s, time %s",
+                     mid, ms.seat, list(ms.player_names), ms.rules.name, ms.time_control.text)
+            self._hook(mid, "on_match_started", ms)
+        elif kind == "deal_started":
+            self._hook(mid, "on_deal_started", msg.deal_started)
+        elif kind == "event":
+            self._hook(mid, "on_event", msg.event)
+        elif kind == "action_request":
+            task = asyncio.ensure_future(self._answer(call, mid, msg.action_request))
+            self._answers.add(task)
+            task.add_done_callback(self._answers.discard)
+        elif kind == "action_rejected":
+            rj = msg.action_rejected
+            log.warning("match %s: action %s refused: %s", mid, action_text(rj.action), rj.reason)
+            self._hook(mid, "on_action_rejected", rj)
+        elif kind == "deal_finished":
+            r = msg.deal_finished.result
+            log.info("match %s game %d deal %d: %s, winner %d, %d points, scores %s", mid, r.game_number,
+                     r.deal_number, game_pb2.DealOutcome.Name(r.outcome), r.winner, r.points,
+                     list(r.scores_after))
+            self._hook(mid, "on_deal_finished", r)
+        elif kind == "game_finished":
+            self._hook(mid, "on_game_finished", msg.game_finished.result)
+        elif kind == "match_finished":
+            self._match_finished(mid, msg.match_finished.result)
+        elif kind == "error":
+            e = msg.error
+            log.log(logging.ERROR if e.fatal else logging.WARNING, "referee error%s: %s %s%s",
+                    f" in match {mid}" if mid else "", bot_pb2.ErrorCode.Name(e.code), e.message,
+                    " (fatal)" if e.fatal else "")
+            self._hook(mid, "on_error", e)
+        elif kind == "pong":
+            log.debug("pong %d", msg.pong.ping_id)
+        else:
+            log.debug("ignoring a message of an unknown kind (%s)", kind)
+
+    def _match_finished(self, mid: str, result: game_pb2.MatchResult) -> None:
+        if mid in self._finished:
+            return
+        self._finished.add(mid)
+        self._started.add(mid)
+        self.results.append(result)
+        log.info("match %s finished: winner seat %d (%s), games %s, totals %s%s", mid, result.winner,
+                 game_pb2.Termination.Name(result.termination), list(result.games_won),
+                 list(result.total_points), f" — {result.detail}" if result.detail else "")
+        bot = self._bot_for(mid)
+        self._submit(lambda: bot.on_match_finished(mid, result))
+        self._bots.pop(mid, None)
+        if self.config.matches and len(self._finished) >= self.config.matches:
+            self._done = True
+
+    # ----- the whole session -----
+    async def run(self) -> SessionResult:
+        failures = 0
+        try:
+            while True:
+                try:
+                    if await self._connect_once():
+                        failures = 0
+                    if self._abort is not None:
+                        return SessionResult(EXIT_FAILED, self._abort, self.results)
+                    if self._done:
+                        n = len(self._finished)
+                        return SessionResult(EXIT_OK, f"{n} match{'es' * (n != 1)} finished", self.results)
+                    raise _Ended("the connection ended", retry=True)
+                except _Ended as e:
+                    if self._abort is not None:
+                        return SessionResult(EXIT_FAILED, self._abort, self.results)
+                    if not e.retry:
+                        n, want = len(self._finished), self.config.matches
+                        return SessionResult(
+                            EXIT_FAILED, f"{e.reason} (after {n} of {want or 'unlimited'} matches)",
+                            self.results,
+                        )
+                    failures += 1
+                    if failures > self.config.retries:
+                        return SessionResult(
+                            EXIT_FAILED, f"gave up after {failures} failed connections: {e.reason}",
+                            self.results,
+                        )
+                    delay = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** (failures - 1))
+                    delay *= random.uniform(0.8, 1.2)
+                    log.warning("connection to %s ended (%s); reconnecting in %.1f s (attempt %d of %d)",
+                                self.config.referee, e.reason, delay, failures, self.config.retries)
+                    await asyncio.sleep(delay)
+        finally:
+            await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        for task in list(self._answers):
+            task.cancel()
+        pending = set(self._pending)
+        if pending:  # let the bot see the last messages (e.g. match_finished)
+            await asyncio.wait(pending, timeout=5.0)
+        for bot in self._all_bots:
+            try:
+                bot.close()
+            except Exception:
+                log.exception("close() raised")
+        self._worker.shutdown(wait=False, cancel_futures=True)
+
+
+async def play(bot: BotLike, config: BotConfig) -> SessionResult:
+    """Play a session to its end (``config.matches`` matches finished, a fatal error, or
+    reconnection given up) and return how it ended. Cancel the task to stop early."""
+    return await _Session(bot, config).run()
+
+
+# ----- command line -----
+def make_parser(default_name: str = "bot", description: str | None = None) -> argparse.ArgumentParser:
+    """The kit's command line; add your own options to it before :func:`parse_config`.
+
+    Every option can also come from the environment: ``GIN_REFEREE``, ``GIN_TOKEN``,
+    ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_LOG_LEVEL``."""
+    env = os.environ
+    p = argparse.ArgumentParser(description=description or f"Gin Arena bot {default_name!r}")
+    p.add_argument("--referee", default=env.get("GIN_REFEREE", DEFAULT_REFEREE), metavar="HOST:PORT",
+                   help="the referee's address (env GIN_REFEREE; default %(default)s)")
+    p.add_argument("--token", default=env.get("GIN_TOKEN"),
+                   help="seat or bot token (env GIN_TOKEN; required)")
+    p.add_argument("--name", default=env.get("GIN_BOT_NAME", default_name),
+                   help="bot name (env GIN_BOT_NAME; default %(default)s)")
+    p.add_argument("--matches", type=int, default=int(env.get("GIN_MATCHES", "1")), metavar="N",
+                   help="exit after N matches have finished; 0 = serve until stopped (default %(default)s)")
+    p.add_argument("--concurrent", type=int, default=1, metavar="N",
+                   help="matches to play at once on the session (default %(default)s)")
+    p.add_argument("--tls", action="store_true", help="connect with TLS")
+    p.add_argument("--retries", type=int, default=8, metavar="N",
+                   help="failed connection attempts in a row before giving up (default %(default)s)")
+    p.add_argument("--no-nonce", action="store_true", help="send no nonce in Hello")
+    p.add_argument("--log-level", default=env.get("GIN_LOG_LEVEL", "INFO"),
+                   choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
+                   help="logging level on stderr (env GIN_LOG_LEVEL; default %(default)s)")
+    return p
+
+
+def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
+                 ) -> tuple[BotConfig, argparse.Namespace]:
+    """Parse the command line (exits with status 2 on a usage error)."""
+    ns = parser.parse_args(argv)
+    if not ns.token:
+        parser.error("a token is required: --token T or the environment variable GIN_TOKEN")
+    if ns.matches < 0 or ns.concurrent < 1 or ns.retries < 0:
+        parser.error("--matches must be >= 0, --concurrent >= 1, --retries >= 0")
+    config = BotConfig(
+        token=ns.token, referee=ns.referee, name=ns.name, matches=ns.matches, concurrent=ns.concurrent,
+        tls=ns.tls, retries=ns.retries,
+    )
+    if ns.no_nonce:
+        config.nonce = b""
+    return config, ns
+
+
+def setup_logging(level: str = "INFO") -> None:
+    """Log to stderr with timestamps."""
+    logging.basicConfig(
+        stream=sys.stderr, level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+async def run_until_signal(main: Coroutine[Any, Any, SessionResult]) -> SessionResult:
+    """Run ``main``; SIGINT or SIGTERM cancels it and ends with exit code 0."""
+    task = asyncio.ensure_future(main)
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, task.cancel)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+            pass
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise
+        log.info("stopped by a signal")
+        return SessionResult(EXIT_OK, "stopped by a signal")
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def run_bot(
+    bot: BotLike,
+    name: str | None = None,
+    *,
+    argv: list[str] | None = None,
+    config: BotConfig | None = None,
+    log_level: str | None = None,
+) -> int:
+    """Connect the bot to the referee and play until done; returns the process exit code.
+
+    Without ``config``, the command line (``argv``, default ``sys.argv[1:]``) and the
+    environment are read (see :func:`make_parser`). Typical use::
+
+        if __name__ == "__main__":
+            raise SystemExit(run_bot(decide, name="my-bot"))
+    """
+    if config is None:
+        default_name = name or getattr(bot, "name", None) or "bot"
+        config, ns = parse_config(make_parser(default_name), argv)
+        log_level = log_level or ns.log_level
+    setup_logging(log_level or "INFO")
+    log.info("%s connecting to %s", config.name, config.referee)
+    result = asyncio.run(run_until_signal(play(bot, config)))
+    log.log(logging.INFO if result.ok else logging.ERROR, "session over: %s", result.reason)
+    return result.exit_code

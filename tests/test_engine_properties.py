@@ -1,0 +1,395 @@
+"""Properties of the engine over random play (hypothesis): card conservation, ``legal_actions``
+is exactly what ``apply`` accepts, the information state hides what RULES §12 hides, deals end,
+replays rebuild a deal, and matches are deterministic."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from referee.gin import (
+    DECK,
+    Action,
+    BigGin,
+    Card,
+    Deal,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    IllegalActionError,
+    InformationState,
+    Knock,
+    Match,
+    Pass,
+    RuleSet,
+    TakeUpcard,
+    to_mask,
+)
+
+RULES = [
+    RuleSet.classic(),
+    RuleSet.oklahoma(),
+    RuleSet.straight(),
+    RuleSet.short(),
+    RuleSet.classic(stock_exhausted="reshuffle"),
+    RuleSet.oklahoma(stock_exhausted="reshuffle", big_gin=False),
+    RuleSet.straight(stock_exhausted="reshuffle"),
+    RuleSet.classic(knock_limit=0, big_gin=False),
+]
+RULE_IDS = ["classic", "oklahoma", "straight", "short", "classic-reshuffle", "oklahoma-reshuffle-nobig",
+            "straight-reshuffle", "limit0"]
+
+EVERY_ACTION: tuple[Action, ...] = (
+    Pass(), TakeUpcard(), DrawStock(), DrawDiscard(), BigGin(),
+    *(Discard(c) for c in DECK), *(Knock(c) for c in DECK),
+)
+"""All 7 kinds, with all 52 cards for discard and knock: 109 actions."""
+
+MAX_STEPS = 5000
+"""Random deals end long before this (RULES §8: the stock runs down by one at every stock draw)."""
+
+POLICY_MODES = ("uniform", "eager", "never_end")
+
+Policy = Callable[[Sequence[Action]], Action]
+
+
+def make_policy(rng: random.Random, mode: str) -> Policy:
+    """``uniform``: any legal action; ``eager``: knock or big gin whenever legal; ``never_end``:
+    never knock (so that stocks run out: dead hands and reshuffles)."""
+
+    def act(legal: Sequence[Action]) -> Action:
+        enders = [a for a in legal if isinstance(a, Knock | BigGin)]
+        if mode == "eager" and enders:
+            return rng.choice(enders)
+        if mode == "never_end":
+            others = [a for a in legal if not isinstance(a, Knock | BigGin)]
+            if others:
+                return rng.choice(others)
+        return rng.choice(list(legal))
+
+    return act
+
+
+def play_deal(deal: Deal, policy: Policy, each: Callable[[Deal], None] | None = None) -> int:
+    """Play to the end, calling ``each`` on the state before every step and at the end."""
+    for step in range(MAX_STEPS):
+        if each is not None:
+            each(deal)
+        if deal.is_over:
+            return step
+        deal.apply(policy(deal.legal_actions()))
+    raise AssertionError(f"deal not over after {MAX_STEPS} steps")
+
+
+def snapshot(deal: Deal) -> tuple[object, ...]:
+    """Everything observable about a deal (the stock's order included, read from its private list)."""
+    return (
+        deal.phase, deal.to_move, tuple(deal.hands), deal.discard_pile, deal.stock_size,
+        tuple(deal._stock), deal.history, deal.outcome, deal.forbidden_discard,
+        deal.known_cards(0), deal.known_cards(1), deal.upcard_passes, deal.stock_draw_only,
+        deal.reshuffled, tuple(deal.legal_actions()),
+    )
+
+
+deals = st.builds(
+    lambda deck, dealer, rules, key: Deal.from_deck(deck, dealer, rules, key=key),
+    st.permutations(DECK),
+    st.integers(0, 1),
+    st.sampled_from(RULES),
+    st.binary(min_size=0, max_size=8),
+)
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ----- (a) conservation -----
+
+
+def check_conservation(deal: Deal) -> None:
+    out = deal.outcome
+    knock = out.knock_discard if out is not None else None
+    face_down = [knock] if knock is not None else []
+    pile = deal.discard_pile
+    sizes = [h.bit_count() for h in deal.hands]
+    assert sum(sizes) + deal.stock_size + len(pile) + len(face_down) == 52
+    seen = deal.hands[0] | deal.hands[1] | to_mask(pile) | to_mask(face_down)
+    assert seen.bit_count() == 52 - deal.stock_size, "no card in two places"
+    assert to_mask(Card.from_index(i) for i in deal._stock) == ((1 << 52) - 1) & ~seen, "the stock is the rest"
+    if deal.phase == "discard":
+        assert sizes[deal.to_move] == 11 and sizes[1 - deal.to_move] == 10
+    elif deal.phase in ("upcard", "draw"):
+        assert sizes == [10, 10]
+    elif out is not None and out.kind == "big_gin":
+        assert sorted(sizes) == [10, 11]
+    else:
+        assert sizes == [10, 10]
+
+
+@FAST
+@given(deal=deals, seed=st.integers(0, 2**32), mode=st.sampled_from(POLICY_MODES))
+def test_52_cards_are_conserved_at_every_step(deal: Deal, seed: int, mode: str) -> None:
+    play_deal(deal, make_policy(random.Random(seed), mode), check_conservation)
+
+
+@pytest.mark.parametrize("rules", RULES, ids=RULE_IDS)
+def test_52_cards_are_conserved_for_every_rule_set(rules: RuleSet) -> None:
+    rng = random.Random(rules.name + rules.stock_exhausted)
+    reshuffled = 0
+    for n in range(30):
+        deck = rng.sample(DECK, 52)
+        deal = Deal.from_deck(deck, n % 2, rules, key=bytes([n]))
+        play_deal(deal, make_policy(rng, POLICY_MODES[n % 3]), check_conservation)
+        reshuffled += deal.reshuffled
+    if rules.stock_exhausted == "reshuffle":
+        assert reshuffled >= 3, "the reshuffle path was exercised"
+    else:
+        assert reshuffled == 0
+
+
+# ----- (b) legal_actions is exactly what apply accepts -----
+
+
+def check_legal_actions(deal: Deal) -> None:
+    legal = deal.legal_actions()
+    assert len(set(legal)) == len(legal), "no duplicates"
+    accepted = []
+    for action in EVERY_ACTION:
+        trial = deal.copy()
+        before = snapshot(trial)
+        try:
+            trial.apply(action)
+        except IllegalActionError as e:
+            assert str(e), "an illegal action names its reason"
+            assert snapshot(trial) == before, f"refused {action} changed the deal"
+        else:
+            accepted.append(action)
+    assert set(accepted) == set(legal), (
+        f"phase {deal.phase}: accepted but not listed {set(accepted) - set(legal)}, "
+        f"listed but refused {set(legal) - set(accepted)}"
+    )
+    assert snapshot(deal) == snapshot(deal.copy()), "copies are independent"
+    if legal:
+        other = 1 - deal.to_move
+        before = snapshot(deal)
+        with pytest.raises(IllegalActionError, match=f"seat {deal.to_move}'s turn"):
+            deal.copy().apply(legal[0], seat=other)
+        trial = deal.copy()
+        with pytest.raises(IllegalActionError):
+            trial.apply(legal[0], seat=other)
+        assert snapshot(trial) == before
+
+
+@SLOW
+@given(deal=deals, seed=st.integers(0, 2**32), mode=st.sampled_from(POLICY_MODES))
+def test_legal_actions_are_exactly_the_actions_apply_accepts(deal: Deal, seed: int, mode: str) -> None:
+    play_deal(deal, make_policy(random.Random(seed), mode), check_legal_actions)
+
+
+def test_legal_actions_at_knock_and_big_gin_states() -> None:
+    # Random play rarely reaches knock states: play eagerly and check every state of 40 deals.
+    rng = random.Random(5)
+    knocks = 0
+    for n in range(40):
+        deal = Deal.from_deck(rng.sample(DECK, 52), n % 2, RULES[n % len(RULES)], key=b"k")
+        play_deal(deal, make_policy(rng, "eager"), check_legal_actions)
+        knocks += deal.outcome is not None and deal.outcome.kind != "dead"
+    assert knocks >= 10
+
+
+# ----- (c) the information state hides what RULES §12 hides -----
+
+
+def cards_in(value: Any) -> Iterator[Card]:
+    """Every Card reachable from a value through dataclass fields, tuples, lists and dicts."""
+    if isinstance(value, Card):
+        yield value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from cards_in(getattr(value, f.name))
+    elif isinstance(value, tuple | list | set | frozenset):
+        for v in value:
+            yield from cards_in(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from cards_in(k)
+            yield from cards_in(v)
+
+
+class Witness:
+    """What each seat has legitimately seen during one deal: every card it held, and every
+    card that was ever face up (the upcard and every discard)."""
+
+    def __init__(self) -> None:
+        self.seen = [0, 0]
+
+    def update(self, deal: Deal) -> None:
+        public = to_mask(deal.discard_pile) | deal.first_upcard.mask
+        for seat in (0, 1):
+            self.seen[seat] |= deal.hands[seat] | public
+
+    def check(self, deal: Deal, view: InformationState, seat: int, secrets: Sequence[bytes]) -> None:
+        allowed = self.seen[seat]
+        out = deal.outcome
+        if out is not None and out.kind != "dead":
+            allowed |= to_mask(out.hands[0]) | to_mask(out.hands[1])  # the showdown reveals both hands
+        leaked = to_mask(cards_in(view)) & ~allowed
+        assert not leaked, f"seat {seat} sees {' '.join(str(Card.from_index(c.index)) for c in DECK if c.mask & leaked)}"
+        # Specific secrets, also when the card happens to be known otherwise:
+        for ev in view.events:
+            if ev.seat != seat and ev.kind in ("draw_stock", "knock"):
+                assert ev.card is None, f"seat {seat} sees the opponent's {ev.kind} card"
+        if view.outcome is not None:
+            if view.outcome.knocker != seat:
+                assert view.outcome.knock_discard is None, "the face-down knock discard is shown"
+            if out is not None and out.kind == "dead":
+                assert view.outcome.hands == () and view.outcome.showdown is None
+        if not deal.is_over:
+            assert view.hand == deal.hand(seat)
+            assert view.hand_sizes == tuple(h.bit_count() for h in deal.hands)
+        text = repr(view)
+        for secret in secrets:
+            if secret:
+                assert secret.hex() not in text and repr(secret) not in text
+        assert not any(isinstance(v, bytes) and v for v in _leaves(view)), "no key or seed in a view"
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _leaves(getattr(value, f.name))
+    elif isinstance(value, tuple | list):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+@FAST
+@given(deal=deals, seed=st.integers(0, 2**32), mode=st.sampled_from(POLICY_MODES))
+def test_deal_view_shows_no_hidden_card(deal: Deal, seed: int, mode: str) -> None:
+    witness = Witness()
+
+    def each(d: Deal) -> None:
+        witness.update(d)
+        for seat in (0, 1):
+            witness.check(d, d.view(seat), seat, [d.key])
+
+    play_deal(deal, make_policy(random.Random(seed), mode), each)
+
+
+@SLOW
+@given(
+    seed=st.binary(min_size=1, max_size=16),
+    policy_seed=st.integers(0, 2**32),
+    rules=st.sampled_from(RULES),
+    mode=st.sampled_from(("uniform", "eager")),
+)
+def test_match_view_shows_no_hidden_card_nor_the_seed(seed: bytes, policy_seed: int, rules: RuleSet, mode: str) -> None:
+    match = Match(rules, seed)
+    policy = make_policy(random.Random(policy_seed), mode)
+    witness = Witness()
+    current = (match.game.number, match.game.deal_number)
+    deals_seen = 0
+    while not match.is_over and deals_seen < 4:
+        here = (match.game.number, match.game.deal_number)
+        if here != current:
+            witness, current, deals_seen = Witness(), here, deals_seen + 1
+        deal = match.deal
+        witness.update(deal)
+        for seat in (0, 1):
+            view = match.view(seat)
+            assert (view.game_number, view.deal_number) == here
+            assert view.scores == tuple(match.game.scores)
+            assert view.legal_actions == (tuple(match.legal_actions()) if match.to_move == seat else ())
+            witness.check(deal, view, seat, [seed, deal.key])
+        match.apply(policy(match.legal_actions()))
+
+
+def test_view_after_showdown_reveals_hands_but_not_the_knock_discard() -> None:
+    rng = random.Random(9)
+    checked = 0
+    for n in range(60):
+        deal = Deal.from_deck(rng.sample(DECK, 52), n % 2, RuleSet.classic(), key=b"x")
+        play_deal(deal, make_policy(rng, "eager"))
+        out = deal.outcome
+        assert out is not None
+        if out.kind in ("knock", "undercut", "gin"):
+            assert out.knocker is not None and out.knock_discard is not None
+            defender = 1 - out.knocker
+            seen = deal.view(defender)
+            assert seen.outcome is not None and seen.outcome.knock_discard is None
+            assert seen.outcome.hands == out.hands and seen.outcome.showdown == out.showdown
+            assert deal.view(out.knocker).outcome == out
+            hidden = out.knock_discard
+            if hidden not in deal.discard_pile and all(m.card != hidden or m.seat == out.knocker
+                                                       for m in deal.history):
+                assert hidden not in set(cards_in(seen)), "the face-down card is not in the defender's view"
+            checked += 1
+    assert checked >= 10
+
+
+# ----- (d) deals end -----
+
+
+@FAST
+@given(deal=deals, seed=st.integers(0, 2**32), mode=st.sampled_from(POLICY_MODES))
+def test_random_deals_end(deal: Deal, seed: int, mode: str) -> None:
+    steps = play_deal(deal, make_policy(random.Random(seed), mode))
+    assert deal.is_over and deal.outcome is not None and deal.legal_actions() == []
+    assert steps == len(deal.actions) <= MAX_STEPS
+    assert steps >= 2
+    with pytest.raises(IllegalActionError, match="the deal is over"):
+        deal.apply(DrawStock())
+
+
+# ----- (e) replay -----
+
+
+@FAST
+@given(deal=deals, seed=st.integers(0, 2**32), mode=st.sampled_from(POLICY_MODES), cut=st.floats(0, 1))
+def test_replay_rebuilds_the_same_state_and_outcome(deal: Deal, seed: int, mode: str, cut: float) -> None:
+    play_deal(deal, make_policy(random.Random(seed), mode))
+    again = Deal.replay(deal.deck, deal.dealer, deal.rules, deal.actions, key=deal.key)
+    assert snapshot(again) == snapshot(deal)
+    assert again.outcome == deal.outcome and again.history == deal.history
+    # A prefix replays to the same intermediate state as playing it.
+    k = int(cut * len(deal.actions))
+    part = Deal.replay(deal.deck, deal.dealer, deal.rules, deal.actions[:k], key=deal.key)
+    fresh = Deal.from_deck(deal.deck, deal.dealer, deal.rules, key=deal.key)
+    for a in deal.actions[:k]:
+        fresh.apply(a)
+    assert snapshot(part) == snapshot(fresh)
+
+
+# ----- (f) matches are deterministic -----
+
+
+def run_match(rules: RuleSet, seed: bytes, policy_seed: int) -> tuple[list[object], object]:
+    match = Match(rules, seed)
+    policy = make_policy(random.Random(policy_seed), "eager")
+    trace: list[object] = [match.view(0), match.view(1)]
+    while not match.is_over:
+        action = policy(match.legal_actions())
+        trace.append(action)
+        trace.extend(match.apply(action))
+    return trace, match.outcome
+
+
+@SLOW
+@given(seed=st.binary(min_size=1, max_size=12), policy_seed=st.integers(0, 2**32), rules=st.sampled_from(RULES))
+def test_match_is_deterministic(seed: bytes, policy_seed: int, rules: RuleSet) -> None:
+    a = run_match(rules, seed, policy_seed)
+    b = run_match(rules, seed, policy_seed)
+    assert a == b
+
+
+def test_different_seeds_give_different_matches() -> None:
+    rules = RuleSet.short()
+    traces = {repr(run_match(rules, bytes([i]), 1)[0][:2]) for i in range(5)}
+    assert len(traces) == 5
