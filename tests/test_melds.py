@@ -6,6 +6,7 @@ import itertools
 import random
 from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest

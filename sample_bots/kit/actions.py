@@ -11,18 +11,18 @@ from gin_arena.v1 import bot_pb2, game_pb2
 
 from .cards import DECK, parse_card
 
-KIND_NAMES: dict[int, str] = {
-    game_pb2.ACTION_KIND_PASS: "pass",
-    game_pb2.ACTION_KIND_TAKE_UPCARD: "take_upcard",
-    game_pb2.ACTION_KIND_DRAW_STOCK: "draw_stock",
-    game_pb2.ACTION_KIND_DRAW_DISCARD: "draw_discard",
-    game_pb2.ACTION_KIND_DISCARD: "discard",
-    game_pb2.ACTION_KIND_KNOCK: "knock",
-    game_pb2.ACTION_KIND_BIG_GIN: "big_gin",
+KINDS: dict[str, game_pb2.ActionKind.ValueType] = {
+    "pass": game_pb2.ACTION_KIND_PASS,
+    "take_upcard": game_pb2.ACTION_KIND_TAKE_UPCARD,
+    "draw_stock": game_pb2.ACTION_KIND_DRAW_STOCK,
+    "draw_discard": game_pb2.ACTION_KIND_DRAW_DISCARD,
+    "discard": game_pb2.ACTION_KIND_DISCARD,
+    "knock": game_pb2.ACTION_KIND_KNOCK,
+    "big_gin": game_pb2.ACTION_KIND_BIG_GIN,
 }
-"""ActionKind value → its name in the text form."""
-KINDS: dict[str, game_pb2.ActionKind.ValueType] = {name: kind for kind, name in KIND_NAMES.items()}
 """Name → ActionKind value."""
+KIND_NAMES: dict[int, str] = {kind: name for name, kind in KINDS.items()}
+"""ActionKind value → its name in the text form."""
 CARD_KINDS = ("discard", "knock")
 """The kinds that name a card."""
 
@@ -76,7 +76,9 @@ def is_legal(request: bot_pb2.ActionRequest, action: game_pb2.Action) -> bool:
     return any(a.kind == action.kind and a.card == action.card for a in request.legal_actions)
 
 
-def legal_of_kind(request: bot_pb2.ActionRequest, kind: game_pb2.ActionKind.ValueType) -> list[game_pb2.Action]:
+def legal_of_kind(
+    request: bot_pb2.ActionRequest, kind: game_pb2.ActionKind.ValueType
+) -> list[game_pb2.Action]:
     """The legal actions of one kind (e.g. every legal ``KNOCK``)."""
     return [a for a in request.legal_actions if a.kind == kind]
 

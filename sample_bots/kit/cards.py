@@ -38,7 +38,7 @@ def parse_card(text: str) -> str:
     if len(t) == 3 and t.startswith("10"):
         t = "T" + t[2]
     if len(t) != 2 or t[0].upper() not in RANKS or t[1].lower() not in SUITS:
-        raise ValueError(f"not a card: {text!r} (expected a rank of {RANKS} then a suit of {SUITS}, e.g. 'Ts')")
+        raise ValueError(f"not a card: {text!r} (expected a rank {RANKS} then a suit {SUITS}, e.g. 'Ts')")
     return t[0].upper() + t[1].lower()
 
 

@@ -305,7 +305,7 @@ class _Session:
         welcomed = False
         async with self._channel() as channel:
             stub = bot_pb2_grpc.BotServiceStub(channel)
-            call = stub.Play()
+            call = stub.Play(None)  # we write with call.write()
             self._call = call
             reader: asyncio.Task[None] | None = None
             stopper = asyncio.ensure_future(self._stop.wait())
@@ -314,11 +314,7 @@ class _Session:
 
                 async def read_all() -> None:
                     nonlocal welcomed
-                    while True:
-                        msg = await call.read()
-                        if msg is grpc.aio.EOF:
-                            return
-                        assert isinstance(msg, bot_pb2.RefereeMessage)
+                    async for msg in call:
                         if msg.WhichOneof("kind") == "welcome":
                             welcomed = True
                         self._handle(call, msg)
