@@ -84,6 +84,7 @@ class SeatLink:
         self.substituted = False
         self.pending = 0
         self.open_request: bot_pb2.RefereeMessage | None = None
+        self.events = wire.EventLog()
         self.stray = 0
         self._inbox_send, self._inbox = trio.open_memory_channel[_Inbound](math.inf)
 
@@ -327,7 +328,7 @@ class Table:
         )
         for link in self.links:
             link.send(bot_pb2.RefereeMessage(
-                match_id=self.match_id, deal_started=wire.deal_started(match.view(link.seat))))
+                match_id=self.match_id, deal_started=wire.deal_started(match.view(link.seat), link.events)))
         pub = match.view(-1)
         self._public(deal_started=referee_pb2.SpectatorDeal(
             game_number=pub.game_number, deal_number=pub.deal_number, dealer=pub.dealer,
@@ -350,7 +351,7 @@ class Table:
         limit_ms = allowance + tc.margin_ms
         state = match.view(seat)
         request = bot_pb2.RefereeMessage(match_id=self.match_id, action_request=wire.action_request(
-            request_id, state, wire.clocks(self._clocks.shown(), tc.increment_ms, seat), allowance))
+            request_id, state, wire.clocks(self._clocks.shown(), tc.increment_ms, seat), allowance, link.events))
         legal = set(state.legal_actions)
         link.pending = request_id
         link.open_request = request

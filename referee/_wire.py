@@ -172,8 +172,27 @@ def public_event(ev: gin.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent
     )
 
 
-def information_state(state: gin.InformationState) -> game_pb2.InformationState:
-    """A seat's complete information state as a message."""
+class EventLog:
+    """The messages of one seat's events in the current deal, converted once each (a deal's
+    events only grow, so each request converts just the new ones)."""
+
+    __slots__ = ("deal", "events")
+
+    def __init__(self) -> None:
+        self.deal: tuple[int, int] = (0, 0)
+        self.events: list[game_pb2.PublicEvent] = []
+
+    def convert(self, state: gin.InformationState) -> list[game_pb2.PublicEvent]:
+        key = (state.game_number, state.deal_number)
+        if key != self.deal or len(self.events) > len(state.events):
+            self.deal = key
+            self.events = []
+        self.events.extend(public_event(e) for e in state.events[len(self.events):])
+        return self.events
+
+
+def information_state(state: gin.InformationState, log: EventLog | None = None) -> game_pb2.InformationState:
+    """A seat's complete information state as a message (``log`` caches event conversion)."""
     arrangement = gin.arrange(state.hand)
     return game_pb2.InformationState(
         seat=state.seat,
@@ -193,7 +212,7 @@ def information_state(state: gin.InformationState) -> game_pb2.InformationState:
         knock_limit=-1 if state.knock_limit is None else state.knock_limit,
         forbidden_discard=str(state.forbidden_discard) if state.forbidden_discard is not None else "",
         upcard_passes=state.upcard_passes,
-        events=[public_event(e) for e in state.events],
+        events=log.convert(state) if log is not None else [public_event(e) for e in state.events],
         game_number=state.game_number,
         deal_number=state.deal_number,
         scores=state.scores,
@@ -247,16 +266,17 @@ def game_result(result: gin.GameResult) -> game_pb2.GameResult:
     )
 
 
-def deal_started(state: gin.InformationState) -> bot_pb2.DealStarted:
+def deal_started(state: gin.InformationState, log: EventLog | None = None) -> bot_pb2.DealStarted:
     """The start of a deal, for the seat of ``state``."""
     return bot_pb2.DealStarted(
         game_number=state.game_number, deal_number=state.deal_number, dealer=state.dealer,
-        state=information_state(state),
+        state=information_state(state, log),
     )
 
 
 def action_request(
-    request_id: int, state: gin.InformationState, clock_list: Sequence[game_pb2.Clock], time_for_move_ms: int
+    request_id: int, state: gin.InformationState, clock_list: Sequence[game_pb2.Clock], time_for_move_ms: int,
+    log: EventLog | None = None,
 ) -> bot_pb2.ActionRequest:
     """A request for a decision, carrying the seat's complete information state."""
     return bot_pb2.ActionRequest(
@@ -264,7 +284,7 @@ def action_request(
         legal_actions=[action_to_proto(a) for a in state.legal_actions],
         clocks=clock_list,
         time_for_move_ms=time_for_move_ms,
-        state=information_state(state),
+        state=information_state(state, log),
     )
 
 

@@ -105,7 +105,8 @@ def test_rule_1_equality_and_hashing_by_value() -> None:
     a = Card(1, 0)
     assert a == parse_card("As") and hash(a) == hash(parse_card("As"))
     assert a != parse_card("Ah")
-    assert a != "As"
+    text: object = "As"
+    assert a != text
     assert len({Card(c.rank, c.suit) for c in DECK} | set(DECK)) == 52
     assert {parse_card("Td"): 1}[Card(10, 2)] == 1
 

@@ -109,10 +109,11 @@ deals = st.builds(
     st.permutations(DECK),
     st.integers(0, 1),
     st.sampled_from(RULES),
-    st.binary(min_size=0, max_size=8),
+    st.one_of(st.just(b""), st.binary(min_size=8, max_size=16)),
 )
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOWER = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ----- (a) conservation -----
@@ -127,7 +128,8 @@ def check_conservation(deal: Deal) -> None:
     assert sum(sizes) + deal.stock_size + len(pile) + len(face_down) == 52
     seen = deal.hands[0] | deal.hands[1] | to_mask(pile) | to_mask(face_down)
     assert seen.bit_count() == 52 - deal.stock_size, "no card in two places"
-    assert to_mask(Card.from_index(i) for i in deal._stock) == ((1 << 52) - 1) & ~seen, "the stock is the rest"
+    stock = to_mask(Card.from_index(i) for i in deal._stock)
+    assert stock == ((1 << 52) - 1) & ~seen, "the stock is the rest"
     if deal.phase == "discard":
         assert sizes[deal.to_move] == 11 and sizes[1 - deal.to_move] == 10
     elif deal.phase in ("upcard", "draw"):
@@ -192,40 +194,55 @@ def check_legal_actions(deal: Deal) -> None:
         assert snapshot(trial) == before
 
 
-@SLOW
+@SLOWER
 @given(deal=deals, seed=st.integers(0, 2**32), mode=st.sampled_from(POLICY_MODES))
 def test_legal_actions_are_exactly_the_actions_apply_accepts(deal: Deal, seed: int, mode: str) -> None:
     play_deal(deal, make_policy(random.Random(seed), mode), check_legal_actions)
 
 
 def test_legal_actions_at_knock_and_big_gin_states() -> None:
-    # Random play rarely reaches knock states: play greedily and check every state of 40 deals.
+    # Random play rarely reaches knock states: play greedily and check every state of 30 deals.
     rng = random.Random(5)
     knocks = 0
-    for n in range(40):
+    for n in range(30):
         deal = Deal.from_deck(rng.sample(DECK, 52), n % 2, RULES[n % len(RULES)], key=b"k")
         play_deal(deal, make_policy(rng, "greedy"), check_legal_actions)
         knocks += deal.outcome is not None and deal.outcome.kind != "dead"
-    assert knocks >= 20
+    assert knocks >= 15
 
 
 # ----- (c) the information state hides what RULES §12 hides -----
 
 
-def cards_in(value: Any) -> Iterator[Card]:
-    """Every Card reachable from a value through dataclass fields, tuples, lists and dicts."""
-    if isinstance(value, Card):
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def walk(value: Any) -> Iterator[Any]:
+    """Every leaf value reachable through dataclass fields, tuples, lists, sets and dicts; a
+    Card is a leaf."""
+    kind = type(value)
+    if kind is Card:
         yield value
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from cards_in(getattr(value, f.name))
-    elif isinstance(value, tuple | list | set | frozenset):
+    elif kind in (tuple, list, set, frozenset):
         for v in value:
-            yield from cards_in(v)
-    elif isinstance(value, dict):
+            yield from walk(v)
+    elif kind is dict:
         for k, v in value.items():
-            yield from cards_in(k)
-            yield from cards_in(v)
+            yield from walk(k)
+            yield from walk(v)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+        for name in names:
+            yield from walk(getattr(value, name))
+    else:
+        yield value
+
+
+def cards_in(value: Any) -> list[Card]:
+    """Every Card reachable from a value."""
+    return [v for v in walk(value) if isinstance(v, Card)]
 
 
 class Witness:
@@ -245,8 +262,9 @@ class Witness:
         out = deal.outcome
         if out is not None and out.kind != "dead":
             allowed |= to_mask(out.hands[0]) | to_mask(out.hands[1])  # the showdown reveals both hands
-        leaked = to_mask(cards_in(view)) & ~allowed
-        assert not leaked, f"seat {seat} sees {' '.join(str(Card.from_index(c.index)) for c in DECK if c.mask & leaked)}"
+        leaves = list(walk(view))
+        leaked = to_mask(v for v in leaves if isinstance(v, Card)) & ~allowed
+        assert not leaked, f"seat {seat} sees {' '.join(str(c) for c in DECK if c.mask & leaked)}"
         # Specific secrets, also when the card happens to be known otherwise:
         for ev in view.events:
             if ev.seat != seat and ev.kind in ("draw_stock", "knock"):
@@ -261,23 +279,12 @@ class Witness:
             assert view.hand_sizes == tuple(h.bit_count() for h in deal.hands)
         text = repr(view)
         for secret in secrets:
-            if secret:
+            if len(secret) >= 6:  # shorter ones match any text by chance
                 assert secret.hex() not in text and repr(secret) not in text
-        assert not any(isinstance(v, bytes) and v for v in _leaves(view)), "no key or seed in a view"
+        assert not any(isinstance(v, bytes) and v for v in leaves), "no key or seed in a view"
 
 
-def _leaves(value: Any) -> Iterator[Any]:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from _leaves(getattr(value, f.name))
-    elif isinstance(value, tuple | list):
-        for v in value:
-            yield from _leaves(v)
-    else:
-        yield value
-
-
-@FAST
+@SLOW
 @given(deal=deals, seed=st.integers(0, 2**32), mode=st.sampled_from(POLICY_MODES))
 def test_deal_view_shows_no_hidden_card(deal: Deal, seed: int, mode: str) -> None:
     witness = Witness()
@@ -290,20 +297,22 @@ def test_deal_view_shows_no_hidden_card(deal: Deal, seed: int, mode: str) -> Non
     play_deal(deal, make_policy(random.Random(seed), mode), each)
 
 
-@SLOW
+@SLOWER
 @given(
-    seed=st.binary(min_size=1, max_size=16),
+    seed=st.binary(min_size=8, max_size=16),
     policy_seed=st.integers(0, 2**32),
     rules=st.sampled_from(RULES),
     mode=st.sampled_from(("uniform", "greedy")),
 )
-def test_match_view_shows_no_hidden_card_nor_the_seed(seed: bytes, policy_seed: int, rules: RuleSet, mode: str) -> None:
+def test_match_view_shows_no_hidden_card_nor_the_seed(
+    seed: bytes, policy_seed: int, rules: RuleSet, mode: str
+) -> None:
     match = Match(rules, seed)
     policy = make_policy(random.Random(policy_seed), mode)
     witness = Witness()
     current = (match.game.number, match.game.deal_number)
     deals_seen = 0
-    while not match.is_over and deals_seen < 4:
+    while not match.is_over and deals_seen < 3:
         here = (match.game.number, match.game.deal_number)
         if here != current:
             witness, current, deals_seen = Witness(), here, deals_seen + 1
@@ -320,7 +329,7 @@ def test_match_view_shows_no_hidden_card_nor_the_seed(seed: bytes, policy_seed: 
 
 def test_view_after_showdown_reveals_hands_but_not_the_knock_discard() -> None:
     rng = random.Random(9)
-    checked = 0
+    checked = hidden_checked = 0
     for n in range(60):
         deal = Deal.from_deck(rng.sample(DECK, 52), n % 2, RuleSet.classic(), key=b"x")
         play_deal(deal, make_policy(rng, "greedy"))
@@ -334,11 +343,15 @@ def test_view_after_showdown_reveals_hands_but_not_the_knock_discard() -> None:
             assert seen.outcome.hands == out.hands and seen.outcome.showdown == out.showdown
             assert deal.view(out.knocker).outcome == out
             hidden = out.knock_discard
-            if hidden not in deal.discard_pile and all(m.card != hidden or m.seat == out.knocker
-                                                       for m in deal.history):
+            was_public = hidden == deal.first_upcard or any(
+                m.card == hidden and m.action is not None and m.action.kind not in ("draw_stock", "knock")
+                for m in deal.history
+            )
+            if not was_public:
                 assert hidden not in set(cards_in(seen)), "the face-down card is not in the defender's view"
+                hidden_checked += 1
             checked += 1
-    assert checked >= 10
+    assert checked >= 10 and hidden_checked >= 5, (checked, hidden_checked)
 
 
 # ----- (d) deals end -----
@@ -389,7 +402,9 @@ def run_match(rules: RuleSet, seed: bytes, policy_seed: int) -> tuple[list[objec
 
 
 @SLOW
-@given(seed=st.binary(min_size=1, max_size=12), policy_seed=st.integers(0, 2**32), rules=st.sampled_from(RULES))
+@given(
+    seed=st.binary(min_size=1, max_size=12), policy_seed=st.integers(0, 2**32), rules=st.sampled_from(RULES)
+)
 def test_match_is_deterministic(seed: bytes, policy_seed: int, rules: RuleSet) -> None:
     a = run_match(rules, seed, policy_seed)
     b = run_match(rules, seed, policy_seed)

@@ -38,7 +38,9 @@ DEFAULTS: dict[str, Any] = {
 
 PRESET_VALUES: dict[str, dict[str, Any]] = {
     "classic": {"knock": "limit", "knock_limit": 10, "target": 100},
-    "oklahoma": {"knock": "oklahoma", "target": 150, "oklahoma_ace_gin_only": True, "oklahoma_spades_double": True},
+    "oklahoma": {
+        "knock": "oklahoma", "target": 150, "oklahoma_ace_gin_only": True, "oklahoma_spades_double": True,
+    },
     "straight": {"knock": "gin_only", "target": 100},
     "short": {"knock": "limit", "knock_limit": 10, "target": 50},
 }
@@ -85,7 +87,8 @@ def test_preset_overrides() -> None:
 
 
 def test_unknown_preset_is_refused() -> None:
-    with pytest.raises(RuleSetError, match="unknown preset 'gin'; choose one of classic, oklahoma, straight, short"):
+    msg = "unknown preset 'gin'; choose one of classic, oklahoma, straight, short"
+    with pytest.raises(RuleSetError, match=msg):
         RuleSet.preset("gin")
 
 
@@ -118,11 +121,13 @@ INVALID: list[tuple[dict[str, Any], str]] = [
     ({"match_target": -1}, r"match_target must be 0 \(off\) or positive; got -1"),
     *[
         ({field: -1}, rf"{field} must not be negative; got -1")
-        for field in ("gin_bonus", "big_gin_bonus", "undercut_bonus", "line_bonus", "game_bonus", "shutout_bonus")
+        for field in (
+            "gin_bonus", "big_gin_bonus", "undercut_bonus", "line_bonus", "game_bonus", "shutout_bonus"
+        )
     ],
     # combinations
-    ({"knock": "oklahoma", "knock_limit": 7}, r"knock_limit applies only with knock='limit' \(knock is 'oklahoma'\)"),
-    ({"knock": "gin_only", "knock_limit": 0}, r"knock_limit applies only with knock='limit' \(knock is 'gin_only'\)"),
+    ({"knock": "oklahoma", "knock_limit": 7}, r"knock_limit applies only with knock='limit' \(knock is 'oklahoma"),
+    ({"knock": "gin_only", "knock_limit": 0}, r"knock_limit applies only with knock='limit' \(knock is 'gin_only"),
     ({"match_target": 50}, r"match_target \(50\) must be at least the game target \(100\)"),
     ({"match_target": 500, "games": 3}, r"set either games \(a fixed number\) or match_target"),
     ({"game_bonuses": False, "shutout": "bonus"}, r"shutout='bonus' needs game_bonuses on"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._actions import (
     BIG_GIN,
@@ -122,7 +122,7 @@ class Deal:
 
     __slots__ = (
         "_discards", "_forbidden", "_history", "_known", "_no_discard_draw", "_outcome", "_passes",
-        "_reshuffled", "_stock", "_void_at_two", "dealer", "deck", "doubled", "first_upcard", "hands", "key",
+        "_reshuffled", "_seat_events", "_stock", "_void_at_two", "dealer", "deck", "doubled", "first_upcard", "hands", "key",
         "knock_limit", "phase", "rules", "to_move",
     )
 
@@ -166,6 +166,7 @@ class Deal:
         self._forbidden = -1
         self._known = [0, 0]
         self._history: list[Move] = []
+        self._seat_events: dict[int, list[Any]] = {}
         self._reshuffled = False
         self._void_at_two = rules.stock_exhausted == "void"
         self._outcome: DealOutcome | None = None
@@ -264,6 +265,7 @@ class Deal:
         other._stock = list(self._stock)
         other._known = list(self._known)
         other._history = list(self._history)
+        other._seat_events = {}
         return other
 
     # ----- rules -----

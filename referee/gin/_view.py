@@ -98,10 +98,16 @@ def seat_event(seat: int, actor: int, kind: str, card: Card | None, stock_size: 
 
 
 def _deal_events(deal: Deal, seat: int) -> tuple[PublicEvent, ...]:
-    return tuple(
-        seat_event(seat, m.seat, m.action.kind if m.action is not None else "reshuffle", m.card, m.stock_size)
-        for m in deal.history
-    )
+    # A deal's history only grows: each seat's events are converted once and kept on the deal.
+    cache = deal._seat_events
+    seen = cache.get(seat)
+    if seen is None:
+        seen = cache[seat] = []
+    history = deal._history
+    for m in history[len(seen):]:
+        seen.append(seat_event(seat, m.seat, m.action.kind if m.action is not None else "reshuffle",
+                               m.card, m.stock_size))
+    return tuple(seen)
 
 
 def visible_outcome(outcome: DealOutcome | None, seat: int) -> DealOutcome | None:

@@ -1,0 +1,121 @@
+"""A minimal bot with fault modes, for the arena's own tests and for checking an installation:
+``python -m arena._testbot --referee HOST:PORT --token T [--mode MODE]``.
+
+Modes: ``greedy`` (least deadwood, knock at once: short games), ``random`` (a legal action at
+random), ``first`` (always the first legal action), ``slow`` (greedy, but sleeps ``--delay`` seconds before every answer), ``crash`` (exits with code 3 at
+once), ``hang`` (never connects), ``quit-after`` (exits abruptly after ``--after`` answers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import time
+
+import grpc
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+
+from referee import gin
+
+MODES = ("greedy", "random", "first", "slow", "crash", "hang", "quit-after")
+K = game_pb2
+
+
+def greedy(req: bot_pb2.ActionRequest) -> game_pb2.Action:
+    """Least deadwood now; knock (or big gin) as soon as allowed."""
+    legal = list(req.legal_actions)
+    hand = [gin.parse_card(c) for c in req.state.hand]
+
+    def without(card: str) -> int:
+        c = gin.parse_card(card)
+        return gin.deadwood([h for h in hand if h != c])
+
+    for kind in (K.ACTION_KIND_BIG_GIN,):
+        for a in legal:
+            if a.kind == kind:
+                return a
+    knocks = [a for a in legal if a.kind == K.ACTION_KIND_KNOCK]
+    if knocks:
+        return min(knocks, key=lambda a: (without(a.card), -gin.parse_card(a.card).value))
+    discards = [a for a in legal if a.kind == K.ACTION_KIND_DISCARD]
+    if discards:
+        return min(discards, key=lambda a: (without(a.card), -gin.parse_card(a.card).value))
+    pile = req.state.discard_pile
+    takes = [a for a in legal if a.kind in (K.ACTION_KIND_TAKE_UPCARD, K.ACTION_KIND_DRAW_DISCARD)]
+    if takes and pile and gin.min_deadwood_after_discard([*hand, gin.parse_card(pile[-1])]) < gin.deadwood(hand):
+        return takes[0]
+    for a in legal:
+        if a.kind in (K.ACTION_KIND_DRAW_STOCK, K.ACTION_KIND_PASS):
+            return a
+    return legal[0]
+
+
+async def play(args: argparse.Namespace) -> int:
+    rng = random.Random(args.seed if args.seed is not None else args.token)
+    answered = 0
+    async with grpc.aio.insecure_channel(args.referee) as channel:
+        call = bot_pb2_grpc.BotServiceStub(channel).Play()
+        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
+            bot_name=args.name, token=args.token, protocol_version=1, client_info="arena._testbot")))
+        async for msg in call:
+            kind = msg.WhichOneof("kind")
+            if kind == "action_request":
+                req = msg.action_request
+                if args.mode == "quit-after" and answered >= args.after:
+                    print(f"testbot: quitting abruptly after {answered} answers", file=sys.stderr, flush=True)
+                    os._exit(4)
+                if args.mode == "slow":
+                    await asyncio.sleep(args.delay)
+                legal = list(req.legal_actions)
+                if args.mode == "first":
+                    action = legal[0]
+                elif args.mode == "random":
+                    action = legal[rng.randrange(len(legal))]
+                else:
+                    action = greedy(req)
+                await call.write(bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
+                    match_id=msg.match_id, request_id=req.request_id, action=action)))
+                answered += 1
+            elif kind == "match_finished":
+                r = msg.match_finished.result
+                print(f"testbot: match {r.match_id} over, winner seat {r.winner}, {answered} answers",
+                      file=sys.stderr, flush=True)
+                await call.done_writing()
+                return 0
+            elif kind == "error":
+                print(f"testbot: referee error: {msg.error.message}", file=sys.stderr, flush=True)
+    print("testbot: the stream ended before the match did", file=sys.stderr, flush=True)
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    env = os.environ
+    p = argparse.ArgumentParser(prog="python -m arena._testbot", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--referee", default=env.get("GIN_REFEREE", "localhost:50051"))
+    p.add_argument("--token", default=env.get("GIN_TOKEN", ""))
+    p.add_argument("--name", default=env.get("GIN_BOT_NAME", "testbot"))
+    p.add_argument("--mode", choices=MODES, default="greedy")
+    p.add_argument("--delay", type=float, default=1.0, help="slow: seconds to sleep before each answer")
+    p.add_argument("--after", type=int, default=5, help="quit-after: answers before exiting")
+    p.add_argument("--seed", type=int, default=None)
+    args = p.parse_args(argv)
+    if args.mode == "crash":
+        print("testbot: crashing at start as asked", file=sys.stderr, flush=True)
+        return 3
+    if args.mode == "hang":
+        print("testbot: hanging without connecting", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
+    try:
+        return asyncio.run(play(args))
+    except grpc.aio.AioRpcError as e:
+        print(f"testbot: {e.code().name}: {e.details()}", file=sys.stderr, flush=True)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

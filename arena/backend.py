@@ -1,0 +1,274 @@
+"""Where matches are played: the embedded referee (in this process) or a remote one reached
+through its operator service (``RefereeService``). Both give the runner the same handle."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import grpc
+import structlog
+import trio
+from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
+
+import referee
+from referee import MatchSpec
+from referee import _wire as wire  # the single domain<->protobuf module (no public spec->request yet)
+
+from .records import Outcome, from_proto, from_report
+
+log = structlog.get_logger("arena")
+T = TypeVar("T")
+
+
+class MatchHandle(Protocol):
+    """One match being played, as the runner sees it."""
+
+    match_id: str
+    finished: trio.Event
+    """Set when the match is over and :meth:`outcome` is available."""
+
+    def connected(self, seat: int) -> trio.Event:
+        """Set once the seat's bot has connected (the referee then starts the clock)."""
+
+    async def follow(self) -> None:
+        """Track the match until it is over (a task of the game's nursery)."""
+
+    def crashed(self, seat: int, detail: str) -> None:
+        """The seat's bot process ended before the match did."""
+
+    async def cancel(self, reason: str) -> None:
+        """Abort the match (the arena is stopping)."""
+
+    def outcome(self, duration_s: float) -> Outcome:
+        """How the match ended (after :attr:`finished`)."""
+
+
+class Backend(Protocol):
+    """Creates matches."""
+
+    bot_address: str
+    """The address bots connect to."""
+    description: str
+
+    async def create(self, spec: MatchSpec) -> MatchHandle:
+        """Register a match; its seats' tokens are ``spec.seat_tokens``."""
+
+
+# ----- embedded -----
+class _AbsentSession:
+    """Stands in for a bot whose process ended before it connected, so that the referee plays
+    the match and scores the seat's crash by the fault policy (the referee only looks at a
+    ``crashed`` report once a seat is connected — see the report to the referee's owners)."""
+
+    def __init__(self, name: str) -> None:
+        self.bot_name = name
+        self.nonce = b""
+
+    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+        pass
+
+    def close(self, code: str, detail: str) -> None:
+        pass
+
+
+class EmbeddedMatch:
+    def __init__(self, table: referee.Table) -> None:
+        self.table = table
+        self.match_id = table.match_id
+        self.finished = table.finished
+        self._dead: set[int] = set()
+
+    def connected(self, seat: int) -> trio.Event:
+        return self.table.links[seat].connected
+
+    async def follow(self) -> None:
+        await self.table.finished.wait()
+
+    def crashed(self, seat: int, detail: str) -> None:
+        table = self.table
+        if table.state in ("finished", "aborted"):
+            return
+        link = table.links[seat]
+        if not link.connected.is_set():
+            self._dead.add(seat)
+            if len(self._dead) == len(table.links):
+                table.cancel("every seat's bot process ended before connecting: " + detail)
+                return
+            link.attach(_AbsentSession(f"{link.name} (ended before connecting)"))
+        link.crashed(detail)
+
+    async def cancel(self, reason: str) -> None:
+        if self.table.state not in ("finished", "aborted"):
+            self.table.cancel(reason)
+            with trio.move_on_after(5):
+                await self.table.finished.wait()
+
+    def outcome(self, duration_s: float) -> Outcome:
+        report = self.table.report
+        assert report is not None, "outcome() before the match finished"
+        return from_report(report, duration_s)
+
+
+class EmbeddedBackend:
+    """The referee running in this process (``referee.open_referee``)."""
+
+    def __init__(self, ref: referee.Referee) -> None:
+        self.ref = ref
+        self.bot_address = ref.address
+        self.description = f"embedded referee on {ref.address}"
+
+    async def create(self, spec: MatchSpec) -> MatchHandle:
+        return EmbeddedMatch(self.ref.create_match(spec))
+
+
+@asynccontextmanager
+async def embedded_backend(listen: str, replay_dir: Path) -> AsyncIterator[EmbeddedBackend]:
+    """Start the embedded referee on ``host:port`` (port 0: any free port)."""
+    host, _, port = listen.rpartition(":")
+    async with referee.open_referee(host or "127.0.0.1", int(port or 0), replay_dir) as ref:
+        yield EmbeddedBackend(ref)
+
+
+# ----- remote -----
+async def _call(make: Callable[[], Any]) -> Any:
+    async def run() -> Any:
+        return await make()
+
+    return await referee.aio(run())
+
+
+def _aio(coro: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
+    return referee.aio(coro)
+
+
+_FAULT_POLICY = {"forfeit": game_pb2.FAULT_POLICY_FORFEIT, "substitute": game_pb2.FAULT_POLICY_SUBSTITUTE}
+_OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED)
+
+
+class RemoteMatch:
+    def __init__(self, backend: RemoteBackend, match_id: str, seats: int) -> None:
+        self.backend = backend
+        self.match_id = match_id
+        self.finished = trio.Event()
+        self._connected = [trio.Event() for _ in range(seats)]
+        self._status: referee_pb2.MatchStatus | None = None
+
+    def connected(self, seat: int) -> trio.Event:
+        return self._connected[seat]
+
+    async def follow(self) -> None:
+        failures = 0
+        while True:
+            try:
+                status = await self.backend.get_match(self.match_id)
+                failures = 0
+            except grpc.aio.AioRpcError as e:
+                failures += 1
+                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or failures > 30:
+                    raise
+                log.warning("remote_referee_unreachable", code=e.code().name, attempt=failures)
+                await trio.sleep(min(5.0, 0.2 * 2**failures))
+                continue
+            for seat, up in enumerate(status.connected):
+                if up and seat < len(self._connected):
+                    self._connected[seat].set()
+            if status.state in _OVER:
+                self._status = status
+                self.finished.set()
+                return
+            everyone = all(e.is_set() for e in self._connected)
+            await trio.sleep(0.5 if everyone else 0.2)
+
+    def crashed(self, seat: int, detail: str) -> None:
+        # The operator service has no call to report a crash: the referee finds out by itself
+        # (the stream breaks: ``disconnected`` after the reconnect grace; never connected:
+        # ``failed_to_connect`` after its connect timeout).
+        log.warning("bot_crashed_remote_referee", seat=seat, detail=detail)
+
+    async def cancel(self, reason: str) -> None:
+        if self.finished.is_set():
+            return
+        with trio.move_on_after(5):
+            try:
+                await self.backend.cancel_match(self.match_id, reason)
+            except grpc.aio.AioRpcError as e:
+                log.warning("remote_cancel_failed", code=e.code().name, detail=e.details())
+
+    def outcome(self, duration_s: float) -> Outcome:
+        assert self._status is not None, "outcome() before the match finished"
+        return from_proto(self._status.result, self._status.replay_path, duration_s)
+
+
+class RemoteBackend:
+    """A referee in another process or on another machine, through ``RefereeService``."""
+
+    def __init__(self, target: str, bot_address: str) -> None:
+        self.target = target
+        self.bot_address = bot_address
+        self.description = f"remote referee at {target}"
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: referee_pb2_grpc.RefereeServiceStub | None = None
+
+    @property
+    def stub(self) -> referee_pb2_grpc.RefereeServiceStub:
+        assert self._stub is not None
+        return self._stub
+
+    async def open(self) -> None:
+        self._channel = grpc.aio.insecure_channel(self.target)
+        self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
+        stub = self._stub
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                await _call(lambda: stub.ListMatches(referee_pb2.ListMatchesRequest(limit=1), timeout=5))
+                return
+            except grpc.aio.AioRpcError as e:
+                if time.monotonic() > deadline or e.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise ConnectionError(f"cannot reach the referee at {self.target}: "
+                                          f"{e.code().name} {e.details()}") from None
+                await trio.sleep(0.5)
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            channel = self._channel
+            self._channel = None
+            with trio.CancelScope(shield=True):
+                await _call(lambda: channel.close())
+
+    async def create(self, spec: MatchSpec) -> MatchHandle:
+        request = referee_pb2.CreateMatchRequest(
+            seats=[referee_pb2.SeatSpec(name=name, token=token)
+                   for name, token in zip(spec.players, spec.seat_tokens, strict=True)],
+            rules=wire.rules_to_proto(spec.rules), time_control=wire.time_control_to_proto(spec.time_control),
+            fault_policy=_FAULT_POLICY[spec.fault_policy], reconnect_grace_ms=spec.reconnect_grace_ms,
+            seed=spec.seed or b"", match_id=spec.match_id,
+        )
+        stub = self.stub
+        response = await _call(lambda: stub.CreateMatch(request, timeout=15))
+        return RemoteMatch(self, response.match_id, len(spec.players))
+
+    async def get_match(self, match_id: str) -> referee_pb2.MatchStatus:
+        stub = self.stub
+        response = await _call(lambda: stub.GetMatch(referee_pb2.GetMatchRequest(match_id=match_id), timeout=10))
+        status: referee_pb2.MatchStatus = response.match
+        return status
+
+    async def cancel_match(self, match_id: str, reason: str) -> None:
+        stub = self.stub
+        await _call(lambda: stub.CancelMatch(referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason),
+                                             timeout=5))
+
+
+@asynccontextmanager
+async def remote_backend(target: str, bot_address: str = "") -> AsyncIterator[RemoteBackend]:
+    backend = RemoteBackend(target, bot_address or target)
+    try:
+        await backend.open()
+        yield backend
+    finally:
+        await backend.close()

@@ -1,0 +1,197 @@
+"""stderr for people, ``run.log`` for machines: structlog configured to write every event as a
+JSON line to the run's log file and the important ones to stderr (coloured console lines on a
+terminal, JSON lines otherwise), and a progress bar that log lines never garble."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+_LEVELS = logging.getLevelNamesMapping()
+
+
+class Console:
+    """Writes to stderr; on a terminal keeps one status line (the progress bar) at the bottom."""
+
+    def __init__(self, stream: TextIO | None = None, *, progress: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty()
+        self.show_progress = self.tty if progress is None else progress
+        self._status = ""
+
+    def line(self, text: str) -> None:
+        """Write a whole line (above the status line)."""
+        if self.tty and self._status:
+            self.stream.write("\r\x1b[2K" + text + "\n" + self._status)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def status(self, text: str) -> None:
+        """Replace the status line (terminal only)."""
+        if not self.tty:
+            return
+        self._status = text
+        self.stream.write("\r\x1b[2K" + text)
+        self.stream.flush()
+
+    def end_status(self) -> None:
+        """Leave the status line as it is and move below it."""
+        if self.tty and self._status:
+            self.stream.write("\n")
+            self.stream.flush()
+        self._status = ""
+
+
+class _NamedLogger:
+    """What ``structlog.get_logger(name)`` wraps: only its name matters (rendering is done by
+    the last processor)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def msg(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - events are dropped before
+        pass
+
+    debug = info = warning = warn = error = critical = exception = fatal = log = msg
+
+
+class _Sink:
+    """The last processor: JSON to the run log, a rendering to the console, then drop."""
+
+    def __init__(self, console: Console, console_level: int, referee_level: int, use_json: bool) -> None:
+        self.console = console
+        self.console_level = console_level
+        self.referee_level = referee_level
+        self.use_json = use_json
+        self.file: Any = None
+        self.file_level = _LEVELS["INFO"]
+        self._pretty = structlog.dev.ConsoleRenderer(colors=console.tty)
+
+    def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
+        level = _LEVELS.get(str(event.get("level", "info")).upper(), 20)
+        name = getattr(logger, "name", "arena")
+        event.setdefault("logger", name)
+        if self.file is not None and level >= self.file_level:
+            self.file.write(json.dumps(event, default=str, ensure_ascii=False) + "\n")
+            self.file.flush()
+        threshold = self.referee_level if name == "referee" else self.console_level
+        if level >= threshold:
+            if self.use_json:
+                text = json.dumps(event, default=str, ensure_ascii=False)
+            else:
+                shown = dict(event)
+                shown.pop("logger", None)
+                text = str(self._pretty(logger, method, shown))
+            self.console.line(text)
+        raise structlog.DropEvent
+
+
+_SINK: _Sink | None = None
+
+
+def configure(console: Console, *, verbose: int = 0, log_json: bool | None = None, file_level: str = "info") -> None:
+    """Configure structlog for the arena process. Console: warnings and errors (``-v``: info of
+    the arena, ``-vv``: also the referee's info, ``-vvv``: debug). ``file_level`` applies to
+    ``run.log`` once :func:`log_to_file` is called."""
+    global _SINK
+    console_level = _LEVELS["WARNING"] if verbose == 0 else _LEVELS["INFO"] if verbose < 3 else _LEVELS["DEBUG"]
+    referee_level = _LEVELS["WARNING"] if verbose < 2 else console_level
+    use_json = (not console.tty) if log_json is None else log_json
+    sink = _Sink(console, console_level, referee_level, use_json)
+    sink.file_level = _LEVELS[file_level.upper()]
+    _SINK = sink
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            sink,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(min(console_level, referee_level, sink.file_level)),
+        logger_factory=lambda *args: _NamedLogger(str(args[0]) if args else "arena"),
+        cache_logger_on_first_use=False,
+    )
+
+
+def log_to_file(path: Path | None) -> None:
+    """Also write every event to ``path`` as JSON lines (``None``: stop)."""
+    if _SINK is None:
+        return
+    if _SINK.file is not None:
+        _SINK.file.close()
+        _SINK.file = None
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _SINK.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by log_to_file(None)
+
+
+def _bar(fraction: float, width: int) -> str:
+    full = int(fraction * width)
+    return "█" * full + ("▌" if fraction * width - full >= 0.5 else "") + " " * (width - full - (
+        1 if fraction * width - full >= 0.5 else 0))
+
+
+def _clock(seconds: float) -> str:
+    s = int(max(0, seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class Progress:
+    """A progress bar on a terminal, plain periodic lines otherwise."""
+
+    def __init__(self, console: Console, total: int, done: int = 0, label: str = "games",
+                 every_s: float = 10.0) -> None:
+        self.console = console
+        self.total = total
+        self.done = done
+        self.label = label
+        self.running = 0
+        self.note = ""
+        self.every_s = every_s
+        self._start_done = done
+        self._start = time.monotonic()
+        self._last_draw = 0.0
+        self._last_line = time.monotonic()
+
+    def update(self, *, done: int | None = None, running: int | None = None, note: str | None = None,
+               force: bool = False) -> None:
+        if done is not None:
+            self.done = done
+        if running is not None:
+            self.running = running
+        if note is not None:
+            self.note = note
+        now = time.monotonic()
+        if self.console.show_progress and self.console.tty:
+            if force or now - self._last_draw >= 0.1:
+                self._last_draw = now
+                self.console.status(self.text(now))
+        elif force or now - self._last_line >= self.every_s:
+            self._last_line = now
+            self.console.line("progress: " + self.text(now))
+
+    def text(self, now: float | None = None) -> str:
+        now = time.monotonic() if now is None else now
+        elapsed = now - self._start
+        fraction = self.done / self.total if self.total else 1.0
+        made = self.done - self._start_done
+        rate = made / elapsed * 60 if elapsed > 0 else 0.0
+        left = self.total - self.done
+        eta = f"ETA {_clock(left / (made / elapsed))}" if made and elapsed > 0 and left else "ETA -"
+        bar = f"[{_bar(fraction, 24)}] " if self.console.tty else ""
+        note = f" | {self.note}" if self.note else ""
+        return (f"{bar}{self.done}/{self.total} {self.label} {fraction:4.0%} | {self.running} running | "
+                f"{rate:.0f}/min | {_clock(elapsed)} {eta}{note}")
+
+    def finish(self) -> None:
+        self.update(force=True)
+        self.console.end_status()

@@ -1,0 +1,323 @@
+"""Ratings from game results: Elo with a 95% interval and LOS, Bradley–Terry maximum likelihood
+ratings, and the SPRT. Pure functions on plain numbers, standard library only.
+
+The scoring *unit* is what the statistics count: a single game, or — with duplicate deals — a
+pair of games played on the same cards with the seats swapped, scored 1 / ½ / 0 for the bot by
+the pair's combined result (2 wins, 1 win each, 0 wins). Counting pairs as units removes most of
+the luck of the deal from the variance; the Elo numbers are then on the scale of "pair results".
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054
+"""The two-sided 95% quantile of the normal distribution."""
+ELO_PER_NAT = 400.0 / math.log(10.0)
+"""Elo points per natural-log unit of strength."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One scoring unit between bots ``a`` and ``b``: ``score`` is ``a``'s (1, 0.5 or 0)."""
+
+    a: str
+    b: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class GameFacts:
+    """What the statistics need of one finished game."""
+
+    players: tuple[str, str]
+    """The bots by seat."""
+    winner: int | None
+    """The winning seat; ``None``: no result (aborted) — the game is not rated."""
+    pair_key: str
+    """Games with the same key form a duplicate pair (``""``: not paired)."""
+
+
+def scoring_units(games: Iterable[GameFacts], duplicate: bool) -> list[Unit]:
+    """The scoring units of some games. With ``duplicate``, the two games of a complete pair
+    make one unit scored by their combined result; a pair with only one rated game (an
+    interrupted or aborted half) counts that game alone."""
+    units: list[Unit] = []
+    pairs: dict[str, list[GameFacts]] = defaultdict(list)
+    for g in games:
+        if g.winner is None:
+            continue
+        if duplicate and g.pair_key:
+            pairs[g.pair_key].append(g)
+        else:
+            units.append(Unit(g.players[0], g.players[1], 1.0 if g.winner == 0 else 0.0))
+    for key in sorted(pairs):
+        members = pairs[key]
+        a, b = members[0].players
+        if len(members) == 1 or set(members[1].players) != {a, b}:
+            for g in members:
+                units.append(Unit(g.players[0], g.players[1], 1.0 if g.winner == 0 else 0.0))
+            continue
+        wins_a = sum(1 for g in members if g.winner is not None and g.players[g.winner] == a)
+        units.append(Unit(a, b, 1.0 if 2 * wins_a > len(members) else 0.5 if 2 * wins_a == len(members) else 0.0))
+    return units
+
+
+# ----- Elo from a score -----
+def elo_from_score(score: float) -> float:
+    """The Elo difference that makes ``score`` (0..1) the expected score: ``-400 log10(1/s - 1)``;
+    ±inf at 0 and 1."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def expected_score(elo_diff: float) -> float:
+    """The expected score at an Elo difference: ``1 / (1 + 10^(-d/400))``."""
+    return 1.0 / (1.0 + 10.0 ** (-elo_diff / 400.0))
+
+
+@dataclass(frozen=True, slots=True)
+class EloEstimate:
+    """An Elo difference estimated from W/D/L counts of scoring units."""
+
+    wins: int
+    draws: int
+    losses: int
+    score: float
+    """Mean score per unit (0.5 when there are none)."""
+    elo: float
+    """Elo difference (±inf for a perfect score)."""
+    low: float
+    """Lower end of the 95% interval."""
+    high: float
+    """Upper end of the 95% interval."""
+    los: float
+    """Likelihood of superiority: P(the true difference > 0), from wins and losses."""
+
+    @property
+    def n(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def margin(self) -> float:
+        """Half the width of the 95% interval (the ``±``)."""
+        if math.isinf(self.low) or math.isinf(self.high):
+            return math.inf
+        return (self.high - self.low) / 2.0
+
+
+def los(wins: int, losses: int) -> float:
+    """Likelihood of superiority from wins and losses (draws carry no information):
+    ``½ (1 + erf((W - L) / sqrt(2 (W + L))))``; 0.5 without decisive results."""
+    if wins + losses == 0:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
+
+
+def elo_estimate(wins: int, draws: int, losses: int) -> EloEstimate:
+    """Elo difference with a 95% interval (normal approximation of the mean score, the method
+    of cutechess-cli and bayeselo's "elo" command) and LOS."""
+    n = wins + draws + losses
+    if n == 0:
+        return EloEstimate(0, 0, 0, 0.5, 0.0, -math.inf, math.inf, 0.5)
+    score = (wins + 0.5 * draws) / n
+    var = (wins * (1.0 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / n
+    se = math.sqrt(var / n)
+    low = elo_from_score(score - Z95 * se)
+    high = elo_from_score(score + Z95 * se)
+    return EloEstimate(wins, draws, losses, score, elo_from_score(score), low, high, los(wins, losses))
+
+
+def wdl(units: Iterable[Unit], bot: str, opponent: str | None = None) -> tuple[int, int, int]:
+    """Wins, draws and losses of ``bot`` (against ``opponent``, or everyone)."""
+    w = d = lo = 0
+    for u in units:
+        if u.a == bot and (opponent is None or u.b == opponent):
+            s = u.score
+        elif u.b == bot and (opponent is None or u.a == opponent):
+            s = 1.0 - u.score
+        else:
+            continue
+        if s == 1.0:
+            w += 1
+        elif s == 0.0:
+            lo += 1
+        else:
+            d += 1
+    return w, d, lo
+
+
+# ----- Bradley–Terry maximum likelihood -----
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """A maximum-likelihood rating."""
+
+    bot: str
+    elo: float
+    """Rating; the mean over the rated bots is 0."""
+    margin: float
+    """Half-width of an approximate 95% interval (from the Fisher information)."""
+    units: int
+    """Scoring units played."""
+
+
+def mle_ratings(units: Sequence[Unit], bots: Iterable[str] = (), prior: float = 1.0,
+                iterations: int = 10_000, tolerance: float = 1e-10) -> list[Rating]:
+    """Bradley–Terry ratings (draws count as half a win each way) by the minorisation–
+    maximisation iteration (Hunter 2004), centred on a mean of 0 Elo, best first.
+
+    ``prior`` adds that many virtual draws of every bot against a virtual opponent of rating
+    0, which keeps a bot that won or lost everything finite (use 0 for the pure MLE). Bots
+    without any unit are left out unless ``prior`` is positive."""
+    names = sorted({*bots, *(u.a for u in units), *(u.b for u in units)})
+    index = {b: i for i, b in enumerate(names)}
+    k = len(names)
+    if k == 0:
+        return []
+    wins = [prior / 2.0] * k  # a virtual draw per prior unit = half a win
+    games: dict[tuple[int, int], float] = defaultdict(float)
+    played = [0] * k
+    for u in units:
+        i, j = index[u.a], index[u.b]
+        wins[i] += u.score
+        wins[j] += 1.0 - u.score
+        games[(min(i, j), max(i, j))] += 1.0
+        played[i] += 1
+        played[j] += 1
+    active = [i for i in range(k) if played[i] or prior > 0]
+    gamma = [1.0] * k
+    for _ in range(iterations):
+        new = list(gamma)
+        for i in active:
+            denom = prior / (gamma[i] + 1.0) if prior else 0.0
+            for (a, b), n in games.items():
+                if a == i or b == i:
+                    denom += n / (gamma[a] + gamma[b])
+            if denom > 0 and wins[i] > 0:
+                new[i] = wins[i] / denom
+            else:
+                new[i] = 1e-12
+        if not prior:  # without the anchor the scale floats: normalise the geometric mean to 1
+            mean = math.exp(sum(math.log(new[i]) for i in active) / len(active))
+            new = [g / mean for g in new]
+        change = max(abs(math.log(new[i]) - math.log(gamma[i])) for i in active)
+        gamma = new
+        if change < tolerance:
+            break
+    logs = {i: math.log(gamma[i]) for i in active}
+    centre = sum(logs.values()) / len(logs)
+    out = []
+    for i in active:
+        info = prior * gamma[i] / (gamma[i] + 1.0) ** 2
+        for (a, b), n in games.items():
+            if i in (a, b):
+                p = gamma[a] / (gamma[a] + gamma[b])
+                info += n * p * (1.0 - p)
+        margin = Z95 * ELO_PER_NAT / math.sqrt(info) if info > 0 else math.inf
+        out.append(Rating(names[i], (logs[i] - centre) * ELO_PER_NAT, margin, played[i]))
+    out.sort(key=lambda r: (-r.elo, r.bot))
+    return out
+
+
+def los_between(a: Rating, b: Rating) -> float:
+    """P(``a`` is stronger than ``b``) under the normal approximation of both ratings."""
+    sa, sb = a.margin / Z95, b.margin / Z95
+    sd = math.sqrt(sa * sa + sb * sb)
+    if sd == 0 or math.isinf(sd):
+        return 0.5
+    return 0.5 * (1.0 + math.erf((a.elo - b.elo) / (sd * math.sqrt(2.0))))
+
+
+# ----- SPRT -----
+@dataclass(frozen=True, slots=True)
+class SprtSpec:
+    """``elo0``, ``elo1`` (logistic Elo), error rates ``alpha`` and ``beta``."""
+
+    elo0: float = 0.0
+    elo1: float = 10.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.elo1 > self.elo0:
+            raise ValueError(f"SPRT needs elo1 > elo0; got elo0={self.elo0:g}, elo1={self.elo1:g}")
+        if not (0 < self.alpha < 0.5 and 0 < self.beta < 0.5):
+            raise ValueError("SPRT alpha and beta must be between 0 and 0.5")
+
+    @classmethod
+    def parse(cls, text: str) -> SprtSpec:
+        """``"elo0=0,elo1=10,alpha=0.05,beta=0.05"`` (any subset, commas or spaces)."""
+        values: dict[str, float] = {}
+        for word in text.replace(",", " ").split():
+            key, sep, value = word.partition("=")
+            if not sep or key not in ("elo0", "elo1", "alpha", "beta"):
+                raise ValueError(f"{word!r}: expected elo0=, elo1=, alpha= or beta=")
+            try:
+                values[key] = float(value)
+            except ValueError:
+                raise ValueError(f"{word!r}: {value!r} is not a number") from None
+        return cls(**values)
+
+    @property
+    def lower(self) -> float:
+        """Accept H0 when the LLR falls to this: ``ln(beta / (1 - alpha))``."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """Accept H1 when the LLR rises to this: ``ln((1 - beta) / alpha)``."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+    def __str__(self) -> str:
+        return f"elo0={self.elo0:g},elo1={self.elo1:g},alpha={self.alpha:g},beta={self.beta:g}"
+
+
+@dataclass(frozen=True, slots=True)
+class SprtState:
+    """Where an SPRT stands."""
+
+    llr: float
+    lower: float
+    upper: float
+    decision: str
+    """``"H1"`` (elo ≥ elo1 accepted), ``"H0"`` (elo ≤ elo0 accepted) or ``""`` (go on)."""
+
+
+def sprt_llr(wins: int, draws: int, losses: int, elo0: float, elo1: float) -> float:
+    """The generalised SPRT log-likelihood ratio for logistic Elo (the normal approximation used
+    by fishtest, ``LLR_logistic``): ``N (s1 - s0) (2 m - s0 - s1) / (2 v)`` with ``m`` and ``v`` the
+    mean and variance of the unit scores and ``s_i`` the expected scores at ``elo_i``. Zero counts
+    are regularised to 1e-3 so that a perfect record still moves the ratio."""
+    if wins + draws + losses == 0:
+        return 0.0
+    w, d, lo = (max(float(c), 1e-3) for c in (wins, draws, losses))
+    n = w + d + lo
+    mean = (w + 0.5 * d) / n
+    var = (w * (1.0 - mean) ** 2 + d * (0.5 - mean) ** 2 + lo * mean**2) / n
+    s0, s1 = expected_score(elo0), expected_score(elo1)
+    return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+
+
+def sprt_state(wins: int, draws: int, losses: int, spec: SprtSpec) -> SprtState:
+    """The LLR and the decision so far."""
+    llr = sprt_llr(wins, draws, losses, spec.elo0, spec.elo1)
+    decision = "H1" if llr >= spec.upper else "H0" if llr <= spec.lower else ""
+    return SprtState(llr, spec.lower, spec.upper, decision)
+
+
+def format_elo(value: float) -> str:
+    """``+123``, ``-45``, ``+inf``."""
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return f"{value:+.0f}"
+
+
+def finite_or_none(value: float) -> float | None:
+    """For JSON: a finite float rounded to 0.1, or ``None``."""
+    return None if math.isinf(value) or math.isnan(value) else round(value, 1)

@@ -1,0 +1,243 @@
+"""A tournament run: its folder, its database, the referee, the runner, the results."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from referee import TimeControl
+
+from .backend import Backend, embedded_backend, remote_backend
+from .console import Console, Progress, log_to_file
+from .manifest import BotSpec
+from .procs import BotLogs
+from .records import Outcome
+from .results import PlayedGame, build_report, render_text, write_files
+from .runner import PlaySettings, Runner
+from .schedule import GameJob, RunConfig
+from .stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
+from .store import RunStore
+
+log = structlog.get_logger("arena")
+
+RESULTS_EVERY_S = 5.0
+"""Results files are rewritten at most this often during a run (and at its end)."""
+
+
+def run_folder(base: Path, name: str) -> Path:
+    """A new run folder ``base/<name>-<YYYYmmdd-HHMMSS>`` (a suffix if it exists)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    folder = base / f"{name}-{stamp}"
+    n = 1
+    while folder.exists():
+        n += 1
+        folder = base / f"{name}-{stamp}-{n}"
+    return folder
+
+
+def new_run_id(run_dir: Path) -> str:
+    """A match-id prefix unique to the run: the folder's name and a random suffix."""
+    clean = re.sub(r"[^A-Za-z0-9_.-]+", "-", run_dir.name).strip("-")[:40] or "run"
+    return f"{clean}-{secrets.token_hex(3)}"
+
+
+def new_bot_tokens(bots: list[BotSpec]) -> dict[str, str]:
+    """A long-lived token for each remote bot (the bot plays all its games with it)."""
+    return {b.name: secrets.token_urlsafe(24) for b in bots if b.remote}
+
+
+def report_for(store: RunStore) -> dict[str, Any]:
+    """The results of a run so far."""
+    cfg = store.config
+    rows = store.games()
+    played = [PlayedGame(r.job.idx, r.job.pair_key, r.outcome) for r in rows if r.outcome is not None]
+    sprt = SprtSpec.parse(cfg.sprt) if cfg.sprt else None
+    order = list(cfg.bots)
+    if cfg.format == "gauntlet" and cfg.challenger:
+        order = [cfg.challenger, *[b for b in order if b != cfg.challenger]]
+    extra = {
+        "run": {**cfg.to_dict(), "status": store.meta("status"), "stop_reason": store.meta("stop_reason"),
+                "folder": str(store.run_dir)},
+    }
+    return build_report(order, played, duplicate=cfg.duplicate, sprt=sprt, scheduled=len(rows), extra=extra)
+
+
+def write_results(store: RunStore) -> dict[str, Any]:
+    report = report_for(store)
+    write_files(store.run_dir, report)
+    return report
+
+
+class RunSink:
+    """Records games in the run database as they start and end."""
+
+    def __init__(self, store: RunStore, progress: Progress | None) -> None:
+        self.store = store
+        self.progress = progress
+        self.done = store.counts()["done"]
+        self._last_write = 0.0
+        self.stop_reason = ""
+        cfg = store.config
+        self.sprt = SprtSpec.parse(cfg.sprt) if cfg.sprt else None
+        self._check_sprt()
+
+    def started(self, job: GameJob, match_id: str) -> None:
+        self.store.mark_running(job.idx, match_id)
+
+    def finished(self, job: GameJob, outcome: Outcome) -> None:
+        self.store.mark_done(job.idx, outcome)  # committed at once
+        self.done += 1
+        if self.progress is not None:
+            self.progress.update(done=self.done)
+        self._check_sprt()
+        now = time.monotonic()
+        if now - self._last_write >= RESULTS_EVERY_S:
+            self._last_write = now
+            write_results(self.store)
+
+    def abandoned(self, job: GameJob) -> None:
+        self.store.mark_pending(job.idx)
+
+    def proc_started(self, pid: int, match_id: str, bot: str) -> object:
+        return self.store.proc_started(pid, match_id, bot)
+
+    def proc_ended(self, pid: int, ticket: object) -> None:
+        self.store.proc_ended(pid, ticket if isinstance(ticket, int) else None)
+
+    def _check_sprt(self) -> None:
+        if self.sprt is None or self.stop_reason:
+            return
+        cfg = self.store.config
+        if len(cfg.bots) != 2:
+            return
+        facts = [GameFacts(r.outcome.players, r.outcome.winner, r.job.pair_key)
+                 for r in self.store.games() if r.outcome is not None]
+        a, b = (cfg.challenger or cfg.bots[0]), [x for x in cfg.bots if x != (cfg.challenger or cfg.bots[0])][0]
+        w, d, lo = wdl(scoring_units(facts, cfg.duplicate), a, b)
+        state = sprt_state(w, d, lo, self.sprt)
+        if state.decision:
+            self.stop_reason = f"SPRT {state.decision} accepted (LLR {state.llr:.2f})"
+            log.info("sprt_decided", decision=state.decision, llr=round(state.llr, 3))
+            if self.progress is not None:
+                self.progress.update(note=self.stop_reason)
+
+    def stop(self) -> bool:
+        return bool(self.stop_reason)
+
+
+@dataclass(slots=True)
+class RunResult:
+    status: str
+    """``finished``, ``stopped`` (SPRT decided), ``interrupted`` or ``failed``."""
+    report: dict[str, Any]
+
+
+@asynccontextmanager
+async def open_backend(cfg: RunConfig, run_dir: Path) -> AsyncIterator[Backend]:
+    if cfg.referee:
+        async with remote_backend(cfg.referee) as remote:
+            yield remote
+    else:
+        async with embedded_backend(cfg.listen, run_dir / "replays") as embedded:
+            yield embedded
+
+
+def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], address: str) -> None:
+    tokens = store.tokens()
+    remote = [b for b in bots if b.remote]
+    if not remote:
+        return
+    lines = [f"# remote bots of run {store.config.run_id}: connect to {address} with these tokens"]
+    for b in remote:
+        lines.append(f"{b.name}\t{tokens[b.name]}")
+    path = store.run_dir / "remote-tokens.txt"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"Remote bots must connect to {address} (tokens also in {path}):")
+    for b in remote:
+        print(f"  {b.name}: --referee {address} --token {tokens[b.name]} --name {b.name} --matches 0")
+    print(flush=True)
+
+
+async def run_tournament(store: RunStore, console: Console, *, resumed: bool = False,
+                         cancel_scope: trio.CancelScope | None = None) -> RunResult:
+    """Play every pending game of a run and write its results. Cancelling ``cancel_scope`` (Ctrl-C)
+    stops it cleanly: running games are aborted (and will be re-played by ``--resume``)."""
+    cfg = store.config
+    run_dir = store.run_dir
+    log_to_file(run_dir / "run.log")
+    bots = store.bots()
+    if resumed:
+        killed = store.kill_leftover_procs()
+        abandoned = store.reset_running()
+        for mid in abandoned:
+            stale = run_dir / "replays" / f"{mid}.jsonl"
+            if stale.exists():
+                stale.unlink()
+        log.info("run_resumed", run_dir=str(run_dir), replayed=len(abandoned), leftover_bots_killed=killed)
+        if abandoned:
+            print(f"Resuming {run_dir}: {len(abandoned)} game(s) that were running will be played again.")
+    counts = store.counts()
+    total = sum(counts.values())
+    settings = PlaySettings(
+        rules=cfg.rule_set(), time_control=TimeControl.parse(cfg.time_control), fault_policy=cfg.fault_policy,
+        connect_timeout_ms=cfg.connect_timeout_ms, concurrency=cfg.concurrency,
+        startup_slots=max(1, min(cfg.concurrency, os.cpu_count() or 2)),
+    )
+    progress = Progress(console, total, counts["done"])
+    sink = RunSink(store, progress)
+    logs = BotLogs(run_dir / "logs")
+    status = "finished"
+    store.set_meta(status="running")
+    log.info("run_started", run_id=cfg.run_id, games=total, pending=counts["pending"], format=cfg.format,
+             bots=list(cfg.bots), rules=cfg.rules.get("name"), time_control=cfg.time_control,
+             concurrency=cfg.concurrency, duplicate=cfg.duplicate, referee=cfg.referee or "embedded")
+    scope = cancel_scope or trio.CancelScope()
+    try:
+        with scope:
+            async with open_backend(cfg, run_dir) as backend:
+                _announce_remote(console, store, bots, backend.bot_address)
+                work = [(job, job.match_id(cfg.run_id, attempts)) for job, attempts in store.pending()]
+                runner = Runner(backend, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress)
+                progress.update(force=True)
+                await runner.run(work, stop=sink.stop)
+        if scope.cancelled_caught:
+            status = "interrupted"
+    except BaseException:
+        status = "failed"
+        raise
+    finally:
+        progress.finish()
+        logs.close()
+        counts = store.counts()
+        if status == "finished" and sink.stop_reason:
+            status = "stopped"
+        elif status == "finished" and counts["pending"]:
+            status = "interrupted"
+        store.set_meta(status=status, stop_reason=sink.stop_reason)
+        report = write_results(store)
+        log.info("run_finished", status=status, games_done=counts["done"], games_pending=counts["pending"])
+        log_to_file(None)
+    return RunResult(status, report)
+
+
+def summary_text(result: RunResult, run_dir: Path) -> str:
+    lines = [render_text(result.report), ""]
+    if result.status == "interrupted":
+        lines.append(f"Interrupted; finish it with: arena tournament --resume {run_dir}")
+    elif result.status == "stopped":
+        lines.append(f"Stopped early: {result.report['run']['stop_reason']}")
+    lines.append(f"Run folder: {run_dir} (results.json, games.csv, standings.csv, crosstable.csv, replays/, "
+                 "logs/, run.log, run.sqlite)")
+    return "\n".join(lines)

@@ -1,0 +1,206 @@
+"""Speed of the rules engine: random self-play and the 11-card deadwood query.
+
+(a) Random self-play: complete deals (classic rules) where each step calls ``legal_actions()``
+    and plays a uniformly random legal action; every deck comes from ``deck_for_deal`` (the
+    SHA-256 shuffle, as in a match). Reported: deals per CPU-second (``time.process_time``),
+    median of 5 runs of 1000 deals with fixed seeds, and steps (actions) per deal.
+(b) ``min_deadwood_after_discard_mask`` on 20,000 random 11-card hands: median and p90 µs
+    per call (``perf_counter_ns`` around each call).
+(c) If OpenSpiel (``pyspiel``) can be imported: the same random play of its ``gin_rummy``
+    (``state.legal_actions()`` at every step, chance nodes of the deal included, a uniform
+    choice among ``chance_outcomes()``), and its ``GinRummyUtils.min_deadwood`` on the same
+    11-card hands, with the ratios.
+
+Run: ``PYTHONPATH=. python bench/engine.py [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from referee.gin import Deal, RuleSet, deck_for_deal, from_mask
+from referee.gin import min_deadwood_after_discard_mask as min_dw
+
+GOAL_DEALS = 2500
+GOAL_US = 20.0
+TARGET_US = 5.6
+
+
+# ----------------------------------------------------------------------------- self-play
+
+
+def selfplay_ours(seed: int, deals: int) -> tuple[float, float, Counter[str]]:
+    """(deals per CPU-second, steps per deal, outcome kinds) for ``deals`` random deals."""
+    rules = RuleSet.classic()
+    rng = random.Random(seed)
+    choice = rng.choice
+    match_seed = seed.to_bytes(8, "big")
+    kinds: Counter[str] = Counter()
+    steps = 0
+    t0 = time.process_time()
+    for i in range(deals):
+        deal = Deal(deck_for_deal(match_seed, 1, i + 1), i & 1, rules)
+        legal = deal.legal_actions()
+        while legal:
+            deal.apply(choice(legal))
+            steps += 1
+            legal = deal.legal_actions()
+        out = deal.outcome
+        assert out is not None
+        kinds[out.kind] += 1
+    elapsed = time.process_time() - t0
+    return deals / elapsed, steps / deals, kinds
+
+
+def selfplay_openspiel(pyspiel: Any, seed: int, deals: int) -> tuple[float, float, float]:
+    """(deals per CPU-second, player steps per deal, chance steps per deal) for OpenSpiel."""
+    game = pyspiel.load_game("gin_rummy")
+    rng = random.Random(seed)
+    choice = rng.choice
+    steps = chance = 0
+    t0 = time.process_time()
+    for _ in range(deals):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(choice(state.chance_outcomes())[0])
+                chance += 1
+            else:
+                state.apply_action(choice(state.legal_actions()))
+                steps += 1
+    elapsed = time.process_time() - t0
+    return deals / elapsed, steps / deals, chance / deals
+
+
+# ----------------------------------------------------------------------------- deadwood
+
+
+def random_masks(rng: random.Random, n: int, size: int) -> list[int]:
+    return [sum(1 << i for i in rng.sample(range(52), size)) for _ in range(n)]
+
+
+def per_call_us(fn: Callable[[Any], object], args: Sequence[Any]) -> list[float]:
+    clock = time.perf_counter_ns
+    out: list[float] = []
+    gc.disable()
+    try:
+        for a in args:
+            t = clock()
+            fn(a)
+            out.append((clock() - t) / 1000)
+    finally:
+        gc.enable()
+    return out
+
+
+def quantiles(times: list[float]) -> tuple[float, float]:
+    ts = sorted(times)
+    return statistics.median(ts), ts[min(len(ts) - 1, int(0.9 * len(ts)))]
+
+
+_OS_SUIT = (0, 3, 2, 1)
+"""OpenSpiel's card int is ``suit * 13 + rank - 1`` with suits s c d h; ours s h d c."""
+
+
+def to_openspiel(mask: int) -> list[int]:
+    return [_OS_SUIT[c.suit] * 13 + c.rank - 1 for c in from_mask(mask)]
+
+
+def import_pyspiel() -> Any | None:
+    try:
+        import pyspiel  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return pyspiel
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--quick", action="store_true", help="3 runs of 200 deals, 4000 hands")
+    ap.add_argument("--runs", type=int, default=None)
+    ap.add_argument("--deals", type=int, default=None)
+    ap.add_argument("--hands", type=int, default=None)
+    args = ap.parse_args()
+    runs = args.runs or (3 if args.quick else 5)
+    deals = args.deals or (200 if args.quick else 1000)
+    hands = args.hands or (4000 if args.quick else 20_000)
+    seeds = [1000 + i for i in range(runs)]
+    print(f"Python {sys.version.split()[0]}; {runs} runs x {deals} deals (seeds {seeds[0]}..{seeds[-1]}), "
+          f"{hands} hands")
+
+    # (a) self-play
+    selfplay_ours(999, 20)  # warm up
+    results = [selfplay_ours(s, deals) for s in seeds]
+    rates = [r[0] for r in results]
+    ours_rate = statistics.median(rates)
+    ours_steps = statistics.mean(r[1] for r in results)
+    kinds: Counter[str] = Counter()
+    for r in results:
+        kinds.update(r[2])
+    total = sum(kinds.values())
+    print()
+    print("(a) random self-play, classic rules, legal_actions() at every step")
+    print(f"    ours:      {ours_rate:8.0f} deals/CPU-s  (median of {runs}; runs: "
+          f"{', '.join(f'{x:.0f}' for x in rates)})  {ours_steps:.1f} steps/deal")
+    print("    outcomes:  " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in sorted(kinds.items())))
+    print(f"    goal: >= {GOAL_DEALS} deals/CPU-s  -> {'met' if ours_rate >= GOAL_DEALS else 'NOT met'}")
+
+    # (b) deadwood
+    rng = random.Random(20240601)
+    h11 = random_masks(rng, hands, 11)
+    for h in h11[:500]:
+        min_dw(h)
+    med, p90 = quantiles(per_call_us(min_dw, h11))
+    print()
+    print(f"(b) min_deadwood_after_discard_mask, {hands} random 11-card hands")
+    print(f"    ours:      median {med:6.2f} us   p90 {p90:6.2f} us")
+    print(f"    goal: <= {GOAL_US:.0f} us (target ~{TARGET_US})  -> {'met' if med <= GOAL_US else 'NOT met'}"
+          f"{'' if med <= TARGET_US else ' (above the target)'}")
+
+    # (c) OpenSpiel
+    print()
+    pyspiel = import_pyspiel()
+    if pyspiel is None:
+        print("(c) OpenSpiel: pyspiel not importable (pip install open_spiel): comparison skipped")
+        return
+    os_deals = max(deals // 5, 20)
+    selfplay_openspiel(pyspiel, 999, 5)
+    os_results = [selfplay_openspiel(pyspiel, s, os_deals) for s in seeds]
+    os_rate = statistics.median(r[0] for r in os_results)
+    os_steps = statistics.mean(r[1] for r in os_results)
+    os_chance = statistics.mean(r[2] for r in os_results)
+    print(f"(c) OpenSpiel {getattr(pyspiel, '__version__', '')} gin_rummy, random play "
+          f"({runs} runs x {os_deals} deals)")
+    print(f"    OpenSpiel: {os_rate:8.0f} deals/CPU-s  {os_steps:.1f} player steps + {os_chance:.1f} chance "
+          f"steps/deal")
+    print(f"    ratio ours/OpenSpiel: {ours_rate / os_rate:.1f}x deals/CPU-s")
+    try:
+        utils = pyspiel.gin_rummy.GinRummyUtils(13, 4, 10)
+        fn = utils.min_deadwood
+    except AttributeError:
+        print("    GinRummyUtils.min_deadwood not reachable from Python: deadwood comparison skipped")
+        return
+    os11 = [to_openspiel(h) for h in h11]
+    for oh in os11[:500]:
+        fn(oh)
+    omed, op90 = quantiles(per_call_us(fn, os11))
+    print(f"    OpenSpiel GinRummyUtils.min_deadwood (11 cards): median {omed:6.2f} us   p90 {op90:6.2f} us")
+    print(f"    ratio OpenSpiel/ours (median): {omed / med:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""The referee cannot leak what a seat may not know.
+
+For many deals, a match is played through the real referee Table (in-process sessions, a
+mock clock) and every message to one seat is kept as bytes. Then the same deal is played again
+with the cards that seat never saw (the opponent's hidden cards, the stock, the face-down knock
+discard) shuffled among their places in the deck, every player repeating its actions. Every
+message that seat receives before the deal's last action must be byte-for-byte the same:
+nothing in them depends on the hidden cards. (Kaggle's Gin Rummy observations fail exactly
+this: they carry the whole serialized game.)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+import trio
+import trio.testing
+
+import referee.gin._match as engine_match
+from gin_arena.v1 import bot_pb2, game_pb2
+from referee import MatchSpec, TimeControl
+from referee import _wire as wire
+from referee._table import Table
+from referee.gin import DECK, Card, Deal, RuleSet, deck_for_deal
+from tests._tables import FakeSession, seat_sessions
+
+SEEDS = int(__import__("os").environ.get("HIDDEN_INFO_SEEDS", "700"))  # x3 deals each
+DEALS_PER_MATCH = 3
+
+
+def _policy(rng: random.Random, record: list[tuple[int, int, game_pb2.Action]], seat: int):
+    """Mostly sound play (so deals end in knocks, gins and undercuts too), sometimes random."""
+
+    def decide(req: bot_pb2.ActionRequest) -> game_pb2.Action:
+        legal = list(req.legal_actions)
+        knocks = [a for a in legal if a.kind in (game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_BIG_GIN)]
+        if knocks and rng.random() < 0.9:
+            choice = rng.choice(knocks)
+        elif rng.random() < 0.3:
+            choice = rng.choice(legal)
+        else:
+            from referee._substitute import substitute_action
+
+            state = req.state
+            dom = _domain_state(req)
+            choice = wire.action_to_proto(substitute_action(dom)) if dom is not None else rng.choice(legal)
+            del state
+        record.append((req.state.deal_number, seat, choice))
+        return choice
+
+    return decide
+
+
+def _domain_state(req: bot_pb2.ActionRequest):  # type: ignore[no-untyped-def]
+    """Enough of a domain information state for the built-in substitute policy."""
+    from referee import gin
+
+    st = req.state
+    phase = {game_pb2.PHASE_UPCARD_OFFER: "upcard", game_pb2.PHASE_DRAW: "draw",
+             game_pb2.PHASE_DISCARD: "discard"}[st.phase]
+
+    class _S:
+        pass
+
+    s = _S()
+    s.legal_actions = tuple(wire.action_from_proto(a) for a in req.legal_actions)  # type: ignore[attr-defined]
+    s.hand = tuple(gin.parse_cards(list(st.hand)))  # type: ignore[attr-defined]
+    s.phase = phase  # type: ignore[attr-defined]
+    s.discard_pile = tuple(gin.parse_cards(list(st.discard_pile)))  # type: ignore[attr-defined]
+    return s
+
+
+def _replayer(actions: list[game_pb2.Action]) -> Callable[[bot_pb2.ActionRequest], game_pb2.Action | None]:
+    it = iter(actions)
+
+    def decide(req: bot_pb2.ActionRequest) -> game_pb2.Action | None:
+        return next(it, None)
+
+    return decide
+
+
+async def _play(spec: MatchSpec, policies, stop_after_deal: int) -> tuple[Table, list[FakeSession]]:  # type: ignore[no-untyped-def]
+    table = Table(spec, None, lambda t: None)
+    sessions = seat_sessions(table, policies)
+    for s in sessions:
+        orig = s.send
+
+        def send(msg: bot_pb2.RefereeMessage, orig=orig) -> None:  # type: ignore[no-untyped-def]
+            orig(msg)
+            if msg.WhichOneof("kind") == "deal_finished" and msg.deal_finished.result.deal_number >= stop_after_deal:
+                table.cancel("test done")
+            if msg.WhichOneof("kind") == "game_finished":
+                table.cancel("test done")
+
+        s.send = send  # type: ignore[method-assign]
+    await table.run()
+    return table, sessions
+
+
+def _seen_by(deal: Deal, seat: int) -> set[Card]:
+    """Every card ``seat`` saw face up or held during the deal."""
+    seen = set(deal.deck[1 - deal.dealer: 20: 2]) if seat != deal.dealer else set(deal.deck[1:20:2])
+    seen = set(deal.deck[0:20:2]) if seat != deal.dealer else set(deal.deck[1:20:2])
+    seen.add(deal.first_upcard)
+    for m in deal.history:
+        if m.card is None or m.action is None:
+            continue
+        if m.action.kind in ("discard", "take_upcard", "draw_discard") or m.seat == seat:
+            seen.add(m.card)
+    return seen
+
+
+def _check_seed(seed: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    rng = random.Random(seed)
+    rules = RuleSet.classic()
+    spec = MatchSpec(players=("p0", "p1"), rules=rules, time_control=TimeControl(per_move_ms=1000), match_id="m",
+                     seed=seed.to_bytes(8, "big"))
+    record: list[tuple[int, int, game_pb2.Action]] = []
+    base_table, base_sessions = trio.run(
+        _play, spec, [_policy(rng, record, 0), _policy(rng, record, 1)], DEALS_PER_MATCH,
+        clock=trio.testing.MockClock(autojump_threshold=0),
+    )
+    match = base_table.match
+    assert match is not None
+    checked = 0
+    for deal_no in range(1, DEALS_PER_MATCH + 1):
+        actions = [(s, a) for d, s, a in record if d == deal_no]
+        if not actions or match.game.number != 1 or match.game.deal_number < deal_no:
+            continue
+        deck = deck_for_deal(spec.seed or b"", 1, deal_no)
+        dealer = _dealer_of(base_sessions[0], deal_no)
+        from referee.gin._shuffle import deal_key
+
+        deal = Deal.replay(deck, dealer, rules, [wire.action_from_proto(a) for _, a in actions],
+                           key=deal_key(spec.seed or b"", 1, deal_no))
+        if not deal.is_over:
+            continue
+        seat = rng.randrange(2)
+        hidden = [i for i, c in enumerate(deck) if c not in _seen_by(deal, seat)]
+        cards = [deck[i] for i in hidden]
+        shuffled = cards[:]
+        while len(cards) > 1 and shuffled == cards:
+            rng.shuffle(shuffled)
+        alt_deck = list(deck)
+        for i, c in zip(hidden, shuffled, strict=True):
+            alt_deck[i] = c
+        assert sorted(alt_deck) == sorted(DECK)
+
+        def patched(s: bytes, game: int, d: int, _n=deal_no, _alt=alt_deck) -> list[Card]:
+            return list(_alt) if (game, d) == (1, _n) else deck_for_deal(s, game, d)
+
+        monkeypatch.setattr(engine_match, "deck_for_deal", patched)
+        prior = [(s, a) for d, s, a in record if d < deal_no]
+        script = prior + actions[:-1]  # everything up to the deal's last action
+        per_seat = [[a for s, a in script if s == q] for q in (0, 1)]
+        cut_base = _messages_before_last_action(base_sessions[seat], deal_no, len(actions))
+        alt_table, alt_sessions = trio.run(
+            _play, spec, [_replayer(per_seat[0]), _replayer(per_seat[1])], deal_no,
+            clock=trio.testing.MockClock(autojump_threshold=0),
+        )
+        monkeypatch.undo()
+        alt = alt_sessions[seat].sent[: len(cut_base)]
+        assert alt == cut_base, f"seed {seed} deal {deal_no}: seat {seat}'s messages depend on hidden cards"
+        checked += 1
+    return checked
+
+
+def _dealer_of(session: FakeSession, deal_no: int) -> int:
+    for m in session.messages:
+        if m.WhichOneof("kind") == "deal_started" and m.deal_started.deal_number == deal_no \
+                and m.deal_started.game_number == 1:
+            return m.deal_started.dealer
+    raise AssertionError("deal not started")
+
+
+def _messages_before_last_action(session: FakeSession, deal_no: int, n_actions: int) -> list[bytes]:
+    """The seat's messages up to (not including) the events of the deal's last action."""
+    count = 0
+    started = False
+    for i, m in enumerate(session.messages):
+        kind = m.WhichOneof("kind")
+        if kind == "deal_started" and m.deal_started.game_number == 1 and m.deal_started.deal_number == deal_no:
+            started = True
+        elif started and kind == "event":
+            count += 1
+            if count == n_actions:
+                return session.sent[:i]
+    raise AssertionError("the deal's actions were not all seen")
+
+
+def test_messages_to_a_seat_do_not_depend_on_cards_it_never_saw(monkeypatch: pytest.MonkeyPatch) -> None:
+    checked = sum(_check_seed(seed, monkeypatch) for seed in range(SEEDS))
+    assert checked >= 2000, f"only {checked} deals checked"
