@@ -4,7 +4,7 @@ through its operator service (``RefereeService``). Both give the runner the same
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -80,26 +80,58 @@ class EmbeddedMatch:
         self.table = table
         self.match_id = table.match_id
         self.finished = table.finished
-        self._dead: set[int] = set()
+        self._dead: dict[int, str] = {}
+        """Seats whose process ended before connecting, not yet handed to the referee."""
+        self._poke = trio.Event()
 
     def connected(self, seat: int) -> trio.Event:
         return self.table.links[seat].connected
 
     async def follow(self) -> None:
-        await self.table.finished.wait()
+        table = self.table
+        while not table.finished.is_set():
+            if self._dead:
+                self._settle_dead()
+                if self._dead:  # wait for the other seat(s) to connect, or end
+                    with trio.move_on_after(0.05):
+                        await table.finished.wait()
+                    continue
+            poke = self._poke
+            await _first_of(table.finished.wait, poke.wait)
+
+    def _settle_dead(self) -> None:
+        # A seat whose bot ended before connecting is handed to the referee as crashed only once
+        # every other seat is connected: then the match starts and the crash is scored by the
+        # fault policy. If no other seat ever connects, the referee's connect timeout ends the
+        # match without a winner (both failed) — as it should.
+        table = self.table
+        if table.state in ("finished", "aborted"):
+            self._dead.clear()
+            return
+        others = [link for link in table.links if link.seat not in self._dead]
+        if not others:
+            table.cancel("every seat's bot process ended before connecting: " + "; ".join(self._dead.values()))
+            self._dead.clear()
+            return
+        if all(link.connected.is_set() for link in others):
+            for seat, detail in sorted(self._dead.items()):
+                link = table.links[seat]
+                link.attach(_AbsentSession(f"{link.name} (ended before connecting)"))
+                link.crashed(detail)
+            self._dead.clear()
 
     def crashed(self, seat: int, detail: str) -> None:
         table = self.table
         if table.state in ("finished", "aborted"):
             return
         link = table.links[seat]
-        if not link.connected.is_set():
-            self._dead.add(seat)
-            if len(self._dead) == len(table.links):
-                table.cancel("every seat's bot process ended before connecting: " + detail)
-                return
-            link.attach(_AbsentSession(f"{link.name} (ended before connecting)"))
-        link.crashed(detail)
+        if link.connected.is_set():
+            link.crashed(detail)
+            return
+        self._dead[seat] = detail
+        self._settle_dead()
+        self._poke.set()
+        self._poke = trio.Event()
 
     async def cancel(self, reason: str) -> None:
         if self.table.state not in ("finished", "aborted"):
@@ -111,6 +143,15 @@ class EmbeddedMatch:
         report = self.table.report
         assert report is not None, "outcome() before the match finished"
         return from_report(report, duration_s)
+
+
+async def _first_of(*waits: Callable[[], Awaitable[object]]) -> None:
+    async with trio.open_nursery() as nursery:
+        for fn in waits:
+            async def one(fn: Callable[[], Awaitable[object]] = fn) -> None:
+                await fn()
+                nursery.cancel_scope.cancel()
+            nursery.start_soon(one)
 
 
 class EmbeddedBackend:
@@ -139,10 +180,6 @@ async def _call(make: Callable[[], Any]) -> Any:
         return await make()
 
     return await referee.aio(run())
-
-
-def _aio(coro: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
-    return referee.aio(coro)
 
 
 _FAULT_POLICY = {"forfeit": game_pb2.FAULT_POLICY_FORFEIT, "substitute": game_pb2.FAULT_POLICY_SUBSTITUTE}

@@ -408,7 +408,7 @@ def _ladder_path(args: argparse.Namespace) -> Path:
 
 def cmd_ladder(args: argparse.Namespace) -> int:
     from .ladder import Ladder, render_ladder, run_ladder
-    from .runner import PlaySettings
+    from .runner import PlaySettings, default_startup_slots
 
     path = _ladder_path(args)
     action = args.ladder_command
@@ -456,7 +456,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
             settings = PlaySettings(
                 rules=rules_from_args(args.rules, args.rule), time_control=tc_from_args(args.tc),
                 fault_policy=args.fault_policy, connect_timeout_ms=int(args.connect_timeout * 1000),
-                concurrency=args.concurrency, startup_slots=max(1, min(args.concurrency, 2)),
+                concurrency=args.concurrency, startup_slots=default_startup_slots(),
             )
             if args.referee:
                 _address(args.referee, "--referee")

@@ -161,6 +161,7 @@ class Progress:
         self._start = time.monotonic()
         self._last_draw = 0.0
         self._last_line = time.monotonic()
+        self._last_shown = (-1, -1)
 
     def update(self, *, done: int | None = None, running: int | None = None, note: str | None = None,
                force: bool = False) -> None:
@@ -175,8 +176,9 @@ class Progress:
             if force or now - self._last_draw >= 0.1:
                 self._last_draw = now
                 self.console.status(self.text(now))
-        elif force or now - self._last_line >= self.every_s:
+        elif (force or now - self._last_line >= self.every_s) and (self.done, self.running) != self._last_shown:
             self._last_line = now
+            self._last_shown = (self.done, self.running)
             self.console.line("progress: " + self.text(now))
 
     def text(self, now: float | None = None) -> str:

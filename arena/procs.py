@@ -119,26 +119,20 @@ def describe_exit(code: int | None) -> str:
 class BotRunner:
     """Starts and watches the bot processes of one run."""
 
-    def __init__(self, logs: BotLogs, startup: trio.CapacityLimiter, connect_timeout_s: float,
-                 on_start: Callable[[int, str, str], object] | None = None,
+    def __init__(self, logs: BotLogs, on_start: Callable[[int, str, str], object] | None = None,
                  on_end: Callable[[int, object], None] | None = None) -> None:
         self.logs = logs
-        self.startup = startup
-        self.connect_timeout_s = connect_timeout_s
         self._on_start = on_start
         self._on_end = on_end
 
-    async def run(self, handle: MatchHandle, seat: int, bot: BotSpec, address: str, token: str) -> str:
-        """Run the bot of one seat until its match is over; returns how the process ended."""
+    async def run(self, handle: MatchHandle, seat: int, bot: BotSpec, address: str, token: str,
+                  settled: trio.Event) -> str:
+        """Run the bot of one seat until its match is over; returns how the process ended.
+        ``settled`` is set once the start-up is over: the bot connected, ended or never started."""
         argv = bot.argv(address, token)
         label = f"{handle.match_id} seat {seat}"
         shown = " ".join("***" if part == token else part for part in argv)
         with structlog.contextvars.bound_contextvars(bot=bot.name, seat=seat):
-            # At most a few bots start at once: a starting interpreter is a CPU hog, and the
-            # bots already playing must not be slowed down by it. The slot is held until the
-            # bot connected (or ended, or gave up).
-            await self.startup.acquire()
-            starting = True
             try:
                 try:
                     proc = await trio.lowlevel.open_process(
@@ -159,10 +153,7 @@ class BotRunner:
                 try:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._pump_task, proc, bot, label, done_pumping)
-                        with trio.move_on_after(self.connect_timeout_s):
-                            await _first(proc.wait, handle.connected(seat).wait, handle.finished.wait)
-                        self.startup.release()
-                        starting = False
+                        nursery.start_soon(self._settle, proc, handle, seat, settled)
                         how = await self._watch(proc, handle, seat, bot, label)
                         with trio.move_on_after(1.0):  # the pipe closes once the group is gone
                             await done_pumping.wait()
@@ -173,8 +164,12 @@ class BotRunner:
                     if self._on_end is not None:
                         self._on_end(proc.pid, ticket)
             finally:
-                if starting:
-                    self.startup.release()
+                settled.set()
+
+    @staticmethod
+    async def _settle(proc: trio.Process, handle: MatchHandle, seat: int, settled: trio.Event) -> None:
+        await _first(proc.wait, handle.connected(seat).wait, handle.finished.wait)
+        settled.set()
 
     async def _pump_task(self, proc: trio.Process, bot: BotSpec, label: str, done: trio.Event) -> None:
         assert proc.stdout is not None

@@ -4,6 +4,7 @@ started for it and ended after it."""
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,11 @@ from .schedule import GameJob
 
 log = structlog.get_logger("arena")
 
+STARTUP_HOLD_S = 5.0
+"""A game gives up its start-up slot after this long even if its bots have not connected yet
+(a bot that hangs must not hold up every other game); the referee's connect timeout still
+applies to it."""
+
 
 @dataclass(frozen=True, slots=True)
 class PlaySettings:
@@ -37,8 +43,15 @@ class PlaySettings:
     """How long the referee waits for a game's bots to connect (generous: bots start while
     other games are played; start-up is throttled by ``startup_slots``)."""
     concurrency: int = 2
-    startup_slots: int = 2
-    """Bot processes starting at once (from spawn until connected)."""
+    startup_slots: int = 1
+    """Games whose bots start at once (from creating the match until its bots connected). A
+    starting interpreter is a CPU hog; throttling start-ups keeps it from slowing down the bots
+    already playing, and the connect timeout only runs once a game's turn to start came."""
+
+
+def default_startup_slots() -> int:
+    """Games starting at once: one per two cores."""
+    return max(1, (os.cpu_count() or 2) // 2)
 
 
 class Sink(Protocol):
@@ -66,8 +79,8 @@ class Runner:
         self.settings = settings
         self.sink = sink
         self.progress = progress
-        self.procs = BotRunner(logs, trio.CapacityLimiter(max(1, settings.startup_slots)),
-                               settings.connect_timeout_ms / 1000, sink.proc_started, sink.proc_ended)
+        self.procs = BotRunner(logs, sink.proc_started, sink.proc_ended)
+        self.starting = trio.CapacityLimiter(max(1, settings.startup_slots))
         self.running = 0
         self.finished_count = 0
         self._per_bot: Counter[str] = Counter()
@@ -141,13 +154,20 @@ class Runner:
         handle: MatchHandle | None = None
         done = False
         try:
-            handle = await self.backend.create(spec)
-            log.debug("game_started", idx=job.idx, players=list(job.players))
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(handle.follow)
-                for seat, bot in enumerate(bots):
-                    if not bot.remote:
-                        nursery.start_soon(self.procs.run, handle, seat, bot, self.backend.bot_address, tokens[seat])
+                async with self.starting:
+                    handle = await self.backend.create(spec)
+                    log.debug("game_started", idx=job.idx, players=list(job.players))
+                    nursery.start_soon(handle.follow)
+                    settled = []
+                    for seat, bot in enumerate(bots):
+                        if not bot.remote:
+                            settled.append(trio.Event())
+                            nursery.start_soon(self.procs.run, handle, seat, bot, self.backend.bot_address,
+                                               tokens[seat], settled[-1])
+                    with trio.move_on_after(min(s.connect_timeout_ms / 1000, STARTUP_HOLD_S)):
+                        for ev in settled:
+                            await ev.wait()
                 await handle.finished.wait()
                 outcome = handle.outcome(trio.current_time() - started)
                 self.sink.finished(job, outcome)

@@ -315,7 +315,7 @@ def format_elo(value: float) -> str:
     """``+123``, ``-45``, ``+inf``."""
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
-    return f"{value:+.0f}"
+    return "0" if round(value) == 0 else f"{value:+.0f}"
 
 
 def finite_or_none(value: float) -> float | None:

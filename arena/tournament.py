@@ -23,7 +23,7 @@ from .manifest import BotSpec
 from .procs import BotLogs
 from .records import Outcome
 from .results import PlayedGame, build_report, render_text, write_files
-from .runner import PlaySettings, Runner
+from .runner import PlaySettings, Runner, default_startup_slots
 from .schedule import GameJob, RunConfig
 from .stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
 from .store import RunStore
@@ -193,7 +193,7 @@ async def run_tournament(store: RunStore, console: Console, *, resumed: bool = F
     settings = PlaySettings(
         rules=cfg.rule_set(), time_control=TimeControl.parse(cfg.time_control), fault_policy=cfg.fault_policy,
         connect_timeout_ms=cfg.connect_timeout_ms, concurrency=cfg.concurrency,
-        startup_slots=max(1, min(cfg.concurrency, os.cpu_count() or 2)),
+        startup_slots=default_startup_slots(),
     )
     progress = Progress(console, total, counts["done"])
     sink = RunSink(store, progress)

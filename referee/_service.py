@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -44,12 +45,19 @@ class GrpcSession:
         self.session_id = secrets.token_hex(6)
         self.links: dict[str, SeatLink] = {}
         self._context = context
-        self._queue: asyncio.Queue[bot_pb2.RefereeMessage | None] = asyncio.Queue()
+        self._queue: deque[bot_pb2.RefereeMessage] = deque()
+        self._wakeup = asyncio.Event()
         self.closed: asyncio.Future[tuple[grpc.StatusCode, str]] = asyncio.get_running_loop().create_future()
 
     def send(self, msg: bot_pb2.RefereeMessage) -> None:
         if not self.closed.done():
-            self._queue.put_nowait(msg)
+            self._queue.append(msg)
+            self._wakeup.set()
+
+    def send_first(self, msg: bot_pb2.RefereeMessage) -> None:
+        """Queue a message ahead of everything queued so far (the welcome)."""
+        self._queue.appendleft(msg)
+        self._wakeup.set()
 
     def close(self, code: str, detail: str) -> None:
         if not self.closed.done():
@@ -57,10 +65,13 @@ class GrpcSession:
 
     async def write_loop(self) -> None:
         ctx = self._context
+        queue = self._queue
         while True:
-            msg = await self._queue.get()
-            if msg is None:
-                return
+            if not queue:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            msg = queue.popleft()
             await ctx.write(msg)
             if msg.WhichOneof("kind") == "action_request":
                 link = self.links.get(msg.match_id)
@@ -113,7 +124,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         bound = structlog.contextvars.bound_contextvars(bot=session.bot_name, session=session.session_id)
         bound.__enter__()
         log.info("session_opened", matches=sorted(session.links))
-        session.send(bot_pb2.RefereeMessage(welcome=bot_pb2.Welcome(
+        session.send_first(bot_pb2.RefereeMessage(welcome=bot_pb2.Welcome(
             protocol_version=PROTOCOL_VERSION, session_id=session.session_id,
             referee_info="gin-arena referee", match_ids=sorted(session.links),
         )))

@@ -30,9 +30,9 @@ from ._substitute import substitute_action
 
 log = structlog.get_logger("referee")
 
-MAX_STRAY_MESSAGES = 200
-"""Answers that fit no request (wrong id, out of turn, …) a seat may send per match before
-its session is closed as a flood."""
+MAX_STRAY_MESSAGES = 100
+"""Answers that fit no open request (wrong id, out of turn, …) a seat may send between two of
+its own requests before its session is closed as a flood (RESOURCE_EXHAUSTED)."""
 
 TableState = Literal["waiting", "running", "finished", "aborted"]
 
@@ -54,7 +54,7 @@ class Session(Protocol):
 
 @dataclass(slots=True)
 class _Inbound:
-    kind: Literal["action", "connected", "disconnected", "sent", "crashed"]
+    kind: Literal["action", "connected", "disconnected", "sent", "alert"]
     at: float
     request_id: int = 0
     action: game_pb2.Action | None = None
@@ -143,8 +143,12 @@ class SeatLink:
             self._inbox_send.send_nowait(_Inbound("sent", at, request_id))
 
     def crashed(self, detail: str) -> None:
-        """The operator reports that this seat's bot process died."""
-        self._inbox_send.send_nowait(_Inbound("crashed", trio.current_time(), detail=detail))
+        """The operator reports that this seat's bot process died: the fault applies at once,
+        whoever is to move."""
+        self.table.alert(_Fault(self.seat, "crashed", detail or f"seat {self.seat}'s bot process ended"))
+
+    def wake(self) -> None:
+        self._inbox_send.send_nowait(_Inbound("alert", trio.current_time()))
 
     # --- used by the table ---
     def send(self, msg: bot_pb2.RefereeMessage) -> None:
@@ -217,8 +221,17 @@ class Table:
         self._substituted: set[int] = set()
         self._seed = self.operator_seed
         self.nonces: list[bytes] = [b""] * len(spec.players)
+        self._alerts: list[_Fault] = []
 
     # ----- operator side -----
+    def alert(self, fault: _Fault) -> None:
+        """A fault that does not wait for the seat's turn (its process died)."""
+        if self.state in ("finished", "aborted"):
+            return
+        self._alerts.append(fault)
+        for link in self.links:
+            link.wake()
+
     def cancel(self, reason: str) -> None:
         """Abort the match (operator's decision)."""
         self._cancel_reason = reason or "cancelled by the operator"
@@ -341,6 +354,8 @@ class Table:
         match = self.match
         assert match is not None
         link = self.links[seat]
+        if self._alerts:
+            raise self._alerts.pop(0)
         if link.substituted:
             return substitute_action(match.view(seat)), 0, 0
         self._request_id += 1
@@ -353,6 +368,7 @@ class Table:
         request = bot_pb2.RefereeMessage(match_id=self.match_id, action_request=wire.action_request(
             request_id, state, wire.clocks(self._clocks.shown(), tc.increment_ms, seat), allowance, link.events))
         legal = set(state.legal_actions)
+        link.stray = 0
         link.pending = request_id
         link.open_request = request
         sent_at = trio.current_time()
@@ -371,8 +387,9 @@ class Table:
                     elif item.kind == "disconnected":
                         disconnected_at = item.at
                         log.warning("seat_disconnected", seat=seat, detail=item.detail)
-                    elif item.kind == "crashed":
-                        raise _Fault(seat, "crashed", item.detail or f"seat {seat}'s bot process ended")
+                    elif item.kind == "alert":
+                        if self._alerts:
+                            raise self._alerts.pop(0)
                     elif item.kind == "connected":
                         disconnected_at = None
                         log.info("seat_reconnected", seat=seat)

@@ -8,6 +8,7 @@ from gin_arena.v1 import bot_pb2, game_pb2
 
 from .kit import actions as A
 from .kit import run_bot
+from .kit.cards import DECK
 from .kit.masks import (
     INDEX,
     VALUES,
@@ -27,6 +28,8 @@ class Params:
     take_margin: float = 0.0
     knock_early_turns: int = 99
     knock_late_max: int = 10
+    max_candidates: int = 6
+    candidate_margin: int = 10
 
 
 @dataclass
@@ -116,6 +119,13 @@ def danger(i: int, v: View) -> float:
     return 1 - miss
 
 
+def candidates(h11: int, allowed: list[int], p: Params) -> list[int]:
+    after = {i: deadwood_mask(h11 & ~(1 << i)) for i in allowed}
+    order = sorted(allowed, key=lambda i: (after[i], -VALUES[i]))
+    best = after[order[0]]
+    return [i for i in order[: p.max_candidates] if after[i] <= best + p.candidate_margin]
+
+
 def decide(request: bot_pb2.ActionRequest, p: Params | None = None) -> game_pb2.Action:
     p = p or Params()
     state = request.state
@@ -131,21 +141,21 @@ def decide(request: bot_pb2.ActionRequest, p: Params | None = None) -> game_pb2.
         if k == 0 or v.turns <= p.knock_early_turns or k <= p.knock_late_max:
             return A.action(A.KNOCK, card)
     if discards:
-        best = None
-        best_score = 0.0
-        for d in discards:
-            i = INDEX[d.card]
-            score = evaluate(v.hand & ~(1 << i), v, p) + p.beta * danger(i, v)
-            if best is None or score < best_score:
-                best, best_score = d, score
-        assert best is not None
-        return best
+        allowed = [INDEX[d.card] for d in discards]
+        scored = {
+            i: evaluate(v.hand & ~(1 << i), v, p) + p.beta * danger(i, v)
+            for i in candidates(v.hand, allowed, p)
+        }
+        i = min(scored, key=lambda i: scored[i])
+        return A.action(A.DISCARD, DECK[i])
     take_kind = A.TAKE_UPCARD if A.can(request, A.TAKE_UPCARD) else A.DRAW_DISCARD
     if A.can(request, take_kind) and state.discard_pile:
         t = INDEX[state.discard_pile[-1]]
         h11 = v.hand | (1 << t)
-        take = min(evaluate(h11 & ~(1 << i), v, p) for i in indices(v.hand))
-        stock = evaluate(v.hand, v, p) - p.alpha * potential(v.hand, v.unseen)
+        allowed = [i for i in indices(v.hand)]
+        take = min(evaluate(h11 & ~(1 << i), v, p) for i in candidates(h11, allowed, p))
+        pot = potential(v.hand, v.unseen)
+        stock = deadwood_mask(v.hand) - 2 * p.alpha * pot
         if take < stock - p.take_margin:
             return A.action(take_kind)
     for kind in (A.DRAW_STOCK, A.PASS):

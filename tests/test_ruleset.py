@@ -92,6 +92,7 @@ def test_unknown_preset_is_refused() -> None:
         RuleSet.preset("gin")
 
 
+KNOCK_LIMIT_ONLY = r"knock_limit applies only with knock='limit' "
 INVALID: list[tuple[dict[str, Any], str]] = [
     # choices
     ({"knock": "sometimes"}, r"knock must be one of limit, oklahoma, gin_only; got 'sometimes'"),
@@ -126,8 +127,8 @@ INVALID: list[tuple[dict[str, Any], str]] = [
         )
     ],
     # combinations
-    ({"knock": "oklahoma", "knock_limit": 7}, r"knock_limit applies only with knock='limit' \(knock is 'oklahoma"),
-    ({"knock": "gin_only", "knock_limit": 0}, r"knock_limit applies only with knock='limit' \(knock is 'gin_only"),
+    ({"knock": "oklahoma", "knock_limit": 7}, KNOCK_LIMIT_ONLY + r"\(knock is 'oklahoma'\); leave it at 10"),
+    ({"knock": "gin_only", "knock_limit": 0}, KNOCK_LIMIT_ONLY + r"\(knock is 'gin_only'\); leave it at 10"),
     ({"match_target": 50}, r"match_target \(50\) must be at least the game target \(100\)"),
     ({"match_target": 500, "games": 3}, r"set either games \(a fixed number\) or match_target"),
     ({"game_bonuses": False, "shutout": "bonus"}, r"shutout='bonus' needs game_bonuses on"),

@@ -1,0 +1,114 @@
+"""Arena throughput: games per minute at concurrency 1, 2, 4, 8 with the greedy sample bots,
+time forfeits, and where the CPU goes (the arena+referee process vs the bot processes).
+
+    .venv/bin/python bench/arena.py [--games 24] [--levels 1,2,4,8] [--tc "st=0.5 timemargin=50"]
+
+Each level plays the same number of greedy-vs-greedy games (duplicate pairs, rules ``short``
+by default) on the embedded referee, with bot processes started per game exactly as
+``arena tournament`` does. CPU: ``time.process_time()`` of this process (arena + referee) and
+``resource.getrusage(RUSAGE_CHILDREN)`` (the bots, once reaped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# This file is called arena.py: keep its folder off the path so `import arena` finds the package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import referee  # noqa: E402
+from arena.backend import embedded_backend  # noqa: E402
+from arena.console import Console, configure  # noqa: E402
+from arena.manifest import BotSpec  # noqa: E402
+from arena.procs import BotLogs  # noqa: E402
+from arena.records import Outcome  # noqa: E402
+from arena.runner import PlaySettings, Runner, default_startup_slots  # noqa: E402
+from arena.schedule import GameJob, RunConfig, build_schedule  # noqa: E402
+from referee import TimeControl  # noqa: E402
+from referee.gin import RuleSet  # noqa: E402
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.outcomes: list[Outcome] = []
+
+    def started(self, job: GameJob, match_id: str) -> None:
+        pass
+
+    def finished(self, job: GameJob, outcome: Outcome) -> None:
+        self.outcomes.append(outcome)
+
+    def abandoned(self, job: GameJob) -> None:
+        pass
+
+    def proc_started(self, pid: int, match_id: str, bot: str) -> object:
+        return None
+
+    def proc_ended(self, pid: int, ticket: object) -> None:
+        pass
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+async def level(concurrency: int, games: int, rules: RuleSet, tc: TimeControl, folder: Path, bot: str) -> dict[str, float]:
+    spec = BotSpec(name="greedy", command=(sys.executable, "-m", bot), env={"GIN_LOG_LEVEL": "WARNING"})
+    spec2 = BotSpec(name="greedy2", command=spec.command, env=dict(spec.env))
+    cfg = RunConfig(run_id=f"bench-c{concurrency}", bots=("greedy", "greedy2"), games=games,
+                    seed=f"bench-{concurrency}")
+    jobs = build_schedule(cfg)
+    settings = PlaySettings(rules=rules, time_control=tc, concurrency=concurrency,
+                            startup_slots=default_startup_slots())
+    tally = Tally()
+    logs = BotLogs(folder / f"logs-c{concurrency}")
+    cpu0, child0, t0 = time.process_time(), children_cpu(), time.monotonic()
+    async with embedded_backend("127.0.0.1:0", folder / f"replays-c{concurrency}") as backend:
+        await Runner(backend, {"greedy": spec, "greedy2": spec2}, {}, settings, logs, tally).run(
+            [(j, j.match_id(cfg.run_id)) for j in jobs])
+    wall = time.monotonic() - t0
+    cpu, child = time.process_time() - cpu0, children_cpu() - child0
+    logs.close()
+    outs = tally.outcomes
+    return {
+        "games": len(outs), "wall": wall, "per_min": len(outs) / wall * 60,
+        "decisions": sum(o.decisions for o in outs), "arena_cpu": cpu, "bots_cpu": child,
+        "time_forfeits": sum(1 for o in outs if o.termination == "time_forfeit"),
+        "other_faults": sum(1 for o in outs if o.termination not in ("normal", "time_forfeit")),
+        "max_think": max((max(o.think_ms) / max(1, o.decisions // 2) for o in outs), default=0.0),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", type=int, default=24, help="games per level (even; default 24)")
+    p.add_argument("--levels", default="1,2,4,8", help="concurrency levels (default 1,2,4,8)")
+    p.add_argument("--tc", default="st=0.5 timemargin=50")
+    p.add_argument("--rules", default="short")
+    p.add_argument("--bot", default="sample_bots.greedy_bot", help="bot module (default sample_bots.greedy_bot)")
+    args = p.parse_args()
+    configure(Console(progress=False))
+    rules = RuleSet.preset(args.rules)
+    tc = TimeControl.parse(args.tc)
+    levels = [int(x) for x in args.levels.split(",")]
+    print(f"{os.cpu_count()} CPUs; {args.games} games per level; rules {args.rules}; {tc}; bot {args.bot}")
+    print(f"{'conc':>4} {'games':>5} {'wall s':>7} {'games/min':>9} {'decisions/s':>11} {'arena CPU':>9} "
+          f"{'bots CPU':>8} {'arena share':>11} {'time losses':>11} {'other faults':>12}")
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        for c in levels:
+            r = referee.run(level, c, args.games, rules, tc, Path(tmp), args.bot)
+            share = r["arena_cpu"] / max(1e-9, r["arena_cpu"] + r["bots_cpu"])
+            print(f"{c:>4} {r['games']:>5.0f} {r['wall']:>7.1f} {r['per_min']:>9.1f} "
+                  f"{r['decisions'] / r['wall']:>11.0f} {r['arena_cpu']:>8.1f}s {r['bots_cpu']:>7.1f}s "
+                  f"{share:>10.0%} {r['time_forfeits']:>11.0f} {r['other_faults']:>12.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

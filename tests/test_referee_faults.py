@@ -1,0 +1,338 @@
+"""The referee over real gRPC streams: faults end matches by their policy with the right
+termination reason; bad input gets a precise status or error and never hurts other matches."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import trio
+
+import referee
+from gin_arena.v1 import bot_pb2, game_pb2
+from referee import MatchReport, MatchSpec, TimeControl
+from referee.gin import RuleSet
+from tests._bots import Client
+
+SHORT = RuleSet.classic(target=20)
+
+
+def run_match(
+    spec: MatchSpec,
+    behaviours: list[Callable[[Client], Awaitable[None]] | None],
+    replay_dir: Path | None = None,
+    extra: Callable[[referee.Referee, referee.Table], Awaitable[None]] | None = None,
+) -> tuple[MatchReport, list[Client]]:
+    """Run one match with one client per seat (``None``: that seat never connects)."""
+
+    async def main() -> tuple[MatchReport, list[Client]]:
+        async with referee.open_referee(replay_dir=replay_dir) as ref:
+            table = ref.create_match(spec)
+            clients = [Client(ref.address, link.token, name=link.name) for link in table.links]
+            async with trio.open_nursery() as nursery:
+                for client, behave in zip(clients, behaviours, strict=True):
+                    if behave is not None:
+                        nursery.start_soon(referee.aio, behave(client))
+                if extra is not None:
+                    nursery.start_soon(extra, ref, table)
+                await table.finished.wait()
+                nursery.cancel_scope.deadline = trio.current_time() + 5
+            assert table.report is not None
+            return table.report, clients
+
+    return referee.run(main)
+
+
+async def good(c: Client) -> None:
+    await c.play()
+
+
+def spec(**kw: Any) -> MatchSpec:
+    base: dict[str, Any] = {"players": ("alice", "bob"), "rules": SHORT,
+                            "time_control": TimeControl(per_move_ms=2000), "reconnect_grace_ms": 300}
+    base.update(kw)
+    return MatchSpec(**base)
+
+
+def test_two_bots_finish_a_match_and_the_seed_is_revealed(tmp_path: Path) -> None:
+    report, clients = run_match(spec(), [good, good], replay_dir=tmp_path)
+    assert report.termination == "normal" and report.winner in (0, 1)
+    assert report.outcome is not None and max(report.outcome.totals) >= 20
+    finished = [m for m in clients[0].received if m.WhichOneof("kind") == "match_finished"]
+    assert len(finished) == 1
+    result = finished[0].match_finished.result
+    assert hashlib.sha256(result.seed).digest() == result.seed_commitment
+    started = next(m for m in clients[0].received if m.WhichOneof("kind") == "match_started").match_started
+    assert started.seed_commitment == result.seed_commitment
+    assert Path(report.replay_path).exists() and result.replay_hash == report.replay_hash
+
+
+def test_time_forfeit_when_a_bot_does_not_answer_in_time() -> None:
+    async def slow(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            await asyncio.sleep(0.6)
+            return msg.action_request.legal_actions[0]
+
+        await c.play(decide)
+
+    report, _ = run_match(spec(time_control=TimeControl(per_move_ms=200, margin_ms=50)), [slow, good])
+    assert report.termination == "time_forfeit" and report.faulting_seat == 0 and report.winner == 1
+    assert "200 ms" in report.detail
+
+
+def test_time_bank_runs_out_with_tc() -> None:
+    async def slowish(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            await asyncio.sleep(0.12)
+            return msg.action_request.legal_actions[0]
+
+        await c.play(decide)
+
+    report, clients = run_match(spec(time_control=TimeControl(base_ms=500, increment_ms=10)), [good, slowish])
+    assert report.termination == "time_forfeit" and report.faulting_seat == 1
+    requests = [m.action_request for m in clients[1].received if m.WhichOneof("kind") == "action_request"]
+    banks = [r.clocks[1].remaining_ms for r in requests]
+    assert banks[0] == 500 and banks[-1] < banks[0], "the bank shrinks and goes out with every request"
+    assert all(r.time_for_move_ms == r.clocks[1].remaining_ms for r in requests)
+
+
+def test_illegal_action_forfeits() -> None:
+    async def cheat(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            hand = set(msg.action_request.state.hand)
+            card = next(x for x in ("As", "2s", "3s", "4s", "5s") if x not in hand)
+            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card=card)
+
+        await c.play(decide)
+
+    report, _ = run_match(spec(), [cheat, good])
+    assert report.termination == "illegal_action" and report.faulting_seat == 0 and report.winner == 1
+
+
+def test_malformed_action_forfeits() -> None:
+    async def garbage(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card="Zz")
+
+        await c.play(decide)
+
+    report, _ = run_match(spec(), [good, garbage])
+    assert report.termination == "malformed_message" and report.faulting_seat == 1
+    assert "Zz" in report.detail
+
+
+def test_repeat_illegal_development_option_rejects_and_asks_again() -> None:
+    async def clumsy(c: Client) -> None:
+        tried: set[int] = set()
+
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            rid = msg.action_request.request_id
+            if rid not in tried:
+                tried.add(rid)
+                await _c.send_action(msg.match_id, rid, game_pb2.Action(kind=game_pb2.ACTION_KIND_BIG_GIN))
+            return msg.action_request.legal_actions[0]
+
+        await c.play(decide)
+
+    report, clients = run_match(spec(repeat_illegal=True), [clumsy, good])
+    assert report.termination == "normal"
+    rejected = [m.action_rejected for m in clients[0].received if m.WhichOneof("kind") == "action_rejected"]
+    assert rejected and "big gin" in rejected[0].reason
+
+
+def test_disconnect_not_healed_forfeits_after_the_grace() -> None:
+    async def quitter(c: Client) -> None:
+        await c.play(stop=lambda m: m.WhichOneof("kind") == "action_request")
+
+    report, _ = run_match(spec(reconnect_grace_ms=200), [quitter, good])
+    assert report.termination == "disconnected" and report.faulting_seat == 0 and report.winner == 1
+
+
+def test_reconnect_within_the_grace_resumes_the_match() -> None:
+    async def flaky(c: Client) -> None:
+        await c.play(stop=lambda m: m.WhichOneof("kind") == "action_request")
+        again = Client(c.address, c.token, name=c.name)
+        await again.play()
+        kinds = again.kinds()
+        assert kinds[:4] == ["welcome", "match_started", "deal_started", "action_request"], kinds
+        c.received.extend(again.received)
+
+    report, clients = run_match(spec(reconnect_grace_ms=3000), [flaky, good])
+    assert report.termination == "normal", report.detail
+    assert "match_finished" in clients[0].kinds()
+
+
+def test_crash_reported_by_the_operator_forfeits() -> None:
+    async def idle(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            return None
+
+        await c.play(decide)
+
+    async def crash_it(_ref: referee.Referee, table: referee.Table) -> None:
+        await trio.sleep(0.3)
+        table.links[0].crashed("exit code -9")
+
+    report, _ = run_match(spec(time_control=TimeControl(per_move_ms=5000)), [idle, idle], extra=crash_it)
+    assert report.termination == "crashed" and report.faulting_seat == 0 and "exit code -9" in report.detail
+
+
+def test_failed_to_connect() -> None:
+    report, _ = run_match(spec(connect_timeout_ms=300), [good, None])
+    assert report.termination == "failed_to_connect" and report.faulting_seat == 1 and report.winner == 0
+
+
+def test_substitute_policy_plays_the_seat_to_the_end() -> None:
+    async def quitter(c: Client) -> None:
+        await c.play(stop=lambda m: m.WhichOneof("kind") == "action_request")
+
+    report, _ = run_match(spec(fault_policy="substitute", reconnect_grace_ms=100), [quitter, good])
+    assert report.termination == "normal" and report.substituted_seats == (0,)
+    assert report.outcome is not None and len(report.outcome.games) == 1
+
+
+def test_wrong_token_is_unauthenticated_and_the_match_goes_on() -> None:
+    async def intruder(_ref: referee.Referee, _table: referee.Table) -> None:
+        c = Client(_ref.address, "not-a-token" * 3)
+        await referee.aio(c.play())
+        assert c.status == grpc.StatusCode.UNAUTHENTICATED
+
+    report, _ = run_match(spec(), [good, good], extra=intruder)
+    assert report.termination == "normal"
+
+
+def test_second_live_stream_for_a_seat_is_refused() -> None:
+    async def twin(_ref: referee.Referee, table: referee.Table) -> None:
+        await trio.sleep(0.2)
+        c = Client(_ref.address, table.links[0].token)
+        await referee.aio(c.play())
+        assert c.status == grpc.StatusCode.ALREADY_EXISTS, c.status
+        assert "live session" in c.details
+
+    report, _ = run_match(spec(), [good, good], extra=twin)
+    assert report.termination == "normal"
+
+
+def test_wrong_protocol_version_and_missing_hello() -> None:
+    async def probe(_ref: referee.Referee, table: referee.Table) -> None:
+        v2 = Client(_ref.address, table.links[0].token, protocol_version=2)
+        await referee.aio(v2.play())
+        assert v2.status == grpc.StatusCode.FAILED_PRECONDITION and "version 2" in v2.details
+        nohello = Client(_ref.address, table.links[0].token)
+        await referee.aio(nohello.play(first=bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=1))))
+        assert nohello.status == grpc.StatusCode.INVALID_ARGUMENT and "hello" in nohello.details
+        for link in table.links:
+            c = Client(_ref.address, link.token, name=link.name)
+            _ref_nursery.start_soon(referee.aio, c.play())
+
+    _ref_nursery: trio.Nursery
+
+    async def wrapper(ref: referee.Referee, table: referee.Table) -> None:
+        nonlocal _ref_nursery
+        async with trio.open_nursery() as n:
+            _ref_nursery = n
+            await probe(ref, table)
+
+    report, _ = run_match(spec(), [None, None], extra=wrapper)
+    assert report.termination == "normal"
+
+
+def test_stray_answers_get_precise_errors_and_the_match_goes_on() -> None:
+    async def noisy(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            req = msg.action_request
+            a = req.legal_actions[0]
+            await _c.send_action(msg.match_id, req.request_id + 1000, a)  # wrong request id
+            await _c.send_action("no-such-match", req.request_id, a)  # another match
+            return a
+
+        await c.play(decide)
+
+    report, clients = run_match(spec(), [noisy, good])
+    assert report.termination == "normal"
+    codes = {e.code for e in clients[0].errors()}
+    assert bot_pb2.ERROR_CODE_BAD_REQUEST_ID in codes and bot_pb2.ERROR_CODE_UNKNOWN_MATCH in codes
+
+
+def test_out_of_turn_action_is_refused_with_not_your_turn() -> None:
+    pokes: list[Any] = []
+
+    def poke_when_it_is_not_my_turn(c: Client, m: bot_pb2.RefereeMessage) -> bool:
+        # The first deal_started: the non-dealer is offered the upcard; the dealer acts out of turn.
+        if m.WhichOneof("kind") == "deal_started" and not pokes and m.deal_started.dealer == _seat(c):
+            pokes.append(asyncio.ensure_future(c.send_action(m.match_id, 1, game_pb2.Action(
+                kind=game_pb2.ACTION_KIND_DRAW_STOCK))))
+        return False
+
+    def _seat(c: Client) -> int:
+        return next(m.match_started.seat for m in c.received if m.WhichOneof("kind") == "match_started")
+
+    async def impatient(c: Client) -> None:
+        await c.play(stop=lambda m: poke_when_it_is_not_my_turn(c, m))
+
+    report, clients = run_match(spec(), [impatient, impatient])
+    assert report.termination == "normal"
+    assert pokes, "the dealer poked out of turn"
+    codes = [e.code for c in clients for e in c.errors()]
+    assert bot_pb2.ERROR_CODE_NOT_YOUR_TURN in codes
+
+
+def test_oversized_message_is_refused_and_the_policy_applies() -> None:
+    async def huge(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card="x" * 100_000)
+
+        await c.play(decide)
+
+    report, clients = run_match(spec(reconnect_grace_ms=100), [huge, good])
+    assert report.faulting_seat == 0 and report.termination == "disconnected"
+    assert clients[0].status == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_a_faulting_match_never_disturbs_another() -> None:
+    async def main() -> tuple[MatchReport, MatchReport]:
+        async with referee.open_referee() as ref:
+            bad = ref.create_match(spec(reconnect_grace_ms=100))
+            ok = ref.create_match(spec())
+            async with trio.open_nursery() as n:
+                quitter = Client(ref.address, bad.links[0].token)
+                n.start_soon(referee.aio, quitter.play(stop=lambda m: m.WhichOneof("kind") == "action_request"))
+                n.start_soon(referee.aio, Client(ref.address, bad.links[1].token).play())
+                for link in ok.links:
+                    n.start_soon(referee.aio, Client(ref.address, link.token).play())
+                await bad.finished.wait()
+                await ok.finished.wait()
+            assert bad.report is not None and ok.report is not None
+            return bad.report, ok.report
+
+    bad, ok = referee.run(main)
+    assert bad.termination == "disconnected"
+    assert ok.termination == "normal" and ok.outcome is not None
+
+
+def test_token_of_a_finished_match_is_refused() -> None:
+    async def late(_ref: referee.Referee, table: referee.Table) -> None:
+        await table.finished.wait()
+        c = Client(_ref.address, table.links[0].token)
+        await referee.aio(c.play())
+        assert c.status == grpc.StatusCode.UNAUTHENTICATED
+
+    report, _ = run_match(spec(), [good, good], extra=late)
+    assert report.termination == "normal"
+
+
+@pytest.mark.parametrize("nonce", [b"n" * 65])
+def test_overlong_nonce_is_invalid(nonce: bytes) -> None:
+    async def probe(_ref: referee.Referee, table: referee.Table) -> None:
+        c = Client(_ref.address, table.links[0].token, nonce=nonce)
+        await referee.aio(c.play())
+        assert c.status == grpc.StatusCode.INVALID_ARGUMENT
+        table.cancel("done")
+
+    report, _ = run_match(spec(), [None, None], extra=probe)
+    assert report.termination == "aborted"
