@@ -2,8 +2,9 @@
 ``python -m arena._testbot --referee HOST:PORT --token T [--mode MODE]``.
 
 Modes: ``greedy`` (least deadwood, knock at once: short games), ``random`` (a legal action at
-random), ``first`` (always the first legal action), ``slow`` (greedy, but sleeps ``--delay`` seconds before every answer), ``crash`` (exits with code 3 at
-once), ``hang`` (never connects), ``quit-after`` (exits abruptly after ``--after`` answers).
+random), ``first`` (always the first legal action), ``slow`` (greedy, but sleeps ``--delay``
+seconds before every answer), ``crash`` (exits with code 3 at once), ``hang`` (never connects),
+``quit-after`` (exits abruptly after ``--after`` answers).
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ def greedy(req: bot_pb2.ActionRequest) -> game_pb2.Action:
         return min(discards, key=lambda a: (without(a.card), -gin.parse_card(a.card).value))
     pile = req.state.discard_pile
     takes = [a for a in legal if a.kind in (K.ACTION_KIND_TAKE_UPCARD, K.ACTION_KIND_DRAW_DISCARD)]
-    if takes and pile and gin.min_deadwood_after_discard([*hand, gin.parse_card(pile[-1])]) < gin.deadwood(hand):
+    if (
+        takes
+        and pile
+        and gin.min_deadwood_after_discard([*hand, gin.parse_card(pile[-1])]) < gin.deadwood(hand)
+    ):
         return takes[0]
     for a in legal:
         if a.kind in (K.ACTION_KIND_DRAW_STOCK, K.ACTION_KIND_PASS):
@@ -57,9 +62,14 @@ async def play(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed if args.seed is not None else args.token)
     answered = 0
     async with grpc.aio.insecure_channel(args.referee) as channel:
-        call = bot_pb2_grpc.BotServiceStub(channel).Play()
-        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
-            bot_name=args.name, token=args.token, protocol_version=1, client_info="arena._testbot")))
+        call = bot_pb2_grpc.BotServiceStub(channel).Play(None)
+        await call.write(
+            bot_pb2.BotMessage(
+                hello=bot_pb2.Hello(
+                    bot_name=args.name, token=args.token, protocol_version=1, client_info="arena._testbot"
+                )
+            )
+        )
         async for msg in call:
             kind = msg.WhichOneof("kind")
             if kind == "action_request":
@@ -76,13 +86,21 @@ async def play(args: argparse.Namespace) -> int:
                     action = legal[rng.randrange(len(legal))]
                 else:
                     action = greedy(req)
-                await call.write(bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
-                    match_id=msg.match_id, request_id=req.request_id, action=action)))
+                await call.write(
+                    bot_pb2.BotMessage(
+                        action=bot_pb2.ActionResponse(
+                            match_id=msg.match_id, request_id=req.request_id, action=action
+                        )
+                    )
+                )
                 answered += 1
             elif kind == "match_finished":
                 r = msg.match_finished.result
-                print(f"testbot: match {r.match_id} over, winner seat {r.winner}, {answered} answers",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"testbot: match {r.match_id} over, winner seat {r.winner}, {answered} answers",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 await call.done_writing()
                 return 0
             elif kind == "error":
@@ -93,8 +111,11 @@ async def play(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     env = os.environ
-    p = argparse.ArgumentParser(prog="python -m arena._testbot", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m arena._testbot",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--referee", default=env.get("GIN_REFEREE", "localhost:50051"))
     p.add_argument("--token", default=env.get("GIN_TOKEN", ""))
     p.add_argument("--name", default=env.get("GIN_BOT_NAME", "testbot"))

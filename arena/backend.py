@@ -110,7 +110,9 @@ class EmbeddedMatch:
             return
         others = [link for link in table.links if link.seat not in self._dead]
         if not others:
-            table.cancel("every seat's bot process ended before connecting: " + "; ".join(self._dead.values()))
+            table.cancel(
+                "every seat's bot process ended before connecting: " + "; ".join(self._dead.values())
+            )
             self._dead.clear()
             return
         if all(link.connected.is_set() for link in others):
@@ -148,9 +150,11 @@ class EmbeddedMatch:
 async def _first_of(*waits: Callable[[], Awaitable[object]]) -> None:
     async with trio.open_nursery() as nursery:
         for fn in waits:
+
             async def one(fn: Callable[[], Awaitable[object]] = fn) -> None:
                 await fn()
                 nursery.cancel_scope.cancel()
+
             nursery.start_soon(one)
 
 
@@ -205,7 +209,10 @@ class RemoteMatch:
                 failures = 0
             except grpc.aio.AioRpcError as e:
                 failures += 1
-                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or failures > 30:
+                if (
+                    e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+                    or failures > 30
+                ):
                     raise
                 log.warning("remote_referee_unreachable", code=e.code().name, attempt=failures)
                 await trio.sleep(min(5.0, 0.2 * 2**failures))
@@ -266,8 +273,9 @@ class RemoteBackend:
                 return
             except grpc.aio.AioRpcError as e:
                 if time.monotonic() > deadline or e.code() != grpc.StatusCode.UNAVAILABLE:
-                    raise ConnectionError(f"cannot reach the referee at {self.target}: "
-                                          f"{e.code().name} {e.details()}") from None
+                    raise ConnectionError(
+                        f"cannot reach the referee at {self.target}: {e.code().name} {e.details()}"
+                    ) from None
                 await trio.sleep(0.5)
 
     async def close(self) -> None:
@@ -275,15 +283,20 @@ class RemoteBackend:
             channel = self._channel
             self._channel = None
             with trio.CancelScope(shield=True):
-                await _call(lambda: channel.close())
+                await _call(lambda: channel.close(None))
 
     async def create(self, spec: MatchSpec) -> MatchHandle:
         request = referee_pb2.CreateMatchRequest(
-            seats=[referee_pb2.SeatSpec(name=name, token=token)
-                   for name, token in zip(spec.players, spec.seat_tokens, strict=True)],
-            rules=wire.rules_to_proto(spec.rules), time_control=wire.time_control_to_proto(spec.time_control),
-            fault_policy=_FAULT_POLICY[spec.fault_policy], reconnect_grace_ms=spec.reconnect_grace_ms,
-            seed=spec.seed or b"", match_id=spec.match_id,
+            seats=[
+                referee_pb2.SeatSpec(name=name, token=token)
+                for name, token in zip(spec.players, spec.seat_tokens, strict=True)
+            ],
+            rules=wire.rules_to_proto(spec.rules),
+            time_control=wire.time_control_to_proto(spec.time_control),
+            fault_policy=_FAULT_POLICY[spec.fault_policy],
+            reconnect_grace_ms=spec.reconnect_grace_ms,
+            seed=spec.seed or b"",
+            match_id=spec.match_id,
         )
         stub = self.stub
         response = await _call(lambda: stub.CreateMatch(request, timeout=15))
@@ -291,14 +304,19 @@ class RemoteBackend:
 
     async def get_match(self, match_id: str) -> referee_pb2.MatchStatus:
         stub = self.stub
-        response = await _call(lambda: stub.GetMatch(referee_pb2.GetMatchRequest(match_id=match_id), timeout=10))
+        response = await _call(
+            lambda: stub.GetMatch(referee_pb2.GetMatchRequest(match_id=match_id), timeout=10)
+        )
         status: referee_pb2.MatchStatus = response.match
         return status
 
     async def cancel_match(self, match_id: str, reason: str) -> None:
         stub = self.stub
-        await _call(lambda: stub.CancelMatch(referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason),
-                                             timeout=5))
+        await _call(
+            lambda: stub.CancelMatch(
+                referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason), timeout=5
+            )
+        )
 
 
 @asynccontextmanager

@@ -97,12 +97,16 @@ class _Sink:
 _SINK: _Sink | None = None
 
 
-def configure(console: Console, *, verbose: int = 0, log_json: bool | None = None, file_level: str = "info") -> None:
+def configure(
+    console: Console, *, verbose: int = 0, log_json: bool | None = None, file_level: str = "info"
+) -> None:
     """Configure structlog for the arena process. Console: warnings and errors (``-v``: info of
     the arena, ``-vv``: also the referee's info, ``-vvv``: debug). ``file_level`` applies to
     ``run.log`` once :func:`log_to_file` is called."""
     global _SINK
-    console_level = _LEVELS["WARNING"] if verbose == 0 else _LEVELS["INFO"] if verbose < 3 else _LEVELS["DEBUG"]
+    console_level = (
+        _LEVELS["WARNING"] if verbose == 0 else _LEVELS["INFO"] if verbose < 3 else _LEVELS["DEBUG"]
+    )
     referee_level = _LEVELS["WARNING"] if verbose < 2 else console_level
     use_json = (not console.tty) if log_json is None else log_json
     sink = _Sink(console, console_level, referee_level, use_json)
@@ -116,7 +120,9 @@ def configure(console: Console, *, verbose: int = 0, log_json: bool | None = Non
             structlog.processors.format_exc_info,
             sink,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(min(console_level, referee_level, sink.file_level)),
+        wrapper_class=structlog.make_filtering_bound_logger(
+            min(console_level, referee_level, sink.file_level)
+        ),
         logger_factory=lambda *args: _NamedLogger(str(args[0]) if args else "arena"),
         cache_logger_on_first_use=False,
     )
@@ -136,8 +142,11 @@ def log_to_file(path: Path | None) -> None:
 
 def _bar(fraction: float, width: int) -> str:
     full = int(fraction * width)
-    return "█" * full + ("▌" if fraction * width - full >= 0.5 else "") + " " * (width - full - (
-        1 if fraction * width - full >= 0.5 else 0))
+    return (
+        "█" * full
+        + ("▌" if fraction * width - full >= 0.5 else "")
+        + " " * (width - full - (1 if fraction * width - full >= 0.5 else 0))
+    )
 
 
 def _clock(seconds: float) -> str:
@@ -148,8 +157,9 @@ def _clock(seconds: float) -> str:
 class Progress:
     """A progress bar on a terminal, plain periodic lines otherwise."""
 
-    def __init__(self, console: Console, total: int, done: int = 0, label: str = "games",
-                 every_s: float = 10.0) -> None:
+    def __init__(
+        self, console: Console, total: int, done: int = 0, label: str = "games", every_s: float = 10.0
+    ) -> None:
         self.console = console
         self.total = total
         self.done = done
@@ -163,8 +173,14 @@ class Progress:
         self._last_line = time.monotonic()
         self._last_shown = (-1, -1)
 
-    def update(self, *, done: int | None = None, running: int | None = None, note: str | None = None,
-               force: bool = False) -> None:
+    def update(
+        self,
+        *,
+        done: int | None = None,
+        running: int | None = None,
+        note: str | None = None,
+        force: bool = False,
+    ) -> None:
         if done is not None:
             self.done = done
         if running is not None:
@@ -176,7 +192,10 @@ class Progress:
             if force or now - self._last_draw >= 0.1:
                 self._last_draw = now
                 self.console.status(self.text(now))
-        elif (force or now - self._last_line >= self.every_s) and (self.done, self.running) != self._last_shown:
+        elif (force or now - self._last_line >= self.every_s) and (
+            self.done,
+            self.running,
+        ) != self._last_shown:
             self._last_line = now
             self._last_shown = (self.done, self.running)
             self.console.line("progress: " + self.text(now))
@@ -191,8 +210,10 @@ class Progress:
         eta = f"ETA {_clock(left / (made / elapsed))}" if made and elapsed > 0 and left else "ETA -"
         bar = f"[{_bar(fraction, 24)}] " if self.console.tty else ""
         note = f" | {self.note}" if self.note else ""
-        return (f"{bar}{self.done}/{self.total} {self.label} {fraction:4.0%} | {self.running} running | "
-                f"{rate:.0f}/min | {_clock(elapsed)} {eta}{note}")
+        return (
+            f"{bar}{self.done}/{self.total} {self.label} {fraction:4.0%} | {self.running} running | "
+            f"{rate:.0f}/min | {_clock(elapsed)} {eta}{note}"
+        )
 
     def finish(self) -> None:
         self.update(force=True)

@@ -82,7 +82,8 @@ class Ladder:
             self.conn.execute(
                 "INSERT INTO bots(name, spec, active, added_at) VALUES (?, ?, 1, ?) "
                 "ON CONFLICT(name) DO UPDATE SET spec = excluded.spec, active = 1",
-                (bot.name, json.dumps(bot.to_dict()), time.time()))
+                (bot.name, json.dumps(bot.to_dict()), time.time()),
+            )
 
     def remove(self, name: str) -> None:
         with transaction(self.conn):
@@ -91,7 +92,11 @@ class Ladder:
             raise LadderError(f"no bot {name!r} on the ladder")
 
     def bots(self, active_only: bool = True) -> list[BotSpec]:
-        sql = "SELECT spec FROM bots" + (" WHERE active = 1" if active_only else "") + " ORDER BY added_at, name"
+        sql = (
+            "SELECT spec FROM bots"
+            + (" WHERE active = 1" if active_only else "")
+            + " ORDER BY added_at, name"
+        )
         return [BotSpec.from_dict(json.loads(r["spec"])) for r in self.conn.execute(sql)]
 
     # ----- games -----
@@ -113,10 +118,21 @@ class Ladder:
         marks = ", ".join(f":{k}" for k in cols)
         with transaction(self.conn):
             self.conn.execute(
-                f"INSERT INTO games (seat0, seat1, seed, pair_key, rules, time_control, run, played_at, {names}) "
+                "INSERT INTO games"
+                f" (seat0, seat1, seed, pair_key, rules, time_control, run, played_at, {names}) "
                 f"VALUES (:seat0, :seat1, :seed, :pair_key, :rules, :tc, :run, :at, {marks})",
-                {**cols, "seat0": job.players[0], "seat1": job.players[1], "seed": job.seed.hex(),
-                 "pair_key": job.pair_key, "rules": json.dumps(rules), "tc": tc, "run": run, "at": time.time()})
+                {
+                    **cols,
+                    "seat0": job.players[0],
+                    "seat1": job.players[1],
+                    "seed": job.seed.hex(),
+                    "pair_key": job.pair_key,
+                    "rules": json.dumps(rules),
+                    "tc": tc,
+                    "run": run,
+                    "at": time.time(),
+                },
+            )
 
     def plan(self, games: int, run_id: str, rng: random.Random) -> list[GameJob]:
         """``games`` (rounded up to even) new games: duplicate pairs, each for the active pair of
@@ -125,7 +141,7 @@ class Ladder:
         if len(bots) < 2:
             raise LadderError(f"the ladder needs at least two active bots; it has {len(bots)}")
         counts = self.pair_counts()
-        pairs = [(a, b) for i, a in enumerate(bots) for b in bots[i + 1:]]
+        pairs = [(a, b) for i, a in enumerate(bots) for b in bots[i + 1 :]]
         jobs: list[GameJob] = []
         for p in range((games + 1) // 2):
             least = min(counts[frozenset(x)] for x in pairs)
@@ -145,7 +161,9 @@ class Ladder:
         per-bot summary of ``build_report``."""
         games = self.games()
         names = [b.name for b in self.bots(active_only=False)]
-        units = scoring_units([GameFacts(g.outcome.players, g.outcome.winner, g.pair_key) for g in games], True)
+        units = scoring_units(
+            [GameFacts(g.outcome.players, g.outcome.winner, g.pair_key) for g in games], True
+        )
         played = [PlayedGame(i, g.pair_key, g.outcome) for i, g in enumerate(games)]
         report = build_report(names, played, duplicate=True)
         return mle_ratings(units, [n for n in names if any(n in g.outcome.players for g in games)]), report
@@ -157,12 +175,25 @@ def render_ladder(ratings: Sequence[Rating], report: dict[str, Any], active: set
     for i, r in enumerate(ratings):
         s = by_bot.get(r.bot, {})
         nxt = los_between(r, ratings[i + 1]) if i + 1 < len(ratings) else None
-        rows.append([i + 1, r.bot + ("" if r.bot in active else " (removed)"), f"{r.elo:+.0f}", f"{r.margin:.0f}",
-                     "" if nxt is None else f"{100 * nxt:.1f}%", r.units, s.get("games", 0),
-                     f"{s.get('wins', 0)}-{s.get('losses', 0)}", s.get("faults", 0)])
+        rows.append(
+            [
+                i + 1,
+                r.bot + ("" if r.bot in active else " (removed)"),
+                f"{r.elo:+.0f}",
+                f"{r.margin:.0f}",
+                "" if nxt is None else f"{100 * nxt:.1f}%",
+                r.units,
+                s.get("games", 0),
+                f"{s.get('wins', 0)}-{s.get('losses', 0)}",
+                s.get("faults", 0),
+            ]
+        )
     unrated = sorted(active - {r.bot for r in ratings})
-    text = table(["#", "bot", "Elo", "±95%", "LOS vs next", "pairs", "games", "W-L", "faults"], rows,
-                 right=[0, 2, 3, 4, 5, 6, 8])
+    text = table(
+        ["#", "bot", "Elo", "±95%", "LOS vs next", "pairs", "games", "W-L", "faults"],
+        rows,
+        right=[0, 2, 3, 4, 5, 6, 8],
+    )
     if unrated:
         text += "\nNot rated yet (no games): " + ", ".join(unrated)
     return text
@@ -195,9 +226,17 @@ class _LadderSink:
         pass
 
 
-async def run_ladder(ladder: Ladder, console: Console, settings: PlaySettings, games: int, *,
-                     referee: str = "", listen: str = "127.0.0.1:0", seed: str = "",
-                     cancel_scope: trio.CancelScope | None = None) -> tuple[int, Path]:
+async def run_ladder(
+    ladder: Ladder,
+    console: Console,
+    settings: PlaySettings,
+    games: int,
+    *,
+    referee: str = "",
+    listen: str = "127.0.0.1:0",
+    seed: str = "",
+    cancel_scope: trio.CancelScope | None = None,
+) -> tuple[int, Path]:
     """Play ``games`` new ladder games; returns how many finished and the run folder."""
     folder = run_folder(ladder.path.parent / "ladder-runs", "ladder")
     folder.mkdir(parents=True)
@@ -211,19 +250,20 @@ async def run_ladder(ladder: Ladder, console: Console, settings: PlaySettings, g
     progress = Progress(console, len(jobs))
     sink = _LadderSink(ladder, progress, settings.rules.to_dict(), str(settings.time_control), run_id)
     logs = BotLogs(folder / "logs")
-    log.info("ladder_run_started", games=len(jobs), run=run_id,
-             pairs=sorted({j.pairing for j in jobs}))
+    log.info("ladder_run_started", games=len(jobs), run=run_id, pairs=sorted({j.pairing for j in jobs}))
     scope = cancel_scope or trio.CancelScope()
     try:
         with scope:
             if referee:
                 async with remote_backend(referee) as backend:
                     await Runner(backend, bots, {}, settings, logs, sink, progress).run(
-                        [(j, j.match_id(run_id)) for j in jobs])
+                        [(j, j.match_id(run_id)) for j in jobs]
+                    )
             else:
                 async with embedded_backend(listen, folder / "replays") as embedded:
                     await Runner(embedded, bots, {}, settings, logs, sink, progress).run(
-                        [(j, j.match_id(run_id)) for j in jobs])
+                        [(j, j.match_id(run_id)) for j in jobs]
+                    )
     finally:
         progress.finish()
         logs.close()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import sys
 import tomllib
@@ -68,17 +69,26 @@ class BotSpec:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "command": list(self.command), "cwd": self.cwd, "env": dict(self.env),
-            "protocol": self.protocol, "remote": self.remote, "max_concurrent": self.max_concurrent,
+            "name": self.name,
+            "command": list(self.command),
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "protocol": self.protocol,
+            "remote": self.remote,
+            "max_concurrent": self.max_concurrent,
             "pass_args": self.pass_args,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BotSpec:
         return cls(
-            name=str(data["name"]), command=tuple(data.get("command", ())), cwd=str(data.get("cwd", "")),
-            env=dict(data.get("env", {})), protocol=data.get("protocol", "grpc"),
-            remote=bool(data.get("remote", False)), max_concurrent=int(data.get("max_concurrent", 0)),
+            name=str(data["name"]),
+            command=tuple(data.get("command", ())),
+            cwd=str(data.get("cwd", "")),
+            env=dict(data.get("env", {})),
+            protocol=data.get("protocol", "grpc"),
+            remote=bool(data.get("remote", False)),
+            max_concurrent=int(data.get("max_concurrent", 0)),
             pass_args=bool(data.get("pass_args", True)),
         )
 
@@ -99,7 +109,19 @@ class BotSpec:
 
     def environment(self, referee: str, token: str) -> dict[str, str]:
         """The environment of the bot's process."""
-        return {**os.environ, **self.env, "GIN_REFEREE": referee, "GIN_TOKEN": token, "GIN_BOT_NAME": self.name}
+        return {
+            **os.environ,
+            **self.env,
+            "GIN_REFEREE": referee,
+            "GIN_TOKEN": token,
+            "GIN_BOT_NAME": self.name,
+        }
+
+
+def new_token() -> str:
+    """A fresh seat or bot token: 32 hex digits (never starts with '-', so that it survives any
+    command-line parser as the value of --token)."""
+    return secrets.token_hex(16)
 
 
 def check_name(name: object) -> str | None:
@@ -107,8 +129,10 @@ def check_name(name: object) -> str | None:
     if not isinstance(name, str):
         return "must be a string"
     if not NAME_RE.match(name):
-        return (f"{name!r} is not a valid name: 1 to 40 letters, digits, '_', '.', '+' or '-', "
-                "starting with a letter or digit")
+        return (
+            f"{name!r} is not a valid name: 1 to 40 letters, digits, '_', '.', '+' or '-', "
+            "starting with a letter or digit"
+        )
     return None
 
 
@@ -135,11 +159,14 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
     argv: tuple[str, ...] = ()
     if command is None:
         if not remote:
-            bad("command", "missing: give command = [\"program\", \"arg\", ...] or remote = true")
+            bad("command", 'missing: give command = ["program", "arg", ...] or remote = true')
     elif remote:
         bad("command", "a remote bot has no command (it connects by itself); remove one of them")
     elif isinstance(command, str):
-        bad("command", f"must be a list of strings (the program and its arguments); got the string {command!r}")
+        bad(
+            "command",
+            f"must be a list of strings (the program and its arguments); got the string {command!r}",
+        )
     elif not isinstance(command, list) or not command or not all(isinstance(p, str) and p for p in command):
         bad("command", f"must be a non-empty list of non-empty strings; got {command!r}")
     else:
@@ -156,7 +183,7 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
     env_raw = raw.get("env", {})
     env: dict[str, str] = {}
     if not isinstance(env_raw, dict):
-        bad("env", f"must be a table of strings, e.g. env = {{ KEY = \"value\" }}; got {env_raw!r}")
+        bad("env", f'must be a table of strings, e.g. env = {{ KEY = "value" }}; got {env_raw!r}')
     else:
         for k, v in env_raw.items():
             if not isinstance(v, str):
@@ -167,7 +194,7 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
                 env[k] = v
     protocol = raw.get("protocol", "grpc")
     if protocol not in ("grpc", "stdio"):
-        bad("protocol", f"must be \"grpc\" or \"stdio\"; got {protocol!r}")
+        bad("protocol", f'must be "grpc" or "stdio"; got {protocol!r}')
     if remote and "protocol" in raw and protocol == "stdio":
         bad("protocol", "a remote bot connects by itself; stdio applies only to programs the arena starts")
     max_concurrent = raw.get("max_concurrent", 0)
@@ -186,8 +213,16 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
     if problems:
         return None, problems
     assert isinstance(name, str)
-    return BotSpec(name=name, command=argv, cwd=cwd if not remote else "", env=env,
-                   protocol=protocol, remote=remote, max_concurrent=max_concurrent, pass_args=pass_args), []
+    return BotSpec(
+        name=name,
+        command=argv,
+        cwd=cwd if not remote else "",
+        env=env,
+        protocol=protocol,
+        remote=remote,
+        max_concurrent=max_concurrent,
+        pass_args=pass_args,
+    ), []
 
 
 def load_manifest(path: Path, *, minimum: int = 2) -> list[BotSpec]:
@@ -223,12 +258,16 @@ def parse_manifest(text: str, path: Path, *, minimum: int = 2) -> list[BotSpec]:
         problems.extend(issues)
         if isinstance(name, str):
             if name in seen:
-                problems.append(f"{where}: {label} (#{i}): field 'name': duplicate; bot #{seen[name]} has the same name")
+                problems.append(
+                    f"{where}: {label} (#{i}): field 'name': duplicate; bot #{seen[name]} has the same name"
+                )
             seen.setdefault(name, i)
         if spec is not None:
             bots.append(spec)
     if not problems and len(raw_bots) < minimum:
-        problems.append(f"{where}: field 'bot': a tournament needs at least {minimum} bots; found {len(raw_bots)}")
+        problems.append(
+            f"{where}: field 'bot': a tournament needs at least {minimum} bots; found {len(raw_bots)}"
+        )
     if problems:
         raise ManifestError(problems)
     return bots

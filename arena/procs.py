@@ -4,6 +4,7 @@ in a log file per bot, and always ended — at the end of their match, on errors
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -85,10 +86,8 @@ async def _pump(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes) ->
 
 
 def _signal_group(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 async def terminate(proc: trio.Process) -> None:
@@ -119,14 +118,19 @@ def describe_exit(code: int | None) -> str:
 class BotRunner:
     """Starts and watches the bot processes of one run."""
 
-    def __init__(self, logs: BotLogs, on_start: Callable[[int, str, str], object] | None = None,
-                 on_end: Callable[[int, object], None] | None = None) -> None:
+    def __init__(
+        self,
+        logs: BotLogs,
+        on_start: Callable[[int, str, str], object] | None = None,
+        on_end: Callable[[int, object], None] | None = None,
+    ) -> None:
         self.logs = logs
         self._on_start = on_start
         self._on_end = on_end
 
-    async def run(self, handle: MatchHandle, seat: int, bot: BotSpec, address: str, token: str,
-                  settled: trio.Event) -> str:
+    async def run(
+        self, handle: MatchHandle, seat: int, bot: BotSpec, address: str, token: str, settled: trio.Event
+    ) -> str:
         """Run the bot of one seat until its match is over; returns how the process ended.
         ``settled`` is set once the start-up is over: the bot connected, ended or never started."""
         argv = bot.argv(address, token)
@@ -136,8 +140,12 @@ class BotRunner:
             try:
                 try:
                     proc = await trio.lowlevel.open_process(
-                        argv, cwd=bot.cwd or None, env=bot.environment(address, token),
-                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                        argv,
+                        cwd=bot.cwd or None,
+                        env=bot.environment(address, token),
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
                         start_new_session=True,
                     )
                 except OSError as e:
@@ -178,10 +186,14 @@ class BotRunner:
         finally:
             done.set()
 
-    async def _watch(self, proc: trio.Process, handle: MatchHandle, seat: int, bot: BotSpec, label: str) -> str:
+    async def _watch(
+        self, proc: trio.Process, handle: MatchHandle, seat: int, bot: BotSpec, label: str
+    ) -> str:
         ended_first = await _first(proc.wait, handle.finished.wait) == 0
         if ended_first and not handle.finished.is_set():
-            detail = f"bot {bot.name!r} (pid {proc.pid}) {describe_exit(proc.returncode)} before its match ended"
+            detail = (
+                f"bot {bot.name!r} (pid {proc.pid}) {describe_exit(proc.returncode)} before its match ended"
+            )
             log.warning("bot_ended_early", pid=proc.pid, detail=detail)
             self.logs.note(bot.name, f"{label}: {detail}")
             handle.crashed(seat, detail)
@@ -201,11 +213,13 @@ async def _first(*waits: Callable[[], Awaitable[object]]) -> int:
     winner = -1
     async with trio.open_nursery() as nursery:
         for i, fn in enumerate(waits):
+
             async def one(i: int = i, fn: Callable[[], Awaitable[object]] = fn) -> None:
                 nonlocal winner
                 await fn()
                 if winner < 0:
                     winner = i
                 nursery.cancel_scope.cancel()
+
             nursery.start_soon(one)
     return winner

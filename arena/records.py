@@ -44,12 +44,23 @@ class Outcome:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "match_id": self.match_id, "players": list(self.players), "winner_seat": self.winner,
-            "winner": self.winner_name, "termination": self.termination, "faulting_seat": self.faulting_seat,
-            "detail": self.detail, "points": list(self.points), "games_won": list(self.games_won),
-            "deals": self.deals, "decisions": self.decisions, "think_ms": list(self.think_ms),
-            "substituted_seats": list(self.substituted), "replay_path": self.replay_path,
-            "replay_hash": self.replay_hash, "seed": self.seed_hex, "duration_s": round(self.duration_s, 3),
+            "match_id": self.match_id,
+            "players": list(self.players),
+            "winner_seat": self.winner,
+            "winner": self.winner_name,
+            "termination": self.termination,
+            "faulting_seat": self.faulting_seat,
+            "detail": self.detail,
+            "points": list(self.points),
+            "games_won": list(self.games_won),
+            "deals": self.deals,
+            "decisions": self.decisions,
+            "think_ms": list(self.think_ms),
+            "substituted_seats": list(self.substituted),
+            "replay_path": self.replay_path,
+            "replay_hash": self.replay_hash,
+            "seed": self.seed_hex,
+            "duration_s": round(self.duration_s, 3),
         }
 
 
@@ -62,12 +73,21 @@ def from_report(report: MatchReport, duration_s: float) -> Outcome:
     """From the embedded referee's report."""
     out = report.outcome
     return Outcome(
-        match_id=report.match_id, players=(report.players[0], report.players[1]), winner=report.winner,
-        termination=report.termination, faulting_seat=report.faulting_seat, detail=report.detail,
-        points=_pair(out.totals) if out else (0, 0), games_won=_pair(out.games_won) if out else (0, 0),
-        deals=sum(g.deals for g in out.games) if out else 0, decisions=report.decisions,
-        think_ms=_pair(report.think_ms), substituted=tuple(report.substituted_seats),
-        replay_path=report.replay_path, replay_hash=report.replay_hash, seed_hex=report.seed.hex(),
+        match_id=report.match_id,
+        players=(report.players[0], report.players[1]),
+        winner=report.winner,
+        termination=report.termination,
+        faulting_seat=report.faulting_seat,
+        detail=report.detail,
+        points=_pair(out.totals) if out else (0, 0),
+        games_won=_pair(out.games_won) if out else (0, 0),
+        deals=sum(g.deals for g in out.games) if out else 0,
+        decisions=report.decisions,
+        think_ms=_pair(report.think_ms),
+        substituted=tuple(report.substituted_seats),
+        replay_path=report.replay_path,
+        replay_hash=report.replay_hash,
+        seed_hex=report.seed.hex(),
         duration_s=duration_s,
     )
 
@@ -78,11 +98,20 @@ def from_proto(result: game_pb2.MatchResult, replay_path: str, duration_s: float
     termination = TERMINATIONS[term_index] if 0 <= term_index < len(TERMINATIONS) else "internal_error"
     names = list(result.player_names)
     return Outcome(
-        match_id=result.match_id, players=(names[0], names[1]) if len(names) >= 2 else ("?", "?"),
-        winner=None if result.winner < 0 else int(result.winner), termination=termination,
-        faulting_seat=None if result.faulting_seat < 0 else int(result.faulting_seat), detail=result.detail,
+        match_id=result.match_id,
+        players=(names[0], names[1]) if len(names) >= 2 else ("?", "?"),
+        winner=None if result.winner < 0 else int(result.winner),
+        termination=termination,
+        faulting_seat=None if result.faulting_seat < 0 else int(result.faulting_seat),
+        detail=result.detail,
         points=_pair(result.total_points) if result.total_points else (0, 0),
-        games_won=_pair(result.games_won) if result.games_won else (0, 0), deals=None, decisions=0,
-        think_ms=(0, 0), substituted=tuple(int(s) for s in result.substituted_seats), replay_path=replay_path,
-        replay_hash=result.replay_hash, seed_hex=result.seed.hex(), duration_s=duration_s,
+        games_won=_pair(result.games_won) if result.games_won else (0, 0),
+        deals=None,
+        decisions=0,
+        think_ms=(0, 0),
+        substituted=tuple(int(s) for s in result.substituted_seats),
+        replay_path=replay_path,
+        replay_hash=result.replay_hash,
+        seed_hex=result.seed.hex(),
+        duration_s=duration_s,
     )

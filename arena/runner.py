@@ -5,7 +5,6 @@ started for it and ended after it."""
 from __future__ import annotations
 
 import os
-import secrets
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from referee.gin import RuleSet
 
 from .backend import Backend, MatchHandle
 from .console import Progress
-from .manifest import BotSpec
+from .manifest import BotSpec, new_token
 from .procs import BotLogs, BotRunner
 from .records import Outcome
 from .schedule import GameJob
@@ -71,8 +70,16 @@ class Sink(Protocol):
 class Runner:
     """Runs games on a backend."""
 
-    def __init__(self, backend: Backend, bots: Mapping[str, BotSpec], bot_tokens: Mapping[str, str],
-                 settings: PlaySettings, logs: BotLogs, sink: Sink, progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        bots: Mapping[str, BotSpec],
+        bot_tokens: Mapping[str, str],
+        settings: PlaySettings,
+        logs: BotLogs,
+        sink: Sink,
+        progress: Progress | None = None,
+    ) -> None:
         self.backend = backend
         self.bots = dict(bots)
         self.bot_tokens = dict(bot_tokens)
@@ -99,7 +106,9 @@ class Runner:
                 return False
         return True
 
-    async def run(self, work: Sequence[tuple[GameJob, str]], stop: Callable[[], bool] = lambda: False) -> None:
+    async def run(
+        self, work: Sequence[tuple[GameJob, str]], stop: Callable[[], bool] = lambda: False
+    ) -> None:
         """Play ``work`` (games with their match ids) in order as capacity allows; stop starting
         new games once ``stop()`` is true. Cancelling aborts the running games (their bots are
         ended and the sink is told they were abandoned)."""
@@ -144,10 +153,16 @@ class Runner:
     async def _play(self, job: GameJob, match_id: str, release: Callable[[], None]) -> None:
         s = self.settings
         bots = [self.bots[name] for name in job.players]
-        tokens = tuple(self.bot_tokens[b.name] if b.remote else secrets.token_urlsafe(24) for b in bots)
+        tokens = tuple(self.bot_tokens[b.name] if b.remote else new_token() for b in bots)
         spec = MatchSpec(
-            players=job.players, rules=s.rules, time_control=s.time_control, fault_policy=s.fault_policy,
-            connect_timeout_ms=s.connect_timeout_ms, seed=job.seed, match_id=match_id, seat_tokens=tokens,
+            players=job.players,
+            rules=s.rules,
+            time_control=s.time_control,
+            fault_policy=s.fault_policy,
+            connect_timeout_ms=s.connect_timeout_ms,
+            seed=job.seed,
+            match_id=match_id,
+            seat_tokens=tokens,
         )
         self.sink.started(job, match_id)
         started = trio.current_time()
@@ -163,8 +178,15 @@ class Runner:
                     for seat, bot in enumerate(bots):
                         if not bot.remote:
                             settled.append(trio.Event())
-                            nursery.start_soon(self.procs.run, handle, seat, bot, self.backend.bot_address,
-                                               tokens[seat], settled[-1])
+                            nursery.start_soon(
+                                self.procs.run,
+                                handle,
+                                seat,
+                                bot,
+                                self.backend.bot_address,
+                                tokens[seat],
+                                settled[-1],
+                            )
                     with trio.move_on_after(min(s.connect_timeout_ms / 1000, STARTUP_HOLD_S)):
                         for ev in settled:
                             await ev.wait()
@@ -174,9 +196,16 @@ class Runner:
                 done = True
                 self.finished_count += 1
                 release()  # the next game may start while these bots exit
-                log.info("game_finished", idx=job.idx, players=list(job.players), winner=outcome.winner_name,
-                         termination=outcome.termination, points=list(outcome.points), deals=outcome.deals,
-                         detail=outcome.detail if outcome.termination != "normal" else None)
+                log.info(
+                    "game_finished",
+                    idx=job.idx,
+                    players=list(job.players),
+                    winner=outcome.winner_name,
+                    termination=outcome.termination,
+                    points=list(outcome.points),
+                    deals=outcome.deals,
+                    detail=outcome.detail if outcome.termination != "normal" else None,
+                )
         finally:
             if not done:
                 with trio.CancelScope(shield=True):

@@ -117,7 +117,9 @@ def pair_seeds(run_seed: str, pairing: str, pair: int, duplicate: bool) -> tuple
     duplicate: both games use ``base``. Otherwise game 0 uses ``SHA-256(base || "A")`` and game
     1 the first ``SHA-256(base || "B" || u32be(k))``, k = 0, 1, …, whose first dealer (seat) is the
     same as game 0's — so the other bot deals first."""
-    base = _h(b"gin-arena/arena-pair/v1\x00", run_seed.encode(), b"\x00", pairing.encode(), struct.pack(">I", pair))
+    base = _h(
+        b"gin-arena/arena-pair/v1\x00", run_seed.encode(), b"\x00", pairing.encode(), struct.pack(">I", pair)
+    )
     if duplicate:
         return base, base
     first = _h(base, b"A")

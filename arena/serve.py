@@ -55,11 +55,18 @@ async def serve(listen: str, folder: Path, *, ready: trio.Event | None = None) -
                     marks = ", ".join(f":{k}" for k in cols)
                     with transaction(db):
                         db.execute(
-                            f"INSERT OR REPLACE INTO matches (seat0, seat1, rules, time_control, finished_at, {names})"
+                            "INSERT OR REPLACE INTO matches"
+                            f" (seat0, seat1, rules, time_control, finished_at, {names})"
                             f" VALUES (:seat0, :seat1, :rules, :tc, :at, {marks})",
-                            {**cols, "seat0": report.players[0], "seat1": report.players[1],
-                             "rules": json.dumps(table.spec.rules.to_dict()), "tc": str(table.spec.time_control),
-                             "at": time.time()})
+                            {
+                                **cols,
+                                "seat0": report.players[0],
+                                "seat1": report.players[1],
+                                "rules": json.dumps(table.spec.rules.to_dict()),
+                                "tc": str(table.spec.time_control),
+                                "at": time.time(),
+                            },
+                        )
                     recorded.add(match_id)
                 await trio.sleep(0.5)
     finally:

@@ -62,7 +62,9 @@ def scoring_units(games: Iterable[GameFacts], duplicate: bool) -> list[Unit]:
                 units.append(Unit(g.players[0], g.players[1], 1.0 if g.winner == 0 else 0.0))
             continue
         wins_a = sum(1 for g in members if g.winner is not None and g.players[g.winner] == a)
-        units.append(Unit(a, b, 1.0 if 2 * wins_a > len(members) else 0.5 if 2 * wins_a == len(members) else 0.0))
+        units.append(
+            Unit(a, b, 1.0 if 2 * wins_a > len(members) else 0.5 if 2 * wins_a == len(members) else 0.0)
+        )
     return units
 
 
@@ -79,7 +81,7 @@ def elo_from_score(score: float) -> float:
 
 def expected_score(elo_diff: float) -> float:
     """The expected score at an Elo difference: ``1 / (1 + 10^(-d/400))``."""
-    return 1.0 / (1.0 + 10.0 ** (-elo_diff / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo_diff / 400.0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +169,13 @@ class Rating:
     """Scoring units played."""
 
 
-def mle_ratings(units: Sequence[Unit], bots: Iterable[str] = (), prior: float = 1.0,
-                iterations: int = 10_000, tolerance: float = 1e-10) -> list[Rating]:
+def mle_ratings(
+    units: Sequence[Unit],
+    bots: Iterable[str] = (),
+    prior: float = 1.0,
+    iterations: int = 10_000,
+    tolerance: float = 1e-10,
+) -> list[Rating]:
     """Bradley–Terry ratings (draws count as half a win each way) by the minorisation–
     maximisation iteration (Hunter 2004), centred on a mean of 0 Elo, best first.
 
@@ -292,14 +299,14 @@ class SprtState:
 def sprt_llr(wins: int, draws: int, losses: int, elo0: float, elo1: float) -> float:
     """The generalised SPRT log-likelihood ratio for logistic Elo (the normal approximation used
     by fishtest, ``LLR_logistic``): ``N (s1 - s0) (2 m - s0 - s1) / (2 v)`` with ``m`` and ``v`` the
-    mean and variance of the unit scores and ``s_i`` the expected scores at ``elo_i``. Zero counts
-    are regularised to 1e-3 so that a perfect record still moves the ratio."""
-    if wins + draws + losses == 0:
+    mean and variance of the unit scores and ``s_i`` the expected scores at ``elo_i``. It is 0
+    (no evidence yet) until there is at least one win and one loss: before that the sample
+    variance says nothing (a few drawn pairs would otherwise "prove" anything)."""
+    if wins == 0 or losses == 0:
         return 0.0
-    w, d, lo = (max(float(c), 1e-3) for c in (wins, draws, losses))
-    n = w + d + lo
-    mean = (w + 0.5 * d) / n
-    var = (w * (1.0 - mean) ** 2 + d * (0.5 - mean) ** 2 + lo * mean**2) / n
+    n = wins + draws + losses
+    mean = (wins + 0.5 * draws) / n
+    var = (wins * (1.0 - mean) ** 2 + draws * (0.5 - mean) ** 2 + losses * mean**2) / n
     s0, s1 = expected_score(elo0), expected_score(elo1)
     return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
 

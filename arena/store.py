@@ -9,15 +9,18 @@ that was running is played again from scratch under a new match id, ``…-rN``).
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import trio
 
 from .manifest import BotSpec
 from .records import Outcome
@@ -50,13 +53,48 @@ CREATE TABLE IF NOT EXISTS procs (
 """
 
 
+class DbWriter:
+    """Runs database (and results-file) writes on a worker thread, one at a time, in order, so
+    that an fsync never stalls the event loop — where the referee timestamps the bots' answers:
+    a stalled loop would charge the arena's own latency to a bot's clock."""
+
+    def __init__(self) -> None:
+        self._send, self._recv = trio.open_memory_channel[Callable[[], object]](math.inf)
+        self._done = trio.Event()
+        self.error: BaseException | None = None
+
+    def submit(self, fn: Callable[[], object]) -> None:
+        self._send.send_nowait(fn)
+
+    async def run(self) -> None:
+        """The writer task: runs until :meth:`close`."""
+        try:
+            async for fn in self._recv:
+                if self.error is not None:
+                    continue
+                try:
+                    await trio.to_thread.run_sync(fn)  # not abandoned on cancel: writes complete
+                except Exception as e:
+                    self.error = e
+        finally:
+            self._done.set()
+
+    async def close(self) -> None:
+        """Finish the queued writes and stop (call it shielded when cancelling)."""
+        self._send.close()
+        await self._done.wait()
+        if self.error is not None:
+            raise self.error
+
+
 class StoreError(Exception):
     """A run folder that cannot be used (missing, not a run, a schedule that changed…)."""
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open a database with the arena's settings (WAL, full sync, a busy timeout)."""
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+def connect(path: Path, *, any_thread: bool = False) -> sqlite3.Connection:
+    """Open a database with the arena's settings (WAL, full sync, a busy timeout).
+    ``any_thread``: the connection will be used from a worker thread (one at a time)."""
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=not any_thread)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
@@ -95,7 +133,7 @@ def proc_start_ticks(pid: int) -> int | None:
             data = f.read()
     except OSError:
         return None
-    fields = data[data.rfind(b")") + 2:].split()
+    fields = data[data.rfind(b")") + 2 :].split()
     try:
         return int(fields[19])
     except (IndexError, ValueError):
@@ -105,24 +143,45 @@ def proc_start_ticks(pid: int) -> int | None:
 def outcome_columns(o: Outcome) -> dict[str, Any]:
     """An outcome as the result columns of ``games`` (shared with the ladder)."""
     return {
-        "match_id": o.match_id, "winner": o.winner, "termination": o.termination,
-        "faulting_seat": o.faulting_seat, "detail": o.detail, "points0": o.points[0], "points1": o.points[1],
-        "games_won0": o.games_won[0], "games_won1": o.games_won[1], "deals": o.deals,
-        "decisions": o.decisions, "think0": o.think_ms[0], "think1": o.think_ms[1],
-        "substituted": ",".join(map(str, o.substituted)), "replay_path": o.replay_path,
-        "replay_hash": o.replay_hash, "revealed_seed": o.seed_hex, "duration": o.duration_s,
+        "match_id": o.match_id,
+        "winner": o.winner,
+        "termination": o.termination,
+        "faulting_seat": o.faulting_seat,
+        "detail": o.detail,
+        "points0": o.points[0],
+        "points1": o.points[1],
+        "games_won0": o.games_won[0],
+        "games_won1": o.games_won[1],
+        "deals": o.deals,
+        "decisions": o.decisions,
+        "think0": o.think_ms[0],
+        "think1": o.think_ms[1],
+        "substituted": ",".join(map(str, o.substituted)),
+        "replay_path": o.replay_path,
+        "replay_hash": o.replay_hash,
+        "revealed_seed": o.seed_hex,
+        "duration": o.duration_s,
     }
 
 
 def outcome_from_row(r: sqlite3.Row, players: tuple[str, str]) -> Outcome:
     return Outcome(
-        match_id=r["match_id"], players=players, winner=r["winner"], termination=r["termination"],
-        faulting_seat=r["faulting_seat"], detail=r["detail"] or "", points=(r["points0"], r["points1"]),
-        games_won=(r["games_won0"], r["games_won1"]), deals=r["deals"], decisions=r["decisions"] or 0,
+        match_id=r["match_id"],
+        players=players,
+        winner=r["winner"],
+        termination=r["termination"],
+        faulting_seat=r["faulting_seat"],
+        detail=r["detail"] or "",
+        points=(r["points0"], r["points1"]),
+        games_won=(r["games_won0"], r["games_won1"]),
+        deals=r["deals"],
+        decisions=r["decisions"] or 0,
         think_ms=(r["think0"] or 0, r["think1"] or 0),
         substituted=tuple(int(s) for s in (r["substituted"] or "").split(",") if s),
-        replay_path=r["replay_path"] or "", replay_hash=r["replay_hash"] or "",
-        seed_hex=r["revealed_seed"] or "", duration_s=r["duration"] or 0.0,
+        replay_path=r["replay_path"] or "",
+        replay_hash=r["replay_hash"] or "",
+        seed_hex=r["revealed_seed"] or "",
+        duration_s=r["duration"] or 0.0,
     )
 
 
@@ -136,8 +195,14 @@ class RunStore:
 
     # ----- opening -----
     @classmethod
-    def create(cls, run_dir: Path, config: RunConfig, bots: Sequence[BotSpec], tokens: dict[str, str],
-               manifest_text: str = "") -> RunStore:
+    def create(
+        cls,
+        run_dir: Path,
+        config: RunConfig,
+        bots: Sequence[BotSpec],
+        tokens: dict[str, str],
+        manifest_text: str = "",
+    ) -> RunStore:
         """Create the database of a new run (the folder may exist but must hold no run)."""
         run_dir.mkdir(parents=True, exist_ok=True)
         path = run_dir / DB_NAME
@@ -148,9 +213,13 @@ class RunStore:
         conn.executescript(_SCHEMA)
         with transaction(conn):
             meta = {
-                "schema_version": str(SCHEMA_VERSION), "config": json.dumps(config.to_dict()),
-                "created_at": str(time.time()), "status": "running", "stop_reason": "",
-                "fingerprint": schedule_fingerprint(jobs), "manifest": manifest_text,
+                "schema_version": str(SCHEMA_VERSION),
+                "config": json.dumps(config.to_dict()),
+                "created_at": str(time.time()),
+                "status": "running",
+                "stop_reason": "",
+                "fingerprint": schedule_fingerprint(jobs),
+                "manifest": manifest_text,
             }
             conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta.items())
             conn.executemany(
@@ -158,19 +227,22 @@ class RunStore:
                 [(b.name, i, json.dumps(b.to_dict()), tokens.get(b.name, "")) for i, b in enumerate(bots)],
             )
             conn.executemany(
-                "INSERT INTO games(idx, seat0, seat1, seed, pairing, pair, leg, pair_key) VALUES (?,?,?,?,?,?,?,?)",
-                [(j.idx, j.players[0], j.players[1], j.seed.hex(), j.pairing, j.pair, j.leg, j.pair_key)
-                 for j in jobs],
+                "INSERT INTO games(idx, seat0, seat1, seed, pairing, pair, leg, pair_key)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (j.idx, j.players[0], j.players[1], j.seed.hex(), j.pairing, j.pair, j.leg, j.pair_key)
+                    for j in jobs
+                ],
             )
         return cls(run_dir, conn)
 
     @classmethod
-    def open(cls, run_dir: Path) -> RunStore:
+    def open(cls, run_dir: Path, *, any_thread: bool = False) -> RunStore:
         """Open an existing run and check that its schedule is what its config gives."""
         path = run_dir / DB_NAME
         if not path.exists():
             raise StoreError(f"{run_dir} is not a run folder (no {DB_NAME})")
-        conn = connect(path)
+        conn = connect(path, any_thread=any_thread)
         store = cls(run_dir, conn)
         version = store.meta("schema_version")
         if version != str(SCHEMA_VERSION):
@@ -195,7 +267,8 @@ class RunStore:
     def set_meta(self, **values: str) -> None:
         with transaction(self.conn):
             self.conn.executemany(
-                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                "INSERT INTO meta(key, value) VALUES (?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 values.items(),
             )
 
@@ -220,8 +293,15 @@ class RunStore:
     # ----- games -----
     @staticmethod
     def _job(r: sqlite3.Row) -> GameJob:
-        return GameJob(r["idx"], (r["seat0"], r["seat1"]), bytes.fromhex(r["seed"]), r["pairing"], r["pair"],
-                       r["leg"], r["pair_key"])
+        return GameJob(
+            r["idx"],
+            (r["seat0"], r["seat1"]),
+            bytes.fromhex(r["seed"]),
+            r["pairing"],
+            r["pair"],
+            r["leg"],
+            r["pair_key"],
+        )
 
     def jobs(self) -> list[GameJob]:
         return [self._job(r) for r in self.conn.execute("SELECT * FROM games ORDER BY idx")]
@@ -257,12 +337,16 @@ class RunStore:
         with transaction(self.conn):
             self.conn.execute(
                 "UPDATE games SET status = 'running', attempts = attempts + 1, match_id = ?, started_at = ? "
-                "WHERE idx = ? AND status = 'pending'", (match_id, time.time(), idx))
+                "WHERE idx = ? AND status = 'pending'",
+                (match_id, time.time(), idx),
+            )
 
     def mark_pending(self, idx: int) -> None:
         """An attempt that did not finish (interrupted): the game will be played again."""
         with transaction(self.conn):
-            self.conn.execute("UPDATE games SET status = 'pending' WHERE idx = ? AND status = 'running'", (idx,))
+            self.conn.execute(
+                "UPDATE games SET status = 'pending' WHERE idx = ? AND status = 'running'", (idx,)
+            )
 
     def mark_done(self, idx: int, outcome: Outcome) -> None:
         cols = outcome_columns(outcome)
@@ -270,22 +354,20 @@ class RunStore:
         with transaction(self.conn):
             cur = self.conn.execute(
                 f"UPDATE games SET status = 'done', finished_at = :finished_at, {sets} "
-                "WHERE idx = :idx AND status = 'running'", {**cols, "idx": idx, "finished_at": time.time()})
+                "WHERE idx = :idx AND status = 'running'",
+                {**cols, "idx": idx, "finished_at": time.time()},
+            )
             if cur.rowcount != 1:
                 raise StoreError(f"game {idx} was not running; its result was not recorded twice")
 
     # ----- bot processes (so that a resumed run can end the ones a killed arena left) -----
-    def proc_started(self, pid: int, match_id: str, bot: str) -> int | None:
-        ticks = proc_start_ticks(pid)
-        if ticks is not None:
-            with transaction(self.conn):
-                self.conn.execute("INSERT OR REPLACE INTO procs VALUES (?, ?, ?, ?)", (pid, ticks, match_id, bot))
-        return ticks
+    def proc_started(self, pid: int, ticks: int, match_id: str, bot: str) -> None:
+        with transaction(self.conn):
+            self.conn.execute("INSERT OR REPLACE INTO procs VALUES (?, ?, ?, ?)", (pid, ticks, match_id, bot))
 
-    def proc_ended(self, pid: int, ticks: int | None) -> None:
-        if ticks is not None:
-            with transaction(self.conn):
-                self.conn.execute("DELETE FROM procs WHERE pid = ? AND start_ticks = ?", (pid, ticks))
+    def proc_ended(self, pid: int, ticks: int) -> None:
+        with transaction(self.conn):
+            self.conn.execute("DELETE FROM procs WHERE pid = ? AND start_ticks = ?", (pid, ticks))
 
     def kill_leftover_procs(self) -> list[int]:
         """End the process groups of bots a killed arena left running (only if the process with

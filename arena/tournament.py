@@ -19,14 +19,14 @@ from referee import TimeControl
 
 from .backend import Backend, embedded_backend, remote_backend
 from .console import Console, Progress, log_to_file
-from .manifest import BotSpec
+from .manifest import BotSpec, new_token
 from .procs import BotLogs
 from .records import Outcome
 from .results import PlayedGame, build_report, render_text, write_files
 from .runner import PlaySettings, Runner, default_startup_slots
 from .schedule import GameJob, RunConfig
 from .stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
-from .store import RunStore
+from .store import DbWriter, RunStore, proc_start_ticks
 
 log = structlog.get_logger("arena")
 
@@ -53,7 +53,7 @@ def new_run_id(run_dir: Path) -> str:
 
 def new_bot_tokens(bots: list[BotSpec]) -> dict[str, str]:
     """A long-lived token for each remote bot (the bot plays all its games with it)."""
-    return {b.name: secrets.token_urlsafe(24) for b in bots if b.remote}
+    return {b.name: new_token() for b in bots if b.remote}
 
 
 def report_for(store: RunStore) -> dict[str, Any]:
@@ -66,8 +66,12 @@ def report_for(store: RunStore) -> dict[str, Any]:
     if cfg.format == "gauntlet" and cfg.challenger:
         order = [cfg.challenger, *[b for b in order if b != cfg.challenger]]
     extra = {
-        "run": {**cfg.to_dict(), "status": store.meta("status"), "stop_reason": store.meta("stop_reason"),
-                "folder": str(store.run_dir)},
+        "run": {
+            **cfg.to_dict(),
+            "status": store.meta("status"),
+            "stop_reason": store.meta("stop_reason"),
+            "folder": str(store.run_dir),
+        },
     }
     return build_report(order, played, duplicate=cfg.duplicate, sprt=sprt, scheduled=len(rows), extra=extra)
 
@@ -79,59 +83,78 @@ def write_results(store: RunStore) -> dict[str, Any]:
 
 
 class RunSink:
-    """Records games in the run database as they start and end."""
+    """Records games in the run database as they start and end. The writes run on the
+    :class:`DbWriter` thread with their own connection (``wstore``); nothing here blocks the
+    event loop."""
 
-    def __init__(self, store: RunStore, progress: Progress | None) -> None:
-        self.store = store
+    def __init__(self, wstore: RunStore, writer: DbWriter, progress: Progress | None) -> None:
+        self.wstore = wstore
+        self.writer = writer
         self.progress = progress
-        self.done = store.counts()["done"]
-        self._last_write = 0.0
+        self.done = wstore.counts()["done"]
+        self._last_write = time.monotonic()
         self.stop_reason = ""
-        cfg = store.config
-        self.sprt = SprtSpec.parse(cfg.sprt) if cfg.sprt else None
+        self._logged_stop = False
+        cfg = wstore.config
+        self.sprt = SprtSpec.parse(cfg.sprt) if cfg.sprt and len(cfg.bots) == 2 else None
         self._check_sprt()
 
     def started(self, job: GameJob, match_id: str) -> None:
-        self.store.mark_running(job.idx, match_id)
+        self.writer.submit(lambda: self.wstore.mark_running(job.idx, match_id))
 
     def finished(self, job: GameJob, outcome: Outcome) -> None:
-        self.store.mark_done(job.idx, outcome)  # committed at once
         self.done += 1
+        now = time.monotonic()
+        rewrite = now - self._last_write >= RESULTS_EVERY_S
+        if rewrite:
+            self._last_write = now
+
+        def record() -> None:
+            self.wstore.mark_done(job.idx, outcome)  # committed at once
+            self._check_sprt()
+            if rewrite:
+                write_results(self.wstore)
+
+        self.writer.submit(record)
         if self.progress is not None:
             self.progress.update(done=self.done)
-        self._check_sprt()
-        now = time.monotonic()
-        if now - self._last_write >= RESULTS_EVERY_S:
-            self._last_write = now
-            write_results(self.store)
 
     def abandoned(self, job: GameJob) -> None:
-        self.store.mark_pending(job.idx)
+        self.writer.submit(lambda: self.wstore.mark_pending(job.idx))
 
     def proc_started(self, pid: int, match_id: str, bot: str) -> object:
-        return self.store.proc_started(pid, match_id, bot)
+        ticks = proc_start_ticks(pid)
+        if ticks is not None:
+            self.writer.submit(lambda: self.wstore.proc_started(pid, ticks, match_id, bot))
+        return ticks
 
     def proc_ended(self, pid: int, ticket: object) -> None:
-        self.store.proc_ended(pid, ticket if isinstance(ticket, int) else None)
+        if isinstance(ticket, int):
+            self.writer.submit(lambda: self.wstore.proc_ended(pid, ticket))
 
     def _check_sprt(self) -> None:
+        """(On the writer thread.) Decide whether the SPRT is over."""
         if self.sprt is None or self.stop_reason:
             return
-        cfg = self.store.config
-        if len(cfg.bots) != 2:
-            return
-        facts = [GameFacts(r.outcome.players, r.outcome.winner, r.job.pair_key)
-                 for r in self.store.games() if r.outcome is not None]
-        a, b = (cfg.challenger or cfg.bots[0]), [x for x in cfg.bots if x != (cfg.challenger or cfg.bots[0])][0]
+        cfg = self.wstore.config
+        a = cfg.challenger or cfg.bots[0]
+        b = next(x for x in cfg.bots if x != a)
+        facts = [
+            GameFacts(r.outcome.players, r.outcome.winner, r.job.pair_key)
+            for r in self.wstore.games()
+            if r.outcome is not None
+        ]
         w, d, lo = wdl(scoring_units(facts, cfg.duplicate), a, b)
         state = sprt_state(w, d, lo, self.sprt)
         if state.decision:
             self.stop_reason = f"SPRT {state.decision} accepted (LLR {state.llr:.2f})"
-            log.info("sprt_decided", decision=state.decision, llr=round(state.llr, 3))
-            if self.progress is not None:
-                self.progress.update(note=self.stop_reason)
 
     def stop(self) -> bool:
+        if self.stop_reason and not self._logged_stop:
+            self._logged_stop = True
+            log.info("sprt_decided", reason=self.stop_reason)
+            if self.progress is not None:
+                self.progress.update(note=self.stop_reason, force=True)
         return bool(self.stop_reason)
 
 
@@ -170,8 +193,9 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
     print(flush=True)
 
 
-async def run_tournament(store: RunStore, console: Console, *, resumed: bool = False,
-                         cancel_scope: trio.CancelScope | None = None) -> RunResult:
+async def run_tournament(
+    store: RunStore, console: Console, *, resumed: bool = False, cancel_scope: trio.CancelScope | None = None
+) -> RunResult:
     """Play every pending game of a run and write its results. Cancelling ``cancel_scope`` (Ctrl-C)
     stops it cleanly: running games are aborted (and will be re-played by ``--resume``)."""
     cfg = store.config
@@ -191,33 +215,59 @@ async def run_tournament(store: RunStore, console: Console, *, resumed: bool = F
     counts = store.counts()
     total = sum(counts.values())
     settings = PlaySettings(
-        rules=cfg.rule_set(), time_control=TimeControl.parse(cfg.time_control), fault_policy=cfg.fault_policy,
-        connect_timeout_ms=cfg.connect_timeout_ms, concurrency=cfg.concurrency,
+        rules=cfg.rule_set(),
+        time_control=TimeControl.parse(cfg.time_control),
+        fault_policy=cfg.fault_policy,
+        connect_timeout_ms=cfg.connect_timeout_ms,
+        concurrency=cfg.concurrency,
         startup_slots=default_startup_slots(),
     )
     progress = Progress(console, total, counts["done"])
-    sink = RunSink(store, progress)
+    wstore = RunStore.open(run_dir, any_thread=True)
+    writer = DbWriter()
+    sink = RunSink(wstore, writer, progress)
     logs = BotLogs(run_dir / "logs")
     status = "finished"
     store.set_meta(status="running")
-    log.info("run_started", run_id=cfg.run_id, games=total, pending=counts["pending"], format=cfg.format,
-             bots=list(cfg.bots), rules=cfg.rules.get("name"), time_control=cfg.time_control,
-             concurrency=cfg.concurrency, duplicate=cfg.duplicate, referee=cfg.referee or "embedded")
+    log.info(
+        "run_started",
+        run_id=cfg.run_id,
+        games=total,
+        pending=counts["pending"],
+        format=cfg.format,
+        bots=list(cfg.bots),
+        rules=cfg.rules.get("name"),
+        time_control=cfg.time_control,
+        concurrency=cfg.concurrency,
+        duplicate=cfg.duplicate,
+        referee=cfg.referee or "embedded",
+    )
     scope = cancel_scope or trio.CancelScope()
     try:
-        with scope:
-            async with open_backend(cfg, run_dir) as backend:
-                _announce_remote(console, store, bots, backend.bot_address)
-                work = [(job, job.match_id(cfg.run_id, attempts)) for job, attempts in store.pending()]
-                runner = Runner(backend, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress)
-                progress.update(force=True)
-                await runner.run(work, stop=sink.stop)
-        if scope.cancelled_caught:
-            status = "interrupted"
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer.run)
+            try:
+                with scope:
+                    async with open_backend(cfg, run_dir) as backend:
+                        _announce_remote(console, store, bots, backend.bot_address)
+                        work = [
+                            (job, job.match_id(cfg.run_id, attempts)) for job, attempts in store.pending()
+                        ]
+                        runner = Runner(
+                            backend, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress
+                        )
+                        progress.update(force=True)
+                        await runner.run(work, stop=sink.stop)
+                if scope.cancelled_caught:
+                    status = "interrupted"
+            finally:
+                with trio.CancelScope(shield=True):
+                    await writer.close()
     except BaseException:
         status = "failed"
         raise
     finally:
+        wstore.close()
         progress.finish()
         logs.close()
         counts = store.counts()
@@ -238,6 +288,8 @@ def summary_text(result: RunResult, run_dir: Path) -> str:
         lines.append(f"Interrupted; finish it with: arena tournament --resume {run_dir}")
     elif result.status == "stopped":
         lines.append(f"Stopped early: {result.report['run']['stop_reason']}")
-    lines.append(f"Run folder: {run_dir} (results.json, games.csv, standings.csv, crosstable.csv, replays/, "
-                 "logs/, run.log, run.sqlite)")
+    lines.append(
+        f"Run folder: {run_dir} (results.json, games.csv, standings.csv, crosstable.csv, replays/, "
+        "logs/, run.log, run.sqlite)"
+    )
     return "\n".join(lines)

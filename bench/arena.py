@@ -12,6 +12,7 @@ by default) on the embedded referee, with bot processes started per game exactly
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import sys
@@ -21,6 +22,8 @@ from pathlib import Path
 
 # This file is called arena.py: keep its folder off the path so `import arena` finds the package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import trio  # noqa: E402
 
 import referee  # noqa: E402
 from arena.backend import embedded_backend  # noqa: E402
@@ -54,35 +57,70 @@ class Tally:
         pass
 
 
+def max_think(outs: list[Outcome]) -> float:
+    """The longest single decision in the replays (the referee's measure)."""
+    worst = 0.0
+    for o in outs:
+        if o.replay_path:
+            for line in Path(o.replay_path).read_text().splitlines():
+                rec = json.loads(line)
+                if rec.get("type") == "action":
+                    worst = max(worst, float(rec.get("think_ms", 0)))
+    return worst
+
+
 def children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 
 
-async def level(concurrency: int, games: int, rules: RuleSet, tc: TimeControl, folder: Path, bot: str) -> dict[str, float]:
+async def level(
+    concurrency: int, games: int, rules: RuleSet, tc: TimeControl, folder: Path, bot: str, slots: int
+) -> dict[str, float]:
     spec = BotSpec(name="greedy", command=(sys.executable, "-m", bot), env={"GIN_LOG_LEVEL": "WARNING"})
     spec2 = BotSpec(name="greedy2", command=spec.command, env=dict(spec.env))
-    cfg = RunConfig(run_id=f"bench-c{concurrency}", bots=("greedy", "greedy2"), games=games,
-                    seed=f"bench-{concurrency}")
+    cfg = RunConfig(
+        run_id=f"bench-c{concurrency}", bots=("greedy", "greedy2"), games=games, seed=f"bench-{concurrency}"
+    )
     jobs = build_schedule(cfg)
-    settings = PlaySettings(rules=rules, time_control=tc, concurrency=concurrency,
-                            startup_slots=default_startup_slots())
+    settings = PlaySettings(rules=rules, time_control=tc, concurrency=concurrency, startup_slots=slots)
     tally = Tally()
     logs = BotLogs(folder / f"logs-c{concurrency}")
     cpu0, child0, t0 = time.process_time(), children_cpu(), time.monotonic()
-    async with embedded_backend("127.0.0.1:0", folder / f"replays-c{concurrency}") as backend:
+    lags: list[float] = []
+
+    async def lag_monitor() -> None:
+        while True:
+            t = trio.current_time()
+            await trio.sleep(0.01)
+            lags.append(trio.current_time() - t - 0.01)
+
+    async with (
+        embedded_backend("127.0.0.1:0", folder / f"replays-c{concurrency}") as backend,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(lag_monitor)
         await Runner(backend, {"greedy": spec, "greedy2": spec2}, {}, settings, logs, tally).run(
-            [(j, j.match_id(cfg.run_id)) for j in jobs])
+            [(j, j.match_id(cfg.run_id)) for j in jobs]
+        )
+        nursery.cancel_scope.cancel()
+    lags.sort()
     wall = time.monotonic() - t0
     cpu, child = time.process_time() - cpu0, children_cpu() - child0
     logs.close()
     outs = tally.outcomes
     return {
-        "games": len(outs), "wall": wall, "per_min": len(outs) / wall * 60,
-        "decisions": sum(o.decisions for o in outs), "arena_cpu": cpu, "bots_cpu": child,
+        "games": len(outs),
+        "wall": wall,
+        "per_min": len(outs) / wall * 60,
+        "decisions": sum(o.decisions for o in outs),
+        "arena_cpu": cpu,
+        "bots_cpu": child,
         "time_forfeits": sum(1 for o in outs if o.termination == "time_forfeit"),
         "other_faults": sum(1 for o in outs if o.termination not in ("normal", "time_forfeit")),
-        "max_think": max((max(o.think_ms) / max(1, o.decisions // 2) for o in outs), default=0.0),
+        "lag_p99_ms": lags[int(len(lags) * 0.99)] * 1000 if lags else 0.0,
+        "lag_max_ms": lags[-1] * 1000 if lags else 0.0,
+        "think_max_ms": max_think(outs),
     }
 
 
@@ -92,22 +130,39 @@ def main() -> None:
     p.add_argument("--levels", default="1,2,4,8", help="concurrency levels (default 1,2,4,8)")
     p.add_argument("--tc", default="st=0.5 timemargin=50")
     p.add_argument("--rules", default="short")
-    p.add_argument("--bot", default="sample_bots.greedy_bot", help="bot module (default sample_bots.greedy_bot)")
+    p.add_argument(
+        "--startup-slots", type=int, default=default_startup_slots(), help="games starting at once"
+    )
+    p.add_argument(
+        "--bot", default="sample_bots.greedy_bot", help="bot module (default sample_bots.greedy_bot)"
+    )
+    p.add_argument(
+        "--dir", type=Path, default=None, help="keep replays and bot logs here (default: a temporary folder)"
+    )
     args = p.parse_args()
     configure(Console(progress=False))
     rules = RuleSet.preset(args.rules)
     tc = TimeControl.parse(args.tc)
     levels = [int(x) for x in args.levels.split(",")]
     print(f"{os.cpu_count()} CPUs; {args.games} games per level; rules {args.rules}; {tc}; bot {args.bot}")
-    print(f"{'conc':>4} {'games':>5} {'wall s':>7} {'games/min':>9} {'decisions/s':>11} {'arena CPU':>9} "
-          f"{'bots CPU':>8} {'arena share':>11} {'time losses':>11} {'other faults':>12}")
+    print(
+        f"{'conc':>4} {'games':>5} {'wall s':>7} {'games/min':>9} {'decisions/s':>11} {'arena CPU':>9} "
+        f"{'bots CPU':>8} {'arena share':>11} {'time losses':>11} {'other faults':>12} {'max think':>9} "
+        f"{'loop lag p99/max':>16}"
+    )
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        folder = args.dir or Path(tmp)
         for c in levels:
-            r = referee.run(level, c, args.games, rules, tc, Path(tmp), args.bot)
+            r = referee.run(level, c, args.games, rules, tc, folder, args.bot, args.startup_slots)
             share = r["arena_cpu"] / max(1e-9, r["arena_cpu"] + r["bots_cpu"])
-            print(f"{c:>4} {r['games']:>5.0f} {r['wall']:>7.1f} {r['per_min']:>9.1f} "
-                  f"{r['decisions'] / r['wall']:>11.0f} {r['arena_cpu']:>8.1f}s {r['bots_cpu']:>7.1f}s "
-                  f"{share:>10.0%} {r['time_forfeits']:>11.0f} {r['other_faults']:>12.0f}", flush=True)
+            print(
+                f"{c:>4} {r['games']:>5.0f} {r['wall']:>7.1f} {r['per_min']:>9.1f} "
+                f"{r['decisions'] / r['wall']:>11.0f} {r['arena_cpu']:>8.1f}s {r['bots_cpu']:>7.1f}s "
+                f"{share:>10.0%} {r['time_forfeits']:>11.0f} {r['other_faults']:>12.0f} "
+                f"{r['think_max_ms']:>7.0f}ms "
+                f"{r['lag_p99_ms']:>8.1f}/{r['lag_max_ms']:.0f} ms",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from .kit.masks import (
     INDEX,
     VALUES,
     deadwood_after_best_discard_mask,
+    deadwood_after_draw_mask,
     deadwood_mask,
     indices,
     to_mask,
@@ -82,7 +83,7 @@ def potential(h10: int, unseen: int) -> float:
     near &= unseen
     total = 0
     for i in indices(near):
-        total += dw - deadwood_after_best_discard_mask(h10 | (1 << i))
+        total += dw - deadwood_after_draw_mask(h10, i)
     slack = dw - deadwood_after_best_discard_mask(h10)
     for i in indices(unseen & ~near):
         if VALUES[i] < slack:

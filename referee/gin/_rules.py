@@ -81,25 +81,27 @@ class RuleSet:
     total over the match reaches this (500 or 1000)."""
 
     def __post_init__(self) -> None:
-        for field, allowed in _CHOICES.items():
-            value = getattr(self, field)
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise RuleSetError(f"name must be a non-empty text; got {self.name!r}")
+        for option, allowed in _CHOICES.items():
+            value = getattr(self, option)
             if value not in allowed:
-                raise RuleSetError(f"{field} must be one of {', '.join(allowed)}; got {value!r}")
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if field.type in ("int",) and (not isinstance(value, int) or isinstance(value, bool)):
-                raise RuleSetError(f"{field.name} must be an integer; got {value!r}")
-            if field.type in ("bool",) and not isinstance(value, bool):
-                raise RuleSetError(f"{field.name} must be true or false; got {value!r}")
+                raise RuleSetError(f"{option} must be one of {', '.join(allowed)}; got {value!r}")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool)):
+                raise RuleSetError(f"{f.name} must be an integer; got {value!r}")
+            if f.type == "bool" and not isinstance(value, bool):
+                raise RuleSetError(f"{f.name} must be true or false; got {value!r}")
         if not 0 <= self.knock_limit <= 100:
             raise RuleSetError(f"knock_limit must be between 0 and 100; got {self.knock_limit}")
         if self.knock != "limit" and self.knock_limit != 10:
             raise RuleSetError(
                 f"knock_limit applies only with knock='limit' (knock is {self.knock!r}); leave it at 10"
             )
-        for field in ("gin_bonus", "big_gin_bonus", "undercut_bonus", "line_bonus", "game_bonus", "shutout_bonus"):
-            if getattr(self, field) < 0:
-                raise RuleSetError(f"{field} must not be negative; got {getattr(self, field)}")
+        for bonus in ("gin_bonus", "big_gin_bonus", "undercut_bonus", "line_bonus", "game_bonus", "shutout_bonus"):
+            if getattr(self, bonus) < 0:
+                raise RuleSetError(f"{bonus} must not be negative; got {getattr(self, bonus)}")
         if self.target < 1:
             raise RuleSetError(f"target must be at least 1; got {self.target}")
         if self.games < 1:

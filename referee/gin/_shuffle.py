@@ -48,8 +48,8 @@ class _Uniform:
         self._words = _stream(key)
 
     def __call__(self, n: int) -> int:
-        if n < 1:
-            raise ValueError("uniform(n) needs n >= 1")
+        if not 1 <= n <= _U64:
+            raise ValueError(f"uniform(n) needs n >= 1 and n <= 2**64; got {n}")
         limit = _U64 - (_U64 % n)
         while True:
             x = next(self._words)
