@@ -78,7 +78,7 @@ def build_report(
     facts = [GameFacts(g.outcome.players, g.outcome.winner, g.pair_key) for g in games]
     units = scoring_units(facts, duplicate)
     unit_name = "pairs" if duplicate else "games"
-    standings = []
+    standings: list[dict[str, Any]] = []
     for bot in bots:
         mine = [g.outcome for g in games if bot in g.outcome.players]
         seat = [o.players.index(bot) for o in mine]
@@ -118,7 +118,7 @@ def build_report(
                 ),
             }
         )
-    standings.sort(key=lambda r: (-float(r["score"] if r["units"] else 0.5), -int(r["wins"]), str(r["bot"])))
+    standings.sort(key=lambda r: (-(r["score"] if r["units"] else 0.5), -r["wins"], r["bot"]))
     for rank, row in enumerate(standings, start=1):
         row["rank"] = rank
     cross: dict[str, dict[str, Any]] = {}

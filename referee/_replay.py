@@ -8,6 +8,7 @@ file is written atomically when the match ends (temporary file, fsync, rename).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -60,10 +61,8 @@ def write_atomic(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
     try:
         dir_fd = os.open(path.parent, os.O_RDONLY)

@@ -10,6 +10,7 @@ trio channel, ``put_nowait`` on an asyncio queue) — no thread hops, no locks. 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -64,7 +65,5 @@ def install_sigint_cancel(cancel: Callable[[], None]) -> None:
     """Make SIGINT/SIGTERM call ``cancel`` (on the host loop) instead of raising at random."""
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # non-main thread / Windows
             loop.add_signal_handler(sig, cancel)
-        except (NotImplementedError, RuntimeError):  # pragma: no cover - non-main thread / Windows
-            pass

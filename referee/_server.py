@@ -11,10 +11,9 @@ from pathlib import Path
 import grpc
 import structlog
 import trio
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 
 from ._runtime import aio
 from ._service import BotServicer, GrpcSession, RefereeServicer
@@ -109,7 +108,7 @@ async def open_referee(
         server = grpc.aio.server(options=SERVER_OPTIONS)
         bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
-        health_servicer = health.aio.HealthServicer()
+        health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         names = (
             bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,

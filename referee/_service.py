@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import structlog
 import trio
-
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2, referee_pb2, referee_pb2_grpc
 
 from . import _wire as wire
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from ._table import SeatLink, Table
 
 log = structlog.get_logger("referee")
+_EOF = grpc.aio.EOF  # type: ignore[attr-defined]
 
 PROTOCOL_VERSION = 1
 """The bot protocol version this referee speaks."""
@@ -85,14 +85,14 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     def __init__(self, referee: Referee) -> None:
         self.referee = referee
 
-    async def Play(  # noqa: N802 - the rpc's name
+    async def Play(  # type: ignore[override]
         self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no hello within {HELLO_TIMEOUT_S:g} s")
-        if first is grpc.aio.EOF:
+        if first is _EOF:
             return
         assert isinstance(first, bot_pb2.BotMessage)
         if first.WhichOneof("kind") != "hello":
@@ -118,7 +118,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             else:
                 refusals.append(why)
         if not session.links and refusals:
-            code = grpc.StatusCode.ALREADY_EXISTS if "live session" in refusals[0] else grpc.StatusCode.FAILED_PRECONDITION
+            live = "live session" in refusals[0]
+            code = grpc.StatusCode.ALREADY_EXISTS if live else grpc.StatusCode.FAILED_PRECONDITION
             await context.abort(code, "; ".join(refusals))
         self.referee.session_opened(session)
         bound = structlog.contextvars.bound_contextvars(bot=session.bot_name, session=session.session_id)
@@ -132,7 +133,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         reader = asyncio.ensure_future(self._read_loop(session, context))
         detail = "the stream ended"
         try:
-            done, _ = await asyncio.wait({writer, reader, session.closed}, return_when=asyncio.FIRST_COMPLETED)
+            waits: set[asyncio.Future[Any]] = {writer, reader, session.closed}
+            done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             if session.closed in done:
                 code, detail = session.closed.result()
                 reader.cancel()
@@ -153,7 +155,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     async def _read_loop(self, session: GrpcSession, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         while True:
             msg = await context.read()
-            if msg is grpc.aio.EOF:
+            if msg is _EOF:
                 return
             at = trio.current_time()
             assert isinstance(msg, bot_pb2.BotMessage)
@@ -214,7 +216,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     def __init__(self, referee: Referee) -> None:
         self.referee = referee
 
-    async def CreateMatch(  # noqa: N802
+    async def CreateMatch(
         self, request: referee_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> referee_pb2.CreateMatchResponse:
         try:
@@ -230,7 +232,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             seed_commitment=table.commitment,
         )
 
-    async def GetMatch(  # noqa: N802
+    async def GetMatch(
         self, request: referee_pb2.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> referee_pb2.GetMatchResponse:
         table = self.referee.tables.get(request.match_id)
@@ -238,7 +240,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
         return referee_pb2.GetMatchResponse(match=match_status(table))
 
-    async def ListMatches(  # noqa: N802
+    async def ListMatches(
         self, request: referee_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> referee_pb2.ListMatchesResponse:
         tables = list(self.referee.tables.values())
@@ -248,7 +250,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             tables = tables[-request.limit:]
         return referee_pb2.ListMatchesResponse(matches=[match_status(t) for t in tables])
 
-    async def CancelMatch(  # noqa: N802
+    async def CancelMatch(
         self, request: referee_pb2.CancelMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> referee_pb2.CancelMatchResponse:
         table = self.referee.tables.get(request.match_id)
@@ -259,7 +261,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         table.cancel(request.reason)
         return referee_pb2.CancelMatchResponse(match=match_status(table))
 
-    async def WatchMatch(  # noqa: N802
+    async def WatchMatch(
         self, request: referee_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[referee_pb2.SpectatorEvent]:
         table = self.referee.tables.get(request.match_id)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .gin import MatchOutcome, RuleSet
 from ._timecontrol import TimeControl
+from .gin import MatchOutcome, RuleSet
 
 FaultPolicy = Literal["forfeit", "substitute"]
 Termination = Literal[

@@ -23,9 +23,9 @@ def substitute_action(state: gin.InformationState) -> gin.Action:
         return min(knocks, key=lambda k: (gin.deadwood([c for c in hand if c != k.card]), -k.card.value))
     if state.phase in ("upcard", "draw"):
         top = state.discard_pile[-1] if state.discard_pile else None
-        if top is not None and any(isinstance(a, (gin.TakeUpcard, gin.DrawDiscard)) for a in legal):
-            if gin.min_deadwood_after_discard([*hand, top]) < gin.deadwood(hand):
-                return next(a for a in legal if isinstance(a, (gin.TakeUpcard, gin.DrawDiscard)))
+        takes = any(isinstance(a, (gin.TakeUpcard, gin.DrawDiscard)) for a in legal)
+        if top is not None and takes and gin.min_deadwood_after_discard([*hand, top]) < gin.deadwood(hand):
+            return next(a for a in legal if isinstance(a, (gin.TakeUpcard, gin.DrawDiscard)))
         for a in legal:
             if isinstance(a, (gin.DrawStock, gin.Pass)):
                 return a

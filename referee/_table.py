@@ -19,7 +19,6 @@ from typing import Any, Literal, Protocol
 
 import structlog
 import trio
-
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 
 from . import _wire as wire
@@ -27,6 +26,7 @@ from . import gin
 from ._replay import ReplayRecorder
 from ._spec import MatchReport, MatchSpec, Termination
 from ._substitute import substitute_action
+from ._timecontrol import TimeControl
 
 log = structlog.get_logger("referee")
 
@@ -168,7 +168,7 @@ class SeatLink:
 
 @dataclass(slots=True)
 class _Clocks:
-    tc: Any
+    tc: TimeControl
     remaining: list[float] = field(default_factory=list)
 
     def reset(self, seats: int) -> None:
@@ -482,12 +482,12 @@ class Table:
             for link in self.links:
                 link.send(bot_pb2.RefereeMessage(match_id=self.match_id, event=rs))
             self._public(event=rs)
-        for ev in events:
-            if isinstance(ev, gin.DealEnded):
-                self._deal_ended(deal, ev, game_over=any(isinstance(e, gin.GameEnded) for e in events))
-            elif isinstance(ev, gin.GameEnded):
-                self._game_ended(ev.result)
-            elif isinstance(ev, gin.DealStarted):
+        for step in events:
+            if isinstance(step, gin.DealEnded):
+                self._deal_ended(deal, step, game_over=any(isinstance(e, gin.GameEnded) for e in events))
+            elif isinstance(step, gin.GameEnded):
+                self._game_ended(step.result)
+            elif isinstance(step, gin.DealStarted):
                 self._deal_started()
 
     def _deal_ended(self, deal: gin.Deal, ev: gin.DealEnded, *, game_over: bool) -> None:

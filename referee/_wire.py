@@ -114,7 +114,7 @@ def rules_from_proto(msg: game_pb2.RuleSet) -> gin.RuleSet:
                 raise WireError(f"rules.{field}: unknown value {value}")
             overrides[field] = table[value]
     for field in _SCALARS:
-        if msg.HasField(field):
+        if msg.HasField(field):  # type: ignore[arg-type]
             overrides[field] = getattr(msg, field)
     try:
         return gin.RuleSet.preset(msg.name or "classic", **overrides)

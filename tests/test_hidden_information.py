@@ -17,59 +17,43 @@ from collections.abc import Callable
 import pytest
 import trio
 import trio.testing
+from gin_arena.v1 import bot_pb2, game_pb2
 
 import referee.gin._match as engine_match
-from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchSpec, TimeControl
 from referee import _wire as wire
 from referee._table import Table
 from referee.gin import DECK, Card, Deal, RuleSet, deck_for_deal
-from tests._tables import FakeSession, seat_sessions
+from tests._tables import FakeSession, Policy, seat_sessions
 
 SEEDS = int(__import__("os").environ.get("HIDDEN_INFO_SEEDS", "700"))  # x3 deals each
 DEALS_PER_MATCH = 3
 
 
-def _policy(rng: random.Random, record: list[tuple[int, int, game_pb2.Action]], seat: int):
+_VALUE = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
+
+
+def _policy(rng: random.Random, record: list[tuple[int, int, game_pb2.Action]], seat: int) -> Policy:
     """Mostly sound play (so deals end in knocks, gins and undercuts too), sometimes random."""
 
     def decide(req: bot_pb2.ActionRequest) -> game_pb2.Action:
         legal = list(req.legal_actions)
-        knocks = [a for a in legal if a.kind in (game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_BIG_GIN)]
-        if knocks and rng.random() < 0.9:
-            choice = rng.choice(knocks)
-        elif rng.random() < 0.3:
-            choice = rng.choice(legal)
+        ends = [a for a in legal if a.kind in (game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_BIG_GIN)]
+        passive = [a for a in legal if a.kind in (game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_PASS)]
+        loose = set(req.state.my_deadwood_cards)
+        discards = [a for a in legal if a.kind == game_pb2.ACTION_KIND_DISCARD and a.card in loose]
+        if ends and rng.random() < 0.9:
+            choice = rng.choice(ends)
+        elif passive and rng.random() < 0.7:
+            choice = passive[0]
+        elif discards and rng.random() < 0.8:
+            choice = max(discards, key=lambda a: _VALUE[a.card[0]])
         else:
-            from referee._substitute import substitute_action
-
-            state = req.state
-            dom = _domain_state(req)
-            choice = wire.action_to_proto(substitute_action(dom)) if dom is not None else rng.choice(legal)
-            del state
+            choice = rng.choice(legal)
         record.append((req.state.deal_number, seat, choice))
         return choice
 
     return decide
-
-
-def _domain_state(req: bot_pb2.ActionRequest):  # type: ignore[no-untyped-def]
-    """Enough of a domain information state for the built-in substitute policy."""
-    from referee import gin
-
-    st = req.state
-    phase = {game_pb2.PHASE_UPCARD_OFFER: "upcard", game_pb2.PHASE_DRAW: "draw",
-             game_pb2.PHASE_DISCARD: "discard"}[st.phase]
-
-    class _S:
-        pass
-
-    s = _S()
-    s.legal_actions = tuple(wire.action_from_proto(a) for a in req.legal_actions)  # type: ignore[attr-defined]
-    s.hand = tuple(gin.parse_cards(list(st.hand)))  # type: ignore[attr-defined]
-    s.phase = phase  # type: ignore[attr-defined]
-    s.discard_pile = tuple(gin.parse_cards(list(st.discard_pile)))  # type: ignore[attr-defined]
-    return s
 
 
 def _replayer(actions: list[game_pb2.Action]) -> Callable[[bot_pb2.ActionRequest], game_pb2.Action | None]:
@@ -101,7 +85,6 @@ async def _play(spec: MatchSpec, policies, stop_after_deal: int) -> tuple[Table,
 
 def _seen_by(deal: Deal, seat: int) -> set[Card]:
     """Every card ``seat`` saw face up or held during the deal."""
-    seen = set(deal.deck[1 - deal.dealer: 20: 2]) if seat != deal.dealer else set(deal.deck[1:20:2])
     seen = set(deal.deck[0:20:2]) if seat != deal.dealer else set(deal.deck[1:20:2])
     seen.add(deal.first_upcard)
     for m in deal.history:
@@ -156,7 +139,7 @@ def _check_seed(seed: int, monkeypatch: pytest.MonkeyPatch) -> int:
         script = prior + actions[:-1]  # everything up to the deal's last action
         per_seat = [[a for s, a in script if s == q] for q in (0, 1)]
         cut_base = _messages_before_last_action(base_sessions[seat], deal_no, len(actions))
-        alt_table, alt_sessions = trio.run(
+        _alt_table, alt_sessions = trio.run(
             _play, spec, [_replayer(per_seat[0]), _replayer(per_seat[1])], deal_no,
             clock=trio.testing.MockClock(autojump_threshold=0),
         )

@@ -5,76 +5,75 @@ from __future__ import annotations
 
 import grpc
 import trio
+from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 import referee
-from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from tests._bots import Client
 
 
 def test_create_watch_get_list_and_cancel_over_grpc() -> None:
     async def main() -> None:
-        async with referee.open_referee() as ref:
-            async with grpc.aio.insecure_channel(ref.address) as ch:
-                ops = referee_pb2_grpc.RefereeServiceStub(ch)
-                created = await referee.aio(ops.CreateMatch(referee_pb2.CreateMatchRequest(
-                    seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
-                    rules=game_pb2.RuleSet(name="short", target=25),
-                    time_control=game_pb2.TimeControl(text="st=2 timemargin=100"),
-                    match_id="m-1",
-                )))
-                assert created.match_id == "m-1" and len(created.seat_tokens) == 2
-                assert all(len(t.token) >= 22 for t in created.seat_tokens)  # >= 128 bits
-                watch = ops.WatchMatch(referee_pb2.WatchMatchRequest(match_id="m-1", from_start=True))
-                seen: list[referee_pb2.SpectatorEvent] = []
+        async with referee.open_referee() as ref, grpc.aio.insecure_channel(ref.address) as ch:
+            ops = referee_pb2_grpc.RefereeServiceStub(ch)
+            created = await referee.aio(ops.CreateMatch(referee_pb2.CreateMatchRequest(
+                seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
+                rules=game_pb2.RuleSet(name="short", target=25),
+                time_control=game_pb2.TimeControl(text="st=2 timemargin=100"),
+                match_id="m-1",
+            )))
+            assert created.match_id == "m-1" and len(created.seat_tokens) == 2
+            assert all(len(t.token) >= 22 for t in created.seat_tokens)  # >= 128 bits
+            watch = ops.WatchMatch(referee_pb2.WatchMatchRequest(match_id="m-1", from_start=True))
+            seen: list[referee_pb2.SpectatorEvent] = []
 
-                async def spectate() -> None:
-                    async for ev in watch:
-                        seen.append(ev)
+            async def spectate() -> None:
+                async for ev in watch:
+                    seen.append(ev)
 
-                table = ref.tables["m-1"]
-                async with trio.open_nursery() as n:
-                    n.start_soon(referee.aio, spectate())
-                    for t in created.seat_tokens:
-                        n.start_soon(referee.aio, Client(ref.address, t.token).play())
-                    await table.finished.wait()
-                status = (await referee.aio(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="m-1")))).match
-                assert status.state == referee_pb2.MATCH_STATE_FINISHED
-                assert status.result.termination == game_pb2.TERMINATION_NORMAL
-                assert list(status.player_names) == ["north", "south"]
-                kinds = [e.WhichOneof("kind") for e in seen]
-                assert kinds[0] == "header" and kinds[-1] == "match_finished" and "deal_finished" in kinds
-                # Spectators see public information only.
-                for e in seen:
-                    if e.WhichOneof("kind") == "event" and e.event.kind in (
-                        game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_KNOCK
-                    ):
-                        assert e.event.card == ""
-                    if e.WhichOneof("kind") == "deal_finished":
-                        assert e.deal_finished.knock_discard == ""
+            table = ref.tables["m-1"]
+            async with trio.open_nursery() as n:
+                n.start_soon(referee.aio, spectate())
+                for t in created.seat_tokens:
+                    n.start_soon(referee.aio, Client(ref.address, t.token).play())
+                await table.finished.wait()
+            status = (await referee.aio(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="m-1")))).match
+            assert status.state == referee_pb2.MATCH_STATE_FINISHED
+            assert status.result.termination == game_pb2.TERMINATION_NORMAL
+            assert list(status.player_names) == ["north", "south"]
+            kinds = [e.WhichOneof("kind") for e in seen]
+            assert kinds[0] == "header" and kinds[-1] == "match_finished" and "deal_finished" in kinds
+            # Spectators see public information only.
+            for e in seen:
+                if e.WhichOneof("kind") == "event" and e.event.kind in (
+                    game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_KNOCK
+                ):
+                    assert e.event.card == ""
+                if e.WhichOneof("kind") == "deal_finished":
+                    assert e.deal_finished.knock_discard == ""
 
-                missing = await referee.aio(_code(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="nope"))))
-                assert missing == grpc.StatusCode.NOT_FOUND
-                bad = await referee.aio(_code(ops.CreateMatch(referee_pb2.CreateMatchRequest(
-                    seats=[referee_pb2.SeatSpec(name="a")]))))
-                assert bad == grpc.StatusCode.INVALID_ARGUMENT
-                bad_rules = await referee.aio(_code(ops.CreateMatch(referee_pb2.CreateMatchRequest(
-                    seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
-                    rules=game_pb2.RuleSet(name="nonsense")))))
-                assert bad_rules == grpc.StatusCode.INVALID_ARGUMENT
+            missing = await referee.aio(_code(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="nope"))))
+            assert missing == grpc.StatusCode.NOT_FOUND
+            bad = await referee.aio(_code(ops.CreateMatch(referee_pb2.CreateMatchRequest(
+                seats=[referee_pb2.SeatSpec(name="a")]))))
+            assert bad == grpc.StatusCode.INVALID_ARGUMENT
+            bad_rules = await referee.aio(_code(ops.CreateMatch(referee_pb2.CreateMatchRequest(
+                seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
+                rules=game_pb2.RuleSet(name="nonsense")))))
+            assert bad_rules == grpc.StatusCode.INVALID_ARGUMENT
 
-                second = await referee.aio(ops.CreateMatch(referee_pb2.CreateMatchRequest(
-                    seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")])))
-                listed = await referee.aio(ops.ListMatches(referee_pb2.ListMatchesRequest(
-                    state_filter=referee_pb2.MATCH_STATE_WAITING_FOR_PLAYERS)))
-                assert [m.match_id for m in listed.matches] == [second.match_id]
-                cancelled = await referee.aio(ops.CancelMatch(referee_pb2.CancelMatchRequest(
-                    match_id=second.match_id, reason="test over")))
-                del cancelled
-                await ref.tables[second.match_id].finished.wait()
-                report = ref.tables[second.match_id].report
-                assert report is not None and report.termination == "aborted" and report.detail == "test over"
+            second = await referee.aio(ops.CreateMatch(referee_pb2.CreateMatchRequest(
+                seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")])))
+            listed = await referee.aio(ops.ListMatches(referee_pb2.ListMatchesRequest(
+                state_filter=referee_pb2.MATCH_STATE_WAITING_FOR_PLAYERS)))
+            assert [m.match_id for m in listed.matches] == [second.match_id]
+            cancelled = await referee.aio(ops.CancelMatch(referee_pb2.CancelMatchRequest(
+                match_id=second.match_id, reason="test over")))
+            del cancelled
+            await ref.tables[second.match_id].finished.wait()
+            report = ref.tables[second.match_id].report
+            assert report is not None and report.termination == "aborted" and report.detail == "test over"
 
     referee.run(main)
 

@@ -113,7 +113,9 @@ def _deadwood_floor(hand: int) -> int:
 
 
 def _discard_actions(hand: int) -> list[Action]:
-    return [*_S0[hand & _M13], *_S1[(hand >> 13) & _M13], *_S2[(hand >> 26) & _M13], *_S3[hand >> 39]]
+    return [
+        *_S0[hand & _M13], *_S1[(hand >> 13) & _M13], *_S2[(hand >> 26) & _M13], *_S3[hand >> 39],
+    ]
 
 
 class Deal:
@@ -122,8 +124,8 @@ class Deal:
 
     __slots__ = (
         "_discards", "_forbidden", "_history", "_known", "_no_discard_draw", "_outcome", "_passes",
-        "_reshuffled", "_seat_events", "_stock", "_void_at_two", "dealer", "deck", "doubled", "first_upcard", "hands", "key",
-        "knock_limit", "phase", "rules", "to_move",
+        "_reshuffled", "_seat_events", "_stock", "_void_at_two", "dealer", "deck", "doubled", "first_upcard",
+        "hands", "key", "knock_limit", "phase", "rules", "to_move",
     )
 
     rules: RuleSet

@@ -1,0 +1,141 @@
+"""Arena statistics against hand-computed values: Elo from a score, the 95% interval, LOS, the
+SPRT log-likelihood ratio and its bounds, Bradley–Terry ratings, and duplicate pairs as units."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from arena.stats import (
+    GameFacts,
+    Rating,
+    SprtSpec,
+    Unit,
+    elo_estimate,
+    elo_from_score,
+    expected_score,
+    format_elo,
+    los,
+    los_between,
+    mle_ratings,
+    scoring_units,
+    sprt_llr,
+    sprt_state,
+    wdl,
+)
+
+
+def test_elo_from_score_by_hand() -> None:
+    # -400 log10(1/0.75 - 1) = -400 log10(1/3) = 400 * 0.4771213 = 190.8485
+    assert elo_from_score(0.75) == pytest.approx(190.8485, abs=1e-3)
+    assert elo_from_score(0.5) == 0.0
+    assert elo_from_score(0.25) == pytest.approx(-190.8485, abs=1e-3)
+    assert elo_from_score(1.0) == math.inf and elo_from_score(0.0) == -math.inf
+    assert expected_score(190.8485) == pytest.approx(0.75, abs=1e-6)
+
+
+def test_elo_interval_by_hand() -> None:
+    # W=6 D=2 L=2: n=10, score 0.7; per-unit variance (6*0.3² + 2*0.2² + 2*0.7²)/10 = 0.16;
+    # standard error sqrt(0.16/10) = 0.1264911; score ± 1.96*se = 0.452077 .. 0.947923;
+    # Elo: -400 log10(3/7) = 147.1907; bounds -33.3994 and 504.0333.
+    est = elo_estimate(6, 2, 2)
+    assert est.n == 10 and est.score == pytest.approx(0.7)
+    assert est.elo == pytest.approx(147.1907, abs=1e-3)
+    assert est.low == pytest.approx(-33.3994, abs=1e-3)
+    assert est.high == pytest.approx(504.0333, abs=1e-3)
+    assert est.margin == pytest.approx((504.0333 + 33.3994) / 2, abs=1e-3)
+    # LOS = ½(1 + erf((6-2)/sqrt(2*8))) = ½(1 + erf(1)) = 0.9213504
+    assert est.los == pytest.approx(0.9213504, abs=1e-6)
+
+
+def test_los_by_hand() -> None:
+    assert los(0, 0) == 0.5
+    assert los(5, 5) == 0.5
+    assert los(2, 6) == pytest.approx(1 - 0.9213504, abs=1e-6)
+    # W=9 L=1: ½(1 + erf(8/sqrt(20))) = ½(1 + erf(1.7888544)) = 0.9942971
+    assert los(9, 1) == pytest.approx(0.9942971, abs=1e-6)
+
+
+def test_perfect_and_empty_records() -> None:
+    perfect = elo_estimate(4, 0, 0)
+    assert perfect.elo == math.inf and perfect.margin == math.inf
+    assert format_elo(perfect.elo) == "+inf" and format_elo(-0.2) == "0" and format_elo(12.6) == "+13"
+    empty = elo_estimate(0, 0, 0)
+    assert empty.n == 0 and empty.score == 0.5 and empty.los == 0.5
+
+
+def test_sprt_llr_by_hand() -> None:
+    # W=30 D=10 L=20: n=60, mean 35/60 = 0.583333; variance
+    # (30*(0.416667)² + 10*(0.083333)² + 20*(0.583333)²)/60 = 0.2013889;
+    # s0 = 0.5, s1 = 1/(1+10^(-10/400)) = 0.5143872;
+    # LLR = 60 * 0.0143872 * (2*0.583333 - 0.5 - 0.5143872) / (2 * 0.2013889) = 0.3263645
+    assert sprt_llr(30, 10, 20, 0.0, 10.0) == pytest.approx(0.3263645, abs=1e-6)
+    spec = SprtSpec(0.0, 10.0, 0.05, 0.05)
+    assert spec.lower == pytest.approx(math.log(0.05 / 0.95)) == pytest.approx(-2.9444390, abs=1e-6)
+    assert spec.upper == pytest.approx(2.9444390, abs=1e-6)
+    assert sprt_state(30, 10, 20, spec).decision == ""
+
+
+def test_sprt_decides_both_ways() -> None:
+    spec = SprtSpec.parse("elo0=0,elo1=50,alpha=0.05,beta=0.05")
+    assert (spec.elo0, spec.elo1, spec.alpha, spec.beta) == (0.0, 50.0, 0.05, 0.05)
+    strong = sprt_state(70, 10, 20, spec)  # mean 0.75 ≫ s1 = 0.5715
+    assert strong.decision == "H1" and strong.llr >= spec.upper
+    equal = sprt_state(40, 20, 40, spec)  # mean 0.5 = s0
+    assert equal.decision == "H0" and equal.llr <= spec.lower
+    # No evidence before a win and a loss (drawn pairs alone prove nothing).
+    assert sprt_llr(0, 5, 0, 0, 50) == 0.0 and sprt_llr(3, 0, 0, 0, 50) == 0.0
+
+
+def test_sprt_spec_errors() -> None:
+    with pytest.raises(ValueError, match="elo1 > elo0"):
+        SprtSpec.parse("elo0=10,elo1=5")
+    with pytest.raises(ValueError, match="expected elo0"):
+        SprtSpec.parse("elo2=3")
+    with pytest.raises(ValueError, match="alpha and beta"):
+        SprtSpec.parse("alpha=0.7")
+
+
+def test_duplicate_pairs_are_scored_as_pairs() -> None:
+    games = [
+        # pair p1: A wins both -> 1 for A
+        GameFacts(("A", "B"), 0, "p1"), GameFacts(("B", "A"), 1, "p1"),
+        # pair p2: one each -> 0.5
+        GameFacts(("A", "B"), 0, "p2"), GameFacts(("B", "A"), 0, "p2"),
+        # pair p3: B wins both -> 0 for A
+        GameFacts(("A", "B"), 1, "p3"), GameFacts(("B", "A"), 0, "p3"),
+        # pair p4: one game without a result -> the other counts alone
+        GameFacts(("A", "B"), None, "p4"), GameFacts(("B", "A"), 1, "p4"),
+    ]
+    units = scoring_units(games, duplicate=True)
+    assert sorted((u.a, u.b, u.score) for u in units) == [
+        ("A", "B", 0.0), ("A", "B", 0.5), ("A", "B", 1.0), ("B", "A", 0.0)]
+    assert wdl(units, "A") == (2, 1, 1)
+    assert wdl(units, "B", "A") == (1, 1, 2)
+    # Without duplicate deals every rated game is a unit.
+    assert len(scoring_units(games, duplicate=False)) == 7
+
+
+def test_mle_two_bots_by_hand() -> None:
+    # A beats B 3 times of 4: the MLE difference is 400 log10(3) = 190.8485, centred at 0.
+    units = [Unit("A", "B", 1.0)] * 3 + [Unit("A", "B", 0.0)]
+    ratings = {r.bot: r for r in mle_ratings(units, prior=0)}
+    assert ratings["A"].elo == pytest.approx(95.4243, abs=1e-2)
+    assert ratings["B"].elo == pytest.approx(-95.4243, abs=1e-2)
+    # Fisher information n p (1 - p) = 4 * 0.75 * 0.25 = 0.75 -> ±1.96 * 173.7178 / sqrt(0.75) = 393.15
+    assert ratings["A"].margin == pytest.approx(393.15, abs=0.1)
+    assert los_between(ratings["A"], ratings["B"]) > 0.5
+
+
+def test_mle_three_bots_transitive() -> None:
+    # A-B 2:1 (A 2/3), B-C 2:1: with equal "ratios" BT gives A-B = B-C = 400 log10(2) = 120.41.
+    units = ([Unit("A", "B", 1.0)] * 2 + [Unit("A", "B", 0.0)]
+             + [Unit("B", "C", 1.0)] * 2 + [Unit("B", "C", 0.0)])
+    r = {x.bot: x.elo for x in mle_ratings(units, prior=0)}
+    assert r["A"] - r["B"] == pytest.approx(r["B"] - r["C"], abs=0.5)
+    assert sum(r.values()) == pytest.approx(0.0, abs=1e-6)
+    # A prior keeps a perfect record finite.
+    finite = mle_ratings([Unit("A", "B", 1.0)] * 5)
+    assert all(math.isfinite(x.elo) for x in finite)
+    assert isinstance(finite[0], Rating) and finite[0].bot == "A"
