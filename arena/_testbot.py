@@ -1,7 +1,7 @@
 """A minimal bot with fault modes, for the arena's own tests and for checking an installation:
 ``python -m arena._testbot --referee HOST:PORT --token T [--mode MODE]``.
 
-Modes: ``greedy`` (least deadwood, knock at once: short games), ``random`` (a legal action at
+Modes: ``greedy`` (sheds deadwood, knocks at once: short games), ``random`` (a legal action at
 random), ``first`` (always the first legal action), ``slow`` (greedy, but sleeps ``--delay``
 seconds before every answer), ``crash`` (exits with code 3 at once), ``hang`` (never connects),
 ``quit-after`` (exits abruptly after ``--after`` answers).
@@ -19,39 +19,34 @@ import time
 import grpc
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
-from referee import gin
-
 MODES = ("greedy", "random", "first", "slow", "crash", "hang", "quit-after")
 K = game_pb2
+_VALUES = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
+
+
+def _value(card: str) -> int:
+    return _VALUES.get(card[:1], 0)
 
 
 def greedy(req: bot_pb2.ActionRequest) -> game_pb2.Action:
-    """Least deadwood now; knock (or big gin) as soon as allowed."""
+    """A quick, dependency-free strategy that ends deals: big gin or knock whenever allowed,
+    discard the highest deadwood card (the referee's arrangement is in the state), never take
+    a face-up card."""
     legal = list(req.legal_actions)
-    hand = [gin.parse_card(c) for c in req.state.hand]
+    deadwood = set(req.state.my_deadwood_cards)
 
-    def without(card: str) -> int:
-        c = gin.parse_card(card)
-        return gin.deadwood([h for h in hand if h != c])
+    def badness(a: game_pb2.Action) -> tuple[int, int]:
+        return (1 if a.card in deadwood else 0, _value(a.card))
 
-    for kind in (K.ACTION_KIND_BIG_GIN,):
-        for a in legal:
-            if a.kind == kind:
-                return a
+    for a in legal:
+        if a.kind == K.ACTION_KIND_BIG_GIN:
+            return a
     knocks = [a for a in legal if a.kind == K.ACTION_KIND_KNOCK]
     if knocks:
-        return min(knocks, key=lambda a: (without(a.card), -gin.parse_card(a.card).value))
+        return max(knocks, key=badness)
     discards = [a for a in legal if a.kind == K.ACTION_KIND_DISCARD]
     if discards:
-        return min(discards, key=lambda a: (without(a.card), -gin.parse_card(a.card).value))
-    pile = req.state.discard_pile
-    takes = [a for a in legal if a.kind in (K.ACTION_KIND_TAKE_UPCARD, K.ACTION_KIND_DRAW_DISCARD)]
-    if (
-        takes
-        and pile
-        and gin.min_deadwood_after_discard([*hand, gin.parse_card(pile[-1])]) < gin.deadwood(hand)
-    ):
-        return takes[0]
+        return max(discards, key=badness)
     for a in legal:
         if a.kind in (K.ACTION_KIND_DRAW_STOCK, K.ACTION_KIND_PASS):
             return a

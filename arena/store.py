@@ -203,38 +203,47 @@ class RunStore:
         tokens: dict[str, str],
         manifest_text: str = "",
     ) -> RunStore:
-        """Create the database of a new run (the folder may exist but must hold no run)."""
+        """Create the database of a new run (the folder may exist but must hold no run). It is
+        built under a temporary name and renamed: ``run.sqlite`` exists only complete."""
         run_dir.mkdir(parents=True, exist_ok=True)
         path = run_dir / DB_NAME
         if path.exists():
             raise StoreError(f"{run_dir} already holds a run; use --resume {run_dir} to finish it")
-        conn = connect(path)
+        tmp = run_dir / f".{DB_NAME}.creating"
+        tmp.unlink(missing_ok=True)
         jobs = build_schedule(config)
-        conn.executescript(_SCHEMA)
-        with transaction(conn):
-            meta = {
-                "schema_version": str(SCHEMA_VERSION),
-                "config": json.dumps(config.to_dict()),
-                "created_at": str(time.time()),
-                "status": "running",
-                "stop_reason": "",
-                "fingerprint": schedule_fingerprint(jobs),
-                "manifest": manifest_text,
-            }
-            conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta.items())
-            conn.executemany(
-                "INSERT INTO bots(name, position, spec, token) VALUES (?, ?, ?, ?)",
-                [(b.name, i, json.dumps(b.to_dict()), tokens.get(b.name, "")) for i, b in enumerate(bots)],
-            )
-            conn.executemany(
-                "INSERT INTO games(idx, seat0, seat1, seed, pairing, pair, leg, pair_key)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (j.idx, j.players[0], j.players[1], j.seed.hex(), j.pairing, j.pair, j.leg, j.pair_key)
-                    for j in jobs
-                ],
-            )
-        return cls(run_dir, conn)
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.executescript(_SCHEMA)
+            with transaction(conn):
+                meta = {
+                    "schema_version": str(SCHEMA_VERSION),
+                    "config": json.dumps(config.to_dict()),
+                    "created_at": str(time.time()),
+                    "status": "running",
+                    "stop_reason": "",
+                    "fingerprint": schedule_fingerprint(jobs),
+                    "manifest": manifest_text,
+                }
+                conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta.items())
+                conn.executemany(
+                    "INSERT INTO bots(name, position, spec, token) VALUES (?, ?, ?, ?)",
+                    [(b.name, i, json.dumps(b.to_dict()), tokens.get(b.name, "")) for i, b in enumerate(bots)],
+                )
+                conn.executemany(
+                    "INSERT INTO games(idx, seat0, seat1, seed, pairing, pair, leg, pair_key)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (j.idx, j.players[0], j.players[1], j.seed.hex(), j.pairing, j.pair, j.leg, j.pair_key)
+                        for j in jobs
+                    ],
+                )
+        finally:
+            conn.close()
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        return cls(run_dir, connect(path))
 
     @classmethod
     def open(cls, run_dir: Path, *, any_thread: bool = False) -> RunStore:

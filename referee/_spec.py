@@ -49,6 +49,10 @@ class MatchSpec:
     """The match's id; empty lets the referee choose one."""
     mix_nonces: bool = False
     """Mix the bots' hello nonces into the seed (commit–reveal with contributions)."""
+    max_actions_per_deal: int = 2_000
+    """A safety net against stalling: RULES has no limit on drawing from the discard pile, so
+    two bots could pass one card back and forth for ever. A deal that reaches this many actions
+    ends the match as ``aborted`` (with the reason). Random play averages about 116."""
     seat_tokens: tuple[str, ...] = ()
     """Optional bot tokens by seat (a long-lived bot session authenticated with its token
     plays every seat given that token); empty: the referee makes a fresh seat token per seat."""
@@ -60,6 +64,8 @@ class MatchSpec:
             raise ValueError("player names must not be empty")
         if self.fault_policy not in ("forfeit", "substitute"):
             raise ValueError(f"fault_policy must be forfeit or substitute; got {self.fault_policy!r}")
+        if self.max_actions_per_deal < 10:
+            raise ValueError("max_actions_per_deal must be at least 10")
         if self.reconnect_grace_ms < 0 or self.connect_timeout_ms <= 0:
             raise ValueError("reconnect_grace_ms must be >= 0 and connect_timeout_ms > 0")
         if self.seed is not None and not (1 <= len(self.seed) <= 1024):

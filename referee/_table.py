@@ -314,6 +314,11 @@ class Table:
                 self._substitute(f)
                 continue
             self._play_action(seat, action, request_id, think)
+            if len(match.deal.history) >= spec.max_actions_per_deal:
+                self._finish(None, "aborted", None,
+                             f"deal {match.game.deal_number} of game {match.game.number} reached "
+                             f"{spec.max_actions_per_deal} actions without ending (stalling)", state="aborted")
+                return
         outcome = match.outcome
         assert outcome is not None
         self._finish(outcome.winner, "normal", None, "the match was played to its end")
@@ -383,7 +388,8 @@ class Table:
                 with trio.move_on_at(deadline):
                     item = await link.receive()
                     if item.kind == "sent":
-                        sent_at = item.at
+                        if item.request_id == request_id:
+                            sent_at = item.at
                     elif item.kind == "disconnected":
                         disconnected_at = item.at
                         log.warning("seat_disconnected", seat=seat, detail=item.detail)
@@ -396,6 +402,10 @@ class Table:
                         if (trio.current_time() - sent_at) * 1000 > limit_ms:
                             raise _Fault(seat, "time_forfeit",
                                          f"seat {seat} reconnected after its time ({allowance} ms) ran out")
+                    elif item.request_id != request_id:  # a duplicate answer to an earlier request
+                        link.error(bot_pb2.ERROR_CODE_BAD_REQUEST_ID,
+                                   f"request {item.request_id} was already answered; the open request is "
+                                   f"{request_id}", item.request_id)
                     else:
                         assert item.action is not None
                         used_ms = max(0.0, (item.at - sent_at) * 1000)

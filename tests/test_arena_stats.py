@@ -53,8 +53,8 @@ def test_los_by_hand() -> None:
     assert los(0, 0) == 0.5
     assert los(5, 5) == 0.5
     assert los(2, 6) == pytest.approx(1 - 0.9213504, abs=1e-6)
-    # W=9 L=1: ½(1 + erf(8/sqrt(20))) = ½(1 + erf(1.7888544)) = 0.9942971
-    assert los(9, 1) == pytest.approx(0.9942971, abs=1e-6)
+    # W=9 L=1: ½(1 + erf(8/sqrt(20))) = ½(1 + erf(1.7888544)) = ½(1 + 0.9885880) = 0.9942940
+    assert los(9, 1) == pytest.approx(0.9942940, abs=1e-6)
 
 
 def test_perfect_and_empty_records() -> None:
@@ -82,8 +82,9 @@ def test_sprt_decides_both_ways() -> None:
     assert (spec.elo0, spec.elo1, spec.alpha, spec.beta) == (0.0, 50.0, 0.05, 0.05)
     strong = sprt_state(70, 10, 20, spec)  # mean 0.75 ≫ s1 = 0.5715
     assert strong.decision == "H1" and strong.llr >= spec.upper
-    equal = sprt_state(40, 20, 40, spec)  # mean 0.5 = s0
-    assert equal.decision == "H0" and equal.llr <= spec.lower
+    # 120-60-120: mean 0.5, variance 0.2, s1 = 0.5714631: LLR = 300 * 0.0714631 * -0.0714631 / 0.4 = -3.83
+    equal = sprt_state(120, 60, 120, spec)
+    assert equal.decision == "H0" and equal.llr == pytest.approx(-3.8302, abs=1e-3)
     # No evidence before a win and a loss (drawn pairs alone prove nothing).
     assert sprt_llr(0, 5, 0, 0, 50) == 0.0 and sprt_llr(3, 0, 0, 0, 50) == 0.0
 

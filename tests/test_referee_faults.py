@@ -262,20 +262,26 @@ def test_stray_answers_get_precise_errors_and_the_match_goes_on() -> None:
 def test_out_of_turn_action_is_refused_with_not_your_turn() -> None:
     pokes: list[Any] = []
 
-    def poke_when_it_is_not_my_turn(c: Client, m: bot_pb2.RefereeMessage) -> bool:
-        # The first deal_started: the non-dealer is offered the upcard; the dealer acts out of turn.
-        if m.WhichOneof("kind") == "deal_started" and not pokes and m.deal_started.dealer == _seat(c):
+    def poke_while_the_opponent_thinks(c: Client, m: bot_pb2.RefereeMessage) -> bool:
+        # The opponent has just acted and thinks 100 ms about its next decision, or it is its turn:
+        # either way no request of ours is open.
+        if m.WhichOneof("kind") == "event" and m.event.seat == 1 and m.event.kind == game_pb2.ACTION_KIND_DRAW_STOCK \
+                and not pokes:
             pokes.append(asyncio.ensure_future(c.send_action(m.match_id, 1, game_pb2.Action(
                 kind=game_pb2.ACTION_KIND_DRAW_STOCK))))
         return False
 
-    def _seat(c: Client) -> int:
-        return next(m.match_started.seat for m in c.received if m.WhichOneof("kind") == "match_started")
-
     async def impatient(c: Client) -> None:
-        await c.play(stop=lambda m: poke_when_it_is_not_my_turn(c, m))
+        await c.play(stop=lambda m: poke_while_the_opponent_thinks(c, m))
 
-    report, clients = run_match(spec(), [impatient, impatient])
+    async def thinker(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            await asyncio.sleep(0.1)
+            return msg.action_request.legal_actions[0]
+
+        await c.play(decide)
+
+    report, clients = run_match(spec(rules=RuleSet.classic(target=1)), [impatient, thinker])
     assert report.termination == "normal"
     assert pokes, "the dealer poked out of turn"
     codes = [e.code for c in clients for e in c.errors()]
@@ -336,3 +342,20 @@ def test_overlong_nonce_is_invalid(nonce: bytes) -> None:
 
     report, _ = run_match(spec(), [None, None], extra=probe)
     assert report.termination == "aborted"
+
+
+def test_stalling_bots_are_stopped_by_the_action_cap() -> None:
+    async def staller(c: Client) -> None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            legal = msg.action_request.legal_actions
+            for kind in (game_pb2.ACTION_KIND_PASS, game_pb2.ACTION_KIND_DRAW_DISCARD):
+                for a in legal:
+                    if a.kind == kind:
+                        return a
+            return next((a for a in legal if a.kind == game_pb2.ACTION_KIND_DRAW_STOCK), None) or next(
+                a for a in legal if a.kind == game_pb2.ACTION_KIND_DISCARD)
+
+        await c.play(decide)
+
+    report, _ = run_match(spec(max_actions_per_deal=60), [staller, staller])
+    assert report.termination == "aborted" and "stalling" in report.detail and report.winner is None

@@ -72,6 +72,10 @@ class Bot:
         """Choose one of ``request.legal_actions``."""
         raise NotImplementedError
 
+    def decide_in_match(self, match_id: str, request: bot_pb2.ActionRequest) -> Decision:
+        """What the kit calls: override this instead of ``decide`` if you need the match id."""
+        return self.decide(request)
+
     def on_match_started(self, match_id: str, info: bot_pb2.MatchStarted) -> None:
         """A match begins (called once per match, also across reconnects)."""
 
@@ -246,7 +250,7 @@ class _Session:
         bot = self._bot_for(match_id)
         fallback = request.legal_actions[0] if request.legal_actions else game_pb2.Action()
         try:
-            chosen = to_action(bot.decide(request))
+            chosen = to_action(bot.decide_in_match(match_id, request))
         except SessionAbort:
             raise
         except Exception as e:

@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+// Gin Arena sample bot in JavaScript: the greedy strategy over gRPC.
+//
+//   npm ci                                   (once, in sample_bots/js/)
+//   node sample_bots/js/bot.js --referee HOST:PORT --token T [--name N] [--matches N]
+//
+// Options may also come from the environment: GIN_REFEREE, GIN_TOKEN, GIN_BOT_NAME, GIN_MATCHES.
+// --matches N: exit after N matches have finished (default 1; 0 = until stopped).
+// --selftest: no network; read stdio-protocol JSON lines on stdin and answer each request
+//             line with {"action": "..."} (see the stdio protocol in sample_bots/stdio_bridge.py).
+//
+// The .proto files are loaded straight from proto/gin_arena/v1/ (relative to this script).
+'use strict';
+
+const path = require('path');
+const readline = require('readline');
+const crypto = require('crypto');
+const { decide } = require('./strategy');
+
+const PROTO_ROOT = path.resolve(__dirname, '..', '..', 'proto');
+const RETRYABLE = new Set(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'UNKNOWN', 'INTERNAL', 'ABORTED',
+  'CANCELLED', 'RESOURCE_EXHAUSTED']);
+
+function log(...args) {
+  process.stderr.write(`${new Date().toISOString()} js-bot: ${args.join(' ')}\n`);
+}
+
+function parseArgs(argv) {
+  const env = process.env;
+  const opts = {
+    referee: env.GIN_REFEREE || 'localhost:50051',
+    token: env.GIN_TOKEN || '',
+    name: env.GIN_BOT_NAME || 'greedy-js',
+    matches: Number(env.GIN_MATCHES || 1),
+    retries: 8,
+    selftest: false,
+    checkProto: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) usage(`${arg} needs a value`);
+      return argv[++i];
+    };
+    if (arg === '--referee') opts.referee = next();
+    else if (arg === '--token') opts.token = next();
+    else if (arg === '--name') opts.name = next();
+    else if (arg === '--matches') opts.matches = Number(next());
+    else if (arg === '--retries') opts.retries = Number(next());
+    else if (arg === '--selftest') opts.selftest = true;
+    else if (arg === '--check-proto') opts.checkProto = true;
+    else if (arg === '-h' || arg === '--help') usage(null);
+    else usage(`unknown argument ${arg}`);
+  }
+  if (!Number.isInteger(opts.matches) || opts.matches < 0) usage('--matches must be an integer >= 0');
+  return opts;
+}
+
+function usage(error) {
+  const text = 'usage: node bot.js --referee HOST:PORT --token T [--name N] [--matches N] [--retries N]\n' +
+    '       node bot.js --selftest      (stdio JSON lines, no network)\n';
+  if (error) {
+    process.stderr.write(`bot.js: error: ${error}\n${text}`);
+    process.exit(2);
+  }
+  process.stdout.write(text);
+  process.exit(0);
+}
+
+// ----- action text <-> messages -----
+const KIND_NAMES = {
+  ACTION_KIND_PASS: 'pass', ACTION_KIND_TAKE_UPCARD: 'take_upcard', ACTION_KIND_DRAW_STOCK: 'draw_stock',
+  ACTION_KIND_DRAW_DISCARD: 'draw_discard', ACTION_KIND_DISCARD: 'discard', ACTION_KIND_KNOCK: 'knock',
+  ACTION_KIND_BIG_GIN: 'big_gin',
+};
+const KINDS = Object.fromEntries(Object.entries(KIND_NAMES).map(([k, v]) => [v, k]));
+
+function actionText(action) {
+  const name = KIND_NAMES[action.kind] || String(action.kind);
+  return action.card ? `${name} ${action.card}` : name;
+}
+
+function actionMessage(text) {
+  const [name, card] = text.split(' ');
+  return { kind: KINDS[name], card: card || '' };
+}
+
+/** The strategy's view of an ActionRequest message. */
+function fromRequest(request) {
+  const state = request.state || {};
+  return {
+    legal: request.legal_actions.map(actionText),
+    hand: state.hand || [],
+    discard_pile: state.discard_pile || [],
+  };
+}
+
+// ----- --selftest: stdio JSON lines -----
+function selftest() {
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  rl.on('line', (line) => {
+    if (!line.trim()) return;
+    const msg = JSON.parse(line);
+    if (msg.type !== 'request') return; // notifications need no answer
+    const action = decide({ legal: msg.legal, hand: msg.state.hand, discard_pile: msg.state.discard_pile });
+    process.stdout.write(JSON.stringify({ action }) + '\n');
+  });
+}
+
+// ----- gRPC session -----
+function loadService() {
+  const grpc = require('@grpc/grpc-js');
+  const protoLoader = require('@grpc/proto-loader');
+  const definition = protoLoader.loadSync('gin_arena/v1/bot.proto', {
+    includeDirs: [PROTO_ROOT], keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
+  });
+  const pkg = grpc.loadPackageDefinition(definition);
+  return { grpc, BotService: pkg.gin_arena.v1.BotService };
+}
+
+function play(opts) {
+  const { grpc, BotService } = loadService();
+  const started = new Set();
+  const finished = new Set();
+  let failures = 0;
+  let everWelcomed = false;
+  let stopping = false;
+  let current = null; // { client, call }
+
+  function finish(code, reason) {
+    if (stopping) return;
+    stopping = true;
+    log(`session over: ${reason}`);
+    if (current) {
+      const { client, call } = current;
+      try { call.end(); } catch (e) { /* already closed */ }
+      setTimeout(() => {
+        call.cancel();
+        client.close();
+        process.exit(code);
+      }, 200).unref();
+    }
+    process.exitCode = code;
+  }
+
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => finish(0, `stopped by ${sig}`));
+
+  function connect() {
+    const client = new BotService(opts.referee, grpc.credentials.createInsecure());
+    const call = client.Play();
+    current = { client, call };
+    let welcomed = false;
+    let ended = false;
+
+    call.on('data', (msg) => {
+      const mid = msg.match_id;
+      switch (msg.kind) {
+        case 'welcome':
+          welcomed = everWelcomed = true;
+          failures = 0;
+          log(`welcome: session ${msg.welcome.session_id}`);
+          break;
+        case 'match_started':
+          if (!started.has(mid)) log(`match ${mid} started, seat ${msg.match_started.seat}`);
+          started.add(mid);
+          break;
+        case 'action_request': {
+          const request = msg.action_request;
+          let text;
+          try {
+            text = decide(fromRequest(request));
+          } catch (e) {
+            text = actionText(request.legal_actions[0]);
+            log(`decide failed (${e.stack}); answering ${text}`);
+          }
+          call.write({ action: { match_id: mid, request_id: request.request_id, action: actionMessage(text) } });
+          break;
+        }
+        case 'action_rejected':
+          log(`match ${mid}: action refused: ${msg.action_rejected.reason}`);
+          break;
+        case 'deal_finished': {
+          const r = msg.deal_finished.result;
+          log(`match ${mid} deal ${r.game_number}.${r.deal_number}: ${r.outcome}, winner ${r.winner}, ` +
+            `${r.points} points`);
+          break;
+        }
+        case 'match_finished': {
+          const r = msg.match_finished.result;
+          finished.add(mid);
+          log(`match ${mid} finished: winner seat ${r.winner} (${r.termination}) ${r.detail}`);
+          if (opts.matches && finished.size >= opts.matches) finish(0, `${finished.size} match(es) finished`);
+          break;
+        }
+        case 'error':
+          log(`referee error: ${msg.error.code} ${msg.error.message}${msg.error.fatal ? ' (fatal)' : ''}`);
+          break;
+        default:
+          break; // deal_started, event, game_finished, pong: nothing to do for a stateless bot
+      }
+    });
+
+    const onEnd = (code, details) => {
+      if (ended || stopping) return;
+      ended = true;
+      client.close();
+      const inProgress = [...started].some((m) => !finished.has(m));
+      let retry;
+      if (code === 'OK') retry = inProgress || opts.matches === 0;
+      else retry = RETRYABLE.has(code) || ((code === 'UNAUTHENTICATED' || code === 'ALREADY_EXISTS') &&
+        (welcomed || everWelcomed));
+      if (!retry) return finish(1, `${code}: ${details} (after ${finished.size} matches)`);
+      failures += 1;
+      if (failures > opts.retries) return finish(1, `gave up after ${failures} failed connections: ${code}`);
+      const delay = Math.min(8000, 500 * 2 ** (failures - 1)) * (0.8 + 0.4 * Math.random());
+      log(`connection ended (${code}: ${details}); reconnecting in ${(delay / 1000).toFixed(1)} s`);
+      setTimeout(connect, delay);
+    };
+    const codeName = (n) => Object.keys(grpc.status).find((k) => grpc.status[k] === n) || String(n);
+    call.on('error', (err) => onEnd(codeName(err.code), err.details || err.message));
+    call.on('status', (st) => { if (st.code !== grpc.status.OK) onEnd(codeName(st.code), st.details); });
+    call.on('end', () => setImmediate(() => onEnd('OK', 'the referee closed the session')));
+
+    call.write({
+      hello: {
+        bot_name: opts.name, token: opts.token, protocol_version: 1, nonce: crypto.randomBytes(16),
+        max_concurrent_matches: 1, client_info: `gin-arena js sample; node ${process.version}`,
+      },
+    });
+  }
+
+  log(`${opts.name} connecting to ${opts.referee}`);
+  connect();
+}
+
+function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.selftest) return selftest();
+  if (opts.checkProto) {
+    const { BotService } = loadService();
+    process.stdout.write(Object.keys(BotService.service).join(',') + '\n');
+    return undefined;
+  }
+  if (!opts.token) usage('a token is required: --token T or the environment variable GIN_TOKEN');
+  return play(opts);
+}
+
+main();

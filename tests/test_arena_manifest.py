@@ -1,0 +1,204 @@
+"""The bots manifest: a good one loads; every error names the file, the bot and the field, all of
+them are reported at once, and the command line exits with code 2. Also the schedule: pairs with
+the seats swapped, duplicate seeds, first dealers, determinism."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+from arena.manifest import BotSpec, ManifestError, load_manifest, parse_manifest
+from arena.schedule import RunConfig, build_schedule, pair_seeds, schedule_fingerprint
+from referee.gin import first_dealer
+
+GOOD = """
+[[bot]]
+name = "alpha"
+command = ["{python}", "-m", "arena._testbot"]
+env = { GIN_LOG_LEVEL = "WARNING" }
+
+[[bot]]
+name = "beta"
+command = ["{python}", "-m", "arena._testbot", "--mode", "random"]
+cwd = "sub"
+protocol = "stdio"
+
+[[bot]]
+name = "visitor"
+remote = true
+"""
+
+
+def test_good_manifest(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    path = tmp_path / "bots.toml"
+    path.write_text(GOOD)
+    bots = load_manifest(path)
+    assert [b.name for b in bots] == ["alpha", "beta", "visitor"]
+    alpha, beta, visitor = bots
+    assert alpha.cwd == str(tmp_path) and alpha.env == {"GIN_LOG_LEVEL": "WARNING"}
+    argv = alpha.argv("127.0.0.1:5", "t" * 32)
+    assert argv[0] == sys.executable and argv[-6:] == ["--referee", "127.0.0.1:5", "--token", "t" * 32,
+                                                        "--name", "alpha"]
+    env = alpha.environment("127.0.0.1:5", "t" * 32)
+    assert (env["GIN_REFEREE"], env["GIN_TOKEN"], env["GIN_BOT_NAME"]) == ("127.0.0.1:5", "t" * 32, "alpha")
+    assert beta.cwd == str(tmp_path / "sub")
+    bridge = beta.argv("h:1", "x" * 32)
+    assert bridge[1:3] == ["-m", "sample_bots.stdio_bridge"] and bridge[bridge.index("--") + 1] == sys.executable
+    assert visitor.remote and visitor.limit == 1 and alpha.limit == 0
+    assert BotSpec.from_dict(alpha.to_dict()) == alpha
+
+
+BAD = """
+[[bot]]
+name = "ok"
+command = ["{python}", "-m", "arena._testbot"]
+
+[[bot]]
+name = "strcmd"
+command = "python bot.py"
+
+[[bot]]
+name = "ok"
+command = ["{python}"]
+
+[[bot]]
+command = ["{python}"]
+
+[[bot]]
+name = "proto"
+command = ["{python}"]
+protocol = "websocket"
+colour = "red"
+
+[[bot]]
+name = "both"
+command = ["{python}"]
+remote = true
+
+[[bot]]
+name = "nothing"
+
+[[bot]]
+name = "bad name!"
+command = ["{python}"]
+
+[[bot]]
+name = "envbad"
+command = ["{python}"]
+env = { N = 3 }
+cwd = "no/such/folder"
+
+[[bot]]
+name = "missing"
+command = ["no-such-program-xyz"]
+"""
+
+
+def test_manifest_errors_name_file_bot_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "bots.toml"
+    path.write_text(BAD)
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path)
+    problems = info.value.problems
+    text = "\n".join(problems)
+    assert all(p.startswith(str(path)) for p in problems), text
+    expected = [
+        ("bot 'strcmd'", "'command'", "list of strings"),
+        ("bot 'ok' (#3)", "'name'", "duplicate"),
+        ("bot #4", "'name'", "missing"),
+        ("bot 'proto'", "'protocol'", "websocket"),
+        ("bot 'proto'", "'colour'", "unknown field"),
+        ("bot 'both'", "'command'", "remote bot has no command"),
+        ("bot 'nothing'", "'command'", "missing"),
+        ("bot 'bad name!'", "'name'", "not a valid name"),
+        ("bot 'envbad'", "'env'", "must be strings"),
+        ("bot 'envbad'", "'cwd'", "not a folder"),
+        ("bot 'missing'", "'command'", "not found"),
+    ]
+    for bot, fld, why in expected:
+        assert any(bot in p and f"field {fld}" in p and why in p for p in problems), (bot, fld, why, text)
+    assert len(problems) == len(expected)
+
+
+def test_manifest_syntax_and_top_level(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match=r"x\.toml: not valid TOML"):
+        parse_manifest("[[bot]\nname=", tmp_path / "x.toml")
+    with pytest.raises(ManifestError, match=r"x\.toml: field 'bots': unknown top-level key"):
+        parse_manifest('[[bots]]\nname = "a"\n', tmp_path / "x.toml")
+    with pytest.raises(ManifestError, match="at least 2 bots"):
+        parse_manifest('[[bot]]\nname = "a"\nremote = true\n', tmp_path / "x.toml")
+
+
+def test_cli_exit_code_2_with_the_messages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bots.toml"
+    path.write_text(BAD)
+    assert main(["tournament", "--bots", str(path), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "the manifest has 11 problem(s)" in err
+    assert f"{path}: bot 'strcmd' (#2): field 'command'" in err
+    assert not (tmp_path / "run").exists()
+    # Other bad options exit with 2 as well.
+    (tmp_path / "ok.toml").write_text(GOOD.replace('cwd = "sub"\n', ""))
+    assert main(["tournament", "--bots", str(tmp_path / "ok.toml"), "--games", "3"]) == 2
+    assert "even" in capsys.readouterr().err
+    assert main(["tournament", "--bots", str(tmp_path / "ok.toml"), "--tc", "st=abc"]) == 2
+    assert main(["tournament", "--bots", str(tmp_path / "ok.toml"), "--rule", "target=-5"]) == 2
+    assert "target" in capsys.readouterr().err
+    assert main(["tournament", "--resume", str(tmp_path / "nothing-here")]) == 2
+
+
+def test_help_lists_the_commands() -> None:
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "--help"], capture_output=True, text=True, check=True)
+    for word in ("demo", "tournament", "serve", "report", "ladder"):
+        assert word in out.stdout
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--help"], capture_output=True,
+                         text=True, check=True)
+    for opt in ("--format", "--games", "--rules", "--rule", "--tc", "--concurrency", "--seed", "--out",
+                "--fault-policy", "--duplicate", "--no-duplicate", "--resume", "--sprt", "--referee"):
+        assert opt in out.stdout
+
+
+# ----- the schedule -----
+def _config(**kw: object) -> RunConfig:
+    base: dict[str, object] = {"run_id": "t", "bots": ("a", "b", "c"), "games": 4, "seed": "s"}
+    base.update(kw)
+    return RunConfig(**base)  # type: ignore[arg-type]
+
+
+def test_round_robin_schedule() -> None:
+    jobs = build_schedule(_config())
+    assert len(jobs) == 3 * 4
+    assert [j.idx for j in jobs] == list(range(12))
+    for pairing in ("a|b", "a|c", "b|c"):
+        mine = [j for j in jobs if j.pairing == pairing]
+        assert len(mine) == 4
+        for pair in (0, 1):
+            g0, g1 = (j for j in mine if j.pair == pair)
+            assert g0.players == g1.players[::-1]  # seats swapped
+            assert g0.seed == g1.seed and g0.pair_key == g1.pair_key == f"{pairing}#{pair}"
+    # Interleaved: the first pair of every pairing comes before any second pair.
+    assert [j.pair for j in jobs[:6]] == [0] * 6
+    assert schedule_fingerprint(jobs) == schedule_fingerprint(build_schedule(_config()))
+    assert schedule_fingerprint(jobs) != schedule_fingerprint(build_schedule(_config(seed="other")))
+
+
+def test_non_duplicate_seeds_keep_the_first_dealer_swapped() -> None:
+    for pair in range(20):
+        s0, s1 = pair_seeds("run", "a|b", pair, duplicate=False)
+        assert s0 != s1
+        # Same dealing seat with the bots swapped = the other bot deals first.
+        assert first_dealer(s0, 1) == first_dealer(s1, 1)
+    jobs = build_schedule(_config(duplicate=False))
+    assert all(j.pair_key == "" for j in jobs)
+
+
+def test_gauntlet_schedule() -> None:
+    jobs = build_schedule(_config(format="gauntlet", challenger="b", games=2))
+    assert {j.pairing for j in jobs} == {"b|a", "b|c"}
+    with pytest.raises(ValueError, match="even"):
+        _config(games=3)

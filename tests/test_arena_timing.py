@@ -1,0 +1,58 @@
+"""No spurious time losses under load: the greedy sample bot, 8 games at once on 2 cores,
+``st=0.5`` — every game ends normally. The arena starts bots before the clock runs (a game's
+clock starts once both of its bots connected), throttles start-ups, and keeps its own writes off
+the referee's event loop."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("sample_bots.greedy_bot") is None,
+                                reason="the greedy sample bot is not there")
+
+BOTS = """
+[[bot]]
+name = "greedy-a"
+command = ["{python}", "-m", "sample_bots.greedy_bot"]
+env = { GIN_LOG_LEVEL = "WARNING" }
+
+[[bot]]
+name = "greedy-b"
+command = ["{python}", "-m", "sample_bots.greedy_bot"]
+env = { GIN_LOG_LEVEL = "WARNING" }
+"""
+
+
+def test_concurrency_8_no_time_losses(tmp_path: Path) -> None:
+    (tmp_path / "bots.toml").write_text(BOTS)
+    run = tmp_path / "run"
+    out = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games", "24",
+         "--rules", "short", "--tc", "st=0.5 timemargin=50", "--concurrency", "8", "--out", str(run)],
+        capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    with open(run / "games.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 24
+    assert [r["termination"] for r in rows] == ["normal"] * 24, [r["detail"] for r in rows if r["detail"]]
+    # It really ran 8 at once (at some point).
+    db = sqlite3.connect(run / "run.sqlite")
+    starts = db.execute("SELECT started_at, finished_at FROM games").fetchall()
+    db.close()
+    peak = max(sum(1 for s, e in starts if s <= t < e) for t, _ in starts)
+    assert peak == 8
+    worst = 0
+    for r in rows:
+        for line in Path(r["replay_path"]).read_text().splitlines():
+            rec = json.loads(line)
+            if rec["type"] == "action":
+                worst = max(worst, rec["think_ms"])
+    assert worst <= 550

@@ -1,0 +1,174 @@
+"""`arena tournament` end to end: bots are separate processes started by the arena; a small
+round robin with concurrency and duplicate deals (checked in the replays); bots that crash at
+start, time out, never connect; the substitute fault policy; results files; cleanup."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+TESTBOT = '["{python}", "-m", "arena._testbot"'
+
+
+def manifest(path: Path, bots: dict[str, str]) -> Path:
+    """bots: name -> extra arguments of arena._testbot (as TOML list items)."""
+    lines = []
+    for name, extra in bots.items():
+        tail = f", {extra}" if extra else ""
+        lines += ["[[bot]]", f'name = "{name}"', f"command = {TESTBOT}{tail}]", ""]
+    path.write_text("\n".join(lines))
+    return path
+
+
+def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def read_replay(path: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+def final_hash(path: str) -> str:
+    lines = Path(path).read_bytes().splitlines()
+    return hashlib.sha256(lines[-1]).hexdigest()
+
+
+def referee_port(run_dir: Path) -> str:
+    for line in (run_dir / "run.log").read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "referee_listening":
+            return str(event["address"])
+    raise AssertionError("no referee_listening event in run.log")
+
+
+def leftover_processes(marker: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd and "arena._testbot" in cmd:
+            found.append(f"{pid}: {cmd}")
+    return found
+
+
+def test_round_robin_with_concurrency_and_duplicate_deals(tmp_path: Path) -> None:
+    bots = manifest(tmp_path / "bots.toml", {"g1": "", "g2": '"--seed", "7"', "rnd": '"--mode", "random"'})
+    run = tmp_path / "run"
+    out = arena("tournament", "--bots", str(bots), "--games", "4", "--rules", "short", "--tc",
+                "st=1 timemargin=100", "--concurrency", "4", "--seed", "fixed", "--out", str(run))
+    assert out.returncode == 0, out.stderr
+    assert "Standings" in out.stdout and "Crosstable" in out.stdout
+
+    results = json.loads((run / "results.json").read_text())
+    assert results["games_played"] == results["games_scheduled"] == 12
+    assert results["scoring_unit"] == "pairs"
+    assert {s["bot"] for s in results["standings"]} == {"g1", "g2", "rnd"}
+    assert sum(s["units"] for s in results["standings"]) == 2 * 6  # 6 pairs, each counted for both bots
+    assert set(results["crosstable"]["g1"]) == {"g2", "rnd"}
+    with open(run / "games.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["idx"]) for r in rows] == list(range(12))
+    for name in ("standings.csv", "crosstable.csv"):
+        assert (run / name).stat().st_size > 0
+
+    db = sqlite3.connect(run / "run.sqlite")
+    assert db.execute("SELECT COUNT(*) FROM games WHERE status = 'done' AND attempts = 1").fetchone()[0] == 12
+    spans = db.execute("SELECT started_at, finished_at FROM games").fetchall()
+    overlap = max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
+    assert overlap >= 2, "games ran one at a time"
+    assert db.execute("SELECT COUNT(*) FROM procs").fetchone()[0] == 0
+    db.close()
+
+    pids = set()
+    for bot in ("g1", "g2", "rnd"):
+        for line in (run / "logs" / f"{bot}.log").read_text().splitlines():
+            if ": pid " in line:
+                pids.add(line.split(": pid ")[1].split(":")[0])
+    assert len(pids) == 24, "each game starts its own two bot processes"
+
+    by_pair: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        assert r["termination"] == "normal", r
+        assert r["winner"] in (r["seat0"], r["seat1"])
+        assert int(r["deals"]) >= 1 and int(r["points0"]) + int(r["points1"]) > 0
+        assert final_hash(r["replay_path"]) == r["replay_hash"]
+        by_pair.setdefault(r["pair_key"], []).append(r)
+    assert len(by_pair) == 6
+    for key, (a, b) in by_pair.items():
+        ra, rb = read_replay(a["replay_path"]), read_replay(b["replay_path"])
+        ha, hb = ra[0], rb[0]
+        assert ha["type"] == hb["type"] == "header"
+        assert ha["players"] == hb["players"][::-1], key  # seats swapped
+        deals_a = {(d["game"], d["deal"]): d for d in ra if d["type"] == "deal"}
+        deals_b = {(d["game"], d["deal"]): d for d in rb if d["type"] == "deal"}
+        common = sorted(set(deals_a) & set(deals_b))
+        assert (1, 1) in common
+        for k in common:
+            # The same cards, dealt by the same seat — which is the other bot.
+            assert deals_a[k]["deck"] == deals_b[k]["deck"], (key, k)
+            assert deals_a[k]["dealer"] == deals_b[k]["dealer"], (key, k)
+        first_dealer_a = ha["players"][deals_a[(1, 1)]["dealer"]]
+        first_dealer_b = hb["players"][deals_b[(1, 1)]["dealer"]]
+        assert first_dealer_a != first_dealer_b
+        assert ra[-1]["seed"] == rb[-1]["seed"]
+    assert leftover_processes(referee_port(run)) == []
+
+
+def test_faulty_bots_are_scored_by_the_fault_policy(tmp_path: Path) -> None:
+    bots = manifest(tmp_path / "bots.toml", {
+        "good": "",
+        "crash": '"--mode", "crash"',
+        "slow": '"--mode", "slow", "--delay", "1.5"',
+        "hang": '"--mode", "hang"',
+    })
+    run = tmp_path / "run"
+    out = arena("tournament", "--bots", str(bots), "--format", "gauntlet", "--games", "2", "--rules", "short",
+                "--tc", "st=0.3 timemargin=50", "--connect-timeout", "4", "--concurrency", "3",
+                "--out", str(run))
+    assert out.returncode == 0, out.stderr
+    with open(run / "games.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 6
+    expected = {"crash": "crashed", "slow": "time_forfeit", "hang": "failed_to_connect"}
+    for r in rows:
+        opponent = r["seat1"] if r["seat0"] == "good" else r["seat0"]
+        bad_seat = [r["seat0"], r["seat1"]].index(opponent)
+        assert r["termination"] == expected[opponent], r
+        assert r["faulting_seat"] == str(bad_seat), r
+        assert r["winner"] == "good", r
+        assert Path(r["replay_path"]).exists()
+    results = json.loads((run / "results.json").read_text())
+    faults = {s["bot"]: s["faults"] for s in results["standings"]}
+    assert faults == {"good": 0, "crash": 2, "slow": 2, "hang": 2}
+    assert next(s for s in results["standings"] if s["bot"] == "slow")["time_forfeits"] == 2
+    crash_log = (run / "logs" / "crash.log").read_text()
+    assert "crashing at start" in crash_log and "exited with code 3" in crash_log
+    assert "did not connect" in " ".join(r["detail"] for r in rows)
+    assert leftover_processes(referee_port(run)) == []
+
+
+def test_substitute_policy_plays_on(tmp_path: Path) -> None:
+    bots = manifest(tmp_path / "bots.toml", {"good": "", "quitter": '"--mode", "quit-after", "--after", "2"'})
+    run = tmp_path / "run"
+    out = arena("tournament", "--bots", str(bots), "--games", "2", "--rules", "short", "--tc", "st=1",
+                "--fault-policy", "substitute", "--out", str(run))
+    assert out.returncode == 0, out.stderr
+    results = json.loads((run / "results.json").read_text())
+    for g in results["games"]:
+        quitter_seat = g["players"].index("quitter")
+        assert g["termination"] == "normal", g
+        assert g["substituted_seats"] == [quitter_seat], g
+        faults = [r for r in read_replay(g["replay_path"]) if r["type"] == "fault"]
+        assert faults and faults[0]["termination"] == "crashed" and faults[0]["policy"] == "substitute"

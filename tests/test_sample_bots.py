@@ -1,0 +1,360 @@
+"""The sample bots play in-process against each other through the engine and the wire
+conversion the referee uses (no server): every answer is legal, games finish, and the expert
+is clearly stronger. Also: the stdio protocol (bridge encoding, the sample stdio bot) and the
+JavaScript bot's decisions (``node bot.js --selftest``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+from gin_arena.v1 import bot_pb2, game_pb2
+
+from referee import _wire, gin
+from sample_bots import expert_bot, greedy_bot, random_bot
+from sample_bots.kit.actions import action_text, is_legal, parse_action, to_action
+from sample_bots.stdio_bridge import AnswerError, StdioBot, parse_answer, request_json, state_json
+
+ROOT = Path(__file__).resolve().parent.parent
+JS_DIR = ROOT / "sample_bots" / "js"
+STDIO_BOT = ROOT / "sample_bots" / "stdio" / "bot.js"
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+Policy = Callable[[bot_pb2.ActionRequest], game_pb2.Action | str]
+
+
+def requests_of(match: gin.Match, seat: int, request_id: int) -> bot_pb2.ActionRequest:
+    """The ActionRequest the referee sends to ``seat`` now."""
+    state = match.view(seat)
+    return _wire.action_request(request_id, state, _wire.clocks([60_000, 60_000], 0, seat), 1_000)
+
+
+def play_match(
+    policies: Sequence[Policy], seed: bytes, rules: gin.RuleSet | None = None
+) -> tuple[gin.MatchOutcome, int]:
+    """Play one match; every answer must be one of the request's legal actions. Returns the
+    outcome and the number of requests answered."""
+    match = gin.Match(rules or gin.RuleSet.classic(), seed)
+    request_id = 0
+    while not match.is_over:
+        seat = match.to_move
+        assert seat is not None
+        request_id += 1
+        request = requests_of(match, seat, request_id)
+        answer = to_action(policies[seat](request))
+        assert is_legal(request, answer), (
+            f"seat {seat} answered {action_text(answer)!r}; legal: {[action_text(a) for a in request.legal_actions]}"
+        )
+        match.apply(_wire.action_from_proto(answer), seat)
+        assert request_id < 100_000, "the match does not end"
+    assert match.outcome is not None
+    return match.outcome, request_id
+
+
+def make_policy(name: str, seed: int = 0) -> Policy:
+    if name == "expert":
+        return expert_bot.decide
+    if name == "greedy":
+        return greedy_bot.decide
+    if name == "random":
+        return random_bot.RandomBot(seed).decide
+    raise ValueError(name)
+
+
+def _game(args: tuple[str, str, int]) -> bool:
+    """One game of ``a`` against ``b``; ``a`` sits in seat ``i % 2``. Whether ``a`` won."""
+    a, b, i = args
+    seat_a = i % 2
+    policies = [make_policy(a, i), make_policy(b, i)]
+    if seat_a:
+        policies.reverse()
+    outcome, _ = play_match(policies, f"sample-bots-{a}-{b}-{i}".encode())
+    return outcome.winner == seat_a
+
+
+def win_rate(a: str, b: str, games: int) -> float:
+    """``a``'s share of ``games`` one-game matches against ``b`` (distinct seeds, seats swapped)."""
+    jobs = [(a, b, i) for i in range(games)]
+    workers = min(4, os.cpu_count() or 1)
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            wins = sum(pool.map(_game, jobs, chunksize=2))
+    else:
+        wins = sum(map(_game, jobs))
+    return wins / games
+
+
+# ----- legality and completion -----
+RULE_VARIANTS = [
+    gin.RuleSet.classic(),
+    gin.RuleSet.preset("oklahoma"),
+    gin.RuleSet.preset("straight"),
+    gin.RuleSet.preset("short", stock_exhausted="reshuffle"),
+    gin.RuleSet.preset("classic", games=2, next_dealer="winner"),
+]
+
+
+@pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.name + ("-" + r.stock_exhausted))
+@pytest.mark.parametrize("pairing", [("random", "random"), ("greedy", "random"), ("expert", "greedy"),
+                                     ("expert", "expert")], ids="-".join)
+def test_sample_bots_play_complete_legal_matches(pairing: tuple[str, str], rules: gin.RuleSet) -> None:
+    for i in range(2):
+        policies = [make_policy(pairing[0], i), make_policy(pairing[1], i + 7)]
+        outcome, requests = play_match(policies, f"legal-{i}-{rules.name}".encode(), rules)
+        assert outcome.winner in (0, 1, None)
+        assert requests > 0
+
+
+def test_decisions_only_use_the_request() -> None:
+    """The bots are stateless: the same request gives the same answer (random: same seed)."""
+    match = gin.Match(gin.RuleSet.classic(), b"stateless")
+    for rid in range(1, 40):
+        seat = match.to_move
+        assert seat is not None
+        request = requests_of(match, seat, rid)
+        for policy in (expert_bot.decide, greedy_bot.decide):
+            assert to_action(policy(request)) == to_action(policy(bot_pb2.ActionRequest.FromString(
+                request.SerializeToString())))
+        match.apply(_wire.action_from_proto(to_action(greedy_bot.decide(request))), seat)
+        if match.is_over:
+            break
+
+
+def test_greedy_takes_only_improving_cards_and_knocks_at_once() -> None:
+    match = gin.Match(gin.RuleSet.classic(), b"greedy-rules")
+    knock_seen = False
+    for rid in range(1, 2000):
+        seat = match.to_move
+        if seat is None:
+            break
+        request = requests_of(match, seat, rid)
+        answer = to_action(greedy_bot.decide(request))
+        kinds = {a.kind for a in request.legal_actions}
+        if game_pb2.ACTION_KIND_BIG_GIN in kinds:
+            assert answer.kind == game_pb2.ACTION_KIND_BIG_GIN
+        elif game_pb2.ACTION_KIND_KNOCK in kinds:
+            assert answer.kind == game_pb2.ACTION_KIND_KNOCK
+            knock_seen = True
+        elif answer.kind in (game_pb2.ACTION_KIND_TAKE_UPCARD, game_pb2.ACTION_KIND_DRAW_DISCARD):
+            hand = gin.parse_cards(list(request.state.hand))
+            top = gin.parse_card(request.state.discard_pile[-1])
+            assert gin.min_deadwood_after_discard([*hand, top]) < gin.deadwood(hand)
+        match.apply(_wire.action_from_proto(answer), seat)
+    assert knock_seen
+
+
+def test_expert_is_fast_enough() -> None:
+    match = gin.Match(gin.RuleSet.classic(), b"expert-speed")
+    worst = 0.0
+    for rid in range(1, 400):
+        seat = match.to_move
+        if seat is None:
+            break
+        request = requests_of(match, seat, rid)
+        t = time.perf_counter()
+        answer = to_action(expert_bot.decide(request))
+        worst = max(worst, time.perf_counter() - t)
+        match.apply(_wire.action_from_proto(answer), seat)
+    assert worst < 0.5, f"slowest expert decision took {worst:.3f} s"
+
+
+# ----- strength -----
+GAMES = 40
+
+
+def test_expert_beats_greedy_and_random(capsys: pytest.CaptureFixture[str]) -> None:
+    t = time.time()
+    vs_greedy = win_rate("expert", "greedy", GAMES)
+    vs_random = win_rate("expert", "random", GAMES)
+    greedy_vs_random = win_rate("greedy", "random", GAMES // 2)
+    with capsys.disabled():
+        print(f"\nwin rates over {GAMES} games (seats alternate): expert vs greedy {vs_greedy:.0%}, "
+              f"expert vs random {vs_random:.0%}; greedy vs random {greedy_vs_random:.0%} "
+              f"({GAMES // 2} games); {time.time() - t:.1f} s")
+    assert vs_greedy >= 0.60
+    assert vs_random >= 0.95
+    assert greedy_vs_random >= 0.90
+
+
+# ----- the stdio protocol -----
+def _some_requests(n: int = 60, seed: bytes = b"stdio") -> Iterator[tuple[gin.Match, bot_pb2.ActionRequest]]:
+    match = gin.Match(gin.RuleSet.classic(), seed)
+    for rid in range(1, n + 1):
+        seat = match.to_move
+        if seat is None:
+            return
+        request = requests_of(match, seat, rid)
+        yield match, request
+        match.apply(_wire.action_from_proto(to_action(greedy_bot.decide(request))), seat)
+
+
+def test_request_line_is_json_with_the_whole_state() -> None:
+    for match, request in _some_requests():
+        line = json.dumps(request_json("m-1", request))
+        obj = json.loads(line)
+        assert obj["type"] == "request" and obj["match_id"] == "m-1"
+        assert obj["request_id"] == request.request_id and obj["time_ms"] == 1_000
+        assert obj["legal"] == [action_text(a) for a in request.legal_actions]
+        st = obj["state"]
+        view = match.view(request.state.seat)
+        assert st["hand"] == [str(c) for c in view.hand]
+        assert st["discard_pile"] == [str(c) for c in view.discard_pile]
+        assert st["stock_size"] == view.stock_size
+        assert st["known_cards"] == [[str(c) for c in k] for k in view.known_cards]
+        assert st["phase"] in ("upcard_offer", "draw", "discard")
+        assert st["my_deadwood"] == gin.deadwood(view.hand)
+        assert st["knock_limit"] == 10
+        assert st["forbidden_discard"] == (str(view.forbidden_discard) if view.forbidden_discard else None)
+        assert len(st["events"]) == len(view.events)
+        for ev, mine in zip(st["events"], view.events, strict=True):
+            assert ev["kind"] == mine.kind and ev["seat"] == mine.seat
+            assert ev["card"] == (str(mine.card) if mine.card is not None else None)
+
+
+def test_state_json_marks_a_reshuffle() -> None:
+    state = game_pb2.InformationState(events=[game_pb2.PublicEvent(reshuffled=True, stock_size_after=20)])
+    assert state_json(state)["events"] == [{"kind": "reshuffle", "stock_size": 20}]
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ('{"action": "discard Ts"}', "discard Ts"),
+    ('{"action": "draw_stock", "request_id": 5}', "draw_stock"),
+    ('{"action": "knock 2c", "note": "extra fields are ignored"}\n', "knock 2c"),
+    ('{"action": "big_gin"}', "big_gin"),
+])
+def test_answer_lines_parse(line: str, expected: str) -> None:
+    assert action_text(parse_answer(line, 5)) == expected
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("draw_stock", "is not JSON"),
+    ('{"action": "draw_stock"', "is not JSON"),
+    ('["draw_stock"]', "must be a JSON object"),
+    ('{"move": "draw_stock"}', 'has no "action" string'),
+    ('{"action": 3}', 'has no "action" string'),
+    ('{"action": "discard"}', "needs exactly one card"),
+    ('{"action": "discard Zz"}', "not a card"),
+    ('{"action": "fold"}', "unknown action"),
+    ('{"action": "pass now"}', "takes no card"),
+    ('{"action": "pass", "request_id": 4}', "names request_id 4"),
+])
+def test_malformed_answer_lines_are_reported_precisely(line: str, message: str) -> None:
+    with pytest.raises(AnswerError, match=message) as info:
+        parse_answer(line, 5)
+    assert "request 5" in str(info.value)
+
+
+@needs_node
+def test_sample_stdio_bot_answers_legally_through_the_bridge() -> None:
+    """A whole match: the sample stdio bot (through StdioBot, as the bridge runs it) against greedy."""
+    bot = StdioBot([str(NODE), str(STDIO_BOT)])
+    try:
+        bot.send({"type": "match_started", "match_id": "m-9", "seat": 0})
+
+        def stdio_policy(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+            return bot.decide_in_match("m-9", request)
+
+        outcome, requests = play_match([stdio_policy, greedy_bot.decide], b"stdio-match")
+        assert requests > 10 and outcome.winner in (0, 1)
+        bot.send({"type": "match_finished", "match_id": "m-9", "result": {"winner": outcome.winner}})
+    finally:
+        bot.close()
+    assert bot.proc.returncode == 0
+
+
+def _python_program(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+@pytest.mark.parametrize(("code", "message"), [
+    ("import sys; sys.stdin.readline(); print('draw_stock', flush=True)", "is not JSON"),
+    ("import sys; sys.stdin.readline(); print('{\"act\": 1}', flush=True)", 'no "action" string'),
+    ("import sys; sys.stdin.readline(); sys.exit(3)", "exited with code 3 before answering request"),
+])
+def test_bridge_ends_the_session_on_a_bad_program(code: str, message: str) -> None:
+    from sample_bots.kit import SessionAbort
+
+    bot = StdioBot(_python_program(code))
+    try:
+        _, request = next(_some_requests())
+        with pytest.raises(SessionAbort, match=message):
+            bot.decide_in_match("m-1", request)
+    finally:
+        bot.close()
+
+
+def test_bridge_reports_a_program_that_is_gone() -> None:
+    from sample_bots.kit import SessionAbort
+
+    bot = StdioBot(_python_program("import sys; sys.exit(0)"))
+    try:
+        bot.proc.wait(timeout=10)
+        with pytest.raises(SessionAbort, match="exited with code 0"):
+            for _ in range(3):  # the pipe may accept a line or two before it breaks
+                bot.send({"type": "deal_finished", "match_id": "m", "result": {}})
+                _, request = next(_some_requests())
+                bot.decide_in_match("m", request)
+    finally:
+        bot.close()
+
+
+# ----- the JavaScript bot -----
+def _node_lines(args: list[str], lines: list[str]) -> list[str]:
+    out = subprocess.run([str(NODE), *args], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                         timeout=60, check=True)
+    return out.stdout.splitlines()
+
+
+@needs_node
+def test_js_bot_decides_like_the_python_greedy_bot() -> None:
+    requests = []
+    for i in range(3):
+        for _, request in _some_requests(400, f"js-{i}".encode()):
+            requests.append(request)
+    lines = [json.dumps(request_json("m", r)) for r in requests]
+    lines.insert(0, json.dumps({"type": "match_started", "match_id": "m"}))  # ignored
+    answers = _node_lines([str(JS_DIR / "bot.js"), "--selftest"], lines)
+    assert len(answers) == len(requests)
+    for request, line in zip(requests, answers, strict=True):
+        chosen = parse_action(json.loads(line)["action"])
+        assert is_legal(request, chosen)
+        assert chosen == to_action(greedy_bot.decide(request)), action_text(chosen)
+
+
+@pytest.fixture(scope="module")
+def js_modules() -> Path:
+    """``npm ci`` in sample_bots/js if node_modules is missing (skips when npm cannot)."""
+    if NODE is None:
+        pytest.skip("node is not installed")
+    if not (JS_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("npm is not installed")
+        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True,
+                              text=True, timeout=300)
+        if done.returncode != 0:
+            pytest.skip(f"npm ci failed (offline?): {done.stderr[-500:]}")
+    return JS_DIR / "node_modules"
+
+
+def test_js_bot_loads_the_proto_files(js_modules: Path) -> None:
+    out = subprocess.run([str(NODE), str(JS_DIR / "bot.js"), "--check-proto"], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip() == "Play"
+
+
+@needs_node
+def test_js_bot_usage_errors_exit_2() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "GIN_TOKEN"}
+    out = subprocess.run([str(NODE), str(JS_DIR / "bot.js"), "--referee", "localhost:1"], capture_output=True,
+                         text=True, timeout=60, env=env)
+    assert out.returncode == 2 and "token is required" in out.stderr
