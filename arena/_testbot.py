@@ -56,6 +56,7 @@ def greedy(req: bot_pb2.ActionRequest) -> game_pb2.Action:
 async def play(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed if args.seed is not None else args.token)
     answered = 0
+    finished = 0
     async with grpc.aio.insecure_channel(args.referee) as channel:
         call = bot_pb2_grpc.BotServiceStub(channel).Play(None)
         await call.write(
@@ -91,13 +92,15 @@ async def play(args: argparse.Namespace) -> int:
                 answered += 1
             elif kind == "match_finished":
                 r = msg.match_finished.result
+                finished += 1
                 print(
                     f"testbot: match {r.match_id} over, winner seat {r.winner}, {answered} answers",
                     file=sys.stderr,
                     flush=True,
                 )
-                await call.done_writing()
-                return 0
+                if args.matches and finished >= args.matches:
+                    await call.done_writing()
+                    return 0
             elif kind == "error":
                 print(f"testbot: referee error: {msg.error.message}", file=sys.stderr, flush=True)
     print("testbot: the stream ended before the match did", file=sys.stderr, flush=True)
@@ -118,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--delay", type=float, default=1.0, help="slow: seconds to sleep before each answer")
     p.add_argument("--after", type=int, default=5, help="quit-after: answers before exiting")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--matches", type=int, default=1, help="exit after N matches (0: never)")
     args = p.parse_args(argv)
     if args.mode == "crash":
         print("testbot: crashing at start as asked", file=sys.stderr, flush=True)

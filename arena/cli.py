@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  arena ladder add greedy --command 'python -m sample_bots.greedy_bot'\n"
         "  arena ladder run --games 20 && arena ladder show\n",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
         "demo",
@@ -297,7 +297,6 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("--protocol", choices=["grpc", "stdio"], default="grpc")
     la.add_argument("--manifest", type=Path, default=None, metavar="FILE", help="add every bot of a manifest")
     la.add_argument("--replace", action="store_true", help="replace a bot of the same name")
-    la.add_argument("argv", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
     lr = lsub.add_parser("remove", help="take a bot off the ladder (its games are kept)")
     lr.add_argument("name")
     lrun = lsub.add_parser("run", help="play games for the least-played pairs")
@@ -576,7 +575,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
                     ladder.add(bot, replace=args.replace)
                     print(f"added {bot.name}")
                 return EXIT_OK
-            argv = [a for a in args.argv if a != "--"] if args.argv else []
+            argv = list(args.argv)
             if args.command is not None:
                 argv = shlex.split(args.command) + argv
             if not args.name or not argv:
@@ -671,7 +670,15 @@ def cmd_ladder(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tail: list[str] = []
+    if "--" in argv:  # `arena ladder add NAME -- CMD ARGS...`
+        cut = argv.index("--")
+        argv, tail = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
+    if tail and not (args.subcommand == "ladder" and args.ladder_command == "add"):
+        parser.error("a command after -- is only taken by `arena ladder add NAME -- CMD ARGS`")
+    args.argv = tail
     from .ladder import LadderError
 
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -682,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
         "ladder": cmd_ladder,
     }
     try:
-        return handlers[args.command](args)
+        return handlers[args.subcommand](args)
     except ManifestError as e:
         print(f"arena: the manifest has {len(e.problems)} problem(s):", file=sys.stderr)
         for p in e.problems:

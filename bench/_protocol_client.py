@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from array import array
+from collections import Counter
 from typing import Any
 
 import grpc
@@ -63,6 +64,7 @@ class Recorder:
         self.decisions_per_match: list[int] = []
         self.abnormal = 0
         self.errors: list[str] = []
+        self.where: list[list[str]] = []  # per match slot: how far it and its two seats got
 
     def one_ready(self) -> None:
         self.ready += 1
@@ -76,6 +78,7 @@ class Recorder:
         return {
             "count": count, "samples": samples, "abnormal": self.abnormal, "errors": self.errors[:5],
             "decisions_per_match": dpm[len(dpm) // 2] if dpm else 0, "matches_finished": len(dpm),
+            "stages": dict(Counter("/".join(w) for w in self.where)),
         }
 
 
@@ -170,15 +173,20 @@ class Match:
         self.started = False
 
 
-async def seat(ch: grpc.aio.Channel, token: str, m: Match, rec: Recorder, first_request: Any) -> None:
+async def seat(ch: grpc.aio.Channel, token: str, m: Match, rec: Recorder, first_request: Any, where: list[str],
+               i: int) -> None:
+    where[i] = "open"
     call = bot_pb2_grpc.BotServiceStub(ch).Play()
     await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="trivial", token=token, protocol_version=1)))
+    where[i] = "hello"
     at, val, ops = rec.at, rec.val, rec.ops
     while True:
         msg = await call.read()
         if msg is grpc.aio.EOF:
+            where[i] = "eof"
             return
         kind = msg.WhichOneof("kind")
+        where[i] = kind
         if kind == "action_request":
             now = mono()
             if m.last:
@@ -221,11 +229,15 @@ async def slot(target: str, ops_stub: referee_pb2_grpc.RefereeServiceStub, point
         reconnect_grace_ms=200,
     )
     chans = [grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) for _ in range(2)]
+    where = ["create", "", ""]
+    rec.where.append(where)
     while True:
+        where[0] = "create"
         created = await ops_stub.CreateMatch(request)
+        where[0] = "created"
         m = Match()
-        await asyncio.gather(*(seat(ch, t.token, m, rec, first_request)
-                               for ch, t in zip(chans, created.seat_tokens, strict=True)))
+        await asyncio.gather(*(seat(ch, t.token, m, rec, first_request, where, i + 1)
+                               for i, (ch, t) in enumerate(zip(chans, created.seat_tokens, strict=True))))
         rec.decisions_per_match.append(m.decisions)
 
 

@@ -83,6 +83,8 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
+_move = tuple.__new__  # builds a Move without the Python-level __new__ of NamedTuple (hot path)
+
 # _SUIT_DISCARDS[suit][m] = the Discard actions for the cards of 13-bit mask m of that suit.
 _SUIT_DISCARDS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
     tuple(tuple(DISCARDS[suit * 13 + i] for i in _bits(m)) for m in range(1 << 13)) for suit in range(4)
@@ -96,19 +98,24 @@ _M13 = (1 << 13) - 1
 # of its rank held) and no run (no three consecutive held cards of its suit through it) is
 # deadwood in every arrangement; one discard removes at most 10 of it.
 _VALUE_SUM = tuple(sum(min(i + 1, 10) for i in _bits(m)) for m in range(1 << 13))
-_RUN_STARTS = sum(((1 << 11) - 1) << (13 * s) for s in range(4))
+
+
+def _outside_runs(m: int) -> int:
+    starts = m & (m >> 1) & (m >> 2)
+    return m & ~(starts | (starts << 1) | (starts << 2))
+
+
+# _OUTSIDE_RUNS[m]: the cards of one suit's 13-bit mask that lie in no run of three or more.
+_OUTSIDE_RUNS = tuple(_outside_runs(m) for m in range(1 << 13))
 
 
 def _deadwood_floor(hand: int) -> int:
-    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
-    covered = starts | (starts << 1) | (starts << 2)
     a, b, c, d = hand & _M13, (hand >> 13) & _M13, (hand >> 26) & _M13, hand >> 39
-    three = (a & b & (c | d)) | (c & d & (a | b))
-    covered |= three | (three << 13) | (three << 26) | (three << 39)
-    loose = hand & ~covered
+    no_set = ~((a & b & (c | d)) | (c & d & (a | b)))  # ranks held fewer than three times
+    loose = _OUTSIDE_RUNS
     return (
-        _VALUE_SUM[loose & _M13] + _VALUE_SUM[(loose >> 13) & _M13]
-        + _VALUE_SUM[(loose >> 26) & _M13] + _VALUE_SUM[loose >> 39] - 10
+        _VALUE_SUM[loose[a] & no_set] + _VALUE_SUM[loose[b] & no_set]
+        + _VALUE_SUM[loose[c] & no_set] + _VALUE_SUM[loose[d] & no_set] - 10
     )
 
 
@@ -316,7 +323,7 @@ class Deal:
             self.hands[mover] |= 1 << index
             self._no_discard_draw = False
             self.phase = "discard"
-            self._history.append(Move(mover, action, DECK[index], len(self._stock)))
+            self._history.append(_move(Move, (mover, action, DECK[index], len(self._stock))))
         elif isinstance(action, DrawDiscard):
             if phase != "draw":
                 raise IllegalActionError(f"cannot draw now: {self._phase_text()}")
@@ -399,7 +406,7 @@ class Deal:
         self._known[mover] |= bit
         self._forbidden = index
         self.phase = "discard"
-        self._history.append(Move(mover, action, DECK[index], len(self._stock)))
+        self._history.append(_move(Move, (mover, action, DECK[index], len(self._stock))))
 
     def _discard(self, mover: int, card: Card) -> None:
         bit = card.mask
@@ -409,7 +416,7 @@ class Deal:
         self._discards.append(index)
         self._forbidden = -1
         stock = len(self._stock)
-        self._history.append(Move(mover, DISCARDS[index], card, stock))
+        self._history.append(_move(Move, (mover, DISCARDS[index], card, stock)))
         if self._void_at_two:
             if stock <= 2:
                 self._finish_dead()

@@ -1,0 +1,130 @@
+"""The local ladder (add, run, show, remove; least-played pairs first; ratings from every stored
+game), and the remote setup: `arena serve` as a standalone referee, `arena tournament --referee`,
+and a remote bot that connects by itself with the token the arena hands out."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+
+def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def pairs_played(db: Path) -> Counter[frozenset[str]]:
+    conn = sqlite3.connect(db)
+    try:
+        return Counter(frozenset(r) for r in conn.execute("SELECT seat0, seat1 FROM games"))
+    finally:
+        conn.close()
+
+
+def test_ladder(tmp_path: Path) -> None:
+    db = tmp_path / "lad" / "ladder.sqlite"
+    opts = ["--db", str(db)]
+    out = arena("ladder", "show", *opts)
+    assert out.returncode == 0 and "No ladder" in out.stdout
+    assert arena("ladder", "add", "alpha", "--command", "{python} -m arena._testbot", *opts).returncode == 0
+    out = arena("ladder", "add", "beta", *opts, "--", "{python}", "-m", "arena._testbot", "--mode", "first")
+    assert out.returncode == 0, out.stderr
+    (tmp_path / "m.toml").write_text('[[bot]]\nname = "gamma"\ncommand = ["{python}", "-m", "arena._testbot"]\n')
+    assert arena("ladder", "add", "--manifest", str(tmp_path / "m.toml"), *opts).returncode == 0
+    dup = arena("ladder", "add", "alpha", "--command", "{python} -m arena._testbot", *opts)
+    assert dup.returncode == 2 and "already on the ladder" in dup.stderr
+
+    play = ["--rules", "short", "--tc", "st=1 timemargin=100", "--concurrency", "3"]
+    out = arena("ladder", "run", "--games", "4", *play, *opts)
+    assert out.returncode == 0, out.stderr
+    first = pairs_played(db)
+    assert sum(first.values()) == 4 and len(first) == 2 and set(first.values()) == {2}  # two pairs of games
+    out = arena("ladder", "run", "--games", "2", *play, *opts)
+    assert out.returncode == 0, out.stderr
+    after = pairs_played(db)
+    assert len(after) == 3 and set(after.values()) == {2}, after  # the least-played pair came next
+
+    out = arena("ladder", "show", "--json", *opts)
+    shown = json.loads(out.stdout)
+    assert {r["bot"] for r in shown["ratings"]} == {"alpha", "beta", "gamma"}
+    assert abs(sum(r["elo"] for r in shown["ratings"])) < 1.0  # centred
+    assert sum(s["games"] for s in shown["standings"]) == 2 * 6
+    text = arena("ladder", "show", *opts).stdout
+    assert "6 games" in text and "LOS vs next" in text
+
+    assert arena("ladder", "remove", "gamma", *opts).returncode == 0
+    out = arena("ladder", "run", "--games", "2", *play, *opts)
+    assert out.returncode == 0, out.stderr
+    assert sum(pairs_played(db).values()) == 8
+    assert pairs_played(db)[frozenset(("alpha", "beta"))] == 4
+    assert "(removed)" in arena("ladder", "show", *opts).stdout
+    runs = list((db.parent / "ladder-runs").iterdir())
+    assert len(runs) == 3 and all((r / "replays").is_dir() for r in runs)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_remote_referee_and_remote_bot(tmp_path: Path) -> None:
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    serve = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--listen", address, "--dir",
+                              str(tmp_path / "srv")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bot: subprocess.Popen[str] | None = None
+    try:
+        assert serve.stdout is not None
+        assert "referee listening on" in serve.stdout.readline()
+        (tmp_path / "bots.toml").write_text(
+            '[[bot]]\nname = "local"\ncommand = ["{python}", "-m", "arena._testbot"]\n\n'
+            '[[bot]]\nname = "visitor"\nremote = true\n')
+        run = tmp_path / "run"
+        tour = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games", "2",
+             "--rules", "short", "--tc", "st=1", "--referee", address, "--out", str(run)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        tokens = run / "remote-tokens.txt"
+        deadline = time.monotonic() + 30
+        while not tokens.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        line = next(x for x in tokens.read_text().splitlines() if x.startswith("visitor\t"))
+        token = line.split("\t")[1]
+        bot = subprocess.Popen([sys.executable, "-m", "arena._testbot", "--referee", address, "--token", token,
+                                "--name", "visitor", "--matches", "2"], stderr=subprocess.PIPE, text=True)
+        out, err = tour.communicate(timeout=90)
+        assert tour.returncode == 0, err
+        assert f"--token {token}" in out
+        assert bot.wait(timeout=20) == 0
+        results = json.loads((run / "results.json").read_text())
+        assert results["games_played"] == 2
+        assert all(g["termination"] == "normal" for g in results["games"])
+        assert all(g["replay_path"].startswith(str(tmp_path / "srv" / "replays")) for g in results["games"])
+        deadline = time.monotonic() + 5
+        recorded = 0
+        while time.monotonic() < deadline:
+            conn = sqlite3.connect(tmp_path / "srv" / "serve.sqlite")
+            recorded = conn.execute("SELECT COUNT(*) FROM matches WHERE termination = 'normal'").fetchone()[0]
+            conn.close()
+            if recorded == 2:
+                break
+            time.sleep(0.2)
+        assert recorded == 2
+    finally:
+        if bot is not None and bot.poll() is None:
+            bot.kill()
+        serve.send_signal(signal.SIGINT)
+        try:
+            serve.wait(timeout=15)
+        finally:
+            if serve.poll() is None:
+                serve.kill()
+    assert serve.returncode == 0
