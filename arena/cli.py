@@ -37,6 +37,8 @@ T = TypeVar("T")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_TC = "st=1 timemargin=50"
+DEMO_GAMES = 60
+"""Games the demo plays in all by default (about a minute on 2 cores)."""
 
 
 class UsageError(Exception):
@@ -189,12 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
         "and its node_modules are there) on the embedded referee, with duplicate deals, a progress\n"
         "bar, a crosstable and ratings. Replays and results go to runs/demo-<timestamp>.",
     )
-    demo.add_argument("--games", type=int, default=8, metavar="N", help="games per pairing, even (default 8)")
+    demo.add_argument("--games", type=int, default=0, metavar="N",
+                      help="games per pairing, even (default: about 60 games in all — 20 per pairing for 3 bots)")
     demo.add_argument(
         "--out", type=Path, default=None, metavar="DIR", help="run folder (default runs/demo-<timestamp>)"
     )
     demo.add_argument("--no-js", action="store_true", help="leave the JS bot out")
-    add_play_options(demo, rules="short", tc="st=0.5 timemargin=100", concurrency=3)
+    add_play_options(demo, rules="short", tc="st=0.5 timemargin=100", concurrency=4)
     add_log_options(demo)
 
     t = sub.add_parser(
@@ -467,7 +470,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if note:
         print(note)
     run_dir = args.out or _default_folder("demo")
-    cfg = _config(args, run_dir, bots, games=args.games)
+    pairings = len(bots) * (len(bots) - 1) // 2
+    games = args.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)
+    cfg = _config(args, run_dir, bots, games=games)
     store = RunStore.create(run_dir, cfg, bots, {})
     try:
         return _play_run(store, console, resumed=False)

@@ -1,0 +1,63 @@
+"""End to end with real processes: `referee serve`, two bot programs, a full game to 100."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+
+from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
+
+
+def _start_referee(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "serve", "--port", "0", "--replays", str(tmp_path / "replays")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("referee listening on "), line
+    return proc, line.split()[-1]
+
+
+def test_two_bot_processes_play_a_full_game_to_100_through_a_standalone_referee(tmp_path: Path) -> None:
+    referee, address = _start_referee(tmp_path)
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        with grpc.insecure_channel(address) as channel:
+            ops = referee_pb2_grpc.RefereeServiceStub(channel)
+            created = ops.CreateMatch(referee_pb2.CreateMatchRequest(
+                seats=[referee_pb2.SeatSpec(name="greedy"), referee_pb2.SeatSpec(name="expert")],
+                rules=game_pb2.RuleSet(name="classic"),
+                time_control=game_pb2.TimeControl(text="st=5"),
+            ))
+            programs = ["sample_bots.greedy_bot", "sample_bots.expert_bot"]
+            for seat_token, program in zip(created.seat_tokens, programs, strict=True):
+                bots.append(subprocess.Popen(
+                    [sys.executable, "-m", program, "--referee", address, "--token", seat_token.token,
+                     "--name", program.split(".")[-1]],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                ))
+            for bot in bots:
+                _, err = bot.communicate(timeout=240)
+                assert bot.returncode == 0, err.decode()[-2000:]
+            deadline = time.monotonic() + 10
+            while True:
+                status = ops.GetMatch(referee_pb2.GetMatchRequest(match_id=created.match_id)).match
+                if status.state == referee_pb2.MATCH_STATE_FINISHED or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        assert status.state == referee_pb2.MATCH_STATE_FINISHED
+        result = status.result
+        assert result.termination == game_pb2.TERMINATION_NORMAL, result.detail
+        assert len(result.games) == 1
+        assert max(result.games[0].deal_points) >= 100, "a game is played to 100"
+        assert Path(status.replay_path).exists()
+    finally:
+        for bot in bots:
+            bot.kill()
+        referee.terminate()
+        referee.wait(timeout=10)
