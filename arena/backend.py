@@ -76,8 +76,9 @@ class _AbsentSession:
 
 
 class EmbeddedMatch:
-    def __init__(self, table: referee.Table) -> None:
+    def __init__(self, table: referee.Table, ref: referee.Referee) -> None:
         self.table = table
+        self.ref = ref
         self.match_id = table.match_id
         self.finished = table.finished
         self._dead: dict[int, str] = {}
@@ -144,6 +145,10 @@ class EmbeddedMatch:
     def outcome(self, duration_s: float) -> Outcome:
         report = self.table.report
         assert report is not None, "outcome() before the match finished"
+        # The referee keeps every table it ever ran (replay lines, spectator log): forget ours
+        # once recorded, or a long run grows without bound.
+        if self.ref.tables.get(self.match_id) is self.table:
+            del self.ref.tables[self.match_id]
         return from_report(report, duration_s)
 
 
@@ -167,7 +172,7 @@ class EmbeddedBackend:
         self.description = f"embedded referee on {ref.address}"
 
     async def create(self, spec: MatchSpec) -> MatchHandle:
-        return EmbeddedMatch(self.ref.create_match(spec))
+        return EmbeddedMatch(self.ref.create_match(spec), self.ref)
 
 
 @asynccontextmanager

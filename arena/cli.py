@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import importlib.util
 import json
+import secrets
 import shlex
 import shutil
 import signal
@@ -20,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import grpc
 import trio
 
 import referee
@@ -28,10 +30,15 @@ from referee.gin import PRESETS, RuleSet, RuleSetError
 
 from . import console as console_mod
 from .console import Console
+from .ladder import DEFAULT_DB, Ladder, LadderError, render_ladder, run_ladder
 from .manifest import BotSpec, ManifestError, check_name, load_manifest, parse_bot
-from .schedule import FORMATS, RunConfig
+from .results import render_text
+from .runner import PlaySettings, default_startup_slots
+from .schedule import FORMATS, Format, RunConfig
+from .serve import serve
 from .stats import SprtSpec
 from .store import RunStore, StoreError
+from .tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
 
 T = TypeVar("T")
 
@@ -138,9 +145,7 @@ def add_play_options(
         help="where the embedded referee listens (default 127.0.0.1:0 = any free port; "
         "use 0.0.0.0:PORT to let remote bots in)",
     )
-    g.add_argument(
-        "--seed", default="", help="run seed (any text; default random): every deal derives from it"
-    )
+    g.add_argument("--seed", default="", help="run seed (any text; default random): every deal derives from it")
 
 
 def add_log_options(p: argparse.ArgumentParser) -> None:
@@ -152,9 +157,7 @@ def add_log_options(p: argparse.ArgumentParser) -> None:
         default=0,
         help="more log lines on stderr (-v arena info, -vv also the referee's, -vvv debug)",
     )
-    g.add_argument(
-        "--log-json", action="store_true", default=None, help="JSON log lines on stderr even on a terminal"
-    )
+    g.add_argument("--log-json", action="store_true", default=None, help="JSON log lines on stderr even on a terminal")
     g.add_argument(
         "--log-level",
         default="info",
@@ -191,8 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
         "and its node_modules are there) on the embedded referee, with duplicate deals, a progress\n"
         "bar, a crosstable and ratings. Replays and results go to runs/demo-<timestamp>.",
     )
-    demo.add_argument("--games", type=int, default=0, metavar="N",
-                      help="games per pairing, even (default: about 60 games in all — 20 per pairing for 3 bots)")
+    demo.add_argument(
+        "--games",
+        type=int,
+        default=0,
+        metavar="N",
+        help="games per pairing, even (default: about 60 games in all — 20 per pairing for 3 bots)",
+    )
     demo.add_argument(
         "--out", type=Path, default=None, metavar="DIR", help="run folder (default runs/demo-<timestamp>)"
     )
@@ -222,16 +230,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="round-robin",
         help="round-robin: everyone plays everyone; gauntlet: the challenger plays everyone else",
     )
-    t.add_argument(
-        "--challenger", default="", metavar="NAME", help="gauntlet: the challenger (default the first bot)"
-    )
+    t.add_argument("--challenger", default="", metavar="NAME", help="gauntlet: the challenger (default the first bot)")
     t.add_argument("--games", type=int, default=10, metavar="N", help="games per pairing, even (default 10)")
     t.add_argument(
         "--duplicate",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="duplicate deals: the two games of a pair are played on the same cards, seats swapped "
-        "(default on)",
+        help="duplicate deals: the two games of a pair are played on the same cards, seats swapped (default on)",
     )
     t.add_argument(
         "--sprt",
@@ -263,9 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="address to listen on (default 127.0.0.1:50051; 0.0.0.0:PORT for other machines)",
     )
-    s.add_argument(
-        "--dir", type=Path, default=None, metavar="DIR", help="folder (default runs/serve-<timestamp>)"
-    )
+    s.add_argument("--dir", type=Path, default=None, metavar="DIR", help="folder (default runs/serve-<timestamp>)")
     add_log_options(s)
 
     r = sub.add_parser(
@@ -294,9 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("name", nargs="?", help="the bot's name")
     la.add_argument("--command", default=None, metavar="CMD", help="the command line (split like a shell)")
     la.add_argument("--cwd", default="", help="working directory (default the current one)")
-    la.add_argument(
-        "--env", action="append", default=[], metavar="KEY=VALUE", help="environment variable (repeatable)"
-    )
+    la.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="environment variable (repeatable)")
     la.add_argument("--protocol", choices=["grpc", "stdio"], default="grpc")
     la.add_argument("--manifest", type=Path, default=None, metavar="FILE", help="add every bot of a manifest")
     la.add_argument("--replace", action="store_true", help="replace a bot of the same name")
@@ -364,18 +365,15 @@ def _config(
     run_dir: Path,
     bots: list[BotSpec],
     *,
-    fmt: str = "round-robin",
+    fmt: Format = "round-robin",
     games: int = 2,
     duplicate: bool = True,
     challenger: str = "",
     sprt: str = "",
 ) -> RunConfig:
-    from .tournament import new_run_id
-
     if games < 2 or games % 2:
         raise UsageError(
-            f"--games {games}: games per pairing must be even and at least 2 "
-            "(each pair of games swaps the seats)"
+            f"--games {games}: games per pairing must be even and at least 2 (each pair of games swaps the seats)"
         )
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
@@ -393,30 +391,29 @@ def _config(
     if args.referee:
         _address(args.referee, "--referee")
     _address(args.listen, "--listen")
-    import secrets
-
-    return RunConfig(
-        run_id=new_run_id(run_dir),
-        bots=tuple(b.name for b in bots),
-        format=fmt,  # type: ignore[arg-type]
-        games=games,
-        duplicate=duplicate,
-        seed=args.seed or secrets.token_hex(8),
-        rules=rules.to_dict(),
-        time_control=str(tc),
-        fault_policy=args.fault_policy,
-        concurrency=args.concurrency,
-        connect_timeout_ms=int(args.connect_timeout * 1000),
-        challenger=challenger,
-        sprt=sprt,
-        referee=args.referee,
-        listen=args.listen,
-    )
+    try:
+        return RunConfig(
+            run_id=new_run_id(run_dir),
+            bots=tuple(b.name for b in bots),
+            format=fmt,
+            games=games,
+            duplicate=duplicate,
+            seed=args.seed or secrets.token_hex(8),
+            rules=rules.to_dict(),
+            time_control=str(tc),
+            fault_policy=args.fault_policy,
+            concurrency=args.concurrency,
+            connect_timeout_ms=int(args.connect_timeout * 1000),
+            challenger=challenger,
+            sprt=sprt,
+            referee=args.referee,
+            listen=args.listen,
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
-    from .tournament import run_tournament, summary_text
-
     cfg = store.config
     where = cfg.referee or "the embedded referee"
     print(
@@ -427,9 +424,15 @@ def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
         flush=True,
     )
     started = time.monotonic()
-    result = run_cancellable(
-        lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope)
-    )
+    try:
+        result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope))
+    except (ConnectionError, OSError, grpc.RpcError) as e:
+        print(
+            f"arena: the run failed: {e}\nThe games finished so far are kept; continue with: "
+            f"arena tournament --resume {store.run_dir}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     print()
     print(summary_text(result, store.run_dir))
     print(f"Time: {time.monotonic() - started:.1f} s")
@@ -481,8 +484,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _default_folder(name: str) -> Path:
-    from .tournament import run_folder
-
     return run_folder(Path("runs"), name)
 
 
@@ -490,10 +491,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     console = _console(args)
     if args.resume is not None:
         if args.bots is not None:
-            print(
-                "note: --resume uses the run's stored bots and settings; --bots is ignored", file=sys.stderr
-            )
-        store = RunStore.open(args.resume)
+            print("note: --resume uses the run's stored bots and settings; --bots is ignored", file=sys.stderr)
+        store = RunStore.open(args.resume, lock=True)
         try:
             status = store.meta("status")
             if store.counts()["pending"] + store.counts()["running"] == 0 or status == "stopped":
@@ -504,8 +503,6 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.bots is None:
         raise UsageError("give --bots FILE (a manifest) or --resume RUN_DIR")
     bots = load_manifest(args.bots)
-    from .tournament import new_bot_tokens
-
     run_dir = args.out or _default_folder("tournament")
     if (run_dir / "run.sqlite").exists():
         raise UsageError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
@@ -527,8 +524,6 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .serve import serve
-
     _console(args)
     _address(args.listen, "--listen")
     folder = args.dir or _default_folder("serve")
@@ -542,9 +537,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .results import render_text
-    from .tournament import write_results
-
     store = RunStore.open(args.run_dir)
     try:
         report = write_results(store)
@@ -558,15 +550,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _ladder_path(args: argparse.Namespace) -> Path:
-    from .ladder import DEFAULT_DB
-
     return (args.db or DEFAULT_DB).expanduser()
 
 
 def cmd_ladder(args: argparse.Namespace) -> int:
-    from .ladder import Ladder, render_ladder, run_ladder
-    from .runner import PlaySettings, default_startup_slots
-
     path = _ladder_path(args)
     action = args.ladder_command
     if action == "show" and not path.exists():
@@ -584,9 +571,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
             if args.command is not None:
                 argv = shlex.split(args.command) + argv
             if not args.name or not argv:
-                raise UsageError(
-                    "ladder add: give NAME and --command 'CMD ARGS' (or -- CMD ARGS), or --manifest FILE"
-                )
+                raise UsageError("ladder add: give NAME and --command 'CMD ARGS' (or -- CMD ARGS), or --manifest FILE")
             if (why := check_name(args.name)) is not None:
                 raise UsageError(f"ladder add: name {why}")
             env: dict[str, str] = {}
@@ -640,9 +625,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
 
             done, folder = run_cancellable(go)
             interrupted = done < args.games + (args.games % 2)
-            print(
-                f"{done} game(s) played in {time.monotonic() - started:.1f} s; replays and logs in {folder}"
-            )
+            print(f"{done} game(s) played in {time.monotonic() - started:.1f} s; replays and logs in {folder}")
             ratings, report = ladder.standings()
             print(render_ladder(ratings, report, {b.name for b in ladder.bots()}))
             return EXIT_INTERRUPTED if interrupted else EXIT_OK
@@ -684,8 +667,6 @@ def main(argv: list[str] | None = None) -> int:
     if tail and not (args.subcommand == "ladder" and args.ladder_command == "add"):
         parser.error("a command after -- is only taken by `arena ladder add NAME -- CMD ARGS`")
     args.argv = tail
-    from .ladder import LadderError
-
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "demo": cmd_demo,
         "tournament": cmd_tournament,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import secrets
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -270,10 +269,3 @@ async def run_ladder(
         log.info("ladder_run_finished", games=sink.done)
         log_to_file(None)
     return sink.done, folder
-
-
-def ladder_exists(path: Path) -> bool:
-    return path.expanduser().exists()
-
-
-__all__ = ["DEFAULT_DB", "Ladder", "LadderError", "render_ladder", "run_ladder", "sqlite3"]

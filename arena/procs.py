@@ -169,6 +169,9 @@ class BotRunner:
                     return how
                 finally:
                     await terminate(proc)
+                    if proc.stdout is not None:
+                        with trio.CancelScope(shield=True):
+                            await proc.stdout.aclose()
                     if self._on_end is not None:
                         self._on_end(proc.pid, ticket)
             finally:

@@ -165,13 +165,14 @@ class Runner:
             seat_tokens=tokens,
         )
         self.sink.started(job, match_id)
-        started = trio.current_time()
+        started = trio.current_time()  # reset once the game's turn to start came
         handle: MatchHandle | None = None
         done = False
         try:
             async with trio.open_nursery() as nursery:
                 async with self.starting:
                     handle = await self.backend.create(spec)
+                    started = trio.current_time()
                     log.debug("game_started", idx=job.idx, players=list(job.players))
                     nursery.start_soon(handle.follow)
                     settled = []

@@ -19,6 +19,9 @@ from .store import connect, outcome_columns, transaction
 
 log = structlog.get_logger("arena")
 
+FORGET_AFTER_S = 600.0
+"""A finished match stays visible to GetMatch this long after it was recorded."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
     match_id TEXT PRIMARY KEY, seat0 TEXT NOT NULL, seat1 TEXT NOT NULL, rules TEXT NOT NULL,
@@ -39,6 +42,7 @@ async def serve(listen: str, folder: Path, *, ready: trio.Event | None = None) -
     db.executescript(_SCHEMA)
     host, _, port = listen.rpartition(":")
     recorded: set[str] = {r["match_id"] for r in db.execute("SELECT match_id FROM matches")}
+    finished_at: dict[str, float] = {}
     try:
         async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays") as ref:
             print(f"referee listening on {ref.address}; replays and records in {folder}", flush=True)
@@ -68,6 +72,13 @@ async def serve(listen: str, folder: Path, *, ready: trio.Event | None = None) -
                             },
                         )
                     recorded.add(match_id)
+                    finished_at[match_id] = time.monotonic()
+                # Forget recorded matches after a while (operators poll GetMatch until they see the
+                # end; the referee itself never drops a table, so a long service would grow).
+                for match_id, at in list(finished_at.items()):
+                    if time.monotonic() - at > FORGET_AFTER_S:
+                        ref.tables.pop(match_id, None)
+                        del finished_at[match_id]
                 await trio.sleep(0.5)
     finally:
         db.close()

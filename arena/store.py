@@ -8,6 +8,7 @@ that was running is played again from scratch under a new match id, ``…-rN``).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -89,6 +90,30 @@ class DbWriter:
 
 class StoreError(Exception):
     """A run folder that cannot be used (missing, not a run, a schedule that changed…)."""
+
+
+class RunLock:
+    """An exclusive lock on a run folder (``.lock``, ``flock``): one arena process plays a run at
+    a time. The kernel drops it when the process dies, even by ``kill -9``."""
+
+    def __init__(self, run_dir: Path) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = run_dir / ".lock"
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self._fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(self._fd)
+            raise StoreError(f"{run_dir} is in use by another arena process (pid {holder})") from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = -1
 
 
 def connect(path: Path, *, any_thread: bool = False) -> sqlite3.Connection:
@@ -188,9 +213,10 @@ def outcome_from_row(r: sqlite3.Row, players: tuple[str, str]) -> Outcome:
 class RunStore:
     """One run's database."""
 
-    def __init__(self, run_dir: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, run_dir: Path, conn: sqlite3.Connection, lock: RunLock | None = None) -> None:
         self.run_dir = run_dir
         self.conn = conn
+        self.lock = lock
         self._config: RunConfig | None = None
 
     # ----- opening -----
@@ -205,9 +231,10 @@ class RunStore:
     ) -> RunStore:
         """Create the database of a new run (the folder may exist but must hold no run). It is
         built under a temporary name and renamed: ``run.sqlite`` exists only complete."""
-        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(run_dir)
         path = run_dir / DB_NAME
         if path.exists():
+            lock.release()
             raise StoreError(f"{run_dir} already holds a run; use --resume {run_dir} to finish it")
         tmp = run_dir / f".{DB_NAME}.creating"
         tmp.unlink(missing_ok=True)
@@ -243,16 +270,18 @@ class RunStore:
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
-        return cls(run_dir, connect(path))
+        return cls(run_dir, connect(path), lock)
 
     @classmethod
-    def open(cls, run_dir: Path, *, any_thread: bool = False) -> RunStore:
-        """Open an existing run and check that its schedule is what its config gives."""
+    def open(cls, run_dir: Path, *, any_thread: bool = False, lock: bool = False) -> RunStore:
+        """Open an existing run and check that its schedule is what its config gives; with
+        ``lock``, take the run's lock (to play it)."""
         path = run_dir / DB_NAME
         if not path.exists():
             raise StoreError(f"{run_dir} is not a run folder (no {DB_NAME})")
+        held = RunLock(run_dir) if lock else None
         conn = connect(path, any_thread=any_thread)
-        store = cls(run_dir, conn)
+        store = cls(run_dir, conn, held)
         version = store.meta("schema_version")
         if version != str(SCHEMA_VERSION):
             raise StoreError(f"{path}: schema version {version!r}; this arena reads {SCHEMA_VERSION}")
@@ -267,6 +296,8 @@ class RunStore:
 
     def close(self) -> None:
         self.conn.close()
+        if self.lock is not None:
+            self.lock.release()
 
     # ----- meta -----
     def meta(self, key: str) -> str | None:

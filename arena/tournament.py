@@ -150,9 +150,11 @@ class RunSink:
             self.stop_reason = f"SPRT {state.decision} accepted (LLR {state.llr:.2f})"
 
     def stop(self) -> bool:
+        if self.writer.error is not None and not self.stop_reason:
+            self.stop_reason = f"results could not be saved: {self.writer.error!r}"
         if self.stop_reason and not self._logged_stop:
             self._logged_stop = True
-            log.info("sprt_decided", reason=self.stop_reason)
+            log.info("run_stopping", reason=self.stop_reason)
             if self.progress is not None:
                 self.progress.update(note=self.stop_reason, force=True)
         return bool(self.stop_reason)
@@ -282,8 +284,32 @@ async def run_tournament(
     return RunResult(status, report)
 
 
+def faults_text(report: dict[str, Any], run_dir: Path) -> str:
+    """Which bots faulted, how, an example, and where their logs are."""
+    per_bot: dict[str, dict[str, int]] = {}
+    example: dict[str, str] = {}
+    for g in report["games"]:
+        seat = g["faulting_seat"]
+        if seat is None or g["termination"] == "normal":
+            continue
+        bot = g["players"][seat]
+        per_bot.setdefault(bot, {})
+        per_bot[bot][g["termination"]] = per_bot[bot].get(g["termination"], 0) + 1
+        example.setdefault(bot, f"{g['match_id']}: {g['detail']}")
+    if not per_bot:
+        return ""
+    lines = ["Faults (scored by the fault policy):"]
+    for bot in sorted(per_bot):
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(per_bot[bot].items()))
+        lines.append(f"  {bot}: {kinds} — e.g. {example[bot]} (log: {run_dir / 'logs' / (bot + '.log')})")
+    return "\n".join(lines)
+
+
 def summary_text(result: RunResult, run_dir: Path) -> str:
     lines = [render_text(result.report), ""]
+    faults = faults_text(result.report, run_dir)
+    if faults:
+        lines += [faults, ""]
     if result.status == "interrupted":
         lines.append(f"Interrupted; finish it with: arena tournament --resume {run_dir}")
     elif result.status == "stopped":

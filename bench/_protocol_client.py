@@ -16,11 +16,12 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import sys
 import threading
 import time
 from array import array
-from collections import Counter
+from collections import Counter, deque
 from typing import Any
 
 import grpc
@@ -31,19 +32,53 @@ mono = time.monotonic
 
 
 # ----------------------------------------------------------------- bare server
+def typical_request() -> bot_pb2.RefereeMessage:
+    """A real mid-deal action request (about the referee's average size), built once."""
+    from referee import _wire as wire
+    from referee import gin
+
+    match = gin.Match(gin.RuleSet.classic(), b"bench-protocol")
+    while len(match.deal.history) < 24 or match.deal.phase != "discard":
+        legal = match.legal_actions()
+        pick = next((a for a in legal if a.kind in ("pass", "draw_stock")), legal[0])
+        match.apply(pick)
+    seat = match.to_move
+    state = match.view(seat)
+    return bot_pb2.RefereeMessage(match_id="0123456789abcdef", action_request=wire.action_request(
+        7, state, wire.clocks([10_000, 10_000], 0, seat), 10_000, wire.EventLog()))
+
+
 class Echo(bot_pb2_grpc.BotServiceServicer):
-    """Answers every message of the stream with a small one: the floor of a lock-step exchange."""
+    """Answers every Ping with a Pong: the floor of a lock-step exchange. ``ping_id = k > 1``
+    asks for the referee's pattern instead: k-1 small messages, then a typical action request
+    (each built anew, as the referee does)."""
+
+    def __init__(self) -> None:
+        self.big = typical_request()
+        self.small = bot_pb2.RefereeMessage(match_id="0123456789abcdef", event=game_pb2.PublicEvent(
+            seat=1, kind=game_pb2.ACTION_KIND_DISCARD, card="Td", stock_size_after=20, think_ms=0))
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        big, small = self.big, self.small
         while True:
             msg = await context.read()
             if msg is grpc.aio.EOF:
                 return
-            await context.write(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(ping_id=msg.ping.ping_id)))
+            k = msg.ping.ping_id
+            if k <= 1:
+                await context.write(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(ping_id=k)))
+                continue
+            for _ in range(k - 1):
+                m = bot_pb2.RefereeMessage()
+                m.CopyFrom(small)
+                await context.write(m)
+            m = bot_pb2.RefereeMessage()
+            m.CopyFrom(big)
+            await context.write(m)
 
 
 async def bare_server(port: int) -> None:
-    from referee._server import SERVER_OPTIONS  # noqa: PLC0415 - the referee's options, for parity
+    from referee._server import SERVER_OPTIONS
 
     server = grpc.aio.server(options=SERVER_OPTIONS)
     bot_pb2_grpc.add_BotServiceServicer_to_server(Echo(), server)
@@ -51,6 +86,97 @@ async def bare_server(port: int) -> None:
     await server.start()
     print(f"PORT {bound}", flush=True)
     await server.wait_for_termination()
+
+
+class GuestEcho(bot_pb2_grpc.BotServiceServicer):
+    """Echo through the referee's bridge, without the game: the handler hands each message to a
+    trio task (``send_nowait`` on a memory channel, like ``SeatLink.deliver``), which waits for it
+    inside a deadline scope (like ``Table._decide``) and queues the replies for an asyncio writer
+    task (like ``GrpcSession``), which tells trio when the last one is written (like
+    ``SeatLink.sent``)."""
+
+    def __init__(self, nursery: Any) -> None:
+        self.nursery = nursery
+        self.big = typical_request()
+        self.small = bot_pb2.RefereeMessage(match_id="0123456789abcdef", event=game_pb2.PublicEvent(
+            seat=1, kind=game_pb2.ACTION_KIND_DISCARD, card="Td", stock_size_after=20, think_ms=0))
+
+    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        import math
+
+        import trio
+
+        queue: deque[tuple[bot_pb2.RefereeMessage, bool]] = deque()
+        wake = asyncio.Event()
+        inbox, outbox = trio.open_memory_channel[tuple[str, Any]](math.inf)
+
+        def out(msg: bot_pb2.RefereeMessage, last: bool) -> None:
+            queue.append((msg, last))
+            wake.set()
+
+        async def table() -> None:
+            big, small = self.big, self.small
+            with outbox:
+                while True:
+                    with trio.move_on_at(trio.current_time() + 10):
+                        try:
+                            kind, msg = await outbox.receive()
+                        except trio.EndOfChannel:
+                            return
+                        if kind != "msg":
+                            continue
+                        k = msg.ping.ping_id
+                        if k <= 1:
+                            out(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(ping_id=k)), True)
+                            continue
+                        for _ in range(k - 1):
+                            m = bot_pb2.RefereeMessage()
+                            m.CopyFrom(small)
+                            out(m, False)
+                        m = bot_pb2.RefereeMessage()
+                        m.CopyFrom(big)
+                        out(m, True)
+
+        async def writer() -> None:
+            while True:
+                if not queue:
+                    wake.clear()
+                    await wake.wait()
+                    continue
+                msg, last = queue.popleft()
+                await context.write(msg)
+                if last:
+                    inbox.send_nowait(("sent", trio.current_time()))
+
+        self.nursery.start_soon(table)
+        w = asyncio.ensure_future(writer())
+        try:
+            while True:
+                msg = await context.read()
+                if msg is grpc.aio.EOF:
+                    return
+                inbox.send_nowait(("msg", msg))
+        finally:
+            w.cancel()
+            inbox.close()
+
+
+def guest_server(port: int) -> None:
+    import trio
+
+    from referee._runtime import aio, run
+    from referee._server import SERVER_OPTIONS
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            server = grpc.aio.server(options=SERVER_OPTIONS)
+            bot_pb2_grpc.add_BotServiceServicer_to_server(GuestEcho(nursery), server)
+            bound = server.add_insecure_port(f"127.0.0.1:{port}")
+            await aio(server.start())
+            print(f"PORT {bound}", flush=True)
+            await trio.sleep_forever()
+
+    run(main)
 
 
 # ----------------------------------------------------------------- shared client plumbing
@@ -78,21 +204,29 @@ class Recorder:
         return {
             "count": count, "samples": samples, "abnormal": self.abnormal, "errors": self.errors[:5],
             "decisions_per_match": dpm[len(dpm) // 2] if dpm else 0, "matches_finished": len(dpm),
+            "ops_total": len(self.ops),
             "stages": dict(Counter("/".join(w) for w in self.where)),
         }
 
 
-async def until_stopped(rec: Recorder, tasks: list[asyncio.Task[Any]]) -> None:
+async def until_stopped(rec: Recorder, go: asyncio.Event | None = None) -> None:
+    """Serve stdin commands: ``GO`` (release held bots), ``STOP <t0> <t1>`` (report and exit)."""
     loop = asyncio.get_running_loop()
-    line: asyncio.Future[str] = loop.create_future()
+    stop_line: asyncio.Future[str] = loop.create_future()
+
+    def on_line(text: str) -> None:
+        if text.startswith("GO") and go is not None:
+            go.set()
+        elif not stop_line.done():
+            stop_line.set_result(text)
 
     def read_stdin() -> None:
-        text = sys.stdin.readline()
-        loop.call_soon_threadsafe(lambda: line.done() or line.set_result(text))
+        for text in sys.stdin:
+            loop.call_soon_threadsafe(on_line, text)
+        loop.call_soon_threadsafe(on_line, "EOF")
 
     threading.Thread(target=read_stdin, daemon=True).start()
-    text = await line
-    parts = text.split()
+    parts = (await stop_line).split()
     if len(parts) != 3 or parts[0] != "STOP":
         os._exit(3)
     result = rec.result(float(parts[1]), float(parts[2]))
@@ -104,25 +238,27 @@ async def until_stopped(rec: Recorder, tasks: list[asyncio.Task[Any]]) -> None:
 def report_crash(rec: Recorder, task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         rec.errors.append(repr(task.exception()))
-        import traceback  # noqa: PLC0415
+        import traceback
 
         traceback.print_exception(task.exception(), file=sys.stderr)
 
 
 # ----------------------------------------------------------------- ping client
-async def ping_stream(target: str, rec: Recorder) -> None:
+async def ping_stream(target: str, rec: Recorder, replies: int) -> None:
     async with grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) as ch:
         call = bot_pb2_grpc.BotServiceStub(ch).Play()
-        msg = bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=1))
+        msg = bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=replies))
         at, val, ops = rec.at, rec.val, rec.ops
         t0 = mono()
         await call.write(msg)
-        await call.read()
+        for _ in range(replies):
+            await call.read()
         rec.one_ready()
         while True:
             t0 = mono()
             await call.write(msg)
-            reply = await call.read()
+            for _ in range(replies):
+                reply = await call.read()
             t1 = mono()
             if reply is grpc.aio.EOF:
                 raise RuntimeError("the server ended the stream")
@@ -131,12 +267,12 @@ async def ping_stream(target: str, rec: Recorder) -> None:
             ops.append(t1)
 
 
-async def ping_main(target: str, n: int) -> None:
+async def ping_main(target: str, n: int, replies: int) -> None:
     rec = Recorder(n)
-    tasks = [asyncio.ensure_future(ping_stream(target, rec)) for _ in range(n)]
+    tasks = [asyncio.ensure_future(ping_stream(target, rec, replies)) for _ in range(n)]
     for t in tasks:
         t.add_done_callback(lambda t: report_crash(rec, t))
-    await until_stopped(rec, tasks)
+    await until_stopped(rec)
 
 
 # ----------------------------------------------------------------- trivial bots
@@ -165,106 +301,149 @@ def choose(req: bot_pb2.ActionRequest) -> game_pb2.Action:
 
 
 class Match:
-    __slots__ = ("last", "decisions", "started")
+    __slots__ = ("created", "decisions", "last")
 
-    def __init__(self) -> None:
+    def __init__(self, created: float) -> None:
+        self.created = created  # when CreateMatch was called
         self.last = 0.0  # when a bot last wrote an action (0: no decision yet)
         self.decisions = 0
-        self.started = False
 
 
-async def seat(ch: grpc.aio.Channel, token: str, m: Match, rec: Recorder, first_request: Any, where: list[str],
-               i: int) -> None:
-    where[i] = "open"
-    call = bot_pb2_grpc.BotServiceStub(ch).Play()
-    await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="trivial", token=token, protocol_version=1)))
-    where[i] = "hello"
-    at, val, ops = rec.at, rec.val, rec.ops
-    while True:
-        msg = await call.read()
-        if msg is grpc.aio.EOF:
-            where[i] = "eof"
-            return
-        kind = msg.WhichOneof("kind")
-        where[i] = kind
-        if kind == "action_request":
-            now = mono()
-            if m.last:
-                at.append(now)
-                val.append(now - m.last)
+class Bots:
+    """Match slots in one process: each plays one match after another, each seat on its own
+    connection (kept across matches)."""
+
+    def __init__(self, target: str, n: int, points: int, think_s: float, hold: bool) -> None:
+        self.target = target
+        self.rec = Recorder(n)
+        self.think_s = think_s
+        self.go = asyncio.Event()
+        if not hold:
+            self.go.set()
+        self.ops = referee_pb2_grpc.RefereeServiceStub(grpc.aio.insecure_channel(target))
+        self.request = referee_pb2.CreateMatchRequest(
+            seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
+            rules=game_pb2.RuleSet(name="classic", target=points),
+            time_control=game_pb2.TimeControl(text="st=10", per_move=game_pb2.FixedPerMove(move_ms=10_000)),
+            reconnect_grace_ms=200,
+        )
+        self.started = 0  # slots whose first match has sent its first request
+        self.n = n
+        self.start_at = array("d")  # match start latency: CreateMatch called -> first request
+        self.start_val = array("d")
+
+    async def slot(self) -> None:
+        chans = [grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS) for _ in range(2)]
+        where = ["create", "", ""]
+        self.rec.where.append(where)
+        first = True
+        while True:
+            where[0] = "create"
+            m = Match(mono())
+            created = await self.ops.CreateMatch(self.request)
+            where[0] = "created"
+            await asyncio.gather(*(self.seat(ch, t.token, m, where, i + 1, first)
+                                   for i, (ch, t) in enumerate(zip(chans, created.seat_tokens, strict=True))))
+            first = False
+            self.rec.decisions_per_match.append(m.decisions)
+
+    async def seat(self, ch: grpc.aio.Channel, token: str, m: Match, where: list[str], i: int, first: bool) -> None:
+        where[i] = "open"
+        call = bot_pb2_grpc.BotServiceStub(ch).Play()
+        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="trivial", token=token, protocol_version=1)))
+        where[i] = "hello"
+        rec = self.rec
+        at, val, ops = rec.at, rec.val, rec.ops
+        think = self.think_s
+        while True:
+            msg = await call.read()
+            if msg is grpc.aio.EOF:
+                where[i] = "eof"
+                return
+            kind = msg.WhichOneof("kind")
+            where[i] = kind
+            if kind == "action_request":
+                now = mono()
+                if m.last:
+                    at.append(now)
+                    val.append(now - m.last)
+                    m.last = 0.0
+                elif not m.decisions:  # the match's first request
+                    if not first:  # (first matches all start at once: a ramp, not a steady state)
+                        self.start_at.append(now)
+                        self.start_val.append(now - m.created)
+                    else:
+                        self.started += 1
+                        if self.started == self.n and not self.go.is_set():
+                            print("STARTED", flush=True)
+                    if not self.go.is_set():
+                        await self.go.wait()
+                req = msg.action_request
+                out = bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
+                    match_id=msg.match_id, request_id=req.request_id, action=choose(req)))
+                if think:
+                    await asyncio.sleep(think * (0.5 + random.random()))
+                m.decisions += 1
+                m.last = sent = mono()
+                await call.write(out)
+                ops.append(sent)
+            elif kind == "match_finished":
+                if msg.match_finished.result.termination != game_pb2.TERMINATION_NORMAL:
+                    rec.abnormal += 1
+                    rec.errors.append(msg.match_finished.result.detail)
                 m.last = 0.0
-            elif not m.started:
-                m.started = True
-                first_request()
-            req = msg.action_request
-            out = bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
-                match_id=msg.match_id, request_id=req.request_id, action=choose(req)))
-            m.decisions += 1
-            m.last = sent = mono()
-            await call.write(out)
-            ops.append(sent)
-        elif kind == "match_finished":
-            if msg.match_finished.result.termination != game_pb2.TERMINATION_NORMAL:
-                rec.abnormal += 1
-                rec.errors.append(msg.match_finished.result.detail)
-            m.last = 0.0
-            await call.done_writing()
-        elif kind == "error":
-            rec.errors.append(msg.error.message)
+                await call.done_writing()
+            elif kind == "error":
+                rec.errors.append(msg.error.message)
 
+    async def main(self) -> None:
+        tasks = [asyncio.ensure_future(self.slot()) for _ in range(self.n)]
+        for t in tasks:
+            t.add_done_callback(lambda t: report_crash(self.rec, t))
+        # READY: every slot's first match is playing (after GO when holding).
+        async def ready() -> None:
+            while self.started < self.n:
+                await asyncio.sleep(0.02)
+            await self.go.wait()
+            print("READY", flush=True)
 
-async def slot(target: str, ops_stub: referee_pb2_grpc.RefereeServiceStub, points: int, rec: Recorder) -> None:
-    """One match after another, each seat on its own connection (kept across matches)."""
-    ready = [False]
+        ready_task = asyncio.ensure_future(ready())
+        orig = self.rec.result
 
-    def first_request() -> None:
-        if not ready[0]:
-            ready[0] = True
-            rec.one_ready()
+        def result(t0: float, t1: float) -> dict[str, Any]:
+            r = orig(t0, t1)
+            r["start_latency"] = [round(v, 5) for v in self.start_val]  # the whole run
+            return r
 
-    request = referee_pb2.CreateMatchRequest(
-        seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
-        rules=game_pb2.RuleSet(name="classic", target=points),
-        time_control=game_pb2.TimeControl(text="st=10", per_move=game_pb2.FixedPerMove(move_ms=10_000)),
-        reconnect_grace_ms=200,
-    )
-    chans = [grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) for _ in range(2)]
-    where = ["create", "", ""]
-    rec.where.append(where)
-    while True:
-        where[0] = "create"
-        created = await ops_stub.CreateMatch(request)
-        where[0] = "created"
-        m = Match()
-        await asyncio.gather(*(seat(ch, t.token, m, rec, first_request, where, i + 1)
-                               for i, (ch, t) in enumerate(zip(chans, created.seat_tokens, strict=True))))
-        rec.decisions_per_match.append(m.decisions)
-
-
-async def bots_main(target: str, n: int, points: int) -> None:
-    rec = Recorder(n)
-    ops_channel = grpc.aio.insecure_channel(target)
-    ops_stub = referee_pb2_grpc.RefereeServiceStub(ops_channel)
-    tasks = [asyncio.ensure_future(slot(target, ops_stub, points, rec)) for _ in range(n)]
-    for t in tasks:
-        t.add_done_callback(lambda t: report_crash(rec, t))
-    await until_stopped(rec, tasks)
+        self.rec.result = result  # type: ignore[method-assign]
+        await until_stopped(self.rec, self.go)
+        del ready_task
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["bare-server", "ping", "bots"])
+    parser.add_argument("mode", choices=["bare-server", "guest-server", "ping", "bots"])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--target", default="")
     parser.add_argument("-n", type=int, default=1)
     parser.add_argument("--points", type=int, default=100)
+    parser.add_argument("--replies", type=int, default=1, help="ping: messages the server sends per round trip")
+    parser.add_argument("--think-ms", type=float, default=0.0, help="bots: mean thinking time (uniform 0.5x-1.5x)")
+    parser.add_argument("--hold", action="store_true",
+                        help="bots: once every match has its first request, print STARTED and answer nothing "
+                             "before a GO line on stdin (so that all matches start together)")
     args = parser.parse_args()
     if args.mode == "bare-server":
         asyncio.run(bare_server(args.port))
+    elif args.mode == "guest-server":
+        guest_server(args.port)
     elif args.mode == "ping":
-        asyncio.run(ping_main(args.target, args.n))
+        asyncio.run(ping_main(args.target, args.n, args.replies))
     else:
-        asyncio.run(bots_main(args.target, args.n, args.points))
+        async def bots() -> None:
+            await Bots(args.target, args.n, args.points, args.think_ms / 1000, args.hold).main()
+
+        asyncio.run(bots())
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ def max_think(outs: list[Outcome]) -> float:
             for line in Path(o.replay_path).read_text().splitlines():
                 rec = json.loads(line)
                 if rec.get("type") == "action":
-                    worst = max(worst, float(rec.get("think_ms", 0)))
+                    think = rec["think_us"] / 1000 if "think_us" in rec else rec.get("think_ms", 0)
+                    worst = max(worst, float(think))
     return worst
 
 

@@ -142,8 +142,9 @@ def stop(proc: Proc) -> None:
 
 
 # ----------------------------------------------------------------- servers
-def start_bare(log_dir: Path) -> tuple[Proc, str]:
-    proc = start("bare-server", [PY, str(CLIENT), "bare-server", "--port", "0"], log_dir)
+def start_echo(kind: str, log_dir: Path) -> tuple[Proc, str]:
+    """``bare-server`` (grpc.aio only) or ``guest-server`` (the referee's asyncio/trio bridge)."""
+    proc = start(kind, [PY, str(CLIENT), kind, "--port", "0"], log_dir)
     return proc, "127.0.0.1:" + proc.expect("PORT", 30)
 
 
@@ -182,23 +183,32 @@ class Window:
         return sorted(x for r in self.results for x in r["samples"])
 
     def pct(self, q: float) -> float:
-        s = self.samples()
-        if not s:
-            return float("nan")
-        return s[min(len(s) - 1, int(q * len(s)))]
+        return pct(self.samples(), q)
 
 
 def run_window(
     design: str, server: Proc, client_argvs: list[list[str]], log_dir: Path, warmup: float, seconds: float,
-    on_ready: Any = None,
+    on_started: Any = None,
 ) -> Window:
-    """Start the clients, wait until every one is READY, warm up, measure, stop them."""
-    clients = [start(f"{design}-client{i}", argv, log_dir) for i, argv in enumerate(client_argvs)]
+    """Start the clients, wait until every one is READY, warm up, measure, stop them. With
+    ``on_started`` the clients hold their matches until all have started (``--hold``); it is
+    called then, before they are released."""
+    clients = [start(f"{design}-client{i}", argv + (["--hold"] if on_started else []), log_dir)
+               for i, argv in enumerate(client_argvs)]
     try:
+        extra: dict[str, Any] = {}
+        t_start = time.monotonic()
+        if on_started is not None:
+            for c in clients:
+                c.expect("STARTED", 180)
+            extra["ramp_s"] = time.monotonic() - t_start
+            extra.update(on_started())
+            for c in clients:
+                c.tell("GO")
         for c in clients:
-            c.expect("READY", 120)
-        extra = on_ready() if on_ready is not None else {}
+            c.expect("READY", 180)
         time.sleep(warmup)
+        extra["rss_t0_kb"] = server.rss_kb()
         c0 = [c.cpu() for c in clients]
         s0 = server.cpu()
         t0 = time.monotonic()
@@ -216,20 +226,38 @@ def run_window(
             stop(c)
 
 
-def client_argv(mode: str, target: str, n: int, args: argparse.Namespace) -> list[str]:
+def client_argv(mode: str, target: str, n: int, args: argparse.Namespace, *, replies: int = 1,
+                think_ms: float = 0) -> list[str]:
     argv = [PY, str(CLIENT), mode, "--target", target, "-n", str(n)]
     if mode == "bots":
-        argv += ["--points", str(args.points)]
+        argv += ["--points", str(args.points), "--think-ms", str(think_ms)]
+    else:
+        argv += ["--replies", str(replies)]
     return argv
 
 
 def split(n: int, parts: int) -> list[int]:
-    return [n // parts + (1 if i < n % parts else 0) for i in range(parts) if n // parts + (1 if i < n % parts else 0)]
+    sizes = [n // parts + (1 if i < n % parts else 0) for i in range(parts)]
+    return [s for s in sizes if s]
 
 
 # ----------------------------------------------------------------- report
 def fmt_ms(s: float) -> str:
     return f"{s * 1e3:.3f} ms"
+
+
+def replay_decisions(folder: Path) -> list[float]:
+    """Decisions of every match that ended normally, from its replay's result record."""
+    out = []
+    for path in folder.glob("*.jsonl"):
+        last = json.loads(path.read_bytes().rstrip().rsplit(b"\n", 1)[-1])
+        if last.get("termination") == "normal":
+            out.append(float(last["decisions"]))
+    return out
+
+
+def pct(xs: list[float], q: float) -> float:
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
 def median(xs: list[float]) -> float:
@@ -240,117 +268,101 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
 
+DESIGNS = {
+    "bare": "bare grpc.aio echo: 1 reply per round trip",
+    "bare3": "bare grpc.aio, the referee's writes: 2 events + 1 request per round trip",
+    "guest3": "the same through the referee's asyncio→trio→asyncio bridge, no game",
+    "referee": "referee serve + trivial bots (per decision)",
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="one repetition, short windows (~30 s)")
+    parser.add_argument("--quick", action="store_true",
+                        help="one repetition, short windows, bare/referee only (~40 s)")
     parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions of each window (default 3)")
-    parser.add_argument("--window", type=float, default=5.0, help="measured seconds per window (default 5)")
-    parser.add_argument("--warmup", type=float, default=1.5, help="seconds of load before each window (default 1.5)")
+    parser.add_argument("--window", type=float, default=3.0, help="measured seconds per window (default 3; "
+                        "(b) uses 3x this)")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds of load before each window (default 1)")
     parser.add_argument("--streams", type=int, default=100, help="concurrent streams for (a) (default 100)")
     parser.add_argument("--matches", type=int, default=500, help="concurrent matches for (b) (default 500)")
     parser.add_argument("--clients", type=int, default=2, help="client processes for (b) (default 2)")
     parser.add_argument("--points", type=int, default=100, help="classic rules' game target (default 100)")
+    parser.add_argument("--think-ms", type=float, default=1000.0,
+                        help="(b) again with bots thinking this long on average (uniform 0.5x-1.5x; 0: skip)")
     parser.add_argument("--log-level", default="info", help="the referee's --log-level (default info)")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, replays)")
     args = parser.parse_args()
     if args.quick:
-        args.reps, args.window, args.warmup = 1, 2.5, 1.0
+        args.reps, args.window, args.warmup, args.think_ms = 1, 2.0, 0.7, 0.0
 
-    import grpc  # noqa: PLC0415 - only for the versions
-    import google.protobuf  # noqa: PLC0415
-    import trio  # noqa: PLC0415
+    import google.protobuf
+    import grpc
+    import trio
 
     print(f"command: {shlex.join([PY, *sys.argv])}")
     print(f"python {sys.version.split()[0]} · grpcio {grpc.__version__} · protobuf {google.protobuf.__version__} · "
-          f"trio {trio.__version__} · {os.cpu_count()} cpus · load avg {os.getloadavg()[0]:.2f}")
+          f"trio {trio.__version__} · {os.cpu_count()} cpus · load avg {os.getloadavg()[0]:.2f} (before start)")
     tmp = Path(tempfile.mkdtemp(prefix="bench-protocol-"))
     replays = tmp / "replays"
     replays.mkdir()
     began = time.monotonic()
-    rows: list[tuple[str, str, str, str]] = []
     try:
-        bare, bare_addr = start_bare(tmp)
+        bare, bare_addr = start_echo("bare-server", tmp)
+        guest, guest_addr = start_echo("guest-server", tmp)
         ref, ref_addr = start_referee("referee", tmp, replays, args.log_level)
-        print(f"bare server pid {bare.pid} at {bare_addr}; referee pid {ref.pid} at {ref_addr}: "
-              f"{shlex.join(ref.argv)}")
-        # Warm the referee (imports, first match) before any window.
+        print(f"servers: bare pid {bare.pid}, guest pid {guest.pid}, referee pid {ref.pid}: {shlex.join(ref.argv)}")
+        # Warm the referee (imports, first matches) before any window.
         run_window("warm", ref, [client_argv("bots", ref_addr, 2, args)], tmp, 0.5, 0.5)
+        time.sleep(0.3)
+        ref_idle_kb, ref_idle_replays = ref.rss_kb(), len(list(replays.iterdir()))
 
-        w1: dict[str, list[Window]] = {"bare": [], "referee": []}
-        wn: dict[str, list[Window]] = {"bare": [], "referee": []}
+        n = args.streams
+        names = ["bare", "referee"] if args.quick else list(DESIGNS)
+        setups = {
+            "bare": (bare, "ping", bare_addr, 1, 1), "bare3": (bare, "ping", bare_addr, 1, 3),
+            "guest3": (guest, "ping", guest_addr, 1, 3), "referee": (ref, "bots", ref_addr, 2, 1),
+        }
+        w1: dict[str, list[Window]] = {d: [] for d in names}
+        wn: dict[str, list[Window]] = {d: [] for d in names}
         for rep in range(args.reps):
-            for design, server, addr, mode in (("bare", bare, bare_addr, "ping"), ("referee", ref, ref_addr, "bots")):
-                w = run_window(design, server, [client_argv(mode, addr, 1, args)], tmp, args.warmup, args.window)
-                w1[design].append(w)
-                print(f"  rep {rep + 1} 1 stream/match   {design:8s} p50 {fmt_ms(w.pct(0.5))}  "
-                      f"{w.rate:8.0f}/s  server CPU {w.cpu_per_op_us:6.1f} µs/op", flush=True)
-            for design, server, addr, mode, n in (("bare", bare, bare_addr, "ping", args.streams),
-                                                  ("referee", ref, ref_addr, "bots", args.streams // 2)):
-                w = run_window(design, server, [client_argv(mode, addr, n, args)], tmp, args.warmup, args.window)
-                wn[design].append(w)
-                print(f"  rep {rep + 1} {args.streams} streams      {design:8s} p50 {fmt_ms(w.pct(0.5))} "
-                      f"p99 {fmt_ms(w.pct(0.99))}  {w.rate:8.0f}/s  server CPU {w.cpu_per_op_us:6.1f} µs/op  "
-                      f"client CPU {sum(w.client_cpu) / w.seconds * 100:4.0f}%", flush=True)
-        ref_stats = [r for w in wn["referee"] for r in w.results]
-        stop(bare)
-        stop(ref)
+            for streams, store in ((1, w1), (n, wn)):
+                for design in names:
+                    server, mode, addr, per, replies = setups[design]
+                    argv = client_argv(mode, addr, max(1, streams // per), args, replies=replies)
+                    w = run_window(design, server, [argv], tmp, args.warmup, args.window)
+                    store[design].append(w)
+                    print(f"  rep {rep + 1} {streams:3d} stream(s)  {design:8s} p50 {fmt_ms(w.pct(0.5))} "
+                          f"p99 {fmt_ms(w.pct(0.99))}  {w.rate:6.0f}/s  server CPU {w.cpu_per_op_us:6.1f} µs/op"
+                          f"  client CPU {sum(w.client_cpu) / w.seconds * 100:3.0f}%", flush=True)
+        ref_after_kb, ref_after_replays = ref.rss_kb(), len(list(replays.iterdir()))
+        for proc in (bare, guest, ref):
+            stop(proc)
 
-        # (b): a fresh referee, many matches at once.
-        big, big_addr = start_referee("referee-b", tmp, replays, args.log_level)
-        run_window("warm-b", big, [client_argv("bots", big_addr, 2, args)], tmp, 0.3, 0.3)
-        time.sleep(0.5)
-        idle_kb = big.rss_kb()
+        # (b): a fresh referee, many matches at once (held until all have started, then released).
+        wb: dict[float, Window] = {}
+        for think in (0.0, *([args.think_ms] if args.think_ms else [])):
+            big, big_addr = start_referee(f"referee-b{think:g}", tmp, replays, args.log_level)
+            run_window("warm-b", big, [client_argv("bots", big_addr, 2, args)], tmp, 0.3, 0.3)
+            time.sleep(0.3)
+            idle = big.rss_kb()
 
-        def at_ready() -> dict[str, Any]:
-            return {"rss_ready_kb": big.rss_kb()}
+            def at_start(big: Proc = big) -> dict[str, Any]:
+                return {"rss_started_kb": big.rss_kb()}
 
-        wb = run_window("b", big, [client_argv("bots", big_addr, n, args) for n in split(args.matches, args.clients)],
-                        tmp, max(args.warmup, 2.0), args.window * (2 if not args.quick else 1), at_ready)
-        stop(big)
+            w = run_window(f"b{think:g}", big, [client_argv("bots", big_addr, k, args, think_ms=think)
+                                                 for k in split(args.matches, args.clients)],
+                           tmp, max(args.warmup, 2.0), args.window * 3, at_start)
+            w.extra["rss_idle_kb"] = idle
+            wb[think] = w
+            stop(big)
+            print(f"  {args.matches} matches, think {think:g} ms: ramp {w.extra['ramp_s']:.1f} s, "
+                  f"p50 {fmt_ms(w.pct(0.5))} p99 {fmt_ms(w.pct(0.99))}, {w.rate:.0f} decisions/s, "
+                  f"server CPU {w.cpu_per_op_us:.0f} µs/decision", flush=True)
 
-        # ----- the table
-        b1p50 = median([w.pct(0.5) for w in w1["bare"]])
-        r1p50 = median([w.pct(0.5) for w in w1["referee"]])
-        bn_rate = median([w.rate for w in wn["bare"]])
-        bn_cpu = median([w.cpu_per_op_us for w in wn["bare"]])
-        rn_rate = median([w.rate for w in wn["referee"]])
-        rn_cpu = median([w.cpu_per_op_us for w in wn["referee"]])
-        ratio = median([r.cpu_per_op_us / b.cpu_per_op_us for b, r in zip(wn["bare"], wn["referee"], strict=True)])
-        per_match_kb = (wb.extra["rss_ready_kb"] - idle_kb) / args.matches
-        b_p99 = wb.pct(0.99)
-        dpm = [r["decisions_per_match"] for r in ref_stats if r["decisions_per_match"]]
-        rows += [
-            ("bare ping-pong p50, 1 stream", fmt_ms(b1p50), "(ref. 0.18 ms)", ""),
-            (f"bare ping-pong, {args.streams} streams", f"{bn_rate:,.0f} rt/s", "(ref. ~18.8k)", ""),
-            (f"bare server CPU per round trip, {args.streams} streams", f"{bn_cpu:.1f} µs", "(ref. ~51 µs)", ""),
-            (f"referee, {args.streams} streams ({args.streams // 2} matches)", f"{rn_rate:,.0f} decisions/s", "", ""),
-            (f"referee CPU per decision, {args.streams} streams", f"{rn_cpu:.1f} µs", "", ""),
-            ("(a) referee CPU/decision ÷ bare CPU/round trip", f"{ratio:.2f}×", "≤ 1.3×", verdict(ratio <= 1.3)),
-            (f"(b) p99 decision overhead, {args.matches} matches (client-side)", fmt_ms(b_p99), "< 20 ms",
-             verdict(b_p99 < 0.020)),
-            (f"    p50 / p99.9 at {args.matches} matches", f"{fmt_ms(wb.pct(0.5))} / {fmt_ms(wb.pct(0.999))}", "", ""),
-            (f"    throughput / server CPU per decision at {args.matches} matches",
-             f"{wb.rate:,.0f}/s / {wb.cpu_per_op_us:.0f} µs", "", ""),
-            (f"    server CPU / client CPU ({len(wb.client_cpu)} procs) at {args.matches} matches",
-             f"{wb.server_cpu / wb.seconds * 100:.0f}% / "
-             + " + ".join(f"{c / wb.seconds * 100:.0f}%" for c in wb.client_cpu), "", ""),
-            (f"(b) server memory per match ({args.matches} running)", f"{per_match_kb:.0f} KB", "< 200 KB",
-             verdict(per_match_kb < 200)),
-            ("    referee RSS idle / all running / end of window",
-             f"{idle_kb / 1024:.0f} / {wb.extra['rss_ready_kb'] / 1024:.0f} / {wb.extra['rss_end_kb'] / 1024:.0f} MB",
-             "", ""),
-            ("(c) p50 decision overhead, 1 match (client-side)", fmt_ms(r1p50), "< 0.4 ms", verdict(r1p50 < 0.0004)),
-            ("    same, ÷ bare p50 round trip", f"{r1p50 / b1p50:.2f}×", "", ""),
-            ("    decisions per match (median)", f"{median(dpm):.0f}", "", ""),
-        ]
-        print()
-        w0 = max(len(r[0]) for r in rows)
-        print(f"{'figure':{w0}}  {'value':>22}  {'goal':>15}  result")
-        for name, value, goal, res in rows:
-            print(f"{name:{w0}}  {value:>22}  {goal:>15}  {res}")
-        bad = sum(r.get("abnormal", 0) for w in (*w1["referee"], *wn["referee"], wb) for r in w.results)
-        print(f"\nmatches not ending normally during the windows: {bad}; whole run {time.monotonic() - began:.0f} s; "
-              f"medians of {args.reps} interleaved windows of {args.window:g} s (warm-up {args.warmup:g} s)")
+        report(args, w1, wn, wb, replays, (ref_idle_kb, ref_idle_replays, ref_after_kb, ref_after_replays))
+        print(f"whole run {time.monotonic() - began:.0f} s; load avg now {os.getloadavg()[0]:.2f}; medians of "
+              f"{args.reps} interleaved windows of {args.window:g} s after {args.warmup:g} s of warm-up")
         return 0
     finally:
         for proc in list(PROCS):
@@ -358,9 +370,107 @@ def main() -> int:
         if args.keep:
             print(f"logs and replays kept in {tmp}")
         else:
-            import shutil  # noqa: PLC0415
+            import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(
+    args: argparse.Namespace, w1: dict[str, list[Window]], wn: dict[str, list[Window]], wb: dict[float, Window],
+    replays: Path, mem: tuple[int, int, int, int],
+) -> None:
+    n = args.streams
+    rows: list[tuple[str, str, str, str]] = []
+
+    def med(ws: list[Window], f: Any) -> float:
+        return median([f(w) for w in ws])
+
+    def cpu(w: Window) -> float:
+        return w.cpu_per_op_us
+
+    def p50(w: Window) -> float:
+        return w.pct(0.5)
+
+    b1p50, r1p50 = med(w1["bare"], p50), med(w1["referee"], p50)
+    bn_cpu, rn_cpu = med(wn["bare"], cpu), med(wn["referee"], cpu)
+    ratio = median([r.cpu_per_op_us / b.cpu_per_op_us for b, r in zip(wn["bare"], wn["referee"], strict=True)])
+    rows += [
+        ("bare ping-pong p50 round trip, 1 stream", fmt_ms(b1p50), "(ref. 0.18 ms)", ""),
+        (f"bare ping-pong, {n} streams", f"{med(wn['bare'], lambda w: w.rate):,.0f} rt/s", "(ref. ~18.8k)", ""),
+        (f"bare server CPU per round trip, {n} streams", f"{bn_cpu:.1f} µs", "(ref. ~51 µs)", ""),
+        (f"referee, {n} streams ({n // 2} matches)", f"{med(wn['referee'], lambda w: w.rate):,.0f} decisions/s",
+         "", ""),
+        (f"referee CPU per decision, {n} streams", f"{rn_cpu:.1f} µs", "", ""),
+        ("(a) referee CPU/decision ÷ bare CPU/round trip", f"{ratio:.2f}×", "≤ 1.3×", verdict(ratio <= 1.3)),
+    ]
+    for d in ("bare3", "guest3"):
+        if wn.get(d):
+            rows.append((f"    {d}: {DESIGNS[d]}", f"{med(wn[d], cpu):.1f} µs = {med(wn[d], cpu) / bn_cpu:.2f}×",
+                         "", ""))
+    rn_client = med(wn["referee"], lambda w: sum(w.client_cpu) / w.seconds)
+    starts = sorted(x for w in wn["referee"] for r in w.results for x in r["start_latency"])
+    rows += [
+        (f"    client CPU (1 process) at {n} streams, referee", f"{rn_client * 100:.0f}%", "", ""),
+        (f"    match start (CreateMatch → 1st request) at {n} streams, p50/max of {len(starts)}",
+         f"{fmt_ms(pct(starts, 0.5))} / {fmt_ms(pct(starts, 1.0))}", "", ""),
+    ]
+    w0 = wb[0.0]
+    b_p99 = w0.pct(0.99)
+    grow_kb = (w0.extra["rss_end_kb"] - w0.extra["rss_t0_kb"]) / max(1, w0.count)
+    per_match_kb = (w0.extra["rss_started_kb"] - w0.extra["rss_idle_kb"]) / args.matches
+    rows += [
+        (f"(b) p99 decision overhead, {args.matches} matches, instant bots", fmt_ms(b_p99), "< 20 ms",
+         verdict(b_p99 < 0.020)),
+        ("    p50 / p99.9", f"{fmt_ms(w0.pct(0.5))} / {fmt_ms(w0.pct(0.999))}", "", ""),
+        ("    decisions/s · server CPU per decision", f"{w0.rate:,.0f}/s · {w0.cpu_per_op_us:.0f} µs", "", ""),
+        (f"    Little's law: {args.matches} matches ÷ throughput", fmt_ms(args.matches / max(w0.rate, 1e-9)), "", ""),
+        (f"    CPU: server · {len(w0.client_cpu)} client procs",
+         f"{w0.server_cpu / w0.seconds * 100:.0f}% · "
+         + " + ".join(f"{c / w0.seconds * 100:.0f}%" for c in w0.client_cpu), "", ""),
+        (f"    time for all {args.matches} matches to connect and start", f"{w0.extra['ramp_s']:.1f} s", "", ""),
+    ]
+    if args.think_ms and args.think_ms in wb:
+        wt = wb[args.think_ms]
+        rows += [
+            (f"(b') same, bots thinking ~{args.think_ms:g} ms: p50 / p99",
+             f"{fmt_ms(wt.pct(0.5))} / {fmt_ms(wt.pct(0.99))}", "(< 20 ms)", verdict(wt.pct(0.99) < 0.020)),
+            ("    decisions/s · server CPU", f"{wt.rate:,.0f}/s · {wt.server_cpu / wt.seconds * 100:.0f}%", "", ""),
+        ]
+    idle_kb, idle_replays, after_kb, after_replays = mem
+    dpm = replay_decisions(replays) or [float("nan")]
+    rows += [
+        (f"(b) server memory per match ({args.matches} started)", f"{per_match_kb:.0f} KB", "< 200 KB",
+         verdict(per_match_kb < 200)),
+        ("    referee RSS idle / all started / end of window",
+         f"{w0.extra['rss_idle_kb'] / 1024:.0f} / {w0.extra['rss_started_kb'] / 1024:.0f} / "
+         f"{w0.extra['rss_end_kb'] / 1024:.0f} MB", "", ""),
+        (f"    RSS growth per decision played in the window ({w0.count:,} decisions)", f"{grow_kb:.2f} KB", "", ""),
+        (f"    → per match half-way through a median match ({median(dpm) / 2:.0f} decisions)",
+         f"{per_match_kb + grow_kb * median(dpm) / 2:.0f} KB", "(< 200 KB)",
+         verdict(per_match_kb + grow_kb * median(dpm) / 2 < 200)),
+        (f"    referee RSS growth per match finished in (a)+(c) ({after_replays - idle_replays} kept)",
+         f"{(after_kb - idle_kb) / max(1, after_replays - idle_replays):.0f} KB", "", ""),
+        ("(c) p50 decision overhead, 1 match (client-side)", fmt_ms(r1p50), "< 0.4 ms", verdict(r1p50 < 0.0004)),
+        ("    ÷ bare p50 round trip", f"{r1p50 / b1p50:.2f}×", "", ""),
+    ]
+    for d in ("bare3", "guest3"):
+        if w1.get(d):
+            rows.append((f"    1 stream {d} p50 round trip", fmt_ms(med(w1[d], p50)), "", ""))
+    rows += [
+        ("    1 stream: server CPU per op, bare / referee",
+         f"{med(w1['bare'], cpu):.0f} / {med(w1['referee'], cpu):.0f} µs", "", ""),
+        (f"decisions per match (classic, target {args.points}; median of {len(dpm)})", f"{median(dpm):.0f}", "", ""),
+    ]
+    print()
+    width = max(len(r[0]) for r in rows)
+    print(f"{'figure':{width}}  {'value':>23}  {'goal':>14}  result")
+    for name, value, goal, res in rows:
+        print(f"{name:{width}}  {value:>23}  {goal:>14}  {res}")
+    everything = [*[w for ws in w1.values() for w in ws], *[w for ws in wn.values() for w in ws], *wb.values()]
+    bad = sum(r.get("abnormal", 0) for w in everything for r in w.results)
+    errors = [e for w in everything for r in w.results for e in r.get("errors", [])]
+    print(f"\nmatches not ending normally inside the runs: {bad}; client errors: {len(errors)}"
+          + (f" (first: {errors[0][:200]})" if errors else ""))
 
 
 if __name__ == "__main__":

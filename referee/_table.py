@@ -9,7 +9,9 @@ state; nothing else of the match reaches a seat.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import struct
 import math
 import secrets
 from collections.abc import Callable
@@ -29,6 +31,13 @@ from ._substitute import substitute_action
 from ._timecontrol import TimeControl
 
 log = structlog.get_logger("referee")
+
+
+class _Quiet:
+    """A logger that says nothing (for re-runs of recorded matches)."""
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *a, **k: None
 
 MAX_STRAY_MESSAGES = 100
 """Answers that fit no open request (wrong id, out of turn, …) a seat may send between two of
@@ -62,11 +71,12 @@ class _Inbound:
 
 
 class _Fault(Exception):
-    def __init__(self, seat: int, termination: Termination, detail: str) -> None:
+    def __init__(self, seat: int, termination: Termination, detail: str, **evidence: Any) -> None:
         super().__init__(detail)
         self.seat = seat
         self.termination = termination
         self.detail = detail
+        self.evidence = evidence  # what a re-run of the replay needs to reproduce the fault
 
 
 class SeatLink:
@@ -168,35 +178,41 @@ class SeatLink:
 
 @dataclass(slots=True)
 class _Clocks:
+    """The seats' clocks, in integer microseconds so that a replay re-runs them exactly."""
+
     tc: TimeControl
-    remaining: list[float] = field(default_factory=list)
+    remaining_us: list[int] = field(default_factory=list)
 
     def reset(self, seats: int) -> None:
-        self.remaining = [float(self.tc.base_ms)] * seats
+        self.remaining_us = [self.tc.base_ms * 1000] * seats
 
     def allowance(self, seat: int) -> int:
-        return int(self.tc.per_move_ms if self.tc.is_fixed else max(0.0, self.remaining[seat]))
+        """Milliseconds this seat may use for its next decision (without the margin)."""
+        return self.tc.per_move_ms if self.tc.is_fixed else max(0, self.remaining_us[seat] // 1000)
 
-    def charge(self, seat: int, used_ms: float) -> bool:
+    def charge(self, seat: int, used_us: int) -> bool:
         """Charge a decision; False if it lost on time."""
         if self.tc.is_fixed:
-            return used_ms <= self.tc.per_move_ms + self.tc.margin_ms
-        self.remaining[seat] -= used_ms
-        ok = self.remaining[seat] + self.tc.margin_ms >= 0
-        self.remaining[seat] += self.tc.increment_ms
+            return used_us <= (self.tc.per_move_ms + self.tc.margin_ms) * 1000
+        self.remaining_us[seat] -= used_us
+        ok = self.remaining_us[seat] + self.tc.margin_ms * 1000 >= 0
+        self.remaining_us[seat] += self.tc.increment_ms * 1000
         return ok
 
     def shown(self) -> list[int]:
         if self.tc.is_fixed:
-            return [int(self.tc.per_move_ms)] * len(self.remaining)
-        return [int(r) for r in self.remaining]
+            return [self.tc.per_move_ms] * len(self.remaining_us)
+        return [r // 1000 for r in self.remaining_us]
 
 
 class Table:
     """One match: created from a :class:`MatchSpec`, run by :meth:`run` in a nursery."""
 
-    def __init__(self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None]) -> None:
+    def __init__(
+        self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None], *, quiet: bool = False
+    ) -> None:
         self.spec = spec
+        self._log: Any = _Quiet() if quiet else log
         self.match_id = spec.match_id or secrets.token_hex(8)
         self.operator_seed = spec.seed if spec.seed is not None else secrets.token_bytes(32)
         self.commitment = gin.commitment(self.operator_seed)
@@ -222,6 +238,8 @@ class Table:
         self._seed = self.operator_seed
         self.nonces: list[bytes] = [b""] * len(spec.players)
         self._alerts: list[_Fault] = []
+        self._digests = [hashlib.sha256() for _ in spec.players]
+        self._told = [0] * len(spec.players)
 
     # ----- operator side -----
     def alert(self, fault: _Fault) -> None:
@@ -260,7 +278,7 @@ class Table:
             if self.report is None:  # cancelled
                 self._finish(None, "aborted", None, self._cancel_reason or "aborted", state="aborted")
         except Exception as e:  # a bug of ours: the match ends, the server lives on
-            log.exception("match_internal_error")
+            self._log.exception("match_internal_error")
             if self.report is None:
                 self._finish(None, "internal_error", None, f"internal error: {e!r}", state="aborted")
         finally:
@@ -274,28 +292,22 @@ class Table:
             for link in self.links:
                 await link.connected.wait()
         missing = [link.seat for link in self.links if not link.connected.is_set()]
+        self.nonces = [link.nonce for link in self.links]
+        self._header()
         if missing:
             detail = "seat(s) " + ", ".join(map(str, missing)) + f" did not connect within {spec.connect_timeout_ms} ms"
             if len(missing) == len(self.links):
                 self._finish(None, "failed_to_connect", None, detail, state="aborted")
                 return
-            raise _Fault(missing[0], "failed_to_connect", detail)
-        self.nonces = [link.nonce for link in self.links]
+            raise _Fault(missing[0], "failed_to_connect", detail, missing=missing)
         if spec.mix_nonces:
             self._seed = gin.mix_seed(self.operator_seed, self.nonces)
         self.state = "running"
         match = gin.Match(spec.rules, self._seed)
         self.match = match
-        self._replay.add(
-            "header", format="gin-arena-replay", version=1, match_id=self.match_id,
-            players=list(spec.players), bots=[link.bot_name for link in self.links],
-            rules=spec.rules.to_dict(), time_control=str(spec.time_control),
-            fault_policy=spec.fault_policy, seed_commitment=self.commitment.hex(),
-            mix_nonces=spec.mix_nonces, repeat_illegal=spec.repeat_illegal,
-        )
-        log.info("match_started", players=list(spec.players))
+        self._log.info("match_started", players=list(spec.players))
         for link in self.links:
-            link.send(self._match_started(link.seat))
+            self._tell(link, self._match_started(link.seat))
         self._public(header=referee_pb2.SpectatorHeader(
             player_names=spec.players, rules=wire.rules_to_proto(spec.rules),
             time_control=wire.time_control_to_proto(spec.time_control), seed_commitment=self.commitment,
@@ -307,13 +319,13 @@ class Table:
             seat = match.to_move
             assert seat is not None
             try:
-                action, request_id, think = await self._decide(seat)
+                action, request_id, think_us = await self._decide(seat)
             except _Fault as f:
                 if spec.fault_policy == "forfeit":
                     raise
                 self._substitute(f)
                 continue
-            self._play_action(seat, action, request_id, think)
+            self._play_action(seat, action, request_id, think_us)
             if len(match.deal.history) >= spec.max_actions_per_deal:
                 self._finish(None, "aborted", None,
                              f"deal {match.game.deal_number} of game {match.game.number} reached "
@@ -322,6 +334,20 @@ class Table:
         outcome = match.outcome
         assert outcome is not None
         self._finish(outcome.winner, "normal", None, "the match was played to its end")
+
+    def _header(self) -> None:
+        if self._replay.lines:
+            return
+        spec = self.spec
+        self._replay.add(
+            "header", format="gin-arena-replay", version=1, match_id=self.match_id,
+            players=list(spec.players), bots=[link.bot_name for link in self.links],
+            rules=spec.rules.to_dict(), time_control=str(spec.time_control),
+            fault_policy=spec.fault_policy, seed_commitment=self.commitment.hex(),
+            mix_nonces=spec.mix_nonces, repeat_illegal=spec.repeat_illegal,
+            reconnect_grace_ms=spec.reconnect_grace_ms, connect_timeout_ms=spec.connect_timeout_ms,
+            max_actions_per_deal=spec.max_actions_per_deal,
+        )
 
     def _match_started(self, seat: int) -> bot_pb2.RefereeMessage:
         spec = self.spec
@@ -345,7 +371,7 @@ class Table:
             deck=[str(c) for c in deal.deck], key=deal.key.hex(),
         )
         for link in self.links:
-            link.send(bot_pb2.RefereeMessage(
+            self._tell(link, bot_pb2.RefereeMessage(
                 match_id=self.match_id, deal_started=wire.deal_started(match.view(link.seat), link.events)))
         pub = match.view(-1)
         self._public(deal_started=referee_pb2.SpectatorDeal(
@@ -360,7 +386,9 @@ class Table:
         assert match is not None
         link = self.links[seat]
         if self._alerts:
-            raise self._alerts.pop(0)
+            fault = self._alerts.pop(0)
+            fault.evidence["after_request"] = 0
+            raise fault
         if link.substituted:
             return substitute_action(match.view(seat)), 0, 0
         self._request_id += 1
@@ -377,7 +405,7 @@ class Table:
         link.pending = request_id
         link.open_request = request
         sent_at = trio.current_time()
-        link.send(request)
+        self._tell(link, request)
         disconnected_at: float | None = None if link.session is not None else sent_at
         try:
             while True:
@@ -392,27 +420,32 @@ class Table:
                             sent_at = item.at
                     elif item.kind == "disconnected":
                         disconnected_at = item.at
-                        log.warning("seat_disconnected", seat=seat, detail=item.detail)
+                        self._log.warning("seat_disconnected", seat=seat, detail=item.detail)
                     elif item.kind == "alert":
                         if self._alerts:
-                            raise self._alerts.pop(0)
+                            fault = self._alerts.pop(0)
+                            fault.evidence["after_request"] = request_id
+                            raise fault
                     elif item.kind == "connected":
                         disconnected_at = None
-                        log.info("seat_reconnected", seat=seat)
+                        self._log.info("seat_reconnected", seat=seat)
                         if (trio.current_time() - sent_at) * 1000 > limit_ms:
                             raise _Fault(seat, "time_forfeit",
-                                         f"seat {seat} reconnected after its time ({allowance} ms) ran out")
+                                         f"seat {seat} reconnected after its time ({allowance} ms) ran out",
+                                         request_id=request_id)
                     elif item.request_id != request_id:  # a duplicate answer to an earlier request
                         link.error(bot_pb2.ERROR_CODE_BAD_REQUEST_ID,
                                    f"request {item.request_id} was already answered; the open request is "
                                    f"{request_id}", item.request_id)
                     else:
                         assert item.action is not None
-                        used_ms = max(0.0, (item.at - sent_at) * 1000)
+                        used_us = max(0, round((item.at - sent_at) * 1_000_000))
+                        raw = {"request_id": request_id, "raw_kind": int(item.action.kind),
+                               "raw_card": item.action.card, "used_us": used_us}
                         try:
                             action = wire.action_from_proto(item.action)
                         except wire.WireError as e:
-                            raise _Fault(seat, "malformed_message", f"seat {seat}: {e}") from None
+                            raise _Fault(seat, "malformed_message", f"seat {seat}: {e}", **raw) from None
                         if action not in legal:
                             reason = self._why_illegal(action)
                             if spec.repeat_illegal:
@@ -420,20 +453,20 @@ class Table:
                                           action_rejected=bot_pb2.ActionRejected(
                                               request_id=request_id, action=item.action, reason=reason)))
                                 continue
-                            raise _Fault(seat, "illegal_action", f"seat {seat} played {action}: {reason}")
-                        if not self._clocks.charge(seat, used_ms):
+                            raise _Fault(seat, "illegal_action", f"seat {seat} played {action}: {reason}", **raw)
+                        if not self._clocks.charge(seat, used_us):
                             raise _Fault(seat, "time_forfeit",
-                                         f"seat {seat} answered after {used_ms:.0f} ms; it had {allowance} ms"
-                                         f" (+{tc.margin_ms} ms margin)")
-                        self._think[seat] += round(used_ms)
-                        return action, request_id, round(used_ms)
+                                         f"seat {seat} answered after {used_us / 1000:.0f} ms; it had "
+                                         f"{allowance} ms (+{tc.margin_ms} ms margin)", **raw)
+                        self._think[seat] += used_us
+                        return action, request_id, used_us
                     continue
                 if disconnected_at is not None:
                     raise _Fault(seat, "disconnected",
                                  f"seat {seat} disconnected and did not come back within "
-                                 f"{spec.reconnect_grace_ms} ms")
+                                 f"{spec.reconnect_grace_ms} ms", request_id=request_id)
                 raise _Fault(seat, "time_forfeit", f"seat {seat} did not answer within {allowance} ms"
-                             f" (+{tc.margin_ms} ms margin)")
+                             f" (+{tc.margin_ms} ms margin)", request_id=request_id)
         finally:
             link.pending = 0
             link.open_request = None
@@ -460,12 +493,14 @@ class Table:
         link = self.links[f.seat]
         link.substituted = True
         self._substituted.add(f.seat)
-        self._replay.add("fault", seat=f.seat, termination=f.termination, detail=f.detail, policy="substitute")
-        log.warning("seat_substituted", seat=f.seat, termination=f.termination, detail=f.detail)
+        self._replay.add("fault", seat=f.seat, termination=f.termination, detail=f.detail, policy="substitute",
+                         decisions=self._decisions, **f.evidence)
+        self._log.warning("seat_substituted", seat=f.seat, termination=f.termination, detail=f.detail)
         link.error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION,
                    f"{f.detail}; a built-in bot plays seat {f.seat} to the end of this game")
 
-    def _play_action(self, seat: int, action: gin.Action, request_id: int, think_ms: int) -> None:
+    def _play_action(self, seat: int, action: gin.Action, request_id: int, think_us: int) -> None:
+        think_ms = think_us // 1000
         match = self.match
         assert match is not None
         deal = match.deal
@@ -478,19 +513,19 @@ class Table:
             move = deal.history[-2]
         self._replay.add(
             "action", seat=seat, request_id=request_id, action=str(action),
-            card=str(move.card) if move.card is not None else None, think_ms=think_ms,
+            card=str(move.card) if move.card is not None else None, think_us=think_us,
             substitute=self.links[seat].substituted, clocks=self._clocks.shown(),
         )
         for link in self.links:
             ev = gin.seat_event(link.seat, seat, action.kind, move.card, move.stock_size)
-            link.send(bot_pb2.RefereeMessage(match_id=self.match_id, event=wire.public_event(ev, think_ms)))
+            self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, event=wire.public_event(ev, think_ms)))
         self._public(event=wire.public_event(gin.seat_event(-1, seat, action.kind, move.card, move.stock_size),
                                              think_ms))
         if reshuffle is not None:
             self._replay.add("reshuffle", stock_size=reshuffle.stock_size)
             rs = wire.public_event(gin.PublicEvent(-1, "reshuffle", None, reshuffle.stock_size))
             for link in self.links:
-                link.send(bot_pb2.RefereeMessage(match_id=self.match_id, event=rs))
+                self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, event=rs))
             self._public(event=rs)
         for step in events:
             if isinstance(step, gin.DealEnded):
@@ -514,7 +549,7 @@ class Table:
         )
         for link in self.links:
             st = gin.deal_state(deal, link.seat, game_number=ev.game, deal_number=ev.deal, scores=ev.scores)
-            link.send(bot_pb2.RefereeMessage(match_id=self.match_id, deal_finished=bot_pb2.DealFinished(
+            self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, deal_finished=bot_pb2.DealFinished(
                 result=wire.deal_result(st, game_over=game_over))))
         pub = gin.deal_state(deal, -1, game_number=ev.game, deal_number=ev.deal, scores=ev.scores)
         self._public(deal_finished=wire.deal_result(pub, game_over=game_over))
@@ -527,16 +562,17 @@ class Table:
         )
         msg = wire.game_result(result)
         for link in self.links:
-            link.send(bot_pb2.RefereeMessage(match_id=self.match_id,
-                                             game_finished=bot_pb2.GameFinished(result=msg)))
+            self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id,
+                                                    game_finished=bot_pb2.GameFinished(result=msg)))
             link.substituted = False  # the substitute plays to the end of the game only
         self._public(game_finished=msg)
         if not self.spec.time_control.is_fixed:
             self._clocks.reset(len(self.links))
 
     def _end_by_fault(self, f: _Fault) -> None:
-        log.warning("seat_faulted", seat=f.seat, termination=f.termination, detail=f.detail)
-        self._replay.add("fault", seat=f.seat, termination=f.termination, detail=f.detail, policy="forfeit")
+        self._log.warning("seat_faulted", seat=f.seat, termination=f.termination, detail=f.detail)
+        self._replay.add("fault", seat=f.seat, termination=f.termination, detail=f.detail, policy="forfeit",
+                         decisions=self._decisions, **f.evidence)
         winner: int | None = 1 - f.seat
         if self.match is not None and not self.match.is_over:
             for ev in self.match.forfeit(f.seat):
@@ -547,11 +583,13 @@ class Table:
     def _finish(self, winner: int | None, termination: Termination, faulting: int | None, detail: str,
                 state: TableState = "finished") -> None:
         outcome = self.match.outcome if self.match is not None else None
+        self._header()
         self._replay.add(
             "result", winner=winner, termination=termination, faulting_seat=faulting, detail=detail,
             games_won=list(outcome.games_won) if outcome else [], totals=list(outcome.totals) if outcome else [],
             seed=self.operator_seed.hex(), nonces=[n.hex() for n in self.nonces],
-            substituted_seats=sorted(self._substituted), decisions=self._decisions, think_ms=self._think,
+            substituted_seats=sorted(self._substituted), decisions=self._decisions, think_us=self._think,
+            message_digests=[d.hexdigest() for d in self._digests], messages=self._told,
         )
         replay_hash = self._replay.last_hash
         path = ""
@@ -561,13 +599,13 @@ class Table:
                 self._replay.write(target)
                 path = str(target)
             except OSError as e:
-                log.error("replay_write_failed", error=str(e))
+                self._log.error("replay_write_failed", error=str(e))
         self.state = state
         self.report = MatchReport(
             match_id=self.match_id, players=self.spec.players, winner=winner, termination=termination,
             faulting_seat=faulting, detail=detail, outcome=outcome, substituted_seats=tuple(sorted(self._substituted)),
             seed=self._seed, seed_commitment=self.commitment, replay_path=path, replay_hash=replay_hash,
-            decisions=self._decisions, think_ms=tuple(self._think),
+            decisions=self._decisions, think_ms=tuple(t // 1000 for t in self._think),
         )
         result = wire.match_result(self.report, self.operator_seed, self.nonces)
         for link in self.links:
@@ -575,7 +613,7 @@ class Table:
             link.send(bot_pb2.RefereeMessage(match_id=self.match_id,
                                              match_finished=bot_pb2.MatchFinished(result=result)))
         self._public(match_finished=result)
-        log.info(
+        self._log.info(
             "match_finished", players=list(self.spec.players), winner=winner, termination=termination,
             faulting_seat=faulting, games_won=list(outcome.games_won) if outcome else [],
             totals=list(outcome.totals) if outcome else [], decisions=self._decisions,
@@ -583,6 +621,15 @@ class Table:
         )
         self.finished.set()
         self._on_finish(self)
+
+    def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage) -> None:
+        """Send a message of the match's story to a seat, adding it to that seat's digest (what
+        ``arena audit`` re-derives). Resends after a reconnect, errors and rejections are not
+        part of the story and go through ``link.send`` directly."""
+        data = msg.SerializeToString(deterministic=True)
+        self._digests[link.seat].update(struct.pack(">I", len(data)) + data)
+        self._told[link.seat] += 1
+        link.send(msg)
 
     def _public(self, **kind: Any) -> None:
         ev = referee_pb2.SpectatorEvent(match_id=self.match_id, **kind)

@@ -1,4 +1,25 @@
-"""The expert sample bot (first cut, being tuned)."""
+"""The expert sample bot: card counting, hand potential, safe discards, knock timing.
+
+Everything it uses is in the request (the bot keeps no memory between requests):
+
+- **What is still live.** The cards it cannot see (not in its hand, not in the discard pile,
+  not known to be held by the opponent) are the ones it may still draw — or the opponent may
+  hold. The opponent's pickups (``known_cards``) are in its hand for sure.
+- **Hand value.** A hand is worth its deadwood minus its *potential*: how much the next draw
+  is expected to lower the deadwood (computed exactly over every live card), plus a bonus for
+  the chance that the next draw lets it knock. So connected middle cards (two-way run draws,
+  pairs with live partners) are kept over isolated ones, even at a few points of deadwood.
+- **Safe discards.** Each discard is charged with the chance it gives the opponent a meld:
+  cards of a rank or run the opponent picked up from the pile are dangerous; cards next to
+  what the opponent threw away are safer.
+- **Drawing.** The upcard / top discard is taken when the hand it makes is better than what
+  a stock draw is expected to give.
+- **Knocking.** Knock at once early; wait for gin when the deadwood is tiny, the stock is long
+  and there are outs (an opponent who knocks meanwhile will likely be undercut); late in the
+  deal, or with high deadwood, knock only if an undercut looks unlikely.
+
+Run: ``python -m sample_bots.expert_bot --referee HOST:PORT --token T``.
+"""
 
 from __future__ import annotations
 
@@ -24,41 +45,64 @@ FULL = (1 << 52) - 1
 
 @dataclass(frozen=True)
 class Params:
+    """The expert's tuning knobs (the defaults are what was measured best)."""
+
     alpha: float = 1.0
+    """Weight of the hand's potential (expected deadwood saved by the next draw)."""
+    kappa: float = 0.0
+    """Weight of the chance that the next draw allows a knock, in deadwood points."""
     beta: float = 4.0
+    """Cost, in deadwood points, of a discard that surely gives the opponent a meld."""
+    discard_hint: float = 0.5
+    """How much less likely the opponent holds cards next to the ones it discarded."""
     take_margin: float = 0.0
-    knock_early_turns: int = 99
-    knock_late_max: int = 10
+    """A face-up card is taken only if it beats a stock draw by this much."""
+    gin_wait_deadwood: int = 0
+    """Do not knock with at most this much deadwood while going for gin looks good …"""
+    gin_wait_stock: int = 12
+    """… that is, while the stock has at least this many cards …"""
+    gin_wait_outs: int = 3
+    """… and at least this many live cards give gin."""
+    late_stock: int = 0
+    """From this stock size down, the deal is 'late': knock only with at most ``late_knock`` …"""
+    late_knock: int = 10
+    """… deadwood."""
     max_candidates: int = 6
+    """Discards looked at in depth (those leaving the least deadwood)."""
     candidate_margin: int = 10
+    """Discards leaving more than this above the least deadwood are not looked at."""
+
+
+DEFAULT = Params()
 
 
 @dataclass
 class View:
+    """What the bot knows, as card masks."""
+
     hand: int
     unseen: int
+    """Cards it cannot see: in the stock or in the opponent's hand."""
+    weight: dict[int, float]
+    """For unseen cards, how likely the opponent holds each, relative to the others."""
     opp_known: int
-    dead: int
+    """Cards the opponent took from the pile and still holds."""
     p_opp: float
+    """Chance that a given unseen card is in the opponent's hand."""
     stock: int
-    turns: int
+    knock_limit: int
 
 
-def _view(state: game_pb2.InformationState) -> View:
-    me = state.seat
-    opp = A.opponent(state)
-    hand = to_mask(state.hand)
-    pile = to_mask(state.discard_pile)
-    opp_known = to_mask(A.known_cards_of(state, opp))
-    unseen = FULL & ~(hand | pile | opp_known)
-    opp_unknown = max(0, (state.hand_sizes[opp] if len(state.hand_sizes) > opp else 10) - opp_known.bit_count())
-    n_unseen = unseen.bit_count()
-    p_opp = opp_unknown / n_unseen if n_unseen else 0.0
-    turns = sum(1 for e in state.events if e.seat == me and e.kind in (A.DRAW_STOCK, A.DRAW_DISCARD, A.TAKE_UPCARD))
-    return View(hand, unseen, opp_known, pile, p_opp, state.stock_size, turns)
+def _neighbours(i: int) -> list[int]:
+    """Cards that could meld with card ``i``: same rank, or one or two steps along its suit."""
+    r, s = i % 13, i // 13
+    out = [t * 13 + r for t in range(4) if t != s]
+    out += [s * 13 + rr for rr in (r - 2, r - 1, r + 1, r + 2) if 0 <= rr < 13]
+    return out
 
 
 def _near(i: int) -> int:
+    """Cards that could share a meld with card ``i`` right away (same rank, or adjacent)."""
     r, s = i % 13, i // 13
     m = 0
     for t in range(4):
@@ -71,92 +115,143 @@ def _near(i: int) -> int:
 
 
 NEAR = tuple(_near(i) for i in range(52))
+NEIGHBOURS = tuple(tuple(_neighbours(i)) for i in range(52))
 
 
-def potential(h10: int, unseen: int) -> float:
+def read_state(state: game_pb2.InformationState, p: Params = DEFAULT) -> View:
+    """Turn the information state into masks and estimates."""
+    opp = A.opponent(state)
+    hand = to_mask(state.hand)
+    pile = to_mask(state.discard_pile)
+    opp_known = to_mask(A.known_cards_of(state, opp))
+    unseen = FULL & ~(hand | pile | opp_known)
+    # Cards next to the opponent's discards are less likely in its hand.
+    opp_discards = [INDEX[e.card] for e in state.events
+                    if e.seat == opp and e.kind == A.DISCARD and e.card]
+    weight = {i: 1.0 for i in indices(unseen)}
+    for d in opp_discards:
+        for j in NEIGHBOURS[d]:
+            if j in weight:
+                weight[j] *= 1.0 - p.discard_hint
+    opp_size = state.hand_sizes[opp] if len(state.hand_sizes) > opp else 10
+    opp_hidden = max(0, opp_size - opp_known.bit_count())
+    total_weight = sum(weight.values())
+    p_opp = opp_hidden / total_weight if total_weight else 0.0
+    return View(hand, unseen, weight, opp_known, p_opp, state.stock_size, state.knock_limit)
+
+
+def potential(h10: int, v: View) -> tuple[float, float]:
+    """For a 10-card hand: the expected deadwood saved by the next draw (best discard
+    after it), and the chance that the next draw allows a knock."""
     dw = deadwood_mask(h10)
-    if not unseen or dw == 0:
-        return 0.0
+    n = v.unseen.bit_count()
+    if not n or dw == 0:
+        return 0.0, 1.0 if dw == 0 else 0.0
+    limit = v.knock_limit
     near = 0
     for i in indices(h10):
         near |= NEAR[i]
-    near &= unseen
-    total = 0
+    near &= v.unseen
+    saved = 0
+    knocks = 0
     for i in indices(near):
-        total += dw - deadwood_after_draw_mask(h10, i)
-    slack = dw - deadwood_after_best_discard_mask(h10)
-    for i in indices(unseen & ~near):
-        if VALUES[i] < slack:
-            total += slack - VALUES[i]
-    return total / unseen.bit_count()
+        after = deadwood_after_draw_mask(h10, i)
+        saved += dw - after
+        knocks += after <= limit
+    # A card that melds with nothing only replaces the worst deadwood card, if it is lower.
+    best_without_one = deadwood_after_best_discard_mask(h10)
+    for i in indices(v.unseen & ~near):
+        after = min(dw, best_without_one + VALUES[i])
+        saved += dw - after
+        knocks += after <= limit
+    return saved / n, knocks / n
 
 
 def evaluate(h10: int, v: View, p: Params) -> float:
-    return deadwood_mask(h10) - p.alpha * potential(h10, v.unseen)
+    """The value of a 10-card hand, in deadwood points (lower is better)."""
+    saved, p_knock = potential(h10, v)
+    return deadwood_mask(h10) - p.alpha * saved - p.kappa * p_knock
 
 
-def _q(i: int, v: View) -> float:
-    bit = 1 << i
-    if v.opp_known & bit:
+def _q(j: int, v: View) -> float:
+    """Chance that the opponent holds card ``j``."""
+    if v.opp_known >> j & 1:
         return 1.0
-    if v.unseen & bit:
-        return v.p_opp
-    return 0.0
+    w = v.weight.get(j)
+    return min(1.0, w * v.p_opp) if w is not None else 0.0
 
 
 def danger(i: int, v: View) -> float:
-    """Chance the opponent can meld card i."""
+    """The chance that discarding card ``i`` gives the opponent a meld."""
     r, s = i % 13, i // 13
-    others = [_q(t * 13 + r, v) for t in range(4) if t != s]
-    # P(at least two of the three)
-    a, b, c = others
-    p_set = a * b + a * c + b * c - 2 * a * b * c
+    a, b, c = (_q(t * 13 + r, v) for t in range(4) if t != s)
+    p_set = a * b + a * c + b * c - 2 * a * b * c  # at least two of the other three
+
     def q(rr: int) -> float:
         return _q(s * 13 + rr, v) if 0 <= rr < 13 else 0.0
-    pairs = [q(r - 2) * q(r - 1), q(r - 1) * q(r + 1), q(r + 1) * q(r + 2)]
-    miss = (1 - p_set)
-    for x in pairs:
-        miss *= 1 - x
-    return 1 - miss
+
+    miss = 1.0 - p_set
+    for pair in (q(r - 2) * q(r - 1), q(r - 1) * q(r + 1), q(r + 1) * q(r + 2)):
+        miss *= 1.0 - pair
+    return 1.0 - miss
 
 
 def candidates(h11: int, allowed: list[int], p: Params) -> list[int]:
+    """The discards worth a closer look: those leaving the least deadwood."""
     after = {i: deadwood_mask(h11 & ~(1 << i)) for i in allowed}
     order = sorted(allowed, key=lambda i: (after[i], -VALUES[i]))
     best = after[order[0]]
     return [i for i in order[: p.max_candidates] if after[i] <= best + p.candidate_margin]
 
 
-def decide(request: bot_pb2.ActionRequest, p: Params | None = None) -> game_pb2.Action:
-    p = p or Params()
+def gin_outs(h10: int, v: View) -> int:
+    """Live cards that would give gin after drawing them."""
+    near = 0
+    for i in indices(h10):
+        near |= NEAR[i]
+    return sum(1 for i in indices(near & v.unseen) if deadwood_after_draw_mask(h10, i) == 0)
+
+
+def should_knock(h10: int, v: View, p: Params) -> bool:
+    """Whether to knock now, keeping the 10 cards ``h10``."""
+    dw = deadwood_mask(h10)
+    if dw == 0:
+        return True
+    if dw <= p.gin_wait_deadwood and v.stock >= p.gin_wait_stock and gin_outs(h10, v) >= p.gin_wait_outs:
+        return False
+    return not (v.stock <= p.late_stock and dw > p.late_knock)
+
+
+def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> game_pb2.Action:
+    """The expert's choice among the request's legal actions."""
     state = request.state
-    v = _view(state)
+    v = read_state(state, p)
     if A.can(request, A.BIG_GIN):
         return A.action(A.BIG_GIN)
+
     knocks = A.legal_of_kind(request, A.KNOCK)
-    discards = A.legal_of_kind(request, A.DISCARD)
     if knocks:
         after = {k.card: deadwood_mask(v.hand & ~(1 << INDEX[k.card])) for k in knocks}
         card = min(after, key=lambda c: (after[c], -VALUES[INDEX[c]]))
-        k = after[card]
-        if k == 0 or v.turns <= p.knock_early_turns or k <= p.knock_late_max:
+        if should_knock(v.hand & ~(1 << INDEX[card]), v, p):
             return A.action(A.KNOCK, card)
+
+    discards = A.legal_of_kind(request, A.DISCARD)
     if discards:
         allowed = [INDEX[d.card] for d in discards]
-        scored = {
+        score = {
             i: evaluate(v.hand & ~(1 << i), v, p) + p.beta * danger(i, v)
             for i in candidates(v.hand, allowed, p)
         }
-        i = min(scored, key=lambda i: scored[i])
-        return A.action(A.DISCARD, DECK[i])
+        return A.action(A.DISCARD, DECK[min(score, key=lambda i: score[i])])
+
     take_kind = A.TAKE_UPCARD if A.can(request, A.TAKE_UPCARD) else A.DRAW_DISCARD
     if A.can(request, take_kind) and state.discard_pile:
-        t = INDEX[state.discard_pile[-1]]
-        h11 = v.hand | (1 << t)
-        allowed = [i for i in indices(v.hand)]
-        take = min(evaluate(h11 & ~(1 << i), v, p) for i in candidates(h11, allowed, p))
-        pot = potential(v.hand, v.unseen)
-        stock = deadwood_mask(v.hand) - 2 * p.alpha * pot
+        top = INDEX[state.discard_pile[-1]]
+        h11 = v.hand | 1 << top
+        take = min(evaluate(h11 & ~(1 << i), v, p) for i in candidates(h11, indices(v.hand), p))
+        saved, p_knock = potential(v.hand, v)
+        stock = deadwood_mask(v.hand) - 2 * p.alpha * saved - p.kappa * p_knock
         if take < stock - p.take_margin:
             return A.action(take_kind)
     for kind in (A.DRAW_STOCK, A.PASS):
@@ -166,6 +261,7 @@ def decide(request: bot_pb2.ActionRequest, p: Params | None = None) -> game_pb2.
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the expert bot from the command line."""
     return run_bot(decide, name="expert", argv=argv)
 
 

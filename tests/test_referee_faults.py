@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from gin_arena.v1 import bot_pb2, game_pb2
 import referee
 from referee import MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
+from referee._replay import read_replay
+from referee._resim import resimulate
 from tests._bots import Client
 
 SHORT = RuleSet.classic(target=20)
@@ -29,6 +32,8 @@ def run_match(
     extra: Callable[[referee.Referee, referee.Table], Awaitable[None]] | None = None,
 ) -> tuple[MatchReport, list[Client]]:
     """Run one match with one client per seat (``None``: that seat never connects)."""
+
+    replay_dir = replay_dir or Path(tempfile.mkdtemp(prefix="replays-"))
 
     async def main() -> tuple[MatchReport, list[Client]]:
         async with referee.open_referee(replay_dir=replay_dir) as ref:
@@ -45,7 +50,13 @@ def run_match(
             assert table.report is not None
             return table.report, clients
 
-    return referee.run(main)
+    report, clients = referee.run(main)
+    # Every replay plays again, byte for byte, through the same Table (what `arena audit` does).
+    replay = Path(report.replay_path)
+    again = resimulate(read_replay(replay))
+    assert again.lines == replay.read_bytes().splitlines(), "the replay does not re-run identically"
+    assert again.report.replay_hash == report.replay_hash
+    return report, clients
 
 
 async def good(c: Client) -> None:

@@ -32,7 +32,7 @@ function parseArgs(argv) {
     token: env.GIN_TOKEN || '',
     name: env.GIN_BOT_NAME || 'greedy-js',
     matches: Number(env.GIN_MATCHES || 1),
-    retries: 8,
+    retries: 10,
     selftest: false,
     checkProto: false,
   };
@@ -212,7 +212,7 @@ function play(opts) {
       if (!retry) return finish(1, `${code}: ${details} (after ${finished.size} matches)`);
       failures += 1;
       if (failures > opts.retries) return finish(1, `gave up after ${failures} failed connections: ${code}`);
-      const delay = Math.min(8000, 500 * 2 ** (failures - 1)) * (0.8 + 0.4 * Math.random());
+      const delay = Math.min(2000, 250 * 2 ** (failures - 1)) * (0.8 + 0.4 * Math.random());
       log(`connection ended (${code}: ${details}); reconnecting in ${(delay / 1000).toFixed(1)} s`);
       setTimeout(connect, delay);
     };

@@ -90,25 +90,28 @@ def find_melds(cards: Iterable[str]) -> list[Meld]:
 
     Sets: every group of 3 or 4 cards of one rank. Runs: every stretch of 3 or more
     consecutive ranks in one suit."""
-    hand = set(cards)
+    by_rank: dict[int, list[str]] = {}
+    by_suit: dict[str, set[int]] = {}
+    for c in set(cards):
+        by_rank.setdefault(rank(c), []).append(c)
+        by_suit.setdefault(suit(c), set()).add(rank(c))
     melds: list[Meld] = []
-    # Sets: for each rank, all four cards, or any three of them.
-    for r in range(1, 14):
-        same = [make_card(r, s) for s in SUITS if make_card(r, s) in hand]
+    # Sets: all cards of a rank if there are 3 or 4, and each 3 of 4.
+    for same in by_rank.values():
         if len(same) >= 3:
             melds.append(frozenset(same))
         if len(same) == 4:
             melds.extend(frozenset(same) - {left_out} for left_out in same)
-    # Runs: for each suit, every stretch start..end of at least 3 cards held.
-    for s in SUITS:
-        for start in range(1, 12):
+    # Runs: from each rank held, go up while the next rank is held too.
+    for s, ranks in by_suit.items():
+        for start in ranks:
             run = []
-            for r in range(start, 14):
-                if make_card(r, s) not in hand:
-                    break
+            r = start
+            while r in ranks:
                 run.append(make_card(r, s))
                 if len(run) >= 3:
                     melds.append(frozenset(run))
+                r += 1
     return melds
 
 

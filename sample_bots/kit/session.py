@@ -134,17 +134,19 @@ class BotConfig:
     """Matches the bot plays at once on the session (``Hello.max_concurrent_matches``)."""
     tls: bool = False
     """Connect with TLS (system root certificates) instead of plaintext."""
-    retries: int = 8
+    retries: int = 10
     """Connection attempts in a row that may fail before giving up."""
-    backoff_s: float = 0.5
-    """First wait before reconnecting; doubles on each failure up to ``backoff_max_s``."""
-    backoff_max_s: float = 8.0
+    backoff_s: float = 0.25
+    """First wait before reconnecting; doubles on each failure up to ``backoff_max_s`` (kept
+    short: the referee holds a dropped seat for its reconnect grace, 5 s by default)."""
+    backoff_max_s: float = 2.0
     """Longest wait between reconnection attempts."""
     nonce: bytes = field(default_factory=lambda: os.urandom(16))
     """Randomness for the shuffle's commit–reveal; ``b""`` sends none."""
     fallback: bool = True
     """If ``decide`` raises or answers an illegal action, log it and answer the first legal
-    action instead (a bot with a bug then loses on the board, not by forfeit)."""
+    action instead (a bot with a bug then loses on the board, not by forfeit). Without it,
+    an illegal action is sent as it is and an exception ends the session."""
     client_info: str = field(
         default_factory=lambda: (
             f"gin-arena python kit; python {platform.python_version()}; grpcio {grpc.__version__}"
@@ -245,9 +247,8 @@ class _Session:
             log.error("%s", reason)
         self._stop.set()
 
-    def _decide(self, match_id: str, request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def _decide(self, bot: Bot, match_id: str, request: bot_pb2.ActionRequest) -> game_pb2.Action:
         """On the worker thread: the bot's answer, or a fallback if it has a bug."""
-        bot = self._bot_for(match_id)
         fallback = request.legal_actions[0] if request.legal_actions else game_pb2.Action()
         try:
             chosen = to_action(bot.decide_in_match(match_id, request))
@@ -255,7 +256,7 @@ class _Session:
             raise
         except Exception as e:
             if not self.config.fallback:
-                raise
+                raise SessionAbort(f"decide() raised {e!r}") from e
             log.exception("decide() raised %r; answering %s instead", e, action_text(fallback))
             return fallback
         if not is_legal(request, chosen) and self.config.fallback:
@@ -273,8 +274,9 @@ class _Session:
         match_id: str,
         request: bot_pb2.ActionRequest,
     ) -> None:
+        bot = self._bot_for(match_id)
         try:
-            chosen = await self._submit(lambda: self._decide(match_id, request))
+            chosen = await self._submit(lambda: self._decide(bot, match_id, request))
         except Exception:
             return  # already reported by _check_hook (abort, or a crash without fallback)
         if match_id in self._finished:
@@ -514,7 +516,7 @@ def make_parser(default_name: str = "bot", description: str | None = None) -> ar
     p.add_argument("--concurrent", type=int, default=1, metavar="N",
                    help="matches to play at once on the session (default %(default)s)")
     p.add_argument("--tls", action="store_true", help="connect with TLS")
-    p.add_argument("--retries", type=int, default=8, metavar="N",
+    p.add_argument("--retries", type=int, default=10, metavar="N",
                    help="failed connection attempts in a row before giving up (default %(default)s)")
     p.add_argument("--no-nonce", action="store_true", help="send no nonce in Hello")
     p.add_argument("--log-level", default=env.get("GIN_LOG_LEVEL", "INFO"),

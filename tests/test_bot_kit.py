@@ -1,0 +1,468 @@
+"""The Python bot kit: card helpers against the engine, action text, and the session runtime
+against a small fake referee (a gRPC BotService in this process, driving real engine matches),
+so that nothing here needs the real referee server."""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+
+from referee import _wire, gin
+from sample_bots import greedy_bot, stdio_bridge
+from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, masks, run_bot
+from sample_bots.kit.actions import action_text, parse_action, to_action, unseen_cards
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ----- card helpers -----
+def _random_hands(n: int, seed: int) -> Iterator[list[str]]:
+    rng = random.Random(seed)
+    deck = list(cards.DECK)
+    for k in range(n):
+        if k % 3 == 0:  # meld-rich: a run and a set, then random cards
+            s, r = rng.choice(cards.SUITS), rng.randint(1, 9)
+            hand = {cards.make_card(r + i, s) for i in range(rng.randint(3, 5))}
+            rr = rng.randint(1, 13)
+            hand |= {cards.make_card(rr, t) for t in rng.sample(cards.SUITS, rng.randint(3, 4))}
+            size = rng.choice([10, 11])
+            while len(hand) < size:
+                hand.add(rng.choice(deck))
+            yield sorted(hand)[:size]
+        else:
+            yield rng.sample(deck, rng.choice([3, 7, 10, 11]))
+
+
+def test_deadwood_matches_the_engine_on_random_hands() -> None:
+    for hand in _random_hands(1500, 1):
+        engine_hand = gin.parse_cards(hand)
+        expected = gin.deadwood(engine_hand)
+        assert cards.deadwood(hand) == expected, hand
+        assert masks.deadwood_mask(masks.to_mask(hand)) == expected, hand
+        arrangement = cards.arrange(hand)
+        assert arrangement.deadwood == expected
+        in_melds = [c for m in arrangement.melds for c in m]
+        assert len(in_melds) == len(set(in_melds)), "melds overlap"
+        assert all(cards.is_meld(m) for m in arrangement.melds)
+        assert sorted(in_melds + arrangement.deadwood_cards) == sorted(hand)
+        assert cards.total_value(arrangement.deadwood_cards) == expected
+
+
+def test_discard_helpers_match_the_engine() -> None:
+    for hand in _random_hands(600, 2):
+        if len(hand) < 4:
+            continue
+        engine_hand = gin.parse_cards(hand)
+        each = {str(c): dw for c, dw in gin.deadwood_after_each_discard(engine_hand).items()}
+        assert cards.deadwood_after_discard(hand) == each
+        best = min(each.values())
+        assert cards.min_deadwood_after_discard(hand) == best
+        assert masks.deadwood_after_best_discard_mask(masks.to_mask(hand)) == best
+        choice = cards.best_discard(hand)
+        assert each[choice] == best
+        tied = [c for c in hand if each[c] == best]
+        assert cards.value(choice) == max(cards.value(c) for c in tied)
+        forbidden = hand[0]
+        assert cards.best_discard(hand, forbidden=forbidden) != forbidden
+
+
+def test_deadwood_after_draw_matches_adding_then_discarding() -> None:
+    rng = random.Random(3)
+    for hand in _random_hands(600, 4):
+        m = masks.to_mask(hand)
+        for card in rng.sample([c for c in cards.DECK if c not in hand], 6):
+            i = masks.INDEX[card]
+            expected = gin.min_deadwood_after_discard(gin.parse_cards([*hand, card]))
+            assert masks.deadwood_after_draw_mask(m, i) == expected, (hand, card)
+
+
+@pytest.mark.parametrize(("hand", "deadwood"), [
+    (["As", "2s", "3s", "Kh", "Kd"], 20),
+    (["4h", "5h", "6h", "5s", "5d"], 10),  # the run (5s 5d left) beats the set (4h 6h left)
+    (["Qs", "Ks", "As"], 21),  # ace is low: Q-K-A is no run
+    (["7s", "7h", "7d", "7c", "8c", "9c"], 0),
+    ([], 0),
+])
+def test_deadwood_examples(hand: list[str], deadwood: int) -> None:
+    assert cards.deadwood(hand) == deadwood
+
+
+def test_card_text() -> None:
+    assert cards.parse_card("ts") == "Ts" and cards.parse_card("10h") == "Th" and cards.parse_card(" kC ") == "Kc"
+    for bad in ("", "1s", "Tx", "Ts5", "AA"):
+        with pytest.raises(ValueError, match="not a card"):
+            cards.parse_card(bad)
+    assert [cards.value(c) for c in ("As", "9d", "Tc", "Jh", "Qs", "Kd")] == [1, 9, 10, 10, 10, 10]
+    assert cards.rank("As") == 1 and cards.rank("Kd") == 13 and cards.suit("Kd") == "d"
+    assert len(set(cards.DECK)) == 52 and cards.DECK == tuple(str(c) for c in gin.DECK)
+    assert cards.sort_cards(["Kc", "2s", "As", "3h"]) == ["As", "2s", "3h", "Kc"]
+    assert sorted(cards.layoff_targets(["5h", "6h", "7h"])) == ["4h", "8h"]
+    assert sorted(cards.layoff_targets(["9s", "9h", "9d"])) == ["9c"]
+    assert cards.layoff_targets(["Js", "Qs", "Ks"]) == ["Ts"]
+
+
+def test_action_text_round_trip() -> None:
+    for text in ("pass", "take_upcard", "draw_stock", "draw_discard", "discard Ts", "knock 2c", "big_gin"):
+        assert action_text(parse_action(text)) == text
+        assert _wire.action_from_proto(parse_action(text)) == gin.parse_action(text)
+    assert action_text(parse_action("DISCARD ts")) == "discard Ts"
+    for bad, message in [("", "empty"), ("fold", "unknown action"), ("discard", "exactly one card"),
+                         ("draw_stock Ts", "takes no card"), ("knock Xx", "not a card")]:
+        with pytest.raises(ValueError, match=message):
+            parse_action(bad)
+    assert to_action("draw_stock") == game_pb2.Action(kind=game_pb2.ACTION_KIND_DRAW_STOCK)
+
+
+def test_unseen_cards() -> None:
+    match = gin.Match(gin.RuleSet.classic(), b"unseen")
+    state = _wire.information_state(match.view(0))
+    unseen = unseen_cards(state)
+    assert len(unseen) == 52 - 10 - 1
+    assert not unseen & set(state.hand) and state.discard_pile[-1] not in unseen
+
+
+# ----- a fake referee -----
+OUTCOMES = {
+    "knock": game_pb2.DEAL_OUTCOME_KNOCK, "undercut": game_pb2.DEAL_OUTCOME_UNDERCUT,
+    "gin": game_pb2.DEAL_OUTCOME_GIN, "big_gin": game_pb2.DEAL_OUTCOME_BIG_GIN,
+    "dead": game_pb2.DEAL_OUTCOME_DEAD_HAND,
+}
+Policy = Callable[[bot_pb2.ActionRequest], "game_pb2.Action | str"]
+
+
+@dataclass
+class FakeReferee(bot_pb2_grpc.BotServiceServicer):
+    """A BotService that plays engine matches between the connecting bot (seat 0) and an
+    in-process policy (seat 1), the way the real referee talks (welcome, match_started,
+    deal_started, action_request, deal_finished, game_finished, match_finished)."""
+
+    token: str = "good-token"
+    matches: int = 1
+    seed: bytes = b"fake"
+    opponent: Policy = greedy_bot.decide
+    drop_after_requests: int = 0  # > 0: end the first connection with UNAVAILABLE after this many
+    hold_open: bool = False  # send welcome, then wait (for signal tests)
+    hellos: list[bot_pb2.Hello] = field(default_factory=list)
+    answers: list[tuple[str, int]] = field(default_factory=list)
+    results: list[gin.MatchOutcome] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    _matches: dict[str, gin.Match] = field(default_factory=dict)
+    _request_id: int = 0
+    _connections: int = 0
+
+    def Play(
+        self, request_iterator: Iterator[bot_pb2.BotMessage], context: grpc.ServicerContext
+    ) -> Iterator[bot_pb2.RefereeMessage]:
+        self._connections += 1
+        first = next(request_iterator)
+        if first.WhichOneof("kind") != "hello":
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "hello first")
+        self.hellos.append(first.hello)
+        if first.hello.token != self.token:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        yield bot_pb2.RefereeMessage(welcome=bot_pb2.Welcome(protocol_version=1, session_id=f"s{self._connections}"))
+        if self.hold_open:
+            for _ in request_iterator:
+                pass
+            return
+        sent = 0
+        for k in range(self.matches):
+            mid = f"match-{k}"
+            match = self._matches.setdefault(mid, gin.Match(gin.RuleSet.preset("short"), self.seed + bytes([k])))
+            if match.is_over:
+                continue
+            yield bot_pb2.RefereeMessage(match_id=mid, match_started=bot_pb2.MatchStarted(
+                match_id=mid, seat=0, player_names=[first.hello.bot_name, "opponent"]))
+            yield bot_pb2.RefereeMessage(match_id=mid, deal_started=_wire.deal_started(match.view(0)))
+            while not match.is_over:
+                seat = match.to_move
+                assert seat is not None
+                self._request_id += 1
+                request = _wire.action_request(self._request_id, match.view(seat), _wire.clocks([5000, 5000], 0, seat),
+                                               5000)
+                if seat == 1:
+                    action = to_action(self.opponent(request))
+                else:
+                    if self.drop_after_requests and self._connections == 1 and sent >= self.drop_after_requests:
+                        context.abort(grpc.StatusCode.UNAVAILABLE, "dropped for the test")
+                    yield bot_pb2.RefereeMessage(match_id=mid, action_request=request)
+                    sent += 1
+                    reply = next(request_iterator)
+                    answer = reply.action
+                    self.answers.append((answer.match_id, answer.request_id))
+                    if answer.match_id != mid or answer.request_id != self._request_id:
+                        self.errors.append(f"bad ids {answer.match_id} {answer.request_id}")
+                    action = answer.action
+                domain = _wire.action_from_proto(action)
+                if domain not in match.view(seat).legal_actions:
+                    self.errors.append(f"illegal {action_text(action)}")
+                    context.abort(grpc.StatusCode.FAILED_PRECONDITION, "illegal action")
+                for ev in match.apply(domain, seat):
+                    if isinstance(ev, gin.DealEnded):
+                        o = ev.outcome
+                        yield bot_pb2.RefereeMessage(match_id=mid, deal_finished=bot_pb2.DealFinished(
+                            result=game_pb2.DealResult(
+                                outcome=OUTCOMES[o.kind], game_number=ev.game, deal_number=ev.deal,
+                                winner=-1 if o.winner is None else o.winner, points=o.points,
+                                scores_after=ev.scores)))
+                    elif isinstance(ev, gin.GameEnded):
+                        yield bot_pb2.RefereeMessage(match_id=mid, game_finished=bot_pb2.GameFinished(
+                            result=_wire.game_result(ev.result)))
+                    elif isinstance(ev, gin.DealStarted):
+                        yield bot_pb2.RefereeMessage(match_id=mid, deal_started=_wire.deal_started(match.view(0)))
+            assert match.outcome is not None
+            self.results.append(match.outcome)
+            yield bot_pb2.RefereeMessage(match_id=mid, match_finished=bot_pb2.MatchFinished(
+                result=game_pb2.MatchResult(match_id=mid, winner=match.outcome.winner if match.outcome.winner
+                                            is not None else -1, termination=game_pb2.TERMINATION_NORMAL)))
+        for _ in request_iterator:  # until the bot closes its side
+            pass
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[FakeReferee], str]]:
+    servers: list[grpc.Server] = []
+
+    def start(referee: FakeReferee) -> str:
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        bot_pb2_grpc.add_BotServiceServicer_to_server(referee, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        servers.append(server)
+        return f"127.0.0.1:{port}"
+
+    yield start
+    for server in servers:
+        server.stop(grace=None)
+
+
+def _config(address: str, **kw: object) -> BotConfig:
+    return BotConfig(token="good-token", referee=address, backoff_s=0.05, backoff_max_s=0.2, **kw)  # type: ignore[arg-type]
+
+
+def test_run_bot_plays_a_match_and_returns_0(serve: Callable[[FakeReferee], str]) -> None:
+    referee = FakeReferee()
+    address = serve(referee)
+    assert run_bot(greedy_bot.decide, config=_config(address, name="greedy-test")) == 0
+    assert not referee.errors
+    assert len(referee.results) == 1 and referee.answers
+    hello = referee.hellos[0]
+    assert hello.bot_name == "greedy-test" and hello.protocol_version == 1 and len(hello.nonce) == 16
+    assert hello.max_concurrent_matches == 1 and "python" in hello.client_info
+
+
+class _Recorder(Bot):
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action | str:
+        self.calls.append("decide")
+        return greedy_bot.decide(request)
+
+    def on_match_started(self, match_id: str, info: bot_pb2.MatchStarted) -> None:
+        self.calls.append(f"match_started {match_id}")
+
+    def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:
+        self.calls.append("deal_started")
+
+    def on_deal_finished(self, match_id: str, result: game_pb2.DealResult) -> None:
+        self.calls.append("deal_finished")
+
+    def on_game_finished(self, match_id: str, result: game_pb2.GameResult) -> None:
+        self.calls.append("game_finished")
+
+    def on_match_finished(self, match_id: str, result: game_pb2.MatchResult) -> None:
+        self.calls.append(f"match_finished {match_id}")
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+def test_hooks_are_called_in_order_and_several_matches_share_a_session(
+    serve: Callable[[FakeReferee], str],
+) -> None:
+    referee = FakeReferee(matches=2)
+    address = serve(referee)
+    bot = _Recorder()
+    assert run_bot(bot, config=_config(address, matches=2)) == 0
+    assert not referee.errors and len(referee.results) == 2
+    calls = bot.calls
+    assert calls[0] == "match_started match-0" and calls[1] == "deal_started"
+    assert calls.index("match_finished match-0") < calls.index("match_started match-1")
+    assert calls[-2:] == ["match_finished match-1", "close"]
+    assert calls.count("decide") == len(referee.answers)
+    assert calls.count("game_finished") == 2
+
+
+def test_a_bot_class_gets_one_instance_per_match(serve: Callable[[FakeReferee], str]) -> None:
+    created: list[PerMatch] = []
+
+    class PerMatch(Bot):
+        def __init__(self) -> None:
+            created.append(self)
+            self.match_ids: set[str] = set()
+
+        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action | str:
+            return greedy_bot.decide(request)
+
+        def on_match_started(self, match_id: str, info: bot_pb2.MatchStarted) -> None:
+            self.match_ids.add(match_id)
+
+    address = serve(FakeReferee(matches=2))
+    assert run_bot(PerMatch, config=_config(address, matches=2)) == 0
+    assert [b.match_ids for b in created] == [{"match-0"}, {"match-1"}]
+
+
+def test_reconnects_after_a_dropped_connection(serve: Callable[[FakeReferee], str]) -> None:
+    referee = FakeReferee(drop_after_requests=3)
+    address = serve(referee)
+    bot = _Recorder()
+    assert run_bot(bot, config=_config(address)) == 0
+    assert referee._connections == 2 and len(referee.results) == 1 and not referee.errors
+    assert [h.token for h in referee.hellos] == ["good-token", "good-token"]
+    assert bot.calls.count("match_started match-0") == 1  # a resumed match is not started twice
+
+
+def test_a_bad_token_fails_at_once(serve: Callable[[FakeReferee], str]) -> None:
+    referee = FakeReferee(token="other")
+    address = serve(referee)
+    t = time.monotonic()
+    assert run_bot(greedy_bot.decide, config=_config(address)) == 1
+    assert len(referee.hellos) == 1 and time.monotonic() - t < 5
+
+
+def test_an_unreachable_referee_is_retried_then_given_up() -> None:
+    t = time.monotonic()
+    assert run_bot(greedy_bot.decide, config=_config("127.0.0.1:1", retries=2)) == 1
+    assert time.monotonic() - t < 20
+
+
+def test_decide_errors_fall_back_to_a_legal_action(serve: Callable[[FakeReferee], str]) -> None:
+    calls = []
+
+    def buggy(request: bot_pb2.ActionRequest) -> str:
+        calls.append(1)
+        if len(calls) % 2:
+            raise RuntimeError("bug")
+        return "discard Zz" if len(calls) % 4 == 0 else "big_gin"
+
+    referee = FakeReferee()
+    assert run_bot(buggy, config=_config(serve(referee))) == 0
+    assert not referee.errors and len(referee.results) == 1
+
+
+def test_session_abort_ends_the_session_with_1(serve: Callable[[FakeReferee], str]) -> None:
+    def quitter(request: bot_pb2.ActionRequest) -> str:
+        raise SessionAbort("giving up")
+
+    referee = FakeReferee()
+    assert run_bot(quitter, config=_config(serve(referee))) == 1
+    assert not referee.answers
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "proto"), env.get("PYTHONPATH", "")])
+    return env
+
+
+@pytest.mark.parametrize("module", ["sample_bots.random_bot", "sample_bots.greedy_bot", "sample_bots.expert_bot"])
+def test_sample_bot_processes_play_a_match_and_exit_0(serve: Callable[[FakeReferee], str], module: str) -> None:
+    referee = FakeReferee()
+    address = serve(referee)
+    env = _env()
+    env["GIN_TOKEN"] = "good-token"  # the token from the environment, the rest from arguments
+    args = [sys.executable, "-m", module, "--referee", address, "--name", module.split(".")[-1]]
+    if module.endswith("random_bot"):
+        args += ["--seed", "5"]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(referee.results) == 1 and not referee.errors
+    assert "match match-0 finished" in done.stderr
+
+
+def test_a_missing_token_is_a_usage_error() -> None:
+    env = {k: v for k, v in _env().items() if k != "GIN_TOKEN"}
+    done = subprocess.run([sys.executable, "-m", "sample_bots.greedy_bot"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "token is required" in done.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_sigterm_and_sigint_stop_the_bot_cleanly(serve: Callable[[FakeReferee], str], sig: int) -> None:
+    address = serve(FakeReferee(hold_open=True))
+    proc = subprocess.Popen([sys.executable, "-m", "sample_bots.greedy_bot", "--referee", address, "--token",
+                             "good-token"], env=_env(), stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if "welcome" in lines.get(timeout=1):
+                break
+        except queue.Empty:
+            pass
+    proc.send_signal(sig)
+    assert proc.wait(timeout=30) == 0
+
+
+def test_stdio_bridge_plays_a_match_end_to_end(serve: Callable[[FakeReferee], str]) -> None:
+    """The bridge, as a process, with a Python stdio program (node may be absent)."""
+    program = (
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    msg = json.loads(line)\n"
+        "    if msg['type'] == 'request':\n"
+        "        print(json.dumps({'action': msg['legal'][0]}), flush=True)\n"
+    )
+    referee = FakeReferee()
+    address = serve(referee)
+    done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", address, "--token",
+                           "good-token", "--", sys.executable, "-c", program], env=_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(referee.results) == 1 and not referee.errors
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_stdio_bridge_plays_the_sample_node_program(serve: Callable[[FakeReferee], str]) -> None:
+    referee = FakeReferee()
+    done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", serve(referee),
+                           "--token", "good-token", "--", "node", str(ROOT / "sample_bots" / "stdio" / "bot.js")],
+                          env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(referee.results) == 1 and not referee.errors
+    assert "stdio bot: match match-0 over" in done.stderr  # the program's stderr passes through
+
+
+def test_stdio_bridge_fails_when_the_program_breaks_the_protocol(serve: Callable[[FakeReferee], str]) -> None:
+    program = "import sys\nfor line in sys.stdin:\n    print('not json', flush=True)\n"
+    referee = FakeReferee()
+    done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", serve(referee),
+                           "--token", "good-token", "--", sys.executable, "-c", program], env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "stdio protocol error: the answer to request" in done.stderr and "is not JSON" in done.stderr
+    assert not referee.answers
+
+
+def test_stdio_bridge_needs_a_command() -> None:
+    with pytest.raises(SystemExit) as info:
+        stdio_bridge.main(["--token", "t"])
+    assert info.value.code == 2
