@@ -11,9 +11,10 @@ from pathlib import Path
 import grpc
 import structlog
 import trio
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 
 from ._runtime import aio
 from ._service import BotServicer, GrpcSession, RefereeServicer

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import structlog
 import trio
+
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2, referee_pb2, referee_pb2_grpc
 
 from . import _wire as wire

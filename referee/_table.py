@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import struct
 import math
 import secrets
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 import structlog
 import trio
+
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 
 from . import _wire as wire

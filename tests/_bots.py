@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 Decide = Callable[[bot_pb2.RefereeMessage, "Client"], Awaitable[game_pb2.Action | None]]

@@ -17,9 +17,9 @@ from collections.abc import Callable
 import pytest
 import trio
 import trio.testing
-from gin_arena.v1 import bot_pb2, game_pb2
 
 import referee.gin._match as engine_match
+from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchSpec, TimeControl
 from referee import _wire as wire
 from referee._table import Table

@@ -13,13 +13,13 @@ from typing import Any
 import grpc
 import pytest
 import trio
-from gin_arena.v1 import bot_pb2, game_pb2
 
 import referee
+from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
-from referee.gin import RuleSet
 from referee._replay import read_replay
 from referee._resim import resimulate
+from referee.gin import RuleSet
 from tests._bots import Client
 
 SHORT = RuleSet.classic(target=20)

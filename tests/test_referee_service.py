@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import grpc
 import trio
-from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 import referee
+from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from tests._bots import Client
 
 
