@@ -122,7 +122,7 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
                 elif term == "crashed":
                     crash = (seat, rec["decisions"], rec["after_request"], rec["detail"])
                 elif "raw_kind" in rec:
-                    raw = game_pb2.Action(kind=rec["raw_kind"], card=rec["raw_card"])  # type: ignore[arg-type]
+                    raw = game_pb2.Action(kind=rec["raw_kind"], card=rec["raw_card"])
                     scripts[seat][rec["request_id"]] = (raw, rec["used_us"])
                 elif term == "disconnected":
                     disconnect[seat].add(rec["request_id"])
