@@ -25,8 +25,10 @@ from collections import Counter, deque
 from typing import Any
 
 import grpc
+
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2, referee_pb2, referee_pb2_grpc
 
+EOF: Any = grpc.aio.EOF  # type: ignore[attr-defined]
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # one TCP connection per channel, like separate bots
 mono = time.monotonic
 
@@ -43,6 +45,7 @@ def typical_request() -> bot_pb2.RefereeMessage:
         pick = next((a for a in legal if a.kind in ("pass", "draw_stock")), legal[0])
         match.apply(pick)
     seat = match.to_move
+    assert seat is not None
     state = match.view(seat)
     return bot_pb2.RefereeMessage(match_id="0123456789abcdef", action_request=wire.action_request(
         7, state, wire.clocks([10_000, 10_000], 0, seat), 10_000, wire.EventLog()))
@@ -58,11 +61,13 @@ class Echo(bot_pb2_grpc.BotServiceServicer):
         self.small = bot_pb2.RefereeMessage(match_id="0123456789abcdef", event=game_pb2.PublicEvent(
             seat=1, kind=game_pb2.ACTION_KIND_DISCARD, card="Td", stock_size_after=20, think_ms=0))
 
-    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def Play(  # type: ignore[override]
+        self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
         big, small = self.big, self.small
         while True:
             msg = await context.read()
-            if msg is grpc.aio.EOF:
+            if msg is EOF:
                 return
             k = msg.ping.ping_id
             if k <= 1:
@@ -101,7 +106,9 @@ class GuestEcho(bot_pb2_grpc.BotServiceServicer):
         self.small = bot_pb2.RefereeMessage(match_id="0123456789abcdef", event=game_pb2.PublicEvent(
             seat=1, kind=game_pb2.ACTION_KIND_DISCARD, card="Td", stock_size_after=20, think_ms=0))
 
-    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def Play(  # type: ignore[override]
+        self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
         import math
 
         import trio
@@ -153,7 +160,7 @@ class GuestEcho(bot_pb2_grpc.BotServiceServicer):
         try:
             while True:
                 msg = await context.read()
-                if msg is grpc.aio.EOF:
+                if msg is EOF:
                     return
                 inbox.send_nowait(("msg", msg))
         finally:
@@ -246,7 +253,7 @@ def report_crash(rec: Recorder, task: asyncio.Task[Any]) -> None:
 # ----------------------------------------------------------------- ping client
 async def ping_stream(target: str, rec: Recorder, replies: int) -> None:
     async with grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) as ch:
-        call = bot_pb2_grpc.BotServiceStub(ch).Play()
+        call = bot_pb2_grpc.BotServiceStub(ch).Play()  # type: ignore[call-arg]
         msg = bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=replies))
         at, val, ops = rec.at, rec.val, rec.ops
         t0 = mono()
@@ -260,7 +267,7 @@ async def ping_stream(target: str, rec: Recorder, replies: int) -> None:
             for _ in range(replies):
                 reply = await call.read()
             t1 = mono()
-            if reply is grpc.aio.EOF:
+            if reply is EOF:
                 raise RuntimeError("the server ended the stream")
             at.append(t1)
             val.append(t1 - t0)
@@ -349,15 +356,15 @@ class Bots:
 
     async def seat(self, ch: grpc.aio.Channel, token: str, m: Match, where: list[str], i: int, first: bool) -> None:
         where[i] = "open"
-        call = bot_pb2_grpc.BotServiceStub(ch).Play()
+        call = bot_pb2_grpc.BotServiceStub(ch).Play()  # type: ignore[call-arg]
         await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="trivial", token=token, protocol_version=1)))
         where[i] = "hello"
         rec = self.rec
         at, val, ops = rec.at, rec.val, rec.ops
         think = self.think_s
         while True:
-            msg = await call.read()
-            if msg is grpc.aio.EOF:
+            msg: Any = await call.read()
+            if msg is EOF:
                 where[i] = "eof"
                 return
             kind = msg.WhichOneof("kind")

@@ -54,13 +54,14 @@ class Proc:
     """A child process with its stdout read line by line on a thread."""
 
     def __init__(self, name: str, argv: list[str], log_dir: Path, env: dict[str, str] | None = None) -> None:
+        # cwd: the temp dir, so that `python -m` does not put this checkout's folder first on sys.path
         self.name = name
         self.argv = argv
         self.log_path = log_dir / f"{name}.log"
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in kill()
         self.p = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **(env or {})}, cwd=log_dir,
         )
         self.pid = self.p.pid
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -148,10 +149,17 @@ def start_echo(kind: str, log_dir: Path) -> tuple[Proc, str]:
     return proc, "127.0.0.1:" + proc.expect("PORT", 30)
 
 
-def start_referee(name: str, log_dir: Path, replays: Path, log_level: str) -> tuple[Proc, str]:
-    argv = [str(Path(PY).parent / "referee"), "serve", "--port", "0", "--replays", str(replays),
-            "--log-level", log_level]
-    proc = start(name, argv, log_dir)
+def start_referee(
+    name: str, log_dir: Path, replays: Path, log_level: str, code: Path | None = None
+) -> tuple[Proc, str]:
+    """``referee serve`` on a free port; with ``code``, the ``referee`` package found in that
+    folder instead of the installed one (for A/B runs of a patched copy)."""
+    opts = ["--port", "0", "--replays", str(replays), "--log-level", log_level]
+    if code is None:
+        proc = start(name, [str(Path(PY).parent / "referee"), "serve", *opts], log_dir)
+    else:
+        proc = start(name, [PY, "-m", "referee.cli", "serve", *opts], log_dir,
+                     env={"PYTHONPATH": str(code.resolve())})
     return proc, proc.expect("referee listening on", 30)
 
 
@@ -273,6 +281,7 @@ DESIGNS = {
     "bare3": "bare grpc.aio, the referee's writes: 2 events + 1 request per round trip",
     "guest3": "the same through the referee's asyncio→trio→asyncio bridge, no game",
     "referee": "referee serve + trivial bots (per decision)",
+    "referee-ab": "the referee package of --ab DIR, same bots",
 }
 
 
@@ -288,10 +297,16 @@ def main() -> int:
     parser.add_argument("--matches", type=int, default=500, help="concurrent matches for (b) (default 500)")
     parser.add_argument("--clients", type=int, default=2, help="client processes for (b) (default 2)")
     parser.add_argument("--points", type=int, default=100, help="classic rules' game target (default 100)")
-    parser.add_argument("--think-ms", type=float, default=1000.0,
-                        help="(b) again with bots thinking this long on average (uniform 0.5x-1.5x; 0: skip)")
+    parser.add_argument("--think-ms", type=float, default=-1.0,
+                        help="(b') (b) again with bots thinking this long on average (uniform 0.5x-1.5x); default: "
+                             "so that the offered load is half the referee's throughput measured in (a); 0: skip")
     parser.add_argument("--log-level", default="info", help="the referee's --log-level (default info)")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, replays)")
+    parser.add_argument("--ab", type=Path, metavar="DIR",
+                        help="also run the referee package found in DIR (a patched copy: DIR/referee/...) "
+                             "in the interleaved windows, as design referee-ab")
+    parser.add_argument("--designs", default="", help="comma-separated subset of the interleaved designs")
+    parser.add_argument("--skip-b", action="store_true", help="skip (b) (the 500-match runs)")
     args = parser.parse_args()
     if args.quick:
         args.reps, args.window, args.warmup, args.think_ms = 1, 2.0, 0.7, 0.0
@@ -312,17 +327,27 @@ def main() -> int:
         guest, guest_addr = start_echo("guest-server", tmp)
         ref, ref_addr = start_referee("referee", tmp, replays, args.log_level)
         print(f"servers: bare pid {bare.pid}, guest pid {guest.pid}, referee pid {ref.pid}: {shlex.join(ref.argv)}")
+        setups = {
+            "bare": (bare, "ping", bare_addr, 1, 1), "bare3": (bare, "ping", bare_addr, 1, 3),
+            "guest3": (guest, "ping", guest_addr, 1, 3), "referee": (ref, "bots", ref_addr, 2, 1),
+        }
+        if args.ab:
+            ab_replays = tmp / "replays-ab"
+            ab_replays.mkdir()
+            ab, ab_addr = start_referee("referee-ab", tmp, ab_replays, args.log_level, args.ab)
+            print(f"A/B: referee-ab pid {ab.pid}: PYTHONPATH={args.ab} {shlex.join(ab.argv)}")
+            setups["referee-ab"] = (ab, "bots", ab_addr, 2, 1)
+            run_window("warm", ab, [client_argv("bots", ab_addr, 2, args)], tmp, 0.5, 0.5)
         # Warm the referee (imports, first matches) before any window.
         run_window("warm", ref, [client_argv("bots", ref_addr, 2, args)], tmp, 0.5, 0.5)
         time.sleep(0.3)
         ref_idle_kb, ref_idle_replays = ref.rss_kb(), len(list(replays.iterdir()))
 
         n = args.streams
-        names = ["bare", "referee"] if args.quick else list(DESIGNS)
-        setups = {
-            "bare": (bare, "ping", bare_addr, 1, 1), "bare3": (bare, "ping", bare_addr, 1, 3),
-            "guest3": (guest, "ping", guest_addr, 1, 3), "referee": (ref, "bots", ref_addr, 2, 1),
-        }
+        names = ["bare", "referee"] if args.quick else [d for d in DESIGNS if d in setups]
+        if args.designs:
+            names = [d for d in args.designs.split(",") if d in setups]
+            names = list(dict.fromkeys(["bare", "referee", *names]))  # the table needs these two
         w1: dict[str, list[Window]] = {d: [] for d in names}
         wn: dict[str, list[Window]] = {d: [] for d in names}
         for rep in range(args.reps):
@@ -336,12 +361,14 @@ def main() -> int:
                           f"p99 {fmt_ms(w.pct(0.99))}  {w.rate:6.0f}/s  server CPU {w.cpu_per_op_us:6.1f} µs/op"
                           f"  client CPU {sum(w.client_cpu) / w.seconds * 100:3.0f}%", flush=True)
         ref_after_kb, ref_after_replays = ref.rss_kb(), len(list(replays.iterdir()))
-        for proc in (bare, guest, ref):
+        for proc, *_ in setups.values():
             stop(proc)
 
         # (b): a fresh referee, many matches at once (held until all have started, then released).
         wb: dict[float, Window] = {}
-        for think in (0.0, *([args.think_ms] if args.think_ms else [])):
+        if args.think_ms < 0:  # half the capacity measured at 100 streams
+            args.think_ms = round(1000 * args.matches / (0.5 * median([w.rate for w in wn["referee"]])))
+        for think in () if args.skip_b else (0.0, *([args.think_ms] if args.think_ms else [])):
             big, big_addr = start_referee(f"referee-b{think:g}", tmp, replays, args.log_level)
             run_window("warm-b", big, [client_argv("bots", big_addr, 2, args)], tmp, 0.3, 0.3)
             time.sleep(0.3)
@@ -414,11 +441,53 @@ def report(
         (f"    match start (CreateMatch → 1st request) at {n} streams, p50/max of {len(starts)}",
          f"{fmt_ms(pct(starts, 0.5))} / {fmt_ms(pct(starts, 1.0))}", "", ""),
     ]
+    if "referee-ab" in wn:
+        ab_ratio = median([a.cpu_per_op_us / r.cpu_per_op_us
+                           for r, a in zip(wn["referee"], wn["referee-ab"], strict=True)])
+        rows += [
+            (f"A/B: referee-ab CPU per decision, {n} streams", f"{med(wn['referee-ab'], cpu):.1f} µs", "", ""),
+            ("    referee-ab ÷ referee (median of per-rep ratios)", f"{ab_ratio:.2f}×", "", ""),
+            ("    referee-ab ÷ bare", f"{med(wn['referee-ab'], cpu) / bn_cpu:.2f}×", "≤ 1.3×",
+             verdict(med(wn["referee-ab"], cpu) / bn_cpu <= 1.3)),
+            ("    1 match p50 decision overhead, referee / referee-ab",
+             f"{fmt_ms(r1p50)} / {fmt_ms(med(w1['referee-ab'], p50))}", "", ""),
+        ]
+    idle_kb, idle_replays, after_kb, after_replays = mem
+    dpm = replay_decisions(replays) or [float("nan")]
+    if 0.0 in wb:
+        rows += b_rows(args, wb, dpm)
+    rows += [
+        ("(c) p50 decision overhead, 1 match (client-side)", fmt_ms(r1p50), "< 0.4 ms", verdict(r1p50 < 0.0004)),
+        ("    ÷ bare p50 round trip", f"{r1p50 / b1p50:.2f}×", "", ""),
+    ]
+    for d in ("bare3", "guest3"):
+        if w1.get(d):
+            rows.append((f"    1 stream {d} p50 round trip", fmt_ms(med(w1[d], p50)), "", ""))
+    rows += [
+        ("    1 stream: server CPU per op, bare / referee",
+         f"{med(w1['bare'], cpu):.0f} / {med(w1['referee'], cpu):.0f} µs", "", ""),
+        (f"decisions per match (classic, target {args.points}; median of {len(dpm)})", f"{median(dpm):.0f}", "", ""),
+        (f"referee RSS growth per match finished in (a)+(c) ({after_replays - idle_replays} kept)",
+         f"{(after_kb - idle_kb) / max(1, after_replays - idle_replays):.0f} KB", "", ""),
+    ]
+    print()
+    width = max(len(r[0]) for r in rows)
+    print(f"{'figure':{width}}  {'value':>23}  {'goal':>14}  result")
+    for name, value, goal, res in rows:
+        print(f"{name:{width}}  {value:>23}  {goal:>14}  {res}")
+    everything = [*[w for ws in w1.values() for w in ws], *[w for ws in wn.values() for w in ws], *wb.values()]
+    bad = sum(r.get("abnormal", 0) for w in everything for r in w.results)
+    errors = [e for w in everything for r in w.results for e in r.get("errors", [])]
+    print(f"\nmatches not ending normally inside the runs: {bad}; client errors: {len(errors)}"
+          + (f" (first: {errors[0][:200]})" if errors else ""))
+
+
+def b_rows(args: argparse.Namespace, wb: dict[float, Window], dpm: list[float]) -> list[tuple[str, str, str, str]]:
     w0 = wb[0.0]
     b_p99 = w0.pct(0.99)
     grow_kb = (w0.extra["rss_end_kb"] - w0.extra["rss_t0_kb"]) / max(1, w0.count)
     per_match_kb = (w0.extra["rss_started_kb"] - w0.extra["rss_idle_kb"]) / args.matches
-    rows += [
+    rows = [
         (f"(b) p99 decision overhead, {args.matches} matches, instant bots", fmt_ms(b_p99), "< 20 ms",
          verdict(b_p99 < 0.020)),
         ("    p50 / p99.9", f"{fmt_ms(w0.pct(0.5))} / {fmt_ms(w0.pct(0.999))}", "", ""),
@@ -432,12 +501,10 @@ def report(
     if args.think_ms and args.think_ms in wb:
         wt = wb[args.think_ms]
         rows += [
-            (f"(b') same, bots thinking ~{args.think_ms:g} ms: p50 / p99",
+            (f"(b') same, bots thinking ~{args.think_ms:g} ms (½ capacity): p50 / p99",
              f"{fmt_ms(wt.pct(0.5))} / {fmt_ms(wt.pct(0.99))}", "(< 20 ms)", verdict(wt.pct(0.99) < 0.020)),
             ("    decisions/s · server CPU", f"{wt.rate:,.0f}/s · {wt.server_cpu / wt.seconds * 100:.0f}%", "", ""),
         ]
-    idle_kb, idle_replays, after_kb, after_replays = mem
-    dpm = replay_decisions(replays) or [float("nan")]
     rows += [
         (f"(b) server memory per match ({args.matches} started)", f"{per_match_kb:.0f} KB", "< 200 KB",
          verdict(per_match_kb < 200)),
@@ -448,29 +515,8 @@ def report(
         (f"    → per match half-way through a median match ({median(dpm) / 2:.0f} decisions)",
          f"{per_match_kb + grow_kb * median(dpm) / 2:.0f} KB", "(< 200 KB)",
          verdict(per_match_kb + grow_kb * median(dpm) / 2 < 200)),
-        (f"    referee RSS growth per match finished in (a)+(c) ({after_replays - idle_replays} kept)",
-         f"{(after_kb - idle_kb) / max(1, after_replays - idle_replays):.0f} KB", "", ""),
-        ("(c) p50 decision overhead, 1 match (client-side)", fmt_ms(r1p50), "< 0.4 ms", verdict(r1p50 < 0.0004)),
-        ("    ÷ bare p50 round trip", f"{r1p50 / b1p50:.2f}×", "", ""),
     ]
-    for d in ("bare3", "guest3"):
-        if w1.get(d):
-            rows.append((f"    1 stream {d} p50 round trip", fmt_ms(med(w1[d], p50)), "", ""))
-    rows += [
-        ("    1 stream: server CPU per op, bare / referee",
-         f"{med(w1['bare'], cpu):.0f} / {med(w1['referee'], cpu):.0f} µs", "", ""),
-        (f"decisions per match (classic, target {args.points}; median of {len(dpm)})", f"{median(dpm):.0f}", "", ""),
-    ]
-    print()
-    width = max(len(r[0]) for r in rows)
-    print(f"{'figure':{width}}  {'value':>23}  {'goal':>14}  result")
-    for name, value, goal, res in rows:
-        print(f"{name:{width}}  {value:>23}  {goal:>14}  {res}")
-    everything = [*[w for ws in w1.values() for w in ws], *[w for ws in wn.values() for w in ws], *wb.values()]
-    bad = sum(r.get("abnormal", 0) for w in everything for r in w.results)
-    errors = [e for w in everything for r in w.results for e in r.get("errors", [])]
-    print(f"\nmatches not ending normally inside the runs: {bad}; client errors: {len(errors)}"
-          + (f" (first: {errors[0][:200]})" if errors else ""))
+    return rows
 
 
 if __name__ == "__main__":

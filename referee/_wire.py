@@ -60,9 +60,13 @@ class WireError(ValueError):
 
 
 # ----- cards and actions -----
+_TEXT = tuple(str(c) for c in gin.DECK)  # card text by index: no __str__ call on the hot path
+
+
 def cards(cs: Iterable[gin.Card]) -> list[str]:
     """Cards as their text forms."""
-    return [str(c) for c in cs]
+    text = _TEXT
+    return [text[c.index] for c in cs]
 
 
 def card_from_text(text: str, what: str = "card") -> gin.Card:
@@ -76,7 +80,9 @@ def card_from_text(text: str, what: str = "card") -> gin.Card:
 def action_to_proto(action: gin.Action) -> game_pb2.Action:
     """A domain action as a message."""
     card = getattr(action, "card", None)
-    return game_pb2.Action(kind=_KIND_TO_PB[action.kind], card=str(card) if card is not None else "")
+    if card is None:
+        return game_pb2.Action(kind=_KIND_TO_PB[action.kind])
+    return game_pb2.Action(kind=_KIND_TO_PB[action.kind], card=_TEXT[card.index])
 
 
 def action_from_proto(msg: game_pb2.Action) -> gin.Action:
@@ -167,7 +173,7 @@ def public_event(ev: gin.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent
     if ev.kind == "reshuffle":
         return game_pb2.PublicEvent(seat=0, stock_size_after=ev.stock_size, reshuffled=True)
     return game_pb2.PublicEvent(
-        seat=ev.seat, kind=_KIND_TO_PB[ev.kind], card=str(ev.card) if ev.card is not None else "",
+        seat=ev.seat, kind=_KIND_TO_PB[ev.kind], card=_TEXT[ev.card.index] if ev.card is not None else "",
         stock_size_after=ev.stock_size, think_ms=think_ms,
     )
 

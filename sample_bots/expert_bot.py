@@ -49,6 +49,17 @@ class Params:
 
     alpha: float = 1.0
     """Weight of the hand's potential (expected deadwood saved by the next draw)."""
+    alpha_late: float | None = None
+    """The weight of potential once the stock is down to ``late_from`` cards (linear in
+    between); ``None``: always ``alpha``."""
+    late_from: int = 10
+    """Stock size from which ``alpha_late`` applies."""
+    feed: float = 0.0
+    """Cost, in deadwood points, of discarding an ace instead of a ten: low cards help any
+    opponent lower its deadwood."""
+    live_weighting: bool = False
+    """Weight each possible draw by the chance that the card is still in the stock (not in
+    the opponent's hand)."""
     kappa: float = 0.0
     """Weight of the chance that the next draw allows a knock, in deadwood points."""
     beta: float = 4.0
@@ -91,6 +102,8 @@ class View:
     """Chance that a given unseen card is in the opponent's hand."""
     stock: int
     knock_limit: int
+    alpha: float
+    """The weight of potential at this point of the deal."""
 
 
 def _neighbours(i: int) -> list[int]:
@@ -137,40 +150,46 @@ def read_state(state: game_pb2.InformationState, p: Params = DEFAULT) -> View:
     opp_hidden = max(0, opp_size - opp_known.bit_count())
     total_weight = sum(weight.values())
     p_opp = opp_hidden / total_weight if total_weight else 0.0
-    return View(hand, unseen, weight, opp_known, p_opp, state.stock_size, state.knock_limit)
+    alpha = p.alpha
+    if p.alpha_late is not None:
+        frac = min(1.0, max(0.0, (state.stock_size - p.late_from) / max(1, 31 - p.late_from)))
+        alpha = p.alpha_late + (p.alpha - p.alpha_late) * frac
+    return View(hand, unseen, weight, opp_known, p_opp, state.stock_size, state.knock_limit, alpha)
 
 
-def potential(h10: int, v: View) -> tuple[float, float]:
+def potential(h10: int, v: View, p: Params = DEFAULT) -> tuple[float, float]:
     """For a 10-card hand: the expected deadwood saved by the next draw (best discard
     after it), and the chance that the next draw allows a knock."""
     dw = deadwood_mask(h10)
-    n = v.unseen.bit_count()
-    if not n or dw == 0:
+    if not v.unseen or dw == 0:
         return 0.0, 1.0 if dw == 0 else 0.0
     limit = v.knock_limit
     near = 0
     for i in indices(h10):
         near |= NEAR[i]
     near &= v.unseen
-    saved = 0
-    knocks = 0
-    for i in indices(near):
-        after = deadwood_after_draw_mask(h10, i)
-        saved += dw - after
-        knocks += after <= limit
-    # A card that melds with nothing only replaces the worst deadwood card, if it is lower.
+    saved = 0.0
+    knocks = 0.0
+    total = 0.0
     best_without_one = deadwood_after_best_discard_mask(h10)
-    for i in indices(v.unseen & ~near):
-        after = min(dw, best_without_one + VALUES[i])
-        saved += dw - after
-        knocks += after <= limit
-    return saved / n, knocks / n
+    for i in indices(v.unseen):
+        if near >> i & 1:
+            after = deadwood_after_draw_mask(h10, i)
+        else:  # a card that melds with nothing only replaces the worst deadwood card, if lower
+            after = min(dw, best_without_one + VALUES[i])
+        w = 1.0 - _q(i, v) if p.live_weighting else 1.0
+        saved += w * (dw - after)
+        knocks += w * (after <= limit)
+        total += w
+    if total <= 0:
+        return 0.0, 0.0
+    return saved / total, knocks / total
 
 
 def evaluate(h10: int, v: View, p: Params) -> float:
     """The value of a 10-card hand, in deadwood points (lower is better)."""
-    saved, p_knock = potential(h10, v)
-    return deadwood_mask(h10) - p.alpha * saved - p.kappa * p_knock
+    saved, p_knock = potential(h10, v, p)
+    return deadwood_mask(h10) - v.alpha * saved - p.kappa * p_knock
 
 
 def _q(j: int, v: View) -> float:
@@ -240,7 +259,7 @@ def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> game_pb2.Acti
     if discards:
         allowed = [INDEX[d.card] for d in discards]
         score = {
-            i: evaluate(v.hand & ~(1 << i), v, p) + p.beta * danger(i, v)
+            i: evaluate(v.hand & ~(1 << i), v, p) + p.beta * danger(i, v) + p.feed * (10 - VALUES[i]) / 9
             for i in candidates(v.hand, allowed, p)
         }
         return A.action(A.DISCARD, DECK[min(score, key=lambda i: score[i])])
@@ -250,8 +269,8 @@ def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> game_pb2.Acti
         top = INDEX[state.discard_pile[-1]]
         h11 = v.hand | 1 << top
         take = min(evaluate(h11 & ~(1 << i), v, p) for i in candidates(h11, indices(v.hand), p))
-        saved, p_knock = potential(v.hand, v)
-        stock = deadwood_mask(v.hand) - 2 * p.alpha * saved - p.kappa * p_knock
+        saved, p_knock = potential(v.hand, v, p)
+        stock = deadwood_mask(v.hand) - (1 + v.alpha) * saved - p.kappa * p_knock
         if take < stock - p.take_margin:
             return A.action(take_kind)
     for kind in (A.DRAW_STOCK, A.PASS):

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 from referee import _wire, gin
 from sample_bots import greedy_bot, stdio_bridge
 from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, masks, run_bot
@@ -109,7 +109,7 @@ def test_card_text() -> None:
             cards.parse_card(bad)
     assert [cards.value(c) for c in ("As", "9d", "Tc", "Jh", "Qs", "Kd")] == [1, 9, 10, 10, 10, 10]
     assert cards.rank("As") == 1 and cards.rank("Kd") == 13 and cards.suit("Kd") == "d"
-    assert len(set(cards.DECK)) == 52 and cards.DECK == tuple(str(c) for c in gin.DECK)
+    assert len(set(cards.DECK)) == 52 and tuple(str(c) for c in gin.DECK) == cards.DECK
     assert cards.sort_cards(["Kc", "2s", "As", "3h"]) == ["As", "2s", "3h", "Kc"]
     assert sorted(cards.layoff_targets(["5h", "6h", "7h"])) == ["4h", "8h"]
     assert sorted(cards.layoff_targets(["9s", "9h", "9d"])) == ["9c"]
@@ -410,7 +410,13 @@ def test_sigterm_and_sigint_stop_the_bot_cleanly(serve: Callable[[FakeReferee], 
                              "good-token"], env=_env(), stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+    stderr = proc.stderr
+
+    def pump() -> None:
+        for line in stderr:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:

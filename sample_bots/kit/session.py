@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
+
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 from .actions import Decision, action_text, is_legal, legal_texts, to_action
