@@ -29,10 +29,13 @@ the machine is shared, so only figures of one run are comparable.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import json
 import os
 import queue
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -50,6 +53,12 @@ PY = sys.executable
 
 
 # ----------------------------------------------------------------- processes
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM when this bench process dies, however it dies."""
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: no such call
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 class Proc:
     """A child process with its stdout read line by line on a thread."""
 
@@ -61,7 +70,7 @@ class Proc:
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in kill()
         self.p = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1,
-            env={**os.environ, **(env or {})}, cwd=log_dir,
+            env={**os.environ, **(env or {})}, cwd=log_dir, preexec_fn=_die_with_parent,
         )
         self.pid = self.p.pid
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -314,6 +323,8 @@ def main() -> int:
     import google.protobuf
     import grpc
     import trio
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally below (children are stopped)
 
     print(f"command: {shlex.join([PY, *sys.argv])}")
     print(f"python {sys.version.split()[0]} · grpcio {grpc.__version__} · protobuf {google.protobuf.__version__} · "

@@ -55,7 +55,7 @@ class _ScriptedSeat:
     link: SeatLink | None = None
     told: list[bot_pb2.RefereeMessage] = field(default_factory=list)
 
-    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
         self.told.append(msg)
         if msg.WhichOneof("kind") != "action_request":
             return

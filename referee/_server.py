@@ -14,10 +14,10 @@ import trio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
+from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
 
 from ._runtime import aio
-from ._service import BotServicer, GrpcSession, RefereeServicer
+from ._service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
 from ._spec import MatchReport, MatchSpec
 from ._table import SeatLink, Table
 
@@ -107,7 +107,7 @@ async def open_referee(
     async with trio.open_nursery() as nursery:
         referee = Referee(nursery, replay_dir)
         server = grpc.aio.server(options=SERVER_OPTIONS)
-        bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)
+        add_bot_service(BotServicer(referee), server)
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
         health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

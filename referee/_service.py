@@ -46,18 +46,19 @@ class GrpcSession:
         self.session_id = secrets.token_hex(6)
         self.links: dict[str, SeatLink] = {}
         self._context = context
-        self._queue: deque[bot_pb2.RefereeMessage] = deque()
+        self._queue: deque[tuple[bytes, str, int]] = deque()
         self._wakeup = asyncio.Event()
         self.closed: asyncio.Future[tuple[grpc.StatusCode, str]] = asyncio.get_running_loop().create_future()
 
-    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
+        """Queue a message; ``data``, if given, is its serialisation (made once by the table)."""
         if not self.closed.done():
-            self._queue.append(msg)
+            self._queue.append(_entry(msg, data))
             self._wakeup.set()
 
     def send_first(self, msg: bot_pb2.RefereeMessage) -> None:
         """Queue a message ahead of everything queued so far (the welcome)."""
-        self._queue.appendleft(msg)
+        self._queue.appendleft(_entry(msg, None))
         self._wakeup.set()
 
     def close(self, code: str, detail: str) -> None:
@@ -72,12 +73,33 @@ class GrpcSession:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            msg = queue.popleft()
-            await ctx.write(msg)
-            if msg.WhichOneof("kind") == "action_request":
-                link = self.links.get(msg.match_id)
+            data, match_id, request_id = queue.popleft()
+            await ctx.write(data)
+            if request_id:
+                link = self.links.get(match_id)
                 if link is not None:
-                    link.sent(msg.action_request.request_id, trio.current_time())
+                    link.sent(request_id, trio.current_time())
+
+
+def _entry(msg: bot_pb2.RefereeMessage, data: bytes | None) -> tuple[bytes, str, int]:
+    request_id = msg.action_request.request_id if msg.WhichOneof("kind") == "action_request" else 0
+    return (data if data is not None else msg.SerializeToString(), msg.match_id, request_id)
+
+
+def _already_serialised(data: bytes) -> bytes:
+    return data
+
+
+def add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
+    """Register ``BotService`` with a pass-through response serialiser: the table serialises
+    each message once (for the seat's digest) and the stream writes those very bytes."""
+    handler = grpc.method_handlers_generic_handler(
+        "gin_arena.v1.BotService",
+        {"Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play, request_deserializer=bot_pb2.BotMessage.FromString,
+            response_serializer=_already_serialised)},
+    )
+    server.add_generic_rpc_handlers((handler,))
 
 
 class BotServicer(bot_pb2_grpc.BotServiceServicer):

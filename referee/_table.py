@@ -55,8 +55,8 @@ class Session(Protocol):
     nonce: bytes
     """The nonce the bot gave in its hello."""
 
-    def send(self, msg: bot_pb2.RefereeMessage) -> None:
-        """Queue a message to the bot; never blocks."""
+    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
+        """Queue a message to the bot; never blocks. ``data`` is its serialisation, if made."""
 
     def close(self, code: str, detail: str) -> None:
         """End the stream with a status (``code`` names a ``grpc.StatusCode``)."""
@@ -162,9 +162,9 @@ class SeatLink:
         self._inbox_send.send_nowait(_Inbound("alert", trio.current_time()))
 
     # --- used by the table ---
-    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
         if self.session is not None:
-            self.session.send(msg)
+            self.session.send(msg, data)
 
     def error(self, code: int, message: str, request_id: int = 0, fatal: bool = False) -> None:
         if self.session is not None:
@@ -630,7 +630,7 @@ class Table:
         data = msg.SerializeToString(deterministic=True)
         self._digests[link.seat].update(struct.pack(">I", len(data)) + data)
         self._told[link.seat] += 1
-        link.send(msg)
+        link.send(msg, data)
 
     def _public(self, **kind: Any) -> None:
         ev = referee_pb2.SpectatorEvent(match_id=self.match_id, **kind)

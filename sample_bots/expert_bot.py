@@ -23,6 +23,7 @@ Run: ``python -m sample_bots.expert_bot --referee HOST:PORT --token T``.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from gin_arena.v1 import bot_pb2, game_pb2
@@ -32,6 +33,7 @@ from .kit import run_bot
 from .kit.cards import DECK
 from .kit.masks import (
     INDEX,
+    LED_BY,
     VALUES,
     deadwood_after_best_discard_mask,
     deadwood_after_draw_mask,
@@ -74,6 +76,10 @@ class Params:
     """… that is, while the stock has at least this many cards …"""
     gin_wait_outs: int = 3
     """… and at least this many live cards give gin."""
+    undercut_max: float = 1.0
+    """Knock only if the estimated chance of being undercut is at most this."""
+    undercut_samples: int = 24
+    """Opponent hands sampled to estimate that chance."""
     late_stock: int = 0
     """From this stock size down, the deal is 'late': knock only with at most ``late_knock`` …"""
     late_knock: int = 10
@@ -104,6 +110,8 @@ class View:
     knock_limit: int
     alpha: float
     """The weight of potential at this point of the deal."""
+    opp_draws: int
+    """Cards the opponent has drawn from the stock in this deal."""
 
 
 def _neighbours(i: int) -> list[int]:
@@ -154,7 +162,8 @@ def read_state(state: game_pb2.InformationState, p: Params = DEFAULT) -> View:
     if p.alpha_late is not None:
         frac = min(1.0, max(0.0, (state.stock_size - p.late_from) / max(1, 31 - p.late_from)))
         alpha = p.alpha_late + (p.alpha - p.alpha_late) * frac
-    return View(hand, unseen, weight, opp_known, p_opp, state.stock_size, state.knock_limit, alpha)
+    opp_draws = sum(1 for e in state.events if e.seat == opp and e.kind == A.DRAW_STOCK)
+    return View(hand, unseen, weight, opp_known, p_opp, state.stock_size, state.knock_limit, alpha, opp_draws)
 
 
 def potential(h10: int, v: View, p: Params = DEFAULT) -> tuple[float, float]:
@@ -231,14 +240,92 @@ def gin_outs(h10: int, v: View) -> int:
     return sum(1 for i in indices(near & v.unseen) if deadwood_after_draw_mask(h10, i) == 0)
 
 
-def should_knock(h10: int, v: View, p: Params) -> bool:
+def layoff_cards(h10: int) -> int:
+    """Cards an opponent could lay off on the melds of our best arrangement of ``h10``
+    (a set's fourth card; a run's next cards at either end, two deep)."""
+    out = 0
+    for meld in best_melds(h10):
+        idx = indices(meld)
+        if len({i % 13 for i in idx}) == 1:
+            out |= FULL_RANKS[idx[0] % 13] & ~meld
+        else:
+            s, lo, hi = idx[0] // 13, idx[0] % 13, idx[-1] % 13
+            for r in (lo - 1, lo - 2, hi + 1, hi + 2):
+                if 0 <= r < 13:
+                    out |= 1 << (s * 13 + r)
+    return out
+
+
+FULL_RANKS = tuple(sum(1 << (t * 13 + r) for t in range(4)) for r in range(13))
+
+
+def best_melds(hand: int) -> list[int]:
+    """The melds of an arrangement of ``hand`` with the least deadwood."""
+    melds: list[int] = []
+    rest = hand
+    while rest:
+        low = rest & -rest
+        i = low.bit_length() - 1
+        if VALUES[i] + deadwood_mask(rest ^ low) == deadwood_mask(rest):
+            rest ^= low  # deadwood
+            continue
+        for meld in LED_BY[i]:
+            if meld & rest == meld and deadwood_mask(rest ^ meld) == deadwood_mask(rest):
+                melds.append(meld)
+                rest ^= meld
+                break
+        else:  # pragma: no cover - one of the two always holds
+            break
+    return melds
+
+
+def undercut_chance(h10: int, v: View, p: Params, rng: random.Random) -> float:
+    """The chance that the opponent, shown ``h10``, ends with no more deadwood than we do.
+
+    Opponent hands are sampled: its known cards plus hidden cards from the unseen ones; to
+    account for the turns it has spent improving, it draws as many extra cards as it has
+    made draws and throws away its worst card after each one."""
+    dw = deadwood_mask(h10)
+    layoffs = layoff_cards(h10)
+    pool = indices(v.unseen)
+    weights = [v.weight[i] for i in pool]
+    hidden = max(0, 10 - v.opp_known.bit_count())
+    extra = min(v.opp_draws, 8)
+    if not pool or hidden + extra > len(pool):
+        return 0.0
+    undercuts = 0
+    for _ in range(p.undercut_samples):
+        # Weighted sampling without replacement: the largest random() ** (1 / weight) win.
+        keys = sorted(range(len(pool)), key=lambda k: -(rng.random() ** (1.0 / weights[k])))
+        order = [pool[k] for k in keys[: hidden + extra]]
+        hand = v.opp_known
+        for i in order[:hidden]:
+            hand |= 1 << i
+        for i in order[hidden:]:
+            hand |= 1 << i
+            each = {j: deadwood_mask(hand & ~(1 << j)) for j in indices(hand)}
+            hand &= ~(1 << min(each, key=lambda j: (each[j], -VALUES[j])))
+        # Layoffs: the opponent may shed any of its cards that fit our melds.
+        fit = hand & layoffs
+        best = deadwood_mask(hand)
+        sub = fit
+        while sub:
+            best = min(best, deadwood_mask(hand & ~sub))
+            sub = (sub - 1) & fit
+        undercuts += best <= dw
+    return undercuts / p.undercut_samples
+
+
+def should_knock(h10: int, v: View, p: Params, rng: random.Random) -> bool:
     """Whether to knock now, keeping the 10 cards ``h10``."""
     dw = deadwood_mask(h10)
     if dw == 0:
         return True
     if dw <= p.gin_wait_deadwood and v.stock >= p.gin_wait_stock and gin_outs(h10, v) >= p.gin_wait_outs:
         return False
-    return not (v.stock <= p.late_stock and dw > p.late_knock)
+    if v.stock <= p.late_stock and dw > p.late_knock:
+        return False
+    return p.undercut_max >= 1.0 or undercut_chance(h10, v, p, rng) <= p.undercut_max
 
 
 def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> game_pb2.Action:
@@ -252,7 +339,8 @@ def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> game_pb2.Acti
     if knocks:
         after = {k.card: deadwood_mask(v.hand & ~(1 << INDEX[k.card])) for k in knocks}
         card = min(after, key=lambda c: (after[c], -VALUES[INDEX[c]]))
-        if should_knock(v.hand & ~(1 << INDEX[card]), v, p):
+        rng = random.Random(request.request_id * 7919 + v.hand % 1_000_003)
+        if should_knock(v.hand & ~(1 << INDEX[card]), v, p, rng):
             return A.action(A.KNOCK, card)
 
     discards = A.legal_of_kind(request, A.DISCARD)

@@ -94,7 +94,7 @@ def message_json(msg: Any) -> dict[str, Any]:
 
 
 def _field_json(field: Any, value: Any) -> Any:
-    if field.label == field.LABEL_REPEATED:
+    if field.is_repeated:
         return [_scalar_json(field, v) for v in value]
     return _scalar_json(field, value)
 

@@ -224,6 +224,21 @@ def test_request_line_is_json_with_the_whole_state() -> None:
             assert ev["card"] == (str(mine.card) if mine.card is not None else None)
 
 
+def test_notification_payloads_are_json() -> None:
+    from sample_bots.stdio_bridge import message_json
+
+    result = game_pb2.MatchResult(
+        winner=1, termination=game_pb2.TERMINATION_NORMAL, games_won=[0, 1], seed=b"\x01\xff",
+        games=[game_pb2.GameResult(game_number=1, winner=1, final_totals=[10, 160])], player_names=["a", "b"],
+    )
+    obj = json.loads(json.dumps(message_json(result)))
+    assert obj["winner"] == 1 and obj["termination"] == "TERMINATION_NORMAL" and obj["games_won"] == [0, 1]
+    assert obj["seed"] == "01ff" and obj["games"][0]["final_totals"] == [10, 160]
+    assert obj["faulting_seat"] == 0 and obj["detail"] == ""  # every field, defaults included
+    rules = json.loads(json.dumps(message_json(_wire.rules_to_proto(gin.RuleSet.classic()))))
+    assert rules["knock"] == "KNOCK_MODE_LIMIT" and rules["knock_limit"] == 10 and rules["target"] == 100
+
+
 def test_state_json_marks_a_reshuffle() -> None:
     state = game_pb2.InformationState(events=[game_pb2.PublicEvent(reshuffled=True, stock_size_after=20)])
     assert state_json(state)["events"] == [{"kind": "reshuffle", "stock_size": 20}]

@@ -173,6 +173,14 @@ class SessionResult:
         return self.exit_code == EXIT_OK
 
 
+def _enum_name(enum: Any, value: int) -> str:
+    """An enum value's name; the number if this client does not know it (a newer referee)."""
+    try:
+        return str(enum.Name(value))
+    except ValueError:
+        return str(value)
+
+
 class _Ended(Exception):
     """The current connection ended; ``retry`` says whether connecting again may help."""
 
@@ -239,6 +247,8 @@ class _Session:
             log.error("a bot hook raised %r", exc, exc_info=exc)
 
     def _hook(self, match_id: str, name: str, *args: Any) -> None:
+        if self._factory is not None and (not match_id or match_id in self._finished):
+            return  # per-match bots: no instance for session-level or late messages
         bot = self._bot_for(match_id)
         self._submit(lambda: getattr(bot, name)(match_id, *args))
 
@@ -269,15 +279,28 @@ class _Session:
         log.debug("match %s request %d: %s", match_id, request.request_id, action_text(chosen))
         return chosen
 
-    async def _answer(
+    def _ask(
         self,
         call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
         match_id: str,
         request: bot_pb2.ActionRequest,
     ) -> None:
+        """Queue ``decide`` now (so it runs in message order) and answer when it is done."""
         bot = self._bot_for(match_id)
+        decision = self._submit(lambda: self._decide(bot, match_id, request))
+        task = asyncio.ensure_future(self._answer(call, match_id, request, decision))
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
+
+    async def _answer(
+        self,
+        call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+        match_id: str,
+        request: bot_pb2.ActionRequest,
+        decision: asyncio.Future[game_pb2.Action],
+    ) -> None:
         try:
-            chosen = await self._submit(lambda: self._decide(bot, match_id, request))
+            chosen = await decision
         except Exception:
             return  # already reported by _check_hook (abort, or a crash without fallback)
         if match_id in self._finished:
@@ -398,9 +421,7 @@ class _Session:
         elif kind == "event":
             self._hook(mid, "on_event", msg.event)
         elif kind == "action_request":
-            task = asyncio.ensure_future(self._answer(call, mid, msg.action_request))
-            self._answers.add(task)
-            task.add_done_callback(self._answers.discard)
+            self._ask(call, mid, msg.action_request)
         elif kind == "action_rejected":
             rj = msg.action_rejected
             log.warning("match %s: action %s refused: %s", mid, action_text(rj.action), rj.reason)
@@ -408,7 +429,7 @@ class _Session:
         elif kind == "deal_finished":
             r = msg.deal_finished.result
             log.info("match %s game %d deal %d: %s, winner %d, %d points, scores %s", mid, r.game_number,
-                     r.deal_number, game_pb2.DealOutcome.Name(r.outcome), r.winner, r.points,
+                     r.deal_number, _enum_name(game_pb2.DealOutcome, r.outcome), r.winner, r.points,
                      list(r.scores_after))
             self._hook(mid, "on_deal_finished", r)
         elif kind == "game_finished":
@@ -418,7 +439,7 @@ class _Session:
         elif kind == "error":
             e = msg.error
             log.log(logging.ERROR if e.fatal else logging.WARNING, "referee error%s: %s %s%s",
-                    f" in match {mid}" if mid else "", bot_pb2.ErrorCode.Name(e.code), e.message,
+                    f" in match {mid}" if mid else "", _enum_name(bot_pb2.ErrorCode, e.code), e.message,
                     " (fatal)" if e.fatal else "")
             self._hook(mid, "on_error", e)
         elif kind == "pong":
@@ -433,7 +454,7 @@ class _Session:
         self._started.add(mid)
         self.results.append(result)
         log.info("match %s finished: winner seat %d (%s), games %s, totals %s%s", mid, result.winner,
-                 game_pb2.Termination.Name(result.termination), list(result.games_won),
+                 _enum_name(game_pb2.Termination, result.termination), list(result.games_won),
                  list(result.total_points), f" — {result.detail}" if result.detail else "")
         bot = self._bot_for(mid)
         self._submit(lambda: bot.on_match_finished(mid, result))
