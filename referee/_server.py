@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import hmac
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,6 +36,11 @@ SERVER_OPTIONS = [
 ]
 
 
+KEEP_FINISHED = 1000
+"""Finished matches a referee keeps for GetMatch/ListMatches/WatchMatch before forgetting the
+oldest (their replays stay on disk)."""
+
+
 def _token_key(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
@@ -48,6 +55,8 @@ class Referee:
         self.tables: dict[str, Table] = {}
         self._by_token: dict[bytes, list[SeatLink]] = {}
         self._sessions: dict[bytes, list[GrpcSession]] = {}
+        self._finished: deque[str] = deque()
+        self.keep_finished = KEEP_FINISHED
         self.address = ""
 
     def create_match(self, spec: MatchSpec) -> Table:
@@ -89,6 +98,9 @@ class Referee:
             sessions.remove(session)
 
     def _table_finished(self, table: Table) -> None:
+        self._finished.append(table.match_id)
+        while len(self._finished) > self.keep_finished:  # forget the oldest finished matches
+            self.tables.pop(self._finished.popleft(), None)
         for link in table.links:
             key = _token_key(link.token)
             links = self._by_token.get(key, [])
@@ -122,6 +134,10 @@ async def open_referee(
         if not bound:
             raise OSError(f"cannot listen on {host}:{port}")
         await aio(server.start())
+        # Long-lived server objects need no cyclic GC scans: freeze them, and collect the young
+        # generation less often (full collections of many matches paused every match 50-200 ms).
+        gc.freeze()
+        gc.set_threshold(20_000, 20, 20)
         for name in ("", *names[:2]):
             await aio(health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING))
         referee.address = f"{host}:{bound}"

@@ -32,6 +32,8 @@ PROTOCOL_VERSION = 1
 """The bot protocol version this referee speaks."""
 HELLO_TIMEOUT_S = 10.0
 """A new stream must say hello within this time."""
+DEFAULT_LIST_LIMIT = 100
+"""Matches ListMatches returns when the request gives no limit."""
 MAX_NONCE_BYTES = 64
 """The longest nonce a bot may contribute."""
 
@@ -266,11 +268,10 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     async def ListMatches(
         self, request: referee_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> referee_pb2.ListMatchesResponse:
-        tables = list(self.referee.tables.values())
+        tables = list(self.referee.tables.values())[::-1]  # newest first
         if request.state_filter:
             tables = [t for t in tables if _STATE[t.state] == request.state_filter]
-        if request.limit:
-            tables = tables[-request.limit:]
+        tables = tables[: request.limit or DEFAULT_LIST_LIMIT]
         return referee_pb2.ListMatchesResponse(matches=[match_status(t) for t in tables])
 
     async def CancelMatch(

@@ -9,6 +9,7 @@ state; nothing else of the match reaches a seat.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import math
@@ -282,6 +283,8 @@ class Table:
             self._log.exception("match_internal_error")
             if self.report is None:
                 self._finish(None, "internal_error", None, f"internal error: {e!r}", state="aborted")
+        try:
+            await self._persist()
         finally:
             bound.__exit__(None, None, None)
         assert self.report is not None
@@ -593,19 +596,11 @@ class Table:
             message_digests=[d.hexdigest() for d in self._digests], messages=self._told,
         )
         replay_hash = self._replay.last_hash
-        path = ""
-        if self.replay_dir is not None:
-            target = self.replay_dir / f"{self.match_id}.jsonl"
-            try:
-                self._replay.write(target)
-                path = str(target)
-            except OSError as e:
-                self._log.error("replay_write_failed", error=str(e))
         self.state = state
         self.report = MatchReport(
             match_id=self.match_id, players=self.spec.players, winner=winner, termination=termination,
             faulting_seat=faulting, detail=detail, outcome=outcome, substituted_seats=tuple(sorted(self._substituted)),
-            seed=self._seed, seed_commitment=self.commitment, replay_path=path, replay_hash=replay_hash,
+            seed=self._seed, seed_commitment=self.commitment, replay_path="", replay_hash=replay_hash,
             decisions=self._decisions, think_ms=tuple(t // 1000 for t in self._think),
         )
         result = wire.match_result(self.report, self.operator_seed, self.nonces)
@@ -614,14 +609,40 @@ class Table:
             link.send(bot_pb2.RefereeMessage(match_id=self.match_id,
                                              match_finished=bot_pb2.MatchFinished(result=result)))
         self._public(match_finished=result)
+
+    async def _persist(self) -> None:
+        """Write the replay (in a worker thread: its fsyncs must not stall other matches),
+        log the one ``match_finished`` line, and let waiters know."""
+        report = self.report
+        assert report is not None
+        path = ""
+        if self.replay_dir is not None:
+            target = self.replay_dir / f"{self.match_id}.jsonl"
+            try:
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(self._replay.write, target)
+                path = str(target)
+            except OSError as e:
+                self._log.error("replay_write_failed", error=str(e))
+        self.report = report = dataclasses.replace(report, replay_path=path)
+        outcome = report.outcome
         self._log.info(
-            "match_finished", players=list(self.spec.players), winner=winner, termination=termination,
-            faulting_seat=faulting, games_won=list(outcome.games_won) if outcome else [],
-            totals=list(outcome.totals) if outcome else [], decisions=self._decisions,
-            replay=path, replay_hash=replay_hash, detail=detail,
+            "match_finished", players=list(self.spec.players), winner=report.winner,
+            termination=report.termination, faulting_seat=report.faulting_seat,
+            games_won=list(outcome.games_won) if outcome else [], totals=list(outcome.totals) if outcome else [],
+            decisions=self._decisions, replay=path, replay_hash=report.replay_hash, detail=report.detail,
         )
+        self._match_data_done()
         self.finished.set()
         self._on_finish(self)
+
+    def _match_data_done(self) -> None:
+        """Drop what a finished match no longer needs (its replay lines are on disk)."""
+        if self.report is not None and self.report.replay_path:
+            self._replay.lines = []
+        for link in self.links:
+            link.events = wire.EventLog()
+            link.open_request = None
 
     def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage) -> None:
         """Send a message of the match's story to a seat, adding it to that seat's digest (what
