@@ -131,6 +131,8 @@ class MatchView:
     faults: list[dict[str, Any]]
     final_hash: str
     records: int
+    faults_at: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    """Fault records by the index of the position they came after."""
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -233,6 +235,7 @@ def build(records: Sequence[dict[str, Any]], *, final_hash: str = "") -> MatchVi
     positions: list[Position] = []
     games: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
+    faults_at: dict[int, list[dict[str, Any]]] = {}
     engine: Deal | None = None
     scores: tuple[int, ...] = (0, 0)
     games_won = [0, 0]
@@ -296,6 +299,7 @@ def build(records: Sequence[dict[str, Any]], *, final_hash: str = "") -> MatchVi
                 faults.append(rec)
                 if deals:
                     deals[-1].faults.append(rec)
+                faults_at.setdefault(max(0, len(positions) - 1), []).append(rec)
         except IllegalActionError as e:
             raise ReplayModelError(f"record {seq}: the engine refuses {rec.get('action')!r}: {e}") from None
         except (KeyError, TypeError, ValueError) as e:
@@ -303,7 +307,7 @@ def build(records: Sequence[dict[str, Any]], *, final_hash: str = "") -> MatchVi
                 raise
             raise ReplayModelError(f"record {seq} ({kind}): malformed: {e!r}") from None
     return MatchView(header=header, result=result, rules=rules, deals=deals, positions=positions, games=games,
-                     faults=faults, final_hash=final_hash, records=len(records))
+                     faults=faults, final_hash=final_hash, records=len(records), faults_at=faults_at)
 
 
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}

@@ -17,6 +17,7 @@ import sys
 import time
 
 import grpc
+
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 MODES = ("greedy", "random", "first", "slow", "crash", "hang", "quit-after")

@@ -12,11 +12,11 @@ from typing import Any, Protocol, TypeVar
 import grpc
 import structlog
 import trio
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
 
 import referee
+from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
 from referee import MatchSpec
-from referee import _wire as wire  # the single domain<->protobuf module (no public spec->request yet)
+from referee import _wire as wire  # the single domain<->protobuf module
 
 from .records import Outcome, from_proto, from_report
 
@@ -68,7 +68,7 @@ class _AbsentSession:
         self.bot_name = name
         self.nonce = b""
 
-    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
         pass
 
     def close(self, code: str, detail: str) -> None:

@@ -44,7 +44,7 @@ T = TypeVar("T")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_TC = "st=1 timemargin=50"
-DEMO_GAMES = 60
+DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""
 
 
@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="N",
-        help="games per pairing, even (default: about 60 games in all — 20 per pairing for 3 bots)",
+        help="games per pairing, even (default: 72 games in all — 24 per pairing for 3 bots, 12 for 4)",
     )
     demo.add_argument(
         "--out", type=Path, default=None, metavar="DIR", help="run folder (default runs/demo-<timestamp>)"

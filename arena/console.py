@@ -21,10 +21,15 @@ class Console:
     """Writes to stderr; on a terminal keeps one status line (the progress bar) at the bottom."""
 
     def __init__(self, stream: TextIO | None = None, *, progress: bool | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
+        self._stream = stream
         self.tty = self.stream.isatty()
         self.show_progress = self.tty if progress is None else progress
         self._status = ""
+
+    @property
+    def stream(self) -> TextIO:
+        """The stream given, or whatever ``sys.stderr`` is now."""
+        return self._stream if self._stream is not None else sys.stderr
 
     def line(self, text: str) -> None:
         """Write a whole line (above the status line)."""

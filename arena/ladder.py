@@ -22,7 +22,7 @@ from .manifest import BotSpec
 from .procs import BotLogs
 from .records import Outcome
 from .results import PlayedGame, build_report, table
-from .runner import PlaySettings, Runner
+from .runner import PlaySettings, Runner, StallMonitor
 from .schedule import GameJob
 from .stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
 from .store import connect, outcome_columns, outcome_from_row, transaction
@@ -218,6 +218,9 @@ class _LadderSink:
     def abandoned(self, job: GameJob) -> None:
         pass
 
+    def discarded(self, job: GameJob, outcome: Outcome, reason: str) -> None:
+        pass  # played again; nothing is recorded
+
     def proc_started(self, pid: int, match_id: str, bot: str) -> object:
         return None
 
@@ -255,14 +258,12 @@ async def run_ladder(
         with scope:
             if referee:
                 async with remote_backend(referee) as backend:
-                    await Runner(backend, bots, {}, settings, logs, sink, progress).run(
-                        [(j, j.match_id(run_id)) for j in jobs]
-                    )
+                    await Runner(backend, bots, {}, settings, logs, sink, progress, run_id=run_id,
+                                 stalls=StallMonitor()).run([(j, 0) for j in jobs])
             else:
                 async with embedded_backend(listen, folder / "replays") as embedded:
-                    await Runner(embedded, bots, {}, settings, logs, sink, progress).run(
-                        [(j, j.match_id(run_id)) for j in jobs]
-                    )
+                    await Runner(embedded, bots, {}, settings, logs, sink, progress, run_id=run_id,
+                                 stalls=StallMonitor()).run([(j, 0) for j in jobs])
     finally:
         progress.finish()
         logs.close()

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gin_arena.v1 import game_pb2
-
 from referee import TERMINATIONS, MatchReport
 
 

@@ -5,7 +5,7 @@ started for it and ended after it."""
 from __future__ import annotations
 
 import os
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -48,6 +48,39 @@ class PlaySettings:
     already playing, and the connect timeout only runs once a game's turn to start came."""
 
 
+MAX_SUSPECT_REPLAYS = 2
+"""A game lost on time while the arena itself was stalled is played again at most this often."""
+
+
+class StallMonitor:
+    """Watches the arena's own event loop (where the referee timestamps the bots' answers): a
+    ticker that should wake every ``period`` seconds records how late it woke. If the loop was
+    stalled for longer than a time control's margin around a time loss, the loss may be the
+    arena's (or the host's) fault rather than the bot's."""
+
+    def __init__(self, period: float = 0.02, keep_s: float = 120.0) -> None:
+        self.period = period
+        self.keep_s = keep_s
+        self._stalls: deque[tuple[float, float]] = deque()  # (woke at, stall seconds)
+        self.worst = 0.0
+
+    async def run(self) -> None:
+        while True:
+            before = trio.current_time()
+            await trio.sleep(self.period)
+            now = trio.current_time()
+            stall = now - before - self.period
+            if stall > 0.005:
+                self._stalls.append((now, stall))
+                self.worst = max(self.worst, stall)
+            while self._stalls and self._stalls[0][0] < now - self.keep_s:
+                self._stalls.popleft()
+
+    def stalled(self, start: float, end: float) -> float:
+        """The longest stall (seconds) that overlapped ``[start, end]``."""
+        return max((s for woke, s in self._stalls if woke >= start and woke - s - self.period <= end), default=0.0)
+
+
 def default_startup_slots() -> int:
     """Games starting at once: one per two cores."""
     return max(1, (os.cpu_count() or 2) // 2)
@@ -61,6 +94,9 @@ class Sink(Protocol):
     def finished(self, job: GameJob, outcome: Outcome) -> None: ...
 
     def abandoned(self, job: GameJob) -> None: ...
+
+    def discarded(self, job: GameJob, outcome: Outcome, reason: str) -> None:
+        """A finished game whose result is thrown away (it will be played again)."""
 
     def proc_started(self, pid: int, match_id: str, bot: str) -> object: ...
 
@@ -79,8 +115,13 @@ class Runner:
         logs: BotLogs,
         sink: Sink,
         progress: Progress | None = None,
+        *,
+        run_id: str,
+        stalls: StallMonitor | None = None,
     ) -> None:
         self.backend = backend
+        self.run_id = run_id
+        self.stalls = stalls
         self.bots = dict(bots)
         self.bot_tokens = dict(bot_tokens)
         self.settings = settings
@@ -92,6 +133,7 @@ class Runner:
         self.finished_count = 0
         self._per_bot: Counter[str] = Counter()
         self._changed = trio.Event()
+        self._queue: list[tuple[GameJob, int]] = []
 
     def _signal(self) -> None:
         self._changed.set()
@@ -106,32 +148,53 @@ class Runner:
                 return False
         return True
 
-    async def run(
-        self, work: Sequence[tuple[GameJob, str]], stop: Callable[[], bool] = lambda: False
-    ) -> None:
-        """Play ``work`` (games with their match ids) in order as capacity allows; stop starting
-        new games once ``stop()`` is true. Cancelling aborts the running games (their bots are
-        ended and the sink is told they were abandoned)."""
-        queue = list(work)
+    async def run(self, work: Sequence[tuple[GameJob, int]], stop: Callable[[], bool] = lambda: False) -> None:
+        """Play ``work`` (games with the attempts made so far) in order as capacity allows; stop
+        starting new games once ``stop()`` is true. Cancelling aborts the running games (their
+        bots are ended and the sink is told they were abandoned)."""
+        self._queue = list(work)
         async with trio.open_nursery() as nursery:
-            while queue and not stop():
-                pick = next((i for i, (job, _) in enumerate(queue) if self._fits(job)), None)
+            if self.stalls is not None:
+                nursery.start_soon(self.stalls.run)
+            while (self._queue or self.running) and not stop():
+                pick = next((i for i, (job, _) in enumerate(self._queue) if self._fits(job)), None)
                 if pick is None:
                     await self._changed.wait()
                     continue
-                job, match_id = queue.pop(pick)
+                job, attempt = self._queue.pop(pick)
                 self.running += 1
                 for name in job.players:
                     self._per_bot[name] += 1
-                nursery.start_soon(self._game, job, match_id)
+                nursery.start_soon(self._game, job, attempt)
                 self._report()
+            if stop():  # let the running games end
+                while self.running:
+                    await self._changed.wait()
+            nursery.cancel_scope.cancel()
         self._report(force=True)
+
+    def _suspect(self, outcome: Outcome, attempt: int) -> str:
+        """Why a time loss looks like the arena's fault (``""``: it does not): the arena's own
+        event loop stalled, around the end of the game, for longer than the time control's
+        margin (at least 50 ms) — so the referee may have read the answer late."""
+        if outcome.termination != "time_forfeit" or self.stalls is None or attempt >= MAX_SUSPECT_REPLAYS:
+            return ""
+        tc = self.settings.time_control
+        margin_s = max(tc.margin_ms, 50) / 1000
+        window = (tc.per_move_ms if tc.is_fixed else min(max(tc.base_ms, tc.increment_ms), 10_000)) / 1000
+        end = trio.current_time()
+        stall = self.stalls.stalled(end - window - margin_s - 0.5, end)
+        if stall < margin_s:
+            return ""
+        return (f"the arena's event loop stalled for {stall * 1000:.0f} ms (more than the {margin_s * 1000:.0f} ms "
+                "margin) while the decision was timed; the game is played again")
 
     def _report(self, force: bool = False) -> None:
         if self.progress is not None:
             self.progress.update(running=self.running, force=force)
 
-    async def _game(self, job: GameJob, match_id: str) -> None:
+    async def _game(self, job: GameJob, attempt: int) -> None:
+        match_id = job.match_id(self.run_id, attempt)
         released = False
 
         def release() -> None:
@@ -145,12 +208,12 @@ class Runner:
 
         try:
             with structlog.contextvars.bound_contextvars(match_id=match_id):
-                await self._play(job, match_id, release)
+                await self._play(job, attempt, match_id, release)
         finally:
             release()
             self._report()
 
-    async def _play(self, job: GameJob, match_id: str, release: Callable[[], None]) -> None:
+    async def _play(self, job: GameJob, attempt: int, match_id: str, release: Callable[[], None]) -> None:
         s = self.settings
         bots = [self.bots[name] for name in job.players]
         tokens = tuple(self.bot_tokens[b.name] if b.remote else new_token() for b in bots)
@@ -193,6 +256,14 @@ class Runner:
                             await ev.wait()
                 await handle.finished.wait()
                 outcome = handle.outcome(trio.current_time() - started)
+                suspect = self._suspect(outcome, attempt)
+                if suspect:
+                    self.sink.discarded(job, outcome, suspect)
+                    log.warning("time_loss_discarded", idx=job.idx, detail=outcome.detail, reason=suspect)
+                    self._queue.insert(0, (job, attempt + 1))
+                    done = True
+                    release()
+                    return
                 self.sink.finished(job, outcome)
                 done = True
                 self.finished_count += 1

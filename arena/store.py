@@ -47,6 +47,10 @@ CREATE TABLE IF NOT EXISTS games (
     decisions INTEGER, think0 INTEGER, think1 INTEGER, substituted TEXT,
     replay_path TEXT, replay_hash TEXT, revealed_seed TEXT, duration REAL
 );
+CREATE TABLE IF NOT EXISTS discarded (
+    idx INTEGER NOT NULL, match_id TEXT NOT NULL, reason TEXT NOT NULL, replay_path TEXT NOT NULL,
+    at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS procs (
     pid INTEGER NOT NULL, start_ticks INTEGER NOT NULL, match_id TEXT NOT NULL, bot TEXT NOT NULL,
     PRIMARY KEY (pid, start_ticks)
@@ -281,6 +285,8 @@ class RunStore:
             raise StoreError(f"{run_dir} is not a run folder (no {DB_NAME})")
         held = RunLock(run_dir) if lock else None
         conn = connect(path, any_thread=any_thread)
+        if lock:
+            conn.executescript(_SCHEMA)  # tables added since the run was created
         store = cls(run_dir, conn, held)
         version = store.meta("schema_version")
         if version != str(SCHEMA_VERSION):
@@ -387,6 +393,17 @@ class RunStore:
             self.conn.execute(
                 "UPDATE games SET status = 'pending' WHERE idx = ? AND status = 'running'", (idx,)
             )
+
+    def discard(self, idx: int, outcome: Outcome, reason: str, replay_path: str) -> None:
+        """A finished attempt whose result is thrown away: the game goes back to ``pending``."""
+        with transaction(self.conn):
+            self.conn.execute("UPDATE games SET status = 'pending' WHERE idx = ? AND status = 'running'", (idx,))
+            self.conn.execute("INSERT INTO discarded VALUES (?, ?, ?, ?, ?)",
+                              (idx, outcome.match_id, reason, replay_path, time.time()))
+
+    def discarded(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute("SELECT idx, match_id, reason, replay_path FROM discarded ORDER BY at")
+        return [dict(r) for r in rows]
 
     def mark_done(self, idx: int, outcome: Outcome) -> None:
         cols = outcome_columns(outcome)

@@ -23,7 +23,7 @@ from .manifest import BotSpec, new_token
 from .procs import BotLogs
 from .records import Outcome
 from .results import PlayedGame, build_report, render_text, write_files
-from .runner import PlaySettings, Runner, default_startup_slots
+from .runner import PlaySettings, Runner, StallMonitor, default_startup_slots
 from .schedule import GameJob, RunConfig
 from .stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
 from .store import DbWriter, RunStore, proc_start_ticks
@@ -66,6 +66,7 @@ def report_for(store: RunStore) -> dict[str, Any]:
     if cfg.format == "gauntlet" and cfg.challenger:
         order = [cfg.challenger, *[b for b in order if b != cfg.challenger]]
     extra = {
+        "discarded": store.discarded(),
         "run": {
             **cfg.to_dict(),
             "status": store.meta("status"),
@@ -121,6 +122,19 @@ class RunSink:
 
     def abandoned(self, job: GameJob) -> None:
         self.writer.submit(lambda: self.wstore.mark_pending(job.idx))
+
+    def discarded(self, job: GameJob, outcome: Outcome, reason: str) -> None:
+        def record() -> None:
+            kept = outcome.replay_path
+            src = Path(outcome.replay_path) if outcome.replay_path else None
+            if src is not None and src.exists():  # keep it aside, for inspection
+                dest = src.parent / "discarded" / src.name
+                dest.parent.mkdir(exist_ok=True)
+                os.replace(src, dest)
+                kept = str(dest)
+            self.wstore.discard(job.idx, outcome, reason, kept)
+
+        self.writer.submit(record)
 
     def proc_started(self, pid: int, match_id: str, bot: str) -> object:
         ticks = proc_start_ticks(pid)
@@ -252,12 +266,11 @@ async def run_tournament(
                 with scope:
                     async with open_backend(cfg, run_dir) as backend:
                         _announce_remote(console, store, bots, backend.bot_address)
-                        work = [
-                            (job, job.match_id(cfg.run_id, attempts)) for job, attempts in store.pending()
-                        ]
                         runner = Runner(
-                            backend, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress
+                            backend, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress,
+                            run_id=cfg.run_id, stalls=StallMonitor(),
                         )
+                        work = store.pending()
                         progress.update(force=True)
                         await runner.run(work, stop=sink.stop)
                 if scope.cancelled_caught:

@@ -31,7 +31,7 @@ from arena.console import Console, configure  # noqa: E402
 from arena.manifest import BotSpec  # noqa: E402
 from arena.procs import BotLogs  # noqa: E402
 from arena.records import Outcome  # noqa: E402
-from arena.runner import PlaySettings, Runner, default_startup_slots  # noqa: E402
+from arena.runner import PlaySettings, Runner, StallMonitor, default_startup_slots  # noqa: E402
 from arena.schedule import GameJob, RunConfig, build_schedule  # noqa: E402
 from referee import TimeControl  # noqa: E402
 from referee.gin import RuleSet  # noqa: E402
@@ -40,6 +40,7 @@ from referee.gin import RuleSet  # noqa: E402
 class Tally:
     def __init__(self) -> None:
         self.outcomes: list[Outcome] = []
+        self.discards: list[Outcome] = []
 
     def started(self, job: GameJob, match_id: str) -> None:
         pass
@@ -49,6 +50,9 @@ class Tally:
 
     def abandoned(self, job: GameJob) -> None:
         pass
+
+    def discarded(self, job: GameJob, outcome: Outcome, reason: str) -> None:
+        self.discards.append(outcome)
 
     def proc_started(self, pid: int, match_id: str, bot: str) -> object:
         return None
@@ -101,9 +105,10 @@ async def level(
         trio.open_nursery() as nursery,
     ):
         nursery.start_soon(lag_monitor)
-        await Runner(backend, {"greedy": spec, "greedy2": spec2}, {}, settings, logs, tally).run(
-            [(j, j.match_id(cfg.run_id)) for j in jobs]
-        )
+        await Runner(
+            backend, {"greedy": spec, "greedy2": spec2}, {}, settings, logs, tally, run_id=cfg.run_id,
+            stalls=StallMonitor(),
+        ).run([(j, 0) for j in jobs])
         nursery.cancel_scope.cancel()
     lags.sort()
     wall = time.monotonic() - t0
@@ -118,6 +123,7 @@ async def level(
         "arena_cpu": cpu,
         "bots_cpu": child,
         "time_forfeits": sum(1 for o in outs if o.termination == "time_forfeit"),
+        "discarded": len(tally.discards),
         "other_faults": sum(1 for o in outs if o.termination not in ("normal", "time_forfeit")),
         "lag_p99_ms": lags[int(len(lags) * 0.99)] * 1000 if lags else 0.0,
         "lag_max_ms": lags[-1] * 1000 if lags else 0.0,
@@ -148,7 +154,8 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs; {args.games} games per level; rules {args.rules}; {tc}; bot {args.bot}")
     print(
         f"{'conc':>4} {'games':>5} {'wall s':>7} {'games/min':>9} {'decisions/s':>11} {'arena CPU':>9} "
-        f"{'bots CPU':>8} {'arena share':>11} {'time losses':>11} {'other faults':>12} {'max think':>9} "
+        f"{'bots CPU':>8} {'arena share':>11} {'time losses':>11} {'replayed':>8} {'other faults':>12} "
+        f"{'max think':>9} "
         f"{'loop lag p99/max':>16}"
     )
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
@@ -159,7 +166,7 @@ def main() -> None:
             print(
                 f"{c:>4} {r['games']:>5.0f} {r['wall']:>7.1f} {r['per_min']:>9.1f} "
                 f"{r['decisions'] / r['wall']:>11.0f} {r['arena_cpu']:>8.1f}s {r['bots_cpu']:>7.1f}s "
-                f"{share:>10.0%} {r['time_forfeits']:>11.0f} {r['other_faults']:>12.0f} "
+                f"{share:>10.0%} {r['time_forfeits']:>11.0f} {r['discarded']:>8.0f} {r['other_faults']:>12.0f} "
                 f"{r['think_max_ms']:>7.0f}ms "
                 f"{r['lag_p99_ms']:>8.1f}/{r['lag_max_ms']:.0f} ms",
                 flush=True,

@@ -24,12 +24,14 @@ if TYPE_CHECKING:
     from ._table import Table as Table
     from ._timecontrol import TimeControl as TimeControl
     from ._timecontrol import TimeControlError as TimeControlError
+    from ._wire import create_match_request as create_match_request
 
 _LAZY = {
     "aio": "_runtime", "run": "_runtime",
     "Referee": "_server", "open_referee": "_server", "serve_referee": "_server",
     "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec", "MatchSpec": "_spec",
     "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
+    "create_match_request": "_wire",
 }
 __all__ = sorted(_LAZY)
 

@@ -330,4 +330,8 @@ def spec_from_request(request: referee_pb2.CreateMatchRequest) -> MatchSpec:
         kwargs["time_control"] = tc
     if request.reconnect_grace_ms:
         kwargs["reconnect_grace_ms"] = request.reconnect_grace_ms
+    if request.connect_timeout_ms:
+        kwargs["connect_timeout_ms"] = request.connect_timeout_ms
+    if request.max_actions_per_deal:
+        kwargs["max_actions_per_deal"] = request.max_actions_per_deal
     return MatchSpec(**kwargs)

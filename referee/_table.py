@@ -116,6 +116,7 @@ class SeatLink:
             self.nonce = session.nonce
             self.bot_name = session.bot_name
             self.connected.set()
+            self.table._changed.set()
         else:
             self._inbox_send.send_nowait(_Inbound("connected", trio.current_time()))
             self.table.resume(self)
@@ -240,6 +241,7 @@ class Table:
         self._seed = self.operator_seed
         self.nonces: list[bytes] = [b""] * len(spec.players)
         self._alerts: list[_Fault] = []
+        self._changed = trio.Event()
         self._digests = [hashlib.sha256() for _ in spec.players]
         self._told = [0] * len(spec.players)
 
@@ -249,6 +251,7 @@ class Table:
         if self.state in ("finished", "aborted"):
             return
         self._alerts.append(fault)
+        self._changed.set()
         for link in self.links:
             link.wake()
 
@@ -293,8 +296,14 @@ class Table:
     async def _play(self) -> None:
         spec = self.spec
         with trio.move_on_after(spec.connect_timeout_ms / 1000):
-            for link in self.links:
-                await link.connected.wait()
+            while not all(link.connected.is_set() for link in self.links) and not self._alerts:
+                self._changed = trio.Event()
+                await self._changed.wait()
+        if self._alerts:  # a bot process died before its match could start
+            self._header()
+            fault = self._alerts.pop(0)
+            fault.evidence["after_request"] = 0
+            raise fault
         missing = [link.seat for link in self.links if not link.connected.is_set()]
         self.nonces = [link.nonce for link in self.links]
         self._header()

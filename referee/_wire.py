@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 
 from . import gin
-from ._spec import TERMINATIONS, MatchReport
+from ._spec import TERMINATIONS, MatchReport, MatchSpec
 from ._timecontrol import TimeControl
 
 _KIND_TO_PB = {
@@ -291,6 +291,25 @@ def action_request(
         clocks=clock_list,
         time_for_move_ms=time_for_move_ms,
         state=information_state(state, log),
+    )
+
+
+def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:
+    """A match spec as the operator service's ``CreateMatch`` request (for a remote referee)."""
+    return referee_pb2.CreateMatchRequest(
+        seats=[referee_pb2.SeatSpec(name=name, token=spec.seat_tokens[i] if spec.seat_tokens else "")
+               for i, name in enumerate(spec.players)],
+        rules=rules_to_proto(spec.rules),
+        time_control=time_control_to_proto(spec.time_control),
+        fault_policy=game_pb2.FAULT_POLICY_FORFEIT if spec.fault_policy == "forfeit"
+        else game_pb2.FAULT_POLICY_SUBSTITUTE,
+        reconnect_grace_ms=spec.reconnect_grace_ms,
+        repeat_illegal=spec.repeat_illegal,
+        seed=spec.seed or b"",
+        match_id=spec.match_id,
+        mix_bot_nonces=spec.mix_nonces,
+        connect_timeout_ms=spec.connect_timeout_ms,
+        max_actions_per_deal=spec.max_actions_per_deal,
     )
 
 

@@ -14,6 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import trio
+
+from arena.manifest import BotSpec
+from arena.procs import BotLogs
+from arena.records import Outcome
+from arena.runner import PlaySettings, Runner, StallMonitor
+from arena.schedule import GameJob
+from referee import MatchSpec, TimeControl
+from referee.gin import RuleSet
+
 TESTBOT = '["{python}", "-m", "arena._testbot"'
 
 
@@ -172,3 +182,104 @@ def test_substitute_policy_plays_on(tmp_path: Path) -> None:
         assert g["substituted_seats"] == [quitter_seat], g
         faults = [r for r in read_replay(g["replay_path"]) if r["type"] == "fault"]
         assert faults and faults[0]["termination"] == "crashed" and faults[0]["policy"] == "substitute"
+
+
+# ----- a time loss while the arena itself was stalled is not scored -----
+class _FakeHandle:
+    def __init__(self, match_id: str, outcome: Outcome) -> None:
+        self.match_id = match_id
+        self.finished = trio.Event()
+        self.finished.set()
+        self._outcome = outcome
+        self._connected = trio.Event()
+        self._connected.set()
+
+    def connected(self, seat: int) -> trio.Event:
+        return self._connected
+
+    async def follow(self) -> None:
+        pass
+
+    def crashed(self, seat: int, detail: str) -> None:
+        pass
+
+    async def cancel(self, reason: str) -> None:
+        pass
+
+    def outcome(self, duration_s: float) -> Outcome:
+        return self._outcome
+
+
+class _FakeBackend:
+    bot_address = "nowhere:1"
+    description = "fake"
+
+    def __init__(self) -> None:
+        self.created: list[str] = []
+
+    async def create(self, spec: MatchSpec) -> _FakeHandle:
+        self.created.append(spec.match_id)
+        first = len(self.created) == 1
+        outcome = Outcome(
+            match_id=spec.match_id, players=("a", "b"), winner=0, termination="time_forfeit" if first else "normal",
+            faulting_seat=1 if first else None, detail="late" if first else "", points=(1, 0), games_won=(1, 0),
+            deals=1, decisions=3, think_ms=(1, 1), substituted=(), replay_path="", replay_hash="", seed_hex="",
+        )
+        return _FakeHandle(spec.match_id, outcome)
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def started(self, job: GameJob, match_id: str) -> None:
+        self.events.append(("started", match_id))
+
+    def finished(self, job: GameJob, outcome: Outcome) -> None:
+        self.events.append(("finished", outcome.termination))
+
+    def abandoned(self, job: GameJob) -> None:
+        self.events.append(("abandoned", ""))
+
+    def discarded(self, job: GameJob, outcome: Outcome, reason: str) -> None:
+        self.events.append(("discarded", reason))
+
+    def proc_started(self, pid: int, match_id: str, bot: str) -> object:
+        return None
+
+    def proc_ended(self, pid: int, ticket: object) -> None:
+        pass
+
+
+def test_time_loss_during_an_arena_stall_is_played_again(tmp_path: Path) -> None:
+    stalls = StallMonitor()
+    assert stalls.stalled(0, 10) == 0.0
+    settings = PlaySettings(rules=RuleSet.preset("short"), time_control=TimeControl.parse("st=0.5 timemargin=50"))
+    bots = {n: BotSpec(name=n, remote=True) for n in ("a", "b")}
+    job = GameJob(0, ("a", "b"), b"s" * 32, "a|b", 0, 0, "")
+
+    async def main() -> tuple[_FakeBackend, _Sink]:
+        backend, sink = _FakeBackend(), _Sink()
+        runner = Runner(backend, bots, {"a": "t" * 32, "b": "u" * 32}, settings, BotLogs(tmp_path / "logs"), sink,
+                        run_id="r", stalls=stalls)
+        # The arena's loop stalled for 300 ms just now (more than the 50 ms margin).
+        stalls._stalls.append((trio.current_time(), 0.3))
+        await runner.run([(job, 0)])
+        return backend, sink
+
+    backend, sink = trio.run(main)
+    assert backend.created == ["r-g0000", "r-g0000-r1"]
+    kinds = [k for k, _ in sink.events]
+    assert kinds == ["started", "discarded", "started", "finished"]
+    assert "stalled for 300 ms" in sink.events[1][1]
+    assert sink.events[-1] == ("finished", "normal")
+
+    # Without a stall a time loss stands.
+    async def plain() -> _Sink:
+        sink = _Sink()
+        runner = Runner(_FakeBackend(), bots, {"a": "t" * 32, "b": "u" * 32}, settings, BotLogs(tmp_path / "l2"),
+                        sink, run_id="r", stalls=StallMonitor())
+        await runner.run([(job, 0)])
+        return sink
+
+    assert [k for k, _ in trio.run(plain).events] == ["started", "finished"]

@@ -370,3 +370,12 @@ def test_stalling_bots_are_stopped_by_the_action_cap() -> None:
 
     report, _ = run_match(spec(max_actions_per_deal=60), [staller, staller])
     assert report.termination == "aborted" and "stalling" in report.detail and report.winner is None
+
+
+def test_a_bot_that_dies_before_connecting_is_scored_at_once() -> None:
+    async def crash_early(_ref: referee.Referee, table: referee.Table) -> None:
+        await trio.sleep(0.2)
+        table.links[1].crashed("exit code 1 before connecting")
+
+    report, _ = run_match(spec(connect_timeout_ms=30_000), [good, None], extra=crash_early)
+    assert report.termination == "crashed" and report.faulting_seat == 1 and report.winner == 0

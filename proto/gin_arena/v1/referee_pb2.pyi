@@ -100,6 +100,8 @@ class CreateMatchRequest(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     MIX_BOT_NONCES_FIELD_NUMBER: _builtins.int
     FIRST_DEALER_FIELD_NUMBER: _builtins.int
+    CONNECT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    MAX_ACTIONS_PER_DEAL_FIELD_NUMBER: _builtins.int
     fault_policy: _game_pb2.FaultPolicy.ValueType
     """What happens to a seat that faults."""
     reconnect_grace_ms: _builtins.int
@@ -118,6 +120,10 @@ class CreateMatchRequest(_message.Message):
     """Whether the bots' Hello nonces are mixed into the shuffle seed."""
     first_dealer: _builtins.int
     """Optional: the dealer of the first game; unset = chosen by the rules."""
+    connect_timeout_ms: _builtins.int
+    """How long the match waits for its seats to connect, in ms; 0 = the referee's default."""
+    max_actions_per_deal: _builtins.int
+    """Actions after which a deal that has not ended stops the match as aborted (stalling); 0 = default."""
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSpec]:
         """The seats, in seat order (two for gin rummy)."""
@@ -145,10 +151,12 @@ class CreateMatchRequest(_message.Message):
         match_id: _builtins.str = ...,
         mix_bot_nonces: _builtins.bool = ...,
         first_dealer: _builtins.int | None = ...,
+        connect_timeout_ms: _builtins.int = ...,
+        max_actions_per_deal: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "first_dealer", b"first_dealer", "rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "match_id", b"match_id", "mix_bot_nonces", b"mix_bot_nonces", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seats", b"seats", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seats", b"seats", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first_dealer: _TypeAlias = _typing.Literal["first_dealer"]  # noqa: Y015
     _WhichOneofArgType__first_dealer: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer"]  # noqa: Y015

@@ -1,0 +1,898 @@
+"""``arena audit``: convince yourself (and anyone else) that a recorded match was fair.
+
+A replay is checked in this order; the first discrepancy is reported (record ``seq``, field,
+expected, found) and the audit fails:
+
+1. **chain** — every line is a JSON object in canonical form (keys sorted, no spaces), ``seq``
+   counts 0, 1, …, and ``prev`` is the SHA-256 of the previous line (64 zeros first). The hash of
+   the last line is the replay's *final hash*; ``--expect-hash`` (or a run's ``results.json``)
+   anchors it from outside.
+2. **commitment** — SHA-256 of the seed revealed in the result record equals the header's
+   ``seed_commitment`` (published to both seats before the first card).
+3. **decks** — every ``deal`` record's deck and key are re-derived from that seed (mixed with
+   the seats' nonces when ``mix_nonces``) by the documented shuffle.
+4. **rerun** — the clocks are checked against the time control (a think time beyond the
+   allowance must have produced a time forfeit), then the match is played again through the
+   referee's own table from the seats' recorded answers (``referee._resim``): every record must
+   come out byte for byte the same; the first differing field is named. This re-checks every
+   action's legality, every card drawn, every deal result and score, faults and the match result.
+5. **digests** — each seat's message digest (SHA-256 over ``u32be(len) || bytes`` of every
+   message of the match's story sent to it) is recomputed from the re-run's messages.
+6. **information** — every message re-derived for a seat is searched for cards; each must be one
+   that seat could know at that point (its hand, face-up cards, its own draws and knock card;
+   after a showdown both hands). An independent second line of defence besides the referee's
+   byte-identity tests.
+
+Fields nothing depends on are covered only by the hash chain (see :data:`CHAIN_ONLY`): a forger
+who rewrites one and recomputes every hash is caught only by the external anchor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import struct
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.protobuf.message import Message
+
+from gin_arena.v1 import bot_pb2
+from referee._replay import GENESIS, REPLAY_FORMAT, REPLAY_VERSION, canonical
+from referee._resim import ReplayError, resimulate
+from referee._timecontrol import TimeControl
+from referee.gin import DECK, commitment, deal_key, deck_for_deal, mix_seed, parse_card
+
+CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
+"""The audit's checks, in the order they run."""
+
+RECORD_TYPES = ("header", "deal", "action", "reshuffle", "deal_end", "game_end", "fault", "result")
+
+STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
+"""Kinds of message that make up a seat's story (and its digest)."""
+
+CHAIN_ONLY: tuple[str, ...] = (
+    "header.bots",
+    "header.connect_timeout_ms (when every seat connected)",
+    "header.max_actions_per_deal (when no deal came near it)",
+    "result.nonces (when mix_nonces is off)",
+    "result.detail (of a match the operator aborted)",
+    "fault.used_us of a late answer (within the same millisecond of the detail text)",
+)
+"""What the re-run takes from the replay as given and cannot contradict: these fields are covered
+by the hash chain only. Anchor the final hash (``--expect-hash``, a run's ``results.json``, the
+logs) to cover them too."""
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+_CARD_FIELDS = frozenset({
+    "card", "cards", "hand", "my_deadwood_cards", "discard_pile", "first_upcard", "forbidden_discard",
+    "laid_off", "deadwood_cards", "knock_discard",
+})
+_TEXT_FIELDS = frozenset({
+    "match_id", "player_names", "name", "text", "detail", "reason", "message", "session_id", "referee_info",
+    "match_ids", "replay_hash", "bot_name", "token", "client_info",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Discrepancy:
+    """The first thing that does not add up."""
+
+    check: str
+    """Which check found it (one of :data:`CHECKS`, or ``anchor`` / ``results``)."""
+    seq: int | None
+    """The record's ``seq`` (``None`` when no single record is at fault)."""
+    field: str
+    """The field (``deck[13]``, ``action.card``, ``message_digests[1]``, …)."""
+    expected: Any
+    found: Any
+    message: str = ""
+
+    def text(self) -> str:
+        where = f"record seq {self.seq}" if self.seq is not None else "the replay"
+        head = f"{self.check}: {where}, field {self.field}: expected {_show(self.expected)}, found {_show(self.found)}"
+        return head + (f"\n  {self.message}" if self.message else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "seq": self.seq, "field": self.field, "expected": self.expected,
+                "found": self.found, "message": self.message}
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+class _Stop(Exception):
+    def __init__(self, d: Discrepancy) -> None:
+        super().__init__(d.text())
+        self.discrepancy = d
+
+
+def _fail(check: str, seq: int | None, field_: str, expected: Any, found: Any, message: str = "") -> _Stop:
+    return _Stop(Discrepancy(check, seq, field_, expected, found, message))
+
+
+@dataclass(slots=True)
+class ReplayAudit:
+    """The audit of one replay."""
+
+    path: str
+    ok: bool = False
+    discrepancy: Discrepancy | None = None
+    passed: list[str] = field(default_factory=list)
+    """The checks passed, in order (all of :data:`CHECKS` when ``ok``)."""
+    match_id: str = ""
+    players: list[str] = field(default_factory=list)
+    winner: int | None = None
+    termination: str = ""
+    games_won: list[int] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+    records: int = 0
+    games: int = 0
+    deals: int = 0
+    actions: int = 0
+    messages: list[int] = field(default_factory=list)
+    cards_checked: int = 0
+    final_hash: str = ""
+    expected_hash: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "ok": self.ok, "passed": self.passed,
+            "discrepancy": self.discrepancy.to_dict() if self.discrepancy else None,
+            "match_id": self.match_id, "players": self.players, "winner": self.winner,
+            "termination": self.termination, "games_won": self.games_won, "totals": self.totals,
+            "records": self.records, "games": self.games, "deals": self.deals, "actions": self.actions,
+            "messages": self.messages, "cards_checked": self.cards_checked, "final_hash": self.final_hash,
+            "expected_hash": self.expected_hash, "notes": self.notes,
+        }
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. the chain
+# ----------------------------------------------------------------------------------------------
+def split_lines(data: bytes) -> list[bytes]:
+    """A replay file's lines (a final newline is optional)."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality that tells ``1`` from ``true`` and ``1`` from ``1.0``."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def check_chain(lines: Sequence[bytes]) -> list[dict[str, Any]]:
+    """Check 1; returns the records."""
+    if not lines:
+        raise _fail("chain", None, "(file)", "a header record", "an empty file")
+    records: list[dict[str, Any]] = []
+    prev = GENESIS
+    for i, line in enumerate(lines):
+        try:
+            rec = json.loads(line)
+        except ValueError as e:
+            raise _fail("chain", i, "(line)", "a JSON object", line[:80].decode("utf-8", "replace"),
+                        f"line {i + 1} is not JSON: {e}") from None
+        if not isinstance(rec, dict):
+            raise _fail("chain", i, "(line)", "a JSON object", rec)
+        canon = canonical(rec)
+        if canon != line:
+            at = next((j for j, (x, y) in enumerate(zip(canon, line, strict=False)) if x != y),
+                      min(len(canon), len(line)))
+            raise _fail("chain", i, "(canonical form)", canon[max(0, at - 20):at + 20].decode("utf-8", "replace"),
+                        line[max(0, at - 20):at + 20].decode("utf-8", "replace"),
+                        f"line {i + 1} is not canonical JSON (sorted keys, no spaces) from byte {at}")
+        if not _same(rec.get("seq"), i):
+            raise _fail("chain", i, "seq", i, rec.get("seq"), "records are numbered 0, 1, … in order")
+        if rec.get("prev") != prev:
+            raise _fail("chain", i, "prev", prev, rec.get("prev"),
+                        "prev must be the SHA-256 of the previous line" if i else "the first record's prev is 64 zeros")
+        prev = hashlib.sha256(line).hexdigest()
+        records.append(rec)
+    for i, rec in enumerate(records):
+        kind = rec.get("type")
+        want = "header" if i == 0 else "result" if i == len(records) - 1 else None
+        if want is not None and kind != want:
+            raise _fail("chain", i, "type", want, kind, "a replay starts with a header and ends with a result record")
+        if want is None and kind not in RECORD_TYPES[1:-1]:
+            raise _fail("chain", i, "type", "one of " + ", ".join(RECORD_TYPES[1:-1]), kind)
+    header = records[0]
+    if header.get("format") != REPLAY_FORMAT:
+        raise _fail("chain", 0, "format", REPLAY_FORMAT, header.get("format"))
+    if not _same(header.get("version"), REPLAY_VERSION):
+        raise _fail("chain", 0, "version", REPLAY_VERSION, header.get("version"), "an unknown replay version")
+    return records
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. the commitment, 3. the decks
+# ----------------------------------------------------------------------------------------------
+def _hex(value: Any, seq: int, name: str) -> bytes:
+    try:
+        if not isinstance(value, str):
+            raise ValueError
+        return bytes.fromhex(value)
+    except ValueError:
+        raise _fail("commitment", seq, name, "hex text", value) from None
+
+
+def check_commitment(records: Sequence[dict[str, Any]]) -> bytes:
+    """Check 2; returns the revealed operator seed."""
+    header, result = records[0], records[-1]
+    seed = _hex(result.get("seed"), len(records) - 1, "seed")
+    if not seed:
+        raise _fail("commitment", len(records) - 1, "seed", "the revealed seed", "")
+    want = commitment(seed).hex()
+    if header.get("seed_commitment") != want:
+        raise _fail("commitment", 0, "seed_commitment", want, header.get("seed_commitment"),
+                    f"SHA-256 of the seed revealed in the result record (seq {len(records) - 1}) must equal the "
+                    "commitment sent before the first card")
+    return seed
+
+
+def seed_used(records: Sequence[dict[str, Any]], operator_seed: bytes) -> bytes:
+    """The seed the decks come from: the operator's, mixed with the nonces if ``mix_nonces``."""
+    header, result = records[0], records[-1]
+    if header.get("mix_nonces") is not True:
+        return operator_seed
+    nonces = result.get("nonces")
+    if not isinstance(nonces, list):
+        raise _fail("decks", len(records) - 1, "nonces", "a list of hex nonces", nonces)
+    return mix_seed(operator_seed, [_hex(n, len(records) - 1, f"nonces[{i}]") for i, n in enumerate(nonces)])
+
+
+def check_decks(records: Sequence[dict[str, Any]], seed: bytes) -> int:
+    """Check 3; returns the number of deals."""
+    deals = 0
+    for rec in records:
+        if rec.get("type") != "deal":
+            continue
+        deals += 1
+        seq = rec["seq"]
+        g, d = rec.get("game"), rec.get("deal")
+        if type(g) is not int or type(d) is not int or not (1 <= g < 2**32 and 1 <= d < 2**32):
+            raise _fail("decks", seq, "game/deal", "game and deal numbers from 1", [g, d])
+        expected = [str(c) for c in deck_for_deal(seed, g, d)]
+        deck = rec.get("deck")
+        if not isinstance(deck, list) or len(deck) != 52:
+            raise _fail("decks", seq, "deck", "52 cards", deck)
+        for i, (want, got) in enumerate(zip(expected, deck, strict=True)):
+            if want != got:
+                raise _fail("decks", seq, f"deck[{i}]", want, got,
+                            f"game {g} deal {d}: the deck re-derived from the revealed seed differs")
+        key = deal_key(seed, g, d).hex()
+        if rec.get("key") != key:
+            raise _fail("decks", seq, "key", key, rec.get("key"), f"game {g} deal {d}: the deal key")
+    return deals
+
+
+# ----------------------------------------------------------------------------------------------
+# 4. the clocks, and the re-run
+# ----------------------------------------------------------------------------------------------
+def check_clocks(records: Sequence[dict[str, Any]]) -> None:
+    """Every bot answer within its allowance (else it must be a time forfeit), every clock shown right.
+    The same integer-microsecond accounting as the referee's table."""
+    header = records[0]
+    try:
+        tc = TimeControl.parse(str(header.get("time_control")))
+    except ValueError as e:
+        raise _fail("rerun", 0, "time_control", "a time control (st=S or tc=BASE+INC)", header.get("time_control"),
+                    str(e)) from None
+    seats = len(header.get("players") or [])
+    remaining = [tc.base_ms * 1000] * seats
+
+    def limit_us(seat: int) -> int:
+        if tc.is_fixed:
+            return (tc.per_move_ms + tc.margin_ms) * 1000
+        return remaining[seat] + tc.margin_ms * 1000
+
+    def charge(seat: int, used: int) -> bool:
+        if tc.is_fixed:
+            return used <= (tc.per_move_ms + tc.margin_ms) * 1000
+        remaining[seat] -= used
+        ok = remaining[seat] + tc.margin_ms * 1000 >= 0
+        remaining[seat] += tc.increment_ms * 1000
+        return ok
+
+    def shown() -> list[int]:
+        return [tc.per_move_ms] * seats if tc.is_fixed else [r // 1000 for r in remaining]
+
+    def allowance_text(seat: int) -> str:
+        ms = tc.per_move_ms if tc.is_fixed else max(0, remaining[seat] // 1000)
+        return f"allowance {ms} ms + margin {tc.margin_ms} ms ({tc})"
+
+    for rec in records:
+        kind, seq = rec.get("type"), rec["seq"]
+        seat = rec.get("seat")
+        if kind == "action":
+            if type(seat) is not int or not 0 <= seat < seats:
+                raise _fail("rerun", seq, "seat", f"a seat 0..{seats - 1}", seat)
+            used = rec.get("think_us")
+            if type(used) is not int or used < 0:
+                raise _fail("rerun", seq, "think_us", "microseconds (an integer >= 0)", used)
+            if rec.get("request_id") and rec.get("substitute") is False:
+                limit, text = limit_us(seat), allowance_text(seat)
+                if not charge(seat, used):
+                    raise _fail("rerun", seq, "think_us", f"at most {limit} µs ({text})", used,
+                                f"seat {seat} answered after {used / 1000:.1f} ms: a think time beyond the "
+                                "allowance must end in a time forfeit, not in a move")
+            if not _same(rec.get("clocks"), shown()):
+                raise _fail("rerun", seq, "clocks", shown(), rec.get("clocks"),
+                            "the clocks shown after this move, by the time control and the think times before it")
+        elif kind == "fault" and rec.get("termination") == "time_forfeit" and "used_us" in rec:
+            used = rec["used_us"]
+            if type(seat) is not int or not 0 <= seat < seats or type(used) is not int:
+                raise _fail("rerun", seq, "used_us", "a seat and microseconds", [seat, used])
+            limit, text = limit_us(seat), allowance_text(seat)
+            if charge(seat, used):
+                raise _fail("rerun", seq, "used_us", f"more than {limit} µs ({text})", used,
+                            "a time forfeit needs a think time beyond the allowance")
+        elif kind == "game_end" and not tc.is_fixed:
+            remaining = [tc.base_ms * 1000] * seats
+
+
+def _record_kind(rec: dict[str, Any]) -> str:
+    return str(rec.get("type", "?"))
+
+
+def first_difference(expected: Any, found: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first field (in key order, ``type`` first) where two JSON values differ."""
+    if _same(expected, found):
+        return None
+    if isinstance(expected, dict) and isinstance(found, dict):
+        keys = sorted(set(expected) | set(found), key=lambda k: (k != "type", k))
+        for k in keys:
+            if k not in expected:
+                return (f"{path}.{k}" if path else k), "(no such field)", found[k]
+            if k not in found:
+                return (f"{path}.{k}" if path else k), expected[k], "(missing)"
+            d = first_difference(expected[k], found[k], f"{path}.{k}" if path else k)
+            if d is not None:
+                return d
+    if isinstance(expected, list) and isinstance(found, list) and len(expected) == len(found):
+        for i, (a, b) in enumerate(zip(expected, found, strict=True)):
+            d = first_difference(a, b, f"{path}[{i}]")
+            if d is not None:
+                return d
+    return path or "(record)", expected, found
+
+
+_HINTS = {
+    "type": "the re-run reaches a different event here (a move the rules refuse, a think time beyond the "
+            "allowance, a deal or game that ends elsewhere)",
+    "card": "the card this move draws, takes or discards does not follow from the deck and the moves before",
+    "clocks": "the clocks do not follow from the time control and the think times",
+    "scores": "the scores do not follow from the deal results",
+    "points": "the points do not follow from the hands (RULES §9)",
+    "message_digests": "the messages the referee sends the seats differ (see check 5)",
+}
+
+
+def check_rerun(records: Sequence[dict[str, Any]], lines: Sequence[bytes]) -> Any:
+    """Check 4: the time control, then the match played again; returns the re-run."""
+    check_clocks(records)
+    try:
+        again = resimulate(records)
+    except ReplayError as e:
+        raise _fail("rerun", None, "(replay)", "a replay the referee can play again", str(e)) from None
+    except Exception as e:  # a field of a type the re-run does not expect (e.g. an action that is not text)
+        raise _fail("rerun", None, "(replay)", "a replay the referee can play again",
+                    f"the replay cannot be played again: {e!r}") from None
+    rerun = again.lines
+    for i in range(max(len(rerun), len(lines))):
+        if i >= len(rerun):
+            raise _fail("rerun", i, "(record)", "no record: the re-run of the match ends before it",
+                        _record_kind(records[i]))
+        if i >= len(lines):
+            raise _fail("rerun", i, "(record)", _record_kind(json.loads(rerun[i])), "no record: the replay ends")
+        if rerun[i] != lines[i]:
+            want = json.loads(rerun[i])
+            diff = first_difference(want, records[i])
+            assert diff is not None
+            where, exp, got = diff
+            root = where.split(".")[0].split("[")[0]
+            hint = _HINTS.get(root, "the referee, playing the same answers on the same cards, writes a different "
+                                    "record")
+            raise _fail("rerun", i, f"{_record_kind(want)}.{where}", exp, got, hint)
+    return again
+
+
+# ----------------------------------------------------------------------------------------------
+# 5. the digests
+# ----------------------------------------------------------------------------------------------
+def story(messages: Sequence[bot_pb2.RefereeMessage]) -> list[bot_pb2.RefereeMessage]:
+    """The messages of the match's story (what the digest covers)."""
+    return [m for m in messages if m.WhichOneof("kind") in STORY_KINDS]
+
+
+def digest(messages: Sequence[bot_pb2.RefereeMessage]) -> str:
+    """SHA-256 over ``u32be(len) || bytes`` of each message's deterministic serialization."""
+    h = hashlib.sha256()
+    for m in messages:
+        data = m.SerializeToString(deterministic=True)
+        h.update(struct.pack(">I", len(data)) + data)
+    return h.hexdigest()
+
+
+def check_digests(records: Sequence[dict[str, Any]], seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]],
+                  notes: list[str]) -> list[int]:
+    """Check 5; returns the number of messages per seat."""
+    result = records[-1]
+    seq = result["seq"]
+    digests, counts = result.get("message_digests"), result.get("messages")
+    seats = len(seat_messages)
+    if not isinstance(digests, list) or len(digests) != seats:
+        raise _fail("digests", seq, "message_digests", f"{seats} digests", digests)
+    if not isinstance(counts, list) or len(counts) != seats:
+        raise _fail("digests", seq, "messages", f"{seats} counts", counts)
+    out = []
+    for s, msgs in enumerate(seat_messages):
+        told = story(msgs)
+        out.append(len(told))
+        if len(told) != counts[s]:
+            # The re-run delivers nothing to a seat whose session ended (disconnected); its digest
+            # is still the referee's own, compared with the re-run's in check 4.
+            notes.append(f"seat {s}: the re-run's session received {len(told)} of {counts[s]} messages (the seat "
+                         "disconnected); its digest is checked through the re-run's result record")
+            continue
+        got = digest(told)
+        if got != digests[s]:
+            raise _fail("digests", seq, f"message_digests[{s}]", got, digests[s],
+                        f"SHA-256 over the {len(told)} messages re-derived for seat {s}")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. the information each seat was given
+# ----------------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _DealTruth:
+    seq: int
+    dealer: int
+    deck: list[str]
+    moves: list[tuple[int, str, str | None, int]] = field(default_factory=list)
+    """(actor, kind, card, seq); actor -1 for a reshuffle."""
+    end: dict[str, Any] | None = None
+
+
+def _truths(records: Sequence[dict[str, Any]]) -> dict[tuple[int, int], _DealTruth]:
+    out: dict[tuple[int, int], _DealTruth] = {}
+    cur: _DealTruth | None = None
+    for rec in records:
+        kind = rec.get("type")
+        if kind == "deal":
+            cur = _DealTruth(rec["seq"], rec["dealer"], list(rec["deck"]))
+            out[(rec["game"], rec["deal"])] = cur
+        elif cur is None:
+            continue
+        elif kind == "action":
+            cur.moves.append((rec["seat"], str(rec["action"]).split()[0], rec.get("card"), rec["seq"]))
+        elif kind == "reshuffle":
+            cur.moves.append((-1, "reshuffle", None, rec["seq"]))
+        elif kind == "deal_end":
+            cur.end = rec
+    return out
+
+
+def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
+    """The cards ``seat`` may know after ``k`` moves of a deal (and after its end if ``ended``)."""
+    deck = truth.deck
+    known = set(deck[1:20:2] if seat == truth.dealer else deck[0:20:2])
+    known.add(deck[20])
+    for actor, kind, card, _ in truth.moves[:k]:
+        if card is None:
+            continue
+        if kind in ("take_upcard", "draw_discard", "discard") or actor == seat:
+            known.add(card)
+    if ended and truth.end is not None and truth.end.get("kind") != "dead":
+        for hand in truth.end.get("hands", []):
+            known.update(hand)
+        known.update(truth.end.get("layoffs", []))
+    return known
+
+
+_CANON = {str(c): str(c) for c in DECK}
+
+
+def _card_text(text: str) -> str | None:
+    """The canonical text of a card (``None`` if ``text`` is not a card)."""
+    hit = _CANON.get(text)
+    if hit is not None:
+        return hit
+    try:
+        return str(parse_card(text))
+    except ValueError:
+        return None
+
+
+def cards_in(msg: Message, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every card text in a message, with its field path."""
+    for fd, value in msg.ListFields():
+        name = f"{path}{fd.name}"
+        if fd.type == fd.TYPE_MESSAGE:
+            if fd.is_repeated:
+                for i, v in enumerate(value):
+                    yield from cards_in(v, f"{name}[{i}].")
+            else:
+                yield from cards_in(value, f"{name}.")
+        elif fd.type == fd.TYPE_STRING and fd.name not in _TEXT_FIELDS:
+            values = list(value) if fd.is_repeated else [value]
+            for i, v in enumerate(values):
+                # a string field this audit does not know is checked if it looks like a card
+                if fd.name in _CARD_FIELDS or _card_text(v) is not None:
+                    yield (f"{name}[{i}]" if fd.is_repeated else name), v
+
+
+def _first_unknown(msg: Message, knowledge: set[str], count: list[int]) -> tuple[str, str] | None:
+    """The first card of ``msg`` not in ``knowledge``, as (field path, text); counts the cards seen.
+    (The fast path of :func:`cards_in`: paths are built only for a failure.)"""
+    for fd, value in msg.ListFields():
+        if fd.type == fd.TYPE_MESSAGE:
+            if fd.is_repeated:
+                for i, v in enumerate(value):
+                    bad = _first_unknown(v, knowledge, count)
+                    if bad is not None:
+                        return f"{fd.name}[{i}].{bad[0]}", bad[1]
+            else:
+                bad = _first_unknown(value, knowledge, count)
+                if bad is not None:
+                    return f"{fd.name}.{bad[0]}", bad[1]
+        elif fd.type == fd.TYPE_STRING and fd.name not in _TEXT_FIELDS:
+            card_field = fd.name in _CARD_FIELDS
+            for i, v in enumerate(value if fd.is_repeated else (value,)):
+                canon = _card_text(v)
+                if canon is None and not card_field:
+                    continue
+                count[0] += 1
+                if canon is None or canon not in knowledge:
+                    return (f"{fd.name}[{i}]" if fd.is_repeated else fd.name), v
+    return None
+
+
+def check_information(records: Sequence[dict[str, Any]],
+                      seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
+    """Check 6; returns the number of cards checked."""
+    truths = _truths(records)
+    count = [0]
+    for seat, msgs in enumerate(seat_messages):
+        cur: _DealTruth | None = None
+        k, ended = 0, False
+        cache: dict[tuple[int, int, bool], set[str]] = {}
+        for i, msg in enumerate(story(msgs)):
+            kind = str(msg.WhichOneof("kind"))
+            where = f"seat {seat} message #{i} ({kind})"
+            seq: int | None = cur.seq if cur is not None else 0
+            if kind == "deal_started":
+                g, d = msg.deal_started.game_number, msg.deal_started.deal_number
+                cur = truths.get((g, d))
+                if cur is None:
+                    raise _fail("information", None, where, "a deal of the replay", f"game {g} deal {d}")
+                k, ended, seq = 0, False, cur.seq
+            elif kind == "event":
+                if cur is None:
+                    raise _fail("information", None, where, "an event within a deal", "an event before any deal")
+                k += 1
+                if k > len(cur.moves):
+                    raise _fail("information", cur.seq, where, f"at most {len(cur.moves)} events in this deal", k)
+                seq = cur.moves[k - 1][3]
+            elif kind == "action_request":
+                st = msg.action_request.state
+                if cur is None or (st.game_number, st.deal_number) != _deal_id(records, cur) \
+                        or len(st.events) != k:
+                    raise _fail("information", seq, where, f"the state after {k} events of the current deal",
+                                f"game {st.game_number} deal {st.deal_number} after {len(st.events)} events")
+            elif kind == "deal_finished":
+                ended = True
+                if cur is not None and cur.end is not None:
+                    seq = cur.end["seq"]
+            knowledge: set[str]
+            if cur is None or kind in ("match_started", "game_finished"):
+                knowledge = set()
+            else:
+                ck = (cur.seq, k, ended)
+                if ck not in cache:
+                    cache[ck] = _knowledge(cur, seat, k, ended)
+                knowledge = cache[ck]
+            bad = _first_unknown(msg, knowledge, count)
+            if bad is not None:
+                path, text = bad
+                card = _card_text(text)
+                if card is None:
+                    raise _fail("information", seq, f"{where} {path}", "a card", text)
+                raise _fail("information", seq, f"{where} {path}", f"a card seat {seat} could know", card,
+                            f"{card} is hidden from seat {seat} at this point: not in its hand, never face up, "
+                            "not drawn by it, not shown at a showdown")
+    return count[0]
+
+
+def _deal_id(records: Sequence[dict[str, Any]], truth: _DealTruth) -> tuple[int, int]:
+    rec = records[truth.seq]
+    return int(rec["game"]), int(rec["deal"])
+
+
+# ----------------------------------------------------------------------------------------------
+# putting it together
+# ----------------------------------------------------------------------------------------------
+def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | None = None) -> ReplayAudit:
+    """Audit one replay given as its lines (without newlines)."""
+    a = ReplayAudit(path=path, expected_hash=expect_hash.lower() if expect_hash else None)
+    try:
+        records = check_chain(lines)
+        a.records = len(records)
+        a.final_hash = hashlib.sha256(lines[-1]).hexdigest()
+        header, result = records[0], records[-1]
+        a.match_id = str(header.get("match_id", ""))
+        a.players = [str(p) for p in header.get("players") or []]
+        a.winner = result.get("winner") if isinstance(result.get("winner"), int) else None
+        a.termination = str(result.get("termination", ""))
+        a.games_won = list(result.get("games_won") or [])
+        a.totals = list(result.get("totals") or [])
+        a.games = sum(1 for r in records if r.get("type") == "game_end")
+        a.actions = sum(1 for r in records if r.get("type") == "action")
+        if a.expected_hash is not None and a.final_hash != a.expected_hash:
+            raise _fail("anchor", len(records) - 1, "(final hash)", a.expected_hash, a.final_hash,
+                        "the SHA-256 of the last line must equal the hash published for this match")
+        a.passed.append("chain")
+        seed = check_commitment(records)
+        a.passed.append("commitment")
+        a.deals = check_decks(records, seed_used(records, seed))
+        a.passed.append("decks")
+        again = check_rerun(records, lines)
+        a.passed.append("rerun")
+        a.messages = check_digests(records, again.seat_messages, a.notes)
+        a.passed.append("digests")
+        a.cards_checked = check_information(records, again.seat_messages)
+        a.passed.append("information")
+        a.ok = True
+    except _Stop as stop:
+        a.discrepancy = stop.discrepancy
+    except Exception as e:  # a malformed record the checks did not expect: still a failed audit, never a crash
+        nxt = next((c for c in CHECKS if c not in a.passed), "chain")
+        a.discrepancy = Discrepancy(nxt, None, "(record)", "well-formed records", repr(e),
+                                    "a record is missing a field or has a field of the wrong type")
+    return a
+
+
+def audit_file(path: Path, *, expect_hash: str | None = None) -> ReplayAudit:
+    """Audit one replay file."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        a = ReplayAudit(path=str(path))
+        a.discrepancy = Discrepancy("chain", None, "(file)", "a readable replay file", str(e.strerror or e))
+        return a
+    return audit_lines(split_lines(data), path=str(path), expect_hash=expect_hash)
+
+
+@dataclass(slots=True)
+class RunCheck:
+    """What a run folder's results file says about its replays."""
+
+    results_file: str | None = None
+    expected: dict[Path, str] = field(default_factory=dict)
+    """Replay file → final hash listed in the results."""
+    missing: list[Discrepancy] = field(default_factory=list)
+    """Games listed with a replay that is not there."""
+    unlisted: list[str] = field(default_factory=list)
+
+
+def results_file_for(run_dir: Path) -> Path | None:
+    """``results.json`` of a run folder (given the folder or its ``replays/``)."""
+    for cand in (run_dir / "results.json", run_dir.parent / "results.json"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _resolve_replay(entry: dict[str, Any], run_dir: Path, found: dict[str, Path]) -> Path | None:
+    raw = entry.get("replay") or entry.get("replay_path") or ""
+    if raw:
+        p = Path(str(raw))
+        for cand in (p, run_dir / p, run_dir.parent / p):
+            if cand.is_file():
+                return cand.resolve()
+        hit = found.get(p.name)
+        if hit is not None:
+            return hit
+    mid = entry.get("match_id")
+    if mid:
+        return found.get(f"{mid}.jsonl")
+    return None
+
+
+def run_expectations(run_dir: Path, files: Sequence[Path]) -> RunCheck:
+    """Read the run's results (leniently: a missing or unreadable file checks nothing)."""
+    rc = RunCheck()
+    rf = results_file_for(run_dir)
+    if rf is None:
+        return rc
+    try:
+        data = json.loads(rf.read_text())
+    except (OSError, ValueError):
+        rc.results_file = f"{rf} (unreadable: not checked)"
+        return rc
+    rc.results_file = str(rf)
+    games = data.get("games") if isinstance(data, dict) else data
+    if not isinstance(games, list):
+        return rc
+    found = {f.name: f.resolve() for f in files}
+    for i, g in enumerate(games):
+        if not isinstance(g, dict):
+            continue
+        want = g.get("replay_hash")
+        if not want or not (g.get("replay") or g.get("replay_path") or g.get("match_id")):
+            continue
+        p = _resolve_replay(g, run_dir, found)
+        if p is None:
+            if g.get("replay") or g.get("replay_path"):
+                rc.missing.append(Discrepancy(
+                    "results", None, f"games[{i}].replay_path", "an existing replay file",
+                    g.get("replay") or g.get("replay_path"), f"{rf.name} lists match {g.get('match_id', '?')} "
+                    "with a replay that is not in the run folder"))
+            continue
+        rc.expected[p] = str(want).lower()
+    listed = set(rc.expected)
+    rc.unlisted = [str(f) for f in files if f.resolve() not in listed]
+    return rc
+
+
+def replay_files(target: Path) -> list[Path]:
+    """The replays under a folder (``*.jsonl``, hidden temporary files left out)."""
+    return sorted(p for p in target.rglob("*.jsonl") if p.is_file() and not p.name.startswith("."))
+
+
+# ----------------------------------------------------------------------------------------------
+# the command
+# ----------------------------------------------------------------------------------------------
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``audit`` to the ``arena`` command's subparsers."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "audit",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="verify replays: hash chain, seed commitment, decks, a full re-run, digests, hidden information",
+        description=(
+            "Check that recorded matches were played fairly. For each replay, in order:\n"
+            "  1 chain        canonical JSON lines, seq 0,1,…, each prev = SHA-256 of the previous line\n"
+            "  2 commitment   SHA-256(revealed seed) = the seed_commitment sent before the first card\n"
+            "  3 decks        every deal's deck re-derived from the seed (and the bots' nonces)\n"
+            "  4 rerun        clocks against the time control; the match played again through the\n"
+            "                 referee from the recorded answers must write the same replay byte for byte\n"
+            "  5 digests      each seat's message digest recomputed from the re-run's messages\n"
+            "  6 information  no message to a seat shows a card that seat could not know\n"
+            "The first discrepancy is reported (record seq, field, expected, found) and the exit code is 1.\n"
+            "A RUN_DIR is searched for *.jsonl; the final hashes listed in its results.json are checked."
+        ),
+        epilog=(
+            "Examples:\n"
+            "  arena audit runs/demo-20250101-120000             # every replay of a run\n"
+            "  arena audit runs/demo-20250101-120000/replays/m1.jsonl --expect-hash 3fa2…\n"
+            "  arena audit replay.jsonl --json\n"
+            "Exit codes: 0 every replay passed, 1 a discrepancy, 2 nothing to audit.\n"
+            "Covered by the hash chain only (anchor the final hash with --expect-hash):\n  "
+            + "\n  ".join(CHAIN_ONLY)
+        ),
+    )
+    p.add_argument("paths", nargs="+", type=Path, metavar="REPLAY|RUN_DIR",
+                   help="replay files (.jsonl) and/or run folders (searched for *.jsonl)")
+    p.add_argument("--expect-hash", default=None, metavar="HEX",
+                   help="the final hash published for the match (one replay only): an external anchor")
+    p.add_argument("--json", action="store_true", help="machine-readable output (one JSON object)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only failures and the summary line")
+    p.set_defaults(handler=run)
+    return p
+
+
+def _summary_line(a: ReplayAudit) -> str:
+    names = " vs ".join(a.players) or "?"
+    if a.winner is not None and 0 <= a.winner < len(a.players):
+        res = f"{a.players[a.winner]} wins ({a.termination})"
+    else:
+        res = f"no winner ({a.termination})"
+    score = ""
+    if len(a.games_won) == 2 and len(a.totals) == 2:
+        score = f", games {a.games_won[0]}-{a.games_won[1]}, points {a.totals[0]}-{a.totals[1]}"
+    return f"{a.match_id}: {names}: {res}{score}"
+
+
+def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet: bool = False) -> str:
+    out: list[str] = []
+    for a in audits:
+        if a.ok:
+            if quiet:
+                continue
+            out.append(f"OK    {a.path}")
+            out.append(f"      {_summary_line(a)}")
+            out.append(f"      {a.games} game(s), {a.deals} deals, {a.actions} actions, {a.records} records; "
+                       f"messages {'/'.join(map(str, a.messages))}, {a.cards_checked} cards checked")
+            out.append("      chain ✓  commitment ✓  decks ✓  re-run ✓  digests ✓  information ✓")
+            out.append(f"      final hash {a.final_hash}" + (" (as expected)" if a.expected_hash else ""))
+        else:
+            out.append(f"FAIL  {a.path}")
+            if a.match_id:
+                out.append(f"      {_summary_line(a)}")
+            if a.passed:
+                out.append("      passed: " + ", ".join(a.passed))
+            assert a.discrepancy is not None
+            out.extend("      " + line for line in a.discrepancy.text().splitlines())
+            if a.final_hash:
+                out.append(f"      final hash {a.final_hash}")
+        out.extend(f"      note: {n}" for n in a.notes)
+    for rc in run_checks:
+        if rc.results_file:
+            out.append(f"Results file {rc.results_file}: {len(rc.expected)} listed replay hash(es) checked")
+        for d in rc.missing:
+            out.append("FAIL  " + d.text().replace("\n", "\n      "))
+        if rc.unlisted and not quiet and rc.results_file:
+            out.append(f"      note: {len(rc.unlisted)} replay(s) not listed in the results: "
+                       + ", ".join(Path(u).name for u in rc.unlisted[:5]) + (" …" if len(rc.unlisted) > 5 else ""))
+    ok = sum(1 for a in audits if a.ok)
+    failed = len(audits) - ok + sum(len(rc.missing) for rc in run_checks)
+    deals = sum(a.deals for a in audits)
+    actions = sum(a.actions for a in audits)
+    verdict = "all checks passed" if failed == 0 else f"{failed} FAILED"
+    out.append(f"Audited {len(audits)} match(es): {ok} passed, {verdict}; {deals} deals, {actions} actions.")
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``arena audit``."""
+    targets: list[tuple[Path, str | None]] = []
+    run_checks: list[RunCheck] = []
+    for p in args.paths:
+        if p.is_dir():
+            files = replay_files(p)
+            rc = run_expectations(p, files)
+            run_checks.append(rc)
+            targets.extend((f, rc.expected.get(f.resolve())) for f in files)
+        elif p.is_file():
+            targets.append((p, None))
+        else:
+            print(f"arena audit: {p}: no such file or folder", file=sys.stderr)
+            return EXIT_USAGE
+    if not targets:
+        print("arena audit: no replay (*.jsonl) found in " + ", ".join(map(str, args.paths)), file=sys.stderr)
+        return EXIT_USAGE
+    if args.expect_hash:
+        if len(targets) != 1:
+            print("arena audit: --expect-hash needs exactly one replay", file=sys.stderr)
+            return EXIT_USAGE
+        targets[0] = (targets[0][0], args.expect_hash)
+    audits = [audit_file(f, expect_hash=h) for f, h in targets]
+    failed = any(not a.ok for a in audits) or any(rc.missing for rc in run_checks)
+    if args.json:
+        print(json.dumps({
+            "ok": not failed,
+            "checks": list(CHECKS),
+            "replays": [a.to_dict() for a in audits],
+            "runs": [{"results_file": rc.results_file, "hashes_checked": len(rc.expected),
+                      "missing": [d.to_dict() for d in rc.missing], "unlisted": rc.unlisted} for rc in run_checks],
+            "summary": {"matches": len(audits), "passed": sum(1 for a in audits if a.ok),
+                        "deals": sum(a.deals for a in audits), "actions": sum(a.actions for a in audits),
+                        "final_hashes": {a.path: a.final_hash for a in audits}},
+            "chain_only": list(CHAIN_ONLY),
+        }, indent=2, ensure_ascii=False))
+    else:
+        print(render(audits, run_checks, quiet=args.quiet))
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``audit`` on its own (``python -m arena.audit``)."""
+    parser = argparse.ArgumentParser(prog="arena")
+    sub = parser.add_subparsers(dest="subcommand", required=True)
+    add_parser(sub)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

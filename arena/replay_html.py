@@ -1,0 +1,578 @@
+"""``arena replay REPLAY --html OUT``: one self-contained HTML page to step through a match.
+
+No network: the CSS, the script and the score chart (SVG) are inline, the positions are embedded
+as JSON. The page shows the table (both hands with melds grouped, the discard pile, the stock),
+step controls (buttons; ← → moves, ↑ ↓ deals, Home/End; a deal selector), the score sheet and a
+chart of the scores through the match. ``OUT#step=K`` opens at position K of the match,
+``OUT#deal=D`` (from 1) at the start of deal D, ``OUT#deal=D&move=M`` at move M of deal D; the
+address follows the position shown, so it can be shared. ``&keys=ArrowRight,End,@btn-prev`` presses
+keys and clicks buttons after loading (for automated checks of the controls).
+
+For tests and tools the DOM carries the state: ``body[data-position]``, ``#hand-0[data-cards]``
+(sorted card texts), ``#discard[data-cards]`` (bottom first), ``#stock-count``, ``#score-0``,
+``#deal-end[data-points]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from referee._replay import write_atomic
+from referee.gin import Card, Meld
+
+from ._replay_model import DealEnd, DealView, MatchView, Position, ReplayModelError, end_text, load
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+_VERBS = {
+    "pass": "passes the upcard", "take_upcard": "takes the upcard", "draw_stock": "draws from the stock",
+    "draw_discard": "takes from the discard pile", "discard": "discards", "knock": "knocks, face down:",
+    "big_gin": "declares big gin",
+}
+
+
+def _cards(cards: tuple[Card, ...] | list[Card]) -> list[str]:
+    return [str(c) for c in cards]
+
+
+def _melds(melds: tuple[Meld, ...]) -> list[list[str]]:
+    return [_cards(list(m.cards)) for m in melds]
+
+
+def _position(view: MatchView, pos: Position) -> dict[str, Any]:
+    hands = []
+    for seat in range(len(pos.hands)):
+        a = pos.arranged(seat)
+        hands.append({"m": _melds(a.melds), "x": _cards(list(a.deadwood_cards)), "v": a.deadwood})
+    out: dict[str, Any] = {"d": pos.deal_index, "s": pos.step, "h": hands, "p": _cards(list(pos.discard_pile)),
+                           "k": pos.stock_size, "t": pos.to_move, "ph": pos.phase}
+    if pos.last is not None:
+        last = pos.last
+        extra = f"{last.think_us / 1000:.1f} ms · clocks {'/'.join(map(str, last.clocks))} ms"
+        if last.reshuffled:
+            extra += " · the discard pile is shuffled into a new stock"
+        out["l"] = {"seat": last.seat, "who": view.players[last.seat] + (" (substitute)" if last.substitute else ""),
+                    "verb": _VERBS.get(last.kind, last.action), "card": last.card, "extra": extra}
+    faults = view.faults_at.get(pos.index)
+    if faults:
+        out["f"] = [_fault_text(view, f) for f in faults]
+    return out
+
+
+def _fault_text(view: MatchView, rec: dict[str, Any]) -> str:
+    seat = rec.get("seat")
+    who = view.players[seat] if isinstance(seat, int) and 0 <= seat < len(view.players) else f"seat {seat}"
+    return f"Fault — {who}: {rec.get('termination')}: {rec.get('detail')} (policy {rec.get('policy')})"
+
+
+def _end(view: MatchView, end: DealEnd) -> dict[str, Any]:
+    return {
+        "kind": end.kind, "text": end_text(view, end), "knocker": end.knocker, "winner": end.winner,
+        "points": end.points, "scores": list(end.scores),
+        "knock_discard": str(end.knock_discard) if end.knock_discard is not None else None,
+        "seats": [{"melds": _melds(s.melds), "laid_off": _cards(list(s.laid_off)),
+                   "deadwood_cards": _cards(list(s.deadwood_cards)), "deadwood": s.deadwood} for s in end.seats],
+    }
+
+
+def _deal(view: MatchView, deal: DealView) -> dict[str, Any]:
+    g = deal.game_end
+    game_end = None
+    if g is not None:
+        winner = g.get("winner")
+        who = view.players[winner] if isinstance(winner, int) else "?"
+        t = g.get("totals", [0, 0])
+        text = f"Game {g.get('game')} over: {who} wins · totals {t[0]}–{t[1]}"
+        if g.get("shutout"):
+            text += " · shutout"
+        if isinstance(g.get("forfeit"), int):
+            text += f" · forfeit by {view.players[g['forfeit']]}"
+        game_end = {"text": text, "totals": t}
+    return {
+        "game": deal.game, "deal": deal.number, "dealer": deal.dealer, "upcard": str(deal.first_upcard),
+        "knock_limit": deal.knock_limit, "doubled": deal.doubled, "first": deal.positions[0].index,
+        "last": deal.positions[-1].index, "before": list(deal.scores_before),
+        "end": _end(view, deal.end) if deal.end is not None else None, "game_end": game_end,
+    }
+
+
+def page_data(view: MatchView) -> dict[str, Any]:
+    """Everything the page shows, as JSON-able data."""
+    h = view.header
+    return {
+        "match_id": view.match_id, "players": list(view.players), "bots": list(h.get("bots") or []),
+        "time_control": h.get("time_control"), "fault_policy": h.get("fault_policy"),
+        "result": view.outcome_text(), "detail": view.result.get("detail", ""), "final_hash": view.final_hash,
+        "commitment": h.get("seed_commitment", ""), "seed": view.result.get("seed", ""),
+        "deals": [_deal(view, d) for d in view.deals],
+        "positions": [_position(view, p) for p in view.positions],
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# static parts: score sheet and chart
+# ----------------------------------------------------------------------------------------------
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def score_sheet(view: MatchView) -> str:
+    names = view.players
+    rows = []
+    for deal in view.deals:
+        end = deal.end
+        if end is None:
+            result, pts, sc = "unfinished", "", ("", "")
+        elif end.kind == "dead":
+            result, pts, sc = "dead hand", "0", (str(end.scores[0]), str(end.scores[1]))
+        else:
+            who = names[end.winner] if end.winner is not None else "?"
+            result = {"knock": "knock", "undercut": "undercut", "gin": "gin", "big_gin": "big gin"}[end.kind]
+            result += f" — {who}"
+            pts, sc = str(end.points), (str(end.scores[0]), str(end.scores[1]))
+        rows.append(
+            f'<tr id="sheet-row-{deal.index}" data-deal="{deal.index}"><td>{deal.index + 1}</td>'
+            f"<td>{deal.game}.{deal.number}</td><td>{_e(names[deal.dealer])}</td><td>{_e(result)}</td>"
+            f'<td class="num">{pts}</td><td class="num">{sc[0]}</td><td class="num">{sc[1]}</td></tr>'
+        )
+        if deal.game_end is not None:
+            g = deal.game_end
+            t = g.get("totals", [0, 0])
+            winner = g.get("winner")
+            who = names[winner] if isinstance(winner, int) else "?"
+            note = " (shutout)" if g.get("shutout") else ""
+            note += " (forfeit)" if isinstance(g.get("forfeit"), int) else ""
+            rows.append(f'<tr class="game-total"><td></td><td colspan="4">game {g.get("game")}: {_e(who)} wins{note}'
+                        f' — totals with bonuses</td><td class="num">{t[0]}</td><td class="num">{t[1]}</td></tr>')
+    head = (f"<tr><th>#</th><th>game.deal</th><th>dealer</th><th>result</th><th>points</th>"
+            f"<th>{_e(names[0])}</th><th>{_e(names[1])}</th></tr>")
+    return f'<table id="score-sheet"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+SEAT_COLORS = ("#2b6cb0", "#c05621")
+
+
+def score_chart(view: MatchView, width: int = 560, height: int = 220) -> str:
+    """An inline SVG: each seat's game score after every deal (a new line per game)."""
+    n = len(view.deals)
+    left, right, top, bottom = 40, 12, 24, 28
+    top_score = max([view.rules.target] + [max(d.end.scores) for d in view.deals if d.end is not None] + [1])
+
+    def x(i: float) -> float:
+        return left + (width - left - right) * (i / max(1, n))
+
+    def y(v: float) -> float:
+        return top + (height - top - bottom) * (1 - v / top_score)
+
+    parts = [f'<svg id="score-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}" preserveAspectRatio="xMinYMin meet" role="img" '
+             'aria-label="scores through the match">',
+             f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
+             'fill="#fbfbf8" stroke="#ccc"/>']
+    for v in sorted({0, view.rules.target // 2, view.rules.target}):
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"'
+                     + (' stroke-dasharray="4 3" stroke="#999"' if v == view.rules.target else "") + "/>")
+        parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="10">{v}</text>')
+    # game boundaries, and one polyline per seat and game
+    games: dict[int, list[DealView]] = {}
+    for d in view.deals:
+        games.setdefault(d.game, []).append(d)
+    for game, deals in games.items():
+        start = deals[0].index
+        if start:
+            parts.append(f'<line x1="{x(start):.1f}" x2="{x(start):.1f}" y1="{top}" y2="{height - bottom}" '
+                         'stroke="#aaa" stroke-dasharray="2 2"/>')
+        parts.append(f'<text x="{x(start) + 3:.1f}" y="{top + 11}" font-size="10" fill="#666">game {game}</text>')
+        for seat in range(2):
+            pts = [(x(start), y(deals[0].scores_before[seat]))]
+            for d in deals:
+                if d.end is not None:
+                    pts.append((x(d.index + 1), y(d.end.scores[seat])))
+            path = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
+            parts.append(f'<polyline class="seat-{seat}" points="{path}" fill="none" stroke="{SEAT_COLORS[seat]}" '
+                         'stroke-width="2"/>')
+            for px, py in pts[1:]:
+                parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2.5" fill="{SEAT_COLORS[seat]}"/>')
+    for i in range(0, n + 1, max(1, n // 10)):
+        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle" font-size="10">{i}</text>')
+    parts.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 3}" text-anchor="middle" font-size="10" '
+                 'fill="#666">deals</text>')
+    # the script moves the marker to the position shown: x0 + dx * (deal index + share of its moves)
+    parts.append(f'<line id="chart-marker" data-x0="{left}" data-dx="{(width - left - right) / max(1, n):.4f}" '
+                 f'x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top}" y2="{height - bottom}" stroke="#c53030" '
+                 'stroke-width="1.5"/>')
+    for seat, name in enumerate(view.players):
+        parts.append(f'<rect x="{left + 110 * seat}" y="8" width="12" height="4" fill="{SEAT_COLORS[seat]}"/>'
+                     f'<text x="{left + 16 + 110 * seat}" y="13" font-size="11">{_e(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# ----------------------------------------------------------------------------------------------
+# the page
+# ----------------------------------------------------------------------------------------------
+CSS = """
+*{box-sizing:border-box}
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f3f1ea;color:#1d1d1d}
+header{padding:10px 18px;background:#22362b;color:#f3f1ea}
+header h1{font-size:18px;margin:0 0 4px}
+header .meta{font-size:12px;opacity:.85;word-break:break-all}
+header a{color:#cfe8d6}
+main{display:flex;flex-wrap:wrap;gap:16px;padding:14px 18px}
+#table-col{flex:1 1 620px;min-width:560px}
+#side-col{flex:1 1 420px;min-width:380px}
+#score-chart{width:100%;height:auto;max-width:640px;display:block}
+#controls{display:flex;flex-wrap:wrap;align-items:center;gap:6px;margin-bottom:10px}
+#controls button{font-size:15px;padding:4px 10px;border:1px solid #888;border-radius:4px;background:#fff;cursor:pointer}
+#controls button:hover{background:#eef}
+#controls select{font-size:13px;padding:3px;max-width:330px}
+#step-label{font-size:13px;margin-left:6px}
+.felt{background:radial-gradient(ellipse at center,#2f7d4f 0%,#1d5a37 100%);border-radius:14px;padding:14px;color:#fff;
+box-shadow:inset 0 0 18px rgba(0,0,0,.45)}
+.seat{padding:8px 10px;border-radius:10px;margin:6px 0;background:rgba(0,0,0,.12)}
+.seat.to-move{outline:2px solid #ffd54a;background:rgba(255,213,74,.12)}
+.seat .name{font-weight:600;margin-bottom:4px}
+.seat .name .tag{font-weight:400;font-size:12px;opacity:.85;margin-left:6px}
+.hand{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-end;min-height:64px}
+.meld{display:flex;gap:2px;padding:3px;border-radius:6px;background:rgba(255,255,255,.18)}
+.loose{display:flex;gap:2px;padding:3px}
+.card{display:inline-flex;flex-direction:column;align-items:center;justify-content:center;width:38px;height:54px;
+border-radius:5px;background:#fff;border:1px solid #999;box-shadow:1px 1px 2px rgba(0,0,0,.35);font-weight:700;
+line-height:1.05;user-select:none}
+.card .rank{font-size:17px}.card .suit{font-size:19px}
+.card.red{color:#c8102e}.card.black{color:#111}
+.card.new{outline:3px solid #ffd54a}
+.card.small{width:30px;height:42px;justify-content:flex-start;align-items:flex-start;padding:2px 0 0 3px}
+.card.small .rank{font-size:13px;letter-spacing:-1px}.card.small .suit{font-size:13px}
+.card.back{background:repeating-linear-gradient(45deg,#7b2d26,#7b2d26 4px,#9c3b33 4px,#9c3b33 8px);color:#fff}
+.middle{display:flex;gap:18px;align-items:center;margin:8px 0;padding:8px 10px}
+#stock{display:flex;flex-direction:column;align-items:center;font-size:12px}
+#discard{display:flex;flex-wrap:wrap;row-gap:4px;align-items:center;flex:1}
+#discard .card{margin-right:-12px}#discard .card:last-child{margin-right:0;outline:2px solid #fff}
+#last-move{min-height:22px;margin:6px 2px;font-size:13px;display:flex;align-items:center;gap:6px;flex-wrap:wrap}
+#faults{color:#ffb4a8;font-size:13px}
+.deadwood{font-size:12px;opacity:.9;margin-left:4px}
+#deal-end{margin-top:10px;padding:10px;border-radius:10px;background:#fff8dc;color:#222;border:1px solid #d8c98e}
+#deal-end h3{margin:0 0 6px;font-size:15px}
+#deal-end .row{display:flex;flex-wrap:wrap;align-items:center;gap:6px;margin:4px 0}
+#deal-end .who{min-width:90px;font-weight:600}
+#deal-end .meld{background:#e8e2c8}
+#match-over{margin-top:8px;font-weight:700}
+.hidden{display:none!important}
+#score-sheet{border-collapse:collapse;width:100%;font-size:13px;background:#fff}
+#score-sheet th,#score-sheet td{border-bottom:1px solid #ddd;padding:3px 6px;text-align:left}
+#score-sheet td.num{text-align:right;font-variant-numeric:tabular-nums}
+#score-sheet tr.current{background:#fff3b0}
+#score-sheet tr[data-deal]{cursor:pointer}
+#score-sheet tr.game-total td{font-weight:600;background:#f0ede2}
+h2{font-size:15px;margin:14px 0 6px}
+.scorebar{display:flex;gap:18px;font-size:14px;margin:4px 2px}
+.scorebar b{font-size:18px}
+.help{font-size:12px;color:#555;margin-top:6px}
+footer{padding:6px 18px 16px;font-size:12px;color:#555}
+code{font-size:11px}
+"""
+
+JS = r"""
+(function(){
+const D = JSON.parse(document.getElementById('replay-data').textContent);
+const P = D.positions, N = P.length;
+const SUITS = {s:'\u2660',h:'\u2665',d:'\u2666',c:'\u2663'};
+const ORDER = c => 'shdc'.indexOf(c[1]) * 13 + 'A23456789TJQK'.indexOf(c[0]);
+const $ = id => document.getElementById(id);
+let cur = 0;
+function card(t, extra){
+  const e = document.createElement('span');
+  e.className = 'card ' + ('hd'.includes(t[1]) ? 'red' : 'black') + (extra ? ' ' + extra : '');
+  e.dataset.card = t; e.title = t;
+  const r = document.createElement('span'); r.className = 'rank'; r.textContent = t[0] === 'T' ? '10' : t[0];
+  const s = document.createElement('span'); s.className = 'suit'; s.textContent = SUITS[t[1]];
+  e.append(r, s); return e;
+}
+function group(cls, cards, extra, fresh){
+  const g = document.createElement('span'); g.className = cls;
+  for (const c of cards) g.append(card(c, (extra || '') + (c === fresh ? ' new' : '')));
+  return g;
+}
+function hand(seat, p, fresh){
+  const h = p.h[seat], el = $('hand-' + seat);
+  el.replaceChildren();
+  for (const m of h.m) el.append(group('meld', m, '', fresh));
+  if (h.x.length) el.append(group('loose', h.x, '', fresh));
+  const all = [].concat(...h.m, h.x).sort((a, b) => ORDER(a) - ORDER(b));
+  el.dataset.cards = all.join(' ');
+  $('deadwood-' + seat).textContent = 'deadwood ' + h.v + ' · ' + all.length + ' cards';
+  $('seat-' + seat).classList.toggle('to-move', p.t === seat);
+  $('tomove-' + seat).textContent = p.t === seat ? '▶ to move (' + p.ph + ')' : '';
+}
+function show(i){
+  cur = Math.max(0, Math.min(N - 1, i));
+  const p = P[cur], d = D.deals[p.d], atEnd = cur === d.last;
+  const drew = p.l && (p.l.verb.startsWith('draws') || p.l.verb.startsWith('takes'));
+  const fresh = drew ? p.l.card : null;
+  document.body.dataset.position = cur; document.body.dataset.deal = p.d + 1; document.body.dataset.move = p.s;
+  hand(0, p, fresh); hand(1, p, fresh);
+  const pile = $('discard'); pile.replaceChildren(...p.p.map(c => card(c, 'small')));
+  pile.dataset.cards = p.p.join(' ');
+  $('stock-count').textContent = p.k;
+  const sc = atEnd && d.end ? d.end.scores : d.before;
+  $('score-0').textContent = sc[0]; $('score-1').textContent = sc[1];
+  $('deal-title').textContent = 'Game ' + d.game + ', deal ' + d.deal + ' · dealer ' + D.players[d.dealer] +
+    ' · knock limit ' + (d.knock_limit === null ? 'gin only' : d.knock_limit) +
+    (d.doubled ? ' · doubled (spade upcard)' : '');
+  $('step-label').textContent = 'position ' + cur + ' / ' + (N - 1) + ' · deal ' + (p.d + 1) + ' / ' + D.deals.length +
+    ' · move ' + p.s + ' / ' + (d.last - d.first);
+  const lm = $('last-move'); lm.replaceChildren();
+  if (p.l) {
+    lm.append(p.l.who + ' ' + p.l.verb + ' ');
+    if (p.l.card) lm.append(card(p.l.card, 'small'));
+    const x = document.createElement('span'); x.className = 'deadwood'; x.textContent = p.l.extra; lm.append(x);
+  } else {
+    lm.append('dealt · upcard '); lm.append(card(d.upcard, 'small'));
+  }
+  $('faults').textContent = (p.f || []).join(' · ');
+  const de = $('deal-end');
+  if (atEnd && d.end) {
+    de.classList.remove('hidden'); de.dataset.points = d.end.points; de.dataset.kind = d.end.kind;
+    $('deal-end-text').textContent = d.end.text;
+    const rows = $('deal-end-rows'); rows.replaceChildren();
+    if (d.end.kind !== 'dead') d.end.seats.forEach((s, seat) => {
+      const r = document.createElement('div'); r.className = 'row';
+      const w = document.createElement('span'); w.className = 'who'; w.textContent = D.players[seat]; r.append(w);
+      for (const m of s.melds) r.append(group('meld', m, 'small'));
+      if (s.laid_off.length) { r.append('laid off'); r.append(group('meld', s.laid_off, 'small')); }
+      r.append('deadwood'); r.append(group('loose', s.deadwood_cards, 'small'));
+      const v = document.createElement('b'); v.textContent = s.deadwood; r.append(v);
+      if (d.end.knocker === seat && d.end.knock_discard) {
+        r.append('· knock discard'); r.append(card(d.end.knock_discard, 'small'));
+      }
+      rows.append(r);
+    });
+    $('deal-end-scores').textContent = 'Scores after the deal: ' + D.players[0] + ' ' + d.end.scores[0] + ', ' +
+      D.players[1] + ' ' + d.end.scores[1] + (d.game_end ? ' — ' + d.game_end.text : '');
+  } else {
+    de.classList.add('hidden'); delete de.dataset.points; delete de.dataset.kind;
+  }
+  $('match-over').classList.toggle('hidden', cur !== N - 1);
+  $('deal-select').value = String(p.d);
+  document.querySelectorAll('#score-sheet tr.current').forEach(r => r.classList.remove('current'));
+  const row = $('sheet-row-' + p.d); if (row) row.classList.add('current');
+  const mk = $('chart-marker');
+  if (mk) {
+    const x0 = +mk.dataset.x0, dx = +mk.dataset.dx, steps = Math.max(1, d.last - d.first);
+    const x = x0 + dx * (p.d + (p.s / steps));
+    mk.setAttribute('x1', x.toFixed(1)); mk.setAttribute('x2', x.toFixed(1));
+  }
+  const want = '#step=' + cur;
+  if (location.hash !== want) { try { history.replaceState(null, '', want); } catch (e) {} }
+}
+function address(){
+  return new URLSearchParams((location.hash || '').replace(/^#/, '') || location.search.replace(/^\?/, ''));
+}
+function fromAddress(){
+  const q = address();
+  if (q.has('step')) return +q.get('step') || 0;
+  if (q.has('deal')) {
+    const d = D.deals[Math.max(0, Math.min(D.deals.length - 1, (+q.get('deal') || 1) - 1))];
+    if (!d) return 0;
+    return Math.min(d.last, d.first + (+q.get('move') || 0));
+  }
+  return 0;
+}
+function dealStep(delta){
+  const p = P[cur], d = D.deals[p.d];
+  if (delta < 0 && cur > d.first) return show(d.first);
+  const t = D.deals[p.d + delta];
+  show(t ? t.first : (delta > 0 ? N - 1 : 0));
+}
+const sel = $('deal-select');
+D.deals.forEach((d, i) => {
+  const o = document.createElement('option'); o.value = String(i);
+  o.textContent = 'Deal ' + (i + 1) + ' — game ' + d.game + '.' + d.deal + ': ' + (d.end ? d.end.text : 'unfinished');
+  sel.append(o);
+});
+sel.addEventListener('change', () => show(D.deals[+sel.value].first));
+$('btn-first').onclick = () => show(0);
+$('btn-prev').onclick = () => show(cur - 1);
+$('btn-next').onclick = () => show(cur + 1);
+$('btn-last').onclick = () => show(N - 1);
+$('btn-prev-deal').onclick = () => dealStep(-1);
+$('btn-next-deal').onclick = () => dealStep(1);
+document.querySelectorAll('#score-sheet tr[data-deal]').forEach(r =>
+  r.addEventListener('click', () => show(D.deals[+r.dataset.deal].first)));
+document.addEventListener('keydown', e => {
+  if (e.target && e.target.tagName === 'SELECT') return;
+  const k = e.key;
+  if (k === 'ArrowRight' || k === 'n' || k === ' ') show(cur + 1);
+  else if (k === 'ArrowLeft' || k === 'p') show(cur - 1);
+  else if (k === 'ArrowDown' || k === 'PageDown' || k === 'd') dealStep(1);
+  else if (k === 'ArrowUp' || k === 'PageUp' || k === 'u') dealStep(-1);
+  else if (k === 'Home') show(0);
+  else if (k === 'End') show(N - 1);
+  else return;
+  e.preventDefault();
+});
+window.addEventListener('hashchange', () => { const i = fromAddress(); if (i !== cur) show(i); });
+const replayKeys = address().get('keys');
+if (N) show(fromAddress());
+// keys=ArrowRight,End,@btn-prev: press keys / click buttons after loading (for automated checks)
+if (replayKeys) for (const k of replayKeys.split(',')) {
+  if (k.startsWith('@')) { const b = $(k.slice(1)); if (b) b.click(); }
+  else document.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true}));
+}
+document.body.classList.add('ready');
+})();
+"""
+
+
+def _json_for_script(data: Any) -> str:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str = "results") -> str:
+    """The HTML page of one replay."""
+    names = view.players
+    h = view.header
+    bots = h.get("bots") or []
+    who = " vs ".join(f"{_e(n)}" + (f' <span class="bot">({_e(b)})</span>' if b and b != n else "")
+                      for n, b in zip(names, [*bots, "", ""], strict=False))
+    back = f'<a href="{_e(back_link)}">← {_e(back_text)}</a> · ' if back_link else ""
+    chart = score_chart(view)
+    seats = []
+    for seat in (1, 0):
+        seats.append(
+            f'<div class="seat" id="seat-{seat}"><div class="name">{_e(names[seat])}'
+            f'<span class="tag">seat {seat}</span>'
+            f'<span class="tag" id="tomove-{seat}"></span><span class="deadwood" id="deadwood-{seat}"></span></div>'
+            f'<div class="hand" id="hand-{seat}" data-cards=""></div></div>'
+        )
+    body = f"""<header>
+<h1>{who}</h1>
+<div class="meta">{back}Match <code>{_e(view.match_id)}</code> · {_e(view.rules.name)}, target {view.rules.target} ·
+{_e(h.get('time_control', ''))} · faults: {_e(h.get('fault_policy', ''))} ·
+result: <b>{_e(view.outcome_text())}</b></div>
+<div class="meta">final hash <code>{_e(view.final_hash)}</code> ·
+seed commitment <code>{_e(h.get('seed_commitment', ''))}</code> ·
+revealed seed <code>{_e(view.result.get('seed', ''))}</code> — check with <code>arena audit</code></div>
+</header>
+<main>
+<section id="table-col">
+<div id="controls">
+<button id="btn-first" title="first position (Home)">|◀</button>
+<button id="btn-prev-deal" title="previous deal (↑)">◀◀ deal</button>
+<button id="btn-prev" title="previous move (←)">◀ prev</button>
+<button id="btn-next" title="next move (→)">next ▶</button>
+<button id="btn-next-deal" title="next deal (↓)">deal ▶▶</button>
+<button id="btn-last" title="last position (End)">▶|</button>
+<select id="deal-select" aria-label="deal"></select>
+<span id="step-label"></span>
+</div>
+<div class="felt">
+<div id="deal-title"></div>
+<div class="scorebar">{_e(names[0])} <b id="score-0">0</b> {_e(names[1])} <b id="score-1">0</b></div>
+{seats[0]}
+<div class="middle"><div id="stock"><span class="card back">&nbsp;</span><span>stock <b id="stock-count"></b>
+</span></div><div id="discard" data-cards=""></div></div>
+{seats[1]}
+<div id="last-move"></div>
+<div id="faults"></div>
+</div>
+<div id="deal-end" class="hidden"><h3 id="deal-end-text"></h3><div id="deal-end-rows"></div>
+<div id="deal-end-scores"></div></div>
+<div id="match-over" class="hidden">Match over: {_e(view.outcome_text())} — {_e(view.result.get('detail', ''))}</div>
+<div class="help">Keys: ← → move · ↑ ↓ deal · Home / End. Address: <code>#step=K</code>, <code>#deal=D</code>,
+<code>#deal=D&amp;move=M</code>.</div>
+</section>
+<section id="side-col">
+<h2>Scores through the match</h2>
+{chart}
+<h2>Score sheet</h2>
+{score_sheet(view)}
+</section>
+</main>
+<footer>Gin Arena replay · {len(view.deals)} deals · {len(view.positions)} positions ·
+{view.records} records</footer>"""
+    title = f"{' vs '.join(names)} — {view.match_id}"
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
+        f"<title>{_e(title)}</title><style>{CSS}</style></head>\n"
+        f"<body>{body}\n"
+        f'<script type="application/json" id="replay-data">{_json_for_script(page_data(view))}</script>\n'
+        f"<script>{JS}</script>\n</body></html>\n"
+    )
+
+
+def write_replay_html(view: MatchView, out: Path, *, back_link: str | None = None) -> Path:
+    """Write the page of one replay to ``out`` (atomically)."""
+    write_atomic(out, replay_page(view, back_link=back_link).encode())
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the command (the same as ``arena replay REPLAY --html OUT``, for several replays at once)
+# ----------------------------------------------------------------------------------------------
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``replay-html`` to the ``arena`` command's subparsers."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "replay-html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="write self-contained HTML replay pages (like arena replay REPLAY --html OUT)",
+        description=(
+            "Write one self-contained HTML page per replay (no network: inline CSS, script and SVG, the\n"
+            "positions embedded as JSON): the table with cards drawn as cards, step controls (buttons,\n"
+            "arrow keys, a deal selector), the score sheet and a chart of the scores through the match.\n"
+            "Open OUT#step=K to jump to position K, OUT#deal=D to the start of deal D."
+        ),
+        epilog="Examples:\n  arena replay-html m1.jsonl -o m1.html\n"
+        "  arena replay-html runs/x/replays/*.jsonl --out-dir html/",
+    )
+    p.add_argument("replays", nargs="+", type=Path, metavar="REPLAY", help="replay files (.jsonl)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("-o", "--out", type=Path, default=None, metavar="FILE", help="the page (one replay only)")
+    where.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+                       help="a folder for the pages, named <match_id>.html (default: next to each replay)")
+    p.set_defaults(handler=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """``arena replay-html``."""
+    if args.out is not None and len(args.replays) != 1:
+        print("arena replay-html: --out takes one replay; use --out-dir for several", file=sys.stderr)
+        return EXIT_USAGE
+    status = EXIT_OK
+    for path in args.replays:
+        try:
+            view = load(path)
+        except ReplayModelError as e:
+            print(f"arena replay-html: {e}", file=sys.stderr)
+            status = EXIT_FAILED
+            continue
+        if args.out is not None:
+            out = args.out
+        elif args.out_dir is not None:
+            out = args.out_dir / f"{view.match_id or path.stem}.html"
+        else:
+            out = path.with_suffix(".html")
+        write_replay_html(view, out)
+        print(f"wrote {out}")
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``replay-html`` on its own (``python -m arena.replay_html``)."""
+    parser = argparse.ArgumentParser(prog="arena")
+    sub = parser.add_subparsers(dest="subcommand", required=True)
+    add_parser(sub)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,527 @@
+"""``arena replay``: look at a recorded match.
+
+* ``arena replay REPLAY`` — on a terminal, step through the match deal by deal, move by move
+  (n/space/→ next, p/← previous, d/↓ next deal, u/↑ previous deal, g first, G last, q quit);
+  both hands are shown sorted with their melds grouped, the discard pile, the stock, and at the
+  end of each deal the melds, layoffs, points and scores. Not on a terminal (or with
+  ``--step K`` / ``--deal D`` / ``--all``) positions are printed; by default a summary.
+* ``arena replay REPLAY --seat N`` — exactly what seat N was sent, message by message (re-derived
+  by playing the replay again through the referee); ``--raw`` prints protobuf text format.
+* ``arena replay REPLAY --html OUT`` — one self-contained HTML page (see ``arena.replay_html``).
+
+Positions are rebuilt by playing the recorded actions through the rules engine; ``arena audit``
+is what checks that the replay is genuine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import os
+import struct
+import sys
+from collections.abc import Generator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from google.protobuf import text_format
+
+from gin_arena.v1 import bot_pb2, game_pb2
+from referee._replay import read_replay
+from referee._resim import ReplayError, resimulate
+from referee.gin import Card, Meld
+
+from ._replay_model import SUIT_SYMBOLS, DealView, MatchView, Position, ReplayModelError, end_text, load
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
+
+_KIND_NAMES = {v.number: v.name.removeprefix("ACTION_KIND_").lower()
+               for v in game_pb2.DESCRIPTOR.enum_types_by_name["ActionKind"].values}
+_OUTCOME_NAMES = {v.number: v.name.removeprefix("DEAL_OUTCOME_").lower()
+                  for v in game_pb2.DESCRIPTOR.enum_types_by_name["DealOutcome"].values}
+_PHASE_NAMES = {v.number: v.name.removeprefix("PHASE_").lower()
+                for v in game_pb2.DESCRIPTOR.enum_types_by_name["Phase"].values}
+
+
+class Style:
+    """How cards are written: card text (``Ah``) or rank + suit symbol (``A♥``), in colour or not."""
+
+    def __init__(self, *, symbols: bool = False, color: bool = False) -> None:
+        self.symbols = symbols
+        self.color = color
+
+    def card(self, card: Card | str) -> str:
+        text = str(card)
+        shown = text[0] + SUIT_SYMBOLS[text[1]] if self.symbols else text
+        if self.color and text[1] in "hd":
+            return f"\x1b[31m{shown}\x1b[0m"
+        return shown
+
+    def cards(self, cards: Sequence[Card | str]) -> str:
+        return " ".join(self.card(c) for c in cards) if cards else "—"
+
+    def meld(self, meld: Meld) -> str:
+        return "[" + " ".join(self.card(c) for c in meld.cards) + "]"
+
+    def bold(self, text: str) -> str:
+        return f"\x1b[1m{text}\x1b[0m" if self.color else text
+
+
+# ----------------------------------------------------------------------------------------------
+# positions as text
+# ----------------------------------------------------------------------------------------------
+def _rules_text(view: MatchView) -> str:
+    r = view.rules
+    parts = [r.name]
+    if r.knock == "limit" and r.knock_limit != 10:
+        parts.append(f"knock ≤ {r.knock_limit}")
+    parts.append(f"target {r.target}")
+    if r.games > 1:
+        parts.append(f"{r.games} games")
+    if r.match_target:
+        parts.append(f"match to {r.match_target}")
+    if r.stock_exhausted != "void":
+        parts.append(f"stock exhausted: {r.stock_exhausted}")
+    return ", ".join(parts)
+
+
+def header_text(view: MatchView) -> str:
+    names = view.players
+    h = view.header
+    return (f"Match {view.match_id}: {names[0]} (seat 0) vs {names[1]} (seat 1) · {_rules_text(view)} · "
+            f"{h.get('time_control', '?')} · faults: {h.get('fault_policy', '?')}")
+
+
+def _seat_line(view: MatchView, pos: Position, seat: int, style: Style, width: int) -> str:
+    names = view.players
+    a = pos.arranged(seat)
+    groups = [style.meld(m) for m in a.melds]
+    loose = style.cards(a.deadwood_cards) if a.deadwood_cards else ""
+    hand = " ".join([*groups, loose]).strip()
+    marker = ""
+    if pos.to_move == seat:
+        marker = f" ▶ to move ({pos.phase})"
+    deal = view.deal_of(pos)
+    tags = " (dealer)" if deal.dealer == seat else ""
+    return f"  {names[seat]:<{width}}{tags:<9} {hand}  · deadwood {a.deadwood}{marker}"
+
+
+def _last_text(view: MatchView, pos: Position, style: Style) -> str:
+    last = pos.last
+    if last is None:
+        deal = view.deal_of(pos)
+        return f"Dealt: upcard {style.card(deal.first_upcard)}"
+    names = view.players
+    kind = last.kind
+    card = style.card(last.card) if last.card else ""
+    words = {
+        "pass": "passes the upcard", "take_upcard": f"takes the upcard {card}",
+        "draw_stock": f"draws {card} from the stock", "draw_discard": f"takes {card} from the discard pile",
+        "discard": f"discards {card}", "knock": f"knocks, discarding {card} face down",
+        "big_gin": "declares big gin",
+    }.get(kind, last.action)
+    who = names[last.seat]
+    sub = " (substitute)" if last.substitute else ""
+    reshuffle = " · the discard pile is shuffled into a new stock" if last.reshuffled else ""
+    clocks = "/".join(str(c) for c in last.clocks)
+    return f"Last: {who}{sub} {words} · {last.think_us / 1000:.1f} ms · clocks {clocks} ms{reshuffle}"
+
+
+def _fault_text(view: MatchView, rec: dict[str, Any]) -> str:
+    names = view.players
+    seat = rec.get("seat")
+    who = names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
+    return f"Fault: {who} — {rec.get('termination')}: {rec.get('detail')} (policy {rec.get('policy')})"
+
+
+def _seat_showdown_lines(view: MatchView, deal: DealView, style: Style, width: int) -> list[str]:
+    end = deal.end
+    assert end is not None
+    out = []
+    for seat, sd in enumerate(end.seats):
+        melds = " ".join(style.meld(m) for m in sd.melds) or "no melds"
+        laid = f" · laid off {style.cards(sd.laid_off)}" if sd.laid_off else ""
+        dead = style.cards(sd.deadwood_cards) if sd.deadwood_cards else "none"
+        knock = ""
+        if end.knocker == seat and end.knock_discard is not None:
+            knock = f" · knock discard {style.card(end.knock_discard)}"
+        out.append(f"  {view.players[seat]:<{width}} melds {melds}{laid} · deadwood {dead} ({sd.deadwood}){knock}")
+    return out
+
+
+def render_position(view: MatchView, pos: Position, style: Style | None = None) -> str:
+    """One position of the match, as a block of text."""
+    style = style or Style()
+    deal = view.deal_of(pos)
+    names = view.players
+    width = max(len(n) for n in names)
+    last_step = len(deal.positions) - 1
+    scores = deal.scores_before
+    lines = [
+        style.bold(f"Game {deal.game}, deal {deal.number}") + f" (deal {deal.index + 1} of {len(view.deals)} in the "
+        f"match) · move {pos.step} of {last_step} · position {pos.index} of {len(view.positions) - 1}",
+        f"Dealer {names[deal.dealer]} · knock limit "
+        f"{'gin only' if deal.knock_limit is None else deal.knock_limit}"
+        f"{' · spade upcard: doubled' if deal.doubled else ''}"
+        f" · score {names[0]} {scores[0]}, {names[1]} {scores[1]} · games won {deal.games_won_before[0]}–"
+        f"{deal.games_won_before[1]}",
+        _last_text(view, pos, style),
+        _seat_line(view, pos, 0, style, width),
+        _seat_line(view, pos, 1, style, width),
+        f"  discard pile (top last): {style.cards(pos.discard_pile)} · stock {pos.stock_size}",
+    ]
+    for rec in view.faults_at.get(pos.index, []):
+        lines.append(_fault_text(view, rec))
+    if pos.step == last_step and deal.end is not None:
+        end = deal.end
+        lines.append(style.bold("Deal over: ") + end_text(view, end))
+        if end.kind != "dead":
+            lines.extend(_seat_showdown_lines(view, deal, style, width))
+        lines.append(f"  scores after the deal: {names[0]} {end.scores[0]}, {names[1]} {end.scores[1]}")
+    if pos.step == last_step and deal.game_end is not None:
+        g = deal.game_end
+        winner = g.get("winner")
+        who = names[winner] if isinstance(winner, int) else "?"
+        extra = " · shutout" if g.get("shutout") else ""
+        extra += f" · forfeit by {names[g['forfeit']]}" if isinstance(g.get("forfeit"), int) else ""
+        totals = g.get("totals", [0, 0])
+        lines.append(style.bold(f"Game {g.get('game')} over: ") + f"{who} wins · totals {names[0]} {totals[0]}, "
+                     f"{names[1]} {totals[1]}{extra}")
+    if pos.index == len(view.positions) - 1:
+        lines.append(style.bold("Match over: ") + view.outcome_text())
+    return "\n".join(lines)
+
+
+def render_summary(view: MatchView, style: Style | None = None) -> str:
+    """The match in a few lines: one per deal."""
+    style = style or Style()
+    lines = [header_text(view), f"{len(view.deals)} deals, {len(view.positions)} positions, final hash "
+             f"{view.final_hash}"]
+    for deal in view.deals:
+        res = end_text(view, deal.end) if deal.end else "not finished"
+        sc = f" → {deal.end.scores[0]}–{deal.end.scores[1]}" if deal.end else ""
+        lines.append(f"  deal {deal.index + 1:>3} (game {deal.game}.{deal.number}, {len(deal.positions) - 1} moves): "
+                     f"{res}{sc}")
+        for rec in deal.faults:
+            lines.append("    " + _fault_text(view, rec))
+        if deal.game_end is not None:
+            g = deal.game_end
+            lines.append(f"  game {g.get('game')} over: {view.players[g['winner']]} wins, totals "
+                         f"{g['totals'][0]}–{g['totals'][1]}")
+    if not view.deals:
+        for rec in view.faults:
+            lines.append("  " + _fault_text(view, rec))
+    lines.append("Result: " + view.outcome_text() + f" — {view.result.get('detail', '')}")
+    lines.append("Step through it: arena replay REPLAY (on a terminal), --step K, --deal D, --all, --html OUT")
+    return "\n".join(lines)
+
+
+def deal_positions(view: MatchView, which: str) -> list[Position]:
+    """The positions of a deal given as ``D`` (its number in the match, from 1) or ``G:D``."""
+    if ":" in which:
+        g, _, d = which.partition(":")
+        for deal in view.deals:
+            if str(deal.game) == g.strip() and str(deal.number) == d.strip():
+                return deal.positions
+        raise ValueError(f"no deal {which} (game:deal) in this match")
+    n = int(which)
+    if not 1 <= n <= len(view.deals):
+        raise ValueError(f"deal {n}: the match has deals 1 to {len(view.deals)}")
+    return view.deals[n - 1].positions
+
+
+# ----------------------------------------------------------------------------------------------
+# what a seat was sent
+# ----------------------------------------------------------------------------------------------
+def _action_text(a: game_pb2.Action) -> str:
+    kind = _KIND_NAMES.get(a.kind, str(a.kind))
+    return f"{kind} {a.card}" if a.card else kind
+
+
+def _pair(values: Sequence[int]) -> str:
+    return "–".join(str(v) for v in values)
+
+
+def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None) -> str:
+    """One message to a seat, in one line with its key fields."""
+    st = style or Style()
+    kind = msg.WhichOneof("kind")
+    head = f"#{i:<4} {kind}"
+    if kind == "match_started":
+        m = msg.match_started
+        return (f"{head}: match {m.match_id} · you are seat {m.seat} · players {', '.join(m.player_names)} · rules "
+                f"{m.rules.name} (target {m.rules.target}) · {m.time_control.text} · commitment "
+                f"{m.seed_commitment.hex()}")
+    if kind == "deal_started":
+        d = msg.deal_started
+        s = d.state
+        return (f"{head}: game {d.game_number} deal {d.deal_number} · dealer {d.dealer} · hand {st.cards(list(s.hand))}"
+                f" · upcard {st.card(s.first_upcard) if s.first_upcard else '—'} · stock {s.stock_size}")
+    if kind == "action_request":
+        r = msg.action_request
+        s = r.state
+        top = st.card(s.discard_pile[-1]) if s.discard_pile else "—"
+        legal = ", ".join(_action_text(a) for a in r.legal_actions)
+        return (f"{head}: id {r.request_id} · {_PHASE_NAMES.get(s.phase, s.phase)} · hand {st.cards(list(s.hand))} "
+                f"(deadwood {s.my_deadwood}) · discard top {top} · stock {s.stock_size} · scores {_pair(s.scores)} · "
+                f"{r.time_for_move_ms} ms · legal: {legal}")
+    if kind == "event":
+        e = msg.event
+        if e.reshuffled:
+            return f"{head}: the discard pile is shuffled into a new stock · stock {e.stock_size_after}"
+        what = _KIND_NAMES.get(e.kind, str(e.kind))
+        card = st.card(e.card) if e.card else ("(hidden)" if what in ("draw_stock", "knock") else "")
+        return f"{head}: seat {e.seat} {what} {card}".rstrip() + f" · stock {e.stock_size_after} · {e.think_ms} ms"
+    if kind == "deal_finished":
+        res = msg.deal_finished.result
+        hands = "; ".join(
+            f"seat {h.seat} " + " ".join("[" + " ".join(st.card(c) for c in m.cards) + "]" for m in h.melds)
+            + (f" deadwood {st.cards(list(h.deadwood_cards))} ({h.deadwood})" if h.deadwood_cards else " deadwood 0")
+            + (f" laid off {st.cards(list(h.laid_off))}" if h.laid_off else "")
+            for h in res.hands)
+        knock = f" · knock discard {st.card(res.knock_discard)}" if res.knock_discard else ""
+        return (f"{head}: game {res.game_number} deal {res.deal_number} · "
+                f"{_OUTCOME_NAMES.get(res.outcome, res.outcome)} · knocker {res.knocker} · winner {res.winner} · "
+                f"{res.points} points · scores {_pair(res.scores_after)}{knock}"
+                + (f" · {hands}" if hands else "") + (" · game over" if res.game_over else ""))
+    if kind == "game_finished":
+        g = msg.game_finished.result
+        return (f"{head}: game {g.game_number} · winner {g.winner} · totals {_pair(g.final_totals)} · deal points "
+                f"{_pair(g.deal_points)}" + (" · shutout" if g.shutout else ""))
+    return f"{head}: {text_format.MessageToString(msg, as_one_line=True)}"
+
+
+def seat_story(records: list[dict[str, Any]], seat: int) -> tuple[list[bot_pb2.RefereeMessage], str]:
+    """The messages of the match's story sent to ``seat`` (re-derived by the re-run), and a note on
+    how they compare with the replay's digest."""
+    again = resimulate(records)
+    if not 0 <= seat < len(again.seat_messages):
+        raise ValueError(f"seat {seat}: the match has seats 0 to {len(again.seat_messages) - 1}")
+    msgs = [m for m in again.seat_messages[seat] if m.WhichOneof("kind") in STORY_KINDS]
+    h = hashlib.sha256()
+    for m in msgs:
+        data = m.SerializeToString(deterministic=True)
+        h.update(struct.pack(">I", len(data)) + data)
+    result = records[-1]
+    digests = result.get("message_digests") or []
+    counts = result.get("messages") or []
+    recorded = digests[seat] if seat < len(digests) else None
+    count = counts[seat] if seat < len(counts) else None
+    if h.hexdigest() == recorded:
+        note = f"{len(msgs)} messages; their digest {recorded} matches the replay's result record ✓"
+    elif count is not None and len(msgs) < count:
+        note = (f"{len(msgs)} of {count} messages: the seat's session ended (disconnected) and the rest was not "
+                "delivered")
+    else:
+        note = f"{len(msgs)} messages; digest {h.hexdigest()} DIFFERS from the replay's {recorded} (run arena audit)"
+    return msgs, note
+
+
+def print_seat(path: Path, seat: int, raw: bool, out: TextIO, style: Style) -> int:
+    try:
+        records = read_replay(path)
+        msgs, note = seat_story(records, seat)
+    except (OSError, ValueError, ReplayError) as e:
+        print(f"arena replay: {path}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    names = records[0].get("players", [])
+    name = names[seat] if seat < len(names) else "?"
+    print(f"Seat {seat} ({name}) of match {records[0].get('match_id')}: {note}", file=out)
+    for i, m in enumerate(msgs):
+        if raw:
+            print(f"--- #{i} {m.WhichOneof('kind')}", file=out)
+            print(text_format.MessageToString(m), end="", file=out)
+        else:
+            print(message_line(i, m, style), file=out)
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------------
+# interactive
+# ----------------------------------------------------------------------------------------------
+HELP = "n/space/→ next · p/← previous · d/↓ next deal · u/↑ previous deal · g first · G last · q quit"
+
+
+def _keys(stream: TextIO) -> Generator[str, None, None]:
+    import termios
+    import tty
+
+    fd = stream.fileno()
+    old = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd, termios.TCSANOW)  # keep keys typed ahead
+        while True:
+            ch = os.read(fd, 1).decode(errors="replace")
+            if ch == "\x1b":
+                seq = os.read(fd, 2).decode(errors="replace")
+                yield {"[C": "right", "[D": "left", "[A": "up", "[B": "down", "[H": "home", "[F": "end"}.get(seq, "esc")
+            else:
+                yield ch
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+
+def step_key(view: MatchView, index: int, key: str) -> int | None:
+    """The position after pressing ``key`` at position ``index`` (``None``: quit)."""
+    last = len(view.positions) - 1
+    if key in ("q", "Q", "\x03", "\x04", "esc"):
+        return None
+    if key in ("n", " ", "right", "l", "\r", "\n"):
+        return min(last, index + 1)
+    if key in ("p", "left", "h", "\x7f"):
+        return max(0, index - 1)
+    deal = view.positions[index].deal_index
+    if key in ("d", "down", "j"):
+        return view.deals[deal + 1].positions[0].index if deal + 1 < len(view.deals) else last
+    if key in ("u", "up", "k"):
+        here = view.deals[deal].positions[0].index
+        if index > here:
+            return here
+        return view.deals[deal - 1].positions[0].index if deal > 0 else 0
+    if key in ("g", "home"):
+        return 0
+    if key in ("G", "end"):
+        return last
+    return index
+
+
+def interactive(view: MatchView, style: Style, stdin: TextIO, out: TextIO) -> int:
+    index = 0
+    keys = _keys(stdin)
+    try:
+        while True:
+            out.write("\x1b[2J\x1b[H" + header_text(view) + "\n\n" + render_position(view, view.positions[index], style)
+                      + f"\n\n{HELP}\n")
+            out.flush()
+            nxt = step_key(view, index, next(keys))
+            if nxt is None:
+                return EXIT_OK
+            index = nxt
+    finally:
+        keys.close()  # the terminal's mode is restored
+
+
+# ----------------------------------------------------------------------------------------------
+# the command
+# ----------------------------------------------------------------------------------------------
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``replay`` to the ``arena`` command's subparsers."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "replay",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="look at a recorded match: step through it, see what a seat was sent, or write an HTML page",
+        description=(
+            "Look at a recorded match (a replay .jsonl file).\n"
+            "On a terminal: step through it deal by deal, move by move, both hands shown (melds grouped),\n"
+            "the discard pile, the stock, and the melds, layoffs, points and scores at each deal's end.\n"
+            "Keys: " + HELP + ".\n"
+            "Otherwise (or with --step/--deal/--all) positions are printed; without them a summary.\n"
+            "--seat N prints exactly what seat N was sent, message by message (the match is played again\n"
+            "through the referee to re-derive them; their digest is compared with the replay's).\n"
+            "--html OUT writes one self-contained page (no network) with step controls and a score chart."
+        ),
+        epilog=(
+            "Examples:\n"
+            "  arena replay runs/demo-x/replays/m1.jsonl                 # interactive on a terminal\n"
+            "  arena replay m1.jsonl --deal 3                           # every position of deal 3\n"
+            "  arena replay m1.jsonl --deal 2:1 --symbols               # game 2, deal 1, with ♠♥♦♣\n"
+            "  arena replay m1.jsonl --step 40                          # position 40 of the match\n"
+            "  arena replay m1.jsonl --seat 1                           # what seat 1 was told\n"
+            "  arena replay m1.jsonl --seat 1 --raw | less              # ... in protobuf text format\n"
+            "  arena replay m1.jsonl --html m1.html                     # open m1.html#step=40 in a browser\n"
+            "Check that the replay is genuine with: arena audit m1.jsonl"
+        ),
+    )
+    p.add_argument("replay", type=Path, metavar="REPLAY", help="a replay file (.jsonl)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--step", type=int, default=None, metavar="K", help="print position K of the match (from 0)")
+    what.add_argument("--deal", default=None, metavar="D",
+                      help="print every position of deal D (its number in the match, from 1; or GAME:DEAL)")
+    what.add_argument("--all", action="store_true", help="print every position of the match")
+    what.add_argument("--seat", type=int, default=None, metavar="N",
+                      help="print exactly what seat N was sent, one line per message")
+    what.add_argument("--html", type=Path, default=None, metavar="OUT", help="write a self-contained HTML replay")
+    p.add_argument("--raw", action="store_true", help="with --seat: protobuf text format")
+    p.add_argument("--symbols", action="store_true", help="suit symbols (A♠) instead of card text (As)")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="red hearts and diamonds, bold headings (default: on a terminal)")
+    p.set_defaults(handler=run)
+    return p
+
+
+def run(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """``arena replay``."""
+    stdin = stdin or sys.stdin
+    out = stdout or sys.stdout
+    tty = out.isatty() and stdin.isatty()
+    style = Style(symbols=args.symbols, color=args.color == "always" or (args.color == "auto" and out.isatty()))
+    if args.raw and args.seat is None:
+        print("arena replay: --raw goes with --seat N", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.replay.is_file():
+        print(f"arena replay: {args.replay}: no such file", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _run(args, stdin, out, tty, style)
+    except BrokenPipeError:  # `arena replay ... | head`
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, out.fileno())
+        return EXIT_OK
+
+
+def _run(args: argparse.Namespace, stdin: TextIO, out: TextIO, tty: bool, style: Style) -> int:
+    if args.seat is not None:
+        return print_seat(args.replay, args.seat, args.raw, out, style)
+    try:
+        view = load(args.replay)
+    except ReplayModelError as e:
+        print(f"arena replay: {e} (arena audit explains what is wrong with it)", file=sys.stderr)
+        return EXIT_FAILED
+    if args.html is not None:
+        from .replay_html import write_replay_html
+
+        write_replay_html(view, args.html)
+        print(f"wrote {args.html} ({len(view.positions)} positions; open {args.html}#step=K to jump to a position)",
+              file=out)
+        return EXIT_OK
+    if not view.positions:
+        print(render_summary(view, style), file=out)
+        return EXIT_OK
+    try:
+        if args.step is not None:
+            if not 0 <= args.step < len(view.positions):
+                raise ValueError(f"--step {args.step}: the match has positions 0 to {len(view.positions) - 1}")
+            chosen = [view.positions[args.step]]
+        elif args.deal is not None:
+            chosen = deal_positions(view, args.deal)
+        elif args.all:
+            chosen = view.positions
+        elif tty:
+            return interactive(view, style, stdin, out)
+        else:
+            print(render_summary(view, style), file=out)
+            return EXIT_OK
+    except ValueError as e:
+        print(f"arena replay: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(header_text(view), file=out)
+    for pos in chosen:
+        print("", file=out)
+        print(render_position(view, pos, style), file=out)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``replay`` on its own (``python -m arena.replay_view``)."""
+    parser = argparse.ArgumentParser(prog="arena")
+    sub = parser.add_subparsers(dest="subcommand", required=True)
+    add_parser(sub)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
