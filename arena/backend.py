@@ -15,8 +15,7 @@ import trio
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
-from referee import MatchSpec
-from referee import _wire as wire  # the single domain<->protobuf module
+from referee import MatchSpec, create_match_request
 
 from .records import Outcome, from_proto, from_report
 
@@ -291,18 +290,7 @@ class RemoteBackend:
                 await _call(lambda: channel.close(None))
 
     async def create(self, spec: MatchSpec) -> MatchHandle:
-        request = referee_pb2.CreateMatchRequest(
-            seats=[
-                referee_pb2.SeatSpec(name=name, token=token)
-                for name, token in zip(spec.players, spec.seat_tokens, strict=True)
-            ],
-            rules=wire.rules_to_proto(spec.rules),
-            time_control=wire.time_control_to_proto(spec.time_control),
-            fault_policy=_FAULT_POLICY[spec.fault_policy],
-            reconnect_grace_ms=spec.reconnect_grace_ms,
-            seed=spec.seed or b"",
-            match_id=spec.match_id,
-        )
+        request = create_match_request(spec)
         stub = self.stub
         response = await _call(lambda: stub.CreateMatch(request, timeout=15))
         return RemoteMatch(self, response.match_id, len(spec.players))
