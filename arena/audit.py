@@ -34,7 +34,7 @@ import hashlib
 import json
 import struct
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,7 @@ CHAIN_ONLY: tuple[str, ...] = (
     "header.max_actions_per_deal (when no deal came near it)",
     "result.nonces (when mix_nonces is off)",
     "result.detail (of a match the operator aborted)",
-    "fault.used_us of a late answer (within the same millisecond of the detail text)",
+    "fault.used_us of a late answer (as long as its detail text, in whole ms, stays the same)",
 )
 """What the re-run takes from the replay as given and cannot contradict: these fields are covered
 by the hash chain only. Anchor the final hash (``--expect-hash``, a run's ``results.json``, the
@@ -341,6 +341,28 @@ def check_clocks(records: Sequence[dict[str, Any]]) -> None:
             remaining = [tc.base_ms * 1000] * seats
 
 
+_HEADER_TYPES: dict[str, tuple[type, str]] = {
+    "match_id": (str, "text"), "players": (list, "a list of names"), "bots": (list, "a list of names"),
+    "rules": (dict, "a rule set"), "time_control": (str, "text"), "fault_policy": (str, "text"),
+    "seed_commitment": (str, "hex text"), "mix_nonces": (bool, "true or false"),
+    "repeat_illegal": (bool, "true or false"), "reconnect_grace_ms": (int, "an integer"),
+    "connect_timeout_ms": (int, "an integer"), "max_actions_per_deal": (int, "an integer"),
+}
+
+
+def check_header(records: Sequence[dict[str, Any]]) -> None:
+    """The header's fields have the types the referee writes (the re-run would take ``0`` for
+    ``false``, say, and write it back unchanged)."""
+    header = records[0]
+    for name, (kind, text) in _HEADER_TYPES.items():
+        value = header.get(name)
+        if type(value) is not kind:
+            raise _fail("rerun", 0, name, text, value, "the header cannot describe a match")
+    for name in ("players", "bots"):
+        if not all(isinstance(p, str) for p in header[name]):
+            raise _fail("rerun", 0, name, "a list of names", header[name], "the header cannot describe a match")
+
+
 def _record_kind(rec: dict[str, Any]) -> str:
     return str(rec.get("type", "?"))
 
@@ -379,7 +401,8 @@ _HINTS = {
 
 
 def check_rerun(records: Sequence[dict[str, Any]], lines: Sequence[bytes]) -> Any:
-    """Check 4: the time control, then the match played again; returns the re-run."""
+    """Check 4: the header, the time control, then the match played again; returns the re-run."""
+    check_header(records)
     check_clocks(records)
     try:
         again = resimulate(records)
@@ -515,27 +538,10 @@ def _card_text(text: str) -> str | None:
         return None
 
 
-def cards_in(msg: Message, path: str = "") -> Iterator[tuple[str, str]]:
-    """Every card text in a message, with its field path."""
-    for fd, value in msg.ListFields():
-        name = f"{path}{fd.name}"
-        if fd.type == fd.TYPE_MESSAGE:
-            if fd.is_repeated:
-                for i, v in enumerate(value):
-                    yield from cards_in(v, f"{name}[{i}].")
-            else:
-                yield from cards_in(value, f"{name}.")
-        elif fd.type == fd.TYPE_STRING and fd.name not in _TEXT_FIELDS:
-            values = list(value) if fd.is_repeated else [value]
-            for i, v in enumerate(values):
-                # a string field this audit does not know is checked if it looks like a card
-                if fd.name in _CARD_FIELDS or _card_text(v) is not None:
-                    yield (f"{name}[{i}]" if fd.is_repeated else name), v
-
-
 def _first_unknown(msg: Message, knowledge: set[str], count: list[int]) -> tuple[str, str] | None:
     """The first card of ``msg`` not in ``knowledge``, as (field path, text); counts the cards seen.
-    (The fast path of :func:`cards_in`: paths are built only for a failure.)"""
+    Card fields are known by name; a string field this audit does not know is checked when its
+    value reads as a card. Paths are built only for a failure."""
     for fd, value in msg.ListFields():
         if fd.type == fd.TYPE_MESSAGE:
             if fd.is_repeated:
@@ -788,6 +794,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="the final hash published for the match (one replay only): an external anchor")
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON object)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only failures and the summary line")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="audit N replays at a time in separate processes (default 1)")
     p.set_defaults(handler=run)
     return p
 
@@ -844,6 +852,10 @@ def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet:
     return "\n".join(out)
 
 
+def _audit_one(target: tuple[Path, str | None]) -> ReplayAudit:
+    return audit_file(target[0], expect_hash=target[1])
+
+
 def run(args: argparse.Namespace) -> int:
     """``arena audit``."""
     targets: list[tuple[Path, str | None]] = []
@@ -867,7 +879,13 @@ def run(args: argparse.Namespace) -> int:
             print("arena audit: --expect-hash needs exactly one replay", file=sys.stderr)
             return EXIT_USAGE
         targets[0] = (targets[0][0], args.expect_hash)
-    audits = [audit_file(f, expect_hash=h) for f, h in targets]
+    if args.jobs > 1 and len(targets) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            audits = list(pool.map(_audit_one, targets))
+    else:
+        audits = [_audit_one(t) for t in targets]
     failed = any(not a.ok for a in audits) or any(rc.missing for rc in run_checks)
     if args.json:
         print(json.dumps({

@@ -28,6 +28,7 @@ import referee
 from referee import TimeControl, TimeControlError
 from referee.gin import PRESETS, RuleSet, RuleSetError
 
+from . import audit, replay_html, replay_view, results_page
 from . import console as console_mod
 from .console import Console
 from .ladder import DEFAULT_DB, Ladder, LadderError, render_ladder, run_ladder
@@ -317,6 +318,8 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="FILE",
             help="the ladder database (default ~/.gin-arena/ladder.sqlite)",
         )
+    for module in (audit, replay_view, replay_html, results_page):
+        module.add_parser(sub)
     return parser
 
 
@@ -435,6 +438,11 @@ def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
         return EXIT_FAILED
     print()
     print(summary_text(result, store.run_dir))
+    try:
+        page = results_page.write_results_page(store.run_dir)
+        print(f"Results page: {page} (every game linked to its HTML replay)")
+    except (OSError, ValueError) as e:  # the results files are written; the page is a bonus
+        print(f"arena: could not write the results page: {e}", file=sys.stderr)
     print(f"Time: {time.monotonic() - started:.1f} s")
     return EXIT_INTERRUPTED if result.status == "interrupted" else EXIT_OK
 
@@ -673,6 +681,10 @@ def main(argv: list[str] | None = None) -> int:
         "serve": cmd_serve,
         "report": cmd_report,
         "ladder": cmd_ladder,
+        "audit": audit.run,
+        "replay": replay_view.run,
+        "replay-html": replay_html.run,
+        "html": results_page.run,
     }
     try:
         return handlers[args.subcommand](args)
