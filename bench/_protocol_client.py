@@ -1,13 +1,15 @@
 """The processes ``bench/protocol.py`` starts (besides ``referee serve``).
 
-    _protocol_client.py bare-server --port 0        # prints "PORT <n>"
-    _protocol_client.py ping --target ADDR -n STREAMS
-    _protocol_client.py bots --target ADDR -n MATCHES [--points 100]
+    _protocol_client.py bare-server --port 0        # grpc.aio echo; prints "PORT <n>"
+    _protocol_client.py guest-server --port 0       # the same through the referee's asyncio/trio bridge
+    _protocol_client.py ping --target ADDR -n STREAMS [--replies 1|3]
+    _protocol_client.py bots --target ADDR -n MATCHES [--points 100] [--think-ms 0] [--hold]
 
 Clients print ``READY`` once every stream has done a round trip (``ping``) or every match has
-sent its first action request (``bots``), keep the load going, and on a ``STOP <t0> <t1>`` line
-on stdin (``time.monotonic()`` values; one clock for every process on Linux) print
-``RESULT <json>`` with what happened inside [t0, t1] and exit.
+sent its first action request (``bots``; with ``--hold`` they first print ``STARTED`` and wait
+for a ``GO`` line), keep the load going, and on a ``STOP <t0> <t1>`` line on stdin
+(``time.monotonic()`` values: one clock for every process on Linux) print ``RESULT <json>`` with
+what happened inside [t0, t1] and exit. They also exit when stdin closes.
 """
 
 from __future__ import annotations

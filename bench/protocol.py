@@ -1,15 +1,29 @@
 """Protocol overhead: the referee against a bare grpc.aio ping-pong, side by side in one run.
 
-    .venv/bin/python bench/protocol.py [--quick] [--window 5] [--reps 3] [--matches 500]
+    .venv/bin/python bench/protocol.py            # ~3 min: 3 interleaved reps, then (b)
+    .venv/bin/python bench/protocol.py --quick    # ~35 s: bare and referee only, 1 rep
+    .venv/bin/python bench/protocol.py --ab DIR --designs referee-ab --skip-b
+                                                  # A/B a patched copy of the referee package
 
-Server and clients run in separate processes over 127.0.0.1 (clients: ``bench/_protocol_client.py``):
+Servers and clients run in separate processes over 127.0.0.1 (the clients and the echo servers
+are ``bench/_protocol_client.py``). Interleaved designs, each at 1 stream (1 match) and at
+``--streams`` (100) concurrent streams (50 matches):
 
-* **bare**: a grpc.aio server (``BotService.Play`` answering every ``Ping`` with a ``Pong``, no
+* **bare**: a grpc.aio server (``BotService.Play`` answering every ``Ping`` with a ``Pong``; no
   referee, no trio) and an aio client doing lock-step round trips (one outstanding per stream).
+* **bare3**: the same server answering with the referee's pattern per decision: two small
+  ``event`` messages, then a typical ``ActionRequest`` (~540 bytes): the gRPC cost of the protocol.
+* **guest3**: bare3 through the referee's bridge (handler → trio task in guest mode → asyncio
+  writer → "sent" back to trio), no game: the cost of the asyncio/trio runtime.
 * **referee**: ``referee serve`` (replays to a temp dir) with trivial bots that answer at once
   (knock / big gin if legal, else draw stock, pass the upcard, discard the highest deadwood
-  card). Each match slot creates a match with ``CreateMatch`` (rules ``classic`` with a short
-  ``target``, ``st=10``), opens one stream per seat and starts the next match when it ends.
+  card). Each match slot creates a match with ``CreateMatch`` (rules ``classic`` with
+  ``target=--points``, ``st=10``), opens one stream per seat and starts the next match when it ends.
+
+Then (b): a fresh referee with ``--matches`` (500) matches at once over ``--clients`` (2) client
+processes, held until every match has sent its first request (memory is read then), released,
+and measured; and (b') the same with bots thinking (by default so that the offered load is half
+the throughput measured at 100 streams).
 
 Every stream has its own TCP connection (its own channel, local subchannel pool), as separate
 bot processes would. Figures:
@@ -18,12 +32,14 @@ bot processes would. Figures:
   fixed window after a warm-up, divided by what the clients completed in that window.
 * decision overhead: measured at the clients — from a bot writing its action until the next
   action request of the same match arrives at either bot (both seats of a match live in the
-  same client process).
-* memory per match: VmRSS of a fresh referee from idle (after a two-match warm-up) to the moment
-  every one of the concurrent matches has sent its first action request, divided by their number.
+  same client process). It excludes the bots' thinking and includes both network hops.
+* memory per match: VmRSS (/proc/<pid>/status) of a fresh referee from idle (after a two-match
+  warm-up) to the moment every one of the concurrent matches has sent its first action request,
+  divided by their number; and the growth per decision played afterwards.
 
-Bare and referee windows are interleaved (bare, referee, bare, referee, …) and medians taken:
-the machine is shared, so only figures of one run are comparable.
+Windows of the designs are interleaved (bare, bare3, guest3, referee, bare, …) and medians
+taken: the machine is shared, so only figures of one run are comparable. Every child process is
+stopped on exit (and gets SIGTERM if this process dies); ports are picked by the OS (port 0).
 """
 
 from __future__ import annotations
@@ -447,11 +463,10 @@ def report(
                          "", ""))
     rn_client = med(wn["referee"], lambda w: sum(w.client_cpu) / w.seconds)
     starts = sorted(x for w in wn["referee"] for r in w.results for x in r["start_latency"])
-    rows += [
-        (f"    client CPU (1 process) at {n} streams, referee", f"{rn_client * 100:.0f}%", "", ""),
-        (f"    match start (CreateMatch → 1st request) at {n} streams, p50/max of {len(starts)}",
-         f"{fmt_ms(pct(starts, 0.5))} / {fmt_ms(pct(starts, 1.0))}", "", ""),
-    ]
+    rows.append((f"    client CPU (1 process) at {n} streams, referee", f"{rn_client * 100:.0f}%", "", ""))
+    if starts:
+        rows.append((f"    match start (CreateMatch → 1st request) at {n} streams, p50/max of {len(starts)}",
+                     f"{fmt_ms(pct(starts, 0.5))} / {fmt_ms(pct(starts, 1.0))}", "", ""))
     if "referee-ab" in wn:
         ab_ratio = median([a.cpu_per_op_us / r.cpu_per_op_us
                            for r, a in zip(wn["referee"], wn["referee-ab"], strict=True)])
@@ -478,9 +493,11 @@ def report(
         ("    1 stream: server CPU per op, bare / referee",
          f"{med(w1['bare'], cpu):.0f} / {med(w1['referee'], cpu):.0f} µs", "", ""),
         (f"decisions per match (classic, target {args.points}; median of {len(dpm)})", f"{median(dpm):.0f}", "", ""),
-        (f"referee RSS growth per match finished in (a)+(c) ({after_replays - idle_replays} kept)",
-         f"{(after_kb - idle_kb) / max(1, after_replays - idle_replays):.0f} KB", "", ""),
     ]
+    if after_replays - idle_replays >= 20:  # finished tables stay in the referee: what each one costs
+        rows.append((f"referee RSS growth per match ended in (a)+(c) ({after_replays - idle_replays}, all kept; "
+                     "most cut at window ends)",
+                     f"{(after_kb - idle_kb) / (after_replays - idle_replays):.0f} KB", "", ""))
     print()
     width = max(len(r[0]) for r in rows)
     print(f"{'figure':{width}}  {'value':>23}  {'goal':>14}  result")
