@@ -128,9 +128,9 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
                     disconnect[seat].add(rec["request_id"])
                 else:
                     silent[seat].add(rec["request_id"])
-        if result["termination"] == "failed_to_connect" and not missing:
-            missing = set(range(len(spec.players)))
         bots = header["bots"]
+        # A seat that never connected has no bot name (a connected bot always gets one).
+        missing.update(seat for seat, name in enumerate(bots) if not name)
         nonces = [bytes.fromhex(n) for n in result["nonces"]]
         decisions_total = result["decisions"]
         cancel_reason = result["detail"] if result["termination"] == "aborted" and "stalling" not in result["detail"] \

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ from referee import MatchReport, MatchSpec, TimeControl
 from referee._replay import read_replay
 from referee._resim import resimulate
 from referee.gin import RuleSet
-from tests._bots import Client
+from tests._bots import Client, knock_first
 
 SHORT = RuleSet.classic(target=20)
 
@@ -286,9 +287,11 @@ def test_out_of_turn_action_is_refused_with_not_your_turn() -> None:
         await c.play(stop=lambda m: poke_while_the_opponent_thinks(c, m))
 
     async def thinker(c: Client) -> None:
+        pick = knock_first(random.Random(7))
+
         async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
             await asyncio.sleep(0.1)
-            return msg.action_request.legal_actions[0]
+            return pick(msg.action_request)
 
         await c.play(decide)
 
