@@ -57,12 +57,31 @@ class _Uniform:
                 return x % n
 
 
+def _words(key: bytes, count: int) -> list[int]:
+    """The first ``4 * ceil(count / 4)`` words of ``stream(key)``, computed in one go."""
+    sha = hashlib.sha256
+    pack = struct.Struct(">Q").pack
+    blob = b"".join(sha(key + pack(c)).digest() for c in range((count + 3) // 4))
+    return list(struct.unpack(f">{len(blob) // 8}Q", blob))
+
+
 def shuffle(items: Sequence[T], key: bytes) -> list[T]:
     """A new list: ``items`` shuffled by Fisher–Yates driven by ``key`` (see module doc)."""
     out = list(items)
-    uniform = _Uniform(key)
-    for i in range(len(out) - 1, 0, -1):
-        j = uniform(i + 1)
+    n = len(out)
+    words = _words(key, n)  # enough unless a draw is rejected (for small n, about never)
+    w = 0
+    for i in range(n - 1, 0, -1):
+        m = i + 1
+        limit = _U64 - (_U64 % m)
+        while True:
+            if w == len(words):
+                words.extend(_words(key, 4 * (len(words) // 4 + 1))[len(words):])
+            x = words[w]
+            w += 1
+            if x < limit:
+                break
+        j = x % m
         out[i], out[j] = out[j], out[i]
     return out
 
