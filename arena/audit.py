@@ -902,15 +902,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(audits, run_checks, quiet=args.quiet))
     return EXIT_FAILED if failed else EXIT_OK
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``audit`` on its own (``python -m arena.audit``)."""
-    parser = argparse.ArgumentParser(prog="arena")
-    sub = parser.add_subparsers(dest="subcommand", required=True)
-    add_parser(sub)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from referee._replay import write_atomic
+from referee import write_atomic
 from referee.gin import Card, Meld
 
 from ._replay_model import DealEnd, DealView, MatchView, Position, ReplayModelError, end_text, load
@@ -564,15 +564,3 @@ def run(args: argparse.Namespace) -> int:
         write_replay_html(view, out)
         print(f"wrote {out}")
     return status
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``replay-html`` on its own (``python -m arena.replay_html``)."""
-    parser = argparse.ArgumentParser(prog="arena")
-    sub = parser.add_subparsers(dest="subcommand", required=True)
-    add_parser(sub)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -513,15 +513,3 @@ def _run(args: argparse.Namespace, stdin: TextIO, out: TextIO, tty: bool, style:
         print("", file=out)
         print(render_position(view, pos, style), file=out)
     return EXIT_OK
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``replay`` on its own (``python -m arena.replay_view``)."""
-    parser = argparse.ArgumentParser(prog="arena")
-    sub = parser.add_subparsers(dest="subcommand", required=True)
-    add_parser(sub)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -3,17 +3,16 @@ as JSON and CSV (atomically: a temporary file, fsync, rename)."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from referee import write_atomic
 
 from .records import Outcome
 from .stats import (
@@ -46,23 +45,6 @@ class PlayedGame:
     idx: int
     pair_key: str
     outcome: Outcome
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``path`` so that a reader sees the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def build_report(

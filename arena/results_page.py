@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from referee._replay import write_atomic
+from referee import write_atomic
 
 from ._replay_model import ReplayModelError, load
 from .replay_html import write_replay_html
@@ -394,15 +394,3 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(f"wrote {index}")
     return EXIT_OK
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``html`` on its own (``python -m arena.results_page``)."""
-    parser = argparse.ArgumentParser(prog="arena")
-    sub = parser.add_subparsers(dest="subcommand", required=True)
-    add_parser(sub)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

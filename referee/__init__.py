@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._replay import write_atomic as write_atomic
     from ._runtime import aio as aio
     from ._runtime import run as run
     from ._server import Referee as Referee
@@ -32,6 +33,7 @@ _LAZY = {
     "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec", "MatchSpec": "_spec",
     "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
     "create_match_request": "_wire",
+    "write_atomic": "_replay",
 }
 __all__ = sorted(_LAZY)
 

@@ -30,6 +30,7 @@ import trio.testing
 
 import referee
 from arena import audit
+from arena.cli import main as arena_main
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
 from referee._replay import GENESIS, canonical, read_replay
@@ -250,13 +251,13 @@ def test_audit_passes_on_every_replay(run: RunFixture) -> None:
 
 
 def test_audit_command_on_the_run_folder(run: RunFixture, capsys: pytest.CaptureFixture[str]) -> None:
-    assert audit.main(["audit", str(run.folder)]) == 0
+    assert arena_main(["audit", str(run.folder)]) == 0
     out = capsys.readouterr().out
     assert f"Results file {run.folder / 'results.json'}: {len(run.replays)} listed replay hash(es) checked" in out
     assert f"Audited {len(run.replays)} match(es): {len(run.replays)} passed, all checks passed" in out
     for r in run.reports.values():
         assert r.replay_hash in out
-    assert audit.main(["audit", str(run.replays["late"]), "--json"]) == 0
+    assert arena_main(["audit", str(run.replays["late"]), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["ok"] and doc["summary"]["matches"] == 1 and doc["replays"][0]["passed"] == list(audit.CHECKS)
     assert doc["summary"]["final_hashes"] == {str(run.replays["late"]): run.reports["late"].replay_hash}
@@ -276,19 +277,19 @@ def test_audit_command_checks_the_results_file_and_the_expected_hash(
         g["replay_path"] = f"replays/{Path(g['replay_path']).name}"  # relative paths are found too
     results["games"][1]["replay_hash"] = "0" * 64
     (folder / "results.json").write_text(json.dumps(results))
-    assert audit.main(["audit", str(folder)]) == 1
+    assert arena_main(["audit", str(folder)]) == 1
     out = capsys.readouterr().out
     assert "anchor: record seq" in out and "field (final hash): expected '" + "0" * 64 in out
     results["games"][1]["replay_hash"] = run.reports["late"].replay_hash
     results["games"].append({"match_id": "gone", "replay_path": "replays/gone.jsonl", "replay_hash": "ab" * 32})
     (folder / "results.json").write_text(json.dumps(results))
-    assert audit.main(["audit", str(folder), "-q", "-j", "2"]) == 1
+    assert arena_main(["audit", str(folder), "-q", "-j", "2"]) == 1
     assert "not in the run folder" in capsys.readouterr().out
     one = run.replays["normal"]
-    assert audit.main(["audit", str(one), "--expect-hash", run.reports["normal"].replay_hash]) == 0
-    assert audit.main(["audit", str(one), "--expect-hash", "ab" * 32]) == 1
+    assert arena_main(["audit", str(one), "--expect-hash", run.reports["normal"].replay_hash]) == 0
+    assert arena_main(["audit", str(one), "--expect-hash", "ab" * 32]) == 1
     capsys.readouterr()
-    assert audit.main(["audit", str(tmp_path / "nothing-here")]) == 2
+    assert arena_main(["audit", str(tmp_path / "nothing-here")]) == 2
 
 
 def test_a_match_over_real_grpc_streams_passes(tmp_path: Path) -> None:

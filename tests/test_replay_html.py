@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena import replay_view
 from arena._replay_model import MatchView, Position, load
+from arena.cli import main as arena_main
 from arena.results_page import compute_report, write_results_page
 from referee import MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
@@ -97,7 +97,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, MatchView, Mat
                      time_control=TimeControl.parse("st=1"), seed=b"html-seed", match_id="html-1")
     report = play_match(spec, (greedy, greedy), folder, seed=5)
     out = folder / "page.html"
-    assert replay_view.main(["replay", report.replay_path, "--html", str(out)]) == 0
+    assert arena_main(["replay", report.replay_path, "--html", str(out)]) == 0
     return out, load(Path(report.replay_path)), report
 
 
