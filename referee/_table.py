@@ -227,7 +227,7 @@ class Table:
         self.report: MatchReport | None = None
         self.finished = trio.Event()
         self.spectators: list[Callable[[referee_pb2.SpectatorEvent], None]] = []
-        self.public_log: list[referee_pb2.SpectatorEvent] = []
+        self.public_log: list[bytes] = []  # serialised: a message object costs ~30x the memory
         self.cancel_scope = trio.CancelScope()
         self._cancel_reason = ""
         self._on_finish = on_finish
@@ -263,10 +263,10 @@ class Table:
     def watch(self, sink: Callable[[referee_pb2.SpectatorEvent], None], from_start: bool) -> None:
         """Add a spectator; with ``from_start`` it first gets everything so far."""
         if from_start:
-            for ev in self.public_log:
-                sink(ev)
+            for data in self.public_log:
+                sink(referee_pb2.SpectatorEvent.FromString(data))
         elif self.public_log:
-            sink(self.public_log[0])
+            sink(referee_pb2.SpectatorEvent.FromString(self.public_log[0]))
         self.spectators.append(sink)
 
     # ----- the match -----
@@ -664,6 +664,6 @@ class Table:
 
     def _public(self, **kind: Any) -> None:
         ev = referee_pb2.SpectatorEvent(match_id=self.match_id, **kind)
-        self.public_log.append(ev)
+        self.public_log.append(ev.SerializeToString())
         for sink in list(self.spectators):
             sink(ev)
