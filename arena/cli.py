@@ -28,7 +28,7 @@ import referee
 from referee import TimeControl, TimeControlError
 from referee.gin import PRESETS, RuleSet, RuleSetError
 
-from . import audit, replay_html, replay_view, results_page
+from . import audit, play, replay_html, replay_view, results_page
 from . import console as console_mod
 from .console import Console
 from .ladder import DEFAULT_DB, Ladder, LadderError, render_ladder, run_ladder
@@ -318,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="FILE",
             help="the ladder database (default ~/.gin-arena/ladder.sqlite)",
         )
-    for module in (audit, replay_view, replay_html, results_page):
+    for module in (play, audit, replay_view, replay_html, results_page):
         module.add_parser(sub)
     return parser
 
@@ -681,6 +681,7 @@ def main(argv: list[str] | None = None) -> int:
         "serve": cmd_serve,
         "report": cmd_report,
         "ladder": cmd_ladder,
+        "play": play.run,
         "audit": audit.run,
         "replay": replay_view.run,
         "replay-html": replay_html.run,
