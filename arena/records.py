@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from gin_arena.v1 import game_pb2
-from referee import TERMINATIONS, MatchReport
+from referee import MatchReport, match_report_from_proto
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,24 +94,5 @@ def from_report(report: MatchReport, duration_s: float) -> Outcome:
 
 def from_proto(result: game_pb2.MatchResult, replay_path: str, duration_s: float) -> Outcome:
     """From a remote referee's ``MatchResult`` (it does not tell the number of deals)."""
-    term_index = int(result.termination) - 1
-    termination = TERMINATIONS[term_index] if 0 <= term_index < len(TERMINATIONS) else "internal_error"
-    names = list(result.player_names)
-    return Outcome(
-        match_id=result.match_id,
-        players=(names[0], names[1]) if len(names) >= 2 else ("?", "?"),
-        winner=None if result.winner < 0 else int(result.winner),
-        termination=termination,
-        faulting_seat=None if result.faulting_seat < 0 else int(result.faulting_seat),
-        detail=result.detail,
-        points=_pair(result.total_points) if result.total_points else (0, 0),
-        games_won=_pair(result.games_won) if result.games_won else (0, 0),
-        deals=None,
-        decisions=0,
-        think_ms=(0, 0),
-        substituted=tuple(int(s) for s in result.substituted_seats),
-        replay_path=replay_path,
-        replay_hash=result.replay_hash,
-        seed_hex=result.seed.hex(),
-        duration_s=duration_s,
-    )
+    outcome = from_report(match_report_from_proto(result, replay_path), duration_s)
+    return dataclasses.replace(outcome, deals=None)

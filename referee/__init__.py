@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ._timecontrol import TimeControl as TimeControl
     from ._timecontrol import TimeControlError as TimeControlError
     from ._wire import create_match_request as create_match_request
+    from ._wire import match_report_from_proto as match_report_from_proto
 
 _LAZY = {
     "aio": "_runtime", "run": "_runtime",
@@ -33,6 +34,7 @@ _LAZY = {
     "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec", "MatchSpec": "_spec",
     "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
     "create_match_request": "_wire",
+    "match_report_from_proto": "_wire",
     "write_atomic": "_replay",
 }
 __all__ = sorted(_LAZY)

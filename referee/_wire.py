@@ -313,6 +313,35 @@ def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:
     )
 
 
+def match_report_from_proto(result: game_pb2.MatchResult, replay_path: str = "") -> MatchReport:
+    """A remote referee's ``MatchResult`` as a report (it does not carry deal counts or think
+    times: those are 0). The seed is the revealed operator seed, mixed with the nonces when they
+    were mixed in."""
+    index = int(result.termination) - 1
+    termination = TERMINATIONS[index] if 0 <= index < len(TERMINATIONS) else "internal_error"
+    games = tuple(
+        gin.GameResult(
+            game=g.game_number, winner=g.winner, deal_points=tuple(g.deal_points), deals_won=tuple(g.deals_won),
+            totals=tuple(g.final_totals), shutout=g.shutout, deals=0,
+        )
+        for g in result.games
+    )
+    winner = None if result.winner < 0 else int(result.winner)
+    faulting = None if result.faulting_seat < 0 else int(result.faulting_seat)
+    outcome = gin.MatchOutcome(
+        winner=winner, games_won=tuple(result.games_won), totals=tuple(int(t) for t in result.total_points),
+        games=games, forfeit=faulting if termination != "normal" else None,
+    ) if games else None
+    seed = result.seed if not any(result.nonces) else gin.mix_seed(result.seed, list(result.nonces))
+    return MatchReport(
+        match_id=result.match_id, players=tuple(result.player_names), winner=winner, termination=termination,
+        faulting_seat=faulting, detail=result.detail, outcome=outcome,
+        substituted_seats=tuple(int(s) for s in result.substituted_seats), seed=seed,
+        seed_commitment=result.seed_commitment, replay_path=replay_path, replay_hash=result.replay_hash,
+        decisions=0, think_ms=(0,) * len(result.player_names),
+    )
+
+
 def match_result(report: MatchReport, operator_seed: bytes, nonces: Sequence[bytes]) -> game_pb2.MatchResult:
     """The end of a match, with the seed revealed."""
     out = report.outcome
