@@ -6,7 +6,6 @@ the referee's event loop."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import os
 import sqlite3
@@ -15,9 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("sample_bots.greedy_bot") is None,
-                                reason="the greedy sample bot is not there")
 
 BOTS = """
 [[bot]]

@@ -102,6 +102,12 @@ def test_deadwood_examples(hand: list[str], deadwood: int) -> None:
     assert cards.deadwood(hand) == deadwood
 
 
+def test_card_helper_examples() -> None:
+    import doctest
+
+    assert doctest.testmod(cards).failed == 0
+
+
 def test_card_text() -> None:
     assert cards.parse_card("ts") == "Ts" and cards.parse_card("10h") == "Th" and cards.parse_card(" kC ") == "Kc"
     for bad in ("", "1s", "Tx", "Ts5", "AA"):
@@ -446,7 +452,6 @@ def test_stdio_bridge_plays_a_match_end_to_end(serve: Callable[[FakeReferee], st
     assert len(referee.results) == 1 and not referee.errors
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_stdio_bridge_plays_the_sample_node_program(serve: Callable[[FakeReferee], str]) -> None:
     referee = FakeReferee()
     done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", serve(referee),
@@ -472,3 +477,74 @@ def test_stdio_bridge_needs_a_command() -> None:
     with pytest.raises(SystemExit) as info:
         stdio_bridge.main(["--token", "t"])
     assert info.value.code == 2
+
+
+# ----- the JavaScript bot over gRPC -----
+JS_DIR = ROOT / "sample_bots" / "js"
+
+
+@pytest.fixture(scope="module")
+def js_modules() -> Path:
+    """``npm ci`` in sample_bots/js if node_modules is missing (fails when it cannot: the JS bot
+    is part of what CI proves)."""
+    if shutil.which("node") is None:
+        pytest.fail("node is not installed: the JavaScript bot needs Node.js >= 18")
+    if not (JS_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm is not installed: run `npm ci` in sample_bots/js")
+        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True,
+                              text=True, timeout=300)
+        if done.returncode != 0:
+            pytest.fail(f"npm ci failed: {done.stderr[-500:]}")
+    return JS_DIR / "node_modules"
+
+
+def test_js_bot_loads_the_proto_files(js_modules: Path) -> None:
+    out = subprocess.run(["node", str(JS_DIR / "bot.js"), "--check-proto"], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip() == "Play"
+
+
+def test_js_bot_plays_a_match_and_exits_0(js_modules: Path, serve: Callable[[FakeReferee], str]) -> None:
+    referee = FakeReferee()
+    env = {**os.environ, "GIN_TOKEN": "good-token", "GIN_REFEREE": serve(referee)}
+    done = subprocess.run(["node", str(JS_DIR / "bot.js"), "--name", "js-test"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(referee.results) == 1 and not referee.errors
+    assert referee.hellos[0].bot_name == "js-test" and len(referee.hellos[0].nonce) == 16
+
+
+def test_js_bot_reconnects_after_a_dropped_connection(js_modules: Path, serve: Callable[[FakeReferee], str]) -> None:
+    referee = FakeReferee(drop_after_requests=3)
+    done = subprocess.run(["node", str(JS_DIR / "bot.js"), "--referee", serve(referee), "--token", "good-token"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert referee._connections == 2 and len(referee.results) == 1 and not referee.errors
+
+
+def test_js_bot_fails_on_a_bad_token(js_modules: Path, serve: Callable[[FakeReferee], str]) -> None:
+    referee = FakeReferee(token="other")
+    done = subprocess.run(["node", str(JS_DIR / "bot.js"), "--referee", serve(referee), "--token", "good-token"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "UNAUTHENTICATED" in done.stderr
+
+
+def test_sample_bots_import_only_the_standard_library_grpc_and_the_protocol() -> None:
+    """A bot is an independent client: never ``referee`` or ``arena``."""
+    import ast
+
+    allowed = set(sys.stdlib_module_names) | {"__future__", "grpc", "gin_arena", "sample_bots"}
+    for path in (ROOT / "sample_bots").rglob("*.py"):
+        if "node_modules" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] in allowed, f"{path.relative_to(ROOT)} imports {name}"

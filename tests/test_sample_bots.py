@@ -27,7 +27,6 @@ ROOT = Path(__file__).resolve().parent.parent
 JS_DIR = ROOT / "sample_bots" / "js"
 STDIO_BOT = ROOT / "sample_bots" / "stdio" / "bot.js"
 NODE = shutil.which("node")
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 Policy = Callable[[bot_pb2.ActionRequest], game_pb2.Action | str]
 
@@ -71,18 +70,20 @@ def make_policy(name: str, seed: int = 0) -> Policy:
 
 
 def _game(args: tuple[str, str, int]) -> bool:
-    """One game of ``a`` against ``b``; ``a`` sits in seat ``i % 2``. Whether ``a`` won."""
+    """Game ``i`` of ``a`` against ``b``: games come in pairs on the same deals (the same seed)
+    with the seats swapped, so that neither bot is luckier with the cards. Whether ``a`` won."""
     a, b, i = args
     seat_a = i % 2
     policies = [make_policy(a, i), make_policy(b, i)]
     if seat_a:
         policies.reverse()
-    outcome, _ = play_match(policies, f"sample-bots-{a}-{b}-{i}".encode())
+    outcome, _ = play_match(policies, f"sample-bots-{a}-{b}-{i // 2}".encode())
     return outcome.winner == seat_a
 
 
 def win_rate(a: str, b: str, games: int) -> float:
-    """``a``'s share of ``games`` one-game matches against ``b`` (distinct seeds, seats swapped)."""
+    """``a``'s share of ``games`` one-game matches against ``b`` (pairs of games on the same deals,
+    seats swapped)."""
     jobs = [(a, b, i) for i in range(games)]
     workers = min(4, os.cpu_count() or 1)
     if workers > 1:
@@ -172,18 +173,17 @@ def test_expert_is_fast_enough() -> None:
 
 
 # ----- strength -----
-GAMES = 40
+GAMES = 80  # against greedy: pairs of games on the same deals, seats swapped (about 10 s on 2 cores)
 
 
 def test_expert_beats_greedy_and_random(capsys: pytest.CaptureFixture[str]) -> None:
     t = time.time()
     vs_greedy = win_rate("expert", "greedy", GAMES)
-    vs_random = win_rate("expert", "random", GAMES)
-    greedy_vs_random = win_rate("greedy", "random", GAMES // 2)
+    vs_random = win_rate("expert", "random", GAMES // 2)
+    greedy_vs_random = win_rate("greedy", "random", GAMES // 4)
     with capsys.disabled():
-        print(f"\nwin rates over {GAMES} games (seats alternate): expert vs greedy {vs_greedy:.0%}, "
-              f"expert vs random {vs_random:.0%}; greedy vs random {greedy_vs_random:.0%} "
-              f"({GAMES // 2} games); {time.time() - t:.1f} s")
+        print(f"\nwin rates: expert vs greedy {vs_greedy:.1%} ({GAMES} games), expert vs random {vs_random:.0%} "
+              f"({GAMES // 2}), greedy vs random {greedy_vs_random:.0%} ({GAMES // 4}); {time.time() - t:.1f} s")
     assert vs_greedy >= 0.60
     assert vs_random >= 0.95
     assert greedy_vs_random >= 0.90
@@ -272,7 +272,6 @@ def test_malformed_answer_lines_are_reported_precisely(line: str, message: str) 
     assert "request 5" in str(info.value)
 
 
-@needs_node
 def test_sample_stdio_bot_answers_legally_through_the_bridge() -> None:
     """A whole match: the sample stdio bot (through StdioBot, as the bridge runs it) against greedy."""
     bot = StdioBot([str(NODE), str(STDIO_BOT)])
@@ -333,7 +332,6 @@ def _node_lines(args: list[str], lines: list[str]) -> list[str]:
     return out.stdout.splitlines()
 
 
-@needs_node
 def test_js_bot_decides_like_the_python_greedy_bot() -> None:
     requests = []
     for i in range(3):
@@ -349,29 +347,6 @@ def test_js_bot_decides_like_the_python_greedy_bot() -> None:
         assert chosen == to_action(greedy_bot.decide(request)), action_text(chosen)
 
 
-@pytest.fixture(scope="module")
-def js_modules() -> Path:
-    """``npm ci`` in sample_bots/js if node_modules is missing (skips when npm cannot)."""
-    if NODE is None:
-        pytest.skip("node is not installed")
-    if not (JS_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("npm is not installed")
-        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True,
-                              text=True, timeout=300)
-        if done.returncode != 0:
-            pytest.skip(f"npm ci failed (offline?): {done.stderr[-500:]}")
-    return JS_DIR / "node_modules"
-
-
-def test_js_bot_loads_the_proto_files(js_modules: Path) -> None:
-    out = subprocess.run([str(NODE), str(JS_DIR / "bot.js"), "--check-proto"], capture_output=True, text=True,
-                         timeout=60, check=True)
-    assert out.stdout.strip() == "Play"
-
-
-@needs_node
 def test_js_bot_usage_errors_exit_2() -> None:
     env = {k: v for k, v in os.environ.items() if k != "GIN_TOKEN"}
     out = subprocess.run([str(NODE), str(JS_DIR / "bot.js"), "--referee", "localhost:1"], capture_output=True,

@@ -358,7 +358,7 @@ class Deal:
             if phase != "upcard":
                 raise IllegalActionError(f"cannot pass now: {self._phase_text()}")
             self._passes += 1
-            self._history.append(Move(mover, action, None, len(self._stock)))
+            self._history.append(Move(mover, action, DECK[self._discards[-1]], len(self._stock)))
             if self._passes == 1:
                 self.to_move = self.dealer
             else:

@@ -9,8 +9,8 @@ Results are cached, so calling them again on the same cards is cheap.
 
     >>> deadwood(["As", "2s", "3s", "Kh", "Kd"])
     20
-    >>> best_discard(["As", "2s", "3s", "7h", "Kh", "Kd"])
-    'Kh'
+    >>> best_discard(["As", "2s", "3s", "7h", "Qh", "Kd"])
+    'Kd'
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def find_melds(cards: Iterable[str]) -> list[Meld]:
     consecutive ranks in one suit."""
     by_rank: dict[int, list[str]] = {}
     by_suit: dict[str, set[int]] = {}
-    for c in set(cards):
+    for c in sort_cards(set(cards)):  # sorted: the same melds in the same order every run
         by_rank.setdefault(rank(c), []).append(c)
         by_suit.setdefault(suit(c), set()).add(rank(c))
     melds: list[Meld] = []
