@@ -219,7 +219,9 @@ class Table:
         self.match_id = spec.match_id or secrets.token_hex(8)
         self.operator_seed = spec.seed if spec.seed is not None else secrets.token_bytes(32)
         self.commitment = gin.commitment(self.operator_seed)
-        tokens = spec.seat_tokens or tuple(secrets.token_urlsafe(24) for _ in spec.players)
+        # 192-bit seat tokens in hex: never starting with "-", which a bot's argument parser
+        # would take for an option (`--token -x…`).
+        tokens = spec.seat_tokens or tuple(secrets.token_hex(24) for _ in spec.players)
         self.links = [SeatLink(self, s, t, n) for s, (t, n) in enumerate(zip(tokens, spec.players, strict=True))]
         self.replay_dir = replay_dir
         self.state: TableState = "waiting"

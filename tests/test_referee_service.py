@@ -105,3 +105,13 @@ def test_health_and_reflection_work_out_of_the_box() -> None:
             assert {"gin_arena.v1.BotService", "gin_arena.v1.RefereeService", "grpc.health.v1.Health"} <= set(names)
 
     referee.run(main)
+
+
+def test_seat_tokens_are_long_random_and_safe_on_a_command_line() -> None:
+    from referee import MatchSpec
+    from referee._table import Table
+
+    tokens = [link.token for _ in range(200) for link in Table(MatchSpec(players=("a", "b")), None, lambda t: None).links]
+    assert len(set(tokens)) == len(tokens)
+    for token in tokens:
+        assert len(token) * 4 >= 128 and not token.startswith("-") and token.isalnum()
