@@ -111,7 +111,8 @@ def test_seat_tokens_are_long_random_and_safe_on_a_command_line() -> None:
     from referee import MatchSpec
     from referee._table import Table
 
-    tokens = [link.token for _ in range(200) for link in Table(MatchSpec(players=("a", "b")), None, lambda t: None).links]
+    tables = [Table(MatchSpec(players=("a", "b")), None, lambda t: None) for _ in range(200)]
+    tokens = [link.token for table in tables for link in table.links]
     assert len(set(tokens)) == len(tokens)
     for token in tokens:
         assert len(token) * 4 >= 128 and not token.startswith("-") and token.isalnum()
