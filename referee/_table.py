@@ -15,6 +15,7 @@ import hmac
 import math
 import secrets
 import struct
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,15 +64,6 @@ class Session(Protocol):
         """End the stream with a status (``code`` names a ``grpc.StatusCode``)."""
 
 
-@dataclass(slots=True)
-class _Inbound:
-    kind: Literal["action", "connected", "disconnected", "sent", "alert"]
-    at: float
-    request_id: int = 0
-    action: game_pb2.Action | None = None
-    detail: str = ""
-
-
 class _Fault(Exception):
     def __init__(self, seat: int, termination: Termination, detail: str, **evidence: Any) -> None:
         super().__init__(detail)
@@ -82,7 +74,11 @@ class _Fault(Exception):
 
 
 class SeatLink:
-    """One seat of one match: its token, its current session and its inbox."""
+    """One seat of one match: its token, its current session and its open request.
+
+    The transport calls :meth:`attach`, :meth:`detach`, :meth:`deliver` and :meth:`sent` as
+    plain functions on the trio thread (the gRPC handlers run on the same thread); the table
+    handles each at once, so a decision costs no trip through trio's scheduler."""
 
     def __init__(self, table: Table, seat: int, token: str, name: str) -> None:
         self.table = table
@@ -95,10 +91,18 @@ class SeatLink:
         self.bot_name = ""
         self.substituted = False
         self.pending = 0
+        """The id of this seat's open request (0: none)."""
         self.open_request: bot_pb2.RefereeMessage | None = None
+        self.sent_at = 0.0
+        """When the open request was written to the seat (the clock runs from then)."""
+        self.limit_ms = 0
+        """The open request's time: the allowance plus the margin."""
+        self.allowance_ms = 0
+        self.legal: frozenset[gin.Action] = frozenset()
+        self.disconnected_at: float | None = None
+        """When the seat's last session ended, while it has none."""
         self.events = wire.EventLog()
         self.stray = 0
-        self._inbox_send, self._inbox = trio.open_memory_channel[_Inbound](math.inf)
 
     def token_matches(self, token: str) -> bool:
         """Constant-time comparison of a presented token with this seat's."""
@@ -118,52 +122,36 @@ class SeatLink:
             self.connected.set()
             self.table._changed.set()
         else:
-            self._inbox_send.send_nowait(_Inbound("connected", trio.current_time()))
-            self.table.resume(self)
+            self.table._handle(self.table._reconnected, self)
         return None
 
     def detach(self, session: Session, detail: str) -> None:
         """The session ended (the stream closed or broke)."""
         if self.session is session:
             self.session = None
-            self._inbox_send.send_nowait(_Inbound("disconnected", trio.current_time(), detail=detail))
+            self.table._handle(self.table._disconnected, self, detail)
 
     def deliver(self, response: bot_pb2.ActionResponse, at: float) -> None:
         """An action arrived from this seat's session (``at``: when it was read)."""
-        if self.table.state in ("finished", "aborted"):
-            self.error(bot_pb2.ERROR_CODE_MATCH_OVER, f"match {self.table.match_id} is over",
-                       response.request_id)
-            return
-        if self.pending and response.request_id == self.pending:
-            self._inbox_send.send_nowait(_Inbound("action", at, response.request_id, response.action))
-            return
-        self.stray += 1
-        if self.stray > MAX_STRAY_MESSAGES:
-            if self.session is not None:
-                self.session.close("RESOURCE_EXHAUSTED", f"more than {MAX_STRAY_MESSAGES} unexpected actions")
-            return
-        if not self.pending:
-            self.error(bot_pb2.ERROR_CODE_NOT_YOUR_TURN,
-                       f"no action is requested from seat {self.seat} now", response.request_id)
-        else:
-            self.error(bot_pb2.ERROR_CODE_BAD_REQUEST_ID,
-                       f"request_id {response.request_id} is not the open request {self.pending}",
-                       response.request_id)
+        self.table._handle(self.table._answer, self, response, at)
 
     def sent(self, request_id: int, at: float) -> None:
         """The transport finished writing the request ``request_id`` at ``at``."""
-        if request_id == self.pending:
-            self._inbox_send.send_nowait(_Inbound("sent", at, request_id))
+        if request_id and request_id == self.pending:
+            self.sent_at = at  # a later deadline: the table's timer finds it when it wakes
 
     def crashed(self, detail: str) -> None:
         """The operator reports that this seat's bot process died: the fault applies at once,
         whoever is to move."""
         self.table.alert(_Fault(self.seat, "crashed", detail or f"seat {self.seat}'s bot process ended"))
 
-    def wake(self) -> None:
-        self._inbox_send.send_nowait(_Inbound("alert", trio.current_time()))
-
     # --- used by the table ---
+    def deadline(self, grace_ms: int) -> float:
+        """When the open request is lost: its time, or the reconnect grace while disconnected."""
+        if self.session is None and self.disconnected_at is not None:
+            return self.disconnected_at + grace_ms / 1000
+        return self.sent_at + self.limit_ms / 1000
+
     def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
         if self.session is not None:
             self.session.send(msg, data)
@@ -174,9 +162,6 @@ class SeatLink:
                 match_id=self.table.match_id,
                 error=bot_pb2.ErrorReport(code=code, message=message, request_id=request_id, fatal=fatal),  # type: ignore[arg-type]
             ))
-
-    async def receive(self) -> _Inbound:
-        return await self._inbox.receive()
 
 
 @dataclass(slots=True)
@@ -246,6 +231,11 @@ class Table:
         self._changed = trio.Event()
         self._digests = [hashlib.sha256() for _ in spec.players]
         self._told = [0] * len(spec.players)
+        self._open: SeatLink | None = None  # the seat with the open request
+        self._steps: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
+        self._busy = False
+        self._wake = trio.Event()  # the supervisor's: a fault to apply, or the match ended
+        self._timer: trio.CancelScope | None = None  # the supervisor's sleep, until the open request's deadline
 
     # ----- operator side -----
     def alert(self, fault: _Fault) -> None:
@@ -254,8 +244,7 @@ class Table:
             return
         self._alerts.append(fault)
         self._changed.set()
-        for link in self.links:
-            link.wake()
+        self._wake.set()
 
     def cancel(self, reason: str) -> None:
         """Abort the match (operator's decision)."""
@@ -330,25 +319,8 @@ class Table:
             else game_pb2.FAULT_POLICY_SUBSTITUTE,
         ))
         self._deal_started()
-        while not match.is_over:
-            seat = match.to_move
-            assert seat is not None
-            try:
-                action, request_id, think_us = await self._decide(seat)
-            except _Fault as f:
-                if spec.fault_policy == "forfeit":
-                    raise
-                self._substitute(f)
-                continue
-            self._play_action(seat, action, request_id, think_us)
-            if len(match.deal.history) >= spec.max_actions_per_deal:
-                self._finish(None, "aborted", None,
-                             f"deal {match.game.deal_number} of game {match.game.number} reached "
-                             f"{spec.max_actions_per_deal} actions without ending (stalling)", state="aborted")
-                return
-        outcome = match.outcome
-        assert outcome is not None
-        self._finish(outcome.winner, "normal", None, "the match was played to its end")
+        self._handle(self._advance)
+        await self._supervise()
 
     def _header(self) -> None:
         if self._replay.lines:
@@ -396,95 +368,239 @@ class Table:
             spade_double=pub.doubled,
         ))
 
-    async def _decide(self, seat: int) -> tuple[gin.Action, int, int]:
+    # ----- the steps of a match: plain calls, from the transport or the supervisor -----
+    def _handle(self, step: Callable[..., None], *args: Any) -> None:
+        """Run one step of the match now, or right after the step that is running (a session
+        may answer from inside ``send``). A fault applies the match's policy; a bug of ours
+        ends this match as an internal error and never reaches the caller (the transport)."""
+        self._steps.append((step, args))
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            while self._steps:
+                step, args = self._steps.popleft()
+                try:
+                    step(*args)
+                except _Fault as f:
+                    self._fault(f)
+                except Exception as e:  # a bug of ours: this match ends, the server lives on
+                    self._internal_error(e)
+        finally:
+            self._busy = False
+
+    def _internal_error(self, e: Exception) -> None:
+        self._log.exception("match_internal_error")
+        if self.report is None:
+            self._open = None
+            try:
+                self._finish(None, "internal_error", None, f"internal error: {e!r}", state="aborted")
+            except Exception:  # the finish itself failed: the supervisor ends the match
+                self._log.exception("match_internal_error")
+                self.cancel_scope.cancel()
+        self._wake.set()
+
+    def _live(self) -> bool:
+        return self.report is None and self.match is not None and not self.cancel_scope.cancel_called
+
+    def _advance(self) -> None:
+        """Play on until a seat's bot is asked for a decision or the match ends."""
         match = self.match
         assert match is not None
-        link = self.links[seat]
-        if self._alerts:
-            fault = self._alerts.pop(0)
-            fault.evidence["after_request"] = 0
-            raise fault
-        if link.substituted:
-            return substitute_action(match.view(seat)), 0, 0
+        while self._live():
+            if match.is_over:
+                outcome = match.outcome
+                assert outcome is not None
+                self._finish(outcome.winner, "normal", None, "the match was played to its end")
+                return
+            seat = match.to_move
+            assert seat is not None
+            link = self.links[seat]
+            if self._alerts:
+                fault = self._alerts.pop(0)
+                fault.evidence["after_request"] = 0
+                raise fault
+            if link.substituted:
+                self._play_action(seat, substitute_action(match.view(seat)), 0, 0)
+                if self._stalled():
+                    return
+                continue
+            self._request(link)
+            return
+
+    def _request(self, link: SeatLink) -> None:
+        """Send the seat its next request (its clock starts when the request is written)."""
+        match = self.match
+        assert match is not None
+        seat = link.seat
         self._request_id += 1
         request_id = self._request_id
-        spec = self.spec
-        tc = spec.time_control
+        tc = self.spec.time_control
         allowance = self._clocks.allowance(seat)
-        limit_ms = allowance + tc.margin_ms
         state = match.view(seat)
         request = bot_pb2.RefereeMessage(match_id=self.match_id, action_request=wire.action_request(
             request_id, state, wire.clocks(self._clocks.shown(), tc.increment_ms, seat), allowance, link.events))
-        legal = set(state.legal_actions)
+        link.legal = frozenset(state.legal_actions)
         link.stray = 0
         link.pending = request_id
         link.open_request = request
-        sent_at = trio.current_time()
+        link.allowance_ms = allowance
+        link.limit_ms = allowance + tc.margin_ms
+        link.sent_at = trio.current_time()
+        self._open = link
         self._tell(link, request)
-        disconnected_at: float | None = None if link.session is not None else sent_at
-        try:
-            while True:
-                if disconnected_at is not None:
-                    deadline = disconnected_at + spec.reconnect_grace_ms / 1000
-                else:
-                    deadline = sent_at + limit_ms / 1000
-                with trio.move_on_at(deadline):
-                    item = await link.receive()
-                    if item.kind == "sent":
-                        if item.request_id == request_id:
-                            sent_at = item.at
-                    elif item.kind == "disconnected":
-                        disconnected_at = item.at
-                        self._log.warning("seat_disconnected", seat=seat, detail=item.detail)
-                    elif item.kind == "alert":
-                        if self._alerts:
-                            fault = self._alerts.pop(0)
-                            fault.evidence["after_request"] = request_id
-                            raise fault
-                    elif item.kind == "connected":
-                        disconnected_at = None
-                        self._log.info("seat_reconnected", seat=seat)
-                        if (trio.current_time() - sent_at) * 1000 > limit_ms:
-                            raise _Fault(seat, "time_forfeit",
-                                         f"seat {seat} reconnected after its time ({allowance} ms) ran out",
-                                         request_id=request_id)
-                    elif item.request_id != request_id:  # a duplicate answer to an earlier request
-                        link.error(bot_pb2.ERROR_CODE_BAD_REQUEST_ID,
-                                   f"request {item.request_id} was already answered; the open request is "
-                                   f"{request_id}", item.request_id)
-                    else:
-                        assert item.action is not None
-                        used_us = max(0, round((item.at - sent_at) * 1_000_000))
-                        raw = {"request_id": request_id, "raw_kind": int(item.action.kind),
-                               "raw_card": item.action.card, "used_us": used_us}
-                        try:
-                            action = wire.action_from_proto(item.action)
-                        except wire.WireError as e:
-                            raise _Fault(seat, "malformed_message", f"seat {seat}: {e}", **raw) from None
-                        if action not in legal:
-                            reason = self._why_illegal(action)
-                            if spec.repeat_illegal:
-                                link.send(bot_pb2.RefereeMessage(match_id=self.match_id,
-                                          action_rejected=bot_pb2.ActionRejected(
-                                              request_id=request_id, action=item.action, reason=reason)))
-                                continue
-                            raise _Fault(seat, "illegal_action", f"seat {seat} played {action}: {reason}", **raw)
-                        if not self._clocks.charge(seat, used_us):
-                            raise _Fault(seat, "time_forfeit",
-                                         f"seat {seat} answered after {used_us / 1000:.0f} ms; it had "
-                                         f"{allowance} ms (+{tc.margin_ms} ms margin)", **raw)
-                        self._think[seat] += used_us
-                        return action, request_id, used_us
-                    continue
-                if disconnected_at is not None:
-                    raise _Fault(seat, "disconnected",
-                                 f"seat {seat} disconnected and did not come back within "
-                                 f"{spec.reconnect_grace_ms} ms", request_id=request_id)
-                raise _Fault(seat, "time_forfeit", f"seat {seat} did not answer within {allowance} ms"
-                             f" (+{tc.margin_ms} ms margin)", request_id=request_id)
-        finally:
+        self._arm()
+
+    def _close_request(self) -> None:
+        link = self._open
+        if link is not None:
             link.pending = 0
             link.open_request = None
+            self._open = None
+
+    def _answer(self, link: SeatLink, response: bot_pb2.ActionResponse, at: float) -> None:
+        """An answer from a seat's session, read at ``at``."""
+        if self.state in ("finished", "aborted"):
+            link.error(bot_pb2.ERROR_CODE_MATCH_OVER, f"match {self.match_id} is over", response.request_id)
+            return
+        if not self._live():
+            return  # cancelled: the supervisor ends the match
+        if self._alerts:  # a bot process died: that comes first
+            self._take_alert()
+        request_id = link.pending
+        if not request_id or response.request_id != request_id:
+            self._stray(link, response.request_id)
+            return
+        seat = link.seat
+        spec = self.spec
+        tc = spec.time_control
+        used_us = max(0, round((at - link.sent_at) * 1_000_000))
+        raw = {"request_id": request_id, "raw_kind": int(response.action.kind),
+               "raw_card": response.action.card, "used_us": used_us}
+        try:
+            action = wire.action_from_proto(response.action)
+        except wire.WireError as e:
+            raise _Fault(seat, "malformed_message", f"seat {seat}: {e}", **raw) from None
+        if action not in link.legal:
+            reason = self._why_illegal(action)
+            if spec.repeat_illegal:
+                link.send(bot_pb2.RefereeMessage(match_id=self.match_id, action_rejected=bot_pb2.ActionRejected(
+                    request_id=request_id, action=response.action, reason=reason)))
+                return
+            raise _Fault(seat, "illegal_action", f"seat {seat} played {action}: {reason}", **raw)
+        if not self._clocks.charge(seat, used_us):
+            raise _Fault(seat, "time_forfeit", f"seat {seat} answered after {used_us / 1000:.0f} ms; it had "
+                         f"{link.allowance_ms} ms (+{tc.margin_ms} ms margin)", **raw)
+        self._think[seat] += used_us
+        self._close_request()
+        self._play_action(seat, action, request_id, used_us)
+        if not self._stalled():
+            self._advance()
+
+    def _stray(self, link: SeatLink, request_id: int) -> None:
+        """An answer that fits no open request of the seat."""
+        link.stray += 1
+        if link.stray > MAX_STRAY_MESSAGES:
+            if link.session is not None:
+                link.session.close("RESOURCE_EXHAUSTED", f"more than {MAX_STRAY_MESSAGES} unexpected actions")
+            return
+        if not link.pending:
+            link.error(bot_pb2.ERROR_CODE_NOT_YOUR_TURN,
+                       f"no action is requested from seat {link.seat} now", request_id)
+        else:
+            link.error(bot_pb2.ERROR_CODE_BAD_REQUEST_ID,
+                       f"request_id {request_id} is not the open request {link.pending}", request_id)
+
+    def _stalled(self) -> bool:
+        """End the match if its deal has run too long without ending (two bots can keep taking
+        each other's discards for ever)."""
+        match = self.match
+        assert match is not None
+        cap = self.spec.max_actions_per_deal
+        if len(match.deal.history) < cap:
+            return False
+        self._finish(None, "aborted", None, f"deal {match.game.deal_number} of game {match.game.number} reached "
+                     f"{cap} actions without ending (stalling)", state="aborted")
+        return True
+
+    def _take_alert(self) -> None:
+        fault = self._alerts.pop(0)
+        fault.evidence["after_request"] = self._open.pending if self._open is not None else 0
+        raise fault
+
+    def _fault(self, f: _Fault) -> None:
+        """Apply the match's fault policy: forfeit ends the match, substitute seats the
+        built-in bot to the end of the game and plays on."""
+        while self._live():
+            self._close_request()
+            if self.spec.fault_policy == "forfeit":
+                self._end_by_fault(f)
+                return
+            self._substitute(f)
+            try:
+                self._advance()
+                return
+            except _Fault as again:
+                f = again
+
+    def _reconnected(self, link: SeatLink) -> None:
+        link.disconnected_at = None
+        if not self._live():
+            self.resume(link)
+            return
+        self._log.info("seat_reconnected", seat=link.seat)
+        if link.pending and (trio.current_time() - link.sent_at) * 1000 > link.limit_ms:
+            self._fault(_Fault(link.seat, "time_forfeit",
+                               f"seat {link.seat} reconnected after its time ({link.allowance_ms} ms) ran out",
+                               request_id=link.pending))
+        if self.report is None:
+            self.resume(link)
+            self._arm()
+
+    def _disconnected(self, link: SeatLink, detail: str) -> None:
+        link.disconnected_at = trio.current_time()
+        if self._live():
+            self._log.warning("seat_disconnected", seat=link.seat, detail=detail)
+            if link.pending:
+                self._arm()
+
+    def _arm(self) -> None:
+        """Bring the supervisor's wake-up forward if the open request's deadline is earlier
+        (a later one it finds when it wakes: no trip through trio per decision)."""
+        timer, link = self._timer, self._open
+        if timer is not None and link is not None:
+            deadline = link.deadline(self.spec.reconnect_grace_ms)
+            if deadline < timer.deadline:
+                timer.deadline = deadline
+
+    async def _supervise(self) -> None:
+        """Sleep until the open request's deadline or an alert; apply what is due; until the
+        match has a result. Decisions never pass through here."""
+        grace = self.spec.reconnect_grace_ms
+        while self.report is None:
+            self._wake = trio.Event()
+            link = self._open
+            with trio.move_on_at(link.deadline(grace) if link is not None else math.inf) as timer:
+                self._timer = timer
+                await self._wake.wait()
+            self._timer = None
+            self._handle(self._check)
+
+    def _check(self) -> None:
+        if not self._live():
+            return
+        if self._alerts:
+            self._take_alert()
+        link = self._open
+        grace = self.spec.reconnect_grace_ms
+        if link is None or trio.current_time() < link.deadline(grace):
+            return
+        seat = link.seat
+        if link.session is None and link.disconnected_at is not None:
+            raise _Fault(seat, "disconnected", f"seat {seat} disconnected and did not come back within "
+                         f"{grace} ms", request_id=link.pending)
+        raise _Fault(seat, "time_forfeit", f"seat {seat} did not answer within {link.allowance_ms} ms"
+                     f" (+{self.spec.time_control.margin_ms} ms margin)", request_id=link.pending)
 
     def _why_illegal(self, action: gin.Action) -> str:
         assert self.match is not None
@@ -614,9 +730,12 @@ class Table:
             seed=self._seed, seed_commitment=self.commitment, replay_path="", replay_hash=replay_hash,
             decisions=self._decisions, think_ms=tuple(t // 1000 for t in self._think),
         )
+        self._open = None
+        self._wake.set()
         result = wire.match_result(self.report, self.operator_seed, self.nonces)
         for link in self.links:
             link.pending = 0
+            link.open_request = None
             link.send(bot_pb2.RefereeMessage(match_id=self.match_id,
                                              match_finished=bot_pb2.MatchFinished(result=result)))
         self._public(match_finished=result)
