@@ -438,8 +438,9 @@ class Table:
         tc = self.spec.time_control
         allowance = self._clocks.allowance(seat)
         state = match.view(seat)
-        request = bot_pb2.RefereeMessage(match_id=self.match_id, action_request=wire.action_request(
-            request_id, state, wire.clocks(self._clocks.shown(), tc.increment_ms, seat), allowance, link.events))
+        data = wire.action_request_bytes(self.match_id, request_id, state, self._clocks.shown(), tc.increment_ms,
+                                         allowance, link.events)
+        request = bot_pb2.RefereeMessage.FromString(data)
         link.legal = frozenset(state.legal_actions)
         link.stray = 0
         link.pending = request_id
@@ -448,7 +449,7 @@ class Table:
         link.limit_ms = allowance + tc.margin_ms
         link.sent_at = trio.current_time()
         self._open = link
-        self._tell(link, request)
+        self._tell(link, request, data)
         self._arm()
 
     def _close_request(self) -> None:
@@ -774,11 +775,12 @@ class Table:
             link.events = wire.EventLog()
             link.open_request = None
 
-    def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage) -> None:
+    def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
         """Send a message of the match's story to a seat, adding it to that seat's digest (what
         ``arena audit`` re-derives). Resends after a reconnect, errors and rejections are not
         part of the story and go through ``link.send`` directly."""
-        data = msg.SerializeToString(deterministic=True)
+        if data is None:
+            data = msg.SerializeToString(deterministic=True)
         self._digests[link.seat].update(struct.pack(">I", len(data)) + data)
         self._told[link.seat] += 1
         link.send(msg, data)

@@ -219,14 +219,22 @@ def test_wrong_token_is_unauthenticated_and_the_match_goes_on() -> None:
 
 
 def test_second_live_stream_for_a_seat_is_refused() -> None:
+    async def steady(c: Client) -> None:  # slow enough that the match is still on when the twin comes
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            await asyncio.sleep(0.05)
+            return msg.action_request.legal_actions[0]
+
+        await c.play(decide)
+
     async def twin(_ref: referee.Referee, table: referee.Table) -> None:
-        await trio.sleep(0.2)
+        while table.state != "running":
+            await trio.sleep(0.01)
         c = Client(_ref.address, table.links[0].token)
         await referee.aio(c.play())
         assert c.status == grpc.StatusCode.ALREADY_EXISTS, c.status
         assert "live session" in c.details
 
-    report, _ = run_match(spec(), [good, good], extra=twin)
+    report, _ = run_match(spec(), [good, steady], extra=twin)
     assert report.termination == "normal"
 
 

@@ -43,11 +43,13 @@ from ._melds import Arrangement as Arrangement
 from ._melds import Meld as Meld
 from ._melds import all_arrangements as all_arrangements
 from ._melds import arrange as arrange
+from ._melds import arrange_mask as arrange_mask
 from ._melds import deadwood as deadwood
 from ._melds import deadwood_after_each_discard as deadwood_after_each_discard
 from ._melds import deadwood_mask as deadwood_mask
 from ._melds import min_deadwood_after_discard as min_deadwood_after_discard
 from ._melds import min_deadwood_after_discard_mask as min_deadwood_after_discard_mask
+from ._melds import value_mask as value_mask
 from ._rules import PRESETS as PRESETS
 from ._rules import RuleSet as RuleSet
 from ._rules import RuleSetError as RuleSetError

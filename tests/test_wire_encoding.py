@@ -1,0 +1,123 @@
+"""The referee encodes its busiest messages (the action request with the seat's information
+state) straight to bytes. Those bytes must be exactly what protobuf's deterministic
+serialisation gives for the same message built field by field from the same state — checked
+here on every state of many matches, for every rule preset, with reshuffles, knock limits,
+spade doubles and scores of several games."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gin_arena.v1 import bot_pb2, game_pb2
+from referee import _wire as wire
+from referee import gin
+
+PHASE = {"upcard": game_pb2.PHASE_UPCARD_OFFER, "draw": game_pb2.PHASE_DRAW,
+         "discard": game_pb2.PHASE_DISCARD, "over": game_pb2.PHASE_OVER}
+MELD = {"set": game_pb2.MELD_KIND_SET, "run": game_pb2.MELD_KIND_RUN}
+KIND = {"pass": game_pb2.ACTION_KIND_PASS, "take_upcard": game_pb2.ACTION_KIND_TAKE_UPCARD,
+        "draw_stock": game_pb2.ACTION_KIND_DRAW_STOCK, "draw_discard": game_pb2.ACTION_KIND_DRAW_DISCARD,
+        "discard": game_pb2.ACTION_KIND_DISCARD, "knock": game_pb2.ACTION_KIND_KNOCK,
+        "big_gin": game_pb2.ACTION_KIND_BIG_GIN}
+
+
+def reference_state(state: gin.InformationState) -> game_pb2.InformationState:
+    """The information state built as a message object, field by field (the reference)."""
+    arrangement = gin.arrange(state.hand)
+    events = []
+    for e in state.events:
+        if e.kind == "reshuffle":
+            events.append(game_pb2.PublicEvent(seat=0, stock_size_after=e.stock_size, reshuffled=True))
+        else:
+            events.append(game_pb2.PublicEvent(seat=e.seat, kind=KIND[e.kind], card=str(e.card) if e.card else "",
+                                               stock_size_after=e.stock_size))
+    return game_pb2.InformationState(
+        seat=state.seat, num_seats=state.num_seats, dealer=state.dealer,
+        to_move=state.to_move if state.to_move is not None else 0, phase=PHASE[state.phase],
+        hand=[str(c) for c in state.hand],
+        my_melds=[game_pb2.Meld(kind=MELD[m.kind], cards=[str(c) for c in m.cards]) for m in arrangement.melds],
+        my_deadwood_cards=[str(c) for c in arrangement.deadwood_cards], my_deadwood=arrangement.deadwood,
+        discard_pile=[str(c) for c in state.discard_pile], stock_size=state.stock_size, hand_sizes=state.hand_sizes,
+        known_cards=[game_pb2.SeatCards(seat=s, cards=[str(c) for c in k]) for s, k in enumerate(state.known_cards)],
+        first_upcard=str(state.first_upcard),
+        knock_limit=-1 if state.knock_limit is None else state.knock_limit,
+        forbidden_discard=str(state.forbidden_discard) if state.forbidden_discard is not None else "",
+        upcard_passes=state.upcard_passes, events=events, game_number=state.game_number,
+        deal_number=state.deal_number, scores=state.scores, deals_won=state.deals_won, match_scores=state.games_won,
+        spade_double=state.doubled, reshuffled=any(e.kind == "reshuffle" for e in state.events),
+    )
+
+
+def reference_request(match_id: str, request_id: int, state: gin.InformationState, remaining: list[int],
+                      increment: int, allowance: int) -> bot_pb2.RefereeMessage:
+    return bot_pb2.RefereeMessage(match_id=match_id, action_request=bot_pb2.ActionRequest(
+        request_id=request_id,
+        legal_actions=[game_pb2.Action(kind=KIND[a.kind], card=str(getattr(a, "card", None) or ""))
+                       for a in state.legal_actions],
+        clocks=[game_pb2.Clock(seat=s, remaining_ms=r, increment_ms=increment, running=s == state.seat)
+                for s, r in enumerate(remaining)],
+        time_for_move_ms=allowance, state=reference_state(state),
+    ))
+
+
+RULES = [
+    gin.RuleSet.classic(), gin.RuleSet.oklahoma(), gin.RuleSet.straight(), gin.RuleSet.short(),
+    gin.RuleSet.classic(stock_exhausted="reshuffle"), gin.RuleSet.oklahoma(stock_exhausted="reshuffle"),
+    gin.RuleSet.classic(knock_limit=0, big_gin=False),
+]
+
+
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: f"{r.name}-{r.stock_exhausted}-{r.knock_limit}")
+def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> None:
+    checked = 0
+    reshuffles = 0
+    for seed in range(12):
+        rng = random.Random(seed)
+        match = gin.Match(rules, seed.to_bytes(4, "big"))
+        logs = [wire.EventLog(), wire.EventLog()]
+        request_id = 0
+        while not match.is_over and checked < 40_000:
+            seat = match.to_move
+            assert seat is not None
+            state = match.view(seat)
+            request_id += rng.choice((1, 1, 1, 300, 1 << 40))
+            remaining = [rng.choice((0, 5, 999, 120_000, 1 << 33)) for _ in range(2)]
+            increment, allowance = rng.choice((0, 100)), rng.choice((0, 1, 10_000))
+            match_id = rng.choice(("", "m", "0123456789abcdef"))
+            got = wire.action_request_bytes(match_id, request_id, state, remaining, increment, allowance, logs[seat])
+            want = reference_request(match_id, request_id, state, remaining, increment, allowance)
+            assert got == want.SerializeToString(deterministic=True), f"seed {seed}, request {request_id}"
+            assert wire.information_state(state, logs[seat]) == want.action_request.state
+            reshuffles += want.action_request.state.reshuffled
+            checked += 1
+            legal = state.legal_actions
+            ends = [a for a in legal if a.kind in ("knock", "big_gin")]
+            passive = [a for a in legal if a.kind in ("pass", "draw_stock", "draw_discard")]
+            # Play long deals (to reach reshuffles) with an occasional knock.
+            pick = rng.choice(ends) if ends and rng.random() < 0.3 else \
+                rng.choice(passive) if passive else rng.choice(legal)
+            match.apply(pick)
+    assert checked > 1000
+    if rules.stock_exhausted == "reshuffle":
+        assert reshuffles > 0, "no state after a reshuffle was checked"
+
+
+def test_events_are_converted_once_and_restart_with_each_deal() -> None:
+    match = gin.Match(gin.RuleSet.classic(), b"events")
+    log = wire.EventLog()
+    deals = set()
+    for _ in range(5000):
+        if len(deals) == 3 or match.is_over:
+            break
+        seat = match.to_move
+        assert seat is not None
+        state = match.view(0)
+        wire.information_state_bytes(state, log)
+        assert len(log.entries) == len(state.events)
+        deals.add(log.deal)
+        legal = match.legal_actions()
+        match.apply(next((a for a in legal if a.kind in ("knock", "big_gin")), None)
+                    or next((a for a in legal if a.kind in ("draw_stock", "pass")), legal[0]))
+    assert len(deals) == 3
