@@ -361,6 +361,10 @@ def check_header(records: Sequence[dict[str, Any]]) -> None:
     for name in ("players", "bots"):
         if not all(isinstance(p, str) for p in header[name]):
             raise _fail("rerun", 0, name, "a list of names", header[name], "the header cannot describe a match")
+    flags = header.get("event_messages", [True] * len(header["players"]))  # absent before it existed: all true
+    if type(flags) is not list or len(flags) != len(header["players"]) or not all(type(f) is bool for f in flags):
+        raise _fail("rerun", 0, "event_messages", "one true or false per seat", flags,
+                    "the header cannot describe a match")
 
 
 def _record_kind(rec: dict[str, Any]) -> str:

@@ -66,6 +66,7 @@ class _AbsentSession:
     def __init__(self, name: str) -> None:
         self.bot_name = name
         self.nonce = b""
+        self.skip_event_messages = True
 
     def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
         pass

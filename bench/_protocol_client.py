@@ -3,7 +3,7 @@
     _protocol_client.py bare-server --port 0        # grpc.aio echo; prints "PORT <n>"
     _protocol_client.py guest-server --port 0       # the same through the referee's asyncio/trio bridge
     _protocol_client.py ping --target ADDR -n STREAMS [--replies 1|3]
-    _protocol_client.py bots --target ADDR -n MATCHES [--points 100] [--think-ms 0] [--hold]
+    _protocol_client.py bots --target ADDR -n MATCHES [--points 100] [--think-ms 0] [--hold] [--skip-events]
 
 Clients print ``READY`` once every stream has done a round trip (``ping``) or every match has
 sent its first action request (``bots``; with ``--hold`` they first print ``STARTED`` and wait
@@ -322,7 +322,8 @@ class Bots:
     """Match slots in one process: each plays one match after another, each seat on its own
     connection (kept across matches)."""
 
-    def __init__(self, target: str, n: int, points: int, think_s: float, hold: bool) -> None:
+    def __init__(self, target: str, n: int, points: int, think_s: float, hold: bool, skip_events: bool = False) -> None:
+        self.skip_events = skip_events
         self.target = target
         self.rec = Recorder(n)
         self.think_s = think_s
@@ -359,7 +360,8 @@ class Bots:
     async def seat(self, ch: grpc.aio.Channel, token: str, m: Match, where: list[str], i: int, first: bool) -> None:
         where[i] = "open"
         call = bot_pb2_grpc.BotServiceStub(ch).Play()  # type: ignore[call-arg]
-        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="trivial", token=token, protocol_version=1)))
+        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="trivial", token=token, protocol_version=1,
+                                                                skip_event_messages=self.skip_events)))
         where[i] = "hello"
         rec = self.rec
         at, val, ops = rec.at, rec.val, rec.ops
@@ -438,6 +440,7 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=100)
     parser.add_argument("--replies", type=int, default=1, help="ping: messages the server sends per round trip")
     parser.add_argument("--think-ms", type=float, default=0.0, help="bots: mean thinking time (uniform 0.5x-1.5x)")
+    parser.add_argument("--skip-events", action="store_true", help="bots: ask for no event messages")
     parser.add_argument("--hold", action="store_true",
                         help="bots: once every match has its first request, print STARTED and answer nothing "
                              "before a GO line on stdin (so that all matches start together)")
@@ -450,7 +453,7 @@ def main() -> None:
         asyncio.run(ping_main(args.target, args.n, args.replies))
     else:
         async def bots() -> None:
-            await Bots(args.target, args.n, args.points, args.think_ms / 1000, args.hold).main()
+            await Bots(args.target, args.n, args.points, args.think_ms / 1000, args.hold, args.skip_events).main()
 
         asyncio.run(bots())
 

@@ -261,9 +261,11 @@ def run_window(
 
 def client_argv(mode: str, target: str, n: int, args: argparse.Namespace, *, replies: int = 1,
                 think_ms: float = 0) -> list[str]:
-    argv = [PY, str(CLIENT), mode, "--target", target, "-n", str(n)]
-    if mode == "bots":
+    argv = [PY, str(CLIENT), mode.removesuffix("-lean"), "--target", target, "-n", str(n)]
+    if mode.startswith("bots"):
         argv += ["--points", str(args.points), "--think-ms", str(think_ms)]
+        if mode == "bots-lean":
+            argv.append("--skip-events")
     else:
         argv += ["--replies", str(replies)]
     return argv
@@ -306,6 +308,7 @@ DESIGNS = {
     "bare3": "bare grpc.aio, the referee's writes: 2 events + 1 request per round trip",
     "guest3": "the same through the referee's asyncio→trio→asyncio bridge, no game",
     "referee": "referee serve + trivial bots (per decision)",
+    "lean": "the same bots asking for no event messages (Hello.skip_event_messages): 1 write per decision",
     "referee-ab": "the referee package of --ab DIR, same bots",
 }
 
@@ -357,6 +360,7 @@ def main() -> int:
         setups = {
             "bare": (bare, "ping", bare_addr, 1, 1), "bare3": (bare, "ping", bare_addr, 1, 3),
             "guest3": (guest, "ping", guest_addr, 1, 3), "referee": (ref, "bots", ref_addr, 2, 1),
+            "lean": (ref, "bots-lean", ref_addr, 2, 1),
         }
         if args.ab:
             ab_replays = tmp / "replays-ab"
@@ -371,7 +375,7 @@ def main() -> int:
         ref_idle_kb, ref_idle_replays = ref.rss_kb(), len(list(replays.iterdir()))
 
         n = args.streams
-        names = ["bare", "referee"] if args.quick else [d for d in DESIGNS if d in setups]
+        names = ["bare", "referee", "lean"] if args.quick else [d for d in DESIGNS if d in setups]
         if args.designs:
             names = [d for d in args.designs.split(",") if d in setups]
             names = list(dict.fromkeys(["bare", "referee", *names]))  # the table needs these two
@@ -457,6 +461,15 @@ def report(
         (f"referee CPU per decision, {n} streams", f"{rn_cpu:.1f} µs", "", ""),
         ("(a) referee CPU/decision ÷ bare CPU/round trip", f"{ratio:.2f}×", "≤ 1.3×", verdict(ratio <= 1.3)),
     ]
+    if wn.get("lean"):
+        lean_ratio = median([r.cpu_per_op_us / b.cpu_per_op_us for b, r in zip(wn["bare"], wn["lean"], strict=True)])
+        rows += [
+            (f"referee, lean bots (no event messages), {n} streams",
+             f"{med(wn['lean'], lambda w: w.rate):,.0f} decisions/s", "", ""),
+            (f"referee CPU per decision, lean bots, {n} streams", f"{med(wn['lean'], cpu):.1f} µs", "", ""),
+            ("(a) lean: referee CPU/decision ÷ bare CPU/round trip", f"{lean_ratio:.2f}×", "≤ 1.3×",
+             verdict(lean_ratio <= 1.3)),
+        ]
     for d in ("bare3", "guest3"):
         if wn.get(d):
             rows.append((f"    {d}: {DESIGNS[d]}", f"{med(wn[d], cpu):.1f} µs = {med(wn[d], cpu) / bn_cpu:.2f}×",
@@ -486,6 +499,9 @@ def report(
         ("(c) p50 decision overhead, 1 match (client-side)", fmt_ms(r1p50), "< 0.4 ms", verdict(r1p50 < 0.0004)),
         ("    ÷ bare p50 round trip", f"{r1p50 / b1p50:.2f}×", "", ""),
     ]
+    if w1.get("lean"):
+        l1p50 = med(w1["lean"], p50)
+        rows.append(("(c) lean: p50 decision overhead, 1 match", fmt_ms(l1p50), "< 0.4 ms", verdict(l1p50 < 0.0004)))
     for d in ("bare3", "guest3"):
         if w1.get(d):
             rows.append((f"    1 stream {d} p50 round trip", fmt_ms(med(w1[d], p50)), "", ""))

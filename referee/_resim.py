@@ -47,6 +47,7 @@ class _ScriptedSeat:
     seat: int
     bot_name: str
     nonce: bytes
+    skip_event_messages: bool
     script: dict[int, tuple[game_pb2.Action, int]]
     silent: set[int]
     disconnect: set[int]
@@ -129,6 +130,7 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
                 else:
                     silent[seat].add(rec["request_id"])
         bots = header["bots"]
+        event_messages = [bool(x) for x in header.get("event_messages", [True] * len(bots))]
         # A seat that never connected has no bot name (a connected bot always gets one).
         missing.update(seat for seat, name in enumerate(bots) if not name)
         nonces = [bytes.fromhex(n) for n in result["nonces"]]
@@ -150,8 +152,8 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
         async with trio.open_nursery() as nursery:
             sessions = []
             for seat, link in enumerate(table.links):
-                s = _ScriptedSeat(seat, bots[seat], nonces[seat], scripts[seat], silent[seat], disconnect[seat],
-                                  nursery, on_request)
+                s = _ScriptedSeat(seat, bots[seat], nonces[seat], not event_messages[seat], scripts[seat],
+                                  silent[seat], disconnect[seat], nursery, on_request)
                 s.link = link
                 sessions.append(s)
                 if seat not in missing:

@@ -45,6 +45,7 @@ class GrpcSession:
         self.bot_name = hello.bot_name or "bot"
         self.nonce = hello.nonce
         self.token = hello.token
+        self.skip_event_messages = hello.skip_event_messages
         self.session_id = secrets.token_hex(6)
         self.links: dict[str, SeatLink] = {}
         self._context = context

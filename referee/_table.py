@@ -56,6 +56,8 @@ class Session(Protocol):
     """The name the bot gave in its hello."""
     nonce: bytes
     """The nonce the bot gave in its hello."""
+    skip_event_messages: bool
+    """The bot asked for no ``event`` messages (it reads the events in each request's state)."""
 
     def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
         """Queue a message to the bot; never blocks. ``data`` is its serialisation, if made."""
@@ -102,6 +104,8 @@ class SeatLink:
         self.disconnected_at: float | None = None
         """When the seat's last session ended, while it has none."""
         self.events = wire.EventLog()
+        self.event_messages = True
+        """Whether the seat is sent ``event`` messages (fixed by its first session's hello)."""
         self.stray = 0
 
     def token_matches(self, token: str) -> bool:
@@ -119,6 +123,7 @@ class SeatLink:
         if not self.connected.is_set():
             self.nonce = session.nonce
             self.bot_name = session.bot_name
+            self.event_messages = not getattr(session, "skip_event_messages", False)
             self.connected.set()
             self.table._changed.set()
         else:
@@ -334,6 +339,7 @@ class Table:
             mix_nonces=spec.mix_nonces, repeat_illegal=spec.repeat_illegal,
             reconnect_grace_ms=spec.reconnect_grace_ms, connect_timeout_ms=spec.connect_timeout_ms,
             max_actions_per_deal=spec.max_actions_per_deal,
+            event_messages=[link.event_messages for link in self.links],
         )
 
     def _match_started(self, seat: int) -> bot_pb2.RefereeMessage:
@@ -649,15 +655,17 @@ class Table:
             substitute=self.links[seat].substituted, clocks=self._clocks.shown(),
         )
         for link in self.links:
-            ev = gin.seat_event(link.seat, seat, action.kind, move.card, move.stock_size)
-            self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, event=wire.public_event(ev, think_ms)))
+            if link.event_messages:
+                ev = gin.seat_event(link.seat, seat, action.kind, move.card, move.stock_size)
+                self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, event=wire.public_event(ev, think_ms)))
         self._public(event=wire.public_event(gin.seat_event(-1, seat, action.kind, move.card, move.stock_size),
                                              think_ms))
         if reshuffle is not None:
             self._replay.add("reshuffle", stock_size=reshuffle.stock_size)
             rs = wire.public_event(gin.PublicEvent(-1, "reshuffle", None, reshuffle.stock_size))
             for link in self.links:
-                self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, event=rs))
+                if link.event_messages:
+                    self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, event=rs))
             self._public(event=rs)
         for step in events:
             if isinstance(step, gin.DealEnded):

@@ -4,7 +4,7 @@ from that seat's :class:`~referee.gin.InformationState` and nothing else."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 
@@ -251,6 +251,21 @@ def _uint(tag: bytes, n: int) -> bytes:
     return tag + _v(n) if n else b""
 
 
+def _uint_field(tag: bytes) -> Callable[[int], bytes]:
+    """An encoder of one integer field, remembering the values it has seen (a few hundred)."""
+    cache: dict[int, bytes] = {}
+
+    def encode(n: int) -> bytes:
+        out = cache.get(n)
+        if out is None:
+            out = tag + _varint(n) if n else b""
+            if len(cache) < 4096:
+                cache[n] = out
+        return out
+
+    return encode
+
+
 def _packed(tag: bytes, values: Iterable[int]) -> bytes:
     payload = b"".join([_v(x) for x in values])
     return tag + _v(len(payload)) + payload if payload else b""
@@ -269,6 +284,17 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
+_TO_MOVE = _uint_field(_IS["to_move"])
+_STOCK_SIZE = _uint_field(_IS["stock_size"])
+_UPCARD_PASSES = _uint_field(_IS["upcard_passes"])
+_MY_DEADWOOD = _uint_field(_IS["my_deadwood"])
+_TIME_FOR_MOVE = _uint_field(_AR["time_for_move_ms"])
+_HAND_SIZES: dict[tuple[int, ...], bytes] = {}
+_FORBIDDEN = (b"", *(_text(_IS["forbidden_discard"], t) for t in _TEXT))  # by card index + 1
+_RESHUFFLED = (b"", _uint(_IS["reshuffled"], 1))
+_CLOCKS: dict[tuple[tuple[int, ...], int, int], bytes] = {}
+
+
 def _arrangement_fields(hand_mask: int) -> bytes:
     """``my_melds``, ``my_deadwood_cards`` and ``my_deadwood`` of a hand (the engine's
     deterministic minimum-deadwood arrangement, melds ordered by their lowest card)."""
@@ -281,31 +307,43 @@ def _arrangement_fields(hand_mask: int) -> bytes:
         kind = _SET_KIND if m & ~(_SAME_RANK << (low % 13)) == 0 else _RUN_KIND
         out.append(_len_field(tag, kind + b"".join([_MELD_CARD[i] for i in _bits(m)])))
     out.extend(_DEADWOOD[i] for i in _bits(dead))
-    out.append(_uint(_IS["my_deadwood"], gin.value_mask(dead)))
+    out.append(_MY_DEADWOOD(gin.value_mask(dead)))
     return b"".join(out)
 
 
 class EventLog:
-    """One seat's events of the current deal as encoded ``events`` entries of its information
-    state, each converted once (a deal's events only grow)."""
+    """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
+    only grow, so each request converts just the new ones) and the fields that stay the same
+    for the whole deal (seat, dealer, upcard, knock limit, scores)."""
 
-    __slots__ = ("deal", "entries", "joined", "reshuffled")
+    __slots__ = ("deal", "entries", "head", "joined", "middle", "reshuffled", "tail")
 
     def __init__(self) -> None:
-        self.deal: tuple[int, int] = (0, 0)
+        self.deal: tuple[int, int, int] = (-1, 0, 0)
         self.entries: list[bytes] = []
         self.joined = b""
         self.reshuffled = False
+        self.head = self.middle = self.tail = b""
 
-    def encoded(self, state: gin.InformationState) -> bytes:
-        """The state's events, encoded (only the new ones are converted)."""
-        key = (state.game_number, state.deal_number)
+    def prepare(self, state: gin.InformationState) -> None:
+        """Bring the log to ``state``'s deal and events."""
+        key = (state.seat, state.game_number, state.deal_number)
         events = state.events
         if key != self.deal or len(self.entries) > len(events):
+            f = _IS
             self.deal = key
             self.entries = []
             self.joined = b""
             self.reshuffled = False
+            self.head = _uint(f["seat"], state.seat) + _uint(f["num_seats"], state.num_seats) \
+                + _uint(f["dealer"], state.dealer)
+            self.middle = _text(f["first_upcard"], _TEXT[state.first_upcard.index]) \
+                + _uint(f["knock_limit"], -1 if state.knock_limit is None else state.knock_limit)
+            self.tail = b"".join([
+                _uint(f["game_number"], state.game_number), _uint(f["deal_number"], state.deal_number),
+                _packed(f["scores"], state.scores), _packed(f["deals_won"], state.deals_won),
+                _packed(f["match_scores"], state.games_won), _uint(f["spade_double"], int(state.doubled)),
+            ])
         if len(self.entries) < len(events):
             tag = _IS["events"]
             fresh = events[len(self.entries):]
@@ -313,45 +351,38 @@ class EventLog:
             self.entries.extend(new)
             self.joined += b"".join(new)
             self.reshuffled = self.reshuffled or any(e.kind == "reshuffle" for e in fresh)
-        return self.joined
 
 
 def information_state_bytes(state: gin.InformationState, log: EventLog | None = None) -> bytes:
-    """A seat's complete information state, encoded (``log`` keeps its events encoded)."""
-    log = log if log is not None else EventLog()
-    f = _IS
+    """A seat's complete information state, encoded (``log`` keeps what repeats encoded)."""
+    if log is None:
+        log = EventLog()
+    log.prepare(state)
     hand_mask = 0
     for c in state.hand:
         hand_mask |= 1 << c.index
-    known = []
-    for s, kc in enumerate(state.known_cards):
-        payload = _uint(_SEAT_CARDS["seat"], s) + b"".join([_SEAT_CARD[c.index] for c in kc])
-        known.append(_len_field(f["known_cards"], payload))
-    events = log.encoded(state)
+    sizes = _HAND_SIZES.get(state.hand_sizes)
+    if sizes is None:
+        sizes = _HAND_SIZES[state.hand_sizes] = _packed(_IS["hand_sizes"], state.hand_sizes)
+    known_tag, seat_tag = _IS["known_cards"], _SEAT_CARDS["seat"]
+    forbidden = state.forbidden_discard
     return b"".join([
-        _uint(f["seat"], state.seat),
-        _uint(f["num_seats"], state.num_seats),
-        _uint(f["dealer"], state.dealer),
-        _uint(f["to_move"], state.to_move or 0),
+        log.head,
+        _TO_MOVE(state.to_move or 0),
         _PHASE_BYTES[state.phase],
         b"".join([_HAND[c.index] for c in state.hand]),
         _arrangement_fields(hand_mask),
         b"".join([_PILE[c.index] for c in state.discard_pile]),
-        _uint(f["stock_size"], state.stock_size),
-        _packed(f["hand_sizes"], state.hand_sizes),
-        *known,
-        _text(f["first_upcard"], _TEXT[state.first_upcard.index]),
-        _uint(f["knock_limit"], -1 if state.knock_limit is None else state.knock_limit),
-        _text(f["forbidden_discard"], _TEXT[state.forbidden_discard.index] if state.forbidden_discard else ""),
-        _uint(f["upcard_passes"], state.upcard_passes),
-        events,
-        _uint(f["game_number"], state.game_number),
-        _uint(f["deal_number"], state.deal_number),
-        _packed(f["scores"], state.scores),
-        _packed(f["deals_won"], state.deals_won),
-        _packed(f["match_scores"], state.games_won),
-        _uint(f["spade_double"], int(state.doubled)),
-        _uint(f["reshuffled"], int(log.reshuffled)),
+        _STOCK_SIZE(state.stock_size),
+        sizes,
+        *[_len_field(known_tag, _uint(seat_tag, s) + b"".join([_SEAT_CARD[c.index] for c in kc]))
+          for s, kc in enumerate(state.known_cards)],
+        log.middle,
+        _FORBIDDEN[forbidden.index + 1 if forbidden is not None else 0],
+        _UPCARD_PASSES(state.upcard_passes),
+        log.joined,
+        log.tail,
+        _RESHUFFLED[log.reshuffled],
     ])
 
 
@@ -375,17 +406,23 @@ def action_request_bytes(
     """``RefereeMessage{match_id, action_request}`` encoded: a request for a decision with the
     legal actions, every seat's clock (the seat of ``state`` running) and the seat's complete
     information state."""
-    c = _CLOCK
-    clock_entries = []
-    for s, r in enumerate(remaining_ms):
-        payload = _uint(c["seat"], s) + _uint(c["remaining_ms"], r) + _uint(c["increment_ms"], increment_ms) \
-            + _uint(c["running"], int(s == state.seat))
-        clock_entries.append(_len_field(_AR["clocks"], payload))
+    key = (tuple(remaining_ms), increment_ms, state.seat)
+    clocks = _CLOCKS.get(key)
+    if clocks is None:
+        c = _CLOCK
+        clocks = b"".join([
+            _len_field(_AR["clocks"], _uint(c["seat"], s) + _uint(c["remaining_ms"], r)
+                       + _uint(c["increment_ms"], increment_ms) + _uint(c["running"], int(s == state.seat)))
+            for s, r in enumerate(remaining_ms)
+        ])
+        if len(_CLOCKS) > 4096:
+            _CLOCKS.clear()
+        _CLOCKS[key] = clocks
     request = b"".join([
         _uint(_AR["request_id"], request_id),
         b"".join([_action_entry(a) for a in state.legal_actions]),
-        *clock_entries,
-        _uint(_AR["time_for_move_ms"], time_for_move_ms),
+        clocks,
+        _TIME_FOR_MOVE(time_for_move_ms),
         _len_field(_AR["state"], information_state_bytes(state, log)),
     ])
     return _text(_RM["match_id"], match_id) + _len_field(_RM["action_request"], request)

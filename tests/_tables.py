@@ -18,6 +18,7 @@ class FakeSession:
 
     bot_name: str
     nonce: bytes = b""
+    skip_event_messages: bool = False
     policy: Policy | None = None
     sent: list[bytes] = field(default_factory=list)
     messages: list[bot_pb2.RefereeMessage] = field(default_factory=list)
@@ -43,11 +44,11 @@ def _now() -> float:
     return trio.current_time()
 
 
-def seat_sessions(table: Table, policies: list[Policy]) -> list[FakeSession]:
+def seat_sessions(table: Table, policies: list[Policy], *, skip_event_messages: bool = False) -> list[FakeSession]:
     """Attach one fake session per seat."""
     sessions = []
     for link, policy in zip(table.links, policies, strict=True):
-        s = FakeSession(bot_name=link.name, policy=policy)
+        s = FakeSession(bot_name=link.name, policy=policy, skip_event_messages=skip_event_messages)
         s.link = link
         assert link.attach(s) is None
         sessions.append(s)

@@ -176,3 +176,48 @@ def _messages_before_last_action(session: FakeSession, deal_no: int, n_actions: 
 def test_messages_to_a_seat_do_not_depend_on_cards_it_never_saw(monkeypatch: pytest.MonkeyPatch) -> None:
     checked = sum(_check_seed(seed, monkeypatch) for seed in range(SEEDS))
     assert checked >= 2000, f"only {checked} deals checked"
+
+
+def test_a_seat_that_skips_event_messages_gets_the_same_messages_less_the_events() -> None:
+    """A bot may ask for no ``event`` messages (``Hello.skip_event_messages``): it then gets
+    exactly the other messages, byte for byte, so everything above holds for it too; and the
+    replay records the choice, so that a re-run tells each seat the same."""
+    import json
+
+    from referee._resim import resimulate
+
+    for seed in range(12):
+        spec = MatchSpec(players=("p0", "p1"), rules=RuleSet.classic(), time_control=TimeControl(per_move_ms=1000),
+                         match_id="m", seed=seed.to_bytes(8, "big"))
+        runs = []
+        for skip in (False, True):
+            rng = random.Random(seed)
+
+            async def main(skip: bool = skip, rng: random.Random = rng, spec: MatchSpec = spec
+                           ) -> tuple[Table, list[FakeSession]]:
+                table = Table(spec, None, lambda t: None)
+                sessions = seat_sessions(table, [_policy(rng, [], 0), _policy(rng, [], 1)], skip_event_messages=skip)
+                await table.run()
+                return table, sessions
+
+            runs.append(trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0)))
+        (table, full), (lean_table, lean) = runs
+        assert table.report is not None and lean_table.report is not None
+        assert table.report.termination == lean_table.report.termination == "normal"
+        for seat in (0, 1):
+            kinds = [m.WhichOneof("kind") for m in full[seat].messages]
+            assert "event" in kinds and "event" not in [m.WhichOneof("kind") for m in lean[seat].messages]
+            # The match result carries the replay's hash, and the replay records the choice.
+            assert lean[seat].sent[:-1] == [b for b, k in zip(full[seat].sent, kinds, strict=True)
+                                            if k != "event"][:-1]
+            ends = [full[seat].messages[-1], lean[seat].messages[-1]]
+            assert [m.WhichOneof("kind") for m in ends] == ["match_finished", "match_finished"]
+            for m in ends:
+                m.match_finished.result.replay_hash = ""
+            assert ends[0] == ends[1]
+        records = [json.loads(line) for line in lean_table._replay.lines]
+        assert records[0]["event_messages"] == [False, False]
+        again = resimulate(records)
+        assert again.lines == lean_table._replay.lines
+        assert [[m.SerializeToString(deterministic=True) for m in seat] for seat in again.seat_messages] == \
+            [s.sent for s in lean]

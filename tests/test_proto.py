@@ -82,7 +82,7 @@ def test_check_reports_stale_missing_and_extra(tmp_path: Path) -> None:
     bot = root / "gin_arena" / "v1" / "bot.proto"
     bot.write_text(
         bot.read_text().replace(
-            "string client_info = 6;", "string client_info = 6;\n  // x.\n  uint32 x = 7;"
+            "string client_info = 6;", "string client_info = 6;\n  // x.\n  uint32 x = 99;"
         )
     )
     problems = generate.check(root)

@@ -142,6 +142,7 @@ class Hello(_message.Message):
     NONCE_FIELD_NUMBER: _builtins.int
     MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _builtins.int
     CLIENT_INFO_FIELD_NUMBER: _builtins.int
+    SKIP_EVENT_MESSAGES_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
     """The bot's name, shown to opponents and in results."""
     token: _builtins.str
@@ -156,6 +157,12 @@ class Hello(_message.Message):
     """How many matches the bot will play at once on this session; 0 means 1."""
     client_info: _builtins.str
     """Free text about the client: language, library, version."""
+    skip_event_messages: _builtins.bool
+    """When true, the referee sends this session no `event` messages: every event
+    still reaches the bot in the `state.events` of its next ActionRequest (and
+    the deal's end in DealFinished). One message per decision instead of three,
+    for bots that read each request's state rather than keep their own.
+    """
     def __init__(
         self,
         *,
@@ -165,10 +172,11 @@ class Hello(_message.Message):
         nonce: _builtins.bytes = ...,
         max_concurrent_matches: _builtins.int = ...,
         client_info: _builtins.str = ...,
+        skip_event_messages: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "client_info", b"client_info", "max_concurrent_matches", b"max_concurrent_matches", "nonce", b"nonce", "protocol_version", b"protocol_version", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "client_info", b"client_info", "max_concurrent_matches", b"max_concurrent_matches", "nonce", b"nonce", "protocol_version", b"protocol_version", "skip_event_messages", b"skip_event_messages", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
