@@ -328,7 +328,7 @@ class Table:
         await self._supervise()
 
     def _header(self) -> None:
-        if self._replay.lines:
+        if self._replay.count:
             return
         spec = self.spec
         self._replay.add(
@@ -778,7 +778,7 @@ class Table:
     def _match_data_done(self) -> None:
         """Drop what a finished match no longer needs (its replay lines are on disk)."""
         if self.report is not None and self.report.replay_path:
-            self._replay.lines = []
+            self._replay.clear()
         for link in self.links:
             link.events = wire.EventLog()
             link.open_request = None

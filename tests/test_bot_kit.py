@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -270,6 +271,29 @@ def test_run_bot_plays_a_match_and_returns_0(serve: Callable[[FakeReferee], str]
     hello = referee.hellos[0]
     assert hello.bot_name == "greedy-test" and hello.protocol_version == 1 and len(hello.nonce) == 16
     assert hello.max_concurrent_matches == 1 and "python" in hello.client_info
+    assert hello.skip_event_messages  # a decide function needs no event messages
+
+
+def test_the_kit_asks_for_event_messages_only_for_bots_that_read_them() -> None:
+    from sample_bots.kit.session import _Session
+
+    class Listener(Bot):
+        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action | str:
+            return greedy_bot.decide(request)
+
+        def on_event(self, match_id: str, event: game_pb2.PublicEvent) -> None:
+            pass
+
+    class Plain(Bot):
+        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action | str:
+            return greedy_bot.decide(request)
+
+    def skips(bot: Any, **kw: Any) -> bool:
+        return _Session(bot, _config("127.0.0.1:1", **kw))._hello().hello.skip_event_messages
+
+    assert not skips(Listener) and not skips(Listener())
+    assert skips(Plain) and skips(Plain()) and skips(greedy_bot.decide)
+    assert not skips(Plain, event_messages=True) and skips(Listener, event_messages=False)
 
 
 class _Recorder(Bot):

@@ -154,6 +154,11 @@ class BotConfig:
         )
     )
     """Free text about the client, sent in Hello."""
+    event_messages: bool | None = None
+    """Whether to receive the referee's ``event`` messages (``Bot.on_event``). ``None``: only
+    if the bot overrides ``on_event``; otherwise the session asks for none
+    (``Hello.skip_event_messages``) — every event is still in each request's state, and the
+    referee sends one message per decision instead of three."""
 
 
 @dataclass
@@ -323,11 +328,18 @@ class _Session:
             return grpc.aio.secure_channel(self.config.referee, grpc.ssl_channel_credentials())
         return grpc.aio.insecure_channel(self.config.referee)
 
+    def _wants_events(self) -> bool:
+        if self.config.event_messages is not None:
+            return self.config.event_messages
+        cls = self._factory if self._factory is not None else type(self._shared)
+        return getattr(cls, "on_event", Bot.on_event) is not Bot.on_event
+
     def _hello(self) -> bot_pb2.BotMessage:
         c = self.config
         return bot_pb2.BotMessage(hello=bot_pb2.Hello(
             bot_name=c.name, token=c.token, protocol_version=PROTOCOL_VERSION, nonce=c.nonce,
             max_concurrent_matches=max(1, c.concurrent), client_info=c.client_info,
+            skip_event_messages=not self._wants_events(),
         ))
 
     async def _connect_once(self) -> bool:
