@@ -15,6 +15,8 @@ are ``bench/_protocol_client.py``). Interleaved designs, each at 1 stream (1 mat
   ``event`` messages, then a typical ``ActionRequest`` (~540 bytes): the gRPC cost of the protocol.
 * **guest3**: bare3 through the referee's bridge (handler → trio task in guest mode → asyncio
   writer → "sent" back to trio), no game: the cost of the asyncio/trio runtime.
+* **lean**: the same with bots that set ``Hello.skip_event_messages`` (as the Python kit's bots do
+  unless they read events): one message per decision instead of three.
 * **referee**: ``referee serve`` (replays to a temp dir) with trivial bots that answer at once
   (knock / big gin if legal, else draw stock, pass the upcard, discard the highest deadwood
   card). Each match slot creates a match with ``CreateMatch`` (rules ``classic`` with
@@ -23,7 +25,7 @@ are ``bench/_protocol_client.py``). Interleaved designs, each at 1 stream (1 mat
 Then (b): a fresh referee with ``--matches`` (500) matches at once over ``--clients`` (2) client
 processes, held until every match has sent its first request (memory is read then), released,
 and measured; and (b') the same with bots thinking (by default so that the offered load is half
-the throughput measured at 100 streams).
+the throughput measured at 100 streams). (b)'s bots are lean unless ``--b-bots events``.
 
 Every stream has its own TCP connection (its own channel, local subchannel pool), as separate
 bot processes would. Figures:
@@ -335,6 +337,8 @@ def main() -> int:
                              "in the interleaved windows, as design referee-ab")
     parser.add_argument("--designs", default="", help="comma-separated subset of the interleaved designs")
     parser.add_argument("--skip-b", action="store_true", help="skip (b) (the 500-match runs)")
+    parser.add_argument("--b-bots", choices=["lean", "events"], default="lean",
+                        help="(b)'s bots: lean (no event messages, as the sample bots; default) or events")
     args = parser.parse_args()
     if args.quick:
         args.reps, args.window, args.warmup, args.think_ms = 1, 2.0, 0.7, 0.0
@@ -397,8 +401,10 @@ def main() -> int:
 
         # (b): a fresh referee, many matches at once (held until all have started, then released).
         wb: dict[float, Window] = {}
+        b_mode = "bots-lean" if args.b_bots == "lean" else "bots"
         if args.think_ms < 0:  # half the capacity measured at 100 streams
-            args.think_ms = round(1000 * args.matches / (0.5 * median([w.rate for w in wn["referee"]])))
+            basis = wn["lean"] if args.b_bots == "lean" and wn.get("lean") else wn["referee"]
+            args.think_ms = round(1000 * args.matches / (0.5 * median([w.rate for w in basis])))
         for think in () if args.skip_b else (0.0, *([args.think_ms] if args.think_ms else [])):
             big, big_addr = start_referee(f"referee-b{think:g}", tmp, replays, args.log_level)
             run_window("warm-b", big, [client_argv("bots", big_addr, 2, args)], tmp, 0.3, 0.3)
@@ -408,7 +414,7 @@ def main() -> int:
             def at_start(big: Proc = big) -> dict[str, Any]:
                 return {"rss_started_kb": big.rss_kb()}
 
-            w = run_window(f"b{think:g}", big, [client_argv("bots", big_addr, k, args, think_ms=think)
+            w = run_window(f"b{think:g}", big, [client_argv(b_mode, big_addr, k, args, think_ms=think)
                                                  for k in split(args.matches, args.clients)],
                            tmp, max(args.warmup, 2.0), args.window * 3, at_start)
             w.extra["rss_idle_kb"] = idle
@@ -532,7 +538,7 @@ def b_rows(args: argparse.Namespace, wb: dict[float, Window], dpm: list[float]) 
     grow_kb = (w0.extra["rss_end_kb"] - w0.extra["rss_t0_kb"]) / max(1, w0.count)
     per_match_kb = (w0.extra["rss_started_kb"] - w0.extra["rss_idle_kb"]) / args.matches
     rows = [
-        (f"(b) p99 decision overhead, {args.matches} matches, instant bots", fmt_ms(b_p99), "< 20 ms",
+        (f"(b) p99 decision overhead, {args.matches} matches, instant {args.b_bots} bots", fmt_ms(b_p99), "< 20 ms",
          verdict(b_p99 < 0.020)),
         ("    p50 / p99.9", f"{fmt_ms(w0.pct(0.5))} / {fmt_ms(w0.pct(0.999))}", "", ""),
         ("    decisions/s · server CPU per decision", f"{w0.rate:,.0f}/s · {w0.cpu_per_op_us:.0f} µs", "", ""),

@@ -30,6 +30,9 @@ def canonical(record: dict[str, Any]) -> bytes:
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+_EMPTY = zlib.compressobj(1, zlib.DEFLATED, -10, 2)  # what a cleared recorder holds (never fed)
+
+
 class ReplayRecorder:
     """Collects a match's records, chaining their hashes. The lines are kept deflated until
     the match ends (a few hundred bytes per decision otherwise, for every running match)."""
@@ -44,6 +47,8 @@ class ReplayRecorder:
         """Append a record of type ``record_type``; returns its hash."""
         record = {"type": record_type, "seq": self.count, "prev": self.last_hash, **fields}
         line = canonical(record)
+        if self._deflate is _EMPTY:  # recording again after clear(): a fresh stream
+            self._deflate = zlib.compressobj(1, zlib.DEFLATED, -10, 2)
         chunk = self._deflate.compress(line + b"\n")
         if chunk:
             self._chunks.append(chunk)
@@ -60,7 +65,7 @@ class ReplayRecorder:
     def clear(self) -> None:
         """Drop the lines (once written); the count and the final hash stay."""
         self._chunks = []
-        self._deflate = zlib.compressobj(1, zlib.DEFLATED, -10, 2)
+        self._deflate = _EMPTY
 
     def write(self, path: Path) -> None:
         """Write every record to ``path`` atomically."""

@@ -15,6 +15,7 @@ import hmac
 import math
 import secrets
 import struct
+import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -220,6 +221,7 @@ class Table:
         self.finished = trio.Event()
         self.spectators: list[Callable[[referee_pb2.SpectatorEvent], None]] = []
         self.public_log: list[bytes] = []  # serialised: a message object costs ~30x the memory
+        self._public_packed = b""  # the log once the match is over, deflated
         self.cancel_scope = trio.CancelScope()
         self._cancel_reason = ""
         self._on_finish = on_finish
@@ -258,11 +260,14 @@ class Table:
 
     def watch(self, sink: Callable[[referee_pb2.SpectatorEvent], None], from_start: bool) -> None:
         """Add a spectator; with ``from_start`` it first gets everything so far."""
+        log = self._public_events()
         if from_start:
-            for data in self.public_log:
+            for data in log:
                 sink(referee_pb2.SpectatorEvent.FromString(data))
-        elif self.public_log:
-            sink(referee_pb2.SpectatorEvent.FromString(self.public_log[0]))
+        elif log:
+            sink(referee_pb2.SpectatorEvent.FromString(log[0]))
+            if self.report is not None and len(log) > 1:  # over: the header and the result
+                sink(referee_pb2.SpectatorEvent.FromString(log[-1]))
         self.spectators.append(sink)
 
     # ----- the match -----
@@ -782,6 +787,20 @@ class Table:
         for link in self.links:
             link.events = wire.EventLog()
             link.open_request = None
+        # A finished match stays listed (GetMatch, WatchMatch from the start) for a while: keep
+        # its spectator log deflated (~60 bytes per decision otherwise).
+        self._public_packed = zlib.compress(b"".join(struct.pack(">I", len(d)) + d for d in self.public_log))
+        self.public_log = []
+
+    def _public_events(self) -> list[bytes]:
+        if not self._public_packed:
+            return self.public_log
+        data, out, i = zlib.decompress(self._public_packed), [], 0
+        while i < len(data):
+            (n,) = struct.unpack_from(">I", data, i)
+            out.append(data[i + 4:i + 4 + n])
+            i += 4 + n
+        return out
 
     def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
         """Send a message of the match's story to a seat, adding it to that seat's digest (what

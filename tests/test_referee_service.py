@@ -53,6 +53,14 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
                 if e.WhichOneof("kind") == "deal_finished":
                     assert e.deal_finished.knock_discard == ""
 
+            # A spectator who comes after the end (the log is kept deflated then) gets the same story.
+            async def collect(from_start: bool) -> list[referee_pb2.SpectatorEvent]:
+                watch = ops.WatchMatch(referee_pb2.WatchMatchRequest(match_id="m-1", from_start=from_start))
+                return [ev async for ev in watch]
+
+            assert await referee.aio(collect(True)) == seen
+            assert await referee.aio(collect(False)) == [seen[0], seen[-1]]  # over: header and result
+
             missing = await referee.aio(_code(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="nope"))))
             assert missing == grpc.StatusCode.NOT_FOUND
             bad = await referee.aio(_code(ops.CreateMatch(referee_pb2.CreateMatchRequest(

@@ -398,7 +398,7 @@ class WatchMatchRequest(_message.Message):
     """The match."""
     from_start: _builtins.bool
     """Replay the match's public events from its start before following it live;
-    otherwise start with a header and the current deal.
+    otherwise start with the header (then, for a match that is over, its result).
     """
     def __init__(
         self,
