@@ -30,6 +30,11 @@ def canonical(record: dict[str, Any]) -> bytes:
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def _plain(text: str) -> bool:
+    """Whether JSON writes ``text`` as it is between quotes."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
 _EMPTY = zlib.compressobj(1, zlib.DEFLATED, -10, 2)  # what a cleared recorder holds (never fed)
 
 
@@ -46,7 +51,25 @@ class ReplayRecorder:
     def add(self, record_type: str, /, **fields: Any) -> str:
         """Append a record of type ``record_type``; returns its hash."""
         record = {"type": record_type, "seq": self.count, "prev": self.last_hash, **fields}
-        line = canonical(record)
+        return self._append(canonical(record))
+
+    def add_action(self, seat: int, request_id: int, action: str, card: str | None, think_us: int,
+                   substitute: bool, clocks: list[int]) -> str:
+        """Append an ``action`` record (the one record of every decision): the same bytes as
+        ``add("action", ...)``, written without the general JSON encoder."""
+        if not (_plain(action) and (card is None or _plain(card))):
+            return self.add("action", seat=seat, request_id=request_id, action=action, card=card,
+                            think_us=think_us, substitute=substitute, clocks=clocks)
+        card_json = "null" if card is None else f'"{card}"'
+        line = (
+            f'{{"action":"{action}","card":{card_json},'
+            f'"clocks":[{",".join(map(str, clocks))}],"prev":"{self.last_hash}","request_id":{request_id:d},'
+            f'"seat":{seat:d},"seq":{self.count:d},"substitute":{"true" if substitute else "false"},'
+            f'"think_us":{think_us:d},"type":"action"}}'
+        ).encode()
+        return self._append(line)
+
+    def _append(self, line: bytes) -> str:
         if self._deflate is _EMPTY:  # recording again after clear(): a fresh stream
             self._deflate = zlib.compressobj(1, zlib.DEFLATED, -10, 2)
         chunk = self._deflate.compress(line + b"\n")

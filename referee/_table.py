@@ -654,11 +654,8 @@ class Table:
         if move.seat == -1:  # the discard just played triggered a reshuffle
             reshuffle = move
             move = deal.history[-2]
-        self._replay.add(
-            "action", seat=seat, request_id=request_id, action=str(action),
-            card=str(move.card) if move.card is not None else None, think_us=think_us,
-            substitute=self.links[seat].substituted, clocks=self._clocks.shown(),
-        )
+        self._replay.add_action(seat, request_id, str(action), str(move.card) if move.card is not None else None,
+                                think_us, self.links[seat].substituted, self._clocks.shown())
         for link in self.links:
             if link.event_messages:
                 ev = gin.seat_event(link.seat, seat, action.kind, move.card, move.stock_size)

@@ -311,6 +311,21 @@ def _arrangement_fields(hand_mask: int) -> bytes:
     return b"".join(out)
 
 
+_EV = _tags(game_pb2.PublicEvent, {"seat": _VARINT, "kind": _VARINT, "card": _LEN, "stock_size_after": _VARINT,
+                                   "reshuffled": _VARINT})
+_EV_KIND = {k: _uint(_EV["kind"], v) for k, v in _KIND_TO_PB.items()}
+_EV_CARD = _card_entries(_EV["card"])
+_EV_RESHUFFLED = _uint(_EV["reshuffled"], 1)
+
+
+def _event_bytes(ev: gin.PublicEvent) -> bytes:
+    """``public_event(ev)`` encoded (no think time: as in an information state's events)."""
+    if ev.kind == "reshuffle":
+        return _uint(_EV["stock_size_after"], ev.stock_size) + _EV_RESHUFFLED
+    return _uint(_EV["seat"], ev.seat) + _EV_KIND[ev.kind] + (_EV_CARD[ev.card.index] if ev.card is not None else b"") \
+        + _uint(_EV["stock_size_after"], ev.stock_size)
+
+
 class EventLog:
     """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
     only grow, so each request converts just the new ones) and the fields that stay the same
@@ -347,7 +362,7 @@ class EventLog:
         if len(self.entries) < len(events):
             tag = _IS["events"]
             fresh = events[len(self.entries):]
-            new = [_len_field(tag, public_event(e).SerializeToString(deterministic=True)) for e in fresh]
+            new = [_len_field(tag, _event_bytes(e)) for e in fresh]
             self.entries.extend(new)
             self.joined += b"".join(new)
             self.reshuffled = self.reshuffled or any(e.kind == "reshuffle" for e in fresh)

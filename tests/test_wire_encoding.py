@@ -121,3 +121,22 @@ def test_events_are_converted_once_and_restart_with_each_deal() -> None:
         match.apply(next((a for a in legal if a.kind in ("knock", "big_gin")), None)
                     or next((a for a in legal if a.kind in ("draw_stock", "pass")), legal[0]))
     assert len(deals) == 3
+
+
+def test_action_records_are_the_canonical_json() -> None:
+    """The replay's per-decision record is written without the JSON encoder; it must be the
+    same line (and so the same hash chain) as the general canonical form, odd texts included."""
+    from referee._replay import ReplayRecorder
+
+    rng = random.Random(7)
+    fast, general = ReplayRecorder(), ReplayRecorder()
+    for _ in range(3000):
+        seat, rid = rng.randrange(-1, 6), rng.randrange(0, 1 << 40)
+        action = rng.choice(["discard Td", "knock 2c", "big_gin", "pass", 'say "hi"', "naïve", "tab\there", "back\\"])
+        card = rng.choice([None, "Td", "Ah", 'x"y', "é"])
+        think, sub = rng.randrange(0, 1 << 33), rng.random() < 0.5
+        clocks = [rng.randrange(0, 1 << 31) for _ in range(rng.randrange(0, 4))]
+        fast.add_action(seat, rid, action, card, think, sub, clocks)
+        general.add("action", seat=seat, request_id=rid, action=action, card=card, think_us=think, substitute=sub,
+                    clocks=clocks)
+    assert fast.lines == general.lines and fast.last_hash == general.last_hash
