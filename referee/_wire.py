@@ -69,8 +69,14 @@ def cards(cs: Iterable[gin.Card]) -> list[str]:
     return [text[c.index] for c in cs]
 
 
+_CARD_BY_TEXT = {t: c for t, c in zip(_TEXT, gin.DECK, strict=True)}
+
+
 def card_from_text(text: str, what: str = "card") -> gin.Card:
     """Parse a card field, raising :class:`WireError` with the field named."""
+    card = _CARD_BY_TEXT.get(text)
+    if card is not None:
+        return card
     try:
         return gin.parse_card(text)
     except ValueError as e:
@@ -240,7 +246,6 @@ _SET_KIND = _MELD_TAGS["kind"] + _v(game_pb2.MELD_KIND_SET)
 _RUN_KIND = _MELD_TAGS["kind"] + _v(game_pb2.MELD_KIND_RUN)
 _SAME_RANK = 1 | 1 << 13 | 1 << 26 | 1 << 39
 _PHASE_BYTES = {k: _IS["phase"] + _v(v) for k, v in _PHASE_TO_PB.items()}
-_ACTION_ENTRIES: dict[gin.Action, bytes] = {}
 
 
 def _len_field(tag: bytes, payload: bytes) -> bytes:
@@ -406,11 +411,28 @@ def information_state(state: gin.InformationState, log: EventLog | None = None) 
     return game_pb2.InformationState.FromString(information_state_bytes(state, log))
 
 
+def _every_action() -> list[gin.Action]:
+    out: list[gin.Action] = []
+    for kind in gin.ACTION_KINDS:
+        if kind in ("discard", "knock"):
+            out.extend(gin.make_action(kind, c) for c in gin.DECK)
+        else:
+            out.append(gin.make_action(kind))
+    return out
+
+
+# The engine's actions are interned (one value per action, for ever): look them up by identity,
+# which spares hashing a dataclass per legal action.
+_ACTION_BY_ID = {
+    id(a): _len_field(_AR["legal_actions"], action_to_proto(a).SerializeToString(deterministic=True))
+    for a in _every_action()
+}
+
+
 def _action_entry(action: gin.Action) -> bytes:
-    entry = _ACTION_ENTRIES.get(action)
-    if entry is None:
-        entry = _ACTION_ENTRIES[action] = _len_field(
-            _AR["legal_actions"], action_to_proto(action).SerializeToString(deterministic=True))
+    entry = _ACTION_BY_ID.get(id(action))
+    if entry is None:  # not an interned value (a hand-made action): encode it
+        entry = _len_field(_AR["legal_actions"], action_to_proto(action).SerializeToString(deterministic=True))
     return entry
 
 

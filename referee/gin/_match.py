@@ -181,6 +181,8 @@ class Match:
         self.results: list[GameResult] = []
         self.outcome: MatchOutcome | None = None
         self.game = Game(rules, seed, 1, first_dealer(seed, 1, NUM_SEATS))
+        self._tally_games = 0
+        self._tally: tuple[tuple[int, ...], tuple[int, ...]] = ((0,) * NUM_SEATS, (0,) * NUM_SEATS)
 
     @property
     def deal(self) -> Deal:
@@ -200,18 +202,26 @@ class Match:
     @property
     def totals(self) -> tuple[int, ...]:
         """Cumulative totals of the finished games, by seat."""
-        return tuple(sum(g.totals[s] for g in self.results) for s in range(NUM_SEATS))
+        return self._tallies()[0]
 
     @property
     def games_won(self) -> tuple[int, ...]:
         """Games won so far, by seat."""
-        return tuple(sum(1 for g in self.results if g.winner == s) for s in range(NUM_SEATS))
+        return self._tallies()[1]
+
+    def _tallies(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        # Asked on every view; recounted only when a game has ended since.
+        if self._tally_games != len(self.results):
+            self._tally = (
+                tuple(sum(g.totals[s] for g in self.results) for s in range(NUM_SEATS)),
+                tuple(sum(1 for g in self.results if g.winner == s) for s in range(NUM_SEATS)),
+            )
+            self._tally_games = len(self.results)
+        return self._tally
 
     def view(self, seat: int) -> InformationState:
         """What ``seat`` may know now (RULES §12), scores included."""
-        from ._view import information_state
-
-        return information_state(self, seat)
+        return _view.information_state(self, seat)
 
     def legal_actions(self) -> list[Action]:
         """The current deal's legal actions (none once the match is over)."""
@@ -274,3 +284,6 @@ class Match:
         else:
             winner = None
         return MatchOutcome(winner, won, totals, tuple(self.results), forfeit)
+
+
+from . import _view  # noqa: E402  (the view module imports this one)
