@@ -280,13 +280,7 @@ def _text(tag: bytes, text: str) -> bytes:
     return _len_field(tag, text.encode()) if text else b""
 
 
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+_bits = gin.mask_indices
 
 
 _TO_MOVE = _uint_field(_IS["to_move"])

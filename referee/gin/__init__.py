@@ -23,6 +23,7 @@ from ._cards import SUITS as SUITS
 from ._cards import Card as Card
 from ._cards import format_cards as format_cards
 from ._cards import from_mask as from_mask
+from ._cards import mask_indices as mask_indices
 from ._cards import parse_card as parse_card
 from ._cards import parse_cards as parse_cards
 from ._cards import to_mask as to_mask

@@ -121,6 +121,16 @@ def to_mask(cards: Iterable[Card]) -> int:
     return m
 
 
+def mask_indices(mask: int) -> list[int]:
+    """The card indices set in ``mask``, lowest first."""
+    out: list[int] = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
 def from_mask(mask: int) -> list[Card]:
     """The cards of a bitmask, in index order."""
     out: list[Card] = []

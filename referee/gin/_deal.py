@@ -25,6 +25,7 @@ from ._actions import (
     TakeUpcard,
 )
 from ._cards import DECK, Card, from_mask
+from ._cards import mask_indices as _bits
 from ._melds import deadwood_mask, min_deadwood_after_discard_mask
 from ._rules import RuleSet
 from ._showdown import Showdown, score_showdown
@@ -72,15 +73,6 @@ class DealOutcome:
     """The knocker's face-down discard (never shown to the opponent, RULES §6)."""
     hands: tuple[tuple[Card, ...], ...]
     """Each seat's final cards (the knocker's kept cards), by seat."""
-
-
-def _bits(mask: int) -> list[int]:
-    out: list[int] = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 _move = tuple.__new__  # builds a Move without the Python-level __new__ of NamedTuple (hot path)
