@@ -2,8 +2,9 @@
 
 grpcio has no trio support; its asyncio API needs a real asyncio loop. Trio's documented
 guest mode (``trio.lowlevel.start_guest_run``) runs trio on the same thread, so trio tasks and
-gRPC handlers can hand each other messages with plain function calls (``send_nowait`` on a
-trio channel, ``put_nowait`` on an asyncio queue) — no thread hops, no locks. Measured in
+gRPC handlers share state with plain function calls — no thread hops, no locks. (Waking a trio
+task from the asyncio side costs a guest tick through trio's I/O thread, so the referee runs a
+decision's step straight from the gRPC handler and keeps trio for deadlines.) Measured in
 ``bench/protocol.py``; the figures are in the README.
 """
 

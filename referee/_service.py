@@ -1,7 +1,8 @@
 """The gRPC side: the bot session stream and the operator service, on grpc.aio.
 
-Handlers run on the asyncio host loop; they hand messages to the trio side with plain calls
-(``SeatLink.deliver``), and the trio side writes back through a per-session asyncio queue.
+Handlers run on the asyncio host loop; they hand each answer to its match with a plain call
+(``SeatLink.deliver``: the match's step runs in that call), and messages go out through a
+per-session queue drained by the session's writer task.
 """
 
 from __future__ import annotations

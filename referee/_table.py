@@ -5,6 +5,11 @@ talk to it through :class:`SeatLink`: the transport (the gRPC service, or a test
 session, hands in answers with :meth:`SeatLink.deliver`, and receives messages through the
 session's ``send``. Every message to a seat is built by ``_wire`` from that seat's information
 state; nothing else of the match reaches a seat.
+
+A step of the match (an answer, a reconnect) runs inside the transport's call, so a decision
+never waits for trio's scheduler; the match's trio task (:meth:`Table.run`) is its supervisor:
+it sleeps until the open request's deadline, applies time losses and crash reports, and writes
+the replay when the match ends.
 """
 
 from __future__ import annotations
