@@ -483,12 +483,12 @@ class Table:
         if self.state in ("finished", "aborted"):
             link.error(bot_pb2.ERROR_CODE_MATCH_OVER, f"match {self.match_id} is over", response.request_id)
             return
-        if not self._live():
-            return  # cancelled: the supervisor ends the match
-        if self._alerts:  # a bot process died: that comes first
+        if self._cancelled:
+            return  # the supervisor ends the match
+        if self._alerts and self._live():  # a bot process died: that comes first
             self._take_alert()
         request_id = link.pending
-        if not request_id or response.request_id != request_id:
+        if not self._live() or not request_id or response.request_id != request_id:
             self._stray(link, response.request_id)
             return
         seat = link.seat

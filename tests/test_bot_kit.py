@@ -538,6 +538,7 @@ def test_js_bot_plays_a_match_and_exits_0(js_modules: Path, serve: Callable[[Fak
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(referee.results) == 1 and not referee.errors
     assert referee.hellos[0].bot_name == "js-test" and len(referee.hellos[0].nonce) == 16
+    assert referee.hellos[0].skip_event_messages  # stateless: reads each request's state
 
 
 def test_js_bot_reconnects_after_a_dropped_connection(js_modules: Path, serve: Callable[[FakeReferee], str]) -> None:

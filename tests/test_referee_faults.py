@@ -390,3 +390,40 @@ def test_a_bot_that_dies_before_connecting_is_scored_at_once() -> None:
 
     report, _ = run_match(spec(connect_timeout_ms=30_000), [good, None], extra=crash_early)
     assert report.termination == "crashed" and report.faulting_seat == 1 and report.winner == 0
+
+
+def test_answers_before_the_match_starts_or_after_it_is_cancelled() -> None:
+    """An action while the match still waits for its other seat gets NOT_YOUR_TURN; once the
+    operator cancels, answers change nothing and the match ends as aborted."""
+    import trio.testing
+
+    from referee._table import Table
+    from tests._tables import FakeSession
+
+    async def main() -> None:
+        table = Table(spec(match_id="early", connect_timeout_ms=5_000), None, lambda t: None, quiet=True)
+        early = FakeSession(bot_name="early")
+        assert table.links[0].attach(early) is None
+        async with trio.open_nursery() as n:
+            n.start_soon(table.run)
+            await trio.sleep(1)
+            table.links[0].deliver(bot_pb2.ActionResponse(match_id="early", request_id=1, action=game_pb2.Action(
+                kind=game_pb2.ACTION_KIND_DRAW_STOCK)), trio.current_time())
+            errors = [m.error for m in early.messages if m.WhichOneof("kind") == "error"]
+            assert [e.code for e in errors] == [bot_pb2.ERROR_CODE_NOT_YOUR_TURN]
+            late = FakeSession(bot_name="late")
+            assert table.links[1].attach(late) is None
+            await trio.sleep(0.1)
+            asked = [m for s in (early, late) for m in s.messages if m.WhichOneof("kind") == "action_request"]
+            assert len(asked) == 1 and table.state == "running"
+            table.cancel("operator")
+            seat = next(s for s in (early, late) if asked[0] in s.messages)
+            link = table.links[0 if seat is early else 1]
+            legal = asked[0].action_request.legal_actions[0]
+            link.deliver(bot_pb2.ActionResponse(match_id="early", request_id=asked[0].action_request.request_id,
+                                                action=legal), trio.current_time())
+            await table.finished.wait()
+        assert table.report is not None and table.report.termination == "aborted"
+        assert table.report.decisions == 0 and table.report.detail == "operator"
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

@@ -225,6 +225,8 @@ function play(opts) {
       hello: {
         bot_name: opts.name, token: opts.token, protocol_version: 1, nonce: crypto.randomBytes(16),
         max_concurrent_matches: 1, client_info: `gin-arena js sample; node ${process.version}`,
+        // Stateless: every event is in each request's state, so no separate event messages.
+        skip_event_messages: true,
       },
     });
   }
