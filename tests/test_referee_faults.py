@@ -219,10 +219,14 @@ def test_wrong_token_is_unauthenticated_and_the_match_goes_on() -> None:
 
 
 def test_second_live_stream_for_a_seat_is_refused() -> None:
-    async def steady(c: Client) -> None:  # slow enough that the match is still on when the twin comes
+    twin_done = asyncio.Event()
+
+    async def steady(c: Client) -> None:  # holds the match open until the twin has been answered
+        pick = knock_first(random.Random(1))
+
         async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
-            await asyncio.sleep(0.05)
-            return msg.action_request.legal_actions[0]
+            await twin_done.wait()
+            return pick(msg.action_request)
 
         await c.play(decide)
 
@@ -231,6 +235,7 @@ def test_second_live_stream_for_a_seat_is_refused() -> None:
             await trio.sleep(0.01)
         c = Client(_ref.address, table.links[0].token)
         await referee.aio(c.play())
+        twin_done.set()
         assert c.status == grpc.StatusCode.ALREADY_EXISTS, c.status
         assert "live session" in c.details
 
