@@ -487,8 +487,9 @@ class _DealTruth:
     seq: int
     dealer: int
     deck: list[str]
-    moves: list[tuple[int, str, str | None, int]] = field(default_factory=list)
-    """(actor, kind, card, seq); actor -1 for a reshuffle."""
+    moves: list[tuple[int, str, str | None, int, int]] = field(default_factory=list)
+    """(actor, kind, card, seq, request_id); actor -1 for a reshuffle, request 0 for a
+    substitute's move."""
     end: dict[str, Any] | None = None
 
 
@@ -503,9 +504,10 @@ def _truths(records: Sequence[dict[str, Any]]) -> dict[tuple[int, int], _DealTru
         elif cur is None:
             continue
         elif kind == "action":
-            cur.moves.append((rec["seat"], str(rec["action"]).split()[0], rec.get("card"), rec["seq"]))
+            cur.moves.append((rec["seat"], str(rec["action"]).split()[0], rec.get("card"), rec["seq"],
+                              int(rec.get("request_id") or 0)))
         elif kind == "reshuffle":
-            cur.moves.append((-1, "reshuffle", None, rec["seq"]))
+            cur.moves.append((-1, "reshuffle", None, rec["seq"], 0))
         elif kind == "deal_end":
             cur.end = rec
     return out
@@ -516,7 +518,7 @@ def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
     deck = truth.deck
     known = set(deck[1:20:2] if seat == truth.dealer else deck[0:20:2])
     known.add(deck[20])
-    for actor, kind, card, _ in truth.moves[:k]:
+    for actor, kind, card, *_ in truth.moves[:k]:
         if card is None:
             continue
         if kind in ("take_upcard", "draw_discard", "discard") or actor == seat:
@@ -574,7 +576,13 @@ def check_information(records: Sequence[dict[str, Any]],
     """Check 6; returns the number of cards checked."""
     truths = _truths(records)
     count = [0]
+    header = records[0] if records else {}
+    with_events = header.get("event_messages", [True] * len(seat_messages))
     for seat, msgs in enumerate(seat_messages):
+        # A seat that asked for no event messages learns a deal's moves from its requests: the
+        # state of a request comes after every move before the one answering it.
+        lean = not with_events[seat] if seat < len(with_events) else False
+        answered = False  # a lean seat's last request was answered by the move at index k
         cur: _DealTruth | None = None
         k, ended = 0, False
         cache: dict[tuple[int, int, bool], set[str]] = {}
@@ -587,7 +595,7 @@ def check_information(records: Sequence[dict[str, Any]],
                 cur = truths.get((g, d))
                 if cur is None:
                     raise _fail("information", None, where, "a deal of the replay", f"game {g} deal {d}")
-                k, ended, seq = 0, False, cur.seq
+                k, ended, seq, answered = 0, False, cur.seq, False
             elif kind == "event":
                 if cur is None:
                     raise _fail("information", None, where, "an event within a deal", "an event before any deal")
@@ -597,12 +605,18 @@ def check_information(records: Sequence[dict[str, Any]],
                 seq = cur.moves[k - 1][3]
             elif kind == "action_request":
                 st = msg.action_request.state
+                if lean and cur is not None:
+                    k = _moves_before_request(cur, seat, k + 1 if answered else k, msg.action_request.request_id)
+                    answered = k < len(cur.moves) and cur.moves[k][4] == msg.action_request.request_id
+                    seq = cur.moves[k - 1][3] if k else cur.seq
                 if cur is None or (st.game_number, st.deal_number) != _deal_id(records, cur) \
                         or len(st.events) != k:
                     raise _fail("information", seq, where, f"the state after {k} events of the current deal",
                                 f"game {st.game_number} deal {st.deal_number} after {len(st.events)} events")
             elif kind == "deal_finished":
                 ended = True
+                if lean and cur is not None:
+                    k = len(cur.moves)
                 if cur is not None and cur.end is not None:
                     seq = cur.end["seq"]
             knowledge: set[str]
@@ -623,6 +637,20 @@ def check_information(records: Sequence[dict[str, Any]],
                             f"{card} is hidden from seat {seat} at this point: not in its hand, never face up, "
                             "not drawn by it, not shown at a showdown")
     return count[0]
+
+
+def _moves_before_request(truth: _DealTruth, seat: int, after: int, request_id: int) -> int:
+    """How many moves of the deal came before ``seat``'s request ``request_id``: the index of
+    the move answering it, or — for a request never answered (a fault) — of the seat's next move
+    from index ``after`` on (a substitute's), or the end of the deal's moves."""
+    moves = truth.moves
+    for j, move in enumerate(moves):
+        if move[4] == request_id and move[0] == seat:
+            return j
+    for j in range(after, len(moves)):
+        if moves[j][0] == seat:
+            return j
+    return len(moves)
 
 
 def _deal_id(records: Sequence[dict[str, Any]], truth: _DealTruth) -> tuple[int, int]:

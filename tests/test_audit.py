@@ -112,6 +112,7 @@ class _Session:
     table: Table
     link: SeatLink
     nursery: trio.Nursery
+    skip_event_messages: bool = False
     requests: int = 0
     told: list[bot_pb2.RefereeMessage] = field(default_factory=list)
 
@@ -139,15 +140,17 @@ class _Session:
 
 
 def play_match(spec: MatchSpec, behaviours: tuple[Behaviour, Behaviour], replay_dir: Path,
-               seed: int = 0) -> MatchReport:
-    """Play one match through a real referee Table, in-process, on a mock clock; write its replay."""
+               seed: int = 0, lean: tuple[bool, bool] = (False, False)) -> MatchReport:
+    """Play one match through a real referee Table, in-process, on a mock clock; write its replay.
+    A ``lean`` seat asks for no event messages (``Hello.skip_event_messages``)."""
 
     async def main() -> MatchReport:
         table = Table(spec, replay_dir, lambda t: None, quiet=True)
         async with trio.open_nursery() as nursery:
             for link, behave in zip(table.links, behaviours, strict=True):
                 rng = random.Random(seed * 10 + link.seat)
-                s = _Session(f"{link.name}-v1", bytes([link.seat + 1]) * 8, behave, rng, table, link, nursery)
+                s = _Session(f"{link.name}-v1", bytes([link.seat + 1]) * 8, behave, rng, table, link, nursery,
+                             lean[link.seat])
                 assert link.attach(s) is None
             report = await table.run()
             nursery.cancel_scope.cancel()
@@ -189,7 +192,16 @@ def small_run() -> list[tuple[str, MatchSpec, tuple[Behaviour, Behaviour]]]:
          (no_knock_in_first_deal, no_knock_in_first_deal)),
         ("dead", spec("run-dead", rules=RuleSet.classic(target=10)), (no_knock_in_first_deal, no_knock_in_first_deal)),
         ("oklahoma", spec("run-oklahoma", rules=RuleSet.oklahoma(target=15)), (greedy, greedy)),
+        # Seats that ask for no event messages (the "lean-" matches: see LEAN).
+        ("lean-normal", spec("run-lean-normal"), (greedy, greedy)),
+        ("lean-substitute", spec("run-lean-substitute", fault_policy="substitute", rules=RuleSet.classic(target=15),
+                                 time_control=TimeControl.parse("tc=2+0.1")), (illegal_at(4), greedy)),
+        ("lean-silent", spec("run-lean-silent", rules=RuleSet.classic(target=10, stock_exhausted="reshuffle")),
+         (no_knock_in_first_deal, silent_at(5))),
     ]
+
+
+LEAN = {"lean-normal": (True, True), "lean-substitute": (True, False), "lean-silent": (False, True)}
 
 
 @dataclass
@@ -204,7 +216,7 @@ def make_run(folder: Path) -> RunFixture:
     replays: dict[str, Path] = {}
     reports: dict[str, MatchReport] = {}
     for i, (name, spec, behaviours) in enumerate(small_run()):
-        report = play_match(spec, behaviours, folder / "replays", seed=i)
+        report = play_match(spec, behaviours, folder / "replays", seed=i, lean=LEAN.get(name, (False, False)))
         replays[name] = Path(report.replay_path)
         reports[name] = report
     games = [{"idx": i, "match_id": r.match_id, "players": list(r.players),
@@ -237,6 +249,10 @@ def test_the_small_run_covers_what_it_should(run: RunFixture) -> None:
     assert kinds == set(audit.RECORD_TYPES), kinds
     dead = [r for r in read_replay(run.replays["reshuffle"]) if r["type"] == "deal_end" and r["kind"] == "dead"]
     assert dead, "the reshuffle match has a dead hand after its reshuffle"
+    for name, seats in LEAN.items():
+        assert read_replay(run.replays[name])[0]["event_messages"] == [not lean for lean in seats]
+    assert terms["lean-normal"] == "normal" and terms["lean-silent"] == "time_forfeit"
+    assert run.reports["lean-substitute"].substituted_seats == (0,)
 
 
 def test_audit_passes_on_every_replay(run: RunFixture) -> None:
