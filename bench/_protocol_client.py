@@ -50,7 +50,7 @@ def typical_request() -> bot_pb2.RefereeMessage:
     assert seat is not None
     state = match.view(seat)
     return bot_pb2.RefereeMessage(match_id="0123456789abcdef", action_request=wire.action_request(
-        7, state, wire.clocks([10_000, 10_000], 0, seat), 10_000, wire.EventLog()))
+        7, state, [10_000, 10_000], 0, 10_000, wire.EventLog()))
 
 
 class Echo(bot_pb2_grpc.BotServiceServicer):

@@ -161,14 +161,6 @@ def time_control_from_proto(msg: game_pb2.TimeControl) -> TimeControl:
         raise WireError(f"time_control: {e}") from None
 
 
-def clocks(remaining_ms: Sequence[int], increment_ms: int, running: int | None) -> list[game_pb2.Clock]:
-    """Every seat's clock."""
-    return [
-        game_pb2.Clock(seat=s, remaining_ms=r, increment_ms=increment_ms, running=s == running)
-        for s, r in enumerate(remaining_ms)
-    ]
-
-
 # ----- what a seat sees -----
 def _meld(m: gin.Meld) -> game_pb2.Meld:
     return game_pb2.Meld(kind=_MELD_KIND[m.kind], cards=cards(m.cards))
@@ -511,17 +503,12 @@ def deal_started(state: gin.InformationState, log: EventLog | None = None) -> bo
 
 
 def action_request(
-    request_id: int, state: gin.InformationState, clock_list: Sequence[game_pb2.Clock], time_for_move_ms: int,
-    log: EventLog | None = None,
+    request_id: int, state: gin.InformationState, remaining_ms: Sequence[int], increment_ms: int,
+    time_for_move_ms: int, log: EventLog | None = None,
 ) -> bot_pb2.ActionRequest:
-    """A request for a decision, carrying the seat's complete information state."""
-    return bot_pb2.ActionRequest(
-        request_id=request_id,
-        legal_actions=[action_to_proto(a) for a in state.legal_actions],
-        clocks=clock_list,
-        time_for_move_ms=time_for_move_ms,
-        state=information_state(state, log),
-    )
+    """A request for a decision as a message (the same encoding as :func:`action_request_bytes`)."""
+    data = action_request_bytes("", request_id, state, remaining_ms, increment_ms, time_for_move_ms, log)
+    return bot_pb2.RefereeMessage.FromString(data).action_request
 
 
 def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:

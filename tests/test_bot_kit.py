@@ -200,7 +200,7 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
                 seat = match.to_move
                 assert seat is not None
                 self._request_id += 1
-                request = _wire.action_request(self._request_id, match.view(seat), _wire.clocks([5000, 5000], 0, seat),
+                request = _wire.action_request(self._request_id, match.view(seat), [5000, 5000], 0,
                                                5000)
                 if seat == 1:
                     action = to_action(self.opponent(request))

@@ -34,7 +34,7 @@ Policy = Callable[[bot_pb2.ActionRequest], game_pb2.Action | str]
 def requests_of(match: gin.Match, seat: int, request_id: int) -> bot_pb2.ActionRequest:
     """The ActionRequest the referee sends to ``seat`` now."""
     state = match.view(seat)
-    return _wire.action_request(request_id, state, _wire.clocks([60_000, 60_000], 0, seat), 1_000)
+    return _wire.action_request(request_id, state, [60_000, 60_000], 0, 1_000)
 
 
 def play_match(
