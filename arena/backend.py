@@ -14,7 +14,7 @@ import structlog
 import trio
 
 import referee
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from referee import MatchSpec, create_match_request
 
 from .records import Outcome, from_proto, from_report
@@ -68,7 +68,7 @@ class _AbsentSession:
         self.nonce = b""
         self.skip_event_messages = True
 
-    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
+    def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
         pass
 
     def close(self, code: str, detail: str) -> None:

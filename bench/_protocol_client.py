@@ -1,8 +1,9 @@
 """The processes ``bench/protocol.py`` starts (besides ``referee serve``).
 
     _protocol_client.py bare-server --port 0        # grpc.aio echo; prints "PORT <n>"
-    _protocol_client.py guest-server --port 0       # the same through the referee's asyncio/trio bridge
+    _protocol_client.py relay-server --port 0      # pairs streams, relays each message to the partner
     _protocol_client.py ping --target ADDR -n STREAMS [--replies 1|3]
+    _protocol_client.py relay --target ADDR -n STREAMS   # STREAMS/2 lock-step pairs
     _protocol_client.py bots --target ADDR -n MATCHES [--points 100] [--think-ms 0] [--hold] [--skip-events]
 
 Clients print ``READY`` once every stream has done a round trip (``ping``) or every match has
@@ -95,56 +96,31 @@ async def bare_server(port: int) -> None:
     await server.wait_for_termination()
 
 
-class GuestEcho(bot_pb2_grpc.BotServiceServicer):
-    """Echo through the referee's bridge, without the game: the handler hands each message to a
-    trio task (``send_nowait`` on a memory channel, like ``SeatLink.deliver``), which waits for it
-    inside a deadline scope (like ``Table._decide``) and queues the replies for an asyncio writer
-    task (like ``GrpcSession``), which tells trio when the last one is written (like
-    ``SeatLink.sent``)."""
+class Relay(bot_pb2_grpc.BotServiceServicer):
+    """The gRPC floor of a two-seat referee, without the game: streams pair up in the order they
+    open (each first sends one Ping to register); every Ping then goes to the partner stream as
+    a typical action request (pre-serialised), through the partner's queue and writer task, as
+    the referee's sessions do. One write and one read per decision, half the streams waiting."""
 
-    def __init__(self, nursery: Any) -> None:
-        self.nursery = nursery
-        self.big = typical_request()
-        self.small = bot_pb2.RefereeMessage(match_id="0123456789abcdef", event=game_pb2.PublicEvent(
-            seat=1, kind=game_pb2.ACTION_KIND_DISCARD, card="Td", stock_size_after=20, think_ms=0))
+    def __init__(self) -> None:
+        self.big = typical_request().SerializeToString()
+        self.waiting: tuple[deque[bytes], asyncio.Event, asyncio.Future[Any]] | None = None
 
     async def Play(  # type: ignore[override]
         self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
-        import math
-
-        import trio
-
-        queue: deque[tuple[bot_pb2.RefereeMessage, bool]] = deque()
+        if await context.read() is EOF:
+            return
+        queue: deque[bytes] = deque()
         wake = asyncio.Event()
-        inbox, outbox = trio.open_memory_channel[tuple[str, Any]](math.inf)
-
-        def out(msg: bot_pb2.RefereeMessage, last: bool) -> None:
-            queue.append((msg, last))
-            wake.set()
-
-        async def table() -> None:
-            big, small = self.big, self.small
-            with outbox:
-                while True:
-                    with trio.move_on_at(trio.current_time() + 10):
-                        try:
-                            kind, msg = await outbox.receive()
-                        except trio.EndOfChannel:
-                            return
-                        if kind != "msg":
-                            continue
-                        k = msg.ping.ping_id
-                        if k <= 1:
-                            out(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(ping_id=k)), True)
-                            continue
-                        for _ in range(k - 1):
-                            m = bot_pb2.RefereeMessage()
-                            m.CopyFrom(small)
-                            out(m, False)
-                        m = bot_pb2.RefereeMessage()
-                        m.CopyFrom(big)
-                        out(m, True)
+        if self.waiting is None:
+            partner: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            self.waiting = (queue, wake, partner)
+            other_queue, other_wake = await partner
+        else:
+            other_queue, other_wake, fut = self.waiting
+            self.waiting = None
+            fut.set_result((queue, wake))
 
         async def writer() -> None:
             while True:
@@ -152,40 +128,33 @@ class GuestEcho(bot_pb2_grpc.BotServiceServicer):
                     wake.clear()
                     await wake.wait()
                     continue
-                msg, last = queue.popleft()
-                await context.write(msg)
-                if last:
-                    inbox.send_nowait(("sent", trio.current_time()))
+                await context.write(queue.popleft())
 
-        self.nursery.start_soon(table)
         w = asyncio.ensure_future(writer())
+        big = self.big
         try:
             while True:
-                msg = await context.read()
-                if msg is EOF:
+                if await context.read() is EOF:
                     return
-                inbox.send_nowait(("msg", msg))
+                other_queue.append(big)
+                other_wake.set()
         finally:
             w.cancel()
-            inbox.close()
 
 
-def guest_server(port: int) -> None:
-    import trio
-
-    from referee._runtime import aio, run
+async def relay_server(port: int) -> None:
     from referee._server import SERVER_OPTIONS
 
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            server = grpc.aio.server(options=SERVER_OPTIONS)
-            bot_pb2_grpc.add_BotServiceServicer_to_server(GuestEcho(nursery), server)
-            bound = server.add_insecure_port(f"127.0.0.1:{port}")
-            await aio(server.start())
-            print(f"PORT {bound}", flush=True)
-            await trio.sleep_forever()
-
-    run(main)
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    handler = grpc.method_handlers_generic_handler("gin_arena.v1.BotService", {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            Relay().Play, request_deserializer=bot_pb2.BotMessage.FromString,
+            response_serializer=lambda b: b)})
+    server.add_generic_rpc_handlers((handler,))
+    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    print(f"PORT {bound}", flush=True)
+    await server.wait_for_termination()
 
 
 # ----------------------------------------------------------------- shared client plumbing
@@ -274,6 +243,50 @@ async def ping_stream(target: str, rec: Recorder, replies: int) -> None:
             at.append(t1)
             val.append(t1 - t0)
             ops.append(t1)
+
+
+async def relay_pair(target: str, rec: Recorder) -> None:
+    """Two streams of one relay pair, lock-step: each answers what it reads with a Ping, which
+    the server relays to the other; a sample is the time from a stream's answer to its
+    partner's next message (like a decision's overhead)."""
+    msg = bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=1))
+    async with grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) as ca, \
+            grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) as cb:
+        calls = [bot_pb2_grpc.BotServiceStub(c).Play() for c in (ca, cb)]  # type: ignore[call-arg]
+        for call in calls:  # register, in order: the server pairs consecutive streams
+            await call.write(msg)
+            await asyncio.sleep(0.02)
+        sent_at = [0.0]
+        at, val, ops = rec.at, rec.val, rec.ops
+
+        async def side(call: Any, first: bool) -> None:
+            if first:
+                sent_at[0] = mono()
+                await call.write(msg)
+            while True:
+                reply = await call.read()
+                t1 = mono()
+                if reply is EOF:
+                    raise RuntimeError("the server ended the stream")
+                at.append(t1)
+                val.append(t1 - sent_at[0])
+                ops.append(t1)
+                sent_at[0] = mono()
+                await call.write(msg)
+
+        rec.one_ready()
+        await asyncio.gather(side(calls[0], True), side(calls[1], False))
+
+
+async def relay_main(target: str, n: int) -> None:
+    rec = Recorder(max(1, n // 2))
+    tasks = []
+    for _ in range(max(1, n // 2)):  # pairs open one after another (the server pairs in order)
+        tasks.append(asyncio.ensure_future(relay_pair(target, rec)))
+        await asyncio.sleep(0.05)
+    for t in tasks:
+        t.add_done_callback(lambda t: report_crash(rec, t))
+    await until_stopped(rec)
 
 
 async def ping_main(target: str, n: int, replies: int) -> None:
@@ -433,7 +446,7 @@ class Bots:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["bare-server", "guest-server", "ping", "bots"])
+    parser.add_argument("mode", choices=["bare-server", "relay-server", "ping", "relay", "bots"])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--target", default="")
     parser.add_argument("-n", type=int, default=1)
@@ -447,8 +460,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.mode == "bare-server":
         asyncio.run(bare_server(args.port))
-    elif args.mode == "guest-server":
-        guest_server(args.port)
+    elif args.mode == "relay-server":
+        asyncio.run(relay_server(args.port))
+    elif args.mode == "relay":
+        asyncio.run(relay_main(args.target, args.n))
     elif args.mode == "ping":
         asyncio.run(ping_main(args.target, args.n, args.replies))
     else:

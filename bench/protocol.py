@@ -13,8 +13,9 @@ are ``bench/_protocol_client.py``). Interleaved designs, each at 1 stream (1 mat
   referee, no trio) and an aio client doing lock-step round trips (one outstanding per stream).
 * **bare3**: the same server answering with the referee's pattern per decision: two small
   ``event`` messages, then a typical ``ActionRequest`` (~540 bytes): the gRPC cost of the protocol.
-* **guest3**: bare3 through the referee's bridge (handler → trio task in guest mode → asyncio
-  writer → "sent" back to trio), no game: the cost of the asyncio/trio runtime.
+* **relay**: the gRPC floor of any two-seat referee, no game: a grpc.aio server pairing the
+  streams (``--streams``/2 lock-step pairs, like matches) and relaying each message to the
+  partner as a typical action request, through a queue and a writer task as the referee does.
 * **lean**: the same with bots that set ``Hello.skip_event_messages`` (as the Python kit's bots do
   unless they read events): one message per decision instead of three.
 * **referee**: ``referee serve`` (replays to a temp dir) with trivial bots that answer at once
@@ -39,7 +40,7 @@ bot processes would. Figures:
   warm-up) to the moment every one of the concurrent matches has sent its first action request,
   divided by their number; and the growth per decision played afterwards.
 
-Windows of the designs are interleaved (bare, bare3, guest3, referee, bare, …) and medians
+Windows of the designs are interleaved (bare, bare3, relay, referee, lean, bare, …) and medians
 taken: the machine is shared, so only figures of one run are comparable. Every child process is
 stopped on exit (and gets SIGTERM if this process dies); ports are picked by the OS (port 0).
 """
@@ -171,7 +172,7 @@ def stop(proc: Proc) -> None:
 
 # ----------------------------------------------------------------- servers
 def start_echo(kind: str, log_dir: Path) -> tuple[Proc, str]:
-    """``bare-server`` (grpc.aio only) or ``guest-server`` (the referee's asyncio/trio bridge)."""
+    """``bare-server`` (the echo) or ``relay-server`` (pairs of streams), grpc.aio only."""
     proc = start(kind, [PY, str(CLIENT), kind, "--port", "0"], log_dir)
     return proc, "127.0.0.1:" + proc.expect("PORT", 30)
 
@@ -308,10 +309,11 @@ def verdict(ok: bool) -> str:
 DESIGNS = {
     "bare": "bare grpc.aio echo: 1 reply per round trip",
     "bare3": "bare grpc.aio, the referee's writes: 2 events + 1 request per round trip",
-    "guest3": "the same through the referee's asyncio→trio→asyncio bridge, no game",
+    "relay": "grpc.aio relaying each message to the paired stream (a referee without a game)",
     "referee": "referee serve + trivial bots (per decision)",
     "lean": "the same bots asking for no event messages (Hello.skip_event_messages): 1 write per decision",
     "referee-ab": "the referee package of --ab DIR, same bots",
+    "lean-ab": "the referee package of --ab DIR, lean bots",
 }
 
 
@@ -358,12 +360,12 @@ def main() -> int:
     began = time.monotonic()
     try:
         bare, bare_addr = start_echo("bare-server", tmp)
-        guest, guest_addr = start_echo("guest-server", tmp)
+        relay, relay_addr = start_echo("relay-server", tmp)
         ref, ref_addr = start_referee("referee", tmp, replays, args.log_level)
-        print(f"servers: bare pid {bare.pid}, guest pid {guest.pid}, referee pid {ref.pid}: {shlex.join(ref.argv)}")
+        print(f"servers: bare pid {bare.pid}, relay pid {relay.pid}, referee pid {ref.pid}: {shlex.join(ref.argv)}")
         setups = {
             "bare": (bare, "ping", bare_addr, 1, 1), "bare3": (bare, "ping", bare_addr, 1, 3),
-            "guest3": (guest, "ping", guest_addr, 1, 3), "referee": (ref, "bots", ref_addr, 2, 1),
+            "relay": (relay, "relay", relay_addr, 1, 1), "referee": (ref, "bots", ref_addr, 2, 1),
             "lean": (ref, "bots-lean", ref_addr, 2, 1),
         }
         if args.ab:
@@ -372,6 +374,7 @@ def main() -> int:
             ab, ab_addr = start_referee("referee-ab", tmp, ab_replays, args.log_level, args.ab)
             print(f"A/B: referee-ab pid {ab.pid}: PYTHONPATH={args.ab} {shlex.join(ab.argv)}")
             setups["referee-ab"] = (ab, "bots", ab_addr, 2, 1)
+            setups["lean-ab"] = (ab, "bots-lean", ab_addr, 2, 1)
             run_window("warm", ab, [client_argv("bots", ab_addr, 2, args)], tmp, 0.5, 0.5)
         # Warm the referee (imports, first matches) before any window.
         run_window("warm", ref, [client_argv("bots", ref_addr, 2, args)], tmp, 0.5, 0.5)
@@ -476,7 +479,7 @@ def report(
             ("(a) lean: referee CPU/decision ÷ bare CPU/round trip", f"{lean_ratio:.2f}×", "≤ 1.3×",
              verdict(lean_ratio <= 1.3)),
         ]
-    for d in ("bare3", "guest3"):
+    for d in ("bare3", "relay"):
         if wn.get(d):
             rows.append((f"    {d}: {DESIGNS[d]}", f"{med(wn[d], cpu):.1f} µs = {med(wn[d], cpu) / bn_cpu:.2f}×",
                          "", ""))
@@ -497,6 +500,14 @@ def report(
             ("    1 match p50 decision overhead, referee / referee-ab",
              f"{fmt_ms(r1p50)} / {fmt_ms(med(w1['referee-ab'], p50))}", "", ""),
         ]
+    if "lean-ab" in wn and "lean" in wn:
+        lean_ab = median([a.cpu_per_op_us / r.cpu_per_op_us for r, a in zip(wn["lean"], wn["lean-ab"], strict=True)])
+        rows += [
+            (f"A/B: lean-ab CPU per decision, {n} streams", f"{med(wn['lean-ab'], cpu):.1f} µs", "", ""),
+            ("    lean-ab ÷ lean (median of per-rep ratios)", f"{lean_ab:.2f}×", "", ""),
+            ("    1 match p50 decision overhead, lean / lean-ab",
+             f"{fmt_ms(med(w1['lean'], p50))} / {fmt_ms(med(w1['lean-ab'], p50))}", "", ""),
+        ]
     idle_kb, idle_replays, after_kb, after_replays = mem
     dpm = replay_decisions(replays) or [float("nan")]
     if 0.0 in wb:
@@ -508,7 +519,7 @@ def report(
     if w1.get("lean"):
         l1p50 = med(w1["lean"], p50)
         rows.append(("(c) lean: p50 decision overhead, 1 match", fmt_ms(l1p50), "< 0.4 ms", verdict(l1p50 < 0.0004)))
-    for d in ("bare3", "guest3"):
+    for d in ("bare3", "relay"):
         if w1.get(d):
             rows.append((f"    1 stream {d} p50 round trip", fmt_ms(med(w1[d], p50)), "", ""))
     rows += [

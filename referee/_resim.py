@@ -8,7 +8,7 @@ This is what ``arena audit`` checks, and how ``arena replay --seat N`` shows wha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,8 @@ class _ScriptedSeat:
     link: SeatLink | None = None
     told: list[bot_pb2.RefereeMessage] = field(default_factory=list)
 
-    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
+    def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
+        msg = bot_pb2.RefereeMessage.FromString(data)
         self.told.append(msg)
         if msg.WhichOneof("kind") != "action_request":
             return

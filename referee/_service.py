@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -50,19 +51,19 @@ class GrpcSession:
         self.session_id = secrets.token_hex(6)
         self.links: dict[str, SeatLink] = {}
         self._context = context
-        self._queue: deque[tuple[bytes, str, int]] = deque()
+        self._queue: deque[tuple[bytes, Callable[[float], None] | None]] = deque()
         self._wakeup = asyncio.Event()
         self.closed: asyncio.Future[tuple[grpc.StatusCode, str]] = asyncio.get_running_loop().create_future()
 
-    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
-        """Queue a message; ``data``, if given, is its serialisation (made once by the table)."""
+    def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
+        """Queue a serialised message; ``on_written`` is called with the time it was written."""
         if not self.closed.done():
-            self._queue.append(_entry(msg, data))
+            self._queue.append((data, on_written))
             self._wakeup.set()
 
     def send_first(self, msg: bot_pb2.RefereeMessage) -> None:
         """Queue a message ahead of everything queued so far (the welcome)."""
-        self._queue.appendleft(_entry(msg, None))
+        self._queue.appendleft((msg.SerializeToString(), None))
         self._wakeup.set()
 
     def close(self, code: str, detail: str) -> None:
@@ -77,17 +78,10 @@ class GrpcSession:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            data, match_id, request_id = queue.popleft()
+            data, on_written = queue.popleft()
             await ctx.write(data)
-            if request_id:
-                link = self.links.get(match_id)
-                if link is not None:
-                    link.sent(request_id, trio.current_time())
-
-
-def _entry(msg: bot_pb2.RefereeMessage, data: bytes | None) -> tuple[bytes, str, int]:
-    request_id = msg.action_request.request_id if msg.WhichOneof("kind") == "action_request" else 0
-    return (data if data is not None else msg.SerializeToString(), msg.match_id, request_id)
+            if on_written is not None:
+                on_written(trio.current_time())
 
 
 def _already_serialised(data: bytes) -> bytes:
@@ -199,16 +193,16 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                     link.deliver(response, at)
             elif kind == "ping":
                 session.send(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(
-                    ping_id=msg.ping.ping_id, referee_time_ms=int(trio.current_time() * 1000))))
+                    ping_id=msg.ping.ping_id, referee_time_ms=int(time.time() * 1000))).SerializeToString())
             elif kind == "hello":
                 session.send(_error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION, "hello may be sent only once"))
             else:
                 session.send(_error(bot_pb2.ERROR_CODE_MALFORMED, "a BotMessage must set one of hello, action, ping"))
 
 
-def _error(code: int, message: str, request_id: int = 0) -> bot_pb2.RefereeMessage:
+def _error(code: int, message: str, request_id: int = 0) -> bytes:
     return bot_pb2.RefereeMessage(error=bot_pb2.ErrorReport(code=code, message=message,  # type: ignore[arg-type]
-                                                            request_id=request_id))
+                                                            request_id=request_id)).SerializeToString()
 
 
 _STATE = {

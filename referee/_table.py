@@ -24,6 +24,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -65,8 +66,9 @@ class Session(Protocol):
     skip_event_messages: bool
     """The bot asked for no ``event`` messages (it reads the events in each request's state)."""
 
-    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
-        """Queue a message to the bot; never blocks. ``data`` is its serialisation, if made."""
+    def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
+        """Queue a message to the bot (``data``: a serialised ``RefereeMessage``); never
+        blocks. ``on_written``, if given, is called with the time the message was written."""
 
     def close(self, code: str, detail: str) -> None:
         """End the stream with a status (``code`` names a ``grpc.StatusCode``)."""
@@ -100,7 +102,8 @@ class SeatLink:
         self.substituted = False
         self.pending = 0
         """The id of this seat's open request (0: none)."""
-        self.open_request: bot_pb2.RefereeMessage | None = None
+        self.open_request: bytes | None = None
+        """The open request as sent (a reconnecting session gets it again)."""
         self.sent_at = 0.0
         """When the open request was written to the seat (the clock runs from then)."""
         self.limit_ms = 0
@@ -164,16 +167,20 @@ class SeatLink:
             return self.disconnected_at + grace_ms / 1000
         return self.sent_at + self.limit_ms / 1000
 
-    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
+    def send(self, msg: bot_pb2.RefereeMessage) -> None:
         if self.session is not None:
-            self.session.send(msg, data)
+            self.session.send(msg.SerializeToString(deterministic=True))
+
+    def send_request(self, data: bytes, request_id: int) -> None:
+        """Send the serialised action request ``request_id``; its clock restarts when written."""
+        if self.session is not None:
+            self.session.send(data, partial(self.sent, request_id))
 
     def error(self, code: int, message: str, request_id: int = 0, fatal: bool = False) -> None:
-        if self.session is not None:
-            self.session.send(bot_pb2.RefereeMessage(
-                match_id=self.table.match_id,
-                error=bot_pb2.ErrorReport(code=code, message=message, request_id=request_id, fatal=fatal),  # type: ignore[arg-type]
-            ))
+        self.send(bot_pb2.RefereeMessage(
+            match_id=self.table.match_id,
+            error=bot_pb2.ErrorReport(code=code, message=message, request_id=request_id, fatal=fatal),  # type: ignore[arg-type]
+        ))
 
 
 @dataclass(slots=True)
@@ -459,16 +466,16 @@ class Table:
         state = match.view(seat)
         data = wire.action_request_bytes(self.match_id, request_id, state, self._clocks.shown(), tc.increment_ms,
                                          allowance, link.events)
-        request = bot_pb2.RefereeMessage.FromString(data)
         link.legal = state.legal_actions
         link.stray = 0
         link.pending = request_id
-        link.open_request = request
+        link.open_request = data
         link.allowance_ms = allowance
         link.limit_ms = allowance + tc.margin_ms
         link.sent_at = trio.current_time()
         self._open = link
-        self._tell(link, request, data)
+        self._record(link, data)
+        link.send_request(data, request_id)
         self._arm()
 
     def _close_request(self) -> None:
@@ -637,8 +644,8 @@ class Table:
         link.send(self._match_started(link.seat))
         link.send(bot_pb2.RefereeMessage(
             match_id=self.match_id, deal_started=wire.deal_started(self.match.view(link.seat))))
-        if link.open_request is not None:
-            link.send(link.open_request)
+        if link.open_request is not None and link.session is not None:
+            link.session.send(link.open_request)  # its clock still runs from the first send
 
     def _substitute(self, f: _Fault) -> None:
         link = self.links[f.seat]
@@ -668,8 +675,8 @@ class Table:
             if link.event_messages:
                 ev = gin.seat_event(link.seat, seat, action.kind, move.card, move.stock_size)
                 self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, event=wire.public_event(ev, think_ms)))
-        self._public(event=wire.public_event(gin.seat_event(-1, seat, action.kind, move.card, move.stock_size),
-                                             think_ms))
+        self._public_data(wire.spectator_event_bytes(self.match_id, wire.public_event_bytes(
+            gin.seat_event(-1, seat, action.kind, move.card, move.stock_size), think_ms)))
         if reshuffle is not None:
             self._replay.add("reshuffle", stock_size=reshuffle.stock_size)
             rs = wire.public_event(gin.PublicEvent(-1, "reshuffle", None, reshuffle.stock_size))
@@ -807,18 +814,29 @@ class Table:
             i += 4 + n
         return out
 
-    def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
+    def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage) -> None:
         """Send a message of the match's story to a seat, adding it to that seat's digest (what
         ``arena audit`` re-derives). Resends after a reconnect, errors and rejections are not
         part of the story and go through ``link.send`` directly."""
-        if data is None:
-            data = msg.SerializeToString(deterministic=True)
-        self._digests[link.seat].update(struct.pack(">I", len(data)) + data)
+        data = msg.SerializeToString(deterministic=True)
+        self._record(link, data)
+        if link.session is not None:
+            link.session.send(data)
+
+    def _record(self, link: SeatLink, data: bytes) -> None:
+        """Add a message of the story to the seat's digest."""
+        digest = self._digests[link.seat]
+        digest.update(len(data).to_bytes(4, "big"))
+        digest.update(data)
         self._told[link.seat] += 1
-        link.send(msg, data)
 
     def _public(self, **kind: Any) -> None:
-        ev = referee_pb2.SpectatorEvent(match_id=self.match_id, **kind)
-        self.public_log.append(ev.SerializeToString())
-        for sink in list(self.spectators):
-            sink(ev)
+        self._public_data(referee_pb2.SpectatorEvent(match_id=self.match_id, **kind).SerializeToString())
+
+    def _public_data(self, data: bytes) -> None:
+        """Add a serialised ``SpectatorEvent`` to the public log and show it to the spectators."""
+        self.public_log.append(data)
+        if self.spectators:
+            ev = referee_pb2.SpectatorEvent.FromString(data)
+            for sink in list(self.spectators):
+                sink(ev)

@@ -317,6 +317,20 @@ def _event_bytes(ev: gin.PublicEvent) -> bytes:
         + _uint(_EV["stock_size_after"], ev.stock_size)
 
 
+_EV_THINK = _uint_field(_tags(game_pb2.PublicEvent, {"think_ms": _VARINT})["think_ms"])
+_SPECTATOR = _tags(referee_pb2.SpectatorEvent, {"match_id": _LEN, "event": _LEN})
+
+
+def public_event_bytes(ev: gin.PublicEvent, think_ms: int = 0) -> bytes:
+    """``public_event(ev, think_ms)`` encoded (protobuf's deterministic serialisation)."""
+    return _event_bytes(ev) + (_EV_THINK(think_ms) if think_ms and ev.kind != "reshuffle" else b"")
+
+
+def spectator_event_bytes(match_id: str, event: bytes) -> bytes:
+    """A ``SpectatorEvent`` of the match carrying the encoded ``PublicEvent`` ``event``."""
+    return _text(_SPECTATOR["match_id"], match_id) + _len_field(_SPECTATOR["event"], event)
+
+
 class EventLog:
     """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
     only grow, so each request converts just the new ones) and the fields that stay the same

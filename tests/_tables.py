@@ -25,8 +25,9 @@ class FakeSession:
     closed: tuple[str, str] | None = None
     link: SeatLink | None = None
 
-    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
-        self.sent.append(data if data is not None else msg.SerializeToString(deterministic=True))
+    def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
+        self.sent.append(data)
+        msg = bot_pb2.RefereeMessage.FromString(data)
         self.messages.append(msg)
         if msg.WhichOneof("kind") == "action_request" and self.policy is not None and self.link is not None:
             action = self.policy(msg.action_request)

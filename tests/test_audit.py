@@ -116,7 +116,8 @@ class _Session:
     requests: int = 0
     told: list[bot_pb2.RefereeMessage] = field(default_factory=list)
 
-    def send(self, msg: bot_pb2.RefereeMessage, data: bytes | None = None) -> None:
+    def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
+        msg = bot_pb2.RefereeMessage.FromString(data)
         self.told.append(msg)
         if msg.WhichOneof("kind") != "action_request":
             return

@@ -71,8 +71,9 @@ async def _play(spec: MatchSpec, policies, stop_after_deal: int) -> tuple[Table,
     for s in sessions:
         orig = s.send
 
-        def send(msg: bot_pb2.RefereeMessage, data: bytes | None = None, orig=orig) -> None:  # type: ignore[no-untyped-def]
-            orig(msg, data)
+        def send(data: bytes, on_written=None, orig=orig) -> None:  # type: ignore[no-untyped-def]
+            orig(data, on_written)
+            msg = bot_pb2.RefereeMessage.FromString(data)
             if msg.WhichOneof("kind") == "deal_finished" and msg.deal_finished.result.deal_number >= stop_after_deal:
                 table.cancel("test done")
             if msg.WhichOneof("kind") == "game_finished":

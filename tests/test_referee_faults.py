@@ -432,3 +432,48 @@ def test_answers_before_the_match_starts_or_after_it_is_cancelled() -> None:
         assert table.report.decisions == 0 and table.report.detail == "operator"
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_a_reconnect_does_not_restart_the_clock() -> None:
+    """The open request is sent again to a seat that reconnects, but its clock still runs from
+    the first send: disconnecting cannot buy time."""
+    import trio.testing
+
+    from referee._table import Table
+    from tests._tables import FakeSession
+
+    class Transport(FakeSession):
+        """Reports each message written at once, as the gRPC session does."""
+
+        def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
+            super().send(data, on_written)
+            if on_written is not None:
+                on_written(trio.current_time())
+
+    async def main() -> None:
+        tc = TimeControl(per_move_ms=1000, margin_ms=0)
+        table = Table(spec(match_id="clock", time_control=tc, reconnect_grace_ms=5_000), None, lambda t: None,
+                      quiet=True)
+        sessions = [Transport(bot_name="a"), Transport(bot_name="b")]
+        for link, s in zip(table.links, sessions, strict=True):
+            assert link.attach(s) is None
+        async with trio.open_nursery() as n:
+            n.start_soon(table.run)
+            while table._open is None:
+                await trio.sleep(0.01)
+            asked = table._open
+            started = asked.sent_at
+            await trio.sleep(0.6)
+            old = sessions[asked.seat]
+            asked.detach(old, "the stream broke")
+            again = Transport(bot_name=old.bot_name)
+            assert asked.attach(again) is None
+            resent = [m for m in again.messages if m.WhichOneof("kind") == "action_request"]
+            assert len(resent) == 1 and resent[0].action_request.request_id == asked.pending
+            await table.finished.wait()
+            ended = trio.current_time()
+        assert table.report is not None and table.report.termination == "time_forfeit"
+        assert table.report.faulting_seat == asked.seat
+        assert ended - started == pytest.approx(1.0, abs=0.01)  # not 1.6 s: the clock ran on
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

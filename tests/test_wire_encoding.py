@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import _wire as wire
 from referee import gin
 
@@ -90,6 +90,12 @@ def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> N
             want = reference_request(match_id, request_id, state, remaining, increment, allowance)
             assert got == want.SerializeToString(deterministic=True), f"seed {seed}, request {request_id}"
             assert wire.information_state(state, logs[seat]) == want.action_request.state
+            if state.events:  # the spectator's event of the last step, as _play_action encodes it
+                think = rng.choice((0, 1, 999, 1 << 31))
+                event = wire.public_event(state.events[-1], think)
+                got_event = wire.spectator_event_bytes(match_id, wire.public_event_bytes(state.events[-1], think))
+                assert got_event == referee_pb2.SpectatorEvent(match_id=match_id, event=event).SerializeToString(
+                    deterministic=True), f"seed {seed}, event {state.events[-1]}"
             reshuffles += want.action_request.state.reshuffled
             checked += 1
             legal = state.legal_actions
