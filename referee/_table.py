@@ -233,7 +233,8 @@ class Table:
         self.report: MatchReport | None = None
         self.finished = trio.Event()
         self.spectators: list[Callable[[referee_pb2.SpectatorEvent], None]] = []
-        self.public_log: list[bytes] = []  # serialised: a message object costs ~30x the memory
+        self._public_log = bytearray()  # serialised events, each after its 4-byte length (a bytes
+        # object per event costs ~50 bytes more; a message object ~30x)
         self._public_packed = b""  # the log once the match is over, deflated
         self.cancel_scope = trio.CancelScope()
         self._cancel_reason = ""
@@ -801,13 +802,13 @@ class Table:
             link.open_request = None
         # A finished match stays listed (GetMatch, WatchMatch from the start) for a while: keep
         # its spectator log deflated (~60 bytes per decision otherwise).
-        self._public_packed = zlib.compress(b"".join(struct.pack(">I", len(d)) + d for d in self.public_log))
-        self.public_log = []
+        self._public_packed = zlib.compress(self._public_log)
+        self._public_log = bytearray()
 
     def _public_events(self) -> list[bytes]:
-        if not self._public_packed:
-            return self.public_log
-        data, out, i = zlib.decompress(self._public_packed), [], 0
+        """The spectator events so far, serialised."""
+        data = zlib.decompress(self._public_packed) if self._public_packed else bytes(self._public_log)
+        out, i = [], 0
         while i < len(data):
             (n,) = struct.unpack_from(">I", data, i)
             out.append(data[i + 4:i + 4 + n])
@@ -835,7 +836,8 @@ class Table:
 
     def _public_data(self, data: bytes) -> None:
         """Add a serialised ``SpectatorEvent`` to the public log and show it to the spectators."""
-        self.public_log.append(data)
+        self._public_log += len(data).to_bytes(4, "big")
+        self._public_log += data
         if self.spectators:
             ev = referee_pb2.SpectatorEvent.FromString(data)
             for sink in list(self.spectators):
