@@ -26,7 +26,7 @@ are ``bench/_protocol_client.py``). Interleaved designs, each at 1 stream (1 mat
 Then (b): a fresh referee with ``--matches`` (500) matches at once over ``--clients`` (2) client
 processes, held until every match has sent its first request (memory is read then), released,
 and measured; and (b') the same with bots thinking (by default so that the offered load is half
-the throughput measured at 100 streams). (b)'s bots are lean unless ``--b-bots events``.
+the throughput the 500 matches reached with instant bots). (b)'s bots are lean unless ``--b-bots events``.
 
 Every stream has its own TCP connection (its own channel, local subchannel pool), as separate
 bot processes would. Figures:
@@ -331,7 +331,7 @@ def main() -> int:
     parser.add_argument("--points", type=int, default=100, help="classic rules' game target (default 100)")
     parser.add_argument("--think-ms", type=float, default=-1.0,
                         help="(b') (b) again with bots thinking this long on average (uniform 0.5x-1.5x); default: "
-                             "so that the offered load is half the referee's throughput measured in (a); 0: skip")
+                             "so that the offered load is half the throughput of (b) with instant bots; 0: skip")
     parser.add_argument("--log-level", default="info", help="the referee's --log-level (default info)")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, replays)")
     parser.add_argument("--ab", type=Path, metavar="DIR",
@@ -405,10 +405,9 @@ def main() -> int:
         # (b): a fresh referee, many matches at once (held until all have started, then released).
         wb: dict[float, Window] = {}
         b_mode = "bots-lean" if args.b_bots == "lean" else "bots"
-        if args.think_ms < 0:  # half the capacity measured at 100 streams
-            basis = wn["lean"] if args.b_bots == "lean" and wn.get("lean") else wn["referee"]
-            args.think_ms = round(1000 * args.matches / (0.5 * median([w.rate for w in basis])))
         for think in () if args.skip_b else (0.0, *([args.think_ms] if args.think_ms else [])):
+            if think < 0:  # half the capacity: what the same 500 matches did with instant bots
+                think = args.think_ms = round(1000 * args.matches / (0.5 * wb[0.0].rate))
             big, big_addr = start_referee(f"referee-b{think:g}", tmp, replays, args.log_level)
             run_window("warm-b", big, [client_argv("bots", big_addr, 2, args)], tmp, 0.3, 0.3)
             time.sleep(0.3)
