@@ -415,3 +415,28 @@ def test_different_seeds_give_different_matches() -> None:
     rules = RuleSet.short()
     traces = {repr(run_match(rules, bytes([i]), 1)[0][:2]) for i in range(5)}
     assert len(traces) == 5
+
+
+@pytest.mark.parametrize("exhausted", ["void", "reshuffle"])
+def test_each_seats_events_are_the_history_as_that_seat_sees_it(exhausted: str) -> None:
+    """The views share one event object per step where every seat sees the same (a cache kept
+    on the deal); each seat's and the spectator's events must still be exactly the history
+    through ``seat_event``, whichever seat asks first and however often."""
+    from referee.gin import information_state, seat_event
+
+    rules = RuleSet.classic(stock_exhausted=exhausted)
+    reshuffles = 0
+    for seed in range(25):
+        rng = random.Random(seed)
+        match = Match(rules, seed.to_bytes(4, "big"))
+        while not match.is_over:
+            for seat in rng.sample([-1, 0, 1], rng.randint(1, 3)):
+                view = information_state(match, seat)
+                want = tuple(seat_event(seat, m.seat, m.action.kind if m.action is not None else "reshuffle",
+                                        m.card, m.stock_size) for m in match.deal.history)
+                assert view.events == want, f"seed {seed}, seat {seat}"
+                reshuffles += any(e.kind == "reshuffle" for e in view.events)
+            legal = match.legal_actions()
+            passive = [a for a in legal if a.kind in ("draw_stock", "draw_discard", "pass")]
+            match.apply(rng.choice(passive) if passive and rng.random() < 0.9 else rng.choice(legal))
+    assert (reshuffles > 0) == (exhausted == "reshuffle")

@@ -97,17 +97,37 @@ def seat_event(seat: int, actor: int, kind: str, card: Card | None, stock_size: 
     return PublicEvent(actor, kind, card, stock_size)
 
 
+_HIDDEN_KINDS = ("draw_stock", "knock")
+
+
 def _deal_events(deal: Deal, seat: int) -> tuple[PublicEvent, ...]:
     # A deal's history only grows: each seat's events are converted once and kept on the deal.
+    # A step every seat sees alike is one shared object (fewer objects for the collector).
     cache = deal._seat_events
     seen = cache.get(seat)
     if seen is None:
         seen = cache[seat] = []
     history = deal._history
-    for m in history[len(seen):]:
-        seen.append(seat_event(seat, m.seat, m.action.kind if m.action is not None else "reshuffle",
-                               m.card, m.stock_size))
+    if len(seen) < len(history):
+        full = cache.get(_FULL)
+        if full is None:
+            full = cache[_FULL] = []
+            cache[_HIDDEN] = []
+        hidden = cache[_HIDDEN]
+        for m in history[len(full):]:  # each step as its maker sees it, and as the others do
+            ev = PublicEvent(m.seat, m.action.kind if m.action is not None else "reshuffle", m.card, m.stock_size)
+            full.append(ev)
+            hidden.append(ev if ev.kind not in _HIDDEN_KINDS or m.card is None else
+                          PublicEvent(m.seat, ev.kind, None, m.stock_size))
+        for i in range(len(seen), len(history)):
+            ev = full[i]
+            seen.append(ev if ev.seat == seat else hidden[i])
     return tuple(seen)
+
+
+_FULL, _HIDDEN = -1000, -1001
+"""Keys of a deal's event cache that no seat has: every step as its maker sees it, and as the
+other seats see it (the same object when nothing is hidden)."""
 
 
 def visible_outcome(outcome: DealOutcome | None, seat: int) -> DealOutcome | None:
