@@ -97,9 +97,6 @@ def seat_event(seat: int, actor: int, kind: str, card: Card | None, stock_size: 
     return PublicEvent(actor, kind, card, stock_size)
 
 
-_HIDDEN_KINDS = ("draw_stock", "knock")
-
-
 def _deal_events(deal: Deal, seat: int) -> tuple[PublicEvent, ...]:
     # A deal's history only grows: each seat's events are converted once and kept on the deal.
     # A step every seat sees alike is one shared object (fewer objects for the collector).
@@ -115,10 +112,11 @@ def _deal_events(deal: Deal, seat: int) -> tuple[PublicEvent, ...]:
             cache[_HIDDEN] = []
         hidden = cache[_HIDDEN]
         for m in history[len(full):]:  # each step as its maker sees it, and as the others do
-            ev = PublicEvent(m.seat, m.action.kind if m.action is not None else "reshuffle", m.card, m.stock_size)
+            kind = m.action.kind if m.action is not None else "reshuffle"
+            ev = seat_event(m.seat, m.seat, kind, m.card, m.stock_size)
+            other = seat_event(-1, m.seat, kind, m.card, m.stock_size)
             full.append(ev)
-            hidden.append(ev if ev.kind not in _HIDDEN_KINDS or m.card is None else
-                          PublicEvent(m.seat, ev.kind, None, m.stock_size))
+            hidden.append(ev if other.card is ev.card else other)
         for i in range(len(seen), len(history)):
             ev = full[i]
             seen.append(ev if ev.seat == seat else hidden[i])
