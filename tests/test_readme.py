@@ -11,11 +11,12 @@ on the line before it (blank lines between are allowed):
 A shell block without a marker, a skip without a reason here, or a reason here without its block
 fails the test: nothing is skipped silently. The blocks run in README order, each with
 ``bash -euo pipefail``, in one folder: a fresh copy of the repository's files (tracked and
-not ignored; no ``runs/``, no ``node_modules``, nothing beside it, so no ``../shared``), with
-what the set-up block makes — ``.venv`` and, if installed, ``sample_bots/js/node_modules`` —
-linked in from this checkout, the venv active on PATH, and an empty HOME (the ladder's default
-database lives there). The venv's editable install points at this checkout, so ``PYTHONPATH``
-names the copy: the code that runs is the copy's.
+not ignored; no ``runs/``, no ``node_modules``, nothing beside it, so no ``../shared``) with
+what the skipped set-up block makes: a venv in the copy, made offline (``make_venv``: its Python
+sees the copy's packages and this Python's third-party packages, and nothing else), and the
+JavaScript bot's packages linked in when this checkout has them. The venv is active on PATH,
+HOME is empty (the ladder's default database lives there), and no ``PYTHONPATH`` is set: the
+code that runs is the copy's, and a command that needs the venv fails without it.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -91,10 +95,10 @@ def commands(block: Block) -> str:
 
 
 # ----- what each block must do, besides exiting 0 -----
-def games(work: Path, run: str) -> list[dict[str, object]]:
+def games(work: Path, run: str) -> list[dict[str, Any]]:
     """The games listed in a run folder's results.json."""
     results = json.loads((work / "runs" / run / "results.json").read_text())
-    listed: list[dict[str, object]] = results["games"]
+    listed: list[dict[str, Any]] = results["games"]
     return listed
 
 
@@ -102,7 +106,7 @@ def all_normal(work: Path, run: str, bots: set[str], count: int) -> None:
     """The run played ``count`` games between ``bots``, every one to its normal end."""
     played = games(work, run)
     assert len(played) == count, played
-    assert {name for g in played for name in g["players"]} == bots  # type: ignore[attr-defined]
+    assert {name for g in played for name in g["players"]} == bots
     assert {g["termination"] for g in played} == {"normal"}, [(g["players"], g["detail"]) for g in played]
     assert len(list((work / "runs" / run / "replays").glob("*.jsonl"))) == count
 
@@ -114,7 +118,7 @@ def check_version(work: Path, out: str) -> None:
 def check_demo(work: Path, out: str) -> None:
     played = games(work, "demo")
     assert played and {g["termination"] for g in played} == {"normal"}
-    assert {"random", "greedy", "expert"} <= {n for g in played for n in g["players"]}  # type: ignore[attr-defined]
+    assert {"random", "greedy", "expert"} <= {n for g in played for n in g["players"]}
     assert "greedy" in out and (work / "runs" / "demo" / "index.html").is_file()
 
 
@@ -158,6 +162,30 @@ def fresh_copy(dest: Path) -> Path:
     return dest
 
 
+def make_venv(work: Path) -> None:
+    """What the set-up block's ``python3 -m venv .venv && .venv/bin/pip install -e .`` makes, offline.
+
+    A real venv in the copy whose Python sees the copy's packages (the editable install) and the
+    third-party packages this Python has (the downloads), and the console scripts of
+    pyproject.toml. A Python outside it sees none of them, as on a user's machine.
+    """
+    venv = work / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    deps = sorted({sysconfig.get_paths()[kind] for kind in ("purelib", "platlib")})
+    Path(site, "gin_arena_checkout.pth").write_text("".join(f"{p}\n" for p in [work, work / "proto", *deps]))
+    scripts: dict[str, str] = tomllib.loads((work / "pyproject.toml").read_text())["project"]["scripts"]
+    for name, target in scripts.items():
+        module, function = target.split(":")
+        script = venv / "bin" / name
+        script.write_text(f"#!{python}\nimport sys\nfrom {module} import {function}\nsys.exit({function}())\n")
+        script.chmod(0o755)
+
+
 def user_env(work: Path, home: Path) -> dict[str, str]:
     """A new user's environment, with the copy's venv active."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIN_", "PYTHON", "VIRTUAL_ENV"))}
@@ -165,20 +193,18 @@ def user_env(work: Path, home: Path) -> dict[str, str]:
         PATH=f"{work / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}",
         VIRTUAL_ENV=str(work / ".venv"),
         HOME=str(home),
-        PYTHONPATH=f"{work}{os.pathsep}{work / 'proto'}",
         COLUMNS="120",
     )
     return env
 
 
 def prepare(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """The user's clone with what the set-up block makes, and their environment."""
-    assert sys.prefix != sys.base_prefix, "run the tests with the venv's Python (.venv/bin/python -m pytest)"
+    """The user's clone after the set-up block, and their environment."""
     work = fresh_copy(tmp_path / "gin-arena")
     assert not (work.parent / "shared").exists()
-    (work / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    make_venv(work)
     node_modules = ROOT / "sample_bots" / "js" / "node_modules"
-    if node_modules.is_dir():
+    if node_modules.is_dir():  # the set-up's `npm ci`, when this checkout has run it
         (work / "sample_bots" / "js" / "node_modules").symlink_to(node_modules, target_is_directory=True)
     home = tmp_path / "home"
     home.mkdir()
