@@ -40,7 +40,7 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 SHELL_LANGS = ("sh", "bash", "console")
 MARKER = re.compile(r"<!--\s*readme-test:\s*(run|skip|file)\s+(\S+)\s*-->")
-FENCE = re.compile(r"^```(\S*)\s*$")
+FENCE = re.compile(r"^\s*```(\S*)\s*$")
 
 SKIPS = {
     "setup": "installs the packages from the package index and plays the full 72-game demo (minutes); "
@@ -76,7 +76,7 @@ def fenced_blocks(text: str) -> list[Block]:
         if found:
             marker = (found.group(1), found.group(2))
         elif fence:
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), None)
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith("```")), None)
             assert end is not None, f"README.md:{i + 1}: a fenced block is never closed"
             body = "".join(line + "\n" for line in lines[i + 1 : end])
             blocks.append(Block(fence.group(1), body, i + 1, marker))
@@ -257,14 +257,28 @@ def test_the_readme_commands_work_in_a_fresh_copy(tmp_path: Path) -> None:
     assert not failures, "\n\n".join(failures)
 
 
+def prose(page: Path) -> str:
+    """A Markdown page without its fenced blocks."""
+    return re.sub(r"^\s*```.*?^\s*```", "", page.read_text(), flags=re.DOTALL | re.MULTILINE)
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors of a Markdown page's headings, as GitHub makes them."""
+    headings = re.findall(r"^#+ (.+)$", prose(page), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
 def test_the_readme_is_short_and_its_links_resolve() -> None:
-    text = README.read_text()
-    assert len(text.splitlines()) <= 300
-    pages = [README, *sorted(DOCS.glob("*.md"))]
-    for page in pages:
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
-            if "://" not in target:
-                assert (page.parent / target).exists(), f"{page.relative_to(ROOT)} links to a missing {target}"
+    assert len(README.read_text().splitlines()) <= 300
+    for page in [README, *sorted(DOCS.glob("*.md"))]:
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", prose(page)):
+            if "://" in target:
+                continue
+            linked = (page.parent / target).resolve() if target else page
+            where = f"{page.relative_to(ROOT)} links to {target}#{anchor}"
+            assert linked.exists(), f"{where}: no such file"
+            if anchor and linked.suffix == ".md":
+                assert anchor in anchors(linked), f"{where}: no such heading"
 
 
 # Words that point outside a clone. docs/rules-gin.md is the rules' authority copied byte for byte:
