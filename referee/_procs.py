@@ -1,0 +1,290 @@
+"""Bot processes for the seats of a match: how to start one (:class:`BotLaunch`, a plain value),
+and running it under trio in its own process group — told the referee's address and its token,
+watched (an early exit is reported to the match as a crash), its output appended to a log file,
+and always ended: at the end of its match, on errors, on cancellation and on Ctrl-C."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO, Literal
+
+import structlog
+import trio
+
+if TYPE_CHECKING:
+    from ._hosts import HostedMatch
+
+log = structlog.get_logger("referee")
+
+PYTHON_PLACEHOLDER = "{python}"
+"""In a command, replaced by the Python interpreter of the process that starts the bot."""
+EXIT_GRACE_S = 3.0
+"""How long a bot may take to exit by itself after its match ended."""
+TERM_GRACE_S = 1.0
+"""How long after SIGTERM before SIGKILL."""
+MAX_LOG_BYTES_PER_PROCESS = 2 * 1024 * 1024
+"""Output kept per process; beyond it the rest is read and dropped (so the bot never blocks)."""
+BotProtocol = Literal["grpc", "stdio"]
+
+
+@dataclass(frozen=True, slots=True)
+class BotLaunch:
+    """How one seat's bot takes part in a match: a program started for the match, or a remote
+    token (a bot that connects by itself). Plain values only, so it pickles (a match shipped
+    to another process or machine) and hashes."""
+
+    command: tuple[str, ...] = ()
+    """The program and its arguments; ``{python}`` stands for the Python interpreter of the
+    process that starts the bot. Empty for a remote seat."""
+    cwd: str = ""
+    """Working directory; empty: that of the process that starts the bot."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Extra environment variables as (name, value) pairs, on top of the starting process's
+    environment (``GIN_REFEREE``, ``GIN_TOKEN`` and ``GIN_BOT_NAME`` are always set)."""
+    protocol: BotProtocol = "grpc"
+    """``grpc``: the program is a bot client; ``stdio``: it is run through
+    ``sample_bots.stdio_bridge``."""
+    pass_args: bool = True
+    """Append ``--referee --token --name`` to the command (a stdio program never gets them: the
+    bridge does)."""
+    log_path: str = ""
+    """A file the process's stdout and stderr are appended to, each line prefixed with the match
+    and the seat, with a line when it starts and when it ends; empty: the output is dropped."""
+    remote_token: str = ""
+    """A remote seat: its bot is not started, it connects by itself with this token."""
+    name: str = ""
+    """The name the bot is told (``--name``); empty: the seat's player name."""
+
+    def __post_init__(self) -> None:
+        if self.remote_token and self.command:
+            raise ValueError("a seat has a command or a remote token, not both")
+        if not self.remote_token and not self.command:
+            raise ValueError("a seat needs a command (the bot to start) or a remote token")
+        if self.remote_token and len(self.remote_token) < 16:
+            raise ValueError("a remote token must be at least 16 characters")
+        if self.protocol not in ("grpc", "stdio"):
+            raise ValueError(f"protocol must be grpc or stdio; got {self.protocol!r}")
+        if any(not k or "=" in k for k, _ in self.env):
+            raise ValueError(f"invalid environment variable names in {self.env!r}")
+
+    @property
+    def remote(self) -> bool:
+        """Whether the seat's bot connects by itself."""
+        return bool(self.remote_token)
+
+    def argv(self, address: str, token: str, name: str) -> list[str]:
+        """The command line that starts this bot for one seat."""
+        command = [sys.executable if part == PYTHON_PLACEHOLDER else part for part in self.command]
+        args = ["--referee", address, "--token", token, "--name", name]
+        if self.protocol == "stdio":
+            return [sys.executable, "-m", "sample_bots.stdio_bridge", *args, "--", *command]
+        return [*command, *args] if self.pass_args else command
+
+    def environment(self, address: str, token: str, name: str) -> dict[str, str]:
+        """The environment of the bot's process."""
+        return {**os.environ, **dict(self.env), "GIN_REFEREE": address, "GIN_TOKEN": token, "GIN_BOT_NAME": name}
+
+
+class _SeatLog:
+    """The log file of one process (appended unbuffered: processes of other matches may
+    append to the same file); no file: nothing is kept."""
+
+    def __init__(self, path: str) -> None:
+        self.file: BinaryIO | None = None
+        if path:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            self.file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed by close()
+
+    def note(self, text: str) -> None:
+        if self.file is not None:
+            self.file.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} === {text}\n".encode())
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+async def _pump(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes) -> None:
+    kept = 0
+    pending = b""
+    truncated = False
+    try:
+        async for chunk in stream:
+            if truncated:
+                continue
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            if len(pending) > 4096:
+                lines.append(pending)
+                pending = b""
+            data = b"".join(prefix + line + b"\n" for line in lines)
+            kept += len(data)
+            if kept > MAX_LOG_BYTES_PER_PROCESS:
+                data += prefix + b"[output truncated: more than %d bytes]\n" % MAX_LOG_BYTES_PER_PROCESS
+                truncated = True
+            out.write(data)
+    except (trio.ClosedResourceError, trio.BrokenResourceError):
+        pass
+    finally:
+        if pending and not truncated:
+            out.write(prefix + pending + b"\n")
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+async def terminate(proc: trio.Process) -> None:
+    """End a bot's process group: SIGTERM, then SIGKILL; also any process the bot left in its
+    group after it exited. Safe to call under cancellation (shielded)."""
+    with trio.CancelScope(shield=True):
+        if proc.returncode is None:
+            _signal_group(proc.pid, signal.SIGTERM)
+            with trio.move_on_after(TERM_GRACE_S):
+                await proc.wait()
+            if proc.returncode is None:
+                _signal_group(proc.pid, signal.SIGKILL)
+                await proc.wait()
+        _signal_group(proc.pid, signal.SIGKILL)
+
+
+def describe_exit(code: int | None) -> str:
+    """How a process ended, in words."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatProcess:
+    """One seat's bot process to run: what to start and whom to tell."""
+
+    match: HostedMatch
+    seat: int
+    launch: BotLaunch
+    address: str
+    """The referee's address the bot connects to."""
+    token: str
+    name: str
+    """The bot's name (what it is told, and what the log says)."""
+    on_start: Callable[[int], None]
+    """Called with the pid once the process started."""
+    on_end: Callable[[int], None]
+    """Called with the pid once the process (and its group) ended."""
+
+
+async def run_seat(sp: SeatProcess, settled: trio.Event) -> str:
+    """Run the bot of one seat until its match is over; returns how the process ended.
+    ``settled`` is set once the start-up is over: the bot connected, ended or never started."""
+    argv = sp.launch.argv(sp.address, sp.token, sp.name)
+    label = f"{sp.match.match_id} seat {sp.seat}"
+    shown = " ".join("***" if part == sp.token else part for part in argv)
+    seat_log = _SeatLog(sp.launch.log_path)
+    with structlog.contextvars.bound_contextvars(bot=sp.name, seat=sp.seat):
+        try:
+            try:
+                proc = await trio.lowlevel.open_process(
+                    argv,
+                    cwd=sp.launch.cwd or None,
+                    env=sp.launch.environment(sp.address, sp.token, sp.name),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE if seat_log.file is not None else subprocess.DEVNULL,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as e:
+                detail = f"bot {sp.name!r} could not be started: {e}"
+                seat_log.note(f"{label}: {detail}")
+                log.warning("bot_start_failed", detail=detail, argv=shown)
+                sp.match.crashed(sp.seat, detail)
+                return "not started"
+            sp.on_start(proc.pid)
+            seat_log.note(f"{label}: pid {proc.pid}: {shown}")
+            log.debug("bot_started", pid=proc.pid)
+            try:
+                return await _supervise(sp, proc, seat_log, label, settled)
+            finally:
+                await terminate(proc)
+                if proc.stdout is not None:
+                    with trio.CancelScope(shield=True):
+                        await proc.stdout.aclose()
+                sp.on_end(proc.pid)
+        finally:
+            settled.set()
+            seat_log.close()
+
+
+async def _supervise(sp: SeatProcess, proc: trio.Process, seat_log: _SeatLog, label: str, settled: trio.Event) -> str:
+    done_pumping = trio.Event()
+    async with trio.open_nursery() as nursery:
+        if proc.stdout is not None and seat_log.file is not None:
+            nursery.start_soon(_pump_task, proc.stdout, seat_log.file, f"[{label}] ".encode(), done_pumping)
+        else:
+            done_pumping.set()
+        nursery.start_soon(_settle, proc, sp.match, sp.seat, settled)
+        how = await _watch(sp, proc, seat_log, label)
+        with trio.move_on_after(1.0):  # the pipe closes once the group is gone
+            await done_pumping.wait()
+        nursery.cancel_scope.cancel()
+    return how
+
+
+async def _settle(proc: trio.Process, match: HostedMatch, seat: int, settled: trio.Event) -> None:
+    await first(proc.wait, match.connected(seat).wait, match.finished.wait)
+    settled.set()
+
+
+async def _pump_task(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes, done: trio.Event) -> None:
+    try:
+        await _pump(stream, out, prefix)
+    finally:
+        done.set()
+
+
+async def _watch(sp: SeatProcess, proc: trio.Process, seat_log: _SeatLog, label: str) -> str:
+    match = sp.match
+    ended_first = await first(proc.wait, match.finished.wait) == 0
+    if ended_first and not match.finished.is_set():
+        detail = f"bot {sp.name!r} (pid {proc.pid}) {describe_exit(proc.returncode)} before its match ended"
+        log.warning("bot_ended_early", pid=proc.pid, detail=detail)
+        seat_log.note(f"{label}: {detail}")
+        match.crashed(sp.seat, detail)
+    else:
+        with trio.move_on_after(EXIT_GRACE_S):
+            await proc.wait()
+        if proc.returncode is None:
+            log.info("bot_did_not_exit", pid=proc.pid, grace_s=EXIT_GRACE_S)
+    await terminate(proc)
+    how = describe_exit(proc.returncode)
+    seat_log.note(f"{label}: {how}")
+    return how
+
+
+async def first(*waits: Callable[[], Awaitable[object]]) -> int:
+    """Wait until the first of some waits returns; returns its index (the others are cancelled)."""
+    winner = -1
+    async with trio.open_nursery() as nursery:
+        for i, fn in enumerate(waits):
+
+            async def one(i: int = i, fn: Callable[[], Awaitable[object]] = fn) -> None:
+                nonlocal winner
+                await fn()
+                if winner < 0:
+                    winner = i
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(one)
+    return winner
