@@ -97,14 +97,15 @@ class MatchContext:
                         nursery.start_soon(self._seat, match, spec, seat, launch, watcher, exits, settled[-1])
                 nursery.start_soon(_all_settled, settled, watcher)
                 await match.finished.wait()
-                report = match.report()
                 over = True
+                report = match.report()
+                replay = await match.replay()  # before the observer hears of it (it may move the file)
                 watcher.finished(report)
         finally:
             if not over:
                 with trio.CancelScope(shield=True):
                     await match.cancel(CANCELLED_DETAIL)
-        return PlayedMatch(report, await match.replay(), tuple(exits))
+        return PlayedMatch(report, replay, tuple(exits))
 
     async def _seat(
         self, match: HostedMatch, spec: MatchSpec, seat: int, launch: BotLaunch, watcher: MatchObserver,
