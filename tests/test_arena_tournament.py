@@ -273,8 +273,8 @@ def test_time_loss_during_an_arena_stall_is_played_again(tmp_path: Path) -> None
 
     async def main() -> tuple[_FakeBackend, _Sink]:
         backend, sink = _FakeBackend(), _Sink()
-        runner = Runner(MatchContext(backend), bots, {"a": "t" * 32, "b": "u" * 32}, settings, BotLogs(tmp_path / "logs"), sink,
-                        run_id="r", stalls=stalls)
+        runner = Runner(MatchContext(backend), bots, {"a": "t" * 32, "b": "u" * 32}, settings,
+                        BotLogs(tmp_path / "logs"), sink, run_id="r", stalls=stalls)
         # The arena's loop stalled for 300 ms just now (more than the 50 ms margin).
         stalls._stalls.append((trio.current_time(), 0.3))
         await runner.run([(job, 0)])
@@ -290,8 +290,8 @@ def test_time_loss_during_an_arena_stall_is_played_again(tmp_path: Path) -> None
     # Without a stall a time loss stands.
     async def plain() -> _Sink:
         sink = _Sink()
-        runner = Runner(MatchContext(_FakeBackend()), bots, {"a": "t" * 32, "b": "u" * 32}, settings, BotLogs(tmp_path / "l2"),
-                        sink, run_id="r", stalls=StallMonitor())
+        runner = Runner(MatchContext(_FakeBackend()), bots, {"a": "t" * 32, "b": "u" * 32}, settings,
+                        BotLogs(tmp_path / "l2"), sink, run_id="r", stalls=StallMonitor())
         await runner.run([(job, 0)])
         return sink
 

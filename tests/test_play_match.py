@@ -102,7 +102,8 @@ def test_a_bot_that_cannot_be_started_loses_by_crash_and_the_other_is_ended(tmp_
 def test_a_bot_that_crashes_mid_match_loses_by_crash(tmp_path: Path) -> None:
     spec = MatchSpec(players=("good", "quitter"), rules=RuleSet.preset("short"))
     log = tmp_path / "logs" / "quitter.log"
-    played, pids = play_observed(spec, [arena_bot("greedy"), arena_bot("quit-after", "--after", "2", log_path=str(log))])
+    quitter = arena_bot("quit-after", "--after", "2", log_path=str(log))
+    played, pids = play_observed(spec, [arena_bot("greedy"), quitter])
     report = played.report
     assert report.termination == "crashed" and report.faulting_seat == 1 and report.winner == 0, report.detail
     assert played.exits[1] == "exited with code 4"
@@ -127,7 +128,8 @@ def test_cancelling_a_match_ends_its_bots() -> None:
 
     async def main() -> bool:
         with trio.move_on_after(3) as scope:
-            await referee.play_match_async(spec, [arena_bot("slow", "--delay", "0.5"), arena_bot("hang")], observer=pids)
+            bots = [arena_bot("slow", "--delay", "0.5"), arena_bot("hang")]
+            await referee.play_match_async(spec, bots, observer=pids)
         return scope.cancelled_caught
 
     assert referee.run(main), "the match should still have been running after 3 s"
