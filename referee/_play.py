@@ -5,6 +5,8 @@ and always ended — and returns the report and the replay's bytes.
 A :class:`MatchContext` is where matches are played: an embedded referee on a free port (or a
 remote referee) that many concurrent matches share. :func:`play_match` without one opens one
 for the call. Nothing here changes the process (no GC tuning, no lasting signal handlers).
+A context is also the place for what outlives one match on a worker: a long-lived referee,
+and (later) a pool of reused bot processes keyed by their :class:`BotLaunch` (it hashes).
 """
 
 from __future__ import annotations
@@ -147,8 +149,9 @@ async def open_match_context(
     """A place to play matches, inside :func:`referee.run` (or another trio run hosted by
     asyncio): an embedded referee listening on ``listen`` (``HOST:PORT``, port 0: a free one)
     or, with ``referee="HOST:PORT"``, the referee there (bots are told ``bot_address``,
-    default that address). Replays are written to ``replay_dir`` and kept; without one, to a
-    scratch folder and only their bytes are kept. On exit, running matches are aborted."""
+    default that address; ``listen`` and ``replay_dir`` are then the remote referee's business).
+    Replays are written to ``replay_dir`` and kept; without one, to a scratch folder and only
+    their bytes are kept. On exit, running matches are aborted."""
     if referee:
         async with remote_host(referee, bot_address) as remote:
             yield MatchContext(remote)
@@ -188,7 +191,8 @@ def play_match(
     try:
         return run(_play_interruptible, spec, bots)
     finally:
-        signal.signal(signal.SIGINT, previous)  # as the caller had it
+        if previous is not None:  # (None: set outside Python, cannot be restored from here)
+            signal.signal(signal.SIGINT, previous)  # as the caller had it
 
 
 async def _play_interruptible(spec: MatchSpec, bots: tuple[BotLaunch, ...]) -> PlayedMatch:
