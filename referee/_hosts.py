@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,7 +17,6 @@ import trio
 
 from gin_arena.v1 import referee_pb2, referee_pb2_grpc
 
-from ._procs import first
 from ._runtime import aio
 from ._server import Referee
 from ._spec import MatchReport, MatchSpec
@@ -25,6 +24,23 @@ from ._table import Table
 from ._wire import create_match_request, match_report_from_proto
 
 log = structlog.get_logger("referee")
+
+
+async def first(*waits: Callable[[], Awaitable[object]]) -> int:
+    """Wait until the first of some waits returns; returns its index (the others are cancelled)."""
+    winner = -1
+    async with trio.open_nursery() as nursery:
+        for i, fn in enumerate(waits):
+
+            async def one(i: int = i, fn: Callable[[], Awaitable[object]] = fn) -> None:
+                nonlocal winner
+                await fn()
+                if winner < 0:
+                    winner = i
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(one)
+    return winner
 
 
 class HostedMatch(Protocol):

@@ -26,7 +26,8 @@ from pathlib import Path
 import trio
 
 from ._hosts import EmbeddedHost, HostedMatch, MatchHost, remote_host
-from ._procs import BotLaunch, SeatProcess, run_seat
+from ._launch import BotLaunch
+from ._procs import SeatProcess, run_seat
 from ._runtime import run
 from ._server import open_referee
 from ._spec import MatchReport, MatchSpec

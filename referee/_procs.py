@@ -1,7 +1,7 @@
-"""Bot processes for the seats of a match: how to start one (:class:`BotLaunch`, a plain value),
-and running it under trio in its own process group — told the referee's address and its token,
-watched (an early exit is reported to the match as a crash), its output appended to a log file,
-and always ended: at the end of its match, on errors, on cancellation and on Ctrl-C."""
+"""The bot process of a seat, started as its :class:`BotLaunch` says: run under trio in its own
+process group, told the referee's address and its token, watched (an early exit is reported to
+the match as a crash), its output appended to a log file, and always ended — at the end of its
+match, on errors, on cancellation and on Ctrl-C."""
 
 from __future__ import annotations
 
@@ -9,87 +9,25 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import BinaryIO
 
 import structlog
 import trio
 
-if TYPE_CHECKING:
-    from ._hosts import HostedMatch
+from ._hosts import HostedMatch, first
+from ._launch import BotLaunch
 
 log = structlog.get_logger("referee")
 
-PYTHON_PLACEHOLDER = "{python}"
-"""In a command, replaced by the Python interpreter of the process that starts the bot."""
 EXIT_GRACE_S = 3.0
 """How long a bot may take to exit by itself after its match ended."""
 TERM_GRACE_S = 1.0
 """How long after SIGTERM before SIGKILL."""
 MAX_LOG_BYTES_PER_PROCESS = 2 * 1024 * 1024
 """Output kept per process; beyond it the rest is read and dropped (so the bot never blocks)."""
-BotProtocol = Literal["grpc", "stdio"]
-
-
-@dataclass(frozen=True, slots=True)
-class BotLaunch:
-    """How one seat's bot takes part in a match: a program started for the match, or a remote
-    token (a bot that connects by itself). Plain values only, so it pickles (a match shipped
-    to another process or machine) and hashes."""
-
-    command: tuple[str, ...] = ()
-    """The program and its arguments; ``{python}`` stands for the Python interpreter of the
-    process that starts the bot. Empty for a remote seat."""
-    cwd: str = ""
-    """Working directory; empty: that of the process that starts the bot."""
-    env: tuple[tuple[str, str], ...] = ()
-    """Extra environment variables as (name, value) pairs, on top of the starting process's
-    environment (``GIN_REFEREE``, ``GIN_TOKEN`` and ``GIN_BOT_NAME`` are always set)."""
-    protocol: BotProtocol = "grpc"
-    """``grpc``: the program is a bot client; ``stdio``: it is run through
-    ``sample_bots.stdio_bridge``."""
-    pass_args: bool = True
-    """Append ``--referee --token --name`` to the command (a stdio program never gets them: the
-    bridge does)."""
-    log_path: str = ""
-    """A file the process's stdout and stderr are appended to, each line prefixed with the match
-    and the seat, with a line when it starts and when it ends; empty: the output is dropped."""
-    remote_token: str = ""
-    """A remote seat: its bot is not started, it connects by itself with this token."""
-    name: str = ""
-    """The name the bot is told (``--name``); empty: the seat's player name."""
-
-    def __post_init__(self) -> None:
-        if self.remote_token and self.command:
-            raise ValueError("a seat has a command or a remote token, not both")
-        if not self.remote_token and not self.command:
-            raise ValueError("a seat needs a command (the bot to start) or a remote token")
-        if self.remote_token and len(self.remote_token) < 16:
-            raise ValueError("a remote token must be at least 16 characters")
-        if self.protocol not in ("grpc", "stdio"):
-            raise ValueError(f"protocol must be grpc or stdio; got {self.protocol!r}")
-        if any(not k or "=" in k for k, _ in self.env):
-            raise ValueError(f"invalid environment variable names in {self.env!r}")
-
-    @property
-    def remote(self) -> bool:
-        """Whether the seat's bot connects by itself."""
-        return bool(self.remote_token)
-
-    def argv(self, address: str, token: str, name: str) -> list[str]:
-        """The command line that starts this bot for one seat."""
-        command = [sys.executable if part == PYTHON_PLACEHOLDER else part for part in self.command]
-        args = ["--referee", address, "--token", token, "--name", name]
-        if self.protocol == "stdio":
-            return [sys.executable, "-m", "sample_bots.stdio_bridge", *args, "--", *command]
-        return [*command, *args] if self.pass_args else command
-
-    def environment(self, address: str, token: str, name: str) -> dict[str, str]:
-        """The environment of the bot's process."""
-        return {**os.environ, **dict(self.env), "GIN_REFEREE": address, "GIN_TOKEN": token, "GIN_BOT_NAME": name}
 
 
 class _SeatLog:
@@ -271,20 +209,3 @@ async def _watch(sp: SeatProcess, proc: trio.Process, seat_log: _SeatLog, label:
     how = describe_exit(proc.returncode)
     seat_log.note(f"{label}: {how}")
     return how
-
-
-async def first(*waits: Callable[[], Awaitable[object]]) -> int:
-    """Wait until the first of some waits returns; returns its index (the others are cancelled)."""
-    winner = -1
-    async with trio.open_nursery() as nursery:
-        for i, fn in enumerate(waits):
-
-            async def one(i: int = i, fn: Callable[[], Awaitable[object]] = fn) -> None:
-                nonlocal winner
-                await fn()
-                if winner < 0:
-                    winner = i
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(one)
-    return winner
