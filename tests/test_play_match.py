@@ -242,3 +242,29 @@ def test_ctrl_c_ends_the_match_and_its_bots(tmp_path: Path) -> None:
     assert child.returncode == 130, err[-3000:]
     assert "interrupted" in out
     assert all(pid is not None and gone(pid) for pid in pids), pids
+
+
+def test_a_context_on_a_remote_referee_plays_there(tmp_path: Path) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "serve", "--port", "0", "--replays", str(tmp_path / "remote")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        assert line.startswith("referee listening on "), line
+        address = line.split()[-1]
+        spec = MatchSpec(players=("greedy", "random"), rules=RuleSet.preset("short"))
+
+        async def main() -> tuple[bool, PlayedMatch]:
+            async with referee.open_match_context(referee=address) as ctx:
+                return ctx.remote, await referee.play_match_async(spec, [GREEDY, RANDOM], context=ctx)
+
+        remote, played = referee.run(main)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert remote and played.report.termination == "normal", played.report.detail
+    assert Path(played.report.replay_path).parent == tmp_path / "remote"
+    assert Path(played.report.replay_path).read_bytes() == played.replay, "the same machine: the bytes are read"
+    audit(tmp_path, played)
