@@ -2,8 +2,8 @@
 duplicate deals, bot processes, the run database, results and ratings, the local ladder.
 
 Layering: ``arena`` uses ``referee`` (and ``referee.gin``); the referee never imports the arena.
-Modules: ``cli`` (commands), ``manifest``, ``schedule``, ``runner`` (plays games), ``procs``
-(bot processes), ``backend`` (embedded or remote referee), ``store`` (``run.sqlite``),
+Modules: ``cli`` (commands), ``manifest``, ``schedule``, ``runner`` (plays games through
+``referee.play_match_async``), ``procs`` (bots as ``referee.BotLaunch``, their logs), ``store`` (``run.sqlite``),
 ``tournament``, ``results``, ``stats``, ``ladder``, ``serve``, ``console`` (logs, progress),
 ``_testbot`` (a minimal bot with fault modes, for tests).
 """

@@ -16,7 +16,8 @@ from typing import Any
 import structlog
 import trio
 
-from .backend import embedded_backend, remote_backend
+from referee import open_match_context
+
 from .console import Console, Progress, log_to_file
 from .manifest import BotSpec
 from .procs import BotLogs
@@ -256,17 +257,11 @@ async def run_ladder(
     scope = cancel_scope or trio.CancelScope()
     try:
         with scope:
-            if referee:
-                async with remote_backend(referee) as backend:
-                    await Runner(backend, bots, {}, settings, logs, sink, progress, run_id=run_id,
-                                 stalls=StallMonitor()).run([(j, 0) for j in jobs])
-            else:
-                async with embedded_backend(listen, folder / "replays") as embedded:
-                    await Runner(embedded, bots, {}, settings, logs, sink, progress, run_id=run_id,
-                                 stalls=StallMonitor()).run([(j, 0) for j in jobs])
+            async with open_match_context(listen=listen, replay_dir=folder / "replays", referee=referee) as context:
+                await Runner(context, bots, {}, settings, logs, sink, progress, run_id=run_id,
+                             stalls=StallMonitor()).run([(j, 0) for j in jobs])
     finally:
         progress.finish()
-        logs.close()
         log.info("ladder_run_finished", games=sink.done)
         log_to_file(None)
     return sink.done, folder

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from gin_arena.v1 import game_pb2
-from referee import MatchReport, match_report_from_proto
+from referee import MatchReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +68,7 @@ def _pair(values: Any) -> tuple[int, int]:
 
 
 def from_report(report: MatchReport, duration_s: float) -> Outcome:
-    """From the embedded referee's report."""
+    """From a referee's report (a remote referee's carries no deal counts: the runner says so)."""
     out = report.outcome
     return Outcome(
         match_id=report.match_id,
@@ -90,9 +88,3 @@ def from_report(report: MatchReport, duration_s: float) -> Outcome:
         seed_hex=report.seed.hex(),
         duration_s=duration_s,
     )
-
-
-def from_proto(result: game_pb2.MatchResult, replay_path: str, duration_s: float) -> Outcome:
-    """From a remote referee's ``MatchResult`` (it does not tell the number of deals)."""
-    outcome = from_report(match_report_from_proto(result, replay_path), duration_s)
-    return dataclasses.replace(outcome, deals=None)

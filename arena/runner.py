@@ -1,26 +1,27 @@
 """Plays scheduled games: a dispatcher under trio that keeps up to ``concurrency`` games running
-(and no more than a bot's own limit for each bot), one referee match per game, the bots' processes
-started for it and ended after it."""
+(and no more than a bot's own limit for each bot), each game one ``referee.play_match_async``
+call on the run's match context (which starts the game's bots and ends them after it); the sink,
+the bots' logs, the stall monitor and the start-up slots stay here, around that call."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import structlog
 import trio
 
-from referee import FaultPolicy, MatchSpec, TimeControl
+from referee import FaultPolicy, MatchContext, MatchObserver, MatchReport, MatchSpec, TimeControl, play_match_async
 from referee.gin import RuleSet
 
-from .backend import Backend, MatchHandle
 from .console import Progress
-from .manifest import BotSpec, new_token
-from .procs import BotLogs, BotRunner
-from .records import Outcome
+from .manifest import BotSpec
+from .procs import BotLogs, launch_for
+from .records import Outcome, from_report
 from .schedule import GameJob
 
 log = structlog.get_logger("arena")
@@ -104,11 +105,11 @@ class Sink(Protocol):
 
 
 class Runner:
-    """Runs games on a backend."""
+    """Runs games on a match context (an embedded referee, or a remote one)."""
 
     def __init__(
         self,
-        backend: Backend,
+        context: MatchContext,
         bots: Mapping[str, BotSpec],
         bot_tokens: Mapping[str, str],
         settings: PlaySettings,
@@ -119,18 +120,17 @@ class Runner:
         run_id: str,
         stalls: StallMonitor | None = None,
     ) -> None:
-        self.backend = backend
+        self.context = context
         self.run_id = run_id
         self.stalls = stalls
         self.bots = dict(bots)
         self.bot_tokens = dict(bot_tokens)
         self.settings = settings
+        self.logs = logs
         self.sink = sink
         self.progress = progress
-        self.procs = BotRunner(logs, sink.proc_started, sink.proc_ended)
         self.starting = trio.CapacityLimiter(max(1, settings.startup_slots))
         self.running = 0
-        self.finished_count = 0
         self._per_bot: Counter[str] = Counter()
         self._changed = trio.Event()
         self._queue: list[tuple[GameJob, int]] = []
@@ -173,13 +173,13 @@ class Runner:
             nursery.cancel_scope.cancel()
         self._report(force=True)
 
-    def _suspect(self, outcome: Outcome, attempt: int) -> str:
+    def _suspect(self, outcome: Outcome, attempt: int, tc: TimeControl) -> str:
         """Why a time loss looks like the arena's fault (``""``: it does not): the arena's own
         event loop stalled, around the end of the game, for longer than the time control's
-        margin (at least 50 ms) — so the referee may have read the answer late."""
+        margin (at least 50 ms) — so the referee may have read the answer late. ``tc`` is the
+        faulting seat's time control."""
         if outcome.termination != "time_forfeit" or self.stalls is None or attempt >= MAX_SUSPECT_REPLAYS:
             return ""
-        tc = self.settings.time_control
         margin_s = max(tc.margin_ms, 50) / 1000
         window = (tc.per_move_ms if tc.is_fixed else min(max(tc.base_ms, tc.increment_ms), 10_000)) / 1000
         end = trio.current_time()
@@ -213,11 +213,14 @@ class Runner:
             release()
             self._report()
 
-    async def _play(self, job: GameJob, attempt: int, match_id: str, release: Callable[[], None]) -> None:
+    def _spec(self, job: GameJob, match_id: str, time_controls: tuple[TimeControl, ...]) -> MatchSpec:
         s = self.settings
-        bots = [self.bots[name] for name in job.players]
-        tokens = tuple(self.bot_tokens[b.name] if b.remote else new_token() for b in bots)
-        spec = MatchSpec(
+        per_seat: dict[str, Any] = {}
+        if any(tc != s.time_control for tc in time_controls):
+            # INTEGRATOR: once part SEAM's MatchSpec.seat_time_controls is merged, pass
+            # seat_time_controls=time_controls (or () when all equal) directly instead of this dict.
+            per_seat["seat_time_controls"] = time_controls
+        return MatchSpec(
             players=job.players,
             rules=s.rules,
             time_control=s.time_control,
@@ -225,62 +228,98 @@ class Runner:
             connect_timeout_ms=s.connect_timeout_ms,
             seed=job.seed,
             match_id=match_id,
-            seat_tokens=tokens,
+            **per_seat,
         )
+
+    async def _play(self, job: GameJob, attempt: int, match_id: str, release: Callable[[], None]) -> None:
+        bots = [self.bots[name] for name in job.players]
+        # A bot's own time control (the manifest's per-bot ``tc``; part ARENA adds the field).
+        time_controls = tuple(getattr(b, "time_control", None) or self.settings.time_control for b in bots)
+        spec = self._spec(job, match_id, time_controls)
+        launches = [launch_for(b, self.logs, self.bot_tokens) for b in bots]
         self.sink.started(job, match_id)
-        started = trio.current_time()  # reset once the game's turn to start came
-        handle: MatchHandle | None = None
-        done = False
+        game = _Game(self, job, attempt, time_controls, release)
         try:
+            await self.starting.acquire_on_behalf_of(game)
+            game.holding = True
+            game.started = trio.current_time()  # the game's turn to start came
+            log.debug("game_started", idx=job.idx, players=list(job.players))
             async with trio.open_nursery() as nursery:
-                async with self.starting:
-                    handle = await self.backend.create(spec)
-                    started = trio.current_time()
-                    log.debug("game_started", idx=job.idx, players=list(job.players))
-                    nursery.start_soon(handle.follow)
-                    settled = []
-                    for seat, bot in enumerate(bots):
-                        if not bot.remote:
-                            settled.append(trio.Event())
-                            nursery.start_soon(
-                                self.procs.run,
-                                handle,
-                                seat,
-                                bot,
-                                self.backend.bot_address,
-                                tokens[seat],
-                                settled[-1],
-                            )
-                    with trio.move_on_after(min(s.connect_timeout_ms / 1000, STARTUP_HOLD_S)):
-                        for ev in settled:
-                            await ev.wait()
-                await handle.finished.wait()
-                outcome = handle.outcome(trio.current_time() - started)
-                suspect = self._suspect(outcome, attempt)
-                if suspect:
-                    self.sink.discarded(job, outcome, suspect)
-                    log.warning("time_loss_discarded", idx=job.idx, detail=outcome.detail, reason=suspect)
-                    self._queue.insert(0, (job, attempt + 1))
-                    done = True
-                    release()
-                    return
-                self.sink.finished(job, outcome)
-                done = True
-                self.finished_count += 1
-                release()  # the next game may start while these bots exit
-                log.info(
-                    "game_finished",
-                    idx=job.idx,
-                    players=list(job.players),
-                    winner=outcome.winner_name,
-                    termination=outcome.termination,
-                    points=list(outcome.points),
-                    deals=outcome.deals,
-                    detail=outcome.detail if outcome.termination != "normal" else None,
-                )
+                nursery.start_soon(game.hold_slot, min(self.settings.connect_timeout_ms / 1000, STARTUP_HOLD_S))
+                await play_match_async(spec, launches, context=self.context, observer=game)
+                nursery.cancel_scope.cancel()
         finally:
-            if not done:
-                with trio.CancelScope(shield=True):
-                    if handle is not None:
-                        await handle.cancel("the arena stopped before the game ended")
-                    self.sink.abandoned(job)
+            game.settled()
+            if not game.done:
+                self.sink.abandoned(job)
+
+    def _finished(self, game: _Game, report: MatchReport) -> None:
+        """A game is over (its bots may still be exiting): record it, or play it again."""
+        job = game.job
+        outcome = from_report(report, trio.current_time() - game.started)
+        if self.context.remote:  # a remote referee's report does not count the deals
+            outcome = dataclasses.replace(outcome, deals=None)
+        seat = outcome.faulting_seat
+        tc = game.time_controls[seat] if seat is not None else self.settings.time_control
+        suspect = self._suspect(outcome, game.attempt, tc)
+        game.done = True
+        if suspect:
+            self.sink.discarded(job, outcome, suspect)
+            log.warning("time_loss_discarded", idx=job.idx, detail=outcome.detail, reason=suspect)
+            self._queue.insert(0, (job, game.attempt + 1))
+            game.release()
+            return
+        self.sink.finished(job, outcome)
+        game.release()  # the next game may start while these bots exit
+        log.info(
+            "game_finished",
+            idx=job.idx,
+            players=list(job.players),
+            winner=outcome.winner_name,
+            termination=outcome.termination,
+            points=list(outcome.points),
+            deals=outcome.deals,
+            detail=outcome.detail if outcome.termination != "normal" else None,
+        )
+
+
+class _Game(MatchObserver):
+    """One game being played: what the runner hears of its match (processes for the sink's
+    table of processes, the end of the start-up for the start-up slot, the end of the game)."""
+
+    def __init__(
+        self, runner: Runner, job: GameJob, attempt: int, time_controls: tuple[TimeControl, ...],
+        release: Callable[[], None],
+    ) -> None:
+        self.runner = runner
+        self.job = job
+        self.attempt = attempt
+        self.time_controls = time_controls
+        self.release = release
+        self.started = trio.current_time()
+        self.done = False
+        """Whether the game's result was recorded (or discarded to be played again)."""
+        self.holding = False
+        """Whether the game holds a start-up slot."""
+        self._tickets: dict[int, object] = {}
+
+    def process_started(self, seat: int, pid: int) -> None:
+        match_id = self.job.match_id(self.runner.run_id, self.attempt)
+        self._tickets[pid] = self.runner.sink.proc_started(pid, match_id, self.job.players[seat])
+
+    def process_ended(self, seat: int, pid: int) -> None:
+        self.runner.sink.proc_ended(pid, self._tickets.pop(pid, None))
+
+    def settled(self) -> None:
+        """Give up the start-up slot (once)."""
+        if self.holding:
+            self.holding = False
+            self.runner.starting.release_on_behalf_of(self)
+
+    async def hold_slot(self, seconds: float) -> None:
+        """A game gives up its start-up slot after ``seconds`` even if its bots are still starting."""
+        await trio.sleep(seconds)
+        self.settled()
+
+    def finished(self, report: MatchReport) -> None:
+        self.runner._finished(self, report)

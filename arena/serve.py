@@ -45,6 +45,7 @@ async def serve(listen: str, folder: Path, *, ready: trio.Event | None = None) -
     finished_at: dict[str, float] = {}
     try:
         async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays") as ref:
+            referee.tune_gc_for_server()
             print(f"referee listening on {ref.address}; replays and records in {folder}", flush=True)
             log.info("serve_started", address=ref.address, folder=str(folder))
             if ready is not None:

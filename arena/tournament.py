@@ -15,9 +15,8 @@ from typing import Any
 import structlog
 import trio
 
-from referee import TimeControl
+from referee import MatchContext, TimeControl, open_match_context
 
-from .backend import Backend, embedded_backend, remote_backend
 from .console import Console, Progress, log_to_file
 from .manifest import BotSpec, new_token
 from .procs import BotLogs
@@ -182,13 +181,10 @@ class RunResult:
 
 
 @asynccontextmanager
-async def open_backend(cfg: RunConfig, run_dir: Path) -> AsyncIterator[Backend]:
-    if cfg.referee:
-        async with remote_backend(cfg.referee) as remote:
-            yield remote
-    else:
-        async with embedded_backend(cfg.listen, run_dir / "replays") as embedded:
-            yield embedded
+async def open_context(cfg: RunConfig, run_dir: Path) -> AsyncIterator[MatchContext]:
+    """Where the run's games are played: the remote referee, or one embedded for the run."""
+    async with open_match_context(listen=cfg.listen, replay_dir=run_dir / "replays", referee=cfg.referee) as ctx:
+        yield ctx
 
 
 def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], address: str) -> None:
@@ -264,10 +260,10 @@ async def run_tournament(
             nursery.start_soon(writer.run)
             try:
                 with scope:
-                    async with open_backend(cfg, run_dir) as backend:
-                        _announce_remote(console, store, bots, backend.bot_address)
+                    async with open_context(cfg, run_dir) as context:
+                        _announce_remote(console, store, bots, context.bot_address)
                         runner = Runner(
-                            backend, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress,
+                            context, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress,
                             run_id=cfg.run_id, stalls=StallMonitor(),
                         )
                         work = store.pending()
@@ -284,7 +280,6 @@ async def run_tournament(
     finally:
         wstore.close()
         progress.finish()
-        logs.close()
         counts = store.counts()
         if status == "finished" and sink.stop_reason:
             status = "stopped"

@@ -26,7 +26,6 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import trio  # noqa: E402
 
 import referee  # noqa: E402
-from arena.backend import embedded_backend  # noqa: E402
 from arena.console import Console, configure  # noqa: E402
 from arena.manifest import BotSpec  # noqa: E402
 from arena.procs import BotLogs  # noqa: E402
@@ -101,19 +100,18 @@ async def level(
             lags.append(trio.current_time() - t - 0.01)
 
     async with (
-        embedded_backend("127.0.0.1:0", folder / f"replays-c{concurrency}") as backend,
+        referee.open_match_context(replay_dir=folder / f"replays-c{concurrency}") as context,
         trio.open_nursery() as nursery,
     ):
         nursery.start_soon(lag_monitor)
         await Runner(
-            backend, {"greedy": spec, "greedy2": spec2}, {}, settings, logs, tally, run_id=cfg.run_id,
+            context, {"greedy": spec, "greedy2": spec2}, {}, settings, logs, tally, run_id=cfg.run_id,
             stalls=StallMonitor(),
         ).run([(j, 0) for j in jobs])
         nursery.cancel_scope.cancel()
     lags.sort()
     wall = time.monotonic() - t0
     cpu, child = time.process_time() - cpu0, children_cpu() - child0
-    logs.close()
     outs = tally.outcomes
     return {
         "games": len(outs),

@@ -11,12 +11,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._launch import BotLaunch as BotLaunch
+    from ._play import MatchContext as MatchContext
+    from ._play import MatchObserver as MatchObserver
+    from ._play import PlayedMatch as PlayedMatch
+    from ._play import open_match_context as open_match_context
+    from ._play import play_match as play_match
+    from ._play import play_match_async as play_match_async
     from ._replay import write_atomic as write_atomic
     from ._runtime import aio as aio
     from ._runtime import run as run
     from ._server import Referee as Referee
     from ._server import open_referee as open_referee
     from ._server import serve_referee as serve_referee
+    from ._server import tune_gc_for_server as tune_gc_for_server
     from ._spec import TERMINATIONS as TERMINATIONS
     from ._spec import FaultPolicy as FaultPolicy
     from ._spec import MatchReport as MatchReport
@@ -30,7 +38,9 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "aio": "_runtime", "run": "_runtime",
-    "Referee": "_server", "open_referee": "_server", "serve_referee": "_server",
+    "Referee": "_server", "open_referee": "_server", "serve_referee": "_server", "tune_gc_for_server": "_server",
+    "BotLaunch": "_launch", "MatchContext": "_play", "MatchObserver": "_play", "PlayedMatch": "_play",
+    "open_match_context": "_play", "play_match": "_play", "play_match_async": "_play",
     "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec", "MatchSpec": "_spec",
     "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
     "create_match_request": "_wire",

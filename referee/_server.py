@@ -134,10 +134,6 @@ async def open_referee(
         if not bound:
             raise OSError(f"cannot listen on {host}:{port}")
         await aio(server.start())
-        # Long-lived server objects need no cyclic GC scans: freeze them, and collect the young
-        # generation less often (full collections of many matches paused every match 50-200 ms).
-        gc.freeze()
-        gc.set_threshold(20_000, 20, 20)
         for name in ("", *names[:2]):
             await aio(health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING))
         referee.address = f"{host}:{bound}"
@@ -150,7 +146,18 @@ async def open_referee(
             nursery.cancel_scope.cancel()
 
 
+def tune_gc_for_server() -> None:
+    """Tune the garbage collector for a long-lived server process: the objects that exist now
+    (the started server's) are frozen, so cyclic scans skip them, and the young generation is
+    collected less often (full collections of many matches paused every match 50-200 ms).
+    Process-wide, so only a server's entry point calls it (``referee serve``, ``arena serve``),
+    once its server is up; :func:`open_referee` and :func:`referee.play_match` do not."""
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
+
+
 async def serve_referee(host: str = "127.0.0.1", port: int = 50051, replay_dir: Path | None = None) -> None:
-    """Run a standalone referee until cancelled."""
+    """Run a standalone referee until cancelled (a server entry point: tunes the GC)."""
     async with open_referee(host, port, replay_dir):
+        tune_gc_for_server()
         await trio.sleep_forever()

@@ -9,7 +9,7 @@ import trio
 
 from ._logging import configure_logging
 from ._runtime import install_sigint_cancel, run
-from ._server import open_referee
+from ._server import open_referee, tune_gc_for_server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
             token = trio.lowlevel.current_trio_token()
             install_sigint_cancel(lambda: token.run_sync_soon(scope.cancel))
             async with open_referee(args.host, args.port, args.replays) as ref:
+                tune_gc_for_server()
                 print(f"referee listening on {ref.address}", flush=True)
                 await trio.sleep_forever()
 

@@ -21,7 +21,7 @@ from arena.procs import BotLogs
 from arena.records import Outcome
 from arena.runner import PlaySettings, Runner, StallMonitor
 from arena.schedule import GameJob
-from referee import MatchSpec, TimeControl
+from referee import MatchContext, MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
 
 TESTBOT = '["{python}", "-m", "arena._testbot"'
@@ -191,11 +191,13 @@ def test_substitute_policy_plays_on(tmp_path: Path) -> None:
 
 # ----- a time loss while the arena itself was stalled is not scored -----
 class _FakeHandle:
-    def __init__(self, match_id: str, outcome: Outcome) -> None:
-        self.match_id = match_id
+    """A match that is over at once (a referee's handle, as ``MatchContext`` sees it)."""
+
+    def __init__(self, report: MatchReport) -> None:
+        self.match_id = report.match_id
         self.finished = trio.Event()
         self.finished.set()
-        self._outcome = outcome
+        self._report = report
         self._connected = trio.Event()
         self._connected.set()
 
@@ -211,13 +213,19 @@ class _FakeHandle:
     async def cancel(self, reason: str) -> None:
         pass
 
-    def outcome(self, duration_s: float) -> Outcome:
-        return self._outcome
+    def report(self) -> MatchReport:
+        return self._report
+
+    async def replay(self) -> bytes:
+        return b""
 
 
 class _FakeBackend:
+    """A referee whose first match is lost on time by seat 1, and every later one ends normally."""
+
     bot_address = "nowhere:1"
     description = "fake"
+    remote = False
 
     def __init__(self) -> None:
         self.created: list[str] = []
@@ -225,12 +233,12 @@ class _FakeBackend:
     async def create(self, spec: MatchSpec) -> _FakeHandle:
         self.created.append(spec.match_id)
         first = len(self.created) == 1
-        outcome = Outcome(
+        report = MatchReport(
             match_id=spec.match_id, players=("a", "b"), winner=0, termination="time_forfeit" if first else "normal",
-            faulting_seat=1 if first else None, detail="late" if first else "", points=(1, 0), games_won=(1, 0),
-            deals=1, decisions=3, think_ms=(1, 1), substituted=(), replay_path="", replay_hash="", seed_hex="",
+            faulting_seat=1 if first else None, detail="late" if first else "", outcome=None, substituted_seats=(),
+            seed=b"", seed_commitment=b"", replay_path="", replay_hash="", decisions=3, think_ms=(1, 1),
         )
-        return _FakeHandle(spec.match_id, outcome)
+        return _FakeHandle(report)
 
 
 class _Sink:
@@ -265,8 +273,8 @@ def test_time_loss_during_an_arena_stall_is_played_again(tmp_path: Path) -> None
 
     async def main() -> tuple[_FakeBackend, _Sink]:
         backend, sink = _FakeBackend(), _Sink()
-        runner = Runner(backend, bots, {"a": "t" * 32, "b": "u" * 32}, settings, BotLogs(tmp_path / "logs"), sink,
-                        run_id="r", stalls=stalls)
+        runner = Runner(MatchContext(backend), bots, {"a": "t" * 32, "b": "u" * 32}, settings,
+                        BotLogs(tmp_path / "logs"), sink, run_id="r", stalls=stalls)
         # The arena's loop stalled for 300 ms just now (more than the 50 ms margin).
         stalls._stalls.append((trio.current_time(), 0.3))
         await runner.run([(job, 0)])
@@ -282,8 +290,8 @@ def test_time_loss_during_an_arena_stall_is_played_again(tmp_path: Path) -> None
     # Without a stall a time loss stands.
     async def plain() -> _Sink:
         sink = _Sink()
-        runner = Runner(_FakeBackend(), bots, {"a": "t" * 32, "b": "u" * 32}, settings, BotLogs(tmp_path / "l2"),
-                        sink, run_id="r", stalls=StallMonitor())
+        runner = Runner(MatchContext(_FakeBackend()), bots, {"a": "t" * 32, "b": "u" * 32}, settings,
+                        BotLogs(tmp_path / "l2"), sink, run_id="r", stalls=StallMonitor())
         await runner.run([(job, 0)])
         return sink
 

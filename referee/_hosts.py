@@ -1,59 +1,84 @@
-"""Where matches are played: the embedded referee (in this process) or a remote one reached
-through its operator service (``RefereeService``). Both give the runner the same handle."""
+"""Where a match is played: the referee embedded in this process, or a referee in another process
+or on another machine reached through its operator service (``RefereeService``). Both give
+:func:`referee.play_match_async` the same handle on a match."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import grpc
 import structlog
 import trio
 
-import referee
-from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
-from referee import MatchSpec, create_match_request
+from gin_arena.v1 import referee_pb2, referee_pb2_grpc
 
-from .records import Outcome, from_proto, from_report
+from ._runtime import aio
+from ._server import Referee
+from ._spec import MatchReport, MatchSpec
+from ._table import Table
+from ._wire import create_match_request, match_report_from_proto
 
-log = structlog.get_logger("arena")
-T = TypeVar("T")
+log = structlog.get_logger("referee")
 
 
-class MatchHandle(Protocol):
-    """One match being played, as the runner sees it."""
+async def first(*waits: Callable[[], Awaitable[object]]) -> int:
+    """Wait until the first of some waits returns; returns its index (the others are cancelled)."""
+    winner = -1
+    async with trio.open_nursery() as nursery:
+        for i, fn in enumerate(waits):
+
+            async def one(i: int = i, fn: Callable[[], Awaitable[object]] = fn) -> None:
+                nonlocal winner
+                await fn()
+                if winner < 0:
+                    winner = i
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(one)
+    return winner
+
+
+class HostedMatch(Protocol):
+    """One match being played, as the caller sees it."""
 
     match_id: str
     finished: trio.Event
-    """Set when the match is over and :meth:`outcome` is available."""
+    """Set when the match is over and :meth:`report` is available."""
 
     def connected(self, seat: int) -> trio.Event:
         """Set once the seat's bot has connected (the referee then starts the clock)."""
 
     async def follow(self) -> None:
-        """Track the match until it is over (a task of the game's nursery)."""
+        """Track the match until it is over (a task of the match's nursery)."""
 
     def crashed(self, seat: int, detail: str) -> None:
         """The seat's bot process ended before the match did."""
 
     async def cancel(self, reason: str) -> None:
-        """Abort the match (the arena is stopping)."""
+        """Abort the match (the caller is stopping)."""
 
-    def outcome(self, duration_s: float) -> Outcome:
+    def report(self) -> MatchReport:
         """How the match ended (after :attr:`finished`)."""
 
+    async def replay(self) -> bytes:
+        """The replay file's bytes (after :attr:`finished`; empty if they cannot be read here)."""
 
-class Backend(Protocol):
+
+class MatchHost(Protocol):
     """Creates matches."""
 
     bot_address: str
     """The address bots connect to."""
     description: str
+    remote: bool
+    """Whether the referee is another process (its reports carry no deal counts or think times)."""
 
-    async def create(self, spec: MatchSpec) -> MatchHandle:
+    async def create(self, spec: MatchSpec) -> HostedMatch:
         """Register a match; its seats' tokens are ``spec.seat_tokens``."""
 
 
@@ -61,7 +86,7 @@ class Backend(Protocol):
 class _AbsentSession:
     """Stands in for a bot whose process ended before it connected, so that the referee plays
     the match and scores the seat's crash by the fault policy (the referee only looks at a
-    ``crashed`` report once a seat is connected — see the report to the referee's owners)."""
+    ``crashed`` report once a seat is connected)."""
 
     def __init__(self, name: str) -> None:
         self.bot_name = name
@@ -76,9 +101,11 @@ class _AbsentSession:
 
 
 class EmbeddedMatch:
-    def __init__(self, table: referee.Table, ref: referee.Referee) -> None:
+    """A match on the referee of this process."""
+
+    def __init__(self, table: Table, host: EmbeddedHost) -> None:
         self.table = table
-        self.ref = ref
+        self.host = host
         self.match_id = table.match_id
         self.finished = table.finished
         self._dead: dict[int, str] = {}
@@ -97,8 +124,7 @@ class EmbeddedMatch:
                     with trio.move_on_after(0.05):
                         await table.finished.wait()
                     continue
-            poke = self._poke
-            await _first_of(table.finished.wait, poke.wait)
+            await first(table.finished.wait, self._poke.wait)
 
     def _settle_dead(self) -> None:
         # A seat whose bot ended before connecting is handed to the referee as crashed only once
@@ -111,9 +137,7 @@ class EmbeddedMatch:
             return
         others = [link for link in table.links if link.seat not in self._dead]
         if not others:
-            table.cancel(
-                "every seat's bot process ended before connecting: " + "; ".join(self._dead.values())
-            )
+            table.cancel("every seat's bot process ended before connecting: " + "; ".join(self._dead.values()))
             self._dead.clear()
             return
         if all(link.connected.is_set() for link in others):
@@ -142,62 +166,60 @@ class EmbeddedMatch:
             with trio.move_on_after(5):
                 await self.table.finished.wait()
 
-    def outcome(self, duration_s: float) -> Outcome:
+    def report(self) -> MatchReport:
         report = self.table.report
-        assert report is not None, "outcome() before the match finished"
-        # The referee keeps every table it ever ran (replay lines, spectator log): forget ours
-        # once recorded, or a long run grows without bound.
-        if self.ref.tables.get(self.match_id) is self.table:
-            del self.ref.tables[self.match_id]
-        return from_report(report, duration_s)
+        assert report is not None, "report() before the match finished"
+        # The referee keeps a finished table for its operator service: ours are asked for here,
+        # so forget them (a long run would grow without bound).
+        ref = self.host.referee
+        if ref.tables.get(self.match_id) is self.table:
+            del ref.tables[self.match_id]
+        return report if self.host.keep_replays else dataclasses.replace(report, replay_path="")
+
+    async def replay(self) -> bytes:
+        path = self.table.report.replay_path if self.table.report is not None else ""
+        if not path:
+            return b""
+        data = await trio.to_thread.run_sync(Path(path).read_bytes)
+        if not self.host.keep_replays:  # the context's scratch folder
+            Path(path).unlink(missing_ok=True)
+        return data
 
 
-async def _first_of(*waits: Callable[[], Awaitable[object]]) -> None:
-    async with trio.open_nursery() as nursery:
-        for fn in waits:
+class EmbeddedHost:
+    """The referee running in this process."""
 
-            async def one(fn: Callable[[], Awaitable[object]] = fn) -> None:
-                await fn()
-                nursery.cancel_scope.cancel()
+    remote = False
 
-            nursery.start_soon(one)
+    def __init__(self, referee: Referee, *, keep_replays: bool) -> None:
+        self.referee = referee
+        self.keep_replays = keep_replays
+        """Whether replay files stay where the referee wrote them (else only their bytes are kept)."""
+        self.bot_address = referee.address
+        self.description = f"embedded referee on {referee.address}"
 
-
-class EmbeddedBackend:
-    """The referee running in this process (``referee.open_referee``)."""
-
-    def __init__(self, ref: referee.Referee) -> None:
-        self.ref = ref
-        self.bot_address = ref.address
-        self.description = f"embedded referee on {ref.address}"
-
-    async def create(self, spec: MatchSpec) -> MatchHandle:
-        return EmbeddedMatch(self.ref.create_match(spec), self.ref)
-
-
-@asynccontextmanager
-async def embedded_backend(listen: str, replay_dir: Path) -> AsyncIterator[EmbeddedBackend]:
-    """Start the embedded referee on ``host:port`` (port 0: any free port)."""
-    host, _, port = listen.rpartition(":")
-    async with referee.open_referee(host or "127.0.0.1", int(port or 0), replay_dir) as ref:
-        yield EmbeddedBackend(ref)
+    async def create(self, spec: MatchSpec) -> HostedMatch:
+        return EmbeddedMatch(self.referee.create_match(spec), self)
 
 
 # ----- remote -----
 async def _call(make: Callable[[], Any]) -> Any:
+    """Run a grpc.aio call (the stubs type it as a plain call) on the host loop."""
+
     async def run() -> Any:
         return await make()
 
-    return await referee.aio(run())
+    return await aio(run())
 
 
-_FAULT_POLICY = {"forfeit": game_pb2.FAULT_POLICY_FORFEIT, "substitute": game_pb2.FAULT_POLICY_SUBSTITUTE}
 _OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED)
 
 
 class RemoteMatch:
-    def __init__(self, backend: RemoteBackend, match_id: str, seats: int) -> None:
-        self.backend = backend
+    """A match on a referee reached through its operator service."""
+
+    def __init__(self, host: RemoteHost, match_id: str, seats: int) -> None:
+        self.host = host
         self.match_id = match_id
         self.finished = trio.Event()
         self._connected = [trio.Event() for _ in range(seats)]
@@ -210,14 +232,11 @@ class RemoteMatch:
         failures = 0
         while True:
             try:
-                status = await self.backend.get_match(self.match_id)
+                status = await self.host.get_match(self.match_id)
                 failures = 0
             except grpc.aio.AioRpcError as e:
                 failures += 1
-                if (
-                    e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-                    or failures > 30
-                ):
+                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or failures > 30:
                     raise
                 log.warning("remote_referee_unreachable", code=e.code().name, attempt=failures)
                 await trio.sleep(min(5.0, 0.2 * 2**failures))
@@ -243,17 +262,27 @@ class RemoteMatch:
             return
         with trio.move_on_after(5):
             try:
-                await self.backend.cancel_match(self.match_id, reason)
+                await self.host.cancel_match(self.match_id, reason)
             except grpc.aio.AioRpcError as e:
                 log.warning("remote_cancel_failed", code=e.code().name, detail=e.details())
 
-    def outcome(self, duration_s: float) -> Outcome:
-        assert self._status is not None, "outcome() before the match finished"
-        return from_proto(self._status.result, self._status.replay_path, duration_s)
+    def report(self) -> MatchReport:
+        assert self._status is not None, "report() before the match finished"
+        return match_report_from_proto(self._status.result, self._status.replay_path)
+
+    async def replay(self) -> bytes:
+        """The replay, if the remote referee wrote it where this process can read it."""
+        path = self._status.replay_path if self._status is not None else ""
+        try:
+            return await trio.to_thread.run_sync(Path(path).read_bytes) if path else b""
+        except OSError:
+            return b""
 
 
-class RemoteBackend:
+class RemoteHost:
     """A referee in another process or on another machine, through ``RefereeService``."""
+
+    remote = True
 
     def __init__(self, target: str, bot_address: str) -> None:
         self.target = target
@@ -290,34 +319,31 @@ class RemoteBackend:
             with trio.CancelScope(shield=True):
                 await _call(lambda: channel.close(None))
 
-    async def create(self, spec: MatchSpec) -> MatchHandle:
+    async def create(self, spec: MatchSpec) -> HostedMatch:
         request = create_match_request(spec)
         stub = self.stub
-        response = await _call(lambda: stub.CreateMatch(request, timeout=15))
+        response: Any = await _call(lambda: stub.CreateMatch(request, timeout=15))
         return RemoteMatch(self, response.match_id, len(spec.players))
 
     async def get_match(self, match_id: str) -> referee_pb2.MatchStatus:
         stub = self.stub
-        response = await _call(
-            lambda: stub.GetMatch(referee_pb2.GetMatchRequest(match_id=match_id), timeout=10)
-        )
+        response: Any = await _call(lambda: stub.GetMatch(referee_pb2.GetMatchRequest(match_id=match_id), timeout=10))
         status: referee_pb2.MatchStatus = response.match
         return status
 
     async def cancel_match(self, match_id: str, reason: str) -> None:
         stub = self.stub
-        await _call(
-            lambda: stub.CancelMatch(
-                referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason), timeout=5
-            )
-        )
+        request = referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
+        await _call(lambda: stub.CancelMatch(request, timeout=5))
 
 
 @asynccontextmanager
-async def remote_backend(target: str, bot_address: str = "") -> AsyncIterator[RemoteBackend]:
-    backend = RemoteBackend(target, bot_address or target)
+async def remote_host(target: str, bot_address: str = "") -> AsyncIterator[RemoteHost]:
+    """Reach the referee at ``target`` (``HOST:PORT``); bots are told ``bot_address`` (default:
+    the target)."""
+    host = RemoteHost(target, bot_address or target)
     try:
-        await backend.open()
-        yield backend
+        await host.open()
+        yield host
     finally:
-        await backend.close()
+        await host.close()
