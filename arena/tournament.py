@@ -15,8 +15,6 @@ from typing import Any
 import structlog
 import trio
 
-from referee import TimeControl
-
 from .backend import Backend, embedded_backend, remote_backend
 from .console import Console, Progress, log_to_file
 from .manifest import BotSpec, new_token
@@ -24,7 +22,7 @@ from .procs import BotLogs
 from .records import Outcome
 from .results import PlayedGame, build_report, render_text, write_files
 from .runner import PlaySettings, Runner, StallMonitor, default_startup_slots
-from .schedule import GameJob, RunConfig
+from .schedule import GameJob, PlayConfig
 from .stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
 from .store import DbWriter, RunStore, proc_start_ticks
 
@@ -181,13 +179,28 @@ class RunResult:
     report: dict[str, Any]
 
 
+def play_settings(play: PlayConfig) -> PlaySettings:
+    """The runner's settings for a run's (or a ladder run's) play configuration: the one place
+    where they are built."""
+    return PlaySettings(
+        rules=play.rules,
+        time_control=play.time_control,
+        fault_policy=play.fault_policy,
+        connect_timeout_ms=play.connect_timeout_ms,
+        concurrency=play.concurrency,
+        startup_slots=default_startup_slots(),
+    )
+
+
 @asynccontextmanager
-async def open_backend(cfg: RunConfig, run_dir: Path) -> AsyncIterator[Backend]:
-    if cfg.referee:
-        async with remote_backend(cfg.referee) as remote:
+async def open_backend(referee: str, listen: str, folder: Path) -> AsyncIterator[Backend]:
+    """A remote referee at ``referee``, or (``""``) an embedded one listening on ``listen`` that
+    writes replays to ``folder/replays``."""
+    if referee:
+        async with remote_backend(referee) as remote:
             yield remote
     else:
-        async with embedded_backend(cfg.listen, run_dir / "replays") as embedded:
+        async with embedded_backend(listen, folder / "replays") as embedded:
             yield embedded
 
 
@@ -230,14 +243,7 @@ async def run_tournament(
             print(f"Resuming {run_dir}: {len(abandoned)} game(s) that were running will be played again.")
     counts = store.counts()
     total = sum(counts.values())
-    settings = PlaySettings(
-        rules=cfg.rule_set(),
-        time_control=TimeControl.parse(cfg.time_control),
-        fault_policy=cfg.fault_policy,
-        connect_timeout_ms=cfg.connect_timeout_ms,
-        concurrency=cfg.concurrency,
-        startup_slots=default_startup_slots(),
-    )
+    settings = play_settings(cfg.play)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
@@ -252,9 +258,9 @@ async def run_tournament(
         pending=counts["pending"],
         format=cfg.format,
         bots=list(cfg.bots),
-        rules=cfg.rules.get("name"),
-        time_control=cfg.time_control,
-        concurrency=cfg.concurrency,
+        rules=cfg.play.rules.name,
+        time_control=str(cfg.play.time_control),
+        concurrency=cfg.play.concurrency,
         duplicate=cfg.duplicate,
         referee=cfg.referee or "embedded",
     )
@@ -264,7 +270,7 @@ async def run_tournament(
             nursery.start_soon(writer.run)
             try:
                 with scope:
-                    async with open_backend(cfg, run_dir) as backend:
+                    async with open_backend(cfg.referee, cfg.listen, run_dir) as backend:
                         _announce_remote(console, store, bots, backend.bot_address)
                         runner = Runner(
                             backend, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress,
