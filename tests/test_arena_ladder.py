@@ -103,6 +103,17 @@ def test_ladder_refuses_a_bot_that_cannot_start(tmp_path: Path) -> None:
         conn.close()
     assert [(s["name"], s["tc"]) for s in specs] == [("fine", "st=0.5")]
 
+    # A bot that starts but crashes in every game: the run says so and how to undo it.
+    assert arena("ladder", "add", "crasher", "--db", str(db), "--", "{python}", "-m", "arena._testbot",
+                 "--mode", "crash").returncode == 0
+    out = arena("ladder", "run", "--games", "2", "--rules", "short", "--tc", "st=1", "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    assert "warning: crasher crashed or never connected in every game it played" in out.stdout
+    run_id = json.loads(arena("ladder", "runs", "--json", "--db", str(db)).stdout)[0]["run"]
+    assert f"arena ladder drop --run {run_id}" in out.stdout
+    assert arena("ladder", "drop", "--bot", "crasher", "--db", str(db)).returncode == 0
+    assert sum(pairs_played(db).values()) == 0
+
 
 def free_port() -> int:
     with socket.socket() as s:
