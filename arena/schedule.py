@@ -15,17 +15,16 @@ import itertools
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from referee import TimeControl
+from referee import FaultPolicy, TimeControl
 from referee.gin import RuleSet, first_dealer
 
 Format = Literal["round-robin", "gauntlet"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")
 
 
-FaultPolicyName = Literal["forfeit", "substitute"]
-FAULT_POLICIES: tuple[FaultPolicyName, ...] = ("forfeit", "substitute")
+FAULT_POLICIES: tuple[FaultPolicy, ...] = get_args(FaultPolicy)
 DEFAULT_TC = TimeControl.parse("st=1 timemargin=50")
 
 
@@ -38,7 +37,7 @@ class PlayConfig:
     """The rule set; ``rules.games`` is the number of games per match."""
     time_control: TimeControl = DEFAULT_TC
     """Every seat's time control, unless its bot has its own (``BotSpec.time_control``)."""
-    fault_policy: FaultPolicyName = "forfeit"
+    fault_policy: FaultPolicy = "forfeit"
     """What a seat's fault costs: the game (``forfeit``) or nothing (a built-in bot plays on)."""
     concurrency: int = 2
     """Games played at once."""

@@ -21,7 +21,7 @@ from referee.gin import PRESETS, RuleSet, RuleSetError
 from .. import console as console_mod
 from ..console import Console
 from ..manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
-from ..schedule import PlayConfig
+from ..schedule import FAULT_POLICIES, PlayConfig
 
 T = TypeVar("T")
 
@@ -129,7 +129,7 @@ def add_play_options(
                    'tc (manifest or --bot) wins')
     g.add_argument("--concurrency", type=int, default=concurrency, metavar="N",
                    help=f"games played at once (default {concurrency})")
-    g.add_argument("--fault-policy", choices=["forfeit", "substitute"], default="forfeit",
+    g.add_argument("--fault-policy", choices=FAULT_POLICIES, default="forfeit",
                    help="a faulting bot (time, illegal move, crash, disconnect) forfeits the game, or a "
                    "built-in bot plays its seat to the end of the game (default forfeit)")
     g.add_argument("--connect-timeout", type=float, default=60.0, metavar="S",
