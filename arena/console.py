@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 import rich.console
 import rich.progress
+import rich.text
 import structlog
 
 _LEVELS = logging.getLevelNamesMapping()
@@ -139,6 +140,13 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
+class _RateColumn(rich.progress.ProgressColumn):
+    """Games finished per minute."""
+
+    def render(self, task: rich.progress.Task) -> rich.text.Text:
+        return rich.text.Text(f"{(task.speed or 0.0) * 60:.0f}/min |")
+
+
 class Progress:
     """A progress bar on a terminal (rich), plain periodic lines otherwise."""
 
@@ -163,6 +171,7 @@ class Progress:
                 rich.progress.BarColumn(bar_width=24),
                 rich.progress.MofNCompleteColumn(),
                 rich.progress.TextColumn(f"{label} {{task.percentage:>3.0f}}% | {{task.fields[running]}} running |"),
+                _RateColumn(),
                 rich.progress.TimeElapsedColumn(),
                 rich.progress.TextColumn("ETA"),
                 rich.progress.TimeRemainingColumn(),

@@ -17,11 +17,11 @@ from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from ..ladder import LadderError
 from ..manifest import ManifestError
 from ..store import StoreError
-from . import play_cmd
 from .commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
 from .ladder_cmd import cmd_ladder
 from .options import UsageError
 from .parser import build_parser
+from .play_cmd import run as run_play
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,
@@ -29,7 +29,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": cmd_serve,
     "report": cmd_report,
     "ladder": cmd_ladder,
-    "play": play_cmd.run,
+    "play": run_play,
     "audit": audit.run,
     "replay": replay_view.run,
     "replay-html": replay_html.run,

@@ -9,8 +9,8 @@ from typing import Any
 
 from .. import audit, replay_html, replay_view, results_page
 from ..schedule import FORMATS
-from . import play_cmd
 from .options import add_bot_option, add_log_options, add_play_options
+from .play_cmd import add_parser as add_play_parser
 
 _FMT = argparse.RawDescriptionHelpFormatter
 DB_HELP = "the ladder database (default ~/.gin-arena/ladder.sqlite)"
@@ -162,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND")
     for add in (_demo, _tournament, _serve, _report, _ladder):
         add(sub)
-    play_cmd.add_parser(sub)
+    add_play_parser(sub)
     for module in (audit, replay_view, replay_html, results_page):
         module.add_parser(sub)
     return parser
