@@ -298,12 +298,40 @@ def parse_inline_bot(text: str, base: Path) -> BotSpec:
 
 
 _PYTHON_RE = re.compile(r"^python[0-9.]*$")
+_PROBE = """
+import ast, importlib.util, sys
+def missing(name, seen):
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return [name]
+    if name in seen or len(seen) > 50 or not (spec.origin or "").endswith(".py"):
+        return []
+    seen.add(name)
+    package = name if spec.submodule_search_locations else name.rpartition(".")[0]
+    out = []
+    for node in ast.parse(open(spec.origin, "rb").read()).body:
+        if isinstance(node, ast.Import):
+            out += [a.name.split(".")[0] for a in node.names if importlib.util.find_spec(a.name.split(".")[0]) is None]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            top = node.module.split(".")[0]
+            out += [] if importlib.util.find_spec(top) else [top]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            target = base + ("." + node.module if node.module else "")
+            out += missing(target, seen)
+    return out
+gone = sorted(set(missing(sys.argv[1], set())))
+sys.exit(", ".join(gone) if gone else 0)
+"""
+"""Run by the bot's own interpreter: which modules ``-m MODULE`` (and its own package's modules
+it imports) would fail to import — without running the bot's code."""
 
 
 def startup_problem(bot: BotSpec) -> str:
     """Why ``bot`` cannot start (``""``: no problem found) — checked before games are played
     for it, where that is cheap: the program must be found, and a ``python -m MODULE`` must find
-    its module (``python`` outside the arena's virtual environment often does not)."""
+    its module and the modules it imports (``python`` outside the arena's virtual environment
+    often does not)."""
     if bot.remote or not bot.command:
         return ""
     cwd = bot.cwd or os.getcwd()
@@ -315,15 +343,16 @@ def startup_problem(bot: BotSpec) -> str:
     args = bot.command[1:]
     if not (_PYTHON_RE.match(Path(program).name) and len(args) >= 2 and args[0] == "-m"):
         return ""
-    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)"
     try:
-        done = subprocess.run([program, "-c", probe, args[1]], cwd=cwd, env={**os.environ, **bot.env},
-                              capture_output=True, timeout=30, check=False)
+        done = subprocess.run([program, "-c", _PROBE, args[1]], cwd=cwd, env={**os.environ, **bot.env},
+                              capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bot {bot.name!r}: cannot run {program!r}: {e}"
     if done.returncode != 0:
-        return (f"bot {bot.name!r}: {program!r} cannot import {args[1]!r} (from {cwd}); use the arena's own "
-                f"interpreter ({PYTHON_PLACEHOLDER} in the command, i.e. {sys.executable}) or install the module")
+        what = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "?"
+        return (f"bot {bot.name!r}: {program!r} cannot import {args[1]!r} (from {cwd}; missing: {what}); use the "
+                f"arena's own interpreter ({PYTHON_PLACEHOLDER} in the command, i.e. {sys.executable}) or install "
+                "what is missing")
     return ""
 
 

@@ -95,6 +95,10 @@ def test_ladder_refuses_a_bot_that_cannot_start(tmp_path: Path) -> None:
     assert out.returncode == 2 and "'no-such-program-here' is not found" in out.stderr
     out = arena("ladder", "add", "lost", "--command", f"{sys.executable} -m no_such_module_anywhere", "--db", str(db))
     assert out.returncode == 2 and "cannot import 'no_such_module_anywhere'" in out.stderr, out.stderr
+    # The module is there but what it imports is not (grpc outside the venv, say): found without running it.
+    (tmp_path / "mybot.py").write_text("import no_such_dependency_xyz\nraise SystemExit('the bot ran')\n")
+    out = arena("ladder", "add", "needy", "--command", "{python} -m mybot", "--cwd", str(tmp_path), "--db", str(db))
+    assert out.returncode == 2 and "missing: no_such_dependency_xyz" in out.stderr, out.stderr
     out = arena("ladder", "add", "--bot", 'name=fine cmd="{python} -m arena._testbot" tc=st=0.5', "--db", str(db))
     assert out.returncode == 0, out.stderr
     conn = sqlite3.connect(db)
