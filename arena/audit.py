@@ -47,6 +47,8 @@ from referee._resim import ReplayError, resimulate
 from referee._timecontrol import TimeControl
 from referee.gin import DECK, commitment, deal_key, deck_for_deal, mix_seed, parse_card
 
+from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
 CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
 """The audit's checks, in the order they run."""
 
@@ -67,7 +69,6 @@ CHAIN_ONLY: tuple[str, ...] = (
 by the hash chain only. Anchor the final hash (``--expect-hash``, a run's ``results.json``, the
 logs) to cover them too."""
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 _CARD_FIELDS = frozenset({
     "card", "cards", "hand", "my_deadwood_cards", "discard_pile", "first_upcard", "forbidden_discard",

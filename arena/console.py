@@ -12,19 +12,24 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any, TextIO
 
+import rich.console
+import rich.progress
+import rich.text
 import structlog
 
 _LEVELS = logging.getLevelNamesMapping()
 
 
 class Console:
-    """Writes to stderr; on a terminal keeps one status line (the progress bar) at the bottom."""
+    """Writes to stderr; on a terminal a live progress bar (rich) stays at the bottom, below the
+    log lines."""
 
     def __init__(self, stream: TextIO | None = None, *, progress: bool | None = None) -> None:
         self._stream = stream
         self.tty = self.stream.isatty()
         self.show_progress = self.tty if progress is None else progress
-        self._status = ""
+        self.live: rich.progress.Progress | None = None
+        """The progress bar being shown (lines are printed above it)."""
 
     @property
     def stream(self) -> TextIO:
@@ -32,27 +37,12 @@ class Console:
         return self._stream if self._stream is not None else sys.stderr
 
     def line(self, text: str) -> None:
-        """Write a whole line (above the status line)."""
-        if self.tty and self._status:
-            self.stream.write("\r\x1b[2K" + text + "\n" + self._status)
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def status(self, text: str) -> None:
-        """Replace the status line (terminal only)."""
-        if not self.tty:
+        """Write a whole line (above the progress bar)."""
+        if self.live is not None:
+            self.live.console.print(text, markup=False, highlight=False, soft_wrap=True)
             return
-        self._status = text
-        self.stream.write("\r\x1b[2K" + text)
+        self.stream.write(text + "\n")
         self.stream.flush()
-
-    def end_status(self) -> None:
-        """Leave the status line as it is and move below it."""
-        if self.tty and self._status:
-            self.stream.write("\n")
-            self.stream.flush()
-        self._status = ""
 
 
 class _NamedLogger:
@@ -145,22 +135,20 @@ def log_to_file(path: Path | None) -> None:
         _SINK.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by log_to_file(None)
 
 
-def _bar(fraction: float, width: int) -> str:
-    full = int(fraction * width)
-    return (
-        "█" * full
-        + ("▌" if fraction * width - full >= 0.5 else "")
-        + " " * (width - full - (1 if fraction * width - full >= 0.5 else 0))
-    )
-
-
 def _clock(seconds: float) -> str:
     s = int(max(0, seconds))
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
+class _RateColumn(rich.progress.ProgressColumn):
+    """Games finished per minute."""
+
+    def render(self, task: rich.progress.Task) -> rich.text.Text:
+        return rich.text.Text(f"{(task.speed or 0.0) * 60:.0f}/min |")
+
+
 class Progress:
-    """A progress bar on a terminal, plain periodic lines otherwise."""
+    """A progress bar on a terminal (rich), plain periodic lines otherwise."""
 
     def __init__(
         self, console: Console, total: int, done: int = 0, label: str = "games", every_s: float = 10.0
@@ -174,9 +162,26 @@ class Progress:
         self.every_s = every_s
         self._start_done = done
         self._start = time.monotonic()
-        self._last_draw = 0.0
         self._last_line = time.monotonic()
         self._last_shown = (-1, -1)
+        self._bar: rich.progress.Progress | None = None
+        self._task = rich.progress.TaskID(0)
+        if console.show_progress and console.tty:
+            self._bar = rich.progress.Progress(
+                rich.progress.BarColumn(bar_width=24),
+                rich.progress.MofNCompleteColumn(),
+                rich.progress.TextColumn(f"{label} {{task.percentage:>3.0f}}% | {{task.fields[running]}} running |"),
+                _RateColumn(),
+                rich.progress.TimeElapsedColumn(),
+                rich.progress.TextColumn("ETA"),
+                rich.progress.TimeRemainingColumn(),
+                rich.progress.TextColumn("{task.fields[note]}"),
+                console=rich.console.Console(file=console.stream, stderr=console.stream is sys.stderr),
+                refresh_per_second=10,
+            )
+            self._task = self._bar.add_task(label, total=total, completed=done, running=0, note="")
+            self._bar.start()
+            console.live = self._bar
 
     def update(
         self,
@@ -192,20 +197,18 @@ class Progress:
             self.running = running
         if note is not None:
             self.note = note
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, running=self.running,
+                             note=f"| {self.note}" if self.note else "", refresh=force)
+            return
         now = time.monotonic()
-        if self.console.show_progress and self.console.tty:
-            if force or now - self._last_draw >= 0.1:
-                self._last_draw = now
-                self.console.status(self.text(now))
-        elif (force or now - self._last_line >= self.every_s) and (
-            self.done,
-            self.running,
-        ) != self._last_shown:
+        if (force or now - self._last_line >= self.every_s) and (self.done, self.running) != self._last_shown:
             self._last_line = now
             self._last_shown = (self.done, self.running)
             self.console.line("progress: " + self.text(now))
 
     def text(self, now: float | None = None) -> str:
+        """The state as one line of text (what a log without a terminal shows)."""
         now = time.monotonic() if now is None else now
         elapsed = now - self._start
         fraction = self.done / self.total if self.total else 1.0
@@ -213,13 +216,15 @@ class Progress:
         rate = made / elapsed * 60 if elapsed > 0 else 0.0
         left = self.total - self.done
         eta = f"ETA {_clock(left / (made / elapsed))}" if made and elapsed > 0 and left else "ETA -"
-        bar = f"[{_bar(fraction, 24)}] " if self.console.tty else ""
         note = f" | {self.note}" if self.note else ""
         return (
-            f"{bar}{self.done}/{self.total} {self.label} {fraction:4.0%} | {self.running} running | "
+            f"{self.done}/{self.total} {self.label} {fraction:4.0%} | {self.running} running | "
             f"{rate:.0f}/min | {_clock(elapsed)} {eta}{note}"
         )
 
     def finish(self) -> None:
         self.update(force=True)
-        self.console.end_status()
+        if self._bar is not None:
+            self._bar.stop()
+            self.console.live = None
+            self._bar = None

@@ -16,39 +16,20 @@ from typing import Any
 import structlog
 import trio
 
-from referee import open_match_context
-
 from .console import Console, Progress, log_to_file
-from .manifest import BotSpec
+from .manifest import BotSpec, startup_problem
 from .procs import BotLogs
 from .records import Outcome
 from .results import PlayedGame, build_report, table
-from .runner import PlaySettings, Runner, StallMonitor
-from .schedule import GameJob
+from .runner import Runner, StallMonitor
+from .schedule import GameJob, PlayConfig
 from .stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
-from .store import connect, outcome_columns, outcome_from_row, transaction
-from .tournament import run_folder
+from .store import open_db, outcome_from_row, record_game, seats_by_game, transaction
+from .tournament import open_context, play_settings, run_folder
 
 log = structlog.get_logger("arena")
 
 DEFAULT_DB = Path("~/.gin-arena/ladder.sqlite")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS bots (
-    name TEXT PRIMARY KEY, spec TEXT NOT NULL, active INTEGER NOT NULL DEFAULT 1, added_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS games (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, match_id TEXT NOT NULL UNIQUE,
-    seat0 TEXT NOT NULL, seat1 TEXT NOT NULL, seed TEXT NOT NULL, pair_key TEXT NOT NULL,
-    rules TEXT NOT NULL, time_control TEXT NOT NULL, run TEXT NOT NULL, played_at REAL NOT NULL,
-    winner INTEGER, termination TEXT, faulting_seat INTEGER, detail TEXT,
-    points0 INTEGER, points1 INTEGER, games_won0 INTEGER, games_won1 INTEGER, deals INTEGER,
-    decisions INTEGER, think0 INTEGER, think1 INTEGER, substituted TEXT,
-    replay_path TEXT, replay_hash TEXT, revealed_seed TEXT, duration REAL
-);
-CREATE INDEX IF NOT EXISTS games_pair ON games (seat0, seat1);
-"""
 
 
 class LadderError(Exception):
@@ -57,8 +38,26 @@ class LadderError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class LadderGame:
+    """A stored ladder game."""
+
     pair_key: str
+    """The duplicate pair it belongs to."""
     outcome: Outcome
+    """How it ended."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderRun:
+    """One ``ladder run`` as stored."""
+
+    run_id: str
+    """The run's id (the prefix of its match ids)."""
+    started_at: float
+    """When it started (seconds since the epoch)."""
+    games: int
+    """Its games still on the ladder."""
+    bots: tuple[str, ...]
+    """The bots that played in it."""
 
 
 class Ladder:
@@ -67,8 +66,7 @@ class Ladder:
     def __init__(self, path: Path) -> None:
         self.path = path.expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = connect(self.path)
-        self.conn.executescript(_SCHEMA)
+        self.conn = open_db(self.path, "ladder")
 
     def close(self) -> None:
         self.conn.close()
@@ -101,38 +99,60 @@ class Ladder:
 
     # ----- games -----
     def games(self) -> list[LadderGame]:
-        out = []
-        for r in self.conn.execute("SELECT * FROM games ORDER BY id"):
-            out.append(LadderGame(r["pair_key"], outcome_from_row(r, (r["seat0"], r["seat1"]))))
-        return out
+        seats = seats_by_game(self.conn)
+        return [
+            LadderGame(r["pair_key"], outcome_from_row(r, seats.get(int(r["idx"]), [])))
+            for r in self.conn.execute("SELECT * FROM games ORDER BY idx")
+        ]
 
     def pair_counts(self) -> Counter[frozenset[str]]:
         counts: Counter[frozenset[str]] = Counter()
-        for r in self.conn.execute("SELECT seat0, seat1, COUNT(*) AS n FROM games GROUP BY seat0, seat1"):
-            counts[frozenset((r["seat0"], r["seat1"]))] += r["n"]
+        for players in seats_by_game(self.conn).values():
+            counts[frozenset(str(s["bot"]) for s in players)] += 1
         return counts
 
-    def record(self, job: GameJob, outcome: Outcome, rules: dict[str, Any], tc: str, run: str) -> None:
-        cols = outcome_columns(outcome)
-        names = ", ".join(cols)
-        marks = ", ".join(f":{k}" for k in cols)
+    def start_run(self, run_id: str, play: PlayConfig) -> None:
+        """Record a new ``ladder run`` and how its games are played."""
         with transaction(self.conn):
-            self.conn.execute(
-                "INSERT INTO games"
-                f" (seat0, seat1, seed, pair_key, rules, time_control, run, played_at, {names}) "
-                f"VALUES (:seat0, :seat1, :seed, :pair_key, :rules, :tc, :run, :at, {marks})",
-                {
-                    **cols,
-                    "seat0": job.players[0],
-                    "seat1": job.players[1],
-                    "seed": job.seed.hex(),
-                    "pair_key": job.pair_key,
-                    "rules": json.dumps(rules),
-                    "tc": tc,
-                    "run": run,
-                    "at": time.time(),
-                },
-            )
+            self.conn.execute("INSERT INTO runs (id, started_at, config) VALUES (?, ?, ?)",
+                              (run_id, time.time(), json.dumps(play.to_dict())))
+
+    def record(self, job: GameJob, outcome: Outcome, play: PlayConfig, run: str) -> None:
+        """Store a finished game (committed at once)."""
+        record_game(self.conn, {"run": run, "seed": job.seed.hex(), "pairing": job.pairing, "pair": job.pair,
+                                "leg": job.leg, "pair_key": job.pair_key, "rules": json.dumps(play.rules.to_dict()),
+                                "time_control": str(play.time_control), "finished_at": time.time()}, outcome)
+
+    def runs(self) -> list[LadderRun]:
+        """Every ladder run with games on the ladder, oldest first."""
+        seats = seats_by_game(self.conn)
+        games: dict[str, list[int]] = {}
+        for r in self.conn.execute("SELECT idx, run FROM games"):
+            games.setdefault(str(r["run"]), []).append(int(r["idx"]))
+        out = []
+        for r in self.conn.execute("SELECT id, started_at FROM runs ORDER BY started_at, id"):
+            mine = games.get(str(r["id"]), [])
+            bots = sorted({str(s["bot"]) for g in mine for s in seats.get(g, [])})
+            out.append(LadderRun(str(r["id"]), float(r["started_at"]), len(mine), tuple(bots)))
+        return out
+
+    def drop_run(self, run_id: str) -> int:
+        """Delete one run's games (and the run); returns how many games went."""
+        with transaction(self.conn):
+            cur = self.conn.execute("DELETE FROM games WHERE run = ?", (run_id,))
+            known = self.conn.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount
+        if not known and not cur.rowcount:
+            raise LadderError(f"no run {run_id!r} on the ladder (see `arena ladder runs`)")
+        return cur.rowcount
+
+    def drop_bot(self, name: str) -> int:
+        """Delete every game ``name`` played (the bot stays registered); returns how many went."""
+        if self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is None:
+            raise LadderError(f"no bot {name!r} on the ladder")
+        with transaction(self.conn):
+            cur = self.conn.execute("DELETE FROM games WHERE idx IN (SELECT game FROM game_seats WHERE bot = ?)",
+                                    (name,))
+        return cur.rowcount
 
     def plan(self, games: int, run_id: str, rng: random.Random) -> list[GameJob]:
         """``games`` (rounded up to even) new games: duplicate pairs, each for the active pair of
@@ -200,20 +220,25 @@ def render_ladder(ratings: Sequence[Rating], report: dict[str, Any], active: set
 
 
 class _LadderSink:
-    def __init__(self, ladder: Ladder, progress: Progress, rules: dict[str, Any], tc: str, run: str) -> None:
+    def __init__(self, ladder: Ladder, progress: Progress, play: PlayConfig, run: str) -> None:
         self.ladder = ladder
         self.progress = progress
-        self.rules = rules
-        self.tc = tc
+        self.play = play
         self.run = run
         self.done = 0
+        self.crashes: Counter[str] = Counter()
+        """Games each bot lost by not starting or crashing in this run."""
+        self.played: Counter[str] = Counter()
 
     def started(self, job: GameJob, match_id: str) -> None:
         pass
 
     def finished(self, job: GameJob, outcome: Outcome) -> None:
-        self.ladder.record(job, outcome, self.rules, self.tc, self.run)  # committed at once
+        self.ladder.record(job, outcome, self.play, self.run)  # committed at once
         self.done += 1
+        self.played.update(outcome.players)
+        if outcome.faulting_seat is not None and outcome.termination in ("crashed", "failed_to_connect"):
+            self.crashes[outcome.players[outcome.faulting_seat]] += 1
         self.progress.update(done=self.done)
 
     def abandoned(self, job: GameJob) -> None:
@@ -229,39 +254,64 @@ class _LadderSink:
         pass
 
 
+@dataclass(frozen=True, slots=True)
+class LadderRunResult:
+    """What one ``ladder run`` did."""
+
+    run_id: str
+    """The run's id (``arena ladder drop --run`` takes it)."""
+    done: int
+    """Games finished and stored."""
+    folder: Path
+    """Its replays and logs."""
+    always_crashed: tuple[str, ...]
+    """Bots that crashed or never connected in every game they played."""
+
+
+def check_bots(bots: Sequence[BotSpec]) -> None:
+    """Raise :class:`LadderError` if a bot cannot start (before any game is played for it)."""
+    problems = [p for p in (startup_problem(b) for b in bots) if p]
+    if problems:
+        raise LadderError("; ".join(problems))
+
+
 async def run_ladder(
     ladder: Ladder,
     console: Console,
-    settings: PlaySettings,
+    play: PlayConfig,
     games: int,
     *,
     referee: str = "",
     listen: str = "127.0.0.1:0",
     seed: str = "",
     cancel_scope: trio.CancelScope | None = None,
-) -> tuple[int, Path]:
-    """Play ``games`` new ladder games; returns how many finished and the run folder."""
+) -> LadderRunResult:
+    """Play ``games`` new ladder games."""
+    bots = {b.name: b for b in ladder.bots()}
+    remote = [b.name for b in bots.values() if b.remote]
+    if remote:
+        raise LadderError(f"remote bots cannot be on the local ladder: {', '.join(remote)}")
+    check_bots(list(bots.values()))
     folder = run_folder(ladder.path.parent / "ladder-runs", "ladder")
     folder.mkdir(parents=True)
     log_to_file(folder / "run.log")
     run_id = f"{folder.name}-{secrets.token_hex(3)}"
     jobs = ladder.plan(games, run_id, random.Random(seed or secrets.token_hex(8)))
-    bots = {b.name: b for b in ladder.bots()}
-    remote = [b.name for b in bots.values() if b.remote]
-    if remote:
-        raise LadderError(f"remote bots cannot be on the local ladder: {', '.join(remote)}")
+    ladder.start_run(run_id, play)
     progress = Progress(console, len(jobs))
-    sink = _LadderSink(ladder, progress, settings.rules.to_dict(), str(settings.time_control), run_id)
+    sink = _LadderSink(ladder, progress, play, run_id)
     logs = BotLogs(folder / "logs")
     log.info("ladder_run_started", games=len(jobs), run=run_id, pairs=sorted({j.pairing for j in jobs}))
+    settings = play_settings(play)
     scope = cancel_scope or trio.CancelScope()
     try:
         with scope:
-            async with open_match_context(listen=listen, replay_dir=folder / "replays", referee=referee) as context:
+            async with open_context(referee, listen, folder) as context:
                 await Runner(context, bots, {}, settings, logs, sink, progress, run_id=run_id,
                              stalls=StallMonitor()).run([(j, 0) for j in jobs])
     finally:
         progress.finish()
         log.info("ladder_run_finished", games=sink.done)
         log_to_file(None)
-    return sink.done, folder
+    crashed = tuple(sorted(b for b, n in sink.crashes.items() if n == sink.played[b]))
+    return LadderRunResult(run_id, sink.done, folder, crashed)

@@ -7,6 +7,7 @@ command = ["{python}", "-m", "sample_bots.greedy_bot"]   # any language; {python
 cwd = "."                  # relative to the manifest's folder (the default)
 env = { GIN_LOG_LEVEL = "WARNING" }
 protocol = "grpc"          # or "stdio": run through sample_bots.stdio_bridge
+tc = "st=0.5"              # this bot's own time control (default: the run's --tc)
 
 [[bot]]
 name = "visitor"
@@ -22,18 +23,22 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shlex
 import shutil
+import subprocess
 import sys
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from referee import TimeControl, TimeControlError
+
 Protocol = Literal["grpc", "stdio"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
 """Bot names: they appear in file names and match ids."""
-BOT_FIELDS = ("name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args")
+BOT_FIELDS = ("name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args", "tc")
 PYTHON_PLACEHOLDER = "{python}"
 """In a command, replaced by the Python interpreter running the arena."""
 
@@ -66,8 +71,11 @@ class BotSpec:
     pass_args: bool = True
     """Append ``--referee --token --name`` to the command (the environment variables
     ``GIN_REFEREE``, ``GIN_TOKEN``, ``GIN_BOT_NAME`` are always set)."""
+    time_control: TimeControl | None = None
+    """This bot's own time control (manifest ``tc = "…"``); ``None``: the run's."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored form (the time control as its text)."""
         return {
             "name": self.name,
             "command": list(self.command),
@@ -77,6 +85,7 @@ class BotSpec:
             "remote": self.remote,
             "max_concurrent": self.max_concurrent,
             "pass_args": self.pass_args,
+            **({"tc": str(self.time_control)} if self.time_control is not None else {}),
         }
 
     @classmethod
@@ -90,6 +99,7 @@ class BotSpec:
             remote=bool(data.get("remote", False)),
             max_concurrent=int(data.get("max_concurrent", 0)),
             pass_args=bool(data.get("pass_args", True)),
+            time_control=TimeControl.parse(str(data["tc"])) if data.get("tc") else None,
         )
 
     @property
@@ -136,6 +146,71 @@ def check_name(name: object) -> str | None:
     return None
 
 
+def _parse_command(raw: Mapping[str, Any], remote: bool, bad: Callable[[str, str], None]) -> tuple[str, ...]:
+    command = raw.get("command")
+    if command is None:
+        if not remote:
+            bad("command", 'missing: give command = ["program", "arg", ...] or remote = true')
+    elif remote:
+        bad("command", "a remote bot has no command (it connects by itself); remove one of them")
+    elif isinstance(command, str):
+        bad("command", f"must be a list of strings (the program and its arguments); got the string {command!r}")
+    elif not isinstance(command, list) or not command or not all(isinstance(p, str) and p for p in command):
+        bad("command", f"must be a non-empty list of non-empty strings; got {command!r}")
+    else:
+        return tuple(command)
+    return ()
+
+
+def _parse_cwd(raw: Mapping[str, Any], base: Path, bad: Callable[[str, str], None]) -> str:
+    cwd_raw = raw.get("cwd", "")
+    if not isinstance(cwd_raw, str):
+        bad("cwd", f"must be a string (a folder); got {cwd_raw!r}")
+        return ""
+    folder = (base / cwd_raw).resolve() if cwd_raw else base.resolve()
+    if not folder.is_dir():
+        bad("cwd", f"{str(folder)!r} is not a folder")
+    return str(folder)
+
+
+def _parse_env(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> dict[str, str]:
+    env_raw = raw.get("env", {})
+    env: dict[str, str] = {}
+    if not isinstance(env_raw, dict):
+        bad("env", f'must be a table of strings, e.g. env = {{ KEY = "value" }}; got {env_raw!r}')
+        return env
+    for k, v in env_raw.items():
+        if not isinstance(v, str):
+            bad("env", f"{k}: values must be strings; got {v!r}")
+        elif not k or "=" in k:
+            bad("env", f"{k!r} is not a valid variable name")
+        else:
+            env[k] = v
+    return env
+
+
+def _parse_tc(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> TimeControl | None:
+    text = raw.get("tc")
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        bad("tc", f'must be a time control string, e.g. tc = "st=0.5"; got {text!r}')
+        return None
+    try:
+        return TimeControl.parse(text)
+    except TimeControlError as e:
+        bad("tc", f"{text!r}: {e}")
+        return None
+
+
+def _flag(raw: Mapping[str, Any], key: str, default: bool, bad: Callable[[str, str], None]) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        bad(key, f"must be true or false; got {value!r}")
+        return default
+    return value
+
+
 def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec | None, list[str]]:
     """One bot table; ``where`` prefixes every problem (e.g. ``bots.toml: bot "x"``)."""
     problems: list[str] = []
@@ -151,47 +226,10 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
         bad("name", "missing")
     elif (why := check_name(name)) is not None:
         bad("name", why)
-    remote = raw.get("remote", False)
-    if not isinstance(remote, bool):
-        bad("remote", f"must be true or false; got {remote!r}")
-        remote = False
-    command = raw.get("command")
-    argv: tuple[str, ...] = ()
-    if command is None:
-        if not remote:
-            bad("command", 'missing: give command = ["program", "arg", ...] or remote = true')
-    elif remote:
-        bad("command", "a remote bot has no command (it connects by itself); remove one of them")
-    elif isinstance(command, str):
-        bad(
-            "command",
-            f"must be a list of strings (the program and its arguments); got the string {command!r}",
-        )
-    elif not isinstance(command, list) or not command or not all(isinstance(p, str) and p for p in command):
-        bad("command", f"must be a non-empty list of non-empty strings; got {command!r}")
-    else:
-        argv = tuple(command)
-    cwd_raw = raw.get("cwd", "")
-    cwd = ""
-    if not isinstance(cwd_raw, str):
-        bad("cwd", f"must be a string (a folder); got {cwd_raw!r}")
-    else:
-        folder = (base / cwd_raw).resolve() if cwd_raw else base.resolve()
-        if not folder.is_dir():
-            bad("cwd", f"{str(folder)!r} is not a folder")
-        cwd = str(folder)
-    env_raw = raw.get("env", {})
-    env: dict[str, str] = {}
-    if not isinstance(env_raw, dict):
-        bad("env", f'must be a table of strings, e.g. env = {{ KEY = "value" }}; got {env_raw!r}')
-    else:
-        for k, v in env_raw.items():
-            if not isinstance(v, str):
-                bad("env", f"{k}: values must be strings; got {v!r}")
-            elif not k or "=" in k:
-                bad("env", f"{k!r} is not a valid variable name")
-            else:
-                env[k] = v
+    remote = _flag(raw, "remote", False, bad)
+    argv = _parse_command(raw, remote, bad)
+    cwd = _parse_cwd(raw, base, bad)
+    env = _parse_env(raw, bad)
     protocol = raw.get("protocol", "grpc")
     if protocol not in ("grpc", "stdio"):
         bad("protocol", f'must be "grpc" or "stdio"; got {protocol!r}')
@@ -201,15 +239,10 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
     if not isinstance(max_concurrent, int) or isinstance(max_concurrent, bool) or max_concurrent < 0:
         bad("max_concurrent", f"must be a whole number >= 0; got {max_concurrent!r}")
         max_concurrent = 0
-    pass_args = raw.get("pass_args", True)
-    if not isinstance(pass_args, bool):
-        bad("pass_args", f"must be true or false; got {pass_args!r}")
-        pass_args = True
-    if argv and cwd and not problems:
-        program = sys.executable if argv[0] == PYTHON_PLACEHOLDER else argv[0]
-        found = shutil.which(program) if os.sep not in program else None
-        if found is None and not (os.sep in program and Path(cwd, program).exists()):
-            bad("command", f"program {program!r} is not found (on PATH, or relative to cwd {cwd!r})")
+    pass_args = _flag(raw, "pass_args", True, bad)
+    tc = _parse_tc(raw, bad)
+    if argv and cwd and not problems and (why := _program_missing(argv[0], cwd)):
+        bad("command", why)
     if problems:
         return None, problems
     assert isinstance(name, str)
@@ -222,7 +255,105 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
         remote=remote,
         max_concurrent=max_concurrent,
         pass_args=pass_args,
+        time_control=tc,
     ), []
+
+
+def _program_missing(program: str, cwd: str) -> str:
+    """Why ``program`` cannot be started from ``cwd`` (``""``: it can be found)."""
+    program = sys.executable if program == PYTHON_PLACEHOLDER else program
+    if os.sep in program:
+        if Path(cwd, program).exists():
+            return ""
+    elif shutil.which(program) is not None:
+        return ""
+    return f"program {program!r} is not found (on PATH, or relative to cwd {cwd!r})"
+
+
+INLINE_KEYS = {"name": "name", "cmd": "command", "command": "command", "tc": "tc", "protocol": "protocol",
+               "cwd": "cwd"}
+"""The keys of an inline bot (``--bot name=greedy cmd="python -m …" tc=st=0.5``) and their manifest fields."""
+
+
+def parse_inline_bot(text: str, base: Path) -> BotSpec:
+    """A bot given on the command line: ``name=NAME cmd="PROGRAM ARGS" [tc=TC] [protocol=stdio]
+    [cwd=DIR]``; raises :class:`ManifestError`."""
+    where = f"--bot {text!r}"
+    raw: dict[str, Any] = {}
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        raise ManifestError([f"{where}: {e}"]) from None
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or key not in INLINE_KEYS:
+            raise ManifestError([f"{where}: {word!r}: expected KEY=VALUE with KEY one of name, cmd, tc, protocol, cwd"])
+        raw[INLINE_KEYS[key]] = shlex.split(value) if INLINE_KEYS[key] == "command" else value
+    if "name" not in raw or "command" not in raw:
+        raise ManifestError([f'{where}: give at least name=NAME and cmd="PROGRAM ARGS"'])
+    bot, problems = parse_bot(raw, base, where)
+    if bot is None:
+        raise ManifestError(problems)
+    return bot
+
+
+_PYTHON_RE = re.compile(r"^python[0-9.]*$")
+_PROBE = """
+import ast, importlib.util, sys
+def missing(name, seen):
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return [name]
+    if name in seen or len(seen) > 50 or not (spec.origin or "").endswith(".py"):
+        return []
+    seen.add(name)
+    package = name if spec.submodule_search_locations else name.rpartition(".")[0]
+    out = []
+    for node in ast.parse(open(spec.origin, "rb").read()).body:
+        if isinstance(node, ast.Import):
+            out += [a.name.split(".")[0] for a in node.names if importlib.util.find_spec(a.name.split(".")[0]) is None]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            top = node.module.split(".")[0]
+            out += [] if importlib.util.find_spec(top) else [top]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            target = base + ("." + node.module if node.module else "")
+            out += missing(target, seen)
+    return out
+gone = sorted(set(missing(sys.argv[1], set())))
+sys.exit(", ".join(gone) if gone else 0)
+"""
+"""Run by the bot's own interpreter: which modules ``-m MODULE`` (and its own package's modules
+it imports) would fail to import — without running the bot's code."""
+
+
+def startup_problem(bot: BotSpec) -> str:
+    """Why ``bot`` cannot start (``""``: no problem found) — checked before games are played
+    for it, where that is cheap: the program must be found, and a ``python -m MODULE`` must find
+    its module and the modules it imports (``python`` outside the arena's virtual environment
+    often does not)."""
+    if bot.remote or not bot.command:
+        return ""
+    cwd = bot.cwd or os.getcwd()
+    if not Path(cwd).is_dir():
+        return f"bot {bot.name!r}: its folder {cwd!r} does not exist"
+    if why := _program_missing(bot.command[0], cwd):
+        return f"bot {bot.name!r}: {why}"
+    program = sys.executable if bot.command[0] == PYTHON_PLACEHOLDER else bot.command[0]
+    args = bot.command[1:]
+    if not (_PYTHON_RE.match(Path(program).name) and len(args) >= 2 and args[0] == "-m"):
+        return ""
+    try:
+        done = subprocess.run([program, "-c", _PROBE, args[1]], cwd=cwd, env={**os.environ, **bot.env},
+                              capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bot {bot.name!r}: cannot run {program!r}: {e}"
+    if done.returncode != 0:
+        what = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "?"
+        return (f"bot {bot.name!r}: {program!r} cannot import {args[1]!r} (from {cwd}; missing: {what}); use the "
+                f"arena's own interpreter ({PYTHON_PLACEHOLDER} in the command, i.e. {sys.executable}) or install "
+                "what is missing")
+    return ""
 
 
 def load_manifest(path: Path, *, minimum: int = 2) -> list[BotSpec]:

@@ -13,32 +13,46 @@ class Outcome:
     """How one game (one referee match) ended."""
 
     match_id: str
-    players: tuple[str, str]
+    players: tuple[str, ...]
     """The bots by seat."""
     winner: int | None
     """The winning seat, or ``None`` (no result: aborted, both failed to connect, …)."""
     termination: str
     """The referee's termination reason (``normal``, ``time_forfeit``, ``crashed``, …)."""
     faulting_seat: int | None
+    """The seat whose fault ended the match, if one did."""
     detail: str
-    points: tuple[int, int]
+    """The referee's words about how the match ended."""
+    points: tuple[int, ...]
     """Final game totals by seat (bonuses included)."""
-    games_won: tuple[int, int]
+    games_won: tuple[int, ...]
+    """Games won by seat."""
     deals: int | None
     """Deals dealt (dead hands included); ``None`` if the referee did not say (remote)."""
     decisions: int
-    think_ms: tuple[int, int]
+    """Decisions the bots made in all."""
+    think_ms: tuple[int, ...]
+    """Thinking time by seat."""
     substituted: tuple[int, ...]
     """Seats a built-in bot took over (fault policy ``substitute``)."""
     replay_path: str
+    """The replay file."""
     replay_hash: str
+    """The SHA-256 of the replay's last line."""
     seed_hex: str
     """The revealed shuffle seed."""
     duration_s: float = 0.0
+    """Wall time of the game."""
 
     @property
     def winner_name(self) -> str | None:
         return None if self.winner is None else self.players[self.winner]
+
+    @property
+    def places(self) -> tuple[int, ...]:
+        """The 1-based place of each seat: the winner first, everyone else next; with no winner
+        every seat shares first place."""
+        return tuple(1 if self.winner is None or s == self.winner else 2 for s in range(len(self.players)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,26 +76,27 @@ class Outcome:
         }
 
 
-def _pair(values: Any) -> tuple[int, int]:
+def _per_seat(values: Any, seats: int) -> tuple[int, ...]:
     v = [int(x) for x in values]
-    return (v[0], v[1]) if len(v) >= 2 else (0, 0)
+    return tuple(v) if len(v) == seats else (0,) * seats
 
 
 def from_report(report: MatchReport, duration_s: float) -> Outcome:
     """From a referee's report (a remote referee's carries no deal counts: the runner says so)."""
     out = report.outcome
+    n = len(report.players)
     return Outcome(
         match_id=report.match_id,
-        players=(report.players[0], report.players[1]),
+        players=tuple(report.players),
         winner=report.winner,
         termination=report.termination,
         faulting_seat=report.faulting_seat,
         detail=report.detail,
-        points=_pair(out.totals) if out else (0, 0),
-        games_won=_pair(out.games_won) if out else (0, 0),
+        points=_per_seat(out.totals, n) if out else (0,) * n,
+        games_won=_per_seat(out.games_won, n) if out else (0,) * n,
         deals=sum(g.deals for g in out.games) if out else 0,
         decisions=report.decisions,
-        think_ms=_pair(report.think_ms),
+        think_ms=_per_seat(report.think_ms, n),
         substituted=tuple(report.substituted_seats),
         replay_path=report.replay_path,
         replay_hash=report.replay_hash,

@@ -26,8 +26,7 @@ from referee import write_atomic
 from referee.gin import Card, Meld
 
 from ._replay_model import DealEnd, DealView, MatchView, Position, ReplayModelError, end_text, load
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 _VERBS = {
     "pass": "passes the upcard", "take_upcard": "takes the upcard", "draw_stock": "draws from the stock",

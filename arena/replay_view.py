@@ -33,8 +33,7 @@ from referee._resim import ReplayError, resimulate
 from referee.gin import Card, Meld
 
 from ._replay_model import SUIT_SYMBOLS, DealView, MatchView, Position, ReplayModelError, end_text, load
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
 

@@ -7,10 +7,16 @@ import csv
 import io
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rich import box
+from rich.console import Console as RichConsole
+from rich.table import Table
+from rich.text import Text
 
 from referee import write_atomic
 
@@ -18,6 +24,7 @@ from .records import Outcome
 from .stats import (
     GameFacts,
     SprtSpec,
+    Unit,
     elo_estimate,
     finite_or_none,
     format_elo,
@@ -43,73 +50,61 @@ class PlayedGame:
     """A finished game with what the tables need."""
 
     idx: int
+    """Its position in the schedule."""
     pair_key: str
+    """Its duplicate pair (``""``: none)."""
     outcome: Outcome
+    """How it ended."""
 
 
-def build_report(
-    bots: Sequence[str],
-    games: Sequence[PlayedGame],
-    *,
-    duplicate: bool,
-    sprt: SprtSpec | None = None,
-    scheduled: int | None = None,
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Everything about a set of finished games, as plain JSON-able data."""
-    facts = [GameFacts(g.outcome.players, g.outcome.winner, g.pair_key) for g in games]
-    units = scoring_units(facts, duplicate)
-    unit_name = "pairs" if duplicate else "games"
-    standings: list[dict[str, Any]] = []
-    for bot in bots:
-        mine = [g.outcome for g in games if bot in g.outcome.players]
-        seat = [o.players.index(bot) for o in mine]
-        won = sum(1 for o, s in zip(mine, seat, strict=True) if o.winner == s)
-        lost = sum(1 for o, s in zip(mine, seat, strict=True) if o.winner is not None and o.winner != s)
-        w, d, lo = wdl(units, bot)
-        est = elo_estimate(w, d, lo)
-        standings.append(
-            {
-                "bot": bot,
-                "elo": finite_or_none(est.elo),
-                "elo_text": format_elo(est.elo),
-                "elo_low": finite_or_none(est.low),
-                "elo_high": finite_or_none(est.high),
-                "elo_margin": finite_or_none(est.margin),
-                "los": round(est.los, 4),
-                "units": est.n,
-                "unit_wins": w,
-                "unit_draws": d,
-                "unit_losses": lo,
-                "score": round(est.score, 4),
-                "games": len(mine),
-                "wins": won,
-                "losses": lost,
-                "no_result": len(mine) - won - lost,
-                "points_for": sum(o.points[s] for o, s in zip(mine, seat, strict=True)),
-                "points_against": sum(o.points[1 - s] for o, s in zip(mine, seat, strict=True)),
-                "faults": sum(
-                    1
-                    for o, s in zip(mine, seat, strict=True)
-                    if o.faulting_seat == s and o.termination in FAULTS
-                ),
-                "time_forfeits": sum(
-                    1
-                    for o, s in zip(mine, seat, strict=True)
-                    if o.faulting_seat == s and o.termination == "time_forfeit"
-                ),
-            }
-        )
-    standings.sort(key=lambda r: (-(r["score"] if r["units"] else 0.5), -r["wins"], r["bot"]))
-    for rank, row in enumerate(standings, start=1):
+def _standing(bot: str, games: Sequence[Outcome], units: Sequence[Unit]) -> dict[str, Any]:
+    """One bot's row of the standings."""
+    mine = [(o, o.players.index(bot)) for o in games if bot in o.players]
+    won = sum(1 for o, s in mine if o.winner == s)
+    lost = sum(1 for o, s in mine if o.winner is not None and o.winner != s)
+    w, d, lo = wdl(units, bot)
+    est = elo_estimate(w, d, lo)
+    return {
+        "bot": bot,
+        "elo": finite_or_none(est.elo),
+        "elo_text": format_elo(est.elo),
+        "elo_low": finite_or_none(est.low),
+        "elo_high": finite_or_none(est.high),
+        "elo_margin": finite_or_none(est.margin),
+        "los": round(est.los, 4),
+        "units": est.n,
+        "unit_wins": w,
+        "unit_draws": d,
+        "unit_losses": lo,
+        "score": round(est.score, 4),
+        "games": len(mine),
+        "wins": won,
+        "losses": lost,
+        "no_result": len(mine) - won - lost,
+        "points_for": sum(o.points[s] for o, s in mine),
+        "points_against": sum(sum(o.points) - o.points[s] for o, s in mine),
+        "faults": sum(1 for o, s in mine if o.faulting_seat == s and o.termination in FAULTS),
+        "time_forfeits": sum(1 for o, s in mine if o.faulting_seat == s and o.termination == "time_forfeit"),
+    }
+
+
+def standings(bots: Sequence[str], games: Sequence[Outcome], units: Sequence[Unit]) -> list[dict[str, Any]]:
+    """The standings — the arena's one standings engine: ranked by score over the scoring units
+    (a bot without rated units counts as even), then game wins, then name."""
+    rows = [_standing(bot, games, units) for bot in bots]
+    rows.sort(key=lambda r: (-(r["score"] if r["units"] else 0.5), -r["wins"], r["bot"]))
+    for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
+    return rows
+
+
+def crosstable(bots: Sequence[str], games: Sequence[Outcome], units: Sequence[Unit]) -> dict[str, dict[str, Any]]:
+    """For each two bots that met: the row bot's game wins and losses, and its score over the units."""
     cross: dict[str, dict[str, Any]] = {}
     for a in bots:
         cross[a] = {}
         for b in bots:
-            if a == b:
-                continue
-            between = [g.outcome for g in games if set(g.outcome.players) == {a, b}]
+            between = [o for o in games if a != b and a in o.players and b in o.players]
             if not between:
                 continue
             gw = sum(1 for o in between if o.winner_name == a)
@@ -123,81 +118,99 @@ def build_report(
                 "units": w + d + lo,
                 "unit_score": w + 0.5 * d,
             }
+    return cross
+
+
+def _mle(units: Sequence[Unit], bots: Sequence[str]) -> list[dict[str, Any]]:
     ratings = mle_ratings(units, bots)
-    mle = []
-    for i, r in enumerate(ratings):
-        mle.append(
-            {
-                "bot": r.bot,
-                "elo": round(r.elo, 1),
-                "margin": finite_or_none(r.margin),
-                "units": r.units,
-                "los_next": round(los_between(r, ratings[i + 1]), 4) if i + 1 < len(ratings) else None,
-            }
-        )
-    terminations: dict[str, int] = {}
-    for g in games:
-        terminations[g.outcome.termination] = terminations.get(g.outcome.termination, 0) + 1
+    return [
+        {
+            "bot": r.bot,
+            "elo": round(r.elo, 1),
+            "margin": finite_or_none(r.margin),
+            "units": r.units,
+            "los_next": round(los_between(r, ratings[i + 1]), 4) if i + 1 < len(ratings) else None,
+        }
+        for i, r in enumerate(ratings)
+    ]
+
+
+def _sprt(units: Sequence[Unit], bots: Sequence[str], sprt: SprtSpec) -> dict[str, Any]:
+    w, d, lo = wdl(units, bots[0], bots[1])
+    st = sprt_state(w, d, lo, sprt)
+    return {
+        "spec": str(sprt),
+        "bot": bots[0],
+        "opponent": bots[1],
+        "wins": w,
+        "draws": d,
+        "losses": lo,
+        "llr": round(st.llr, 4),
+        "lower": round(st.lower, 4),
+        "upper": round(st.upper, 4),
+        "decision": st.decision,
+    }
+
+
+def build_report(
+    bots: Sequence[str],
+    games: Sequence[PlayedGame],
+    *,
+    duplicate: bool,
+    sprt: SprtSpec | None = None,
+    scheduled: int | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Everything about a set of finished games, as plain JSON-able data."""
+    outcomes = [g.outcome for g in games]
+    units = scoring_units([GameFacts(o.players, o.winner, g.pair_key) for o, g in zip(outcomes, games, strict=True)],
+                          duplicate)
+    terminations = Counter(o.termination for o in outcomes)
     report: dict[str, Any] = {
         "bots": list(bots),
-        "scoring_unit": unit_name,
+        "scoring_unit": "pairs" if duplicate else "games",
         "games_played": len(games),
         "games_scheduled": scheduled if scheduled is not None else len(games),
         "terminations": dict(sorted(terminations.items())),
-        "standings": standings,
-        "crosstable": cross,
-        "ratings_mle": mle,
-        "sprt": None,
+        "standings": standings(bots, outcomes, units),
+        "crosstable": crosstable(bots, outcomes, units),
+        "ratings_mle": _mle(units, bots),
+        "sprt": _sprt(units, bots, sprt) if sprt is not None and len(bots) == 2 else None,
         "games": [
             {"idx": g.idx, "pair_key": g.pair_key, **g.outcome.to_dict()}
             for g in sorted(games, key=lambda g: g.idx)
         ],
     }
-    if sprt is not None and len(bots) == 2:
-        w, d, lo = wdl(units, bots[0], bots[1])
-        st = sprt_state(w, d, lo, sprt)
-        report["sprt"] = {
-            "spec": str(sprt),
-            "bot": bots[0],
-            "opponent": bots[1],
-            "wins": w,
-            "draws": d,
-            "losses": lo,
-            "llr": round(st.llr, 4),
-            "lower": round(st.lower, 4),
-            "upper": round(st.upper, 4),
-            "decision": st.decision,
-        }
     if extra:
         report.update(extra)
     return report
 
 
 # ----- text -----
+_RULE_UNDER_HEADER = box.Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
+"""Columns apart, a dashed rule under the header, nothing else."""
+
+
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]], right: Iterable[int] = ()) -> str:
-    """A plain text table; columns in ``right`` are right-aligned."""
-    body = [[str(c) for c in r] for r in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(headers)]
+    """A plain text table (drawn by rich); columns in ``right`` are right-aligned."""
     ra = set(right)
-
-    def fmt(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in ra else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    lines = [fmt(list(headers)), "  ".join("-" * w for w in widths)]
-    lines += [fmt(r) for r in body]
-    return "\n".join(lines)
+    t = Table(box=_RULE_UNDER_HEADER, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
+              header_style="", highlight=False)
+    for i, h in enumerate(headers):
+        t.add_column(h, justify="right" if i in ra else "left", no_wrap=True)
+    for r in rows:
+        t.add_row(*(Text(str(c)) for c in r))
+    out = RichConsole(width=10_000, file=io.StringIO(), color_system=None, record=True, soft_wrap=False)
+    out.print(t)
+    return "\n".join(line.rstrip() for line in out.export_text().splitlines())
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def render_text(report: dict[str, Any]) -> str:
-    """Standings, crosstable and SPRT as text."""
+def _standings_text(report: dict[str, Any]) -> list[str]:
     unit = report["scoring_unit"]
-    out = []
     rows = []
     for r in report["standings"]:
         margin = r["elo_margin"]
@@ -216,53 +229,56 @@ def render_text(report: dict[str, Any]) -> str:
                 r["faults"],
             ]
         )
-    out.append(f"Standings (Elo vs the field, 95% interval, LOS; scored by {unit}):")
-    out.append(
-        table(
-            ["#", "bot", "Elo", "±95%", "LOS", unit, "score", "%", "games", "W-L", "faults"],
-            rows,
-            right=[0, 2, 3, 4, 5, 6, 7, 8, 10],
-        )
-    )
+    return [
+        f"Standings (Elo vs the field, 95% interval, LOS; scored by {unit}):",
+        table(["#", "bot", "Elo", "±95%", "LOS", unit, "score", "%", "games", "W-L", "faults"], rows,
+              right=[0, 2, 3, 4, 5, 6, 7, 8, 10]),
+    ]
+
+
+def _crosstable_text(report: dict[str, Any]) -> list[str]:
+    unit = report["scoring_unit"]
     bots = [r["bot"] for r in report["standings"]]
     cross = report["crosstable"]
-    if len(bots) > 1:
-        crow = []
-        for a in bots:
-            cells: list[str] = []
-            for b in bots:
-                c = cross.get(a, {}).get(b)
-                if a == b:
-                    cells.append("-")
-                elif c is None:
-                    cells.append("")
-                elif unit == "pairs":
-                    cells.append(f"{c['wins']}-{c['losses']} ({c['unit_score']:g}/{c['units']})")
-                else:
-                    cells.append(f"{c['wins']}-{c['losses']}")
-            crow.append([a, *cells])
-        note = " (pair score in brackets)" if unit == "pairs" else ""
-        out.append("")
-        out.append(f"Crosstable (row bot's game wins-losses against the column bot{note}):")
-        out.append(table(["", *bots], crow))
-    if report.get("ratings_mle") and len(bots) > 2:
-        out.append("")
-        out.append("Maximum-likelihood ratings (Bradley–Terry, mean 0):")
-        out.append(
-            table(
-                ["bot", "Elo", "±95%", "LOS vs next"],
-                [
-                    [
-                        m["bot"],
-                        f"{m['elo']:+.0f}",
-                        "inf" if m["margin"] is None else f"{m['margin']:.0f}",
-                        "" if m["los_next"] is None else _pct(m["los_next"]),
-                    ]
-                    for m in report["ratings_mle"]
-                ],
-                right=[1, 2, 3],
-            )
-        )
+    if len(bots) < 2:
+        return []
+    crow = []
+    for a in bots:
+        cells: list[str] = []
+        for b in bots:
+            c = cross.get(a, {}).get(b)
+            if a == b:
+                cells.append("-")
+            elif c is None:
+                cells.append("")
+            elif unit == "pairs":
+                cells.append(f"{c['wins']}-{c['losses']} ({c['unit_score']:g}/{c['units']})")
+            else:
+                cells.append(f"{c['wins']}-{c['losses']}")
+        crow.append([a, *cells])
+    note = " (pair score in brackets)" if unit == "pairs" else ""
+    return ["", f"Crosstable (row bot's game wins-losses against the column bot{note}):", table(["", *bots], crow)]
+
+
+def _mle_text(report: dict[str, Any]) -> list[str]:
+    if not report.get("ratings_mle") or len(report["standings"]) < 3:
+        return []
+    rows = [
+        [
+            m["bot"],
+            f"{m['elo']:+.0f}",
+            "inf" if m["margin"] is None else f"{m['margin']:.0f}",
+            "" if m["los_next"] is None else _pct(m["los_next"]),
+        ]
+        for m in report["ratings_mle"]
+    ]
+    return ["", "Maximum-likelihood ratings (Bradley–Terry, mean 0):",
+            table(["bot", "Elo", "±95%", "LOS vs next"], rows, right=[1, 2, 3])]
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """Standings, crosstable and SPRT as text."""
+    out = [*_standings_text(report), *_crosstable_text(report), *_mle_text(report)]
     s = report.get("sprt")
     if s:
         verdict = {"H1": "H1 accepted (elo >= elo1)", "H0": "H0 accepted (elo <= elo0)"}.get(
@@ -271,7 +287,7 @@ def render_text(report: dict[str, Any]) -> str:
         out.append("")
         out.append(
             f"SPRT {s['spec']} for {s['bot']} vs {s['opponent']}: {s['wins']}-{s['draws']}-{s['losses']} "
-            f"({unit}), LLR {s['llr']:.2f} [{s['lower']:.2f}, {s['upper']:.2f}] — {verdict}"
+            f"({report['scoring_unit']}), LLR {s['llr']:.2f} [{s['lower']:.2f}, {s['upper']:.2f}] — {verdict}"
         )
     terms = report.get("terminations", {})
     if terms:

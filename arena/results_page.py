@@ -24,10 +24,10 @@ from typing import Any
 from referee import write_atomic
 
 from ._replay_model import ReplayModelError, load
+from .exit_codes import EXIT_OK, EXIT_USAGE
+from .records import Outcome
 from .replay_html import write_replay_html
-from .stats import elo_estimate
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from .results import PlayedGame, build_report
 
 
 class ResultsError(ValueError):
@@ -56,45 +56,31 @@ def _winner_name(g: dict[str, Any]) -> str | None:
     return None
 
 
+def _outcome(g: dict[str, Any], i: int) -> Outcome:
+    """A plain game's what the standings engine needs."""
+    players = tuple(str(p) for p in g.get("players") or [])
+    winner = _winner_name(g)
+    pts = [int(p) for p in g.get("points") or []]
+    zeros = (0,) * len(players)
+    return Outcome(
+        match_id=str(g.get("match_id") or f"game {i}"), players=players,
+        winner=None if winner is None else players.index(winner), termination=str(g.get("termination") or "normal"),
+        faulting_seat=None, detail="", points=tuple(pts) if len(pts) == len(players) else zeros, games_won=zeros,
+        deals=None, decisions=0, think_ms=zeros, substituted=(), replay_path="", replay_hash="", seed_hex="",
+    )
+
+
 def compute_report(games: list[dict[str, Any]]) -> dict[str, Any]:
-    """Standings and crosstable from a plain list of games (each game is one scoring unit)."""
+    """Standings and crosstable from a plain list of games (each game is one scoring unit), by
+    the arena's one standings engine."""
     bots: list[str] = []
     for g in games:
         for p in g.get("players") or []:
             if str(p) not in bots:
                 bots.append(str(p))
-    standings: list[dict[str, Any]] = []
-    for bot in bots:
-        mine = [g for g in games if bot in (g.get("players") or [])]
-        w = sum(1 for g in mine if _winner_name(g) == bot)
-        lo = sum(1 for g in mine if _winner_name(g) not in (None, bot))
-        d = len(mine) - w - lo
-        est = elo_estimate(w, d, lo)
-        pf = pa = 0
-        for g in mine:
-            pts = g.get("points") or [0, 0]
-            seat = list(g["players"]).index(bot)
-            if len(pts) == 2:
-                pf += int(pts[seat])
-                pa += int(pts[1 - seat])
-        standings.append({
-            "bot": bot, "elo": _num(est.elo), "elo_low": _num(est.low), "elo_high": _num(est.high),
-            "elo_margin": _num(est.margin), "los": round(est.los, 4), "score": round(est.score, 4), "games": len(mine),
-            "wins": w, "losses": lo, "no_result": d, "points_for": pf, "points_against": pa,
-        })
-    standings.sort(key=lambda r: (-r["score"], -r["wins"], r["bot"]))
-    for rank, row in enumerate(standings, start=1):
-        row["rank"] = rank
-    cross: dict[str, dict[str, Any]] = {}
-    for a in bots:
-        cross[a] = {}
-        for b in bots:
-            between = [g for g in games if a != b and set(g.get("players") or []) == {a, b}]
-            if between:
-                gw = sum(1 for g in between if _winner_name(g) == a)
-                gl = sum(1 for g in between if _winner_name(g) == b)
-                cross[a][b] = {"games": len(between), "wins": gw, "losses": gl, "no_result": len(between) - gw - gl}
-    return {"bots": bots, "standings": standings, "crosstable": cross, "games": games, "games_played": len(games)}
+    played = [PlayedGame(i, "", _outcome(g, i)) for i, g in enumerate(games) if g.get("players")]
+    report = build_report(bots, played, duplicate=False)
+    return {**report, "games": games}
 
 
 def load_results(run_dir: Path) -> dict[str, Any]:
@@ -223,29 +209,7 @@ a{color:#1f5f99}code{font-size:11px}
 """
 
 
-def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], hashes: dict[int, str]) -> str:
-    """The HTML of ``index.html``."""
-    run = report.get("run") if isinstance(report.get("run"), dict) else {}
-    assert isinstance(run, dict)
-    title = str(run.get("run_id") or run_dir.name)
-    rules = run.get("rules") if isinstance(run.get("rules"), dict) else {}
-    meta_bits = []
-    if run.get("format"):
-        meta_bits.append(f"{run['format']}, {run.get('games', '?')} games per pairing"
-                         + (", duplicate deals" if run.get("duplicate") else ""))
-    if rules:
-        meta_bits.append(f"rules {rules.get('name', '?')} (target {rules.get('target', '?')})")
-    if run.get("time_control"):
-        meta_bits.append(f"time control {run['time_control']}")
-    if run.get("fault_policy"):
-        meta_bits.append(f"faults: {run['fault_policy']}")
-    if run.get("status"):
-        meta_bits.append(f"status {run['status']}")
-    games = [g for g in report.get("games", []) if isinstance(g, dict)]
-    meta_bits.append(f"{len(games)} games played")
-    bots = [str(b) for b in report.get("bots") or []] or sorted({str(p) for g in games for p in g.get("players", [])})
-
-    # standings
+def _standings_html(report: dict[str, Any]) -> str:
     srows = []
     for s in report.get("standings", []):
         srows.append(
@@ -261,9 +225,10 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
                  "<th class='num'>games</th><th class='num'>won–lost</th><th class='num'>score</th>"
                  "<th class='num'>points for</th><th class='num'>against</th><th class='num'>faults</th></tr></thead>"
                  f"<tbody>{''.join(srows)}</tbody></table>")
-    chart_rows, chart_title = _chart_rows(report)
+    return standings
 
-    # crosstable
+
+def _crosstable_html(report: dict[str, Any], bots: list[str]) -> str:
     cross = report.get("crosstable") or {}
     head = "".join(f"<th>{_e(b)}</th>" for b in bots)
     crows = []
@@ -286,8 +251,10 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
     crosstable = (f"<table id='crosstable'><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(crows)}</tbody>"
                   "</table><p class='note'>Row bot's game wins–losses against the column bot"
                   " (pair score over pairs in brackets when duplicate deals are used).</p>")
+    return crosstable
 
-    # games
+
+def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict[int, str]) -> str:
     grows = []
     for i, g in enumerate(games):
         players = [str(p) for p in g.get("players") or ["?", "?"]]
@@ -313,6 +280,34 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
     games_table = ("<table id='games'><thead><tr><th class='num'>#</th><th>match (replay)</th><th>seat 0</th>"
                    "<th>seat 1</th><th>winner</th><th class='num'>points</th><th>end</th><th class='num'>deals</th>"
                    f"<th>final hash</th></tr></thead><tbody>{''.join(grows)}</tbody></table>")
+    return games_table
+
+
+def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], hashes: dict[int, str]) -> str:
+    """The HTML of ``index.html``."""
+    run = report.get("run") if isinstance(report.get("run"), dict) else {}
+    assert isinstance(run, dict)
+    title = str(run.get("run_id") or run_dir.name)
+    rules = run.get("rules") if isinstance(run.get("rules"), dict) else {}
+    meta_bits = []
+    if run.get("format"):
+        meta_bits.append(f"{run['format']}, {run.get('games', '?')} games per pairing"
+                         + (", duplicate deals" if run.get("duplicate") else ""))
+    if rules:
+        meta_bits.append(f"rules {rules.get('name', '?')} (target {rules.get('target', '?')})")
+    if run.get("time_control"):
+        meta_bits.append(f"time control {run['time_control']}")
+    if run.get("fault_policy"):
+        meta_bits.append(f"faults: {run['fault_policy']}")
+    if run.get("status"):
+        meta_bits.append(f"status {run['status']}")
+    games = [g for g in report.get("games", []) if isinstance(g, dict)]
+    meta_bits.append(f"{len(games)} games played")
+    bots = [str(b) for b in report.get("bots") or []] or sorted({str(p) for g in games for p in g.get("players", [])})
+    standings = _standings_html(report)
+    chart_rows, chart_title = _chart_rows(report)
+    crosstable = _crosstable_html(report, bots)
+    games_table = _games_html(games, links, hashes)
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width'>"

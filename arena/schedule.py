@@ -13,14 +13,65 @@ from __future__ import annotations
 import hashlib
 import itertools
 import struct
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
+from referee import FaultPolicy, TimeControl
 from referee.gin import RuleSet, first_dealer
 
 Format = Literal["round-robin", "gauntlet"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")
+
+
+FAULT_POLICIES: tuple[FaultPolicy, ...] = get_args(FaultPolicy)
+DEFAULT_TC = TimeControl.parse("st=1 timemargin=50")
+
+
+@dataclass(frozen=True, slots=True)
+class PlayConfig:
+    """How every game of a run (a tournament or a ladder run) is played: parsed once from the
+    command line, stored with the run, reloaded as this same value."""
+
+    rules: RuleSet = field(default_factory=RuleSet.classic)
+    """The rule set; ``rules.games`` is the number of games per match."""
+    time_control: TimeControl = DEFAULT_TC
+    """Every seat's time control, unless its bot has its own (``BotSpec.time_control``)."""
+    fault_policy: FaultPolicy = "forfeit"
+    """What a seat's fault costs: the game (``forfeit``) or nothing (a built-in bot plays on)."""
+    concurrency: int = 2
+    """Games played at once."""
+    connect_timeout_ms: int = 60_000
+    """How long a game waits for its bots to connect."""
+
+    def __post_init__(self) -> None:
+        if self.fault_policy not in FAULT_POLICIES:
+            raise ValueError(f"fault policy must be one of {', '.join(FAULT_POLICIES)}; got {self.fault_policy!r}")
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if self.connect_timeout_ms < 1000:
+            raise ValueError("the connect timeout must be at least 1 s")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form (the rule set as a table, the time control as its text)."""
+        return {
+            "rules": self.rules.to_dict(),
+            "time_control": str(self.time_control),
+            "fault_policy": self.fault_policy,
+            "concurrency": self.concurrency,
+            "connect_timeout_ms": self.connect_timeout_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PlayConfig:
+        """Back from :meth:`to_dict` (missing keys take their defaults)."""
+        return cls(
+            rules=RuleSet.from_dict(dict(data["rules"])) if "rules" in data else RuleSet.classic(),
+            time_control=TimeControl.parse(str(data["time_control"])) if "time_control" in data else DEFAULT_TC,
+            fault_policy=data.get("fault_policy", "forfeit"),
+            concurrency=int(data.get("concurrency", 2)),
+            connect_timeout_ms=int(data.get("connect_timeout_ms", 60_000)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,17 +83,15 @@ class RunConfig:
     bots: tuple[str, ...]
     """The bots' names, in manifest order."""
     format: Format = "round-robin"
+    """``round-robin`` (everyone plays everyone) or ``gauntlet`` (the challenger plays the rest)."""
     games: int = 2
     """Games per pairing (even)."""
     duplicate: bool = True
+    """Both games of a pair are played on the same cards, seats swapped."""
     seed: str = ""
     """The run seed (any text); every game's shuffle seed derives from it."""
-    rules: dict[str, Any] = field(default_factory=lambda: RuleSet.classic().to_dict())
-    """The rule set (``RuleSet.to_dict()``); ``games`` is the number of games per match."""
-    time_control: str = "st=1 timemargin=50"
-    fault_policy: Literal["forfeit", "substitute"] = "forfeit"
-    concurrency: int = 2
-    connect_timeout_ms: int = 60_000
+    play: PlayConfig = field(default_factory=PlayConfig)
+    """How the games are played (rules, time control, fault policy, concurrency)."""
     challenger: str = ""
     """Gauntlet: the bot that plays everyone else (default: the first bot)."""
     sprt: str = ""
@@ -63,22 +112,21 @@ class RunConfig:
             raise ValueError("bot names must be unique")
         if self.challenger and self.challenger not in self.bots:
             raise ValueError(f"the gauntlet's challenger {self.challenger!r} is not one of the bots")
-        if self.concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        if self.connect_timeout_ms < 1000:
-            raise ValueError("the connect timeout must be at least 1 s")
-
-    def rule_set(self) -> RuleSet:
-        return RuleSet.from_dict(dict(self.rules))
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """The stored form: one flat table (the same keys as the runs of gin-arena 0.1)."""
+        d = {f: getattr(self, f) for f in _RUN_FIELDS}
         d["bots"] = list(self.bots)
-        return d
+        return {**d, **self.play.to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
-        return cls(**{**data, "bots": tuple(data["bots"])})
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
+        """Back from :meth:`to_dict`."""
+        fields = {f: data[f] for f in _RUN_FIELDS if f in data}
+        return cls(**{**fields, "bots": tuple(data["bots"]), "play": PlayConfig.from_dict(data)})
+
+
+_RUN_FIELDS = ("run_id", "bots", "format", "games", "duplicate", "seed", "challenger", "sprt", "referee", "listen")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +135,7 @@ class GameJob:
 
     idx: int
     """Position in the schedule, from 0."""
-    players: tuple[str, str]
+    players: tuple[str, ...]
     """The bots by seat."""
     seed: bytes
     """The match's shuffle seed."""
@@ -96,7 +144,7 @@ class GameJob:
     pair: int
     """The pair's number within its pairing."""
     leg: int
-    """0 or 1: the game within its pair."""
+    """The game within its pair (0 or 1: the seats are swapped)."""
     pair_key: str
     """Duplicate pairs share this key; ``""`` if the games are not duplicates."""
 
@@ -163,5 +211,5 @@ def schedule_fingerprint(jobs: Sequence[GameJob]) -> str:
     """A hash of a schedule (stored, and compared on resume)."""
     h = hashlib.sha256()
     for j in jobs:
-        h.update(f"{j.idx}|{j.players[0]}|{j.players[1]}|{j.seed.hex()}|{j.pair_key}\n".encode())
+        h.update(f"{j.idx}|{'|'.join(j.players)}|{j.seed.hex()}|{j.pair_key}\n".encode())
     return h.hexdigest()

@@ -33,12 +33,23 @@ class Unit:
 class GameFacts:
     """What the statistics need of one finished game."""
 
-    players: tuple[str, str]
+    players: tuple[str, ...]
     """The bots by seat."""
     winner: int | None
     """The winning seat; ``None``: no result (aborted) — the game is not rated."""
     pair_key: str
     """Games with the same key form a duplicate pair (``""``: not paired)."""
+
+
+def _game_units(g: GameFacts) -> list[Unit]:
+    """One game alone: a unit for each two seats (the winner beats each other seat; two seats that
+    both lost draw)."""
+    n = len(g.players)
+    return [
+        Unit(g.players[i], g.players[j], 1.0 if g.winner == i else 0.0 if g.winner == j else 0.5)
+        for i in range(n)
+        for j in range(i + 1, n)
+    ]
 
 
 def scoring_units(games: Iterable[GameFacts], duplicate: bool) -> list[Unit]:
@@ -53,14 +64,14 @@ def scoring_units(games: Iterable[GameFacts], duplicate: bool) -> list[Unit]:
         if duplicate and g.pair_key:
             pairs[g.pair_key].append(g)
         else:
-            units.append(Unit(g.players[0], g.players[1], 1.0 if g.winner == 0 else 0.0))
+            units.extend(_game_units(g))
     for key in sorted(pairs):
         members = pairs[key]
-        a, b = members[0].players
-        if len(members) == 1 or set(members[1].players) != {a, b}:
+        if len(members[0].players) != 2 or len(members) == 1 or set(members[1].players) != set(members[0].players):
             for g in members:
-                units.append(Unit(g.players[0], g.players[1], 1.0 if g.winner == 0 else 0.0))
+                units.extend(_game_units(g))
             continue
+        a, b = members[0].players
         wins_a = sum(1 for g in members if g.winner is not None and g.players[g.winner] == a)
         units.append(
             Unit(a, b, 1.0 if 2 * wins_a > len(members) else 0.5 if 2 * wins_a == len(members) else 0.0)

@@ -1,6 +1,16 @@
-"""The run database: ``run.sqlite`` in the run folder (stdlib ``sqlite3``, WAL, synchronous=FULL).
+"""The arena's one storage schema (stdlib ``sqlite3``, WAL, synchronous=FULL), shared by a run's
+``run.sqlite``, the ladder's ``ladder.sqlite`` and ``arena serve``'s ``serve.sqlite``:
 
-It holds the run's configuration, its bots, every scheduled game and every result. A result is
+- ``meta`` (``schema_version``, ``kind`` = run | ladder | serve, a run's ``config`` …), ``bots``,
+  ``runs`` (the ladder's runs);
+- ``games``: a row per game (schedule, status, how it ended, its replay) and ``game_seats``: a
+  row per seat (``bot``, ``place``, ``points``, ``games_won``, ``think_ms``), so 2–6 seats fit;
+- ``discarded`` and ``procs`` (a run's thrown-away results and live bot processes).
+
+Databases made by gin-arena 0.1 (schema 1: ``seat0``/``seat1`` columns) are migrated when opened
+(:func:`migrate`, one transaction).
+
+A run's database holds the run's configuration, its bots, every scheduled game and every result. A result is
 committed the moment its game ends, so a run stopped in any way (Ctrl-C, ``kill -9``, power)
 keeps every finished game; ``--resume`` re-plays only the games that were not finished (a game
 that was running is played again from scratch under a new match id, ``…-rN``).
@@ -15,11 +25,11 @@ import os
 import signal
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import trio
 
@@ -27,26 +37,41 @@ from .manifest import BotSpec
 from .records import Outcome
 from .schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Version 1: gin-arena 0.1's three schemas (``seat0``/``seat1`` columns; a serve database had
+no version). Version 2: one schema for a run, the ladder and ``arena serve``, a row per seat."""
 DB_NAME = "run.sqlite"
+Kind = Literal["run", "ladder", "serve"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS bots (
-    name TEXT PRIMARY KEY, position INTEGER NOT NULL, spec TEXT NOT NULL, token TEXT NOT NULL DEFAULT ''
+    name TEXT PRIMARY KEY, position INTEGER NOT NULL DEFAULT 0, spec TEXT NOT NULL,
+    token TEXT NOT NULL DEFAULT '', active INTEGER NOT NULL DEFAULT 1, added_at REAL NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, started_at REAL NOT NULL, config TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS games (
     idx INTEGER PRIMARY KEY,
-    seat0 TEXT NOT NULL, seat1 TEXT NOT NULL, seed TEXT NOT NULL,
-    pairing TEXT NOT NULL, pair INTEGER NOT NULL, leg INTEGER NOT NULL, pair_key TEXT NOT NULL,
+    run TEXT NOT NULL DEFAULT '',
+    seed TEXT NOT NULL DEFAULT '', pairing TEXT NOT NULL DEFAULT '', pair INTEGER NOT NULL DEFAULT 0,
+    leg INTEGER NOT NULL DEFAULT 0, pair_key TEXT NOT NULL DEFAULT '',
+    rules TEXT NOT NULL DEFAULT '', time_control TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'running', 'done')),
     attempts INTEGER NOT NULL DEFAULT 0,
     match_id TEXT, started_at REAL, finished_at REAL,
-    winner INTEGER, termination TEXT, faulting_seat INTEGER, detail TEXT,
-    points0 INTEGER, points1 INTEGER, games_won0 INTEGER, games_won1 INTEGER, deals INTEGER,
-    decisions INTEGER, think0 INTEGER, think1 INTEGER, substituted TEXT,
-    replay_path TEXT, replay_hash TEXT, revealed_seed TEXT, duration REAL
+    winner INTEGER, termination TEXT, faulting_seat INTEGER, detail TEXT, deals INTEGER, decisions INTEGER,
+    substituted TEXT, replay_path TEXT, replay_hash TEXT, revealed_seed TEXT, duration REAL
 );
+CREATE UNIQUE INDEX IF NOT EXISTS games_match ON games (match_id);
+CREATE INDEX IF NOT EXISTS games_run ON games (run);
+CREATE TABLE IF NOT EXISTS game_seats (
+    game INTEGER NOT NULL REFERENCES games (idx) ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    place INTEGER, points INTEGER, games_won INTEGER, think_ms INTEGER,
+    PRIMARY KEY (game, seat)
+);
+CREATE INDEX IF NOT EXISTS game_seats_bot ON game_seats (bot);
 CREATE TABLE IF NOT EXISTS discarded (
     idx INTEGER NOT NULL, match_id TEXT NOT NULL, reason TEXT NOT NULL, replay_path TEXT NOT NULL,
     at REAL NOT NULL
@@ -56,6 +81,47 @@ CREATE TABLE IF NOT EXISTS procs (
     PRIMARY KEY (pid, start_ticks)
 );
 """
+
+_RESULT_COLUMNS = (
+    "match_id, winner, termination, faulting_seat, detail, deals, decisions, substituted, replay_path, "
+    "replay_hash, revealed_seed, duration"
+)
+
+_V1_SEATS = """
+INSERT INTO game_seats (game, seat, bot, place, points, games_won, think_ms)
+SELECT {key}, 0, seat0, {place0}, points0, games_won0, think0 FROM games_v1
+UNION ALL
+SELECT {key}, 1, seat1, {place1}, points1, games_won1, think1 FROM games_v1;
+"""
+_PLACE = "CASE WHEN winner IS NULL OR winner = {seat} THEN 1 ELSE 2 END"
+_RUN_PLACE = "CASE WHEN status != 'done' THEN NULL ELSE " + _PLACE + " END"
+
+_V1_MIGRATIONS: dict[Kind, str] = {
+    "run": (
+        "INSERT INTO games (idx, run, seed, pairing, pair, leg, pair_key, status, attempts, started_at, finished_at, "
+        f"{_RESULT_COLUMNS}) SELECT idx, :run, seed, pairing, pair, leg, pair_key, status, attempts, started_at, "
+        f"finished_at, {_RESULT_COLUMNS} FROM games_v1;"
+        + _V1_SEATS.format(key="idx", place0=_RUN_PLACE.format(seat=0), place1=_RUN_PLACE.format(seat=1))
+    ),
+    "ladder": (
+        "INSERT INTO runs (id, started_at, config) SELECT run, MIN(played_at), json_object('rules', json(rules), "
+        "'time_control', time_control) FROM games_v1 GROUP BY run;"
+        "INSERT INTO games (idx, run, seed, pair_key, rules, time_control, status, attempts, finished_at, "
+        f"{_RESULT_COLUMNS}) SELECT id, run, seed, pair_key, rules, time_control, 'done', 1, played_at, "
+        f"{_RESULT_COLUMNS} FROM games_v1;"
+        + _V1_SEATS.format(key="id", place0=_PLACE.format(seat=0), place1=_PLACE.format(seat=1))
+    ),
+    "serve": (
+        "INSERT INTO games (rules, time_control, status, attempts, finished_at, "
+        f"{_RESULT_COLUMNS}) SELECT rules, time_control, 'done', 1, finished_at, {_RESULT_COLUMNS} "
+        "FROM games_v1 ORDER BY finished_at;"
+        + _V1_SEATS.format(
+            key="(SELECT idx FROM games WHERE games.match_id = games_v1.match_id)",
+            place0=_PLACE.format(seat=0),
+            place1=_PLACE.format(seat=1),
+        )
+    ),
+}
 
 
 class DbWriter:
@@ -169,22 +235,105 @@ def proc_start_ticks(pid: int) -> int | None:
         return None
 
 
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _v1_kind(conn: sqlite3.Connection) -> Kind | None:
+    """Which of gin-arena 0.1's databases this is (``None``: not one of them)."""
+    if _columns(conn, "matches"):
+        return "serve"
+    games = _columns(conn, "games")
+    if "seat0" not in games:
+        return None
+    return "ladder" if "played_at" in games else "run"
+
+
+def migrate(conn: sqlite3.Connection) -> Kind | None:
+    """Bring a database made by gin-arena 0.1 to this schema, in one transaction (on any error
+    nothing changes); returns the kind migrated, or ``None`` if there was nothing to do."""
+    kind = _v1_kind(conn)
+    if kind is None:
+        return None
+    old = "matches" if kind == "serve" else "games"
+    run_id = ""
+    if kind == "run":
+        row = conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        run_id = str(json.loads(row[0])["run_id"]) if row is not None else ""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(f"ALTER TABLE {old} RENAME TO games_v1")
+        conn.execute("DROP INDEX IF EXISTS games_pair")
+        for stmt in _statements(_SCHEMA):
+            conn.execute(stmt)
+        for column, decl in (("position", "INTEGER NOT NULL DEFAULT 0"), ("token", "TEXT NOT NULL DEFAULT ''"),
+                             ("active", "INTEGER NOT NULL DEFAULT 1"), ("added_at", "REAL NOT NULL DEFAULT 0")):
+            if column not in _columns(conn, "bots"):
+                conn.execute(f"ALTER TABLE bots ADD COLUMN {column} {decl}")
+        for stmt in _statements(_V1_MIGRATIONS[kind]):
+            conn.execute(stmt, {"run": run_id} if ":run" in stmt else {})
+        conn.execute("DROP TABLE games_v1")
+        _write_meta(conn, {"schema_version": str(SCHEMA_VERSION), "kind": kind, "migrated_from": "1"})
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return kind
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def _write_meta(conn: sqlite3.Connection, values: Mapping[str, str]) -> None:
+    conn.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        values.items(),
+    )
+
+
+def open_db(path: Path, kind: Kind, *, any_thread: bool = False) -> sqlite3.Connection:
+    """Open (creating it if needed, migrating it if it is older) a database of ``kind``."""
+    conn = connect(path, any_thread=any_thread)
+    try:
+        migrate(conn)
+        conn.executescript(_SCHEMA)
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if version is None:
+            with transaction(conn):
+                _write_meta(conn, {"schema_version": str(SCHEMA_VERSION), "kind": kind})
+        elif version[0] != str(SCHEMA_VERSION):
+            raise StoreError(f"{path}: schema version {version[0]!r}; this arena reads {SCHEMA_VERSION}")
+        found = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
+        if found is not None and found[0] != kind:
+            raise StoreError(f"{path} is a {found[0]} database, not a {kind} database")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def insert_game(conn: sqlite3.Connection, values: Mapping[str, Any], players: Sequence[str]) -> int:
+    """Add a game (its ``games`` columns) and its seats; returns its ``idx``. Call it inside a transaction."""
+    names = ", ".join(values)
+    marks = ", ".join(f":{k}" for k in values)
+    cur = conn.execute(f"INSERT INTO games ({names}) VALUES ({marks})", dict(values))
+    idx = int(cur.lastrowid or values["idx"])
+    conn.executemany("INSERT INTO game_seats (game, seat, bot) VALUES (?, ?, ?)",
+                     [(idx, seat, bot) for seat, bot in enumerate(players)])
+    return idx
+
+
 def outcome_columns(o: Outcome) -> dict[str, Any]:
-    """An outcome as the result columns of ``games`` (shared with the ladder)."""
+    """An outcome's columns of ``games`` (the per-seat ones go to ``game_seats``: :func:`write_outcome`)."""
     return {
         "match_id": o.match_id,
         "winner": o.winner,
         "termination": o.termination,
         "faulting_seat": o.faulting_seat,
         "detail": o.detail,
-        "points0": o.points[0],
-        "points1": o.points[1],
-        "games_won0": o.games_won[0],
-        "games_won1": o.games_won[1],
         "deals": o.deals,
         "decisions": o.decisions,
-        "think0": o.think_ms[0],
-        "think1": o.think_ms[1],
         "substituted": ",".join(map(str, o.substituted)),
         "replay_path": o.replay_path,
         "replay_hash": o.replay_hash,
@@ -193,21 +342,55 @@ def outcome_columns(o: Outcome) -> dict[str, Any]:
     }
 
 
-def outcome_from_row(r: sqlite3.Row, players: tuple[str, str]) -> Outcome:
+def write_outcome(conn: sqlite3.Connection, idx: int, o: Outcome) -> None:
+    """Store an outcome's per-seat results (call it inside a transaction)."""
+    conn.executemany(
+        "UPDATE game_seats SET place = ?, points = ?, games_won = ?, think_ms = ? WHERE game = ? AND seat = ?",
+        [(o.places[s], o.points[s], o.games_won[s], o.think_ms[s], idx, s) for s in range(len(o.players))],
+    )
+
+
+def record_game(conn: sqlite3.Connection, values: Mapping[str, Any], o: Outcome) -> int:
+    """Add a finished game (ladder, serve): its columns, its outcome and its seats, in one transaction."""
+    with transaction(conn):
+        idx = insert_game(conn, {**values, **outcome_columns(o), "status": "done", "attempts": 1}, o.players)
+        write_outcome(conn, idx, o)
+    return idx
+
+
+def seats_by_game(conn: sqlite3.Connection, where: str = "", args: Sequence[Any] = ()) -> dict[int, list[sqlite3.Row]]:
+    """Every game's seat rows, in seat order (``where`` filters on ``game_seats``)."""
+    out: dict[int, list[sqlite3.Row]] = {}
+    for r in conn.execute(f"SELECT * FROM game_seats {where} ORDER BY game, seat", args):
+        out.setdefault(int(r["game"]), []).append(r)
+    return out
+
+
+def resolve_replay(path: str, folder: Path | None) -> str:
+    """A stored replay path; if it does not exist (the database came from another machine or
+    folder) but ``folder/replays`` has a file of that name, that file."""
+    if not path or folder is None or Path(path).exists():
+        return path
+    moved = folder / "replays" / Path(path).name
+    return str(moved) if moved.exists() else path
+
+
+def outcome_from_row(r: sqlite3.Row, seats: Sequence[sqlite3.Row], folder: Path | None = None) -> Outcome:
+    """A finished game's outcome from its ``games`` row and its ``game_seats`` rows."""
     return Outcome(
         match_id=r["match_id"],
-        players=players,
+        players=tuple(str(s["bot"]) for s in seats),
         winner=r["winner"],
         termination=r["termination"],
         faulting_seat=r["faulting_seat"],
         detail=r["detail"] or "",
-        points=(r["points0"], r["points1"]),
-        games_won=(r["games_won0"], r["games_won1"]),
+        points=tuple(int(s["points"] or 0) for s in seats),
+        games_won=tuple(int(s["games_won"] or 0) for s in seats),
         deals=r["deals"],
         decisions=r["decisions"] or 0,
-        think_ms=(r["think0"] or 0, r["think1"] or 0),
+        think_ms=tuple(int(s["think_ms"] or 0) for s in seats),
         substituted=tuple(int(s) for s in (r["substituted"] or "").split(",") if s),
-        replay_path=r["replay_path"] or "",
+        replay_path=resolve_replay(r["replay_path"] or "", folder),
         replay_hash=r["replay_hash"] or "",
         seed_hex=r["revealed_seed"] or "",
         duration_s=r["duration"] or 0.0,
@@ -247,28 +430,23 @@ class RunStore:
         try:
             conn.executescript(_SCHEMA)
             with transaction(conn):
-                meta = {
+                _write_meta(conn, {
                     "schema_version": str(SCHEMA_VERSION),
+                    "kind": "run",
                     "config": json.dumps(config.to_dict()),
                     "created_at": str(time.time()),
                     "status": "running",
                     "stop_reason": "",
                     "fingerprint": schedule_fingerprint(jobs),
                     "manifest": manifest_text,
-                }
-                conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta.items())
+                })
                 conn.executemany(
                     "INSERT INTO bots(name, position, spec, token) VALUES (?, ?, ?, ?)",
                     [(b.name, i, json.dumps(b.to_dict()), tokens.get(b.name, "")) for i, b in enumerate(bots)],
                 )
-                conn.executemany(
-                    "INSERT INTO games(idx, seat0, seat1, seed, pairing, pair, leg, pair_key)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (j.idx, j.players[0], j.players[1], j.seed.hex(), j.pairing, j.pair, j.leg, j.pair_key)
-                        for j in jobs
-                    ],
-                )
+                for j in jobs:
+                    insert_game(conn, {"idx": j.idx, "run": config.run_id, "seed": j.seed.hex(), "pairing": j.pairing,
+                                       "pair": j.pair, "leg": j.leg, "pair_key": j.pair_key}, j.players)
         finally:
             conn.close()
         with open(tmp, "rb+") as f:
@@ -278,25 +456,27 @@ class RunStore:
 
     @classmethod
     def open(cls, run_dir: Path, *, any_thread: bool = False, lock: bool = False) -> RunStore:
-        """Open an existing run and check that its schedule is what its config gives; with
-        ``lock``, take the run's lock (to play it)."""
+        """Open an existing run (migrating a run of gin-arena 0.1) and check that its schedule is
+        what its config gives; with ``lock``, take the run's lock (to play it)."""
         path = run_dir / DB_NAME
         if not path.exists():
             raise StoreError(f"{run_dir} is not a run folder (no {DB_NAME})")
         held = RunLock(run_dir) if lock else None
-        conn = connect(path, any_thread=any_thread)
-        if lock:
-            conn.executescript(_SCHEMA)  # tables added since the run was created
+        try:
+            conn = open_db(path, "run", any_thread=any_thread)
+        except BaseException:
+            if held is not None:
+                held.release()
+            raise
         store = cls(run_dir, conn, held)
-        version = store.meta("schema_version")
-        if version != str(SCHEMA_VERSION):
-            raise StoreError(f"{path}: schema version {version!r}; this arena reads {SCHEMA_VERSION}")
         jobs = build_schedule(store.config)
         stored = store.jobs()
         if schedule_fingerprint(jobs) != store.meta("fingerprint") or len(stored) != len(jobs):
+            store.close()
             raise StoreError(f"{path}: the stored schedule does not match its configuration")
         for a, b in zip(jobs, stored, strict=True):
             if a != b:
+                store.close()
                 raise StoreError(f"{path}: scheduled game {a.idx} differs from its configuration")
         return store
 
@@ -312,11 +492,7 @@ class RunStore:
 
     def set_meta(self, **values: str) -> None:
         with transaction(self.conn):
-            self.conn.executemany(
-                "INSERT INTO meta(key, value) VALUES (?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                values.items(),
-            )
+            _write_meta(self.conn, values)
 
     @property
     def config(self) -> RunConfig:
@@ -338,10 +514,10 @@ class RunStore:
 
     # ----- games -----
     @staticmethod
-    def _job(r: sqlite3.Row) -> GameJob:
+    def _job(r: sqlite3.Row, seats: Sequence[sqlite3.Row]) -> GameJob:
         return GameJob(
             r["idx"],
-            (r["seat0"], r["seat1"]),
+            tuple(str(s["bot"]) for s in seats),
             bytes.fromhex(r["seed"]),
             r["pairing"],
             r["pair"],
@@ -349,21 +525,24 @@ class RunStore:
             r["pair_key"],
         )
 
+    def _rows(self, where: str = "") -> list[tuple[sqlite3.Row, list[sqlite3.Row]]]:
+        seats = seats_by_game(self.conn)
+        rows = self.conn.execute(f"SELECT * FROM games {where} ORDER BY idx").fetchall()
+        return [(r, seats.get(int(r["idx"]), [])) for r in rows]
+
     def jobs(self) -> list[GameJob]:
-        return [self._job(r) for r in self.conn.execute("SELECT * FROM games ORDER BY idx")]
+        return [self._job(r, seats) for r, seats in self._rows()]
 
     def games(self) -> list[GameRow]:
         out = []
-        for r in self.conn.execute("SELECT * FROM games ORDER BY idx"):
-            job = self._job(r)
-            outcome = outcome_from_row(r, job.players) if r["status"] == "done" else None
-            out.append(GameRow(job, r["status"], r["attempts"], r["match_id"] or "", outcome))
+        for r, seats in self._rows():
+            outcome = outcome_from_row(r, seats, self.run_dir) if r["status"] == "done" else None
+            out.append(GameRow(self._job(r, seats), r["status"], r["attempts"], r["match_id"] or "", outcome))
         return out
 
     def pending(self) -> list[tuple[GameJob, int]]:
         """Games still to play, in schedule order, with the attempts made so far."""
-        rows = self.conn.execute("SELECT * FROM games WHERE status = 'pending' ORDER BY idx").fetchall()
-        return [(self._job(r), r["attempts"]) for r in rows]
+        return [(self._job(r, seats), r["attempts"]) for r, seats in self._rows("WHERE status = 'pending'")]
 
     def counts(self) -> dict[str, int]:
         rows = self.conn.execute("SELECT status, COUNT(*) AS n FROM games GROUP BY status").fetchall()
@@ -416,6 +595,7 @@ class RunStore:
             )
             if cur.rowcount != 1:
                 raise StoreError(f"game {idx} was not running; its result was not recorded twice")
+            write_outcome(self.conn, idx, outcome)
 
     # ----- bot processes (so that a resumed run can end the ones a killed arena left) -----
     def proc_started(self, pid: int, ticks: int, match_id: str, bot: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 import trio
 
-from referee import MatchContext, TimeControl, open_match_context
+from referee import MatchContext, open_match_context
 
 from .console import Console, Progress, log_to_file
 from .manifest import BotSpec, new_token
@@ -23,7 +23,7 @@ from .procs import BotLogs
 from .records import Outcome
 from .results import PlayedGame, build_report, render_text, write_files
 from .runner import PlaySettings, Runner, StallMonitor, default_startup_slots
-from .schedule import GameJob, RunConfig
+from .schedule import GameJob, PlayConfig
 from .stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
 from .store import DbWriter, RunStore, proc_start_ticks
 
@@ -180,10 +180,25 @@ class RunResult:
     report: dict[str, Any]
 
 
+def play_settings(play: PlayConfig) -> PlaySettings:
+    """The runner's settings for a run's (or a ladder run's) play configuration: the one place
+    where they are built."""
+    return PlaySettings(
+        rules=play.rules,
+        time_control=play.time_control,
+        fault_policy=play.fault_policy,
+        connect_timeout_ms=play.connect_timeout_ms,
+        concurrency=play.concurrency,
+        startup_slots=default_startup_slots(),
+    )
+
+
 @asynccontextmanager
-async def open_context(cfg: RunConfig, run_dir: Path) -> AsyncIterator[MatchContext]:
-    """Where the run's games are played: the remote referee, or one embedded for the run."""
-    async with open_match_context(listen=cfg.listen, replay_dir=run_dir / "replays", referee=cfg.referee) as ctx:
+async def open_context(referee: str, listen: str, folder: Path) -> AsyncIterator[MatchContext]:
+    """Where a run's (or a ladder run's) games are played: the remote referee at ``referee``, or
+    (``""``) one embedded for the run, listening on ``listen`` and writing replays to
+    ``folder/replays``."""
+    async with open_match_context(listen=listen, replay_dir=folder / "replays", referee=referee) as ctx:
         yield ctx
 
 
@@ -226,14 +241,7 @@ async def run_tournament(
             print(f"Resuming {run_dir}: {len(abandoned)} game(s) that were running will be played again.")
     counts = store.counts()
     total = sum(counts.values())
-    settings = PlaySettings(
-        rules=cfg.rule_set(),
-        time_control=TimeControl.parse(cfg.time_control),
-        fault_policy=cfg.fault_policy,
-        connect_timeout_ms=cfg.connect_timeout_ms,
-        concurrency=cfg.concurrency,
-        startup_slots=default_startup_slots(),
-    )
+    settings = play_settings(cfg.play)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
@@ -248,9 +256,9 @@ async def run_tournament(
         pending=counts["pending"],
         format=cfg.format,
         bots=list(cfg.bots),
-        rules=cfg.rules.get("name"),
-        time_control=cfg.time_control,
-        concurrency=cfg.concurrency,
+        rules=cfg.play.rules.name,
+        time_control=str(cfg.play.time_control),
+        concurrency=cfg.play.concurrency,
         duplicate=cfg.duplicate,
         referee=cfg.referee or "embedded",
     )
@@ -260,7 +268,7 @@ async def run_tournament(
             nursery.start_soon(writer.run)
             try:
                 with scope:
-                    async with open_context(cfg, run_dir) as context:
+                    async with open_context(cfg.referee, cfg.listen, run_dir) as context:
                         _announce_remote(console, store, bots, context.bot_address)
                         runner = Runner(
                             context, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress,

@@ -182,7 +182,9 @@ def start_referee(
 ) -> tuple[Proc, str]:
     """``referee serve`` on a free port; with ``code``, the ``referee`` package found in that
     folder instead of the installed one (for A/B runs of a patched copy)."""
-    opts = ["--port", "0", "--replays", str(replays), "--log-level", log_level]
+    opts = ["--listen", "127.0.0.1:0", "--replays", str(replays), "--log-level", log_level]
+    if code is not None and "--listen" not in (code / "referee" / "cli.py").read_text():
+        opts[:2] = ["--port", "0"]  # a copy from before the one address spelling
     if code is None:
         proc = start(name, [str(Path(PY).parent / "referee"), "serve", *opts], log_dir)
     else:

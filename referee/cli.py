@@ -12,24 +12,34 @@ from ._runtime import install_sigint_cancel, run
 from ._server import open_referee, tune_gc_for_server
 
 
+def _listen_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (the spelling of every address option of ``referee`` and ``arena``)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
+    return host, int(port)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="referee", description="The Gin Arena referee (gRPC server).")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the referee until interrupted",
                            description="Serve BotService, RefereeService, health and reflection over gRPC.")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=50051, help="port (default 50051; 0 picks a free one)")
+    serve.add_argument("--listen", default="127.0.0.1:50051", metavar="HOST:PORT", type=_listen_address,
+                       help="address to listen on (default 127.0.0.1:50051; port 0 picks a free one; "
+                       "0.0.0.0:PORT for other machines)")
     serve.add_argument("--replays", type=Path, default=Path("replays"), help="folder for replay files")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--log-json", action="store_true", default=None, help="JSON logs even on a terminal")
     args = parser.parse_args(argv)
+    host, port = args.listen
     configure_logging(args.log_level, json=args.log_json)
 
     async def serve_until_interrupted() -> None:
         with trio.CancelScope() as scope:
             token = trio.lowlevel.current_trio_token()
             install_sigint_cancel(lambda: token.run_sync_soon(scope.cancel))
-            async with open_referee(args.host, args.port, args.replays) as ref:
+            async with open_referee(host, port, args.replays) as ref:
                 tune_gc_for_server()
                 print(f"referee listening on {ref.address}", flush=True)
                 await trio.sleep_forever()

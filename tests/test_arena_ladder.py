@@ -23,7 +23,8 @@ def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 def pairs_played(db: Path) -> Counter[frozenset[str]]:
     conn = sqlite3.connect(db)
     try:
-        return Counter(frozenset(r) for r in conn.execute("SELECT seat0, seat1 FROM games"))
+        rows = conn.execute("SELECT group_concat(bot, '|') FROM game_seats GROUP BY game").fetchall()
+        return Counter(frozenset(r[0].split("|")) for r in rows)
     finally:
         conn.close()
 
@@ -67,6 +68,56 @@ def test_ladder(tmp_path: Path) -> None:
     assert "(removed)" in arena("ladder", "show", *opts).stdout
     runs = list((db.parent / "ladder-runs").iterdir())
     assert len(runs) == 3 and all((r / "replays").is_dir() for r in runs)
+
+    # The ladder's runs, and dropping one run's games or every game of a bot.
+    listed = json.loads(arena("ladder", "runs", "--json", *opts).stdout)
+    assert [r["games"] for r in listed] == [4, 2, 2]
+    assert listed[2]["bots"] == ["alpha", "beta"]
+    assert listed[0]["run"] in arena("ladder", "runs", *opts).stdout
+    out = arena("ladder", "drop", "--run", listed[2]["run"], *opts)
+    assert out.returncode == 0 and "2 game(s) deleted" in out.stdout, out.stderr
+    assert sum(pairs_played(db).values()) == 6
+    assert arena("ladder", "drop", "--run", "no-such-run", *opts).returncode == 2
+    out = arena("ladder", "drop", "--bot", "gamma", *opts)
+    assert out.returncode == 0 and "dropped 4 game(s) of gamma" in out.stdout, out.stderr
+    assert set(pairs_played(db)) == {frozenset(("alpha", "beta"))}
+    shown = json.loads(arena("ladder", "show", "--json", *opts).stdout)
+    assert {r["bot"] for r in shown["ratings"]} == {"alpha", "beta"}
+    # Which of the first two runs played alpha-beta is chance; the other one's games all had gamma.
+    assert sorted(r["games"] for r in json.loads(arena("ladder", "runs", "--json", *opts).stdout)) == [0, 2]
+
+
+def test_ladder_refuses_a_bot_that_cannot_start(tmp_path: Path) -> None:
+    """The README's old example: `python -m …` with a `python` that cannot import the bot made every
+    game crash; now the bot is refused at `add` with the reason, and nothing is stored."""
+    db = tmp_path / "ladder.sqlite"
+    out = arena("ladder", "add", "ghost", "--command", "no-such-program-here --x", "--db", str(db))
+    assert out.returncode == 2 and "'no-such-program-here' is not found" in out.stderr
+    out = arena("ladder", "add", "lost", "--command", f"{sys.executable} -m no_such_module_anywhere", "--db", str(db))
+    assert out.returncode == 2 and "cannot import 'no_such_module_anywhere'" in out.stderr, out.stderr
+    # The module is there but what it imports is not (grpc outside the venv, say): found without running it.
+    (tmp_path / "mybot.py").write_text("import no_such_dependency_xyz\nraise SystemExit('the bot ran')\n")
+    out = arena("ladder", "add", "needy", "--command", "{python} -m mybot", "--cwd", str(tmp_path), "--db", str(db))
+    assert out.returncode == 2 and "missing: no_such_dependency_xyz" in out.stderr, out.stderr
+    out = arena("ladder", "add", "--bot", 'name=fine cmd="{python} -m arena._testbot" tc=st=0.5', "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    conn = sqlite3.connect(db)
+    try:
+        specs = [json.loads(r[0]) for r in conn.execute("SELECT spec FROM bots")]
+    finally:
+        conn.close()
+    assert [(s["name"], s["tc"]) for s in specs] == [("fine", "st=0.5")]
+
+    # A bot that starts but crashes in every game: the run says so and how to undo it.
+    assert arena("ladder", "add", "crasher", "--db", str(db), "--", "{python}", "-m", "arena._testbot",
+                 "--mode", "crash").returncode == 0
+    out = arena("ladder", "run", "--games", "2", "--rules", "short", "--tc", "st=1", "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    assert "warning: crasher crashed or never connected in every game it played" in out.stdout
+    run_id = json.loads(arena("ladder", "runs", "--json", "--db", str(db)).stdout)[0]["run"]
+    assert f"arena ladder drop --run {run_id}" in out.stdout
+    assert arena("ladder", "drop", "--bot", "crasher", "--db", str(db)).returncode == 0
+    assert sum(pairs_played(db).values()) == 0
 
 
 def free_port() -> int:
@@ -112,7 +163,7 @@ def test_serve_remote_referee_and_remote_bot(tmp_path: Path) -> None:
         recorded = 0
         while time.monotonic() < deadline:
             conn = sqlite3.connect(tmp_path / "srv" / "serve.sqlite")
-            recorded = conn.execute("SELECT COUNT(*) FROM matches WHERE termination = 'normal'").fetchone()[0]
+            recorded = conn.execute("SELECT COUNT(*) FROM games WHERE termination = 'normal'").fetchone()[0]
             conn.close()
             if recorded == 2:
                 break

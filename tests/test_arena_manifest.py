@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.manifest import BotSpec, ManifestError, load_manifest, parse_manifest
-from arena.schedule import RunConfig, build_schedule, pair_seeds, schedule_fingerprint
-from referee.gin import first_dealer
+from arena.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, parse_manifest
+from arena.schedule import PlayConfig, RunConfig, build_schedule, pair_seeds, schedule_fingerprint
+from referee import TimeControl
+from referee.gin import RuleSet, first_dealer
 
 GOOD = """
 [[bot]]
@@ -96,6 +97,11 @@ cwd = "no/such/folder"
 [[bot]]
 name = "missing"
 command = ["no-such-program-xyz"]
+
+[[bot]]
+name = "slowclock"
+command = ["{python}"]
+tc = "st=abc"
 """
 
 
@@ -119,10 +125,52 @@ def test_manifest_errors_name_file_bot_and_field(tmp_path: Path) -> None:
         ("bot 'envbad'", "'env'", "must be strings"),
         ("bot 'envbad'", "'cwd'", "not a folder"),
         ("bot 'missing'", "'command'", "not found"),
+        ("bot 'slowclock'", "'tc'", "not a number"),
     ]
     for bot, fld, why in expected:
         assert any(bot in p and f"field {fld}" in p and why in p for p in problems), (bot, fld, why, text)
     assert len(problems) == len(expected)
+
+
+def test_a_bot_has_its_own_time_control(tmp_path: Path) -> None:
+    path = tmp_path / "bots.toml"
+    path.write_text(GOOD.replace('protocol = "stdio"\n', 'protocol = "stdio"\ntc = "tc=60+0.5"\n').replace(
+        'cwd = "sub"\n', ""))
+    alpha, beta, _ = load_manifest(path)
+    assert alpha.time_control is None and beta.time_control == TimeControl.parse("tc=60+0.5")
+    assert beta.to_dict()["tc"] == "tc=60+0.5" and BotSpec.from_dict(beta.to_dict()) == beta
+
+
+def test_inline_bots(tmp_path: Path) -> None:
+    bot = parse_inline_bot('name=greedy cmd="{python} -m sample_bots.greedy_bot --x 1" tc=st=0.25 protocol=stdio',
+                           tmp_path)
+    assert bot.name == "greedy" and bot.command == ("{python}", "-m", "sample_bots.greedy_bot", "--x", "1")
+    assert bot.time_control == TimeControl.parse("st=0.25") and bot.protocol == "stdio" and bot.cwd == str(tmp_path)
+    with pytest.raises(ManifestError, match="give at least name=NAME"):
+        parse_inline_bot("name=x", tmp_path)
+    with pytest.raises(ManifestError, match="'colour=red': expected KEY=VALUE"):
+        parse_inline_bot('name=x cmd="{python}" colour=red', tmp_path)
+    with pytest.raises(ManifestError, match="field 'tc'"):
+        parse_inline_bot('name=x cmd="{python}" tc=fast', tmp_path)
+
+
+def test_run_config_is_typed_and_stored_flat() -> None:
+    play = PlayConfig(rules=RuleSet.preset("short"), time_control=TimeControl.parse("tc=30+1 timemargin=20"),
+                      fault_policy="substitute", concurrency=3, connect_timeout_ms=5000)
+    cfg = RunConfig(run_id="r", bots=("a", "b"), games=4, seed="s", play=play)
+    stored = cfg.to_dict()
+    assert stored["time_control"] == "tc=30+1 timemargin=20" and stored["rules"]["name"] == "short"
+    assert stored["fault_policy"] == "substitute" and "play" not in stored  # gin-arena 0.1's keys
+    assert RunConfig.from_dict(stored) == cfg
+    with pytest.raises(ValueError, match="concurrency"):
+        PlayConfig(concurrency=0)
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith("arena (gin-arena) 0.")
 
 
 def test_manifest_syntax_and_top_level(tmp_path: Path) -> None:
@@ -139,7 +187,7 @@ def test_cli_exit_code_2_with_the_messages(tmp_path: Path, capsys: pytest.Captur
     path.write_text(BAD)
     assert main(["tournament", "--bots", str(path), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
-    assert "the manifest has 11 problem(s)" in err
+    assert "the manifest has 12 problem(s)" in err
     assert f"{path}: bot 'strcmd' (#2): field 'command'" in err
     assert not (tmp_path / "run").exists()
     # Other bad options exit with 2 as well.
@@ -150,6 +198,14 @@ def test_cli_exit_code_2_with_the_messages(tmp_path: Path, capsys: pytest.Captur
     assert main(["tournament", "--bots", str(tmp_path / "ok.toml"), "--rule", "target=-5"]) == 2
     assert "target" in capsys.readouterr().err
     assert main(["tournament", "--resume", str(tmp_path / "nothing-here")]) == 2
+    capsys.readouterr()
+    assert main(["tournament", "--bot", 'name=a cmd="{python}"', "--bot", 'name=a cmd="{python}"']) == 2
+    assert "'a' is given twice" in capsys.readouterr().err
+    assert main(["tournament", "--bot", 'name=a cmd="{python}"']) == 2
+    assert "at least 2 bots" in capsys.readouterr().err
+    assert main(["tournament", "--bot", 'name=a cmd="{python}"', "--bot", "name=b cmd=no-such-prog",
+                 "--out", str(tmp_path / "run2")]) == 2
+    assert "'no-such-prog' is not found" in capsys.readouterr().err and not (tmp_path / "run2").exists()
 
 
 def test_help_lists_the_commands() -> None:
@@ -159,7 +215,8 @@ def test_help_lists_the_commands() -> None:
     out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--help"], capture_output=True,
                          text=True, check=True)
     for opt in ("--format", "--games", "--rules", "--rule", "--tc", "--concurrency", "--seed", "--out",
-                "--fault-policy", "--duplicate", "--no-duplicate", "--resume", "--sprt", "--referee"):
+                "--fault-policy", "--duplicate", "--no-duplicate", "--resume", "--sprt", "--referee", "--bot",
+                "--listen"):
         assert opt in out.stdout
 
 

@@ -14,7 +14,7 @@ K = game_pb2
 
 
 def play(tmp_path: Path, answers: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "arena.play", "--bot", "greedy", "--rules", "short", "--rule", "target=10",
+    cmd = [sys.executable, "-m", "arena.cli", "play", "--bot", "greedy", "--rules", "short", "--rule", "target=10",
            "--seed", "1", "--replay-dir", str(tmp_path), *extra]
     return subprocess.run(cmd, input=answers, capture_output=True, text=True, timeout=50, cwd=ROOT)
 

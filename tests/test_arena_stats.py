@@ -140,3 +140,13 @@ def test_mle_three_bots_transitive() -> None:
     finite = mle_ratings([Unit("A", "B", 1.0)] * 5)
     assert all(math.isfinite(x.elo) for x in finite)
     assert isinstance(finite[0], Rating) and finite[0].bot == "A"
+
+
+def test_a_game_of_three_seats_scores_each_two_seats() -> None:
+    units = scoring_units([GameFacts(("a", "b", "c"), 1, ""), GameFacts(("a", "b", "c"), None, "")], False)
+    assert units == [Unit("a", "b", 0.0), Unit("a", "c", 0.5), Unit("b", "c", 1.0)]  # no result: not rated
+    # A "pair" key on a three-seat game does not make a duplicate pair of two-bot games.
+    assert scoring_units([GameFacts(("a", "b", "c"), 0, "k"), GameFacts(("c", "b", "a"), 2, "k")], True) == [
+        Unit("a", "b", 1.0), Unit("a", "c", 1.0), Unit("b", "c", 0.5),
+        Unit("c", "b", 0.5), Unit("c", "a", 0.0), Unit("b", "a", 0.0),
+    ]

@@ -296,3 +296,19 @@ def test_time_loss_during_an_arena_stall_is_played_again(tmp_path: Path) -> None
         return sink
 
     assert [k for k, _ in trio.run(plain).events] == ["started", "finished"]
+
+
+def test_inline_bots_without_a_manifest_with_their_own_time_control(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    out = arena("tournament", "--bot", 'name=quick cmd="{python} -m arena._testbot" tc="st=0.7 timemargin=30"',
+                "--bot", 'name=plain cmd="{python} -m arena._testbot --mode first"', "--games", "2",
+                "--rules", "short", "--tc", "st=1 timemargin=100", "--listen", "127.0.0.1:0", "--out", str(run))
+    assert out.returncode == 0, out.stderr
+    results = json.loads((run / "results.json").read_text())
+    assert results["games_played"] == 2 and results["bots"] == ["quick", "plain"]
+    assert results["run"]["time_control"] == "st=1 timemargin=100"
+    db = sqlite3.connect(run / "run.sqlite")
+    specs = {name: json.loads(spec) for name, spec in db.execute("SELECT name, spec FROM bots")}
+    db.close()
+    assert specs["quick"]["tc"] == "st=0.7 timemargin=30" and "tc" not in specs["plain"]
+    assert BotSpec.from_dict(specs["quick"]).time_control == TimeControl.parse("st=0.7 timemargin=30")

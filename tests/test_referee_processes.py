@@ -14,7 +14,8 @@ from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 def _start_referee(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "referee.cli", "serve", "--port", "0", "--replays", str(tmp_path / "replays")],
+        [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0",
+         "--replays", str(tmp_path / "replays")],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     assert proc.stdout is not None

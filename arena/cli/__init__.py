@@ -1,0 +1,68 @@
+"""The ``arena`` command: tournaments between bot programs on a Gin Rummy referee.
+
+Subcommands: ``demo``, ``tournament``, ``serve``, ``report``, ``ladder
+add|remove|run|show|runs|drop``, ``play``, ``audit``, ``replay``, ``replay-html``, ``html``.
+Modules: ``parser`` (the options), ``options`` (what commands share), ``commands``,
+``ladder_cmd``, ``play_cmd``. Exit codes: :mod:`arena.exit_codes`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from .. import audit, replay_html, replay_view, results_page
+from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from ..ladder import LadderError
+from ..manifest import ManifestError
+from ..store import StoreError
+from .commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
+from .ladder_cmd import cmd_ladder
+from .options import UsageError
+from .parser import build_parser
+from .play_cmd import run as run_play
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "demo": cmd_demo,
+    "tournament": cmd_tournament,
+    "serve": cmd_serve,
+    "report": cmd_report,
+    "ladder": cmd_ladder,
+    "play": run_play,
+    "audit": audit.run,
+    "replay": replay_view.run,
+    "replay-html": replay_html.run,
+    "html": results_page.run,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tail: list[str] = []
+    if "--" in argv:  # `arena ladder add NAME -- CMD ARGS...`
+        cut = argv.index("--")
+        argv, tail = argv[:cut], argv[cut + 1 :]
+    args = parser.parse_args(argv)
+    if tail and not (args.subcommand == "ladder" and args.ladder_command == "add"):
+        parser.error("a command after -- is only taken by `arena ladder add NAME -- CMD ARGS`")
+    args.argv = tail
+    try:
+        return HANDLERS[args.subcommand](args)
+    except ManifestError as e:
+        print(f"arena: the manifest has {len(e.problems)} problem(s):", file=sys.stderr)
+        for p in e.problems:
+            print(f"  {p}", file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, LadderError, StoreError) as e:
+        print(f"arena: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except ConnectionError as e:
+        print(f"arena: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+__all__ = ["build_parser", "main"]

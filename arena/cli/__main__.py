@@ -1,0 +1,5 @@
+"""``python -m arena.cli``."""
+
+from . import main
+
+raise SystemExit(main())

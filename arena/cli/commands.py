@@ -1,0 +1,214 @@
+"""The ``arena`` commands that run or read tournaments: ``demo``, ``tournament``, ``serve``, ``report``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import secrets
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import trio
+
+from .. import results_page
+from ..console import Console
+from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from ..manifest import PYTHON_PLACEHOLDER, BotSpec
+from ..results import render_text
+from ..schedule import Format, RunConfig
+from ..serve import serve
+from ..stats import SprtSpec
+from ..store import RunStore
+from ..tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
+from .options import UsageError, address, bots_from_args, check_startable, make_console, play_config, run_cancellable
+
+DEMO_GAMES = 72
+"""Games the demo plays in all by default (about a minute on 2 cores)."""
+
+
+def default_folder(name: str) -> Path:
+    return run_folder(Path("runs"), name)
+
+
+def run_config(
+    args: argparse.Namespace,
+    run_dir: Path,
+    bots: list[BotSpec],
+    *,
+    fmt: Format = "round-robin",
+    games: int = 2,
+    duplicate: bool = True,
+    challenger: str = "",
+    sprt: str = "",
+) -> RunConfig:
+    """A new run's configuration from its command line (checked and parsed once)."""
+    if games < 2 or games % 2:
+        raise UsageError(
+            f"--games {games}: games per pairing must be even and at least 2 (each pair of games swaps the seats)"
+        )
+    play = play_config(args)
+    if sprt:
+        try:
+            SprtSpec.parse(sprt)
+        except ValueError as e:
+            raise UsageError(f"--sprt: {e}") from None
+        if len(bots) != 2:
+            raise UsageError(f"--sprt needs exactly two bots; the manifest has {len(bots)}")
+    if challenger and challenger not in [b.name for b in bots]:
+        raise UsageError(f"--challenger {challenger!r} is not a bot of the manifest")
+    try:
+        return RunConfig(
+            run_id=new_run_id(run_dir),
+            bots=tuple(b.name for b in bots),
+            format=fmt,
+            games=games,
+            duplicate=duplicate,
+            seed=args.seed or secrets.token_hex(8),
+            play=play,
+            challenger=challenger,
+            sprt=sprt,
+            referee=args.referee,
+            listen=args.listen,
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
+    cfg = store.config
+    where = cfg.referee or "the embedded referee"
+    print(
+        f"Run {store.run_dir}: {cfg.format}, {len(cfg.bots)} bots, {cfg.games} games per pairing"
+        f"{' (duplicate deals)' if cfg.duplicate else ''}, rules {cfg.play.rules.name}, "
+        f"{cfg.play.time_control}, concurrency {cfg.play.concurrency}, on {where}",
+        flush=True,
+    )
+    started = time.monotonic()
+    try:
+        result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope))
+    except (ConnectionError, OSError, grpc.RpcError) as e:
+        print(
+            f"arena: the run failed: {e}\nThe games finished so far are kept; continue with: "
+            f"arena tournament --resume {store.run_dir}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    print()
+    print(summary_text(result, store.run_dir))
+    try:
+        page = results_page.write_results_page(store.run_dir)
+        print(f"Results page: {page} (every game linked to its HTML replay)")
+    except (OSError, ValueError) as e:  # the results files are written; the page is a bonus
+        print(f"arena: could not write the results page: {e}", file=sys.stderr)
+    print(f"Time: {time.monotonic() - started:.1f} s")
+    return EXIT_INTERRUPTED if result.status == "interrupted" else EXIT_OK
+
+
+def sample_bots(include_js: bool) -> tuple[list[BotSpec], str]:
+    """The sample bots for the demo, and a note about the JS bot."""
+    spec = importlib.util.find_spec("sample_bots")
+    root = Path(spec.origin).parent.parent if spec and spec.origin else Path.cwd()
+    bots = [
+        BotSpec(
+            name=n,
+            command=(PYTHON_PLACEHOLDER, "-m", f"sample_bots.{n}_bot"),
+            cwd=str(root),
+            env={"GIN_LOG_LEVEL": "WARNING"},
+        )
+        for n in ("random", "greedy", "expert")
+    ]
+    js = root / "sample_bots" / "js"
+    node = shutil.which("node")
+    note = ""
+    if not include_js:
+        note = "JS bot left out (--no-js)."
+    elif node is None:
+        note = "JS bot skipped: `node` is not on PATH."
+    elif not (js / "node_modules").is_dir() or not (js / "bot.js").is_file():
+        note = f"JS bot skipped: {js}/node_modules is missing (run `npm install` in {js})."
+    else:
+        bots.append(BotSpec(name="js", command=(node, str(js / "bot.js")), cwd=str(root)))
+    return bots, note
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    console = make_console(args)
+    bots, note = sample_bots(not args.no_js)
+    if note:
+        print(note)
+    run_dir = args.out or default_folder("demo")
+    pairings = len(bots) * (len(bots) - 1) // 2
+    games = args.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)
+    cfg = run_config(args, run_dir, bots, games=games)
+    store = RunStore.create(run_dir, cfg, bots, {})
+    try:
+        return _play_run(store, console, resumed=False)
+    finally:
+        store.close()
+
+
+def _resume(args: argparse.Namespace, console: Console) -> int:
+    if args.bots is not None or args.bot:
+        print("note: --resume uses the run's stored bots and settings; --bots/--bot are ignored", file=sys.stderr)
+    store = RunStore.open(args.resume, lock=True)
+    try:
+        status = store.meta("status")
+        counts = store.counts()
+        if counts["pending"] + counts["running"] == 0 or status == "stopped":
+            print(f"{args.resume}: the run is already complete ({status}).")
+        else:
+            check_startable(store.bots())
+        return _play_run(store, console, resumed=True)
+    finally:
+        store.close()
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    console = make_console(args)
+    if args.resume is not None:
+        return _resume(args, console)
+    if args.bots is None and not args.bot:
+        raise UsageError('give --bots FILE (a manifest), --bot name=NAME cmd="CMD" (repeatable) or --resume RUN_DIR')
+    bots = bots_from_args(args, minimum=2)
+    run_dir = args.out or default_folder("tournament")
+    if (run_dir / "run.sqlite").exists():
+        raise UsageError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
+    cfg = run_config(args, run_dir, bots, fmt=args.format, games=args.games, duplicate=args.duplicate,
+                     challenger=args.challenger, sprt=args.sprt)
+    check_startable(bots)
+    manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
+    store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots), manifest)
+    try:
+        return _play_run(store, console, resumed=False)
+    finally:
+        store.close()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    make_console(args)
+    address(args.listen, "--listen")
+    folder = args.dir or default_folder("serve")
+
+    async def go(scope: trio.CancelScope) -> None:
+        with scope:
+            await serve(args.listen, folder)
+
+    run_cancellable(go)
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    store = RunStore.open(args.run_dir)
+    try:
+        report = write_results(store)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(render_text(report))
+    return EXIT_OK

@@ -1,0 +1,196 @@
+"""What several ``arena`` commands share: the play and log options, their parsing into typed
+values (once), the bots given inline or by a manifest, and running trio with Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import trio
+
+import referee
+from referee import TimeControl, TimeControlError
+from referee.gin import PRESETS, RuleSet, RuleSetError
+
+from .. import console as console_mod
+from ..console import Console
+from ..manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
+from ..schedule import FAULT_POLICIES, PlayConfig
+
+T = TypeVar("T")
+
+DEFAULT_TC = "st=1 timemargin=50"
+
+
+class UsageError(Exception):
+    """A bad option value (exit code 2)."""
+
+
+# ----- parsing values -----
+def _rule_value(text: str) -> object:
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def rules_from_args(preset: str, overrides: list[str]) -> RuleSet:
+    """``--rules PRESET`` with ``--rule KEY=VALUE`` overrides."""
+    values: dict[str, object] = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--rule {item!r}: expected KEY=VALUE, e.g. --rule target=50")
+        values[key.strip()] = _rule_value(value.strip())
+    try:
+        return RuleSet.preset(preset, **values)
+    except RuleSetError as e:
+        raise UsageError(f"rules: {e}") from None
+
+
+def tc_from_args(text: str) -> TimeControl:
+    """``--tc TEXT``."""
+    try:
+        return TimeControl.parse(text)
+    except TimeControlError as e:
+        raise UsageError(f"--tc {text!r}: {e}") from None
+
+
+def address(text: str, what: str) -> str:
+    """A ``HOST:PORT`` option's value, checked."""
+    _, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise UsageError(f"{what} {text!r}: expected HOST:PORT")
+    return text
+
+
+def play_config(args: argparse.Namespace) -> PlayConfig:
+    """The play options of a command line, parsed once into the typed value that is stored."""
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    if args.referee:
+        address(args.referee, "--referee")
+    address(args.listen, "--listen")
+    try:
+        return PlayConfig(
+            rules=rules_from_args(args.rules, args.rule),
+            time_control=tc_from_args(args.tc),
+            fault_policy=args.fault_policy,
+            concurrency=args.concurrency,
+            connect_timeout_ms=int(args.connect_timeout * 1000),
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def bots_from_args(args: argparse.Namespace, *, minimum: int) -> list[BotSpec]:
+    """The bots of ``--bots FILE`` and of every ``--bot name=… cmd="…"``, in that order."""
+    bots = load_manifest(args.bots, minimum=0) if args.bots is not None else []
+    bots += [parse_inline_bot(text, Path.cwd()) for text in args.bot]
+    names = [b.name for b in bots]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise ManifestError([f"bot name {n!r} is given twice" for n in dups])
+    if len(bots) < minimum:
+        raise UsageError(f"give at least {minimum} bots (--bots FILE and/or --bot name=NAME cmd=\"CMD\"); "
+                         f"got {len(bots)}")
+    return bots
+
+
+def check_startable(bots: list[BotSpec]) -> None:
+    """Fail (exit 2) before any game is played if a bot's command cannot start."""
+    problems = [p for p in (startup_problem(b) for b in bots) if p]
+    if problems:
+        raise ManifestError(problems)
+
+
+# ----- options -----
+def add_play_options(
+    p: argparse.ArgumentParser, *, rules: str = "classic", tc: str = DEFAULT_TC, concurrency: int = 2
+) -> None:
+    g = p.add_argument_group("how games are played")
+    g.add_argument("--rules", default=rules, choices=PRESETS, help=f"rules preset (default {rules})")
+    g.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one rule option, e.g. --rule target=50 --rule games=3 (repeatable)")
+    g.add_argument("--tc", default=tc, metavar="TC",
+                   help=f'time control, cutechess style: "st=1" (seconds per decision) or "tc=60+0.5" '
+                   f'(bank+increment), with "timemargin=50" (ms forgiven) (default "{tc}"); a bot\'s own '
+                   'tc (manifest or --bot) wins')
+    g.add_argument("--concurrency", type=int, default=concurrency, metavar="N",
+                   help=f"games played at once (default {concurrency})")
+    g.add_argument("--fault-policy", choices=FAULT_POLICIES, default="forfeit",
+                   help="a faulting bot (time, illegal move, crash, disconnect) forfeits the game, or a "
+                   "built-in bot plays its seat to the end of the game (default forfeit)")
+    g.add_argument("--connect-timeout", type=float, default=60.0, metavar="S",
+                   help="seconds a game waits for its bots to connect (default 60)")
+    g.add_argument("--referee", default="", metavar="HOST:PORT",
+                   help="use a remote referee (e.g. `arena serve`) instead of the embedded one")
+    g.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT",
+                   help="where the embedded referee listens (default 127.0.0.1:0 = any free port; "
+                   "use 0.0.0.0:PORT to let remote bots in)")
+    g.add_argument("--seed", default="", help="run seed (any text; default random): every deal derives from it")
+
+
+def add_bot_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bot", action="append", default=[], metavar='name=NAME cmd="CMD"',
+                   help='a bot without a manifest, e.g. --bot name=greedy cmd="{python} -m sample_bots.greedy_bot" '
+                   "(repeatable; optional tc=TC, protocol=stdio, cwd=DIR)")
+
+
+def add_log_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("output")
+    g.add_argument("-v", "--verbose", action="count", default=0,
+                   help="more log lines on stderr (-v arena info, -vv also the referee's, -vvv debug)")
+    g.add_argument("--log-json", action="store_true", default=None, help="JSON log lines on stderr even on a terminal")
+    g.add_argument("--log-level", default="info", choices=["debug", "info", "warning"],
+                   help="level of run.log in the run folder (default info)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def make_console(args: argparse.Namespace) -> Console:
+    """The console of a command, with logging configured from its options."""
+    c = Console(progress=False if getattr(args, "no_progress", False) else None)
+    console_mod.configure(
+        c,
+        verbose=getattr(args, "verbose", 0),
+        log_json=getattr(args, "log_json", None),
+        file_level=getattr(args, "log_level", "info"),
+    )
+    return c
+
+
+# ----- running trio under the referee's runtime, with Ctrl-C -----
+def run_cancellable(fn: Callable[[trio.CancelScope], Awaitable[T]]) -> T:
+    """Run ``fn(scope)`` inside ``referee.run``; SIGINT/SIGTERM cancel ``scope``."""
+
+    async def main() -> T:
+        scope = trio.CancelScope()
+        token = trio.lowlevel.current_trio_token()
+        loop = asyncio.get_running_loop()
+        hits = 0
+
+        def on_signal() -> None:
+            nonlocal hits
+            hits += 1
+            if hits == 1:
+                print("\nStopping: aborting running games and ending bots (results so far are kept)...",
+                      file=sys.stderr, flush=True)
+            token.run_sync_soon(scope.cancel)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, on_signal)
+        return await fn(scope)
+
+    return referee.run(main)

@@ -1,0 +1,168 @@
+"""The ``arena`` command line: one function per subcommand's options."""
+
+from __future__ import annotations
+
+import argparse
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from .. import audit, replay_html, replay_view, results_page
+from ..schedule import FORMATS
+from .options import add_bot_option, add_log_options, add_play_options
+from .play_cmd import add_parser as add_play_parser
+
+_FMT = argparse.RawDescriptionHelpFormatter
+DB_HELP = "the ladder database (default ~/.gin-arena/ladder.sqlite)"
+
+
+def arena_version() -> str:
+    """The installed gin-arena's version."""
+    try:
+        return version("gin-arena")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _demo(sub: Any) -> None:
+    demo = sub.add_parser(
+        "demo",
+        formatter_class=_FMT,
+        help="a round robin of the sample bots (about a minute)",
+        description="A round robin of the sample bots (random, greedy, expert, and the JS bot when node\n"
+        "and its node_modules are there) on the embedded referee, with duplicate deals, a progress\n"
+        "bar, a crosstable and ratings. Replays and results go to runs/demo-<timestamp>.",
+    )
+    demo.add_argument("--games", type=int, default=0, metavar="N",
+                      help="games per pairing, even (default: 72 games in all — 24 per pairing for 3 bots, 12 for 4)")
+    demo.add_argument("--out", type=Path, default=None, metavar="DIR",
+                      help="run folder (default runs/demo-<timestamp>)")
+    demo.add_argument("--no-js", action="store_true", help="leave the JS bot out")
+    add_play_options(demo, rules="short", tc="st=0.5 timemargin=100", concurrency=4)
+    add_log_options(demo)
+
+
+def _tournament(sub: Any) -> None:
+    t = sub.add_parser(
+        "tournament",
+        formatter_class=_FMT,
+        help="run a tournament from a bots manifest or inline bots (or resume one)",
+        description="Play a round robin or a gauntlet between the bots of a manifest (TOML; see the\n"
+        "README) and/or --bot options: every pairing plays --games games in pairs with the seats (and\n"
+        "first dealer) swapped; with duplicate deals both games of a pair get the same cards. Every\n"
+        "finished game is committed to run.sqlite at once: after a crash or Ctrl-C, --resume RUN_DIR\n"
+        "finishes the run.",
+    )
+    t.add_argument("--bots", "-b", type=Path, metavar="FILE", help="the bots manifest (TOML)")
+    add_bot_option(t)
+    t.add_argument("--resume", type=Path, metavar="RUN_DIR",
+                   help="finish an interrupted run (its stored configuration is used; other options are ignored)")
+    t.add_argument("--format", choices=FORMATS, default="round-robin",
+                   help="round-robin: everyone plays everyone; gauntlet: the challenger plays everyone else")
+    t.add_argument("--challenger", default="", metavar="NAME", help="gauntlet: the challenger (default the first bot)")
+    t.add_argument("--games", type=int, default=10, metavar="N", help="games per pairing, even (default 10)")
+    t.add_argument("--duplicate", action=argparse.BooleanOptionalAction, default=True,
+                   help="duplicate deals: the two games of a pair are played on the same cards, seats swapped "
+                   "(default on)")
+    t.add_argument("--sprt", default="", metavar="SPEC",
+                   help="two bots only: sequential test, stop when decided, e.g. elo0=0,elo1=10,alpha=0.05,beta=0.05")
+    t.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="run folder (default runs/tournament-<timestamp>)")
+    add_play_options(t)
+    add_log_options(t)
+
+
+def _serve(sub: Any) -> None:
+    s = sub.add_parser(
+        "serve",
+        formatter_class=_FMT,
+        help="a standalone referee with the arena's bookkeeping",
+        description="Run a referee (bot service + operator service) until interrupted. Replays,\n"
+        "serve.log and serve.sqlite (every match refereed) go to --dir. Tournaments elsewhere use it with\n"
+        "`arena tournament --referee HOST:PORT`; remote bots connect to it with their tokens.",
+    )
+    s.add_argument("--listen", default="127.0.0.1:50051", metavar="HOST:PORT",
+                   help="address to listen on (default 127.0.0.1:50051; 0.0.0.0:PORT for other machines)")
+    s.add_argument("--dir", type=Path, default=None, metavar="DIR", help="folder (default runs/serve-<timestamp>)")
+    add_log_options(s)
+
+
+def _report(sub: Any) -> None:
+    r = sub.add_parser(
+        "report",
+        help="print a run's results and rewrite its results files",
+        description="Print the standings, crosstable and SPRT of a run folder (finished or not) "
+        "and rewrite results.json and the CSV files from run.sqlite.",
+    )
+    r.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    r.add_argument("--json", action="store_true", help="print results.json instead of tables")
+
+
+def _ladder(sub: Any) -> None:
+    lad = sub.add_parser(
+        "ladder",
+        help="a persistent local ladder (add, remove, run, show, runs, drop)",
+        description="A local ladder kept in SQLite (default ~/.gin-arena/ladder.sqlite): bots are "
+        "added once; each run plays duplicate pairs for the least-played pairs; "
+        "ratings are recomputed from every stored game.",
+    )
+    lsub = lad.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
+    la = lsub.add_parser(
+        "add",
+        help="add a bot (or every bot of a manifest, or inline bots)",
+        description="Add a bot: arena ladder add NAME --command '{python} -m sample_bots.greedy_bot' "
+        "(or everything after --), every bot of --manifest FILE, or --bot name=NAME cmd=\"CMD\". "
+        "A bot whose program cannot start is refused.",
+    )
+    la.add_argument("name", nargs="?", help="the bot's name")
+    la.add_argument("--command", default=None, metavar="CMD", help="the command line (split like a shell)")
+    la.add_argument("--cwd", default="", help="working directory (default the current one)")
+    la.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="environment variable (repeatable)")
+    la.add_argument("--protocol", choices=["grpc", "stdio"], default="grpc")
+    la.add_argument("--tc", default=None, metavar="TC", help="the bot's own time control (default: the run's --tc)")
+    la.add_argument("--manifest", type=Path, default=None, metavar="FILE", help="add every bot of a manifest")
+    add_bot_option(la)
+    la.add_argument("--replace", action="store_true", help="replace a bot of the same name")
+    lr = lsub.add_parser("remove", help="take a bot off the ladder (its games are kept)")
+    lr.add_argument("name")
+    lrun = lsub.add_parser("run", help="play games for the least-played pairs")
+    lrun.add_argument("--games", type=int, default=10, metavar="N", help="games to play (rounded up to even)")
+    add_play_options(lrun)
+    add_log_options(lrun)
+    lshow = lsub.add_parser("show", help="ratings from every stored game")
+    lshow.add_argument("--json", action="store_true", help="JSON instead of a table")
+    lruns = lsub.add_parser("runs", help="the ladder's runs (id, time, games, bots)")
+    lruns.add_argument("--json", action="store_true", help="JSON instead of a table")
+    ldrop = lsub.add_parser("drop", help="delete the games of one run (--run) or of one bot (--bot)")
+    which = ldrop.add_mutually_exclusive_group(required=True)
+    which.add_argument("--run", default=None, metavar="RUN_ID", help="delete this run's games (see `ladder runs`)")
+    which.add_argument("--bot", default=None, metavar="NAME", help="delete every game this bot played")
+    for lp in (la, lr, lrun, lshow, lruns, ldrop):
+        lp.add_argument("--db", type=Path, default=None, metavar="FILE", help=DB_HELP)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        formatter_class=_FMT,
+        description="Gin Arena: tournaments between Gin Rummy bots (any language) on a gRPC referee.\n"
+        "Results go to a run folder: a SQLite database (resumable), JSON/CSV results, replays, logs.",
+        epilog="Examples:\n"
+        "  arena demo\n"
+        "  arena tournament --bots bots.toml --games 20 --tc 'st=0.5 timemargin=50' --concurrency 4\n"
+        "  arena tournament --bot name=a cmd='{python} -m sample_bots.greedy_bot' \\\n"
+        "                   --bot name=b cmd='{python} -m sample_bots.random_bot' tc=st=0.2\n"
+        "  arena tournament --resume runs/tournament-20250101-120000\n"
+        "  arena tournament --bots two.toml --format gauntlet --games 400 --sprt elo0=0,elo1=20\n"
+        "  arena serve --listen 0.0.0.0:50051      # then: arena tournament --referee host:50051 ...\n"
+        "  arena ladder add greedy --command '{python} -m sample_bots.greedy_bot'\n"
+        "  arena ladder run --games 20 && arena ladder show\n",
+    )
+    parser.add_argument("--version", action="version", version=f"arena (gin-arena) {arena_version()}")
+    sub = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND")
+    for add in (_demo, _tournament, _serve, _report, _ladder):
+        add(sub)
+    add_play_parser(sub)
+    for module in (audit, replay_view, replay_html, results_page):
+        module.add_parser(sub)
+    return parser

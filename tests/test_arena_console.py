@@ -1,0 +1,51 @@
+"""The console: on a terminal a progress bar (drawn by rich) with log lines printed above it;
+without one, plain periodic progress lines; text tables with aligned columns."""
+
+from __future__ import annotations
+
+import io
+
+from arena.console import Console, Progress
+from arena.results import table
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal_keeps_log_lines_whole() -> None:
+    term = _Terminal()
+    console = Console(term)
+    progress = Progress(console, total=10)
+    progress.update(done=3, running=2, force=True)
+    console.line("a log line")
+    progress.update(note="SPRT H1 accepted", force=True)
+    progress.finish()
+    out = term.getvalue()
+    assert "a log line\n" in out
+    assert "3/10" in out and "2 running" in out and "SPRT H1 accepted" in out
+    assert console.live is None  # the bar is gone: lines are plain again
+    console.line("after")
+    assert term.getvalue().endswith("after\n")
+
+
+def test_progress_lines_without_a_terminal() -> None:
+    stream = io.StringIO()
+    console = Console(stream)
+    progress = Progress(console, total=4, every_s=3600)
+    progress.update(done=1, running=1)  # not yet: once an hour, or when forced
+    progress.update(done=2, running=1, force=True)
+    progress.finish()
+    lines = stream.getvalue().splitlines()
+    assert lines == [line for line in lines if line.startswith("progress: ")]
+    assert lines[0].startswith("progress: 2/4 games  50% | 1 running")
+
+
+def test_text_table_aligns_columns() -> None:
+    text = table(["#", "bot", "Elo"], [[1, "expert", "+191"], [10, "a-long-name", "-inf"]], right=[0, 2])
+    lines = text.splitlines()
+    assert lines[0].split() == ["#", "bot", "Elo"] and set(lines[1]) <= {"-", " "}
+    assert lines[2].split() == ["1", "expert", "+191"] and lines[3].split() == ["10", "a-long-name", "-inf"]
+    assert len({len(line) for line in lines[1:]}) == 1  # right-aligned last column: every row as wide
+    assert lines[2].index("expert") == lines[3].index("a-long-name")

@@ -1,0 +1,151 @@
+"""The one storage schema: databases made by gin-arena 0.1 (tests/fixtures/v0_1) are migrated and
+then report, resume and show the same results; a game with more than two seats fits."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.records import Outcome
+from arena.store import SCHEMA_VERSION, StoreError, open_db, outcome_from_row, record_game, seats_by_game
+
+FIXTURES = Path(__file__).parent / "fixtures" / "v0_1"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def arena(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def copy(name: str, tmp_path: Path) -> Path:
+    dest = tmp_path / name
+    shutil.copytree(FIXTURES / name, dest)
+    return dest
+
+
+def query(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        return [tuple(r) for r in conn.execute(sql)]
+    finally:
+        conn.close()
+
+
+def cells(text: str) -> list[list[str]]:
+    """The words of each line, without the rules drawn under table headers (how they are drawn
+    is the table library's business; what they say must not change)."""
+    return [line.split() for line in text.splitlines() if line.strip() and set(line.strip()) - set("- ")]
+
+
+def assert_migrated(db: Path, kind: str) -> None:
+    meta = dict(query(db, "SELECT key, value FROM meta"))
+    assert meta["schema_version"] == str(SCHEMA_VERSION) and meta["kind"] == kind
+    assert meta["migrated_from"] == "1"
+    columns = {r[1] for r in query(db, "PRAGMA table_info(games)")}
+    assert "seat0" not in columns and "points0" not in columns
+    assert not query(db, "SELECT name FROM sqlite_master WHERE name IN ('games_v1', 'matches')")
+
+
+def test_finished_run_migrates_and_reports_the_same_results(tmp_path: Path) -> None:
+    run = copy("demo_run", tmp_path)
+    out = arena("report", str(run))
+    assert out.returncode == 0, out.stderr
+    assert cells(out.stdout) == cells((FIXTURES / "demo_run" / "report.txt").read_text())
+    assert_migrated(run / "run.sqlite", "run")
+    seats = query(run / "run.sqlite", "SELECT game, seat, bot, place, points FROM game_seats ORDER BY game, seat")
+    assert len(seats) == 12 and {s[1] for s in seats} == {0, 1}
+    old = json.loads((FIXTURES / "demo_run" / "results.json").read_text())
+    new = json.loads((run / "results.json").read_text())
+    assert new["standings"] == old["standings"] and new["crosstable"] == old["crosstable"]
+    for g_old, g_new in zip(old["games"], new["games"], strict=True):
+        assert {k: v for k, v in g_new.items() if k != "replay_path"} == {
+            k: v for k, v in g_old.items() if k != "replay_path"}
+        # The stored paths are another machine's: the replay is found in the run folder instead.
+        assert Path(g_new["replay_path"]).is_file()
+    assert arena("report", str(run)).stdout == out.stdout  # a migrated database opens as it is
+    audit = arena("audit", str(run))
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def test_killed_run_migrates_and_resumes_to_completion(tmp_path: Path) -> None:
+    run = copy("partial_run", tmp_path)
+    before = query(run / "run.sqlite", "SELECT idx, match_id, replay_hash FROM games WHERE status = 'done'")
+    assert len(before) == 5
+
+    def set_cwd(cwd: Path) -> None:
+        conn = sqlite3.connect(run / "run.sqlite")
+        with conn:
+            for name, spec in conn.execute("SELECT name, spec FROM bots").fetchall():
+                conn.execute("UPDATE bots SET spec = ? WHERE name = ?", (json.dumps({**json.loads(spec),
+                                                                                      "cwd": str(cwd)}), name))
+        conn.close()
+
+    # The bots' folder is the old machine's: the resume says so before it plays anything.
+    set_cwd(tmp_path / "gone")
+    out = arena("tournament", "--resume", str(run))
+    assert out.returncode == 2 and "does not exist" in out.stderr, out.stderr
+    assert query(run / "run.sqlite", "SELECT COUNT(*) FROM games WHERE status = 'done'") == [(5,)]
+
+    set_cwd(REPO)  # the commands are "{python} -m sample_bots...": this interpreter
+    out = arena("tournament", "--resume", str(run))
+    assert out.returncode == 0, out.stderr
+    assert "1 game(s) that were running will be played again" in out.stdout
+    assert_migrated(run / "run.sqlite", "run")
+    done = query(run / "run.sqlite", "SELECT idx, match_id, replay_hash FROM games WHERE status = 'done' ORDER BY idx")
+    assert len(done) == 10 and done[:5] == sorted(before)
+    assert dict(query(run / "run.sqlite", "SELECT idx, match_id FROM games"))[5] == "partial-52440b-g0005-r1"
+    results = json.loads((run / "results.json").read_text())
+    assert results["games_played"] == 10 and results["run"]["status"] == "finished"
+    assert results["run"]["time_control"] == "st=0.5 timemargin=100"
+
+
+def test_ladder_migrates_and_shows_the_same_ratings(tmp_path: Path) -> None:
+    folder = copy("ladder", tmp_path)
+    out = arena("ladder", "show", "--json", "--db", str(folder / "ladder.sqlite"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == json.loads((FIXTURES / "ladder" / "show.json").read_text())
+    assert_migrated(folder / "ladder.sqlite", "ladder")
+    runs = json.loads(arena("ladder", "runs", "--json", "--db", str(folder / "ladder.sqlite")).stdout)
+    assert [(r["run"], r["games"], r["bots"]) for r in runs] == [
+        ("ladder-20261201-083443-4019c9", 4, ["expert", "greedy", "random"])]
+
+
+def test_serve_database_migrates(tmp_path: Path) -> None:
+    folder = copy("serve", tmp_path)
+    old = query(folder / "serve.sqlite", "SELECT match_id, seat0, seat1, winner, points0, points1 FROM matches")
+    conn = open_db(folder / "serve.sqlite", "serve")
+    try:
+        seats = seats_by_game(conn)
+        got = []
+        for r in conn.execute("SELECT * FROM games ORDER BY idx"):
+            o = outcome_from_row(r, seats[int(r["idx"])])
+            got.append((o.match_id, *o.players, o.winner, *o.points))
+    finally:
+        conn.close()
+    assert got == old and got
+    assert_migrated(folder / "serve.sqlite", "serve")
+    with pytest.raises(StoreError, match="is a serve database, not a ladder database"):
+        open_db(folder / "serve.sqlite", "ladder")
+
+
+def test_a_game_of_three_seats_fits(tmp_path: Path) -> None:
+    conn = open_db(tmp_path / "x.sqlite", "serve")
+    try:
+        o = Outcome(match_id="m3", players=("a", "b", "c"), winner=2, termination="normal", faulting_seat=None,
+                    detail="", points=(10, 0, 61), games_won=(0, 0, 1), deals=3, decisions=40, think_ms=(1, 2, 3),
+                    substituted=(1,), replay_path="", replay_hash="", seed_hex="")
+        idx = record_game(conn, {"rules": "{}", "time_control": "st=1"}, o)
+        row = conn.execute("SELECT * FROM games WHERE idx = ?", (idx,)).fetchone()
+        back = outcome_from_row(row, seats_by_game(conn)[idx])
+        places = [r[0] for r in conn.execute("SELECT place FROM game_seats ORDER BY seat")]
+    finally:
+        conn.close()
+    assert back == o and places == [2, 2, 1]
