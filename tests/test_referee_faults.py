@@ -18,7 +18,7 @@ import trio
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
-from referee._replay import read_replay
+from referee.replays import read_replay
 from referee._resim import resimulate
 from referee.gin import RuleSet
 from tests._bots import Client, knock_first
