@@ -180,8 +180,6 @@ def _decode_all(lines: Sequence[bytes]) -> list[Record]:
     for i, line in enumerate(lines):
         obj = load_line(line, i + 1)
         record = decode_record(obj, i + 1, game)
-        if obj["seq"] != i:
-            raise ReplayFormatError(i + 1, f"{record.KIND}.seq", str(i), obj["seq"], "records count 0, 1, … in order")
         if isinstance(record, HeaderRecord):
             if i:
                 raise ReplayFormatError(i + 1, "type", "a record after the header", "header")
@@ -191,5 +189,7 @@ def _decode_all(lines: Sequence[bytes]) -> list[Record]:
         if isinstance(record, ResultRecord) and i != last:
             raise ReplayFormatError(i + 2, "type", "no record after the result", lines[i + 1][:80].decode(
                 "utf-8", "replace"), "the result record ends a replay")
+        if obj["seq"] != i:
+            raise ReplayFormatError(i + 1, f"{record.KIND}.seq", str(i), obj["seq"], "records count 0, 1, … in order")
         records.append(record)
     return records
