@@ -129,6 +129,13 @@ _DECODERS: dict[str, Decoder] = {
 }
 """The annotations a record (or content) field may have, and how its JSON value is checked.
 Lists become tuples; everything else is kept as read, so that encoding gives the same JSON."""
+_DESCRIPTIONS = {
+    "int": "an integer", "str": "text", "bool": "true or false", "int | None": "an integer or null",
+    "str | None": "text or null", "tuple[int, ...]": "a list of integers", "tuple[str, ...]": "a list of texts",
+    "tuple[bool, ...]": "a list of true/false", "tuple[tuple[str, ...], ...]": "a list of lists of texts",
+    "dict[str, Any]": "a JSON object",
+}
+"""What a required field of each annotation holds, in words (for a missing field)."""
 
 OMITTED = {"omitted": True}
 """``field(metadata=OMITTED)``: the key is left out of the JSON object while the field has its
@@ -164,7 +171,7 @@ def _decode_fields(cls: type, obj: Mapping[str, Any], taken: set[str],
         if f.name not in obj:
             if f.metadata.get("omitted"):
                 continue
-            raise _Bad(f.name, _DESCRIPTIONS.get(str(f.type), str(f.type)), "(missing)")
+            raise _Bad(f.name, _DESCRIPTIONS[str(f.type)], "(missing)")
         taken.add(f.name)
         value = args[f.name] = _DECODERS[str(f.type)](obj[f.name], f.name)
         if f.metadata.get("omitted") and value == f.default:  # it would not be written back
@@ -172,10 +179,6 @@ def _decode_fields(cls: type, obj: Mapping[str, Any], taken: set[str],
     return args
 
 
-_DESCRIPTIONS = {
-    "int": "an integer", "str": "text", "bool": "true or false", "int | None": "an integer or null",
-    "str | None": "text or null", "dict[str, Any]": "a JSON object",
-}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -413,7 +416,7 @@ def content_classes(game: str) -> tuple[type[Any], type[Any]]:
     """The content classes (deal end, game end) of ``game``'s records."""
     name = CONTENT_MODULES.get(game)
     if name is None:
-        raise ReplayFormatError(1, "game", "one of " + ", ".join(sorted(CONTENT_MODULES)), game)
+        raise ReplayFormatError(1, "header.game", "one of " + ", ".join(sorted(CONTENT_MODULES)), game)
     module = importlib.import_module(name)
     return module.DEAL_END, module.GAME_END
 
