@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main as arena_main
+from arena.results_page import write_results_page
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.replays import (
     GENESIS,
@@ -248,3 +249,5 @@ def test_the_old_run_audits_and_views(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "matches the replay's result record ✓" in capsys.readouterr().out
     assert arena_main(["replay", str(replay), "--html", str(tmp_path / "r.html")]) == 0
     assert "final hash" in (tmp_path / "r.html").read_text()
+    index = write_results_page(run)
+    assert len(list((run / "html").glob("*.html"))) == 6 and "html/run-f5e532-g0000.html" in index.read_text()
