@@ -26,10 +26,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
-
-if TYPE_CHECKING:
-    from .replays import ReplayVisitor
+from typing import Any, ClassVar, cast
 
 REPLAY_FORMAT = "gin-arena-replay"
 """The ``format`` field of a replay's header record."""
@@ -406,6 +403,40 @@ RECORD_CLASSES: dict[str, type[Record]] = {cls.KIND: cls for cls in (
     ResultRecord)}
 """Record kind (``type``) → class, in the order a replay may hold them. A kind not here is an error:
 the format has no extension records (a new kind is a new version)."""
+
+class ReplayVisitor:
+    """Walks a replay's records: :meth:`Replay.accept` calls one ``visit_<kind>`` method per record.
+    Each does nothing unless overridden, but pass the record to :meth:`visit_record` first (a hook
+    for what every record needs, e.g. counting)."""
+
+    def visit_record(self, record: Record) -> None:
+        """Called for every record before its kind's method; does nothing."""
+
+    def visit_header(self, record: HeaderRecord) -> None:
+        """The header."""
+
+    def visit_deal(self, record: DealRecord) -> None:
+        """A deal starts."""
+
+    def visit_action(self, record: ActionRecord) -> None:
+        """A decision."""
+
+    def visit_reshuffle(self, record: ReshuffleRecord) -> None:
+        """A reshuffle."""
+
+    def visit_deal_end(self, record: DealEndRecord) -> None:
+        """A deal ends."""
+
+    def visit_game_end(self, record: GameEndRecord) -> None:
+        """A game ends."""
+
+    def visit_fault(self, record: FaultRecord) -> None:
+        """A fault."""
+
+    def visit_result(self, record: ResultRecord) -> None:
+        """The result."""
+
+
 
 CONTENT_MODULES = {"gin": "referee.gin.records"}
 """Game → the module of its record contents: ``DEAL_END`` and ``GAME_END``, frozen dataclasses

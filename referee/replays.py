@@ -36,6 +36,7 @@ from ._replay import (
     Record,
     ReplayFormatError,
     ReplayRecorder,
+    ReplayVisitor,
     ReshuffleRecord,
     ResultRecord,
     canonical,
@@ -90,39 +91,6 @@ class Replay:
         """Visit every record in order."""
         for record in self.records:
             record.accept(visitor)
-
-
-class ReplayVisitor:
-    """Walks a replay's records: :meth:`Replay.accept` calls one ``visit_<kind>`` method per record.
-    Each does nothing unless overridden, but pass the record to :meth:`visit_record` first (a hook
-    for what every record needs, e.g. counting)."""
-
-    def visit_record(self, record: Record) -> None:
-        """Called for every record before its kind's method; does nothing."""
-
-    def visit_header(self, record: HeaderRecord) -> None:
-        """The header."""
-
-    def visit_deal(self, record: DealRecord) -> None:
-        """A deal starts."""
-
-    def visit_action(self, record: ActionRecord) -> None:
-        """A decision."""
-
-    def visit_reshuffle(self, record: ReshuffleRecord) -> None:
-        """A reshuffle."""
-
-    def visit_deal_end(self, record: DealEndRecord) -> None:
-        """A deal ends."""
-
-    def visit_game_end(self, record: GameEndRecord) -> None:
-        """A game ends."""
-
-    def visit_fault(self, record: FaultRecord) -> None:
-        """A fault."""
-
-    def visit_result(self, record: ResultRecord) -> None:
-        """The result."""
 
 
 def encode_record(record: Record, seq: int, prev: str) -> bytes:
