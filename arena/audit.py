@@ -703,12 +703,15 @@ def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | No
     """Audit one replay given as its lines (without newlines)."""
     a = ReplayAudit(path=path, expected_hash=expect_hash.lower() if expect_hash else None)
     try:
-        replay = read_records(lines, check_chain(lines))
-        _describe(a, replay)
+        objects = check_chain(lines)
+        a.records = len(objects)
+        a.final_hash = hashlib.sha256(lines[-1]).hexdigest()
         if a.expected_hash is not None and a.final_hash != a.expected_hash:
-            raise _fail("anchor", len(replay.records) - 1, "(final hash)", a.expected_hash, a.final_hash,
+            raise _fail("anchor", len(objects) - 1, "(final hash)", a.expected_hash, a.final_hash,
                         "the SHA-256 of the last line must equal the hash published for this match")
         a.passed.append("chain")
+        replay = read_records(lines, objects)
+        _describe(a, replay)
         seed = check_commitment(replay)
         a.passed.append("commitment")
         a.deals = check_decks(replay, seed_used(replay, seed))
@@ -732,8 +735,6 @@ def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | No
 def _describe(a: ReplayAudit, replay: Replay) -> None:
     """What the audit reports of the match besides the checks."""
     header, result = replay.header, _result(replay)
-    a.records = len(replay.records)
-    a.final_hash = hashlib.sha256(replay.lines[-1]).hexdigest()
     a.match_id = header.match_id
     a.players = list(header.players)
     a.winner = result.winner

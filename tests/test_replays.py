@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from arena import audit
 from arena.cli import main as arena_main
 from arena.results_page import write_results_page
 from referee.gin.records import GinDealEnd, GinGameEnd
@@ -251,3 +252,19 @@ def test_the_old_run_audits_and_views(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "final hash" in (tmp_path / "r.html").read_text()
     index = write_results_page(run)
     assert len(list((run / "html").glob("*.html"))) == 6 and "html/run-f5e532-g0000.html" in index.read_text()
+
+
+def test_the_audit_names_a_record_the_referee_never_writes() -> None:
+    """A forger who keeps the chain whole but gives a field a value of the wrong type: the audit's
+    typed reading names it (under the re-run check, as every record the referee would not write)."""
+    lines = _lines()
+    i = next(j for j, line in enumerate(lines) if b'"type":"action"' in line)
+    changed = _with(lines, i, {"card": 7})
+    prev = GENESIS
+    for j in range(len(changed)):
+        changed = _with(changed, j, {"prev": prev})
+        prev = hashlib.sha256(changed[j]).hexdigest()
+    a = audit.audit_lines(changed)
+    assert a.discrepancy is not None and a.passed == ["chain"]
+    d = a.discrepancy
+    assert (d.check, d.seq, d.field, d.found) == ("rerun", i, "action.card", 7) and d.expected == "text or null"
