@@ -176,8 +176,6 @@ def _decode_fields(cls: type, obj: Mapping[str, Any], taken: set[str],
     return args
 
 
-
-
 # ----------------------------------------------------------------------------------------------
 # the records
 # ----------------------------------------------------------------------------------------------
@@ -404,10 +402,11 @@ RECORD_CLASSES: dict[str, type[Record]] = {cls.KIND: cls for cls in (
 """Record kind (``type``) → class, in the order a replay may hold them. A kind not here is an error:
 the format has no extension records (a new kind is a new version)."""
 
+
 class ReplayVisitor:
-    """Walks a replay's records: :meth:`Replay.accept` calls one ``visit_<kind>`` method per record.
-    Each does nothing unless overridden, but pass the record to :meth:`visit_record` first (a hook
-    for what every record needs, e.g. counting)."""
+    """Walks a replay's records: ``Replay.accept`` (or a record's ``accept``) calls
+    :meth:`visit_record` with each record (a hook for what every record needs, e.g. counting),
+    then the ``visit_<kind>`` method of its kind. Every method does nothing unless overridden."""
 
     def visit_record(self, record: Record) -> None:
         """Called for every record before its kind's method; does nothing."""
@@ -435,7 +434,6 @@ class ReplayVisitor:
 
     def visit_result(self, record: ResultRecord) -> None:
         """The result."""
-
 
 
 CONTENT_MODULES = {"gin": "referee.gin.records"}
