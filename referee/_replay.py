@@ -447,7 +447,23 @@ def content_classes(game: str) -> tuple[type[Any], type[Any]]:
     if name is None:
         raise ReplayFormatError(1, "header.game", "one of " + ", ".join(sorted(CONTENT_MODULES)), game)
     module = importlib.import_module(name)
-    return module.DEAL_END, module.GAME_END
+    classes = module.DEAL_END, module.GAME_END
+    for cls in classes:
+        _check_annotations(cls)
+    return classes
+
+
+def _check_annotations(cls: type) -> None:
+    """Fail at once on a record or content field the codec cannot read or write."""
+    for f in dataclasses.fields(cls):
+        if f.name != "content" and (str(f.type) not in _DECODERS or not (
+                f.metadata.get("omitted") or str(f.type) in _DESCRIPTIONS)):
+            raise TypeError(f"{cls.__qualname__}.{f.name}: a replay field cannot be {f.type!r}; "
+                            f"one of {', '.join(_DECODERS)}")
+
+
+for _cls in RECORD_CLASSES.values():
+    _check_annotations(_cls)
 
 
 def _check_header_keys(obj: Mapping[str, Any]) -> None:

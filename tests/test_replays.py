@@ -17,6 +17,7 @@ import pytest
 from arena import audit
 from arena.cli import main as arena_main
 from arena.results_page import write_results_page
+from referee._replay import _check_annotations
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.replays import (
     GENESIS,
@@ -268,3 +269,12 @@ def test_the_audit_names_a_record_the_referee_never_writes() -> None:
     assert a.discrepancy is not None and a.passed == ["chain"]
     d = a.discrepancy
     assert (d.check, d.seq, d.field, d.found) == ("rerun", i, "action.card", 7) and d.expected == "text or null"
+
+
+def test_a_content_field_the_codec_cannot_carry_fails_at_once() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Odd:
+        ratio: float
+
+    with pytest.raises(TypeError, match=r"Odd.ratio: a replay field cannot be 'float'"):
+        _check_annotations(Odd)
