@@ -9,13 +9,26 @@ only as far as the engine accepts it: an action the engine refuses raises
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from referee.gin import Arrangement, Card, Deal, IllegalActionError, Meld, RuleSet, arrange, parse_action, parse_card
+from referee.gin.records import GinGameEnd
+from referee.replays import (
+    ActionRecord,
+    DealEndRecord,
+    DealRecord,
+    FaultRecord,
+    GameEndRecord,
+    HeaderRecord,
+    Record,
+    Replay,
+    ReplayFormatError,
+    ReplayVisitor,
+    ResultRecord,
+    read_replay,
+)
 
 
 class ReplayModelError(ValueError):
@@ -113,8 +126,8 @@ class DealView:
     totals_before: tuple[int, ...]
     positions: list[Position] = field(default_factory=list)
     end: DealEnd | None = None
-    faults: list[dict[str, Any]] = field(default_factory=list)
-    game_end: dict[str, Any] | None = None
+    faults: list[FaultRecord] = field(default_factory=list)
+    game_end: GameEndRecord | None = None
     """The ``game_end`` record if the game ended with (or right after) this deal."""
 
 
@@ -122,25 +135,42 @@ class DealView:
 class MatchView:
     """A whole replay, ready to show."""
 
-    header: dict[str, Any]
-    result: dict[str, Any]
+    header: HeaderRecord
+    result: ResultRecord | None
+    """The result record (``None`` for a replay without one)."""
     rules: RuleSet
     deals: list[DealView]
     positions: list[Position]
-    games: list[dict[str, Any]]
-    faults: list[dict[str, Any]]
+    games: list[GameEndRecord]
+    faults: list[FaultRecord]
     final_hash: str
     records: int
-    faults_at: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    faults_at: dict[int, list[FaultRecord]] = field(default_factory=dict)
     """Fault records by the index of the position they came after."""
 
     @property
     def players(self) -> tuple[str, ...]:
-        return tuple(str(p) for p in self.header.get("players", ("seat 0", "seat 1")))
+        return self.header.players
 
     @property
     def match_id(self) -> str:
-        return str(self.header.get("match_id", ""))
+        return self.header.match_id
+
+    @property
+    def detail(self) -> str:
+        """The result record's detail (empty without one)."""
+        return self.result.detail if self.result is not None else ""
+
+    @property
+    def seed(self) -> str:
+        """The revealed seed (hex; empty without a result record)."""
+        return self.result.seed if self.result is not None else ""
+
+    def seat_name(self, seat: int | None) -> str:
+        """A seat's player name (``?`` for none, ``seat N`` for a seat the header does not name)."""
+        if seat is None:
+            return "?"
+        return self.players[seat] if 0 <= seat < len(self.players) else f"seat {seat}"
 
     def deal_of(self, position: Position) -> DealView:
         return self.deals[position.deal_index]
@@ -149,43 +179,31 @@ class MatchView:
         """The match result in words."""
         r = self.result
         names = self.players
-        winner = r.get("winner")
-        term = r.get("termination", "?")
-        who = f"{names[winner]} wins" if isinstance(winner, int) and 0 <= winner < len(names) else "no winner"
-        games = r.get("games_won") or []
-        totals = r.get("totals") or []
+        winner = r.winner if r is not None else None
+        term = r.termination if r is not None else "?"
+        who = f"{names[winner]} wins" if winner is not None and 0 <= winner < len(names) else "no winner"
+        games = r.games_won if r is not None else ()
+        totals = r.totals if r is not None else ()
         extra = ""
         if len(games) == 2 and len(totals) == 2:
             extra = f" · games {games[0]}–{games[1]} · points {totals[0]}–{totals[1]}"
         return f"{who} ({term}){extra}"
 
 
-def read_lines(path: Path) -> list[bytes]:
-    """The lines of a replay file (without newlines; a final newline is optional)."""
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return lines
-
-
 def load(path: Path) -> MatchView:
     """Read and rebuild a replay file."""
     try:
-        lines = read_lines(path)
+        replay = read_replay(path)
     except OSError as e:
         raise ReplayModelError(f"{path}: {e.strerror or e}") from None
-    try:
-        records = [json.loads(line) for line in lines]
-    except ValueError as e:
-        raise ReplayModelError(f"{path}: not JSON Lines: {e}") from None
-    final = hashlib.sha256(lines[-1]).hexdigest() if lines else ""
-    return build(records, final_hash=final)
+    except ReplayFormatError as e:
+        raise ReplayModelError(f"{path}: {e}") from None
+    return build(replay)
 
 
-def _cards(texts: Sequence[Any], what: str) -> tuple[Card, ...]:
+def _cards(texts: Sequence[str], what: str) -> tuple[Card, ...]:
     try:
-        return tuple(parse_card(str(t)) for t in texts)
+        return tuple(parse_card(t) for t in texts)
     except ValueError as e:
         raise ReplayModelError(f"{what}: {e}") from None
 
@@ -221,97 +239,115 @@ def _snapshot(deal: Deal, index: int, deal_index: int, last: Step | None) -> Pos
     )
 
 
-def build(records: Sequence[dict[str, Any]], *, final_hash: str = "") -> MatchView:
-    """Rebuild every position of a replay's records with the engine."""
-    if not records or records[0].get("type") != "header":
-        raise ReplayModelError("a replay starts with a header record")
-    header = records[0]
-    result = records[-1] if records[-1].get("type") == "result" else {}
+class _Builder(ReplayVisitor):
+    """Plays a replay's records through the engine, position by position."""
+
+    def __init__(self, rules: RuleSet, seats: int) -> None:
+        self.rules = rules
+        self.deals: list[DealView] = []
+        self.positions: list[Position] = []
+        self.games: list[GameEndRecord] = []
+        self.faults: list[FaultRecord] = []
+        self.faults_at: dict[int, list[FaultRecord]] = {}
+        self.engine: Deal | None = None
+        self.scores: tuple[int, ...] = (0,) * seats
+        self.games_won = [0] * seats
+        self.totals = [0] * seats
+        self.seq = -1
+
+    def visit_record(self, record: Record) -> None:
+        self.seq += 1
+
+    def _add(self, deal: DealView, engine: Deal, step: Step | None) -> None:
+        pos = _snapshot(engine, len(self.positions), deal.index, step)
+        deal.positions.append(pos)
+        self.positions.append(pos)
+
+    def visit_deal(self, record: DealRecord) -> None:
+        deck = _cards(record.deck, f"record {self.seq}: deck")
+        engine = self.engine = Deal.from_deck(deck, record.dealer, self.rules, key=bytes.fromhex(record.key))
+        if record.deal == 1:
+            self.scores = (0,) * len(self.scores)
+        dv = DealView(
+            index=len(self.deals), seq=self.seq, game=record.game, number=record.deal, dealer=engine.dealer,
+            deck=deck, first_upcard=engine.first_upcard, knock_limit=engine.knock_limit, doubled=engine.doubled,
+            scores_before=self.scores, games_won_before=tuple(self.games_won), totals_before=tuple(self.totals),
+        )
+        self.deals.append(dv)
+        self._add(dv, engine, None)
+
+    def visit_action(self, record: ActionRecord) -> None:
+        engine = self.engine
+        if engine is None or not self.deals:
+            raise ReplayModelError(f"record {self.seq}: an action before any deal")
+        try:
+            action = parse_action(record.action)
+            engine.apply(action, record.seat)
+        except IllegalActionError as e:
+            raise ReplayModelError(f"record {self.seq}: the engine refuses {record.action!r}: {e}") from None
+        move = next(m for m in reversed(engine.history) if m.action is not None)
+        step = Step(
+            seq=self.seq, seat=record.seat, action=str(action), kind=action.kind,
+            card=str(move.card) if move.card is not None else None, think_us=record.think_us,
+            substitute=record.substitute, clocks=record.clocks, reshuffled=engine.history[-1].seat == -1,
+        )
+        self._add(self.deals[-1], engine, step)
+
+    def visit_deal_end(self, record: DealEndRecord) -> None:
+        engine = self.engine
+        if engine is None or not self.deals or engine.outcome is None:
+            raise ReplayModelError(f"record {self.seq}: a deal_end record for a deal that is not over")
+        out = engine.outcome
+        self.scores = record.scores
+        self.deals[-1].end = DealEnd(
+            seq=self.seq, kind=out.kind, knocker=out.knocker, winner=out.winner, points=out.points,
+            doubled=out.doubled, knock_discard=out.knock_discard, seats=_seat_showdowns(engine), scores=record.scores,
+        )
+
+    def visit_game_end(self, record: GameEndRecord) -> None:
+        self.games.append(record)
+        if record.winner is not None and 0 <= record.winner < len(self.games_won):
+            self.games_won[record.winner] += 1
+        for s, t in enumerate(record.totals[:len(self.totals)]):
+            self.totals[s] += t
+        if self.deals:
+            self.deals[-1].game_end = record
+
+    def visit_fault(self, record: FaultRecord) -> None:
+        self.faults.append(record)
+        if self.deals:
+            self.deals[-1].faults.append(record)
+        self.faults_at.setdefault(max(0, len(self.positions) - 1), []).append(record)
+
+
+def build(replay: Replay) -> MatchView:
+    """Rebuild every position of a replay with the engine."""
+    header = replay.header
     try:
-        rules = RuleSet.from_dict(header["rules"])
+        rules = RuleSet.from_dict(header.rules)
     except (KeyError, TypeError, ValueError) as e:
         raise ReplayModelError(f"the header's rules: {e}") from None
-    deals: list[DealView] = []
-    positions: list[Position] = []
-    games: list[dict[str, Any]] = []
-    faults: list[dict[str, Any]] = []
-    faults_at: dict[int, list[dict[str, Any]]] = {}
-    engine: Deal | None = None
-    scores: tuple[int, ...] = (0, 0)
-    games_won = [0, 0]
-    totals = [0, 0]
-    for rec in records[1:]:
-        kind = rec.get("type")
-        seq = int(rec.get("seq", -1))
-        try:
-            if kind == "deal":
-                deck = _cards(rec["deck"], f"record {seq}: deck")
-                engine = Deal.from_deck(deck, int(rec["dealer"]), rules, key=bytes.fromhex(rec["key"]))
-                if int(rec["deal"]) == 1:
-                    scores = (0, 0)
-                dv = DealView(
-                    index=len(deals), seq=seq, game=int(rec["game"]), number=int(rec["deal"]),
-                    dealer=engine.dealer, deck=deck, first_upcard=engine.first_upcard,
-                    knock_limit=engine.knock_limit, doubled=engine.doubled, scores_before=scores,
-                    games_won_before=tuple(games_won), totals_before=tuple(totals),
-                )
-                deals.append(dv)
-                pos = _snapshot(engine, len(positions), dv.index, None)
-                dv.positions.append(pos)
-                positions.append(pos)
-            elif kind == "action":
-                if engine is None or not deals:
-                    raise ReplayModelError(f"record {seq}: an action before any deal")
-                action = parse_action(rec["action"])
-                engine.apply(action, int(rec["seat"]))
-                move = next(m for m in reversed(engine.history) if m.action is not None)
-                step = Step(
-                    seq=seq, seat=int(rec["seat"]), action=str(action), kind=action.kind,
-                    card=str(move.card) if move.card is not None else None, think_us=int(rec.get("think_us", 0)),
-                    substitute=bool(rec.get("substitute", False)),
-                    clocks=tuple(int(c) for c in rec.get("clocks", ())),
-                    reshuffled=engine.history[-1].seat == -1,
-                )
-                dv = deals[-1]
-                pos = _snapshot(engine, len(positions), dv.index, step)
-                dv.positions.append(pos)
-                positions.append(pos)
-            elif kind == "deal_end":
-                if engine is None or not deals or engine.outcome is None:
-                    raise ReplayModelError(f"record {seq}: a deal_end record for a deal that is not over")
-                out = engine.outcome
-                scores = tuple(int(s) for s in rec["scores"])
-                deals[-1].end = DealEnd(
-                    seq=seq, kind=out.kind, knocker=out.knocker, winner=out.winner, points=out.points,
-                    doubled=out.doubled, knock_discard=out.knock_discard, seats=_seat_showdowns(engine),
-                    scores=scores,
-                )
-            elif kind == "game_end":
-                games.append(rec)
-                winner = rec.get("winner")
-                if isinstance(winner, int) and 0 <= winner < 2:
-                    games_won[winner] += 1
-                for s, t in enumerate(rec.get("totals", [])[:2]):
-                    totals[s] += int(t)
-                if deals:
-                    deals[-1].game_end = rec
-            elif kind == "fault":
-                faults.append(rec)
-                if deals:
-                    deals[-1].faults.append(rec)
-                faults_at.setdefault(max(0, len(positions) - 1), []).append(rec)
-        except IllegalActionError as e:
-            raise ReplayModelError(f"record {seq}: the engine refuses {rec.get('action')!r}: {e}") from None
-        except (KeyError, TypeError, ValueError) as e:
-            if isinstance(e, ReplayModelError):
-                raise
-            raise ReplayModelError(f"record {seq} ({kind}): malformed: {e!r}") from None
-    return MatchView(header=header, result=result, rules=rules, deals=deals, positions=positions, games=games,
-                     faults=faults, final_hash=final_hash, records=len(records), faults_at=faults_at)
+    builder = _Builder(rules, header.seats)
+    try:
+        replay.accept(builder)
+    except (ValueError, IndexError) as e:
+        if isinstance(e, ReplayModelError):
+            raise
+        raise ReplayModelError(f"record {builder.seq} ({replay.records[builder.seq].KIND}): malformed: {e!r}") \
+            from None
+    final = hashlib.sha256(replay.lines[-1]).hexdigest()
+    return MatchView(header=header, result=replay.result, rules=rules, deals=builder.deals,
+                     positions=builder.positions, games=builder.games, faults=builder.faults, final_hash=final,
+                     records=len(replay.records), faults_at=builder.faults_at)
 
 
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 """Suit letter → symbol."""
+
+
+def shutout(game: GameEndRecord) -> bool:
+    """Whether a game ended in a shutout (Gin's content of the record)."""
+    return isinstance(game.content, GinGameEnd) and game.content.shutout
 
 
 def end_text(view: MatchView, end: DealEnd) -> str:

@@ -6,7 +6,9 @@ expected, found) and the audit fails:
 1. **chain** — every line is a JSON object in canonical form (keys sorted, no spaces), ``seq``
    counts 0, 1, …, and ``prev`` is the SHA-256 of the previous line (64 zeros first). The hash of
    the last line is the replay's *final hash*; ``--expect-hash`` (or a run's ``results.json``)
-   anchors it from outside.
+   anchors it from outside. The records are then read by the typed reader
+   (:mod:`referee.replays`): a record without exactly the fields and types of its kind fails
+   check 4 (the referee never writes one).
 2. **commitment** — SHA-256 of the seed revealed in the result record equals the header's
    ``seed_commitment`` (published to both seats before the first card).
 3. **decks** — every ``deal`` record's deck and key are re-derived from that seed (mixed with
@@ -42,17 +44,40 @@ from typing import Any
 from google.protobuf.message import Message
 
 from gin_arena.v1 import bot_pb2
-from referee._replay import GENESIS, REPLAY_FORMAT, REPLAY_VERSION, canonical
-from referee._resim import ReplayError, resimulate
+from referee._resim import ReplayError, Resimulation, resimulate
 from referee._timecontrol import TimeControl
 from referee.gin import DECK, commitment, deal_key, deck_for_deal, mix_seed, parse_card
+from referee.gin.records import GinDealEnd
+from referee.replays import (
+    GENESIS,
+    RECORD_CLASSES,
+    REPLAY_FORMAT,
+    REPLAY_VERSION,
+    ActionRecord,
+    DealEndRecord,
+    DealRecord,
+    FaultRecord,
+    GameEndRecord,
+    HeaderRecord,
+    Record,
+    Replay,
+    ReplayFormatError,
+    ReplayVisitor,
+    ReshuffleRecord,
+    ResultRecord,
+    canonical,
+    decode_record,
+    load_line,
+)
+from referee.replays import split_lines as split_lines  # the audit's callers split files too
 
 from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
 """The audit's checks, in the order they run."""
 
-RECORD_TYPES = ("header", "deal", "action", "reshuffle", "deal_end", "game_end", "fault", "result")
+RECORD_TYPES = tuple(RECORD_CLASSES)
+"""The kinds of record, in the order a replay may hold them (the typed reader's)."""
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
 """Kinds of message that make up a seat's story (and its digest)."""
@@ -159,33 +184,22 @@ class ReplayAudit:
 # ----------------------------------------------------------------------------------------------
 # 1. the chain
 # ----------------------------------------------------------------------------------------------
-def split_lines(data: bytes) -> list[bytes]:
-    """A replay file's lines (a final newline is optional)."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return lines
-
-
 def _same(a: Any, b: Any) -> bool:
     """JSON equality that tells ``1`` from ``true`` and ``1`` from ``1.0``."""
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def check_chain(lines: Sequence[bytes]) -> list[dict[str, Any]]:
-    """Check 1; returns the records."""
+    """Check 1; returns each line's JSON object (read by the typed reader next)."""
     if not lines:
         raise _fail("chain", None, "(file)", "a header record", "an empty file")
-    records: list[dict[str, Any]] = []
+    objects: list[dict[str, Any]] = []
     prev = GENESIS
     for i, line in enumerate(lines):
         try:
-            rec = json.loads(line)
-        except ValueError as e:
-            raise _fail("chain", i, "(line)", "a JSON object", line[:80].decode("utf-8", "replace"),
-                        f"line {i + 1} is not JSON: {e}") from None
-        if not isinstance(rec, dict):
-            raise _fail("chain", i, "(line)", "a JSON object", rec)
+            rec = load_line(line, i + 1)
+        except ReplayFormatError as e:
+            raise _fail("chain", i, "(line)", "a JSON object", e.found, f"line {i + 1}: {e.message}") from None
         canon = canonical(rec)
         if canon != line:
             at = next((j for j, (x, y) in enumerate(zip(canon, line, strict=False)) if x != y),
@@ -199,177 +213,196 @@ def check_chain(lines: Sequence[bytes]) -> list[dict[str, Any]]:
             raise _fail("chain", i, "prev", prev, rec.get("prev"),
                         "prev must be the SHA-256 of the previous line" if i else "the first record's prev is 64 zeros")
         prev = hashlib.sha256(line).hexdigest()
-        records.append(rec)
-    for i, rec in enumerate(records):
+        objects.append(rec)
+    _check_kinds(objects)
+    return objects
+
+
+def _check_kinds(objects: Sequence[dict[str, Any]]) -> None:
+    for i, rec in enumerate(objects):
         kind = rec.get("type")
-        want = "header" if i == 0 else "result" if i == len(records) - 1 else None
+        want = "header" if i == 0 else "result" if i == len(objects) - 1 else None
         if want is not None and kind != want:
             raise _fail("chain", i, "type", want, kind, "a replay starts with a header and ends with a result record")
         if want is None and kind not in RECORD_TYPES[1:-1]:
             raise _fail("chain", i, "type", "one of " + ", ".join(RECORD_TYPES[1:-1]), kind)
-    header = records[0]
+    header = objects[0]
     if header.get("format") != REPLAY_FORMAT:
         raise _fail("chain", 0, "format", REPLAY_FORMAT, header.get("format"))
     if not _same(header.get("version"), REPLAY_VERSION):
         raise _fail("chain", 0, "version", REPLAY_VERSION, header.get("version"), "an unknown replay version")
-    return records
+
+
+def read_records(lines: Sequence[bytes], objects: Sequence[dict[str, Any]]) -> Replay:
+    """The records of a chain checked by :func:`check_chain`, read by the typed reader. A record
+    without the fields and types of its kind fails the re-run check: the referee never writes one."""
+    records: list[Record] = []
+    game = "gin"
+    for i, obj in enumerate(objects):
+        try:
+            record = decode_record(obj, i + 1, game)
+        except ReplayFormatError as e:
+            raise _fail("rerun", i, e.field, e.expected, e.found,
+                        e.message or "the referee never writes such a record") from None
+        if isinstance(record, HeaderRecord):
+            game = record.game
+        records.append(record)
+    header = records[0]
+    assert isinstance(header, HeaderRecord)
+    return Replay(header, tuple(records), tuple(lines))
+
+
+def _result(replay: Replay) -> ResultRecord:
+    result = replay.result
+    assert result is not None  # the chain check saw it
+    return result
 
 
 # ----------------------------------------------------------------------------------------------
 # 2. the commitment, 3. the decks
 # ----------------------------------------------------------------------------------------------
-def _hex(value: Any, seq: int, name: str) -> bytes:
+def _hex(value: str, seq: int, name: str) -> bytes:
     try:
-        if not isinstance(value, str):
-            raise ValueError
         return bytes.fromhex(value)
     except ValueError:
         raise _fail("commitment", seq, name, "hex text", value) from None
 
 
-def check_commitment(records: Sequence[dict[str, Any]]) -> bytes:
+def check_commitment(replay: Replay) -> bytes:
     """Check 2; returns the revealed operator seed."""
-    header, result = records[0], records[-1]
-    seed = _hex(result.get("seed"), len(records) - 1, "seed")
+    header, result, last = replay.header, _result(replay), len(replay.records) - 1
+    seed = _hex(result.seed, last, "seed")
     if not seed:
-        raise _fail("commitment", len(records) - 1, "seed", "the revealed seed", "")
+        raise _fail("commitment", last, "seed", "the revealed seed", "")
     want = commitment(seed).hex()
-    if header.get("seed_commitment") != want:
-        raise _fail("commitment", 0, "seed_commitment", want, header.get("seed_commitment"),
-                    f"SHA-256 of the seed revealed in the result record (seq {len(records) - 1}) must equal the "
+    if header.seed_commitment != want:
+        raise _fail("commitment", 0, "seed_commitment", want, header.seed_commitment,
+                    f"SHA-256 of the seed revealed in the result record (seq {last}) must equal the "
                     "commitment sent before the first card")
     return seed
 
 
-def seed_used(records: Sequence[dict[str, Any]], operator_seed: bytes) -> bytes:
+def seed_used(replay: Replay, operator_seed: bytes) -> bytes:
     """The seed the decks come from: the operator's, mixed with the nonces if ``mix_nonces``."""
-    header, result = records[0], records[-1]
-    if header.get("mix_nonces") is not True:
+    if not replay.header.mix_nonces:
         return operator_seed
-    nonces = result.get("nonces")
-    if not isinstance(nonces, list):
-        raise _fail("decks", len(records) - 1, "nonces", "a list of hex nonces", nonces)
-    return mix_seed(operator_seed, [_hex(n, len(records) - 1, f"nonces[{i}]") for i, n in enumerate(nonces)])
+    last = len(replay.records) - 1
+    nonces = _result(replay).nonces
+    return mix_seed(operator_seed, [_hex(n, last, f"nonces[{i}]") for i, n in enumerate(nonces)])
 
 
-def check_decks(records: Sequence[dict[str, Any]], seed: bytes) -> int:
+def check_decks(replay: Replay, seed: bytes) -> int:
     """Check 3; returns the number of deals."""
     deals = 0
-    for rec in records:
-        if rec.get("type") != "deal":
+    for seq, rec in enumerate(replay.records):
+        if not isinstance(rec, DealRecord):
             continue
         deals += 1
-        seq = rec["seq"]
-        g, d = rec.get("game"), rec.get("deal")
-        if type(g) is not int or type(d) is not int or not (1 <= g < 2**32 and 1 <= d < 2**32):
+        g, d = rec.game, rec.deal
+        if not (1 <= g < 2**32 and 1 <= d < 2**32):
             raise _fail("decks", seq, "game/deal", "game and deal numbers from 1", [g, d])
         expected = [str(c) for c in deck_for_deal(seed, g, d)]
-        deck = rec.get("deck")
-        if not isinstance(deck, list) or len(deck) != 52:
-            raise _fail("decks", seq, "deck", "52 cards", deck)
-        for i, (want, got) in enumerate(zip(expected, deck, strict=True)):
+        if len(rec.deck) != 52:
+            raise _fail("decks", seq, "deck", "52 cards", list(rec.deck))
+        for i, (want, got) in enumerate(zip(expected, rec.deck, strict=True)):
             if want != got:
                 raise _fail("decks", seq, f"deck[{i}]", want, got,
                             f"game {g} deal {d}: the deck re-derived from the revealed seed differs")
         key = deal_key(seed, g, d).hex()
-        if rec.get("key") != key:
-            raise _fail("decks", seq, "key", key, rec.get("key"), f"game {g} deal {d}: the deal key")
+        if rec.key != key:
+            raise _fail("decks", seq, "key", key, rec.key, f"game {g} deal {d}: the deal key")
     return deals
 
 
 # ----------------------------------------------------------------------------------------------
 # 4. the clocks, and the re-run
 # ----------------------------------------------------------------------------------------------
-def check_clocks(records: Sequence[dict[str, Any]]) -> None:
-    """Every bot answer within its allowance (else it must be a time forfeit), every clock shown right.
-    The same integer-microsecond accounting as the referee's table."""
-    header = records[0]
-    try:
-        tc = TimeControl.parse(str(header.get("time_control")))
-    except ValueError as e:
-        raise _fail("rerun", 0, "time_control", "a time control (st=S or tc=BASE+INC)", header.get("time_control"),
-                    str(e)) from None
-    seats = len(header.get("players") or [])
-    remaining = [tc.base_ms * 1000] * seats
+class _Clocks:
+    """The referee's integer-microsecond accounting of a time control, seat by seat."""
 
-    def limit_us(seat: int) -> int:
+    def __init__(self, tc: TimeControl, seats: int) -> None:
+        self.tc, self.seats = tc, seats
+        self.remaining = [tc.base_ms * 1000] * seats
+
+    def limit_us(self, seat: int) -> int:
+        tc = self.tc
         if tc.is_fixed:
             return (tc.per_move_ms + tc.margin_ms) * 1000
-        return remaining[seat] + tc.margin_ms * 1000
+        return self.remaining[seat] + tc.margin_ms * 1000
 
-    def charge(seat: int, used: int) -> bool:
+    def charge(self, seat: int, used: int) -> bool:
+        tc = self.tc
         if tc.is_fixed:
             return used <= (tc.per_move_ms + tc.margin_ms) * 1000
-        remaining[seat] -= used
-        ok = remaining[seat] + tc.margin_ms * 1000 >= 0
-        remaining[seat] += tc.increment_ms * 1000
+        self.remaining[seat] -= used
+        ok = self.remaining[seat] + tc.margin_ms * 1000 >= 0
+        self.remaining[seat] += tc.increment_ms * 1000
         return ok
 
-    def shown() -> list[int]:
-        return [tc.per_move_ms] * seats if tc.is_fixed else [r // 1000 for r in remaining]
+    def shown(self) -> list[int]:
+        tc = self.tc
+        return [tc.per_move_ms] * self.seats if tc.is_fixed else [r // 1000 for r in self.remaining]
 
-    def allowance_text(seat: int) -> str:
-        ms = tc.per_move_ms if tc.is_fixed else max(0, remaining[seat] // 1000)
+    def allowance_text(self, seat: int) -> str:
+        tc = self.tc
+        ms = tc.per_move_ms if tc.is_fixed else max(0, self.remaining[seat] // 1000)
         return f"allowance {ms} ms + margin {tc.margin_ms} ms ({tc})"
 
-    for rec in records:
-        kind, seq = rec.get("type"), rec["seq"]
-        seat = rec.get("seat")
-        if kind == "action":
-            if type(seat) is not int or not 0 <= seat < seats:
-                raise _fail("rerun", seq, "seat", f"a seat 0..{seats - 1}", seat)
-            used = rec.get("think_us")
-            if type(used) is not int or used < 0:
-                raise _fail("rerun", seq, "think_us", "microseconds (an integer >= 0)", used)
-            if rec.get("request_id") and rec.get("substitute") is False:
-                limit, text = limit_us(seat), allowance_text(seat)
-                if not charge(seat, used):
-                    raise _fail("rerun", seq, "think_us", f"at most {limit} µs ({text})", used,
-                                f"seat {seat} answered after {used / 1000:.1f} ms: a think time beyond the "
-                                "allowance must end in a time forfeit, not in a move")
-            if not _same(rec.get("clocks"), shown()):
-                raise _fail("rerun", seq, "clocks", shown(), rec.get("clocks"),
-                            "the clocks shown after this move, by the time control and the think times before it")
-        elif kind == "fault" and rec.get("termination") == "time_forfeit" and "used_us" in rec:
-            used = rec["used_us"]
-            if type(seat) is not int or not 0 <= seat < seats or type(used) is not int:
+    def new_game(self) -> None:
+        if not self.tc.is_fixed:
+            self.remaining = [self.tc.base_ms * 1000] * self.seats
+
+
+def check_clocks(replay: Replay) -> None:
+    """Every bot answer within its allowance (else it must be a time forfeit), every clock shown right.
+    The same integer-microsecond accounting as the referee's table."""
+    header = replay.header
+    try:
+        tc = TimeControl.parse(header.time_control)
+    except ValueError as e:
+        raise _fail("rerun", 0, "time_control", "a time control (st=S or tc=BASE+INC)", header.time_control,
+                    str(e)) from None
+    seats = header.seats
+    clocks = _Clocks(tc, seats)
+    for seq, rec in enumerate(replay.records):
+        if isinstance(rec, ActionRecord):
+            _check_action_clock(rec, seq, clocks)
+        elif isinstance(rec, FaultRecord) and rec.termination == "time_forfeit" and rec.used_us is not None:
+            seat, used = rec.seat, rec.used_us
+            if not 0 <= seat < seats:
                 raise _fail("rerun", seq, "used_us", "a seat and microseconds", [seat, used])
-            limit, text = limit_us(seat), allowance_text(seat)
-            if charge(seat, used):
-                raise _fail("rerun", seq, "used_us", f"more than {limit} µs ({text})", used,
+            if clocks.charge(seat, used):
+                raise _fail("rerun", seq, "used_us", f"more than {clocks.limit_us(seat)} µs "
+                            f"({clocks.allowance_text(seat)})", used,
                             "a time forfeit needs a think time beyond the allowance")
-        elif kind == "game_end" and not tc.is_fixed:
-            remaining = [tc.base_ms * 1000] * seats
+        elif isinstance(rec, GameEndRecord):
+            clocks.new_game()
 
 
-_HEADER_TYPES: dict[str, tuple[type, str]] = {
-    "match_id": (str, "text"), "players": (list, "a list of names"), "bots": (list, "a list of names"),
-    "rules": (dict, "a rule set"), "time_control": (str, "text"), "fault_policy": (str, "text"),
-    "seed_commitment": (str, "hex text"), "mix_nonces": (bool, "true or false"),
-    "repeat_illegal": (bool, "true or false"), "reconnect_grace_ms": (int, "an integer"),
-    "connect_timeout_ms": (int, "an integer"), "max_actions_per_deal": (int, "an integer"),
-}
+def _check_action_clock(rec: ActionRecord, seq: int, clocks: _Clocks) -> None:
+    seat, used = rec.seat, rec.think_us
+    if not 0 <= seat < clocks.seats:
+        raise _fail("rerun", seq, "seat", f"a seat 0..{clocks.seats - 1}", seat)
+    if used < 0:
+        raise _fail("rerun", seq, "think_us", "microseconds (an integer >= 0)", used)
+    if rec.request_id and not rec.substitute:
+        limit, text = clocks.limit_us(seat), clocks.allowance_text(seat)
+        if not clocks.charge(seat, used):
+            raise _fail("rerun", seq, "think_us", f"at most {limit} µs ({text})", used,
+                        f"seat {seat} answered after {used / 1000:.1f} ms: a think time beyond the "
+                        "allowance must end in a time forfeit, not in a move")
+    if list(rec.clocks) != clocks.shown():
+        raise _fail("rerun", seq, "clocks", clocks.shown(), list(rec.clocks),
+                    "the clocks shown after this move, by the time control and the think times before it")
 
 
-def check_header(records: Sequence[dict[str, Any]]) -> None:
-    """The header's fields have the types the referee writes (the re-run would take ``0`` for
-    ``false``, say, and write it back unchanged)."""
-    header = records[0]
-    for name, (kind, text) in _HEADER_TYPES.items():
-        value = header.get(name)
-        if type(value) is not kind:
-            raise _fail("rerun", 0, name, text, value, "the header cannot describe a match")
-    for name in ("players", "bots"):
-        if not all(isinstance(p, str) for p in header[name]):
-            raise _fail("rerun", 0, name, "a list of names", header[name], "the header cannot describe a match")
-    flags = header.get("event_messages", [True] * len(header["players"]))  # absent before it existed: all true
-    if type(flags) is not list or len(flags) != len(header["players"]) or not all(type(f) is bool for f in flags):
-        raise _fail("rerun", 0, "event_messages", "one true or false per seat", flags,
+def check_header(replay: Replay) -> None:
+    """The header describes the seats it names (its fields' types the typed reader checked)."""
+    header = replay.header
+    flags = header.event_messages
+    if flags is not None and len(flags) != header.seats:  # absent before it existed: all true
+        raise _fail("rerun", 0, "event_messages", "one true or false per seat", list(flags),
                     "the header cannot describe a match")
-
-
-def _record_kind(rec: dict[str, Any]) -> str:
-    return str(rec.get("type", "?"))
 
 
 def first_difference(expected: Any, found: Any, path: str = "") -> tuple[str, Any, Any] | None:
@@ -405,33 +438,32 @@ _HINTS = {
 }
 
 
-def check_rerun(records: Sequence[dict[str, Any]], lines: Sequence[bytes]) -> Any:
+def check_rerun(replay: Replay) -> Resimulation:
     """Check 4: the header, the time control, then the match played again; returns the re-run."""
-    check_header(records)
-    check_clocks(records)
+    check_header(replay)
+    check_clocks(replay)
     try:
-        again = resimulate(records)
+        again = resimulate(replay)
     except ReplayError as e:
         raise _fail("rerun", None, "(replay)", "a replay the referee can play again", str(e)) from None
-    except Exception as e:  # a field of a type the re-run does not expect (e.g. an action that is not text)
+    except Exception as e:  # a field of a value the re-run does not expect
         raise _fail("rerun", None, "(replay)", "a replay the referee can play again",
                     f"the replay cannot be played again: {e!r}") from None
-    rerun = again.lines
+    rerun, lines, records = again.lines, replay.lines, replay.records
     for i in range(max(len(rerun), len(lines))):
         if i >= len(rerun):
-            raise _fail("rerun", i, "(record)", "no record: the re-run of the match ends before it",
-                        _record_kind(records[i]))
+            raise _fail("rerun", i, "(record)", "no record: the re-run of the match ends before it", records[i].KIND)
         if i >= len(lines):
-            raise _fail("rerun", i, "(record)", _record_kind(json.loads(rerun[i])), "no record: the replay ends")
+            raise _fail("rerun", i, "(record)", load_line(rerun[i], i + 1).get("type"), "no record: the replay ends")
         if rerun[i] != lines[i]:
-            want = json.loads(rerun[i])
-            diff = first_difference(want, records[i])
+            want = load_line(rerun[i], i + 1)
+            diff = first_difference(want, load_line(lines[i], i + 1))
             assert diff is not None
             where, exp, got = diff
             root = where.split(".")[0].split("[")[0]
             hint = _HINTS.get(root, "the referee, playing the same answers on the same cards, writes a different "
                                     "record")
-            raise _fail("rerun", i, f"{_record_kind(want)}.{where}", exp, got, hint)
+            raise _fail("rerun", i, f"{want.get('type')}.{where}", exp, got, hint)
     return again
 
 
@@ -452,17 +484,17 @@ def digest(messages: Sequence[bot_pb2.RefereeMessage]) -> str:
     return h.hexdigest()
 
 
-def check_digests(records: Sequence[dict[str, Any]], seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]],
+def check_digests(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]],
                   notes: list[str]) -> list[int]:
     """Check 5; returns the number of messages per seat."""
-    result = records[-1]
-    seq = result["seq"]
-    digests, counts = result.get("message_digests"), result.get("messages")
+    result = _result(replay)
+    seq = len(replay.records) - 1
+    digests, counts = result.message_digests, result.messages
     seats = len(seat_messages)
-    if not isinstance(digests, list) or len(digests) != seats:
-        raise _fail("digests", seq, "message_digests", f"{seats} digests", digests)
-    if not isinstance(counts, list) or len(counts) != seats:
-        raise _fail("digests", seq, "messages", f"{seats} counts", counts)
+    if len(digests) != seats:
+        raise _fail("digests", seq, "message_digests", f"{seats} digests", list(digests))
+    if len(counts) != seats:
+        raise _fail("digests", seq, "messages", f"{seats} counts", list(counts))
     out = []
     for s, msgs in enumerate(seat_messages):
         told = story(msgs)
@@ -486,32 +518,43 @@ def check_digests(records: Sequence[dict[str, Any]], seat_messages: Sequence[Seq
 @dataclass(slots=True)
 class _DealTruth:
     seq: int
+    game: int
+    deal: int
     dealer: int
-    deck: list[str]
+    deck: tuple[str, ...]
     moves: list[tuple[int, str, str | None, int, int]] = field(default_factory=list)
     """(actor, kind, card, seq, request_id); actor -1 for a reshuffle, request 0 for a
     substitute's move."""
-    end: dict[str, Any] | None = None
+    end: GinDealEnd | None = None
+    end_seq: int | None = None
 
 
-def _truths(records: Sequence[dict[str, Any]]) -> dict[tuple[int, int], _DealTruth]:
-    out: dict[tuple[int, int], _DealTruth] = {}
-    cur: _DealTruth | None = None
-    for rec in records:
-        kind = rec.get("type")
-        if kind == "deal":
-            cur = _DealTruth(rec["seq"], rec["dealer"], list(rec["deck"]))
-            out[(rec["game"], rec["deal"])] = cur
-        elif cur is None:
-            continue
-        elif kind == "action":
-            cur.moves.append((rec["seat"], str(rec["action"]).split()[0], rec.get("card"), rec["seq"],
-                              int(rec.get("request_id") or 0)))
-        elif kind == "reshuffle":
-            cur.moves.append((-1, "reshuffle", None, rec["seq"], 0))
-        elif kind == "deal_end":
-            cur.end = rec
-    return out
+class _Truths(ReplayVisitor):
+    """Each deal's deck, moves and end, by (game, deal)."""
+
+    def __init__(self) -> None:
+        self.deals: dict[tuple[int, int], _DealTruth] = {}
+        self.cur: _DealTruth | None = None
+        self.seq = -1
+
+    def visit_record(self, record: Record) -> None:
+        self.seq += 1
+
+    def visit_deal(self, record: DealRecord) -> None:
+        self.cur = _DealTruth(self.seq, record.game, record.deal, record.dealer, record.deck)
+        self.deals[(record.game, record.deal)] = self.cur
+
+    def visit_action(self, record: ActionRecord) -> None:
+        if self.cur is not None:
+            self.cur.moves.append((record.seat, record.action.split()[0], record.card, self.seq, record.request_id))
+
+    def visit_reshuffle(self, record: ReshuffleRecord) -> None:
+        if self.cur is not None:
+            self.cur.moves.append((-1, "reshuffle", None, self.seq, 0))
+
+    def visit_deal_end(self, record: DealEndRecord) -> None:
+        if self.cur is not None and isinstance(record.content, GinDealEnd):
+            self.cur.end, self.cur.end_seq = record.content, self.seq
 
 
 def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
@@ -524,10 +567,10 @@ def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
             continue
         if kind in ("take_upcard", "draw_discard", "discard") or actor == seat:
             known.add(card)
-    if ended and truth.end is not None and truth.end.get("kind") != "dead":
-        for hand in truth.end.get("hands", []):
+    if ended and truth.end is not None and truth.end.kind != "dead":
+        for hand in truth.end.hands:
             known.update(hand)
-        known.update(truth.end.get("layoffs", []))
+        known.update(truth.end.layoffs)
     return known
 
 
@@ -572,17 +615,17 @@ def _first_unknown(msg: Message, knowledge: set[str], count: list[int]) -> tuple
     return None
 
 
-def check_information(records: Sequence[dict[str, Any]],
-                      seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
+def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
     """Check 6; returns the number of cards checked."""
-    truths = _truths(records)
+    visitor = _Truths()
+    replay.accept(visitor)
+    truths = visitor.deals
     count = [0]
-    header = records[0] if records else {}
-    with_events = header.get("event_messages", [True] * len(seat_messages))
+    header = replay.header
     for seat, msgs in enumerate(seat_messages):
         # A seat that asked for no event messages learns a deal's moves from its requests: the
         # state of a request comes after every move before the one answering it.
-        lean = not with_events[seat] if seat < len(with_events) else False
+        lean = not header.events_for(seat) if seat < header.seats else False
         answered = False  # a lean seat's last request was answered by the move at index k
         cur: _DealTruth | None = None
         k, ended = 0, False
@@ -610,7 +653,7 @@ def check_information(records: Sequence[dict[str, Any]],
                     k = _moves_before_request(cur, seat, k + 1 if answered else k, msg.action_request.request_id)
                     answered = k < len(cur.moves) and cur.moves[k][4] == msg.action_request.request_id
                     seq = cur.moves[k - 1][3] if k else cur.seq
-                if cur is None or (st.game_number, st.deal_number) != _deal_id(records, cur) \
+                if cur is None or (st.game_number, st.deal_number) != (cur.game, cur.deal) \
                         or len(st.events) != k:
                     raise _fail("information", seq, where, f"the state after {k} events of the current deal",
                                 f"game {st.game_number} deal {st.deal_number} after {len(st.events)} events")
@@ -618,8 +661,8 @@ def check_information(records: Sequence[dict[str, Any]],
                 ended = True
                 if lean and cur is not None:
                     k = len(cur.moves)
-                if cur is not None and cur.end is not None:
-                    seq = cur.end["seq"]
+                if cur is not None and cur.end_seq is not None:
+                    seq = cur.end_seq
             knowledge: set[str]
             if cur is None or kind in ("match_started", "game_finished"):
                 knowledge = set()
@@ -654,11 +697,6 @@ def _moves_before_request(truth: _DealTruth, seat: int, after: int, request_id: 
     return len(moves)
 
 
-def _deal_id(records: Sequence[dict[str, Any]], truth: _DealTruth) -> tuple[int, int]:
-    rec = records[truth.seq]
-    return int(rec["game"]), int(rec["deal"])
-
-
 # ----------------------------------------------------------------------------------------------
 # putting it together
 # ----------------------------------------------------------------------------------------------
@@ -666,40 +704,46 @@ def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | No
     """Audit one replay given as its lines (without newlines)."""
     a = ReplayAudit(path=path, expected_hash=expect_hash.lower() if expect_hash else None)
     try:
-        records = check_chain(lines)
-        a.records = len(records)
+        objects = check_chain(lines)
+        a.records = len(objects)
         a.final_hash = hashlib.sha256(lines[-1]).hexdigest()
-        header, result = records[0], records[-1]
-        a.match_id = str(header.get("match_id", ""))
-        a.players = [str(p) for p in header.get("players") or []]
-        a.winner = result.get("winner") if isinstance(result.get("winner"), int) else None
-        a.termination = str(result.get("termination", ""))
-        a.games_won = list(result.get("games_won") or [])
-        a.totals = list(result.get("totals") or [])
-        a.games = sum(1 for r in records if r.get("type") == "game_end")
-        a.actions = sum(1 for r in records if r.get("type") == "action")
         if a.expected_hash is not None and a.final_hash != a.expected_hash:
-            raise _fail("anchor", len(records) - 1, "(final hash)", a.expected_hash, a.final_hash,
+            raise _fail("anchor", len(objects) - 1, "(final hash)", a.expected_hash, a.final_hash,
                         "the SHA-256 of the last line must equal the hash published for this match")
         a.passed.append("chain")
-        seed = check_commitment(records)
+        replay = read_records(lines, objects)
+        _describe(a, replay)
+        seed = check_commitment(replay)
         a.passed.append("commitment")
-        a.deals = check_decks(records, seed_used(records, seed))
+        a.deals = check_decks(replay, seed_used(replay, seed))
         a.passed.append("decks")
-        again = check_rerun(records, lines)
+        again = check_rerun(replay)
         a.passed.append("rerun")
-        a.messages = check_digests(records, again.seat_messages, a.notes)
+        a.messages = check_digests(replay, again.seat_messages, a.notes)
         a.passed.append("digests")
-        a.cards_checked = check_information(records, again.seat_messages)
+        a.cards_checked = check_information(replay, again.seat_messages)
         a.passed.append("information")
         a.ok = True
     except _Stop as stop:
         a.discrepancy = stop.discrepancy
-    except Exception as e:  # a malformed record the checks did not expect: still a failed audit, never a crash
+    except Exception as e:  # a record the checks did not expect: still a failed audit, never a crash
         nxt = next((c for c in CHECKS if c not in a.passed), "chain")
         a.discrepancy = Discrepancy(nxt, None, "(record)", "well-formed records", repr(e),
-                                    "a record is missing a field or has a field of the wrong type")
+                                    "a record has a value the checks did not expect")
     return a
+
+
+def _describe(a: ReplayAudit, replay: Replay) -> None:
+    """What the audit reports of the match besides the checks."""
+    header, result = replay.header, _result(replay)
+    a.match_id = header.match_id
+    a.players = list(header.players)
+    a.winner = result.winner
+    a.termination = result.termination
+    a.games_won = list(result.games_won)
+    a.totals = list(result.totals)
+    a.games = sum(1 for r in replay.records if isinstance(r, GameEndRecord))
+    a.actions = sum(1 for r in replay.records if isinstance(r, ActionRecord))
 
 
 def audit_file(path: Path, *, expect_hash: str | None = None) -> ReplayAudit:

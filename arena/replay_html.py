@@ -24,8 +24,9 @@ from typing import Any
 
 from referee import write_atomic
 from referee.gin import Card, Meld
+from referee.replays import FaultRecord
 
-from ._replay_model import DealEnd, DealView, MatchView, Position, ReplayModelError, end_text, load
+from ._replay_model import DealEnd, DealView, MatchView, Position, ReplayModelError, end_text, load, shutout
 from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 _VERBS = {
@@ -63,10 +64,8 @@ def _position(view: MatchView, pos: Position) -> dict[str, Any]:
     return out
 
 
-def _fault_text(view: MatchView, rec: dict[str, Any]) -> str:
-    seat = rec.get("seat")
-    who = view.players[seat] if isinstance(seat, int) and 0 <= seat < len(view.players) else f"seat {seat}"
-    return f"Fault — {who}: {rec.get('termination')}: {rec.get('detail')} (policy {rec.get('policy')})"
+def _fault_text(view: MatchView, rec: FaultRecord) -> str:
+    return f"Fault — {view.seat_name(rec.seat)}: {rec.termination}: {rec.detail} (policy {rec.policy})"
 
 
 def _end(view: MatchView, end: DealEnd) -> dict[str, Any]:
@@ -83,14 +82,12 @@ def _deal(view: MatchView, deal: DealView) -> dict[str, Any]:
     g = deal.game_end
     game_end = None
     if g is not None:
-        winner = g.get("winner")
-        who = view.players[winner] if isinstance(winner, int) else "?"
-        t = g.get("totals", [0, 0])
-        text = f"Game {g.get('game')} over: {who} wins · totals {t[0]}–{t[1]}"
-        if g.get("shutout"):
+        t = list(g.totals)
+        text = f"Game {g.game} over: {view.seat_name(g.winner)} wins · totals {t[0]}–{t[1]}"
+        if shutout(g):
             text += " · shutout"
-        if isinstance(g.get("forfeit"), int):
-            text += f" · forfeit by {view.players[g['forfeit']]}"
+        if g.forfeit is not None:
+            text += f" · forfeit by {view.seat_name(g.forfeit)}"
         game_end = {"text": text, "totals": t}
     return {
         "game": deal.game, "deal": deal.number, "dealer": deal.dealer, "upcard": str(deal.first_upcard),
@@ -104,10 +101,10 @@ def page_data(view: MatchView) -> dict[str, Any]:
     """Everything the page shows, as JSON-able data."""
     h = view.header
     return {
-        "match_id": view.match_id, "players": list(view.players), "bots": list(h.get("bots") or []),
-        "time_control": h.get("time_control"), "fault_policy": h.get("fault_policy"),
-        "result": view.outcome_text(), "detail": view.result.get("detail", ""), "final_hash": view.final_hash,
-        "commitment": h.get("seed_commitment", ""), "seed": view.result.get("seed", ""),
+        "match_id": view.match_id, "players": list(view.players), "bots": list(h.bots),
+        "time_control": h.time_control, "fault_policy": h.fault_policy,
+        "result": view.outcome_text(), "detail": view.detail, "final_hash": view.final_hash,
+        "commitment": h.seed_commitment, "seed": view.seed,
         "deals": [_deal(view, d) for d in view.deals],
         "positions": [_position(view, p) for p in view.positions],
     }
@@ -141,12 +138,11 @@ def score_sheet(view: MatchView) -> str:
         )
         if deal.game_end is not None:
             g = deal.game_end
-            t = g.get("totals", [0, 0])
-            winner = g.get("winner")
-            who = names[winner] if isinstance(winner, int) else "?"
-            note = " (shutout)" if g.get("shutout") else ""
-            note += " (forfeit)" if isinstance(g.get("forfeit"), int) else ""
-            rows.append(f'<tr class="game-total"><td></td><td colspan="4">game {g.get("game")}: {_e(who)} wins{note}'
+            t = g.totals
+            who = view.seat_name(g.winner)
+            note = " (shutout)" if shutout(g) else ""
+            note += " (forfeit)" if g.forfeit is not None else ""
+            rows.append(f'<tr class="game-total"><td></td><td colspan="4">game {g.game}: {_e(who)} wins{note}'
                         f' — totals with bonuses</td><td class="num">{t[0]}</td><td class="num">{t[1]}</td></tr>')
     head = (f"<tr><th>#</th><th>game.deal</th><th>dealer</th><th>result</th><th>points</th>"
             f"<th>{_e(names[0])}</th><th>{_e(names[1])}</th></tr>")
@@ -438,7 +434,7 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
     """The HTML page of one replay."""
     names = view.players
     h = view.header
-    bots = h.get("bots") or []
+    bots = list(h.bots)
     who = " vs ".join(f"{_e(n)}" + (f' <span class="bot">({_e(b)})</span>' if b and b != n else "")
                       for n, b in zip(names, [*bots, "", ""], strict=False))
     back = f'<a href="{_e(back_link)}">← {_e(back_text)}</a> · ' if back_link else ""
@@ -454,11 +450,11 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
     body = f"""<header>
 <h1>{who}</h1>
 <div class="meta">{back}Match <code>{_e(view.match_id)}</code> · {_e(view.rules.name)}, target {view.rules.target} ·
-{_e(h.get('time_control', ''))} · faults: {_e(h.get('fault_policy', ''))} ·
+{_e(h.time_control)} · faults: {_e(h.fault_policy)} ·
 result: <b>{_e(view.outcome_text())}</b></div>
 <div class="meta">final hash <code>{_e(view.final_hash)}</code> ·
-seed commitment <code>{_e(h.get('seed_commitment', ''))}</code> ·
-revealed seed <code>{_e(view.result.get('seed', ''))}</code> — check with <code>arena audit</code></div>
+seed commitment <code>{_e(h.seed_commitment)}</code> ·
+revealed seed <code>{_e(view.seed)}</code> — check with <code>arena audit</code></div>
 </header>
 <main>
 <section id="table-col">
@@ -484,7 +480,7 @@ revealed seed <code>{_e(view.result.get('seed', ''))}</code> — check with <cod
 </div>
 <div id="deal-end" class="hidden"><h3 id="deal-end-text"></h3><div id="deal-end-rows"></div>
 <div id="deal-end-scores"></div></div>
-<div id="match-over" class="hidden">Match over: {_e(view.outcome_text())} — {_e(view.result.get('detail', ''))}</div>
+<div id="match-over" class="hidden">Match over: {_e(view.outcome_text())} — {_e(view.detail)}</div>
 <div class="help">Keys: ← → move · ↑ ↓ deal · Home / End. Address: <code>#step=K</code>, <code>#deal=D</code>,
 <code>#deal=D&amp;move=M</code>.</div>
 </section>

@@ -28,11 +28,20 @@ from typing import Any, TextIO
 from google.protobuf import text_format
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee._replay import read_replay
 from referee._resim import ReplayError, resimulate
 from referee.gin import Card, Meld
+from referee.replays import FaultRecord, Replay, read_replay
 
-from ._replay_model import SUIT_SYMBOLS, DealView, MatchView, Position, ReplayModelError, end_text, load
+from ._replay_model import (
+    SUIT_SYMBOLS,
+    DealView,
+    MatchView,
+    Position,
+    ReplayModelError,
+    end_text,
+    load,
+    shutout,
+)
 from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
@@ -91,7 +100,7 @@ def header_text(view: MatchView) -> str:
     names = view.players
     h = view.header
     return (f"Match {view.match_id}: {names[0]} (seat 0) vs {names[1]} (seat 1) · {_rules_text(view)} · "
-            f"{h.get('time_control', '?')} · faults: {h.get('fault_policy', '?')}")
+            f"{h.time_control} · faults: {h.fault_policy}")
 
 
 def _seat_line(view: MatchView, pos: Position, seat: int, style: Style, width: int) -> str:
@@ -129,11 +138,8 @@ def _last_text(view: MatchView, pos: Position, style: Style) -> str:
     return f"Last: {who}{sub} {words} · {last.think_us / 1000:.1f} ms · clocks {clocks} ms{reshuffle}"
 
 
-def _fault_text(view: MatchView, rec: dict[str, Any]) -> str:
-    names = view.players
-    seat = rec.get("seat")
-    who = names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
-    return f"Fault: {who} — {rec.get('termination')}: {rec.get('detail')} (policy {rec.get('policy')})"
+def _fault_text(view: MatchView, rec: FaultRecord) -> str:
+    return f"Fault: {view.seat_name(rec.seat)} — {rec.termination}: {rec.detail} (policy {rec.policy})"
 
 
 def _seat_showdown_lines(view: MatchView, deal: DealView, style: Style, width: int) -> list[str]:
@@ -182,12 +188,11 @@ def render_position(view: MatchView, pos: Position, style: Style | None = None) 
         lines.append(f"  scores after the deal: {names[0]} {end.scores[0]}, {names[1]} {end.scores[1]}")
     if pos.step == last_step and deal.game_end is not None:
         g = deal.game_end
-        winner = g.get("winner")
-        who = names[winner] if isinstance(winner, int) else "?"
-        extra = " · shutout" if g.get("shutout") else ""
-        extra += f" · forfeit by {names[g['forfeit']]}" if isinstance(g.get("forfeit"), int) else ""
-        totals = g.get("totals", [0, 0])
-        lines.append(style.bold(f"Game {g.get('game')} over: ") + f"{who} wins · totals {names[0]} {totals[0]}, "
+        who = view.seat_name(g.winner)
+        extra = " · shutout" if shutout(g) else ""
+        extra += f" · forfeit by {view.seat_name(g.forfeit)}" if g.forfeit is not None else ""
+        totals = g.totals
+        lines.append(style.bold(f"Game {g.game} over: ") + f"{who} wins · totals {names[0]} {totals[0]}, "
                      f"{names[1]} {totals[1]}{extra}")
     if pos.index == len(view.positions) - 1:
         lines.append(style.bold("Match over: ") + view.outcome_text())
@@ -208,12 +213,12 @@ def render_summary(view: MatchView, style: Style | None = None) -> str:
             lines.append("    " + _fault_text(view, rec))
         if deal.game_end is not None:
             g = deal.game_end
-            lines.append(f"  game {g.get('game')} over: {view.players[g['winner']]} wins, totals "
-                         f"{g['totals'][0]}–{g['totals'][1]}")
+            lines.append(f"  game {g.game} over: {view.seat_name(g.winner)} wins, totals "
+                         f"{g.totals[0]}–{g.totals[1]}")
     if not view.deals:
         for rec in view.faults:
             lines.append("  " + _fault_text(view, rec))
-    lines.append("Result: " + view.outcome_text() + f" — {view.result.get('detail', '')}")
+    lines.append("Result: " + view.outcome_text() + f" — {view.detail}")
     lines.append("Step through it: arena replay REPLAY (on a terminal), --step K, --deal D, --all, --html OUT")
     return "\n".join(lines)
 
@@ -293,10 +298,10 @@ def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None
     return f"{head}: {text_format.MessageToString(msg, as_one_line=True)}"
 
 
-def seat_story(records: list[dict[str, Any]], seat: int) -> tuple[list[bot_pb2.RefereeMessage], str]:
+def seat_story(replay: Replay, seat: int) -> tuple[list[bot_pb2.RefereeMessage], str]:
     """The messages of the match's story sent to ``seat`` (re-derived by the re-run), and a note on
     how they compare with the replay's digest."""
-    again = resimulate(records)
+    again = resimulate(replay)
     if not 0 <= seat < len(again.seat_messages):
         raise ValueError(f"seat {seat}: the match has seats 0 to {len(again.seat_messages) - 1}")
     msgs = [m for m in again.seat_messages[seat] if m.WhichOneof("kind") in STORY_KINDS]
@@ -304,9 +309,9 @@ def seat_story(records: list[dict[str, Any]], seat: int) -> tuple[list[bot_pb2.R
     for m in msgs:
         data = m.SerializeToString(deterministic=True)
         h.update(struct.pack(">I", len(data)) + data)
-    result = records[-1]
-    digests = result.get("message_digests") or []
-    counts = result.get("messages") or []
+    result = replay.result
+    digests = result.message_digests if result is not None else ()
+    counts = result.messages if result is not None else ()
     recorded = digests[seat] if seat < len(digests) else None
     count = counts[seat] if seat < len(counts) else None
     if h.hexdigest() == recorded:
@@ -321,14 +326,14 @@ def seat_story(records: list[dict[str, Any]], seat: int) -> tuple[list[bot_pb2.R
 
 def print_seat(path: Path, seat: int, raw: bool, out: TextIO, style: Style) -> int:
     try:
-        records = read_replay(path)
-        msgs, note = seat_story(records, seat)
-    except (OSError, ValueError, ReplayError) as e:
+        replay = read_replay(path)
+        msgs, note = seat_story(replay, seat)
+    except (OSError, ValueError, ReplayError) as e:  # ReplayFormatError is a ValueError
         print(f"arena replay: {path}: {e}", file=sys.stderr)
         return EXIT_FAILED
-    names = records[0].get("players", [])
+    names = replay.header.players
     name = names[seat] if seat < len(names) else "?"
-    print(f"Seat {seat} ({name}) of match {records[0].get('match_id')}: {note}", file=out)
+    print(f"Seat {seat} ({name}) of match {replay.header.match_id}: {note}", file=out)
     for i, m in enumerate(msgs):
         if raw:
             print(f"--- #{i} {m.WhichOneof('kind')}", file=out)

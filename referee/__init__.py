@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from ._timecontrol import TimeControlError as TimeControlError
     from ._wire import create_match_request as create_match_request
     from ._wire import match_report_from_proto as match_report_from_proto
+    from .replays import Replay as Replay
+    from .replays import ReplayFormatError as ReplayFormatError
+    from .replays import ReplayVisitor as ReplayVisitor
+    from .replays import read_replay as read_replay
 
 _LAZY = {
     "aio": "_runtime", "run": "_runtime",
@@ -46,6 +50,7 @@ _LAZY = {
     "create_match_request": "_wire",
     "match_report_from_proto": "_wire",
     "write_atomic": "_replay",
+    "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
 }
 __all__ = sorted(_LAZY)
 

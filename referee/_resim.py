@@ -8,9 +8,9 @@ This is what ``arena audit`` checks, and how ``arena replay --seat N`` shows wha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 import trio.testing
@@ -22,6 +22,9 @@ from . import gin
 from ._spec import MatchReport, MatchSpec
 from ._table import SeatLink, Table
 from ._timecontrol import TimeControl
+from .replays import ActionRecord, FaultRecord, HeaderRecord, Replay, ReplayVisitor, ResultRecord
+
+_T = TypeVar("_T")
 
 
 class ReplayError(ValueError):
@@ -80,66 +83,85 @@ class _ScriptedSeat:
         pass
 
 
-def spec_from_header(header: dict[str, Any], result: dict[str, Any]) -> MatchSpec:
+def spec_from_header(header: HeaderRecord, result: ResultRecord) -> MatchSpec:
     """The match spec a replay's header and result describe (the seed is the revealed one)."""
     try:
         return MatchSpec(
-            players=tuple(header["players"]),
-            rules=gin.RuleSet.from_dict(header["rules"]),
-            time_control=TimeControl.parse(header["time_control"]),
-            fault_policy=header["fault_policy"],
-            reconnect_grace_ms=header["reconnect_grace_ms"],
-            connect_timeout_ms=header["connect_timeout_ms"],
-            repeat_illegal=header["repeat_illegal"],
-            seed=bytes.fromhex(result["seed"]),
-            match_id=header["match_id"],
-            mix_nonces=header["mix_nonces"],
-            max_actions_per_deal=header["max_actions_per_deal"],
+            players=header.players,
+            rules=gin.RuleSet.from_dict(header.rules),
+            time_control=TimeControl.parse(header.time_control),
+            fault_policy=header.fault_policy,  # type: ignore[arg-type]  # MatchSpec checks it
+            reconnect_grace_ms=header.reconnect_grace_ms,
+            connect_timeout_ms=header.connect_timeout_ms,
+            repeat_illegal=header.repeat_illegal,
+            seed=bytes.fromhex(result.seed),
+            match_id=header.match_id,
+            mix_nonces=header.mix_nonces,
+            max_actions_per_deal=header.max_actions_per_deal,
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ReplayError(f"the header cannot describe a match: {e!r}") from None
 
 
-def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
+class _Script(ReplayVisitor):
+    """What the seats did, as the replay tells it: each seat's answers by request id, the
+    requests it left unanswered or disconnected on, the seats that never connected, a crash."""
+
+    def __init__(self, seats: int) -> None:
+        self.answers: list[dict[int, tuple[game_pb2.Action, int]]] = [{} for _ in range(seats)]
+        self.silent: list[set[int]] = [set() for _ in range(seats)]
+        self.disconnect: list[set[int]] = [set() for _ in range(seats)]
+        self.missing: set[int] = set()
+        self.crash: tuple[int, int, int, str] | None = None
+        """seat, decisions, after_request, detail"""
+
+    def visit_action(self, record: ActionRecord) -> None:
+        if record.request_id:
+            action = wire.action_to_proto(gin.parse_action(record.action))
+            self.answers[record.seat][record.request_id] = (action, record.think_us)
+
+    def visit_fault(self, record: FaultRecord) -> None:
+        seat, term = record.seat, record.termination
+        if term == "failed_to_connect":
+            self.missing.update(_given(record.missing, "missing"))
+        elif term == "crashed":
+            self.crash = (seat, record.decisions, _given(record.after_request, "after_request"), record.detail)
+        elif record.raw_kind is not None:
+            raw = game_pb2.Action(kind=record.raw_kind, card=_given(record.raw_card, "raw_card"))  # type: ignore[arg-type]
+            self.answers[seat][_given(record.request_id, "request_id")] = (raw, _given(record.used_us, "used_us"))
+        elif term == "disconnected":
+            self.disconnect[seat].add(_given(record.request_id, "request_id"))
+        else:
+            self.silent[seat].add(_given(record.request_id, "request_id"))
+
+
+def _given(value: _T | None, name: str) -> _T:
+    if value is None:
+        raise ReplayError(f"malformed record: a fault record without {name!r}")
+    return value
+
+
+def resimulate(replay: Replay) -> Resimulation:
     """Play the recorded match again through a :class:`Table` on a mock clock."""
-    if not records or records[0].get("type") != "header" or records[-1].get("type") != "result":
+    header, result = replay.header, replay.result
+    if result is None:
         raise ReplayError("a replay starts with a header record and ends with a result record")
-    header, result = records[0], records[-1]
     spec = spec_from_header(header, result)
-    scripts: list[dict[int, tuple[game_pb2.Action, int]]] = [{} for _ in spec.players]
-    silent: list[set[int]] = [set() for _ in spec.players]
-    disconnect: list[set[int]] = [set() for _ in spec.players]
-    missing: set[int] = set()
-    crash: tuple[int, int, int, str] | None = None  # seat, decisions, after_request, detail
+    script = _Script(len(spec.players))
     try:
-        for rec in records:
-            kind = rec["type"]
-            if kind == "action" and rec["request_id"]:
-                action = wire.action_to_proto(gin.parse_action(rec["action"]))
-                scripts[rec["seat"]][rec["request_id"]] = (action, rec["think_us"])
-            elif kind == "fault":
-                seat, term = rec["seat"], rec["termination"]
-                if term == "failed_to_connect":
-                    missing.update(rec["missing"])
-                elif term == "crashed":
-                    crash = (seat, rec["decisions"], rec["after_request"], rec["detail"])
-                elif "raw_kind" in rec:
-                    raw = game_pb2.Action(kind=rec["raw_kind"], card=rec["raw_card"])
-                    scripts[seat][rec["request_id"]] = (raw, rec["used_us"])
-                elif term == "disconnected":
-                    disconnect[seat].add(rec["request_id"])
-                else:
-                    silent[seat].add(rec["request_id"])
-        bots = header["bots"]
-        event_messages = [bool(x) for x in header.get("event_messages", [True] * len(bots))]
-        # A seat that never connected has no bot name (a connected bot always gets one).
-        missing.update(seat for seat, name in enumerate(bots) if not name)
-        nonces = [bytes.fromhex(n) for n in result["nonces"]]
-        decisions_total = result["decisions"]
-        cancel_reason = result["detail"] if result["termination"] == "aborted" and "stalling" not in result["detail"] \
-            else None
-    except (KeyError, TypeError, ValueError, gin.IllegalActionError) as e:
+        replay.accept(script)
+        if not all(0 <= seat < len(spec.players) for seat in script.missing):
+            raise ValueError(f"no such seat among the missing: {sorted(script.missing)}")
+        bots = header.bots
+        event_messages = [header.events_for(seat) for seat in range(len(bots))]
+        nonces = [bytes.fromhex(n) for n in result.nonces]
+    except (IndexError, TypeError, ValueError, gin.IllegalActionError) as e:
         raise ReplayError(f"malformed record: {e!r}") from None
+    # A seat that never connected has no bot name (a connected bot always gets one).
+    missing = script.missing | {seat for seat, name in enumerate(bots) if not name}
+    crash = script.crash
+    decisions_total = result.decisions
+    cancel_reason = result.detail if result.termination == "aborted" and "stalling" not in result.detail else None
 
     async def main() -> Resimulation:
         table = Table(spec, None, lambda t: None, quiet=True)
@@ -153,8 +175,8 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
         async with trio.open_nursery() as nursery:
             sessions = []
             for seat, link in enumerate(table.links):
-                s = _ScriptedSeat(seat, bots[seat], nonces[seat], not event_messages[seat], scripts[seat],
-                                  silent[seat], disconnect[seat], nursery, on_request)
+                s = _ScriptedSeat(seat, bots[seat], nonces[seat], not event_messages[seat], script.answers[seat],
+                                  script.silent[seat], script.disconnect[seat], nursery, on_request)
                 s.link = link
                 sessions.append(s)
                 if seat not in missing:

@@ -6,7 +6,6 @@ the referee's event loop."""
 from __future__ import annotations
 
 import csv
-import json
 import os
 import sqlite3
 import subprocess
@@ -14,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from referee.replays import ActionRecord, read_replay
 
 BOTS = """
 [[bot]]
@@ -53,9 +54,7 @@ def test_concurrency_8_no_time_losses(tmp_path: Path) -> None:
     assert peak == 8
     worst = 0.0
     for r in rows:
-        for line in Path(r["replay_path"]).read_text().splitlines():
-            rec = json.loads(line)
-            if rec["type"] == "action":
-                # think_us (newer replays) or think_ms
-                worst = max(worst, rec["think_us"] / 1000 if "think_us" in rec else rec["think_ms"])
+        for rec in read_replay(r["replay_path"]).records:
+            if isinstance(rec, ActionRecord):
+                worst = max(worst, rec.think_us / 1000)
     assert worst <= 550

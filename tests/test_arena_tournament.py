@@ -12,7 +12,6 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import trio
 
@@ -23,6 +22,7 @@ from arena.runner import PlaySettings, Runner, StallMonitor
 from arena.schedule import GameJob
 from referee import MatchContext, MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
+from referee.replays import DealEndRecord, DealRecord, FaultRecord, read_replay
 
 TESTBOT = '["{python}", "-m", "arena._testbot"'
 
@@ -40,10 +40,6 @@ def manifest(path: Path, bots: dict[str, str]) -> Path:
 def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
                           timeout=timeout)
-
-
-def read_replay(path: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
 def final_hash(path: str) -> str:
@@ -118,26 +114,25 @@ def test_round_robin_with_concurrency_and_duplicate_deals(tmp_path: Path) -> Non
     assert len(by_pair) == 6
     for key, (a, b) in by_pair.items():
         ra, rb = read_replay(a["replay_path"]), read_replay(b["replay_path"])
-        ha, hb = ra[0], rb[0]
-        assert ha["type"] == hb["type"] == "header"
-        assert ha["players"] == hb["players"][::-1], key  # seats swapped
-        deals_a = {(d["game"], d["deal"]): d for d in ra if d["type"] == "deal"}
-        deals_b = {(d["game"], d["deal"]): d for d in rb if d["type"] == "deal"}
+        ha, hb = ra.header, rb.header
+        assert ha.players == hb.players[::-1], key  # seats swapped
+        deals_a = {(d.game, d.deal): d for d in ra.records if isinstance(d, DealRecord)}
+        deals_b = {(d.game, d.deal): d for d in rb.records if isinstance(d, DealRecord)}
         common = sorted(set(deals_a) & set(deals_b))
         assert (1, 1) in common
-        dead_a = {(d["game"], d["deal"]) for d in ra if d["type"] == "deal_end" and d["kind"] == "dead"}
-        dead_b = {(d["game"], d["deal"]) for d in rb if d["type"] == "deal_end" and d["kind"] == "dead"}
+        dead_a = {(d.game, d.deal) for d in ra.records if isinstance(d, DealEndRecord) and d.content.kind == "dead"}
+        dead_b = {(d.game, d.deal) for d in rb.records if isinstance(d, DealEndRecord) and d.content.kind == "dead"}
         for k in common:
             # The same cards, dealt by the same seat — which is the other bot — as long as the
             # deals before ended alike (after a dead hand the same player deals again).
-            assert deals_a[k]["deck"] == deals_b[k]["deck"], (key, k)
+            assert deals_a[k].deck == deals_b[k].deck, (key, k)
             earlier = {(g, d) for g, d in dead_a ^ dead_b if (g, d) < k}
             if not earlier:
-                assert deals_a[k]["dealer"] == deals_b[k]["dealer"], (key, k)
-        first_dealer_a = ha["players"][deals_a[(1, 1)]["dealer"]]
-        first_dealer_b = hb["players"][deals_b[(1, 1)]["dealer"]]
+                assert deals_a[k].dealer == deals_b[k].dealer, (key, k)
+        first_dealer_a = ha.players[deals_a[(1, 1)].dealer]
+        first_dealer_b = hb.players[deals_b[(1, 1)].dealer]
         assert first_dealer_a != first_dealer_b
-        assert ra[-1]["seed"] == rb[-1]["seed"]
+        assert ra.result is not None and rb.result is not None and ra.result.seed == rb.result.seed
     assert leftover_processes(referee_port(run)) == []
 
 
@@ -185,8 +180,8 @@ def test_substitute_policy_plays_on(tmp_path: Path) -> None:
         quitter_seat = g["players"].index("quitter")
         assert g["termination"] == "normal", g
         assert g["substituted_seats"] == [quitter_seat], g
-        faults = [r for r in read_replay(g["replay_path"]) if r["type"] == "fault"]
-        assert faults and faults[0]["termination"] == "crashed" and faults[0]["policy"] == "substitute"
+        faults = [r for r in read_replay(g["replay_path"]).records if isinstance(r, FaultRecord)]
+        assert faults and faults[0].termination == "crashed" and faults[0].policy == "substitute"
 
 
 # ----- a time loss while the arena itself was stalled is not scored -----

@@ -15,6 +15,7 @@ streams. Then:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import random
@@ -33,10 +34,10 @@ from arena import audit
 from arena.cli import main as arena_main
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
-from referee._replay import GENESIS, canonical, read_replay
 from referee._resim import resimulate
 from referee._table import SeatLink, Table
 from referee.gin import DECK, RuleSet
+from referee.replays import GENESIS, ActionRecord, DealEndRecord, DealRecord, Replay, canonical, read_replay
 
 # ----------------------------------------------------------------------------------------------
 # a small run of matches, in-process on a mock clock
@@ -246,12 +247,13 @@ def test_the_small_run_covers_what_it_should(run: RunFixture) -> None:
     assert run.reports["substitute"].substituted_seats == (0,) and terms["substitute"] == "normal"
     assert run.reports["sub-late"].substituted_seats == (1,)
     assert run.reports["disconnect"].substituted_seats == (1,)
-    kinds = {r["type"] for p in run.replays.values() for r in read_replay(p)}
+    kinds = {r.KIND for p in run.replays.values() for r in read_replay(p).records}
     assert kinds == set(audit.RECORD_TYPES), kinds
-    dead = [r for r in read_replay(run.replays["reshuffle"]) if r["type"] == "deal_end" and r["kind"] == "dead"]
+    dead = [r for r in read_replay(run.replays["reshuffle"]).records
+            if isinstance(r, DealEndRecord) and r.content.kind == "dead"]
     assert dead, "the reshuffle match has a dead hand after its reshuffle"
     for name, seats in LEAN.items():
-        assert read_replay(run.replays[name])[0]["event_messages"] == [not lean for lean in seats]
+        assert read_replay(run.replays[name]).header.event_messages == tuple(not lean for lean in seats)
     assert terms["lean-normal"] == "normal" and terms["lean-silent"] == "time_forfeit"
     assert run.reports["lean-substitute"].substituted_seats == (0,)
 
@@ -516,27 +518,31 @@ def test_forged_fields_are_named(run: RunFixture, record_type: str, path: tuple[
 
 
 def test_the_clocks_are_checked_against_a_time_bank(run: RunFixture) -> None:
-    lines = audit.split_lines(run.replays["substitute"].read_bytes())
-    records = [json.loads(x) for x in lines]
-    i = next(j for j, r in enumerate(records) if r["type"] == "action" and r["request_id"] and j > 20)
-    records[i]["clocks"][records[i]["seat"]] += 1
+    replay = read_replay(run.replays["substitute"])
+    records = list(replay.records)
+    i = next(j for j, r in enumerate(records) if isinstance(r, ActionRecord) and r.request_id and j > 20)
+    rec = records[i]
+    assert isinstance(rec, ActionRecord)
+    clocks = list(rec.clocks)
+    clocks[rec.seat] += 1
+    records[i] = dataclasses.replace(rec, clocks=tuple(clocks))
     with pytest.raises(audit._Stop) as e:
-        audit.check_clocks(records)
+        audit.check_clocks(dataclasses.replace(replay, records=tuple(records)))
     assert e.value.discrepancy.seq == i and e.value.discrepancy.field == "clocks"
 
 
 # ----------------------------------------------------------------------------------------------
 # the information check and the digests
 # ----------------------------------------------------------------------------------------------
-def _rerun(path: Path) -> tuple[list[dict[str, Any]], list[list[bot_pb2.RefereeMessage]]]:
-    records = read_replay(path)
-    again = resimulate(records)
-    return records, [list(m) for m in again.seat_messages]
+def _rerun(path: Path) -> tuple[Replay, list[list[bot_pb2.RefereeMessage]]]:
+    replay = read_replay(path)
+    again = resimulate(replay)
+    return replay, [list(m) for m in again.seat_messages]
 
 
-def _opponent_card(records: list[dict[str, Any]], seat: int) -> str:
-    deal = next(r for r in records if r["type"] == "deal")
-    return str(deal["deck"][0:20:2][0] if seat == deal["dealer"] else deal["deck"][1:20:2][0])
+def _opponent_card(replay: Replay, seat: int) -> str:
+    deal = next(r for r in replay.records if isinstance(r, DealRecord))
+    return str(deal.deck[0:20:2][0] if seat == deal.dealer else deal.deck[1:20:2][0])
 
 
 def test_a_leaked_card_in_a_hand_is_caught(run: RunFixture) -> None:
@@ -555,11 +561,12 @@ def test_a_leaked_card_in_a_hand_is_caught(run: RunFixture) -> None:
 
 def test_an_opponents_stock_draw_shown_in_an_event_is_caught(run: RunFixture) -> None:
     records, msgs = _rerun(run.replays["normal"])
-    draw = next(r for r in records if r["type"] == "action" and r["action"] == "draw_stock")
-    watcher = 1 - draw["seat"]
+    draw_seq, draw = next((j, r) for j, r in enumerate(records.records)
+                          if isinstance(r, ActionRecord) and r.action == "draw_stock")
+    watcher = 1 - draw.seat
     # the watcher's events in that deal: find the one for this draw (same position in the deal)
-    deal_seq = max(r["seq"] for r in records if r["type"] == "deal" and r["seq"] < draw["seq"])
-    k = sum(1 for r in records[deal_seq:draw["seq"] + 1] if r["type"] in ("action", "reshuffle"))
+    deal_seq = max(j for j, r in enumerate(records.records) if isinstance(r, DealRecord) and j < draw_seq)
+    k = sum(1 for r in records.records[deal_seq:draw_seq + 1] if r.KIND in ("action", "reshuffle"))
     events = 0
     target = None
     for j, m in enumerate(msgs[watcher]):
@@ -573,33 +580,36 @@ def test_an_opponents_stock_draw_shown_in_an_event_is_caught(run: RunFixture) ->
                 break
     assert target is not None and msgs[watcher][target].event.card == ""
     leaked = copy.deepcopy(msgs)
-    leaked[watcher][target].event.card = draw["card"]
+    assert draw.card is not None
+    leaked[watcher][target].event.card = draw.card
     with pytest.raises(audit._Stop) as e:
         audit.check_information(records, leaked)
-    assert e.value.discrepancy.field.endswith("(event) event.card") and e.value.discrepancy.seq == draw["seq"]
+    assert e.value.discrepancy.field.endswith("(event) event.card") and e.value.discrepancy.seq == draw_seq
 
 
 def test_a_defender_shown_the_knock_discard_is_caught(run: RunFixture) -> None:
     for path in run.replays.values():
         records, msgs = _rerun(path)
-        end = next((r for r in records if r["type"] == "deal_end" and r["knock_discard"]), None)
+        end_seq, end = next(((j, r) for j, r in enumerate(records.records)
+                             if isinstance(r, DealEndRecord) and r.content.knock_discard), (0, None))
         if end is not None:
             break
-    assert end is not None
-    defender = 1 - end["knocker"]
+    assert end is not None and end.content.knocker is not None
+    defender = 1 - end.content.knocker
     j = next(j for j, m in enumerate(msgs[defender]) if m.WhichOneof("kind") == "deal_finished"
-             and (m.deal_finished.result.game_number, m.deal_finished.result.deal_number) == (end["game"], end["deal"]))
+             and (m.deal_finished.result.game_number, m.deal_finished.result.deal_number) == (end.game, end.deal))
     assert msgs[defender][j].deal_finished.result.knock_discard == ""
     leaked = copy.deepcopy(msgs)
-    leaked[defender][j].deal_finished.result.knock_discard = end["knock_discard"]
+    leaked[defender][j].deal_finished.result.knock_discard = end.content.knock_discard
     with pytest.raises(audit._Stop) as e:
         audit.check_information(records, leaked)
-    assert e.value.discrepancy.found == end["knock_discard"] and e.value.discrepancy.seq == end["seq"]
+    assert e.value.discrepancy.found == end.content.knock_discard and e.value.discrepancy.seq == end_seq
 
 
 def test_a_changed_message_changes_the_digest(run: RunFixture) -> None:
     records, msgs = _rerun(run.replays["normal"])
-    assert audit.check_digests(records, msgs, []) == records[-1]["messages"]
+    assert records.result is not None
+    assert audit.check_digests(records, msgs, []) == list(records.result.messages)
     msgs[0][3].match_id = "other"
     with pytest.raises(audit._Stop) as e:
         audit.check_digests(records, msgs, [])

@@ -246,7 +246,8 @@ def test_ctrl_c_ends_the_match_and_its_bots(tmp_path: Path) -> None:
 
 def test_a_context_on_a_remote_referee_plays_there(tmp_path: Path) -> None:
     server = subprocess.Popen(
-        [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0", "--replays", str(tmp_path / "remote")],
+        [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0",
+         "--replays", str(tmp_path / "remote")],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     try:

@@ -18,9 +18,9 @@ import trio
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
-from referee._replay import read_replay
 from referee._resim import resimulate
 from referee.gin import RuleSet
+from referee.replays import read_replay
 from tests._bots import Client, knock_first
 
 SHORT = RuleSet.classic(target=60)  # several deals: every seat gets to act

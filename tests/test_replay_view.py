@@ -20,9 +20,9 @@ from arena import replay_view
 from arena._replay_model import MatchView, load
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
-from referee._replay import read_replay
 from referee._resim import resimulate
 from referee.gin import RuleSet
+from referee.replays import ActionRecord, DealEndRecord, DealRecord, read_replay
 from tests.test_audit import Answer, Behaviour, illegal_at, no_knock_in_first_deal, play_match
 
 
@@ -51,19 +51,19 @@ def view(match: tuple[Path, MatchReport]) -> MatchView:
 
 
 def test_positions_agree_with_the_records(view: MatchView, match: tuple[Path, MatchReport]) -> None:
-    records = read_replay(match[0])
-    assert len(view.deals) == sum(1 for r in records if r["type"] == "deal")
-    assert len(view.positions) == len(view.deals) + sum(1 for r in records if r["type"] == "action")
+    records = read_replay(match[0]).records
+    assert len(view.deals) == sum(1 for r in records if isinstance(r, DealRecord))
+    assert len(view.positions) == len(view.deals) + sum(1 for r in records if isinstance(r, ActionRecord))
     assert any(p.last is not None and p.last.reshuffled for p in view.positions), "a reshuffle is shown"
     assert any(p.last is not None and p.last.substitute for p in view.positions), "the substitute's moves are shown"
-    ends = [r for r in records if r["type"] == "deal_end"]
+    ends = [r.content for r in records if isinstance(r, DealEndRecord)]
     for deal, end in zip(view.deals, ends, strict=True):
-        assert deal.end is not None and deal.end.kind == end["kind"] and deal.end.points == end["points"]
+        assert deal.end is not None and deal.end.kind == end.kind and deal.end.points == end.points
         final = deal.positions[-1]
-        if end["kind"] != "dead":
-            assert [[str(c) for c in h] for h in final.hands] == end["hands"]
-            laid = [str(c) for s in deal.end.seats for c in s.laid_off]
-            assert laid == end["layoffs"]
+        if end.kind != "dead":
+            assert tuple(tuple(str(c) for c in h) for h in final.hands) == end.hands
+            laid = tuple(str(c) for s in deal.end.seats for c in s.laid_off)
+            assert laid == end.layoffs
     for p in view.positions:
         held = sum(len(h) for h in p.hands) + len(p.discard_pile) + p.stock_size
         knocked = p.last is not None and p.last.kind == "knock"
@@ -131,12 +131,13 @@ def test_summary_step_deal_and_all(view: MatchView, match: tuple[Path, MatchRepo
 def test_seat_view_prints_exactly_what_the_seat_was_sent(match: tuple[Path, MatchReport]) -> None:
     path = match[0]
     records = read_replay(path)
-    result = records[-1]
+    result = records.result
+    assert result is not None
     for seat in (0, 1):
         code, out = _run(["replay", str(path), "--seat", str(seat)])
         lines = out.splitlines()
         assert code == 0 and "matches the replay's result record ✓" in lines[0]
-        assert len(lines) - 1 == result["messages"][seat]
+        assert len(lines) - 1 == result.messages[seat]
         assert lines[1].startswith("#0    match_started: ") and f"you are seat {seat}" in lines[1]
         kinds = [line.split()[1].rstrip(":") for line in lines[1:]]
         assert set(kinds) <= set(replay_view.STORY_KINDS) and "deal_finished" in kinds
@@ -153,7 +154,7 @@ def test_seat_view_prints_exactly_what_the_seat_was_sent(match: tuple[Path, Matc
         if m.WhichOneof("kind") in replay_view.STORY_KINDS:
             data = m.SerializeToString(deterministic=True)
             h.update(struct.pack(">I", len(data)) + data)
-    assert h.hexdigest() == result["message_digests"][1]
+    assert h.hexdigest() == result.message_digests[1]
     assert _run(["replay", str(path), "--raw"])[0] == 2
 
 
