@@ -132,7 +132,7 @@ def _check_seed(seed: int, monkeypatch: pytest.MonkeyPatch) -> int:
             alt_deck[i] = c
         assert sorted(alt_deck) == sorted(DECK)
 
-        def patched(s: bytes, game: int, d: int, _n=deal_no, _alt=alt_deck) -> list[Card]:
+        def patched(s: bytes, game: int, d: int, _n: int = deal_no, _alt: list[Card] = alt_deck) -> list[Card]:
             return list(_alt) if (game, d) == (1, _n) else deck_for_deal(s, game, d)
 
         monkeypatch.setattr(engine_match, "deck_for_deal", patched)

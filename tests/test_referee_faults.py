@@ -7,7 +7,7 @@ import asyncio
 import hashlib
 import random
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ SHORT = RuleSet.classic(target=60)  # several deals: every seat gets to act
 
 def run_match(
     spec: MatchSpec,
-    behaviours: list[Callable[[Client], Awaitable[None]] | None],
+    behaviours: list[Callable[[Client], Coroutine[Any, Any, None]] | None],
     replay_dir: Path | None = None,
     extra: Callable[[referee.Referee, referee.Table], Awaitable[None]] | None = None,
 ) -> tuple[MatchReport, list[Client]]:

@@ -113,7 +113,7 @@ def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> N
 def test_events_are_converted_once_and_restart_with_each_deal() -> None:
     match = gin.Match(gin.RuleSet.classic(), b"events")
     log = wire.EventLog()
-    deals = set()
+    deals: set[tuple[int, int, int]] = set()
     for _ in range(5000):
         if len(deals) == 3 or match.is_over:
             break
