@@ -78,7 +78,7 @@ def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> N
         match = gin.Match(rules, seed.to_bytes(4, "big"))
         logs = [wire.EventLog(), wire.EventLog()]
         request_id = 0
-        while not match.is_over and checked < 40_000:
+        while not match.is_over and checked < 12_000:  # whole matches of long deals, 1 to 7 seeds
             seat = match.to_move
             assert seat is not None
             state = match.view(seat)
