@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.serial  # 8 games at once on 2 cores: with no other test beside them
+
 BOTS = """
 [[bot]]
 name = "greedy-a"
