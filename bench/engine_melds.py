@@ -1,8 +1,8 @@
 """Benchmark of the deadwood engine and the showdown scorer.
 
 Times ``min_deadwood_after_discard_mask`` on random 11-card hands and ``deadwood_mask`` on
-random 10-card hands (20,000 each, seeded), then ``score_showdown`` on the shared showdown
-vectors and on random deals. If OpenSpiel (``pyspiel``) is importable, its gin rummy
+random 10-card hands (20,000 each, seeded), then ``score_showdown`` on the showdown
+vectors of ``tests/vectors`` and on random deals. If OpenSpiel (``pyspiel``) is importable, its gin rummy
 ``GinRummyUtils.min_deadwood`` is timed on the same hands, from Python, for comparison.
 
 Run: ``PYTHONPATH=. python bench/engine_melds.py [--hands N] [--seed S]``
@@ -25,7 +25,8 @@ from referee.gin._melds import deadwood_mask, min_deadwood_after_discard_mask
 from referee.gin._showdown import score_showdown
 
 ROOT = Path(__file__).resolve().parents[1]
-VECTOR_DIRS = (ROOT.parent / "shared" / "vectors", ROOT / "tests" / "vectors")
+VECTORS = ROOT / "tests" / "vectors"
+"""The rule test vectors kept in the repository."""
 
 
 def random_masks(rng: random.Random, n: int, size: int) -> list[int]:
@@ -82,12 +83,10 @@ def summary(name: str, times: list[float], mean_loop: float | None = None) -> fl
     return med
 
 
-def load_showdowns() -> list[dict[str, Any]]:
-    for d in VECTOR_DIRS:
-        f = d / "showdown.jsonl"
-        if f.exists():
-            return [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
-    return []
+def load_vectors(name: str) -> list[dict[str, Any]]:
+    """The records of the vector file ``name`` in ``tests/vectors``."""
+    text = (VECTORS / name).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def openspiel_utils() -> Any | None:
@@ -137,7 +136,7 @@ def main() -> None:
         per_call_us(min_deadwood_after_discard_mask, [slow] * 2000),
     )
 
-    vectors = load_showdowns()
+    vectors = load_vectors("showdown.jsonl")
     if vectors:
         pairs = [(parse_cards(v["knocker"]), parse_cards(v["defender"])) for v in vectors]
         summary(
@@ -178,19 +177,14 @@ def main() -> None:
         f"OpenSpiel disagrees with the exact value on {wrong}/{len(h11)} random 11-card hands "
         f"and {wrong10}/{len(h10)} random 10-card hands"
     )
-    for d in VECTOR_DIRS:
-        f = d / "deadwood.jsonl"
-        if f.exists():
-            recs = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
-            eleven = [r for r in recs if len(r["hand"]) == 11]
-            off = [
-                r["kind"]
-                for r in eleven
-                if fn(to_openspiel(to_mask(parse_cards(r["hand"])))) != r["deadwood_after_best_discard"]
-            ]
-            kinds = {k: off.count(k) for k in sorted(set(off))}
-            print(f"OpenSpiel disagrees on {len(off)}/{len(eleven)} 11-card vectors: {kinds}")
-            break
+    eleven = [r for r in load_vectors("deadwood.jsonl") if len(r["hand"]) == 11]
+    off = [
+        r["kind"]
+        for r in eleven
+        if fn(to_openspiel(to_mask(parse_cards(r["hand"])))) != r["deadwood_after_best_discard"]
+    ]
+    kinds = {k: off.count(k) for k in sorted(set(off))}
+    print(f"OpenSpiel disagrees on {len(off)}/{len(eleven)} 11-card vectors: {kinds}")
 
 
 if __name__ == "__main__":

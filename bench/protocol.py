@@ -319,7 +319,7 @@ DESIGNS = {
 }
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="one repetition, short windows, bare/referee only (~40 s)")
@@ -343,7 +343,11 @@ def main() -> int:
     parser.add_argument("--skip-b", action="store_true", help="skip (b) (the 500-match runs)")
     parser.add_argument("--b-bots", choices=["lean", "events"], default="lean",
                         help="(b)'s bots: lean (no event messages, as the sample bots; default) or events")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> int:
+    args = build_parser().parse_args()
     if args.quick:
         args.reps, args.window, args.warmup, args.think_ms = 1, 2.0, 0.7, 0.0
 
@@ -361,74 +365,9 @@ def main() -> int:
     replays.mkdir()
     began = time.monotonic()
     try:
-        bare, bare_addr = start_echo("bare-server", tmp)
-        relay, relay_addr = start_echo("relay-server", tmp)
-        ref, ref_addr = start_referee("referee", tmp, replays, args.log_level)
-        print(f"servers: bare pid {bare.pid}, relay pid {relay.pid}, referee pid {ref.pid}: {shlex.join(ref.argv)}")
-        setups = {
-            "bare": (bare, "ping", bare_addr, 1, 1), "bare3": (bare, "ping", bare_addr, 1, 3),
-            "relay": (relay, "relay", relay_addr, 1, 1), "referee": (ref, "bots", ref_addr, 2, 1),
-            "lean": (ref, "bots-lean", ref_addr, 2, 1),
-        }
-        if args.ab:
-            ab_replays = tmp / "replays-ab"
-            ab_replays.mkdir()
-            ab, ab_addr = start_referee("referee-ab", tmp, ab_replays, args.log_level, args.ab)
-            print(f"A/B: referee-ab pid {ab.pid}: PYTHONPATH={args.ab} {shlex.join(ab.argv)}")
-            setups["referee-ab"] = (ab, "bots", ab_addr, 2, 1)
-            setups["lean-ab"] = (ab, "bots-lean", ab_addr, 2, 1)
-            run_window("warm", ab, [client_argv("bots", ab_addr, 2, args)], tmp, 0.5, 0.5)
-        # Warm the referee (imports, first matches) before any window.
-        run_window("warm", ref, [client_argv("bots", ref_addr, 2, args)], tmp, 0.5, 0.5)
-        time.sleep(0.3)
-        ref_idle_kb, ref_idle_replays = ref.rss_kb(), len(list(replays.iterdir()))
-
-        n = args.streams
-        names = ["bare", "referee", "lean"] if args.quick else [d for d in DESIGNS if d in setups]
-        if args.designs:
-            names = [d for d in args.designs.split(",") if d in setups]
-            names = list(dict.fromkeys(["bare", "referee", *names]))  # the table needs these two
-        w1: dict[str, list[Window]] = {d: [] for d in names}
-        wn: dict[str, list[Window]] = {d: [] for d in names}
-        for rep in range(args.reps):
-            for streams, store in ((1, w1), (n, wn)):
-                for design in names:
-                    server, mode, addr, per, replies = setups[design]
-                    argv = client_argv(mode, addr, max(1, streams // per), args, replies=replies)
-                    w = run_window(design, server, [argv], tmp, args.warmup, args.window)
-                    store[design].append(w)
-                    print(f"  rep {rep + 1} {streams:3d} stream(s)  {design:8s} p50 {fmt_ms(w.pct(0.5))} "
-                          f"p99 {fmt_ms(w.pct(0.99))}  {w.rate:6.0f}/s  server CPU {w.cpu_per_op_us:6.1f} µs/op"
-                          f"  client CPU {sum(w.client_cpu) / w.seconds * 100:3.0f}%", flush=True)
-        ref_after_kb, ref_after_replays = ref.rss_kb(), len(list(replays.iterdir()))
-        for proc, *_ in setups.values():
-            stop(proc)
-
-        # (b): a fresh referee, many matches at once (held until all have started, then released).
-        wb: dict[float, Window] = {}
-        b_mode = "bots-lean" if args.b_bots == "lean" else "bots"
-        for think in () if args.skip_b else (0.0, *([args.think_ms] if args.think_ms else [])):
-            if think < 0:  # half the capacity: what the same 500 matches did with instant bots
-                think = args.think_ms = round(1000 * args.matches / (0.5 * wb[0.0].rate))
-            big, big_addr = start_referee(f"referee-b{think:g}", tmp, replays, args.log_level)
-            run_window("warm-b", big, [client_argv("bots", big_addr, 2, args)], tmp, 0.3, 0.3)
-            time.sleep(0.3)
-            idle = big.rss_kb()
-
-            def at_start(big: Proc = big) -> dict[str, Any]:
-                return {"rss_started_kb": big.rss_kb()}
-
-            w = run_window(f"b{think:g}", big, [client_argv(b_mode, big_addr, k, args, think_ms=think)
-                                                 for k in split(args.matches, args.clients)],
-                           tmp, max(args.warmup, 2.0), args.window * 3, at_start)
-            w.extra["rss_idle_kb"] = idle
-            wb[think] = w
-            stop(big)
-            print(f"  {args.matches} matches, think {think:g} ms: ramp {w.extra['ramp_s']:.1f} s, "
-                  f"p50 {fmt_ms(w.pct(0.5))} p99 {fmt_ms(w.pct(0.99))}, {w.rate:.0f} decisions/s, "
-                  f"server CPU {w.cpu_per_op_us:.0f} µs/decision", flush=True)
-
-        report(args, w1, wn, wb, replays, (ref_idle_kb, ref_idle_replays, ref_after_kb, ref_after_replays))
+        w1, wn, mem = run_interleaved(args, tmp, replays)
+        wb = run_many_matches(args, tmp, replays)
+        report(args, w1, wn, wb, replays, mem)
         print(f"whole run {time.monotonic() - began:.0f} s; load avg now {os.getloadavg()[0]:.2f}; medians of "
               f"{args.reps} interleaved windows of {args.window:g} s after {args.warmup:g} s of warm-up")
         return 0
@@ -441,6 +380,84 @@ def main() -> int:
             import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_interleaved(
+    args: argparse.Namespace, tmp: Path, replays: Path
+) -> tuple[dict[str, list[Window]], dict[str, list[Window]], tuple[int, int, int, int]]:
+    """(a): the designs' windows at 1 and ``--streams`` streams, interleaved; the windows and the
+    referee's memory (idle and after) with its replay counts."""
+    bare, bare_addr = start_echo("bare-server", tmp)
+    relay, relay_addr = start_echo("relay-server", tmp)
+    ref, ref_addr = start_referee("referee", tmp, replays, args.log_level)
+    print(f"servers: bare pid {bare.pid}, relay pid {relay.pid}, referee pid {ref.pid}: {shlex.join(ref.argv)}")
+    setups = {
+        "bare": (bare, "ping", bare_addr, 1, 1), "bare3": (bare, "ping", bare_addr, 1, 3),
+        "relay": (relay, "relay", relay_addr, 1, 1), "referee": (ref, "bots", ref_addr, 2, 1),
+        "lean": (ref, "bots-lean", ref_addr, 2, 1),
+    }
+    if args.ab:
+        ab_replays = tmp / "replays-ab"
+        ab_replays.mkdir()
+        ab, ab_addr = start_referee("referee-ab", tmp, ab_replays, args.log_level, args.ab)
+        print(f"A/B: referee-ab pid {ab.pid}: PYTHONPATH={args.ab} {shlex.join(ab.argv)}")
+        setups["referee-ab"] = (ab, "bots", ab_addr, 2, 1)
+        setups["lean-ab"] = (ab, "bots-lean", ab_addr, 2, 1)
+        run_window("warm", ab, [client_argv("bots", ab_addr, 2, args)], tmp, 0.5, 0.5)
+    # Warm the referee (imports, first matches) before any window.
+    run_window("warm", ref, [client_argv("bots", ref_addr, 2, args)], tmp, 0.5, 0.5)
+    time.sleep(0.3)
+    ref_idle_kb, ref_idle_replays = ref.rss_kb(), len(list(replays.iterdir()))
+
+    n = args.streams
+    names = ["bare", "referee", "lean"] if args.quick else [d for d in DESIGNS if d in setups]
+    if args.designs:
+        names = [d for d in args.designs.split(",") if d in setups]
+        names = list(dict.fromkeys(["bare", "referee", *names]))  # the table needs these two
+    w1: dict[str, list[Window]] = {d: [] for d in names}
+    wn: dict[str, list[Window]] = {d: [] for d in names}
+    for rep in range(args.reps):
+        for streams, store in ((1, w1), (n, wn)):
+            for design in names:
+                server, mode, addr, per, replies = setups[design]
+                argv = client_argv(mode, addr, max(1, streams // per), args, replies=replies)
+                w = run_window(design, server, [argv], tmp, args.warmup, args.window)
+                store[design].append(w)
+                print(f"  rep {rep + 1} {streams:3d} stream(s)  {design:8s} p50 {fmt_ms(w.pct(0.5))} "
+                      f"p99 {fmt_ms(w.pct(0.99))}  {w.rate:6.0f}/s  server CPU {w.cpu_per_op_us:6.1f} µs/op"
+                      f"  client CPU {sum(w.client_cpu) / w.seconds * 100:3.0f}%", flush=True)
+    ref_after_kb, ref_after_replays = ref.rss_kb(), len(list(replays.iterdir()))
+    for proc, *_ in setups.values():
+        stop(proc)
+    return w1, wn, (ref_idle_kb, ref_idle_replays, ref_after_kb, ref_after_replays)
+
+
+def run_many_matches(args: argparse.Namespace, tmp: Path, replays: Path) -> dict[float, Window]:
+    """(b): a fresh referee, many matches at once (held until all have started, then released),
+    with instant bots and then (b') with thinking bots; the windows by think time."""
+    wb: dict[float, Window] = {}
+    b_mode = "bots-lean" if args.b_bots == "lean" else "bots"
+    for think in () if args.skip_b else (0.0, *([args.think_ms] if args.think_ms else [])):
+        if think < 0:  # half the capacity: what the same 500 matches did with instant bots
+            think = args.think_ms = round(1000 * args.matches / (0.5 * wb[0.0].rate))
+        big, big_addr = start_referee(f"referee-b{think:g}", tmp, replays, args.log_level)
+        run_window("warm-b", big, [client_argv("bots", big_addr, 2, args)], tmp, 0.3, 0.3)
+        time.sleep(0.3)
+        idle = big.rss_kb()
+
+        def at_start(big: Proc = big) -> dict[str, Any]:
+            return {"rss_started_kb": big.rss_kb()}
+
+        w = run_window(f"b{think:g}", big, [client_argv(b_mode, big_addr, k, args, think_ms=think)
+                                             for k in split(args.matches, args.clients)],
+                       tmp, max(args.warmup, 2.0), args.window * 3, at_start)
+        w.extra["rss_idle_kb"] = idle
+        wb[think] = w
+        stop(big)
+        print(f"  {args.matches} matches, think {think:g} ms: ramp {w.extra['ramp_s']:.1f} s, "
+              f"p50 {fmt_ms(w.pct(0.5))} p99 {fmt_ms(w.pct(0.99))}, {w.rate:.0f} decisions/s, "
+              f"server CPU {w.cpu_per_op_us:.0f} µs/decision", flush=True)
+    return wb
 
 
 def report(

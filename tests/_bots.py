@@ -71,7 +71,7 @@ class Client:
 
         decide = decide or default
         async with grpc.aio.insecure_channel(self.address) as channel:
-            self.call = bot_pb2_grpc.BotServiceStub(channel).Play()
+            self.call = bot_pb2_grpc.BotServiceStub(channel).Play(None)
             hello = first or bot_pb2.BotMessage(hello=bot_pb2.Hello(
                 bot_name=self.name, token=self.token, protocol_version=self.protocol_version, nonce=self.nonce))
             try:

@@ -16,6 +16,8 @@ import pytest
 
 from referee.replays import ActionRecord, read_replay
 
+pytestmark = pytest.mark.serial  # 8 games at once on 2 cores: with no other test beside them
+
 BOTS = """
 [[bot]]
 name = "greedy-a"

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 from arena.manifest import BotSpec
@@ -136,6 +137,7 @@ def test_round_robin_with_concurrency_and_duplicate_deals(tmp_path: Path) -> Non
     assert leftover_processes(referee_port(run)) == []
 
 
+@pytest.mark.serial  # a 0.3 s clock and a 4 s connect timeout tell the good bot from the faulty ones
 def test_faulty_bots_are_scored_by_the_fault_policy(tmp_path: Path) -> None:
     bots = manifest(tmp_path / "bots.toml", {
         "good": "",

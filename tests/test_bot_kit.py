@@ -4,6 +4,7 @@ so that nothing here needs the real referee server."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import queue
 import random
@@ -508,11 +509,19 @@ JS_DIR = ROOT / "sample_bots" / "js"
 
 
 @pytest.fixture(scope="module")
-def js_modules() -> Path:
+def js_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``npm ci`` in sample_bots/js if node_modules is missing (fails when it cannot: the JS bot
-    is part of what CI proves)."""
+    is part of what CI proves). Test workers (pytest-xdist) share one temporary root: a lock
+    there keeps two of them from running ``npm ci`` in the same folder at once."""
     if shutil.which("node") is None:
         pytest.fail("node is not installed: the JavaScript bot needs Node.js >= 18")
+    with (tmp_path_factory.getbasetemp().parent / "npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _npm_ci_if_missing()
+    return JS_DIR / "node_modules"
+
+
+def _npm_ci_if_missing() -> None:
     if not (JS_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
         npm = shutil.which("npm")
         if npm is None:
@@ -521,7 +530,6 @@ def js_modules() -> Path:
                               text=True, timeout=300)
         if done.returncode != 0:
             pytest.fail(f"npm ci failed: {done.stderr[-500:]}")
-    return JS_DIR / "node_modules"
 
 
 def test_js_bot_loads_the_proto_files(js_modules: Path) -> None:

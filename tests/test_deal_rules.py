@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from referee.gin import (
+    Action,
     BigGin,
     Deal,
     Discard,
@@ -57,12 +58,12 @@ def test_rule_3_dealer_one_mirrors_seats() -> None:
 
 def test_rule_4_upcard_offered_to_non_dealer_then_dealer_then_stock_only() -> None:
     deal = knock_deal()
-    assert deal.phase == "upcard" and deal.to_move == 1
+    assert (deal.phase, deal.to_move) == ("upcard", 1)
     assert set(deal.legal_actions()) == {TakeUpcard(), Pass()}
     deal.apply(Pass())
-    assert deal.phase == "upcard" and deal.to_move == 0
+    assert (deal.phase, deal.to_move) == ("upcard", 0)
     deal.apply(Pass())
-    assert deal.phase == "draw" and deal.to_move == 1
+    assert (deal.phase, deal.to_move) == ("draw", 1)
     assert deal.legal_actions() == [DrawStock()]
     before = snapshot(deal)
     with pytest.raises(IllegalActionError, match="must be from the stock"):
@@ -77,9 +78,9 @@ def test_rule_4_dealer_may_take_the_upcard_after_a_pass() -> None:
     deal = knock_deal()
     deal.apply(Pass())
     deal.apply(TakeUpcard())
-    assert deal.to_move == 0 and deal.phase == "discard" and C("2c") in deal.hand(0)
+    assert (deal.to_move, deal.phase) == (0, "discard") and C("2c") in deal.hand(0)
     deal.apply(Discard(C("Qh")))
-    assert deal.to_move == 1 and deal.phase == "draw"
+    assert (deal.to_move, deal.phase) == (1, "draw")
 
 
 def test_rule_5_card_taken_from_discard_pile_cannot_be_discarded_that_turn() -> None:
@@ -337,6 +338,7 @@ def test_rule_11_oklahoma_spade_upcard_doubles_the_deal() -> None:
 
 def test_rule_12_illegal_action_changes_nothing_in_any_phase() -> None:
     deal = knock_deal()
+    bad: Action
     for bad in (DrawStock(), Discard(C("As")), Knock(C("As")), BigGin(), DrawDiscard()):
         before = snapshot(deal)
         with pytest.raises(IllegalActionError):

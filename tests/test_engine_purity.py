@@ -1,39 +1,77 @@
-"""referee.gin is pure: importing it loads no transport, concurrency or logging library."""
+"""Every game under ``referee`` is pure: standard library only, no I/O, no clock, no randomness
+but from the seed it is given. Importing it loads no transport, concurrency or logging library."""
 
+from __future__ import annotations
+
+import ast
 import subprocess
 import sys
 
+import pytest
+
+from tests import _structure as src
+
+GAMES = ("referee.gin",)
+"""The game packages under ``referee`` (a new game is added here: it is then held to the same
+rules). ``test_every_package_under_referee_is_classified`` keeps this list complete."""
+NOT_GAMES: tuple[str, ...] = ()
+"""Packages under ``referee`` that are plumbing, not games."""
+
 FORBIDDEN = ("grpc", "trio", "structlog", "google.protobuf", "asyncio", "socket", "random")
+"""Modules that importing a game must not load (transport, concurrency, logging, unseeded chance)."""
+PURE_STDLIB = frozenset({
+    "__future__", "abc", "bisect", "collections", "copy", "dataclasses", "enum", "fractions", "functools",
+    "hashlib", "heapq", "itertools", "math", "operator", "re", "string", "struct", "types", "typing",
+})
+"""The standard library a game may import: computation only (``hashlib`` turns a seed into
+chance; ``time``, ``random``, ``os``, ``io``, ``pathlib``, ``sys`` and the like are out)."""
+IMPURE_BUILTINS = frozenset({"open", "print", "input", "breakpoint", "exec", "eval", "compile", "__import__"})
+"""Built-ins that reach outside the process or around the import checks."""
 
 
-def test_importing_the_engine_loads_no_io_or_concurrency_modules() -> None:
+def _packages_under_referee() -> list[str]:
+    return sorted(m.name for m in src.modules("referee") if m.is_package and m.name != "referee")
+
+
+def test_every_package_under_referee_is_classified() -> None:
+    unknown = [p for p in _packages_under_referee() if p not in GAMES and p not in NOT_GAMES]
+    assert not unknown, f"packages under referee in neither GAMES nor NOT_GAMES of {__file__}: {unknown}"
+    assert set(GAMES) <= set(_packages_under_referee()), f"GAMES lists missing packages: {GAMES}"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_importing_a_game_loads_no_io_or_concurrency_modules(game: str) -> None:
     code = (
-        "import sys, referee.gin\n"
+        f"import sys, {game}\n"
         f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r} or m in {FORBIDDEN!r})\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "", f"referee.gin pulled in: {out.stdout.strip()}"
+    assert out.stdout.strip() == "", f"{game} pulled in: {out.stdout.strip()}"
 
 
-def test_the_engine_sources_import_only_the_standard_library() -> None:
-    import ast
-    import pathlib
-
-    import referee.gin
-
-    root = pathlib.Path(referee.gin.__file__).parent
-    allowed = set(sys.stdlib_module_names)
-    for path in root.glob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
+@pytest.mark.parametrize("game", GAMES)
+def test_a_games_sources_use_only_the_pure_standard_library(game: str) -> None:
+    folder = game.replace(".", "/") + "/"
+    mods = [m for m in src.modules("referee") if m.rel.startswith(folder)]
+    assert mods, f"no sources found for {game}"
+    bad: list[str] = []
+    for m in mods:
+        for node, _where in src.import_statements(m.tree):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            elif node.level == 0 and node.module:
                 names = [node.module]
             else:
-                continue
-            for name in names:
-                assert name.split(".")[0] in allowed | {"__future__"} or name.startswith("referee.gin"), (
-                    f"{path.name} imports {name}"
-                )
+                continue  # relative: inside the game's own package
+            bad += [
+                f"{m.rel}:{node.lineno} imports {name}"
+                for name in names
+                if name.split(".")[0] not in PURE_STDLIB and name != game and not name.startswith(f"{game}.")
+            ]
+        bad += [
+            f"{m.rel}:{node.lineno} uses {node.id}"
+            for node in ast.walk(m.tree)
+            if isinstance(node, ast.Name) and node.id in IMPURE_BUILTINS
+        ]
+    assert not bad, f"{game} is not pure:\n" + "\n".join(f"  {b}" for b in bad)

@@ -27,6 +27,10 @@ from referee.gin import DECK, Card, Deal, RuleSet, deck_for_deal
 from tests._tables import FakeSession, Policy, seat_sessions
 
 SEEDS = int(__import__("os").environ.get("HIDDEN_INFO_SEEDS", "700"))  # x3 deals each
+SEEDS_PER_TEST = 100
+"""The seeds are checked in tests of this many (so that test workers share them)."""
+MIN_DEALS = 2000
+"""Deals that must be checked over all the seeds (each test checks its share)."""
 DEALS_PER_MATCH = 3
 
 
@@ -71,9 +75,9 @@ async def _play(spec: MatchSpec, policies, stop_after_deal: int) -> tuple[Table,
     for s in sessions:
         orig = s.send
 
-        def send(data: bytes, on_written=None, orig=orig) -> None:  # type: ignore[no-untyped-def]
+        def send(data: bytes, on_written=None, orig=orig, s=s) -> None:  # type: ignore[no-untyped-def]
             orig(data, on_written)
-            msg = bot_pb2.RefereeMessage.FromString(data)
+            msg = s.messages[-1]  # the fake session keeps each message it is sent, parsed
             if msg.WhichOneof("kind") == "deal_finished" and msg.deal_finished.result.deal_number >= stop_after_deal:
                 table.cancel("test done")
             if msg.WhichOneof("kind") == "game_finished":
@@ -132,7 +136,7 @@ def _check_seed(seed: int, monkeypatch: pytest.MonkeyPatch) -> int:
             alt_deck[i] = c
         assert sorted(alt_deck) == sorted(DECK)
 
-        def patched(s: bytes, game: int, d: int, _n=deal_no, _alt=alt_deck) -> list[Card]:
+        def patched(s: bytes, game: int, d: int, _n: int = deal_no, _alt: list[Card] = alt_deck) -> list[Card]:
             return list(_alt) if (game, d) == (1, _n) else deck_for_deal(s, game, d)
 
         monkeypatch.setattr(engine_match, "deck_for_deal", patched)
@@ -174,9 +178,14 @@ def _messages_before_last_action(session: FakeSession, deal_no: int, n_actions: 
     raise AssertionError("the deal's actions were not all seen")
 
 
-def test_messages_to_a_seat_do_not_depend_on_cards_it_never_saw(monkeypatch: pytest.MonkeyPatch) -> None:
-    checked = sum(_check_seed(seed, monkeypatch) for seed in range(SEEDS))
-    assert checked >= 2000, f"only {checked} deals checked"
+@pytest.mark.parametrize("first_seed", range(0, SEEDS, SEEDS_PER_TEST))
+def test_messages_to_a_seat_do_not_depend_on_cards_it_never_saw(
+    first_seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeds = range(first_seed, min(first_seed + SEEDS_PER_TEST, SEEDS))
+    checked = sum(_check_seed(seed, monkeypatch) for seed in seeds)
+    want = MIN_DEALS * len(seeds) // SEEDS
+    assert checked >= want, f"only {checked} deals checked for seeds {seeds.start}..{seeds.stop - 1} (want {want})"
 
 
 def test_a_seat_that_skips_event_messages_gets_the_same_messages_less_the_events() -> None:

@@ -6,7 +6,6 @@ import itertools
 import random
 from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,8 +30,7 @@ from referee.gin._melds import (
     min_deadwood_after_discard,
     min_deadwood_after_discard_mask,
 )
-from tests import _vectors
-from tests._vectors import FILES, LOCAL_DIR, SHARED_DIR, load
+from tests._vectors import load
 
 # ----------------------------------------------------------------------------------------------
 # An independent brute force, on Card objects
@@ -133,23 +131,10 @@ def dense_hands(draw: Any, min_size: int = 0, max_size: int = 11) -> list[Card]:
 any_hands = st.one_of(random_hands, dense_hands())
 
 # ----------------------------------------------------------------------------------------------
-# The shared vectors
+# The rule test vectors
 # ----------------------------------------------------------------------------------------------
 
 DEADWOOD_VECTORS = load("deadwood.jsonl")
-
-
-def test_vector_copies_are_identical_to_the_shared_ones() -> None:
-    if not SHARED_DIR.exists():
-        pytest.skip("no ../shared/vectors next to the repository")
-    for name in FILES:
-        assert (LOCAL_DIR / name).read_bytes() == (SHARED_DIR / name).read_bytes(), name
-
-
-def test_vectors_fall_back_to_the_local_copies(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(_vectors, "SHARED_DIR", tmp_path / "missing")
-    assert _vectors.path("deadwood.jsonl") == LOCAL_DIR / "deadwood.jsonl"
-    assert _vectors.load("deadwood.jsonl") == DEADWOOD_VECTORS
 
 
 def test_vectors_cover_both_hand_sizes() -> None:

@@ -3,6 +3,9 @@ information only."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import TypeVar
+
 import grpc
 import trio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -12,17 +15,19 @@ import referee
 from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from tests._bots import Client
 
+T = TypeVar("T")
+
 
 def test_create_watch_get_list_and_cancel_over_grpc() -> None:
     async def main() -> None:
         async with referee.open_referee() as ref, grpc.aio.insecure_channel(ref.address) as ch:
             ops = referee_pb2_grpc.RefereeServiceStub(ch)
-            created = await referee.aio(ops.CreateMatch(referee_pb2.CreateMatchRequest(
+            created = await referee.aio(_reply(ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
                 rules=game_pb2.RuleSet(name="short", target=25),
                 time_control=game_pb2.TimeControl(text="st=2 timemargin=100"),
                 match_id="m-1",
-            )))
+            ))))
             assert created.match_id == "m-1" and len(created.seat_tokens) == 2
             assert all(len(t.token) >= 22 for t in created.seat_tokens)  # >= 128 bits
             watch = ops.WatchMatch(referee_pb2.WatchMatchRequest(match_id="m-1", from_start=True))
@@ -38,7 +43,7 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
                 for t in created.seat_tokens:
                     n.start_soon(referee.aio, Client(ref.address, t.token).play())
                 await table.finished.wait()
-            status = (await referee.aio(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="m-1")))).match
+            status = (await referee.aio(_reply(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="m-1"))))).match
             assert status.state == referee_pb2.MATCH_STATE_FINISHED
             assert status.result.termination == game_pb2.TERMINATION_NORMAL
             assert list(status.player_names) == ["north", "south"]
@@ -71,13 +76,13 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
                 rules=game_pb2.RuleSet(name="nonsense")))))
             assert bad_rules == grpc.StatusCode.INVALID_ARGUMENT
 
-            second = await referee.aio(ops.CreateMatch(referee_pb2.CreateMatchRequest(
-                seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")])))
-            listed = await referee.aio(ops.ListMatches(referee_pb2.ListMatchesRequest(
-                state_filter=referee_pb2.MATCH_STATE_WAITING_FOR_PLAYERS)))
+            second = await referee.aio(_reply(ops.CreateMatch(referee_pb2.CreateMatchRequest(
+                seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")]))))
+            listed = await referee.aio(_reply(ops.ListMatches(referee_pb2.ListMatchesRequest(
+                state_filter=referee_pb2.MATCH_STATE_WAITING_FOR_PLAYERS))))
             assert [m.match_id for m in listed.matches] == [second.match_id]
-            cancelled = await referee.aio(ops.CancelMatch(referee_pb2.CancelMatchRequest(
-                match_id=second.match_id, reason="test over")))
+            cancelled = await referee.aio(_reply(ops.CancelMatch(referee_pb2.CancelMatchRequest(
+                match_id=second.match_id, reason="test over"))))
             del cancelled
             await ref.tables[second.match_id].finished.wait()
             report = ref.tables[second.match_id].report
@@ -86,9 +91,14 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
     referee.run(main)
 
 
-async def _code(call: object) -> grpc.StatusCode:
+async def _reply(call: Awaitable[T]) -> T:
+    """Await a grpc.aio call (an awaitable, not a coroutine) inside a coroutine for ``referee.aio``."""
+    return await call
+
+
+async def _code(call: Awaitable[object]) -> grpc.StatusCode:
     try:
-        await call  # type: ignore[misc]
+        await call
     except grpc.aio.AioRpcError as e:
         return e.code()
     raise AssertionError("expected an error status")

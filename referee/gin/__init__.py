@@ -1,5 +1,5 @@
 """The Gin Rummy rules engine: pure, standard library only, no I/O, no clock, no randomness
-except from a seed it is given. ``../shared/RULES.md`` (copied in the README) is the spec.
+except from a seed it is given. The Gin rules in ``docs/`` are the spec.
 
 Everything public is re-exported here; the modules behind it are private.
 """

@@ -1,7 +1,7 @@
 """Arena throughput: games per minute at concurrency 1, 2, 4, 8 with the greedy sample bots,
 time forfeits, and where the CPU goes (the arena+referee process vs the bot processes).
 
-    .venv/bin/python bench/arena.py [--games 24] [--levels 1,2,4,8] [--tc "st=0.5 timemargin=50"]
+    .venv/bin/python bench/arena_throughput.py [--games 24] [--levels 1,2,4,8] [--tc "st=0.5 timemargin=50"]
 
 Each level plays the same number of greedy-vs-greedy games (duplicate pairs, rules ``short``
 by default) on the embedded referee, with bot processes started per game exactly as
@@ -12,7 +12,6 @@ by default) on the embedded referee, with bot processes started per game exactly
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
@@ -20,20 +19,18 @@ import tempfile
 import time
 from pathlib import Path
 
-# This file is called arena.py: keep its folder off the path so `import arena` finds the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import trio
 
-import trio  # noqa: E402
-
-import referee  # noqa: E402
-from arena.console import Console, configure  # noqa: E402
-from arena.manifest import BotSpec  # noqa: E402
-from arena.procs import BotLogs  # noqa: E402
-from arena.records import Outcome  # noqa: E402
-from arena.runner import PlaySettings, Runner, StallMonitor, default_startup_slots  # noqa: E402
-from arena.schedule import GameJob, RunConfig, build_schedule  # noqa: E402
-from referee import TimeControl  # noqa: E402
-from referee.gin import RuleSet  # noqa: E402
+import referee
+from arena.console import Console, configure
+from arena.manifest import BotSpec
+from arena.procs import BotLogs
+from arena.records import Outcome
+from arena.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
+from arena.schedule import GameJob, RunConfig, build_schedule
+from referee import TimeControl
+from referee.gin import RuleSet
+from referee.replays import ActionRecord, read_replay
 
 
 class Tally:
@@ -65,11 +62,9 @@ def max_think(outs: list[Outcome]) -> float:
     worst = 0.0
     for o in outs:
         if o.replay_path:
-            for line in Path(o.replay_path).read_text().splitlines():
-                rec = json.loads(line)
-                if rec.get("type") == "action":
-                    think = rec["think_us"] / 1000 if "think_us" in rec else rec.get("think_ms", 0)
-                    worst = max(worst, float(think))
+            for rec in read_replay(Path(o.replay_path)).records:
+                if isinstance(rec, ActionRecord):
+                    worst = max(worst, rec.think_us / 1000)
     return worst
 
 
