@@ -1,7 +1,8 @@
 """The Gin Arena referee: runs matches between bots over gRPC and owns the truth.
 
-``referee.gin`` is the pure rules engine; the rest of this package is the plumbing: matches,
-seats, clocks, faults, replays and the gRPC service. The names below are loaded lazily so that
+``referee.gin`` is the pure Gin engine, reached through the game seam ``referee.games``; the
+rest of this package is the plumbing, which names no game: matches, seats, clocks, faults,
+replays and the gRPC service. The names below are loaded lazily so that
 ``import referee.gin`` stays free of grpc, trio and structlog.
 """
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from ._server import Referee as Referee
     from ._server import open_referee as open_referee
     from ._server import serve_referee as serve_referee
+    from ._spec import DEFAULT_GAME as DEFAULT_GAME
     from ._spec import TERMINATIONS as TERMINATIONS
     from ._spec import FaultPolicy as FaultPolicy
     from ._spec import MatchReport as MatchReport
@@ -25,15 +27,18 @@ if TYPE_CHECKING:
     from ._table import Table as Table
     from ._timecontrol import TimeControl as TimeControl
     from ._timecontrol import TimeControlError as TimeControlError
+    from ._wire import FAULT_POLICY_FROM_PB as FAULT_POLICY_FROM_PB
+    from ._wire import FAULT_POLICY_TO_PB as FAULT_POLICY_TO_PB
     from ._wire import create_match_request as create_match_request
     from ._wire import match_report_from_proto as match_report_from_proto
 
 _LAZY = {
     "aio": "_runtime", "run": "_runtime",
     "Referee": "_server", "open_referee": "_server", "serve_referee": "_server",
-    "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec", "MatchSpec": "_spec",
+    "DEFAULT_GAME": "_spec", "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec",
+    "MatchSpec": "_spec",
     "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
-    "create_match_request": "_wire",
+    "create_match_request": "_wire", "FAULT_POLICY_TO_PB": "_wire", "FAULT_POLICY_FROM_PB": "_wire",
     "match_report_from_proto": "_wire",
     "write_atomic": "_replay",
 }

@@ -17,10 +17,10 @@ import trio.testing
 
 from gin_arena.v1 import bot_pb2, game_pb2
 
-from . import _wire as wire
-from . import gin
-from ._spec import MatchReport, MatchSpec
-from ._table import SeatLink, Table
+from . import games
+from ._seats import SeatLink
+from ._spec import DEFAULT_GAME, MatchReport, MatchSpec
+from ._table import Table
 from ._timecontrol import TimeControl
 
 
@@ -83,10 +83,13 @@ class _ScriptedSeat:
 def spec_from_header(header: dict[str, Any], result: dict[str, Any]) -> MatchSpec:
     """The match spec a replay's header and result describe (the seed is the revealed one)."""
     try:
+        game = header.get("game", DEFAULT_GAME)
         return MatchSpec(
             players=tuple(header["players"]),
-            rules=gin.RuleSet.from_dict(header["rules"]),
+            game=game,
+            rules=games.get(game).game.rules_from_dict(header["rules"]),
             time_control=TimeControl.parse(header["time_control"]),
+            seat_time_controls=tuple(TimeControl.parse(t) for t in header.get("seat_time_controls", ())),
             fault_policy=header["fault_policy"],
             reconnect_grace_ms=header["reconnect_grace_ms"],
             connect_timeout_ms=header["connect_timeout_ms"],
@@ -106,6 +109,7 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
         raise ReplayError("a replay starts with a header record and ends with a result record")
     header, result = records[0], records[-1]
     spec = spec_from_header(header, result)
+    game_wire = spec.game_entry.wire
     scripts: list[dict[int, tuple[game_pb2.Action, int]]] = [{} for _ in spec.players]
     silent: list[set[int]] = [set() for _ in spec.players]
     disconnect: list[set[int]] = [set() for _ in spec.players]
@@ -115,7 +119,7 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
         for rec in records:
             kind = rec["type"]
             if kind == "action" and rec["request_id"]:
-                action = wire.action_to_proto(gin.parse_action(rec["action"]))
+                action = game_wire.action_from_text(rec["action"])
                 scripts[rec["seat"]][rec["request_id"]] = (action, rec["think_us"])
             elif kind == "fault":
                 seat, term = rec["seat"], rec["termination"]
@@ -123,9 +127,8 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
                     missing.update(rec["missing"])
                 elif term == "crashed":
                     crash = (seat, rec["decisions"], rec["after_request"], rec["detail"])
-                elif "raw_kind" in rec:
-                    raw = game_pb2.Action(kind=rec["raw_kind"], card=rec["raw_card"])
-                    scripts[seat][rec["request_id"]] = (raw, rec["used_us"])
+                elif "used_us" in rec:  # the answer that faulted, as the bot sent it
+                    scripts[seat][rec["request_id"]] = (game_wire.raw_action_from_record(rec), rec["used_us"])
                 elif term == "disconnected":
                     disconnect[seat].add(rec["request_id"])
                 else:
@@ -138,7 +141,7 @@ def resimulate(records: Sequence[dict[str, Any]]) -> Resimulation:
         decisions_total = result["decisions"]
         cancel_reason = result["detail"] if result["termination"] == "aborted" and "stalling" not in result["detail"] \
             else None
-    except (KeyError, TypeError, ValueError, gin.IllegalActionError) as e:
+    except (KeyError, TypeError, ValueError) as e:
         raise ReplayError(f"malformed record: {e!r}") from None
 
     async def main() -> Resimulation:

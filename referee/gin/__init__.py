@@ -17,6 +17,7 @@ from ._actions import Pass as Pass
 from ._actions import TakeUpcard as TakeUpcard
 from ._actions import make_action as make_action
 from ._actions import parse_action as parse_action
+from ._bot import substitute_action as substitute_action
 from ._cards import DECK as DECK
 from ._cards import RANKS as RANKS
 from ._cards import SUITS as SUITS
