@@ -562,8 +562,9 @@ class Table:
         if match is not None and not match.is_over:
             for h in match.forfeit(self._faults.forfeited):
                 self._narrate(match, h, 0)
+        first = self._faults.first or f  # the match ends for the first seat that forfeited
         if self.report is None:
-            self._finish(f.termination, f.seat, f.detail)
+            self._finish(first.termination, first.seat, first.detail)
 
     def _places(self, ranking: games.Ranking | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The match's places and points, the forfeiting seats last."""
@@ -632,7 +633,7 @@ class Table:
         self._log.info(
             "match_finished", players=list(self.spec.players), winner=report.winner,
             termination=report.termination, faulting_seat=report.faulting_seat,
-            **self.game.result_fields(report.outcome), places=list(report.places),
+            **{**self.game.result_fields(report.outcome), "places": list(report.places)},
             decisions=self._decisions, replay=path, replay_hash=report.replay_hash, detail=report.detail,
         )
         self._match_data_done()

@@ -1,0 +1,135 @@
+"""A match of a toy three-seat game (tests/_toygame.py) through the referee's real plumbing:
+the Table, its seats, clocks, fault policy, recorder and digests, with fake sessions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import trio
+import trio.testing
+
+from gin_arena.v1 import bot_pb2, game_pb2
+from referee import MatchReport, MatchSpec, TimeControl
+from referee._resim import resimulate
+from referee._table import Table
+from tests import _toygame
+from tests._tables import FakeSession, Policy, seat_sessions
+
+_toygame.register()
+
+
+def _first(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    return request.legal_actions[0]
+
+
+def _faulty(after: int) -> Policy:
+    """Plays its first legal card until its ``after``-th request, then a card it does not hold."""
+    asked = [0]
+
+    def policy(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+        asked[0] += 1
+        if asked[0] == after:
+            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card="99")
+        return request.legal_actions[0]
+
+    return policy
+
+
+def _play(policy: str, policies: list[Policy]) -> tuple[Table, list[FakeSession], MatchReport]:
+    spec = MatchSpec(players=("a", "b", "c"), game=_toygame.NAME, fault_policy=policy,  # type: ignore[arg-type]
+                     rules=_toygame.ToyRules(games=2), seed=b"toy seed", match_id="toy",
+                     seat_time_controls=(TimeControl(per_move_ms=1000), TimeControl(per_move_ms=2000),
+                                         TimeControl(per_move_ms=3000)))
+
+    async def main() -> tuple[Table, list[FakeSession], MatchReport]:
+        table = Table(spec, None, lambda t: None, quiet=True)
+        sessions = seat_sessions(table, policies)
+        return table, sessions, await table.run()
+
+    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def _kinds(session: FakeSession) -> list[str]:
+    return [str(m.WhichOneof("kind")) for m in session.messages]
+
+
+def _records(table: Table) -> list[dict[str, object]]:
+    return [json.loads(line) for line in table._replay.lines]
+
+
+def _replays_byte_for_byte(table: Table) -> None:
+    again = resimulate(_records(table))
+    assert again.lines == table._replay.lines
+
+
+def test_three_seats_play_to_the_end() -> None:
+    table, sessions, report = _play("forfeit", [_first, _first, _first])
+    assert report.termination == "normal"
+    assert len(report.places) == len(report.points) == 3
+    records = _records(table)
+    played = [0, 0, 0]
+    for rec in records:
+        if rec["type"] == "action":
+            played[rec["seat"]] += int(rec["action"])  # type: ignore[call-overload]
+    assert list(report.points) == played
+    assert sorted(report.places)[0] == 1
+    assert report.winner == (report.places.index(1) if report.places.count(1) == 1 else None)
+    for s in sessions:  # every seat is told both games and asked twice a game
+        assert _kinds(s).count("game_finished") == 2
+        assert _kinds(s).count("action_request") == 4
+        assert _kinds(s)[-1] == "match_finished"
+    header = records[0]
+    assert header["game"] == _toygame.NAME and header["seat_time_controls"] == ["st=1", "st=2", "st=3"]
+    _replays_byte_for_byte(table)
+
+
+def test_forfeit_plays_the_faulting_seat_by_the_bot_to_the_end_of_the_game_then_ranks_it_last() -> None:
+    table, sessions, report = _play("forfeit", [_first, _faulty(1), _first])
+    assert report.termination == "illegal_action" and report.faulting_seat == 1
+    assert report.places[1] == 3 and sorted(report.places[0::2]) in ([1, 2], [1, 1])
+    records = _records(table)
+    faults = [r for r in records if r["type"] == "fault"]
+    assert [(f["seat"], f["policy"]) for f in faults] == [(1, "forfeit")]
+    bot_moves = [r for r in records if r["type"] == "action" and r["seat"] == 1 and r["substitute"]]
+    assert len(bot_moves) == 2  # the built-in bot played both of seat 1's cards in game 1
+    games_ended = [r for r in records if r["type"] == "game_end"]
+    assert len(games_ended) == 1  # the match ended after that game
+    for s in (sessions[0], sessions[2]):  # the others' game was played out
+        assert _kinds(s).count("game_finished") == 1 and _kinds(s).count("action_request") == 2
+    _replays_byte_for_byte(table)
+
+
+def test_several_faulting_seats_share_the_last_places_latest_first() -> None:
+    table, _sessions, report = _play("forfeit", [_faulty(1), _first, _faulty(1)])
+    # seat 1 moves first; seat 2 faults (the bot takes it), then seat 0: one seat is left that has
+    # not faulted, and the match ends now; the first to fault is last, the latest just above it
+    assert report.faulting_seat == 2 and report.termination == "illegal_action"
+    assert report.places == (2, 1, 3) and report.winner == 1
+    faults = [(r["seat"], r["policy"]) for r in _records(table) if r["type"] == "fault"]
+    assert faults == [(2, "forfeit"), (0, "forfeit")]
+    _replays_byte_for_byte(table)
+
+
+def test_substitute_counts_the_seats_results_as_they_fall_and_plays_on() -> None:
+    table, sessions, report = _play("substitute", [_first, _faulty(1), _first])
+    assert report.termination == "normal" and report.substituted_seats == (1,)
+    assert report.faulting_seat is None
+    records = _records(table)
+    assert [r["game"] for r in records if r["type"] == "game_end"] == [1, 2]
+    # the bot played seat 1 in game 1 only: its own bot is asked again in game 2
+    game2 = [r for r in records if r["type"] == "action" and r["seat"] == 1][2:]
+    assert game2 and not any(r["substitute"] for r in game2)
+    assert _kinds(sessions[1]).count("action_request") == 3
+    _replays_byte_for_byte(table)
+
+
+@pytest.mark.parametrize("players", [("a",), tuple("abcdefg")])
+def test_the_game_says_how_many_seats_it_allows(players: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError, match="played by 2 to 6 seats"):
+        MatchSpec(players=players, game=_toygame.NAME)
+
+
+def test_gin_still_refuses_three_seats() -> None:
+    with pytest.raises(ValueError, match="gin is played by 2 seats"):
+        MatchSpec(players=("a", "b", "c"))
