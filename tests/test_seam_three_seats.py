@@ -4,16 +4,21 @@ the Table, its seats, clocks, fault policy, recorder and digests, with fake sess
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import pytest
 import trio
 import trio.testing
 
+import referee
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
+from referee._replay import read_replay
 from referee._resim import resimulate
 from referee._table import Table
 from tests import _toygame
+from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
 
 _toygame.register()
@@ -133,3 +138,52 @@ def test_the_game_says_how_many_seats_it_allows(players: tuple[str, ...]) -> Non
 def test_gin_still_refuses_three_seats() -> None:
     with pytest.raises(ValueError, match="gin is played by 2 seats"):
         MatchSpec(players=("a", "b", "c"))
+
+
+def _served(policy: str, quitting_seat: int) -> tuple[MatchReport, list[Client]]:
+    """The toy match on a real referee: three gRPC bot sessions, one quits at its first request
+    (a disconnect fault once the reconnect grace runs out)."""
+    spec = MatchSpec(players=("a", "b", "c"), game=_toygame.NAME, fault_policy=policy,  # type: ignore[arg-type]
+                     rules=_toygame.ToyRules(games=2), reconnect_grace_ms=100,
+                     time_control=TimeControl(per_move_ms=5000))
+    replay_dir = Path(tempfile.mkdtemp(prefix="toy-replays-"))
+
+    async def first_legal(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action:
+        return msg.action_request.legal_actions[0]
+
+    async def main() -> tuple[MatchReport, list[Client]]:
+        async with referee.open_referee(replay_dir=replay_dir) as ref:
+            table = ref.create_match(spec)
+            clients = [Client(ref.address, link.token, name=link.name) for link in table.links]
+            async with trio.open_nursery() as nursery:
+                for seat, client in enumerate(clients):
+                    if seat == quitting_seat:
+                        nursery.start_soon(referee.aio, client.play(
+                            first_legal, stop=lambda m: m.WhichOneof("kind") == "action_request"))
+                    else:
+                        nursery.start_soon(referee.aio, client.play(first_legal))
+                await table.finished.wait()
+                nursery.cancel_scope.deadline = trio.current_time() + 5
+            assert table.report is not None
+            return table.report, clients
+
+    report, clients = referee.run(main)
+    replay = Path(report.replay_path)
+    assert resimulate(read_replay(replay)).lines == replay.read_bytes().splitlines()
+    return report, clients
+
+
+def test_a_served_three_seat_match_under_forfeit() -> None:
+    report, clients = _served("forfeit", quitting_seat=2)
+    assert report.termination == "disconnected" and report.faulting_seat == 2
+    assert report.places[2] == 3 and report.substituted_seats == (2,)
+    for c in clients[:2]:  # the others played game 1 out; then the match ended
+        assert c.kinds().count("game_finished") == 1 and c.kinds()[-1] == "match_finished"
+        assert c.received[-1].match_finished.result.places == list(report.places)
+
+
+def test_a_served_three_seat_match_under_substitute() -> None:
+    report, clients = _served("substitute", quitting_seat=0)
+    assert report.termination == "normal" and report.substituted_seats == (0,)
+    for c in clients[1:]:
+        assert c.kinds().count("game_finished") == 2
