@@ -11,13 +11,14 @@ from ._timecontrol import TimeControl
 class Clocks:
     """Every seat's clock."""
 
-    __slots__ = ("remaining_us", "tcs")
+    __slots__ = ("_fixed", "remaining_us", "tcs")
 
     def __init__(self, tcs: Sequence[TimeControl]) -> None:
         self.tcs = tuple(tcs)
         """The time control by seat."""
         self.remaining_us: list[int] = []
         """What is left on each incremental clock."""
+        self._fixed = [tc.per_move_ms for tc in self.tcs] if all(tc.is_fixed for tc in self.tcs) else None
         self.reset()
 
     def reset(self) -> None:
@@ -41,4 +42,6 @@ class Clocks:
 
     def shown(self) -> list[int]:
         """Each seat's clock in milliseconds as the seats are shown it."""
+        if self._fixed is not None:  # per-move clocks only: always the same
+            return self._fixed.copy()
         return [tc.per_move_ms if tc.is_fixed else r // 1000 for tc, r in zip(self.tcs, self.remaining_us, strict=True)]

@@ -31,7 +31,7 @@ class MatchSpec:
     players: tuple[str, ...]
     """The players' names, by seat (as many as the game allows)."""
     rules: Any = None
-    """The game's rule set; ``None``: the game's default (Gin's classic)."""
+    """The game's rule set; ``None``: the game's default rule set."""
     time_control: TimeControl = field(default_factory=lambda: TimeControl(per_move_ms=10_000))
     """The time control (cutechess-style)."""
     fault_policy: FaultPolicy = "forfeit"
@@ -141,5 +141,5 @@ class MatchReport:
     places: tuple[int, ...] = ()
     """1-based finishing place by seat; tied seats share a place (1, 1, 3)."""
     points: tuple[int, ...] = ()
-    """The match's points by seat (the game's measure; Gin: the games' totals)."""
+    """The match's points by seat (the game's own measure)."""
 
