@@ -5,7 +5,8 @@ Seats talk to it through their :class:`~referee._seats.SeatLink`; every message 
 built by the game's wire from that seat's information state; nothing else of the match reaches
 a seat. The table is made of small pieces with one job each: the links (``_seats``), the clocks
 (``_clocks``), the fault policy (``_faults``), the story digests (``_digests``), the spectator
-log (``_spectators``) and the replay recorder (``_replay``); this module is the match flow.
+log (``_spectators``) and what goes into the replay (``_recording``); this module is the match
+flow.
 
 A step of the match (an answer, a reconnect) runs inside the transport's call, so a decision
 never waits for trio's scheduler; the match's trio task (:meth:`Table.run`) is its supervisor:
@@ -33,7 +34,7 @@ from . import games
 from ._clocks import Clocks
 from ._digests import StoryDigests
 from ._faults import Fault, FaultLedger
-from ._replay import ReplayRecorder
+from ._recording import MatchRecorder
 from ._seats import SeatLink, Session
 from ._spec import MatchReport, MatchSpec, Termination
 from ._spectators import Sink, SpectatorLog
@@ -89,7 +90,7 @@ class Table:
         self._on_finish = on_finish
         self._request_id = 0
         self._clocks = Clocks([spec.seat_time_control(s) for s in range(n)])
-        self._replay = ReplayRecorder()
+        self._replay = MatchRecorder()
         self._decisions = 0
         self._think = [0] * n
         self._faults = FaultLedger(spec.fault_policy, n)
@@ -231,24 +232,8 @@ class Table:
         return fields
 
     def _header(self) -> None:
-        if self._replay.count:
-            return
-        spec = self.spec
-        extra: dict[str, Any] = {}
-        if not spec.default_game:
-            extra["game"] = spec.game
-        if spec.seat_time_controls:
-            extra["seat_time_controls"] = [str(tc) for tc in spec.seat_time_controls]
-        self._replay.add(
-            "header", format="gin-arena-replay", version=1, match_id=self.match_id,
-            players=list(spec.players), bots=[link.bot_name for link in self.links],
-            rules=self.game.rules_to_dict(spec.rules), time_control=str(spec.time_control),
-            fault_policy=spec.fault_policy, seed_commitment=self.commitment.hex(),
-            mix_nonces=spec.mix_nonces, repeat_illegal=spec.repeat_illegal,
-            reconnect_grace_ms=spec.reconnect_grace_ms, connect_timeout_ms=spec.connect_timeout_ms,
-            max_actions_per_deal=spec.max_actions_per_deal,
-            event_messages=[link.event_messages for link in self.links], **extra,
-        )
+        self._replay.header(self.spec, self.match_id, self.game.rules_to_dict(self.spec.rules), self.commitment,
+                            [link.bot_name for link in self.links], [link.event_messages for link in self.links])
 
     def _match_started(self, seat: int) -> bot_pb2.RefereeMessage:
         spec = self.spec
@@ -507,8 +492,7 @@ class Table:
                    f"{f.detail}; a built-in bot plays seat {f.seat} to the end of this game")
 
     def _record_fault(self, f: Fault, policy: str) -> None:
-        self._replay.add("fault", seat=f.seat, termination=f.termination, detail=f.detail, policy=policy,
-                         decisions=self._decisions, **f.evidence)
+        self._replay.fault(f, policy, self._decisions)
 
     def _play_action(self, seat: int, action: Any, request_id: int, think_us: int) -> None:
         match = self.match
@@ -526,14 +510,7 @@ class Table:
     def _narrate(self, match: games.GameMatch, h: games.Happening, think_ms: int) -> bool:
         """Record ``h`` (unless an action: recorded by the caller), tell every seat and the
         spectators; True if the match ends with it (a game ended with a seat forfeited)."""
-        if isinstance(h, games.Chance):
-            self._replay.add(h.kind, **h.record)
-        elif isinstance(h, games.DealBegun):
-            self._replay.add("deal", **h.record)
-        elif isinstance(h, games.DealOver):
-            self._replay.add("deal_end", **h.record)
-        elif isinstance(h, games.GameOver):
-            self._replay.add("game_end", **h.record)
+        self._replay.happening(h)
         tell = self.wire.tell
         for link in self.links:
             told = tell(match, h, link.seat, think_ms, link.cache)
@@ -583,11 +560,11 @@ class Table:
         winner = None if aborted else games.Ranking(places, points).winner
         summary = self.game.result_fields(outcome)
         self._header()  # a match that ended before it began has none yet
-        self._replay.add(
-            "result", winner=winner, termination=termination, faulting_seat=faulting, detail=detail, **summary,
-            seed=self.operator_seed.hex(), nonces=[n.hex() for n in self.nonces],
-            substituted_seats=sorted(self._faults.substituted), decisions=self._decisions, think_us=self._think,
-            message_digests=self._digests.hexdigests(), messages=self._digests.told,
+        self._replay.result(
+            winner=winner, termination=termination, faulting=faulting, detail=detail, summary=summary,
+            seed=self.operator_seed, nonces=self.nonces, substituted=sorted(self._faults.substituted),
+            decisions=self._decisions, think_us=self._think, digests=self._digests.hexdigests(),
+            messages=self._digests.told,
         )
         self.state = state
         self.report = MatchReport(
