@@ -463,6 +463,10 @@ class GinGame:
         """The classic preset."""
         return gin.RuleSet.classic()
 
+    def rules_preset(self, name: str) -> gin.RuleSet:
+        """A preset of the rules."""
+        return gin.RuleSet.preset(name)
+
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless a Gin rule set."""
         if not isinstance(rules, gin.RuleSet):
@@ -489,6 +493,13 @@ class GinGame:
         if seats != _NUM_SEATS:
             raise ValueError(f"gin is played by {_NUM_SEATS} seats; got {seats}")
         return GinMatch(gin.Match(rules, seed))
+
+    def deal_from_deck(self, rules: gin.RuleSet, deck: Sequence[str], dealer: int, seats: int,
+                       key: bytes) -> gin.Deal:
+        """The deal a deck order and dealer give (two seats)."""
+        if seats != _NUM_SEATS:
+            raise ValueError(f"gin is played by {_NUM_SEATS} seats; got {seats}")
+        return gin.Deal.from_deck([card_from_text(c, "deck") for c in deck], dealer, rules, key=key)
 
     def result_fields(self, outcome: gin.MatchOutcome | None) -> dict[str, Any]:
         """Games won and totals (empty lists when no match was played)."""

@@ -194,6 +194,9 @@ class Game(Protocol):
     def default_rules(self) -> Any:
         """The rule set a match gets when its spec names none."""
 
+    def rules_preset(self, name: str) -> Any:
+        """The rule set a preset names (``ValueError`` naming the presets otherwise)."""
+
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless ``rules`` is this game's rule-set type."""
 
@@ -211,6 +214,10 @@ class Game(Protocol):
 
     def new_match(self, rules: Any, seed: bytes, seats: int) -> GameMatch:
         """A match for ``seats`` seats, every deck derived from ``seed``."""
+
+    def deal_from_deck(self, rules: Any, deck: Sequence[str], dealer: int, seats: int, key: bytes) -> Any:
+        """One deal rebuilt from a ``deal`` record's deck order and dealer (for audits and
+        viewers; ``key`` seeds its chance steps): the game's own deal value."""
 
     def result_fields(self, outcome: Any) -> dict[str, Any]:
         """The game's part of the replay's ``result`` record and of the finish log line (plain

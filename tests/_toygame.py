@@ -149,6 +149,11 @@ class ToyGame:
     def default_rules(self) -> ToyRules:
         return ToyRules()
 
+    def rules_preset(self, name: str) -> ToyRules:
+        if name != "short":
+            raise ValueError(f"unknown preset {name!r}; the toy has: short")
+        return ToyRules(games=1)
+
     def check_rules(self, rules: Any) -> None:
         if not isinstance(rules, ToyRules):
             raise ValueError("the toy needs ToyRules")
@@ -167,6 +172,10 @@ class ToyGame:
 
     def new_match(self, rules: ToyRules, seed: bytes, seats: int) -> ToyMatch:
         return ToyMatch(rules, seed, seats)
+
+    def deal_from_deck(self, rules: ToyRules, deck: Sequence[str], dealer: int, seats: int,
+                       key: bytes) -> list[list[int]]:
+        return [sorted(int(c) for c in deck[2 * s:2 * s + 2]) for s in range(seats)]
 
     def result_fields(self, outcome: games.Ranking | None) -> dict[str, Any]:
         return {"totals": list(outcome.points) if outcome else [], "places": list(outcome.places) if outcome else []}

@@ -187,3 +187,48 @@ def test_a_served_three_seat_match_under_substitute() -> None:
     assert report.termination == "normal" and report.substituted_seats == (0,)
     for c in clients[1:]:
         assert c.kinds().count("game_finished") == 2
+
+
+def test_a_spec_crosses_create_match_with_its_game_and_its_clocks_per_seat() -> None:
+    from referee._service import spec_from_request
+
+    tcs = (TimeControl.parse("st=1"), TimeControl.parse("tc=60+1"), TimeControl.parse("st=3"))
+    spec = MatchSpec(players=("a", "b", "c"), game=_toygame.NAME, seat_time_controls=tcs, seed=b"s")
+    again = spec_from_request(referee.create_match_request(spec))
+    assert again.game == _toygame.NAME and again.seat_time_controls == tcs
+    assert again.rules == _toygame.ToyRules()
+    gin_spec = MatchSpec(players=("a", "b"))
+    request = referee.create_match_request(gin_spec)
+    assert not request.game and not request.seat_time_controls  # the default game's bytes as before
+    assert spec_from_request(request) == gin_spec
+
+
+def test_each_seat_runs_on_its_own_clock() -> None:
+    from referee._clocks import Clocks
+
+    clocks = Clocks([TimeControl(per_move_ms=500), TimeControl(base_ms=2000, increment_ms=100)])
+    assert clocks.allowance(0) == 500 and clocks.allowance(1) == 2000
+    assert clocks.charge(1, 1_500_000) and clocks.shown() == [500, 600]
+    assert not clocks.charge(0, 900_000)  # over its 500 ms (+ the default margin)
+    assert not clocks.charge(1, 700_000 + TimeControl(base_ms=1).margin_ms * 1000)
+    clocks.reset()
+    assert clocks.shown() == [500, 2000]
+
+
+def test_the_registry_names_its_games_and_refuses_unknown_ones() -> None:
+    from referee import games
+
+    assert {"gin", _toygame.NAME} <= set(games.names())
+    with pytest.raises(ValueError, match="unknown game 'chess'"):
+        MatchSpec(players=("a", "b"), game="chess")
+    with pytest.raises(ValueError, match="registered already"):
+        games.register(_toygame.NAME, lambda: games.get(_toygame.NAME))
+
+
+def test_places_put_the_forfeiting_seats_last_latest_first() -> None:
+    from referee.games import Ranking, places_with_forfeits
+
+    assert Ranking.by_points([5, 9, 5, 1]).places == (2, 1, 2, 4)
+    assert places_with_forfeits((2, 1, 2, 4), [1]) == (1, 4, 1, 3)
+    assert places_with_forfeits((1, 2, 3, 4), [0, 3]) == (4, 1, 2, 3)
+    assert Ranking((1, 1, 3), (0, 0, 0)).winner is None and Ranking((2, 1), (0, 1)).winner == 1
