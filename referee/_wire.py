@@ -11,7 +11,7 @@ from typing import Any
 from gin_arena.v1 import game_pb2, referee_pb2
 
 from . import games
-from ._spec import TERMINATIONS, FaultPolicy, MatchReport, MatchSpec
+from ._spec import DEFAULT_GAME, TERMINATIONS, FaultPolicy, MatchReport, MatchSpec
 from ._timecontrol import TimeControl
 
 WireError = games.WireError
@@ -162,8 +162,6 @@ def match_report_from_proto(result: game_pb2.MatchResult, replay_path: str = "",
     """A remote referee's ``MatchResult`` as a report (it does not carry deal counts or think
     times: those are 0). The seed is the revealed operator seed, mixed with the nonces when they
     were mixed in. ``game``: the match's game (the spec's default if empty)."""
-    from ._spec import DEFAULT_GAME
-
     entry = games.get(game or DEFAULT_GAME)
     index = int(result.termination) - 1
     termination = TERMINATIONS[index] if 0 <= index < len(TERMINATIONS) else "internal_error"
