@@ -10,7 +10,7 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
 import trio
@@ -215,11 +215,7 @@ class Runner:
 
     def _spec(self, job: GameJob, match_id: str, time_controls: tuple[TimeControl, ...]) -> MatchSpec:
         s = self.settings
-        per_seat: dict[str, Any] = {}
-        if any(tc != s.time_control for tc in time_controls):
-            # INTEGRATOR: once part SEAM's MatchSpec.seat_time_controls is merged, pass
-            # seat_time_controls=time_controls (or () when all equal) directly instead of this dict.
-            per_seat["seat_time_controls"] = time_controls
+        differ = any(tc != s.time_control for tc in time_controls)
         return MatchSpec(
             players=job.players,
             rules=s.rules,
@@ -228,7 +224,7 @@ class Runner:
             connect_timeout_ms=s.connect_timeout_ms,
             seed=job.seed,
             match_id=match_id,
-            **per_seat,
+            seat_time_controls=time_controls if differ else (),
         )
 
     async def _play(self, job: GameJob, attempt: int, match_id: str, release: Callable[[], None]) -> None:

@@ -39,7 +39,7 @@ mono = time.monotonic
 # ----------------------------------------------------------------- bare server
 def typical_request() -> bot_pb2.RefereeMessage:
     """A real mid-deal action request (about the referee's average size), built once."""
-    from referee import _wire as wire
+    from referee import _gin_wire as wire
     from referee import gin
 
     match = gin.Match(gin.RuleSet.classic(), b"bench-protocol")

@@ -1,7 +1,8 @@
 """The Gin Arena referee: runs matches between bots over gRPC and owns the truth.
 
-``referee.gin`` is the pure rules engine; the rest of this package is the plumbing: matches,
-seats, clocks, faults, replays and the gRPC service. The names below are loaded lazily so that
+``referee.gin`` is the pure Gin engine, reached through the game seam ``referee.games``; the
+rest of this package is the plumbing, which names no game: matches, seats, clocks, faults,
+replays and the gRPC service. The names below are loaded lazily so that
 ``import referee.gin`` stays free of grpc, trio and structlog.
 """
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from ._server import open_referee as open_referee
     from ._server import serve_referee as serve_referee
     from ._server import tune_gc_for_server as tune_gc_for_server
+    from ._spec import DEFAULT_GAME as DEFAULT_GAME
     from ._spec import TERMINATIONS as TERMINATIONS
     from ._spec import FaultPolicy as FaultPolicy
     from ._spec import MatchReport as MatchReport
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     from ._table import Table as Table
     from ._timecontrol import TimeControl as TimeControl
     from ._timecontrol import TimeControlError as TimeControlError
+    from ._wire import FAULT_POLICY_FROM_PB as FAULT_POLICY_FROM_PB
+    from ._wire import FAULT_POLICY_TO_PB as FAULT_POLICY_TO_PB
     from ._wire import create_match_request as create_match_request
     from ._wire import match_report_from_proto as match_report_from_proto
     from .replays import Replay as Replay
@@ -45,9 +49,10 @@ _LAZY = {
     "Referee": "_server", "open_referee": "_server", "serve_referee": "_server", "tune_gc_for_server": "_server",
     "BotLaunch": "_launch", "MatchContext": "_play", "MatchObserver": "_play", "PlayedMatch": "_play",
     "open_match_context": "_play", "play_match": "_play", "play_match_async": "_play",
-    "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec", "MatchSpec": "_spec",
+    "DEFAULT_GAME": "_spec", "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec",
+    "MatchSpec": "_spec",
     "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
-    "create_match_request": "_wire",
+    "create_match_request": "_wire", "FAULT_POLICY_TO_PB": "_wire", "FAULT_POLICY_FROM_PB": "_wire",
     "match_report_from_proto": "_wire",
     "write_atomic": "_replay",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",

@@ -9,8 +9,9 @@ One frozen dataclass per record kind is defined here, beside the recorder that w
 converts exactly to and from the JSON object of its line (``to_json`` / :func:`decode_record`):
 what is read and written again is the same bytes. The records name no game: a game's own content
 (Gin's deal and game results) sits in a ``content`` field, a frozen dataclass of that game's
-whose fields share the record's JSON object (see :data:`CONTENT_MODULES`). The public face of
-this module, with the reader and the visitor, is :mod:`referee.replays`.
+whose fields share the record's JSON object (a game names its content classes through
+:class:`referee.games.Game`). The public face of this module, with the reader and the visitor,
+is :mod:`referee.replays`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import importlib
 import json
 import os
 import tempfile
@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, cast
+
+from . import games
 
 REPLAY_FORMAT = "gin-arena-replay"
 """The ``format`` field of a replay's header record."""
@@ -233,6 +235,9 @@ class HeaderRecord(_Record):
     game: str = field(default="gin", metadata=OMITTED)
     """The game played; written only for a game other than the default (version 1 replays have
     no such key)."""
+    seat_time_controls: tuple[str, ...] = field(default=(), metadata=OMITTED)
+    """Each seat's own time control (cutechess-style text), when the seats' differ; empty: every
+    seat played under ``time_control``."""
 
     def to_json(self) -> dict[str, Any]:
         out = _Record.to_json(self)
@@ -436,18 +441,14 @@ class ReplayVisitor:
         """The result."""
 
 
-CONTENT_MODULES = {"gin": "referee.gin.records"}
-"""Game → the module of its record contents: ``DEAL_END`` and ``GAME_END``, frozen dataclasses
-(standard library only) whose fields are annotated like a record's and share its JSON object."""
-
-
 def content_classes(game: str) -> tuple[type[Any], type[Any]]:
-    """The content classes (deal end, game end) of ``game``'s records."""
-    name = CONTENT_MODULES.get(game)
-    if name is None:
-        raise ReplayFormatError(1, "header.game", "one of " + ", ".join(sorted(CONTENT_MODULES)), game)
-    module = importlib.import_module(name)
-    classes = module.DEAL_END, module.GAME_END
+    """The content classes (deal end, game end) of ``game``'s records, as the game gives them
+    through the seam (:class:`referee.games.Game`)."""
+    try:
+        entry = games.get(game)
+    except ValueError:
+        raise ReplayFormatError(1, "header.game", "one of " + ", ".join(games.names()), game) from None
+    classes = entry.game.deal_end_content, entry.game.game_end_content
     for cls in classes:
         _check_annotations(cls)
     return classes

@@ -17,10 +17,10 @@ import trio.testing
 
 from gin_arena.v1 import bot_pb2, game_pb2
 
-from . import _wire as wire
-from . import gin
+from . import games
+from ._seats import SeatLink
 from ._spec import MatchReport, MatchSpec
-from ._table import SeatLink, Table
+from ._table import Table
 from ._timecontrol import TimeControl
 from .replays import ActionRecord, FaultRecord, HeaderRecord, Replay, ReplayVisitor, ResultRecord
 
@@ -88,8 +88,10 @@ def spec_from_header(header: HeaderRecord, result: ResultRecord) -> MatchSpec:
     try:
         return MatchSpec(
             players=header.players,
-            rules=gin.RuleSet.from_dict(header.rules),
+            game=header.game,
+            rules=games.get(header.game).game.rules_from_dict(header.rules),
             time_control=TimeControl.parse(header.time_control),
+            seat_time_controls=tuple(TimeControl.parse(t) for t in header.seat_time_controls),
             fault_policy=header.fault_policy,  # type: ignore[arg-type]  # MatchSpec checks it
             reconnect_grace_ms=header.reconnect_grace_ms,
             connect_timeout_ms=header.connect_timeout_ms,
@@ -107,7 +109,8 @@ class _Script(ReplayVisitor):
     """What the seats did, as the replay tells it: each seat's answers by request id, the
     requests it left unanswered or disconnected on, the seats that never connected, a crash."""
 
-    def __init__(self, seats: int) -> None:
+    def __init__(self, seats: int, wire: games.GameWire) -> None:
+        self.wire = wire
         self.answers: list[dict[int, tuple[game_pb2.Action, int]]] = [{} for _ in range(seats)]
         self.silent: list[set[int]] = [set() for _ in range(seats)]
         self.disconnect: list[set[int]] = [set() for _ in range(seats)]
@@ -117,7 +120,7 @@ class _Script(ReplayVisitor):
 
     def visit_action(self, record: ActionRecord) -> None:
         if record.request_id:
-            action = wire.action_to_proto(gin.parse_action(record.action))
+            action = self.wire.action_from_text(record.action)
             self.answers[record.seat][record.request_id] = (action, record.think_us)
 
     def visit_fault(self, record: FaultRecord) -> None:
@@ -126,9 +129,9 @@ class _Script(ReplayVisitor):
             self.missing.update(_given(record.missing, "missing"))
         elif term == "crashed":
             self.crash = (seat, record.decisions, _given(record.after_request, "after_request"), record.detail)
-        elif record.raw_kind is not None:
-            raw = game_pb2.Action(kind=record.raw_kind, card=_given(record.raw_card, "raw_card"))  # type: ignore[arg-type]
-            self.answers[seat][_given(record.request_id, "request_id")] = (raw, _given(record.used_us, "used_us"))
+        elif record.used_us is not None:  # the answer that faulted, as the bot sent it
+            raw = self.wire.raw_action_from_record(record.to_json())
+            self.answers[seat][_given(record.request_id, "request_id")] = (raw, record.used_us)
         elif term == "disconnected":
             self.disconnect[seat].add(_given(record.request_id, "request_id"))
         else:
@@ -147,7 +150,7 @@ def resimulate(replay: Replay) -> Resimulation:
     if result is None:
         raise ReplayError("a replay starts with a header record and ends with a result record")
     spec = spec_from_header(header, result)
-    script = _Script(len(spec.players))
+    script = _Script(len(spec.players), spec.game_entry.wire)
     try:
         replay.accept(script)
         if not all(0 <= seat < len(spec.players) for seat in script.missing):
@@ -155,7 +158,7 @@ def resimulate(replay: Replay) -> Resimulation:
         bots = header.bots
         event_messages = [header.events_for(seat) for seat in range(len(bots))]
         nonces = [bytes.fromhex(n) for n in result.nonces]
-    except (IndexError, TypeError, ValueError, gin.IllegalActionError) as e:
+    except (IndexError, TypeError, ValueError, LookupError) as e:
         raise ReplayError(f"malformed record: {e!r}") from None
     # A seat that never connected has no bot name (a connected bot always gets one).
     missing = script.missing | {seat for seat, name in enumerate(bots) if not name}

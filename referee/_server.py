@@ -19,9 +19,10 @@ from grpc_reflection.v1alpha import reflection
 from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
 
 from ._runtime import aio
+from ._seats import SeatLink
 from ._service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
 from ._spec import MatchReport, MatchSpec
-from ._table import SeatLink, Table
+from ._table import Table
 
 log = structlog.get_logger("referee")
 

@@ -12,20 +12,19 @@ import secrets
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import grpc
 import structlog
 import trio
 
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 
 from . import _wire as wire
-from ._spec import MatchSpec
-
-if TYPE_CHECKING:
-    from ._server import Referee
-    from ._table import SeatLink, Table
+from . import games
+from ._seats import SeatLink
+from ._spec import DEFAULT_GAME, MatchSpec
+from ._table import Table
 
 log = structlog.get_logger("referee")
 _EOF = grpc.aio.EOF  # type: ignore[attr-defined]
@@ -38,6 +37,25 @@ DEFAULT_LIST_LIMIT = 100
 """Matches ListMatches returns when the request gives no limit."""
 MAX_NONCE_BYTES = 64
 """The longest nonce a bot may contribute."""
+
+
+class Referee(Protocol):
+    """What the services need of the referee that holds the matches (``_server.Referee``)."""
+
+    tables: dict[str, Table]
+    """Every match the referee keeps, by id."""
+
+    def create_match(self, spec: MatchSpec) -> Table:
+        """Register a match and start it."""
+
+    def links_for_token(self, token: str) -> list[SeatLink]:
+        """The seats a token opens."""
+
+    def session_opened(self, session: GrpcSession) -> None:
+        """A bot's session was authenticated."""
+
+    def session_closed(self, session: GrpcSession) -> None:
+        """A bot's session ended."""
 
 
 class GrpcSession:
@@ -219,14 +237,14 @@ def match_status(table: Table) -> referee_pb2.MatchStatus:
         match_id=table.match_id, state=_STATE[table.state], player_names=table.spec.players,
         connected=[link.session is not None for link in table.links],
     )
-    if table.match is not None:
-        game = table.match.game
-        status.scores.extend(game.scores)
-        status.game_number = game.number
-        status.deal_number = game.deal_number
-        status.games_won.extend(table.match.games_won)
+    match = table.match
+    if match is not None:
+        status.scores.extend(match.scores)
+        status.game_number = match.game_number
+        status.deal_number = match.deal_number
+        status.games_won.extend(match.games_won)
     if table.report is not None:
-        status.result.CopyFrom(wire.match_result(table.report, table.operator_seed, table.nonces))
+        status.result.CopyFrom(table.match_result())
         status.replay_path = table.report.replay_path
     return status
 
@@ -304,10 +322,10 @@ def spec_from_request(request: referee_pb2.CreateMatchRequest) -> MatchSpec:
     """A ``CreateMatch`` request as a match spec (``ValueError`` says what is wrong)."""
     if request.HasField("first_dealer"):
         raise ValueError("first_dealer is derived from the match seed; it cannot be chosen")
-    rules = wire.rules_from_proto(request.rules) if request.HasField("rules") else None
+    game = request.game or DEFAULT_GAME
+    rules = games.get(game).wire.rules_from_request(request)
     tc = wire.time_control_from_proto(request.time_control) if request.HasField("time_control") else None
-    policy = {game_pb2.FAULT_POLICY_UNSPECIFIED: "forfeit", game_pb2.FAULT_POLICY_FORFEIT: "forfeit",
-              game_pb2.FAULT_POLICY_SUBSTITUTE: "substitute"}.get(request.fault_policy)
+    policy = wire.FAULT_POLICY_FROM_PB.get(request.fault_policy)
     if policy is None:
         raise ValueError(f"unknown fault_policy {request.fault_policy}")
     kwargs: dict[str, Any] = {
@@ -317,6 +335,8 @@ def spec_from_request(request: referee_pb2.CreateMatchRequest) -> MatchSpec:
         "seed": request.seed or None,
         "match_id": request.match_id,
         "mix_nonces": request.mix_bot_nonces,
+        "game": game,
+        "seat_time_controls": tuple(wire.time_control_from_proto(t) for t in request.seat_time_controls),
     }
     if any(s.token for s in request.seats):
         kwargs["seat_tokens"] = tuple(s.token for s in request.seats)

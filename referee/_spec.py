@@ -4,10 +4,10 @@ or many) hands the referee, and what it gets back."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
+from . import games
 from ._timecontrol import TimeControl
-from .gin import MatchOutcome, RuleSet
 
 FaultPolicy = Literal["forfeit", "substitute"]
 Termination = Literal[
@@ -19,6 +19,8 @@ TERMINATIONS: tuple[Termination, ...] = (
     "failed_to_connect", "aborted", "internal_error",
 )
 """Every termination reason, in the order of the protocol's ``Termination`` enum."""
+DEFAULT_GAME = "gin"
+"""The game a spec plays when it names none (the only one before the registry)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +29,9 @@ class MatchSpec:
     matches on other machines) and serialises to the ``CreateMatch`` request."""
 
     players: tuple[str, ...]
-    """The players' names, by seat."""
-    rules: RuleSet = field(default_factory=RuleSet.classic)
-    """The rule set."""
+    """The players' names, by seat (as many as the game allows)."""
+    rules: Any = None
+    """The game's rule set; ``None``: the game's default rule set."""
     time_control: TimeControl = field(default_factory=lambda: TimeControl(per_move_ms=10_000))
     """The time control (cutechess-style)."""
     fault_policy: FaultPolicy = "forfeit"
@@ -56,10 +58,24 @@ class MatchSpec:
     seat_tokens: tuple[str, ...] = ()
     """Optional bot tokens by seat (a long-lived bot session authenticated with its token
     plays every seat given that token); empty: the referee makes a fresh seat token per seat."""
+    game: str = DEFAULT_GAME
+    """Which game: a name in ``referee.games``' registry."""
+    seat_time_controls: tuple[TimeControl, ...] = ()
+    """Optional time control by seat (cutechess's per-engine tc); empty: every seat plays
+    under ``time_control``."""
 
     def __post_init__(self) -> None:
-        if len(self.players) != 2:
-            raise ValueError(f"gin is played by 2 seats; got {len(self.players)} players")
+        entry = games.get(self.game)
+        seats = entry.game.seat_counts()
+        if len(self.players) not in seats:
+            allowed = str(seats.start) if len(seats) == 1 else f"{seats.start} to {seats.stop - 1}"
+            raise ValueError(f"{self.game} is played by {allowed} seats; got {len(self.players)} players")
+        if self.rules is None:
+            object.__setattr__(self, "rules", entry.game.default_rules())
+        else:
+            entry.game.check_rules(self.rules)
+        if self.seat_time_controls and len(self.seat_time_controls) != len(self.players):
+            raise ValueError("seat_time_controls must give one time control per seat (or none)")
         if any(not p.strip() for p in self.players):
             raise ValueError("player names must not be empty")
         if self.fault_policy not in ("forfeit", "substitute"):
@@ -74,6 +90,20 @@ class MatchSpec:
             raise ValueError("seat_tokens must give one token per seat (or none)")
         if any(t and len(t) < 16 for t in self.seat_tokens):
             raise ValueError("a bot token must be at least 16 characters")
+
+    @property
+    def game_entry(self) -> games.Registered:
+        """The game and its wire, from the registry."""
+        return games.get(self.game)
+
+    @property
+    def default_game(self) -> bool:
+        """Whether the spec plays the default game (whose messages and replays name no game)."""
+        return self.game == DEFAULT_GAME
+
+    def seat_time_control(self, seat: int) -> TimeControl:
+        """The time control of ``seat``."""
+        return self.seat_time_controls[seat] if self.seat_time_controls else self.time_control
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +122,8 @@ class MatchReport:
     """The seat whose fault ended or changed the match, or ``None``."""
     detail: str
     """A human-readable explanation."""
-    outcome: MatchOutcome | None
-    """The engine's match result (games, totals), or ``None`` if no game was played."""
+    outcome: Any
+    """The game's own match result (games, totals), or ``None`` if no game was played."""
     substituted_seats: tuple[int, ...]
     """Seats a built-in bot played for (fault policy ``substitute``)."""
     seed: bytes
@@ -108,3 +138,8 @@ class MatchReport:
     """Decisions (actions) played."""
     think_ms: tuple[int, ...]
     """Total thinking time used, by seat, in milliseconds."""
+    places: tuple[int, ...] = ()
+    """1-based finishing place by seat; tied seats share a place (1, 1, 3)."""
+    points: tuple[int, ...] = ()
+    """The match's points by seat (the game's own measure)."""
+

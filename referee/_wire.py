@@ -1,137 +1,31 @@
-"""The one module that converts between protobuf messages (``gin_arena.v1``) and domain
-objects (``referee.gin`` values, time controls, results). Messages to a seat are built here
-from that seat's :class:`~referee.gin.InformationState` and nothing else."""
+"""The game-neutral envelope: time controls, fault policies, match results and the operator's
+``CreateMatch`` request as protobuf messages, and the hand-made encoders of protobuf's wire
+format that the games' hot paths use. What belongs to one game (its rules, actions, states and
+results) is converted by that game's wire module (``referee.games.GameWire``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+from gin_arena.v1 import game_pb2, referee_pb2
 
-from . import gin
-from ._spec import TERMINATIONS, MatchReport, MatchSpec
+from . import games
+from ._spec import DEFAULT_GAME, TERMINATIONS, FaultPolicy, MatchReport, MatchSpec
 from ._timecontrol import TimeControl
 
-_KIND_TO_PB = {
-    "pass": game_pb2.ACTION_KIND_PASS,
-    "take_upcard": game_pb2.ACTION_KIND_TAKE_UPCARD,
-    "draw_stock": game_pb2.ACTION_KIND_DRAW_STOCK,
-    "draw_discard": game_pb2.ACTION_KIND_DRAW_DISCARD,
-    "discard": game_pb2.ACTION_KIND_DISCARD,
-    "knock": game_pb2.ACTION_KIND_KNOCK,
-    "big_gin": game_pb2.ACTION_KIND_BIG_GIN,
+WireError = games.WireError
+
+FAULT_POLICY_TO_PB: dict[FaultPolicy, int] = {
+    "forfeit": game_pb2.FAULT_POLICY_FORFEIT,
+    "substitute": game_pb2.FAULT_POLICY_SUBSTITUTE,
 }
-_PB_TO_KIND = {v: k for k, v in _KIND_TO_PB.items()}
-_PHASE_TO_PB = {
-    "upcard": game_pb2.PHASE_UPCARD_OFFER,
-    "draw": game_pb2.PHASE_DRAW,
-    "discard": game_pb2.PHASE_DISCARD,
-    "over": game_pb2.PHASE_OVER,
+"""The fault policies as the protocol's ``FaultPolicy`` enum (the one mapping of them)."""
+FAULT_POLICY_FROM_PB: dict[int, FaultPolicy] = {
+    game_pb2.FAULT_POLICY_UNSPECIFIED: "forfeit",
+    **{v: k for k, v in FAULT_POLICY_TO_PB.items()},
 }
-_OUTCOME_TO_PB = {
-    "knock": game_pb2.DEAL_OUTCOME_KNOCK,
-    "undercut": game_pb2.DEAL_OUTCOME_UNDERCUT,
-    "gin": game_pb2.DEAL_OUTCOME_GIN,
-    "big_gin": game_pb2.DEAL_OUTCOME_BIG_GIN,
-    "dead": game_pb2.DEAL_OUTCOME_DEAD_HAND,
-}
-_ENUMS: dict[str, dict[str, int]] = {
-    "knock": {"limit": game_pb2.KNOCK_MODE_LIMIT, "oklahoma": game_pb2.KNOCK_MODE_OKLAHOMA,
-              "gin_only": game_pb2.KNOCK_MODE_GIN_ONLY},
-    "shutout": {"double": game_pb2.SHUTOUT_RULE_DOUBLE, "bonus": game_pb2.SHUTOUT_RULE_BONUS,
-                "none": game_pb2.SHUTOUT_RULE_NONE},
-    "next_dealer": {"alternate": game_pb2.NEXT_DEALER_ALTERNATE, "winner": game_pb2.NEXT_DEALER_WINNER,
-                    "loser": game_pb2.NEXT_DEALER_LOSER},
-    "stock_exhausted": {"void": game_pb2.STOCK_EXHAUSTED_VOID,
-                        "reshuffle": game_pb2.STOCK_EXHAUSTED_RESHUFFLE},
-    "first_dealer": {"random": game_pb2.FIRST_DEALER_RANDOM, "alternate": game_pb2.FIRST_DEALER_ALTERNATE},
-}
-_ENUMS_BACK = {field: {v: k for k, v in table.items()} for field, table in _ENUMS.items()}
-_SCALARS = (
-    "knock_limit", "oklahoma_ace_gin_only", "oklahoma_spades_double", "big_gin", "gin_bonus",
-    "big_gin_bonus", "undercut_bonus", "target", "game_bonuses", "line_bonus", "game_bonus",
-    "shutout_bonus", "games", "match_target",
-)
-_MELD_KIND = {"set": game_pb2.MELD_KIND_SET, "run": game_pb2.MELD_KIND_RUN}
-
-
-class WireError(ValueError):
-    """A message that does not describe a valid domain value; the text says what is wrong."""
-
-
-# ----- cards and actions -----
-_TEXT = tuple(str(c) for c in gin.DECK)  # card text by index: no __str__ call on the hot path
-
-
-def cards(cs: Iterable[gin.Card]) -> list[str]:
-    """Cards as their text forms."""
-    text = _TEXT
-    return [text[c.index] for c in cs]
-
-
-_CARD_BY_TEXT = {t: c for t, c in zip(_TEXT, gin.DECK, strict=True)}
-
-
-def card_from_text(text: str, what: str = "card") -> gin.Card:
-    """Parse a card field, raising :class:`WireError` with the field named."""
-    card = _CARD_BY_TEXT.get(text)
-    if card is not None:
-        return card
-    try:
-        return gin.parse_card(text)
-    except ValueError as e:
-        raise WireError(f"{what}: {e}") from None
-
-
-def action_to_proto(action: gin.Action) -> game_pb2.Action:
-    """A domain action as a message."""
-    card = getattr(action, "card", None)
-    if card is None:
-        return game_pb2.Action(kind=_KIND_TO_PB[action.kind])
-    return game_pb2.Action(kind=_KIND_TO_PB[action.kind], card=_TEXT[card.index])
-
-
-def action_from_proto(msg: game_pb2.Action) -> gin.Action:
-    """A message as a domain action, or :class:`WireError` naming what is malformed."""
-    kind = _PB_TO_KIND.get(msg.kind)
-    if kind is None:
-        raise WireError(f"action.kind {msg.kind} is not a known ActionKind")
-    if kind in ("discard", "knock"):
-        if not msg.card:
-            raise WireError(f"action.card is required for {kind}")
-        return gin.make_action(kind, card_from_text(msg.card, "action.card"))
-    if msg.card:
-        raise WireError(f"action.card must be empty for {kind}; got {msg.card!r}")
-    return gin.make_action(kind)
-
-
-# ----- rules and time -----
-def rules_to_proto(rules: gin.RuleSet) -> game_pb2.RuleSet:
-    """Every field filled, so a bot never needs to know the presets."""
-    msg = game_pb2.RuleSet(name=rules.name)
-    for field, table in _ENUMS.items():
-        setattr(msg, field, table[getattr(rules, field)])
-    for field in _SCALARS:
-        setattr(msg, field, getattr(rules, field))
-    return msg
-
-
-def rules_from_proto(msg: game_pb2.RuleSet) -> gin.RuleSet:
-    """The preset named (classic if empty) with every field that is set overriding it."""
-    overrides: dict[str, object] = {}
-    for field, table in _ENUMS_BACK.items():
-        value = getattr(msg, field)
-        if value:
-            if value not in table:
-                raise WireError(f"rules.{field}: unknown value {value}")
-            overrides[field] = table[value]
-    for field in _SCALARS:
-        if msg.HasField(field):  # type: ignore[arg-type]
-            overrides[field] = getattr(msg, field)
-    try:
-        return gin.RuleSet.preset(msg.name or "classic", **overrides)
-    except ValueError as e:
-        raise WireError(f"rules: {e}") from None
+"""The protocol's ``FaultPolicy`` values as fault policies (unspecified: ``forfeit``)."""
 
 
 def time_control_to_proto(tc: TimeControl) -> game_pb2.TimeControl:
@@ -161,30 +55,16 @@ def time_control_from_proto(msg: game_pb2.TimeControl) -> TimeControl:
         raise WireError(f"time_control: {e}") from None
 
 
-# ----- what a seat sees -----
-def _meld(m: gin.Meld) -> game_pb2.Meld:
-    return game_pb2.Meld(kind=_MELD_KIND[m.kind], cards=cards(m.cards))
-
-
-def public_event(ev: gin.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent:
-    """One step of a deal as some seat saw it (already filtered by the engine's view)."""
-    if ev.kind == "reshuffle":
-        return game_pb2.PublicEvent(seat=0, stock_size_after=ev.stock_size, reshuffled=True)
-    return game_pb2.PublicEvent(
-        seat=ev.seat, kind=_KIND_TO_PB[ev.kind], card=_TEXT[ev.card.index] if ev.card is not None else "",
-        stock_size_after=ev.stock_size, think_ms=think_ms,
-    )
-
-
 # The messages that go out on every decision (the action request and the information state in
 # it) are encoded straight to protobuf bytes: building them as message objects cost ~170 µs a
 # request, more than gRPC's own round trip. The encoding is the one protobuf's deterministic
 # serialisation gives (fields in number order, proto3 defaults left out, packed repeated
 # scalars); tests/test_wire_encoding.py checks it against message objects on thousands of
 # states. Field numbers come from the descriptors, so the encoder follows the .proto.
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` as a protobuf varint (negative numbers as int64: ten bytes)."""
     if n < 0:
-        n += 1 << 64  # int32/int64: negative numbers take ten bytes
+        n += 1 << 64
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -193,69 +73,42 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-_SMALL = tuple(_varint(i) for i in range(256))
+_SMALL = tuple(varint(i) for i in range(256))
 
 
-def _v(n: int) -> bytes:
-    return _SMALL[n] if 0 <= n < 256 else _varint(n)
+def v(n: int) -> bytes:
+    """:func:`varint`, from a table for the small numbers."""
+    return _SMALL[n] if 0 <= n < 256 else varint(n)
 
 
-def _tags(message: type, wire_types: dict[str, int]) -> dict[str, bytes]:
+VARINT, LEN = 0, 2
+"""Protobuf wire types."""
+
+
+def tags(message: type, wire_types: dict[str, int]) -> dict[str, bytes]:
+    """The encoded tag of each named field of ``message`` (numbers from its descriptor)."""
     fields = message.DESCRIPTOR.fields_by_name  # type: ignore[attr-defined]
-    return {name: _varint(fields[name].number << 3 | wt) for name, wt in wire_types.items()}
+    return {name: varint(fields[name].number << 3 | wt) for name, wt in wire_types.items()}
 
 
-_VARINT, _LEN = 0, 2
-_IS = _tags(game_pb2.InformationState, {
-    "seat": _VARINT, "num_seats": _VARINT, "dealer": _VARINT, "to_move": _VARINT, "phase": _VARINT,
-    "hand": _LEN, "my_melds": _LEN, "my_deadwood_cards": _LEN, "my_deadwood": _VARINT, "discard_pile": _LEN,
-    "stock_size": _VARINT, "hand_sizes": _LEN, "known_cards": _LEN, "first_upcard": _LEN,
-    "knock_limit": _VARINT, "forbidden_discard": _LEN, "upcard_passes": _VARINT, "events": _LEN,
-    "game_number": _VARINT, "deal_number": _VARINT, "scores": _LEN, "deals_won": _LEN, "match_scores": _LEN,
-    "spade_double": _VARINT, "reshuffled": _VARINT,
-})
-_AR = _tags(bot_pb2.ActionRequest, {
-    "request_id": _VARINT, "legal_actions": _LEN, "clocks": _LEN, "time_for_move_ms": _VARINT, "state": _LEN,
-})
-_RM = _tags(bot_pb2.RefereeMessage, {"match_id": _LEN, "action_request": _LEN})
-_CLOCK = _tags(game_pb2.Clock, {"seat": _VARINT, "remaining_ms": _VARINT, "increment_ms": _VARINT,
-                                "running": _VARINT})
-_MELD_TAGS = _tags(game_pb2.Meld, {"kind": _VARINT, "cards": _LEN})
-_SEAT_CARDS = _tags(game_pb2.SeatCards, {"seat": _VARINT, "cards": _LEN})
+def len_field(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field."""
+    return tag + v(len(payload)) + payload
 
 
-def _card_entries(tag: bytes) -> tuple[bytes, ...]:
-    """Each card (by index) as one element of a repeated string field."""
-    return tuple(tag + _v(len(t)) + t.encode() for t in _TEXT)
+def uint(tag: bytes, n: int) -> bytes:
+    """An integer field (nothing for 0, the proto3 default)."""
+    return tag + v(n) if n else b""
 
 
-_HAND = _card_entries(_IS["hand"])
-_DEADWOOD = _card_entries(_IS["my_deadwood_cards"])
-_PILE = _card_entries(_IS["discard_pile"])
-_MELD_CARD = _card_entries(_MELD_TAGS["cards"])
-_SEAT_CARD = _card_entries(_SEAT_CARDS["cards"])
-_SET_KIND = _MELD_TAGS["kind"] + _v(game_pb2.MELD_KIND_SET)
-_RUN_KIND = _MELD_TAGS["kind"] + _v(game_pb2.MELD_KIND_RUN)
-_SAME_RANK = 1 | 1 << 13 | 1 << 26 | 1 << 39
-_PHASE_BYTES = {k: _IS["phase"] + _v(v) for k, v in _PHASE_TO_PB.items()}
-
-
-def _len_field(tag: bytes, payload: bytes) -> bytes:
-    return tag + _v(len(payload)) + payload
-
-
-def _uint(tag: bytes, n: int) -> bytes:
-    return tag + _v(n) if n else b""
-
-
-def _uint_field(tag: bytes) -> Callable[[int], bytes]:
+def uint_field(tag: bytes) -> Callable[[int], bytes]:
     """An encoder of one integer field, remembering the values it has seen (a few hundred)."""
     cache: dict[int, bytes] = {}
 
     def encode(n: int) -> bytes:
         out = cache.get(n)
         if out is None:
-            out = tag + _varint(n) if n else b""
+            out = tag + varint(n) if n else b""
             if len(cache) < 4096:
                 cache[n] = out
         return out
@@ -263,277 +116,33 @@ def _uint_field(tag: bytes) -> Callable[[int], bytes]:
     return encode
 
 
-def _packed(tag: bytes, values: Iterable[int]) -> bytes:
-    payload = b"".join([_v(x) for x in values])
-    return tag + _v(len(payload)) + payload if payload else b""
+def packed(tag: bytes, values: Iterable[int]) -> bytes:
+    """A packed repeated integer field (nothing when empty)."""
+    payload = b"".join([v(x) for x in values])
+    return tag + v(len(payload)) + payload if payload else b""
 
 
-def _text(tag: bytes, text: str) -> bytes:
-    return _len_field(tag, text.encode()) if text else b""
+def text(tag: bytes, value: str) -> bytes:
+    """A string field (nothing when empty)."""
+    return len_field(tag, value.encode()) if value else b""
 
 
-_bits = gin.mask_indices
-
-
-_TO_MOVE = _uint_field(_IS["to_move"])
-_STOCK_SIZE = _uint_field(_IS["stock_size"])
-_UPCARD_PASSES = _uint_field(_IS["upcard_passes"])
-_MY_DEADWOOD = _uint_field(_IS["my_deadwood"])
-_TIME_FOR_MOVE = _uint_field(_AR["time_for_move_ms"])
-_HAND_SIZES: dict[tuple[int, ...], bytes] = {}
-_FORBIDDEN = (b"", *(_text(_IS["forbidden_discard"], t) for t in _TEXT))  # by card index + 1
-_RESHUFFLED = (b"", _uint(_IS["reshuffled"], 1))
-_CLOCKS: dict[tuple[tuple[int, ...], int, int], bytes] = {}
-
-
-def _arrangement_fields(hand_mask: int) -> bytes:
-    """``my_melds``, ``my_deadwood_cards`` and ``my_deadwood`` of a hand (the engine's
-    deterministic minimum-deadwood arrangement, melds ordered by their lowest card)."""
-    out = []
-    dead = hand_mask
-    tag = _IS["my_melds"]
-    for m in sorted(gin.arrange_mask(hand_mask), key=lambda m: m & -m):
-        dead ^= m
-        low = (m & -m).bit_length() - 1
-        kind = _SET_KIND if m & ~(_SAME_RANK << (low % 13)) == 0 else _RUN_KIND
-        out.append(_len_field(tag, kind + b"".join([_MELD_CARD[i] for i in _bits(m)])))
-    out.extend(_DEADWOOD[i] for i in _bits(dead))
-    out.append(_MY_DEADWOOD(gin.value_mask(dead)))
-    return b"".join(out)
-
-
-_EV = _tags(game_pb2.PublicEvent, {"seat": _VARINT, "kind": _VARINT, "card": _LEN, "stock_size_after": _VARINT,
-                                   "reshuffled": _VARINT})
-_EV_KIND = {k: _uint(_EV["kind"], v) for k, v in _KIND_TO_PB.items()}
-_EV_CARD = _card_entries(_EV["card"])
-_EV_RESHUFFLED = _uint(_EV["reshuffled"], 1)
-
-
-def _event_bytes(ev: gin.PublicEvent) -> bytes:
-    """``public_event(ev)`` encoded (no think time: as in an information state's events)."""
-    if ev.kind == "reshuffle":
-        return _uint(_EV["stock_size_after"], ev.stock_size) + _EV_RESHUFFLED
-    return _uint(_EV["seat"], ev.seat) + _EV_KIND[ev.kind] + (_EV_CARD[ev.card.index] if ev.card is not None else b"") \
-        + _uint(_EV["stock_size_after"], ev.stock_size)
-
-
-_EV_THINK = _uint_field(_tags(game_pb2.PublicEvent, {"think_ms": _VARINT})["think_ms"])
-_SPECTATOR = _tags(referee_pb2.SpectatorEvent, {"match_id": _LEN, "event": _LEN})
-
-
-def public_event_bytes(ev: gin.PublicEvent, think_ms: int = 0) -> bytes:
-    """``public_event(ev, think_ms)`` encoded (protobuf's deterministic serialisation)."""
-    return _event_bytes(ev) + (_EV_THINK(think_ms) if think_ms and ev.kind != "reshuffle" else b"")
+_SPECTATOR = tags(referee_pb2.SpectatorEvent, {"match_id": LEN, "event": LEN})
 
 
 def spectator_event_bytes(match_id: str, event: bytes) -> bytes:
     """A ``SpectatorEvent`` of the match carrying the encoded ``PublicEvent`` ``event``."""
-    return _text(_SPECTATOR["match_id"], match_id) + _len_field(_SPECTATOR["event"], event)
-
-
-class EventLog:
-    """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
-    only grow, so each request converts just the new ones) and the fields that stay the same
-    for the whole deal (seat, dealer, upcard, knock limit, scores)."""
-
-    __slots__ = ("deal", "entries", "head", "joined", "middle", "reshuffled", "tail")
-
-    def __init__(self) -> None:
-        self.deal: tuple[int, int, int] = (-1, 0, 0)
-        self.entries: list[bytes] = []
-        self.joined = b""
-        self.reshuffled = False
-        self.head = self.middle = self.tail = b""
-
-    def prepare(self, state: gin.InformationState) -> None:
-        """Bring the log to ``state``'s deal and events."""
-        key = (state.seat, state.game_number, state.deal_number)
-        events = state.events
-        if key != self.deal or len(self.entries) > len(events):
-            f = _IS
-            self.deal = key
-            self.entries = []
-            self.joined = b""
-            self.reshuffled = False
-            self.head = _uint(f["seat"], state.seat) + _uint(f["num_seats"], state.num_seats) \
-                + _uint(f["dealer"], state.dealer)
-            self.middle = _text(f["first_upcard"], _TEXT[state.first_upcard.index]) \
-                + _uint(f["knock_limit"], -1 if state.knock_limit is None else state.knock_limit)
-            self.tail = b"".join([
-                _uint(f["game_number"], state.game_number), _uint(f["deal_number"], state.deal_number),
-                _packed(f["scores"], state.scores), _packed(f["deals_won"], state.deals_won),
-                _packed(f["match_scores"], state.games_won), _uint(f["spade_double"], int(state.doubled)),
-            ])
-        if len(self.entries) < len(events):
-            tag = _IS["events"]
-            fresh = events[len(self.entries):]
-            new = [_len_field(tag, _event_bytes(e)) for e in fresh]
-            self.entries.extend(new)
-            self.joined += b"".join(new)
-            self.reshuffled = self.reshuffled or any(e.kind == "reshuffle" for e in fresh)
-
-
-def information_state_bytes(state: gin.InformationState, log: EventLog | None = None) -> bytes:
-    """A seat's complete information state, encoded (``log`` keeps what repeats encoded)."""
-    if log is None:
-        log = EventLog()
-    log.prepare(state)
-    hand_mask = 0
-    for c in state.hand:
-        hand_mask |= 1 << c.index
-    sizes = _HAND_SIZES.get(state.hand_sizes)
-    if sizes is None:
-        sizes = _HAND_SIZES[state.hand_sizes] = _packed(_IS["hand_sizes"], state.hand_sizes)
-    known_tag, seat_tag = _IS["known_cards"], _SEAT_CARDS["seat"]
-    forbidden = state.forbidden_discard
-    return b"".join([
-        log.head,
-        _TO_MOVE(state.to_move or 0),
-        _PHASE_BYTES[state.phase],
-        b"".join([_HAND[c.index] for c in state.hand]),
-        _arrangement_fields(hand_mask),
-        b"".join([_PILE[c.index] for c in state.discard_pile]),
-        _STOCK_SIZE(state.stock_size),
-        sizes,
-        *[_len_field(known_tag, _uint(seat_tag, s) + b"".join([_SEAT_CARD[c.index] for c in kc]))
-          for s, kc in enumerate(state.known_cards)],
-        log.middle,
-        _FORBIDDEN[forbidden.index + 1 if forbidden is not None else 0],
-        _UPCARD_PASSES(state.upcard_passes),
-        log.joined,
-        log.tail,
-        _RESHUFFLED[log.reshuffled],
-    ])
-
-
-def information_state(state: gin.InformationState, log: EventLog | None = None) -> game_pb2.InformationState:
-    """A seat's complete information state as a message."""
-    return game_pb2.InformationState.FromString(information_state_bytes(state, log))
-
-
-def _every_action() -> list[gin.Action]:
-    out: list[gin.Action] = []
-    for kind in gin.ACTION_KINDS:
-        if kind in ("discard", "knock"):
-            out.extend(gin.make_action(kind, c) for c in gin.DECK)
-        else:
-            out.append(gin.make_action(kind))
-    return out
-
-
-# The engine's actions are interned (one value per action, for ever): look them up by identity,
-# which spares hashing a dataclass per legal action.
-_ACTION_BY_ID = {
-    id(a): _len_field(_AR["legal_actions"], action_to_proto(a).SerializeToString(deterministic=True))
-    for a in _every_action()
-}
-
-
-def _action_entry(action: gin.Action) -> bytes:
-    entry = _ACTION_BY_ID.get(id(action))
-    if entry is None:  # not an interned value (a hand-made action): encode it
-        entry = _len_field(_AR["legal_actions"], action_to_proto(action).SerializeToString(deterministic=True))
-    return entry
-
-
-def action_request_bytes(
-    match_id: str, request_id: int, state: gin.InformationState, remaining_ms: Sequence[int], increment_ms: int,
-    time_for_move_ms: int, log: EventLog | None = None,
-) -> bytes:
-    """``RefereeMessage{match_id, action_request}`` encoded: a request for a decision with the
-    legal actions, every seat's clock (the seat of ``state`` running) and the seat's complete
-    information state."""
-    key = (tuple(remaining_ms), increment_ms, state.seat)
-    clocks = _CLOCKS.get(key)
-    if clocks is None:
-        c = _CLOCK
-        clocks = b"".join([
-            _len_field(_AR["clocks"], _uint(c["seat"], s) + _uint(c["remaining_ms"], r)
-                       + _uint(c["increment_ms"], increment_ms) + _uint(c["running"], int(s == state.seat)))
-            for s, r in enumerate(remaining_ms)
-        ])
-        if len(_CLOCKS) > 4096:
-            _CLOCKS.clear()
-        _CLOCKS[key] = clocks
-    request = b"".join([
-        _uint(_AR["request_id"], request_id),
-        b"".join([_action_entry(a) for a in state.legal_actions]),
-        clocks,
-        _TIME_FOR_MOVE(time_for_move_ms),
-        _len_field(_AR["state"], information_state_bytes(state, log)),
-    ])
-    return _text(_RM["match_id"], match_id) + _len_field(_RM["action_request"], request)
-
-
-def deal_result(state: gin.InformationState, *, game_over: bool) -> game_pb2.DealResult:
-    """The end of a deal as the seat of ``state`` may see it (from its view's outcome)."""
-    out = state.outcome
-    assert out is not None, "deal_result() needs a finished deal"
-    msg = game_pb2.DealResult(
-        outcome=_OUTCOME_TO_PB[out.kind],
-        game_number=state.game_number,
-        deal_number=state.deal_number,
-        dealer=state.dealer,
-        knocker=-1 if out.knocker is None else out.knocker,
-        winner=-1 if out.winner is None else out.winner,
-        points=out.points,
-        doubled=out.doubled,
-        knock_discard=str(out.knock_discard) if out.knock_discard is not None else "",
-        scores_after=state.scores,
-        game_over=game_over,
-    )
-    sd = out.showdown
-    if sd is not None and out.knocker is not None:
-        knocker = out.knocker
-        for seat in range(state.num_seats):
-            if seat == knocker:
-                msg.hands.append(game_pb2.SeatHand(
-                    seat=seat, cards=cards(sd.knocker_cards), melds=[_meld(m) for m in sd.knocker_melds],
-                    deadwood_cards=cards(sd.knocker_deadwood_cards), deadwood=sd.knocker_deadwood,
-                ))
-            else:
-                msg.hands.append(game_pb2.SeatHand(
-                    seat=seat, cards=cards(sd.defender_cards), melds=[_meld(m) for m in sd.defender_melds],
-                    laid_off=cards(sd.layoffs), deadwood_cards=cards(sd.defender_deadwood_cards),
-                    deadwood=sd.defender_deadwood,
-                ))
-    return msg
-
-
-def game_result(result: gin.GameResult) -> game_pb2.GameResult:
-    """A finished game as a message."""
-    return game_pb2.GameResult(
-        game_number=result.game, winner=result.winner, final_totals=result.totals,
-        deal_points=result.deal_points, deals_won=result.deals_won, shutout=result.shutout,
-    )
-
-
-def deal_started(state: gin.InformationState, log: EventLog | None = None) -> bot_pb2.DealStarted:
-    """The start of a deal, for the seat of ``state``."""
-    return bot_pb2.DealStarted(
-        game_number=state.game_number, deal_number=state.deal_number, dealer=state.dealer,
-        state=information_state(state, log),
-    )
-
-
-def action_request(
-    request_id: int, state: gin.InformationState, remaining_ms: Sequence[int], increment_ms: int,
-    time_for_move_ms: int, log: EventLog | None = None,
-) -> bot_pb2.ActionRequest:
-    """A request for a decision as a message (the same encoding as :func:`action_request_bytes`)."""
-    data = action_request_bytes("", request_id, state, remaining_ms, increment_ms, time_for_move_ms, log)
-    return bot_pb2.RefereeMessage.FromString(data).action_request
+    return text(_SPECTATOR["match_id"], match_id) + len_field(_SPECTATOR["event"], event)
 
 
 def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:
     """A match spec as the operator service's ``CreateMatch`` request (for a remote referee)."""
-    return referee_pb2.CreateMatchRequest(
+    game = spec.game_entry
+    msg = referee_pb2.CreateMatchRequest(
         seats=[referee_pb2.SeatSpec(name=name, token=spec.seat_tokens[i] if spec.seat_tokens else "")
                for i, name in enumerate(spec.players)],
-        rules=rules_to_proto(spec.rules),
         time_control=time_control_to_proto(spec.time_control),
-        fault_policy=game_pb2.FAULT_POLICY_FORFEIT if spec.fault_policy == "forfeit"
-        else game_pb2.FAULT_POLICY_SUBSTITUTE,
+        fault_policy=FAULT_POLICY_TO_PB[spec.fault_policy],  # type: ignore[arg-type]
         reconnect_grace_ms=spec.reconnect_grace_ms,
         repeat_illegal=spec.repeat_illegal,
         seed=spec.seed or b"",
@@ -541,50 +150,51 @@ def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:
         mix_bot_nonces=spec.mix_nonces,
         connect_timeout_ms=spec.connect_timeout_ms,
         max_actions_per_deal=spec.max_actions_per_deal,
+        seat_time_controls=[time_control_to_proto(tc) for tc in spec.seat_time_controls],
+        **game.wire.start_fields(spec.rules),
     )
+    if not spec.default_game:
+        msg.game = spec.game
+    return msg
 
 
-def match_report_from_proto(result: game_pb2.MatchResult, replay_path: str = "") -> MatchReport:
+def match_report_from_proto(result: game_pb2.MatchResult, replay_path: str = "", game: str = "") -> MatchReport:
     """A remote referee's ``MatchResult`` as a report (it does not carry deal counts or think
     times: those are 0). The seed is the revealed operator seed, mixed with the nonces when they
-    were mixed in."""
+    were mixed in. ``game``: the match's game (the spec's default if empty)."""
+    entry = games.get(game or DEFAULT_GAME)
     index = int(result.termination) - 1
     termination = TERMINATIONS[index] if 0 <= index < len(TERMINATIONS) else "internal_error"
-    games = tuple(
-        gin.GameResult(
-            game=g.game_number, winner=g.winner, deal_points=tuple(g.deal_points), deals_won=tuple(g.deals_won),
-            totals=tuple(g.final_totals), shutout=g.shutout, deals=0,
-        )
-        for g in result.games
-    )
     winner = None if result.winner < 0 else int(result.winner)
     faulting = None if result.faulting_seat < 0 else int(result.faulting_seat)
-    outcome = gin.MatchOutcome(
-        winner=winner, games_won=tuple(result.games_won), totals=tuple(int(t) for t in result.total_points),
-        games=games, forfeit=faulting if termination != "normal" else None,
-    ) if games else None
-    seed = result.seed if not any(result.nonces) else gin.mix_seed(result.seed, list(result.nonces))
+    outcome = entry.wire.outcome_from_result(result, termination == "normal")
+    seed = result.seed if not any(result.nonces) else entry.game.mix_seed(result.seed, list(result.nonces))
+    n = len(result.player_names)
+    places = tuple(result.places) or tuple(1 if winner is None or s == winner else 2 for s in range(n))
     return MatchReport(
         match_id=result.match_id, players=tuple(result.player_names), winner=winner, termination=termination,
         faulting_seat=faulting, detail=result.detail, outcome=outcome,
         substituted_seats=tuple(int(s) for s in result.substituted_seats), seed=seed,
         seed_commitment=result.seed_commitment, replay_path=replay_path, replay_hash=result.replay_hash,
-        decisions=0, think_ms=(0,) * len(result.player_names),
+        decisions=0, think_ms=(0,) * n, places=places,
+        points=tuple(int(t) for t in result.points) or tuple(int(t) for t in result.total_points) or (0,) * n,
     )
 
 
-def match_result(report: MatchReport, operator_seed: bytes, nonces: Sequence[bytes]) -> game_pb2.MatchResult:
-    """The end of a match, with the seed revealed."""
-    out = report.outcome
+def match_result(report: MatchReport, operator_seed: bytes, nonces: Sequence[bytes],
+                 summary: Mapping[str, Any], game_results: Sequence[game_pb2.GameResult]) -> game_pb2.MatchResult:
+    """The end of a match, with the seed revealed. ``summary``: the game's ``result_fields``
+    (``games_won`` and ``totals`` by seat, empty if no match was played); ``game_results``: the
+    games as the game's wire converts them."""
     n = len(report.players)
     return game_pb2.MatchResult(
         winner=-1 if report.winner is None else report.winner,
         termination=TERMINATIONS.index(report.termination) + 1,  # type: ignore[arg-type]
         faulting_seat=-1 if report.faulting_seat is None else report.faulting_seat,
         detail=report.detail,
-        games_won=out.games_won if out else [0] * n,
-        total_points=out.totals if out else [0] * n,
-        games=[game_result(g) for g in out.games] if out else [],
+        games_won=summary.get("games_won") or [0] * n,
+        total_points=summary.get("totals") or [0] * n,
+        games=game_results,
         seed=operator_seed,
         seed_commitment=report.seed_commitment,
         replay_hash=report.replay_hash,
@@ -592,4 +202,6 @@ def match_result(report: MatchReport, operator_seed: bytes, nonces: Sequence[byt
         match_id=report.match_id,
         player_names=report.players,
         nonces=nonces,
+        places=report.places,
+        points=report.points,
     )

@@ -21,7 +21,7 @@ import trio.testing
 import referee.gin._match as engine_match
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchSpec, TimeControl
-from referee import _wire as wire
+from referee import _gin_wire as wire
 from referee._table import Table
 from referee.gin import DECK, Card, Deal, RuleSet, deck_for_deal
 from tests._tables import FakeSession, Policy, seat_sessions
@@ -110,8 +110,9 @@ def _check_seed(seed: int, monkeypatch: pytest.MonkeyPatch) -> int:
         _play, spec, [_policy(rng, record, 0), _policy(rng, record, 1)], DEALS_PER_MATCH,
         clock=trio.testing.MockClock(autojump_threshold=0),
     )
-    match = base_table.match
-    assert match is not None
+    seam_match = base_table.match
+    assert isinstance(seam_match, wire.GinMatch)
+    match = seam_match.match
     checked = 0
     for deal_no in range(1, DEALS_PER_MATCH + 1):
         actions = [(s, a) for d, s, a in record if d == deal_no]

@@ -11,7 +11,8 @@ import random
 import pytest
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
-from referee import _wire as wire
+from referee import _gin_wire as wire
+from referee import _wire as envelope
 from referee import gin
 
 PHASE = {"upcard": game_pb2.PHASE_UPCARD_OFFER, "draw": game_pb2.PHASE_DRAW,
@@ -93,7 +94,7 @@ def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> N
             if state.events:  # the spectator's event of the last step, as _play_action encodes it
                 think = rng.choice((0, 1, 999, 1 << 31))
                 event = wire.public_event(state.events[-1], think)
-                got_event = wire.spectator_event_bytes(match_id, wire.public_event_bytes(state.events[-1], think))
+                got_event = envelope.spectator_event_bytes(match_id, wire.public_event_bytes(state.events[-1], think))
                 assert got_event == referee_pb2.SpectatorEvent(match_id=match_id, event=event).SerializeToString(
                     deterministic=True), f"seed {seed}, event {state.events[-1]}"
             reshuffles += want.action_request.state.reshuffled

@@ -17,6 +17,7 @@ from ._actions import Pass as Pass
 from ._actions import TakeUpcard as TakeUpcard
 from ._actions import make_action as make_action
 from ._actions import parse_action as parse_action
+from ._bot import substitute_action as substitute_action
 from ._cards import DECK as DECK
 from ._cards import RANKS as RANKS
 from ._cards import SUITS as SUITS
@@ -28,9 +29,7 @@ from ._cards import parse_card as parse_card
 from ._cards import parse_cards as parse_cards
 from ._cards import to_mask as to_mask
 from ._deal import Deal as Deal
-from ._deal import DealOutcome as DealOutcome
 from ._deal import Move as Move
-from ._deal import Phase as Phase
 from ._match import DealEnded as DealEnded
 from ._match import DealStarted as DealStarted
 from ._match import Game as Game
@@ -40,6 +39,7 @@ from ._match import Match as Match
 from ._match import MatchEnded as MatchEnded
 from ._match import MatchEvent as MatchEvent
 from ._match import MatchOutcome as MatchOutcome
+from ._match import information_state as information_state
 from ._melds import Arrangement as Arrangement
 from ._melds import Meld as Meld
 from ._melds import all_arrangements as all_arrangements
@@ -51,6 +51,8 @@ from ._melds import deadwood_mask as deadwood_mask
 from ._melds import min_deadwood_after_discard as min_deadwood_after_discard
 from ._melds import min_deadwood_after_discard_mask as min_deadwood_after_discard_mask
 from ._melds import value_mask as value_mask
+from ._outcome import DealOutcome as DealOutcome
+from ._outcome import Phase as Phase
 from ._rules import PRESETS as PRESETS
 from ._rules import RuleSet as RuleSet
 from ._rules import RuleSetError as RuleSetError
@@ -65,6 +67,5 @@ from ._shuffle import shuffle as shuffle
 from ._view import InformationState as InformationState
 from ._view import PublicEvent as PublicEvent
 from ._view import deal_state as deal_state
-from ._view import information_state as information_state
 from ._view import seat_event as seat_event
 from ._view import visible_outcome as visible_outcome

@@ -15,8 +15,6 @@ RANKS = "A23456789TJQK"
 """Rank characters in order, ace (rank 1) low."""
 SUITS = "shdc"
 """Suit characters in index order."""
-SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
-"""Suit names in index order."""
 
 
 @dataclass(frozen=True, slots=True)

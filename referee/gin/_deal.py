@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from ._actions import (
     BIG_GIN,
@@ -27,15 +26,12 @@ from ._actions import (
 from ._cards import DECK, Card, from_mask
 from ._cards import mask_indices as _bits
 from ._melds import deadwood_mask, min_deadwood_after_discard_mask
+from ._outcome import DealOutcome, Phase
 from ._rules import RuleSet
-from ._showdown import Showdown, score_showdown
-
-if TYPE_CHECKING:
-    from ._view import InformationState
+from ._showdown import score_showdown
 from ._shuffle import reshuffle_key, shuffle
+from ._view import InformationState, deal_state
 
-Phase = Literal["upcard", "draw", "discard", "over"]
-OutcomeKind = Literal["knock", "undercut", "gin", "big_gin", "dead"]
 NUM_SEATS = 2
 HAND_SIZE = 10
 
@@ -51,28 +47,6 @@ class Move(NamedTuple):
     """The card involved: the card drawn or taken, discarded, or knocked face down."""
     stock_size: int
     """Cards left in the stock after this step."""
-
-
-@dataclass(frozen=True, slots=True)
-class DealOutcome:
-    """How a deal ended and what it scored (RULES §9)."""
-
-    kind: OutcomeKind
-    """``knock``, ``undercut``, ``gin``, ``big_gin`` or ``dead`` (void, nobody scores)."""
-    knocker: int | None
-    """The seat that knocked or declared big gin; ``None`` for a dead hand."""
-    winner: int | None
-    """The seat that scores; ``None`` for a dead hand."""
-    points: int
-    """Points to the winner (after any Oklahoma doubling)."""
-    doubled: bool
-    """Whether the score was doubled (Oklahoma spade upcard)."""
-    showdown: Showdown | None
-    """Arrangements, layoffs and deadwoods; ``None`` for a dead hand."""
-    knock_discard: Card | None
-    """The knocker's face-down discard (never shown to the opponent, RULES §6)."""
-    hands: tuple[tuple[Card, ...], ...]
-    """Each seat's final cards (the knocker's kept cards), by seat."""
 
 
 _move = tuple.__new__  # builds a Move without the Python-level __new__ of NamedTuple (hot path)
@@ -252,8 +226,6 @@ class Deal:
 
     def view(self, seat: int) -> InformationState:
         """What ``seat`` may know now (RULES §12); see :func:`referee.gin.information_state`."""
-        from ._view import deal_state
-
         return deal_state(self, seat)
 
     def copy(self) -> Deal:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ._actions import Action, IllegalActionError
-from ._deal import NUM_SEATS, Deal, DealOutcome
+from ._deal import NUM_SEATS, Deal
+from ._outcome import DealOutcome
 from ._rules import RuleSet
 from ._shuffle import deal_key, deck_for_deal, first_dealer
-
-if TYPE_CHECKING:
-    from ._view import InformationState
+from ._view import InformationState, deal_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +219,7 @@ class Match:
 
     def view(self, seat: int) -> InformationState:
         """What ``seat`` may know now (RULES §12), scores included."""
-        return _view.information_state(self, seat)
+        return information_state(self, seat)
 
     def legal_actions(self) -> list[Action]:
         """The current deal's legal actions (none once the match is over)."""
@@ -286,4 +284,13 @@ class Match:
         return MatchOutcome(winner, won, totals, tuple(self.results), forfeit)
 
 
-from . import _view  # noqa: E402  (the view module imports this one)
+def information_state(match: Match, seat: int) -> InformationState:
+    """The information state of ``seat`` in the match's current deal (``seat = -1``: a
+    spectator, who sees only public information)."""
+    game = match.game
+    return deal_state(
+        game.deal, seat,
+        game_number=game.number, deal_number=game.deal_number,
+        scores=tuple(game.scores), deals_won=tuple(game.deals_won),
+        games_won=match.games_won, match_totals=match.totals,
+    )

@@ -575,14 +575,6 @@ class Arrangement:
     """Sum of the deadwood cards' values."""
 
     @property
-    def meld_mask(self) -> int:
-        """All melded cards as a mask."""
-        m = 0
-        for meld in self.melds:
-            m |= meld.mask
-        return m
-
-    @property
     def deadwood_mask(self) -> int:
         """The deadwood cards as a mask."""
         m = 0

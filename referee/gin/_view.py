@@ -3,12 +3,13 @@ the outside: everything sent to a seat is built from :func:`information_state`."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ._actions import Action, ActionKind
 from ._cards import Card
-from ._deal import Deal, DealOutcome, Phase
-from ._match import Match
+from ._outcome import DealOutcome, Phase
 from ._rules import RuleSet
 
 EventKind = ActionKind | str
@@ -89,6 +90,45 @@ class InformationState:
     seat knocked; no hands after a dead hand (there is no showdown)."""
 
 
+class DealLike(Protocol):
+    """What a view reads of a deal (``_deal.Deal``, which imports this module)."""
+
+    rules: RuleSet
+    dealer: int
+    _seat_events: dict[int, list[PublicEvent]]
+    _history: list[Any]
+
+    @property
+    def is_over(self) -> bool: ...
+    @property
+    def to_move(self) -> int: ...
+    @property
+    def phase(self) -> Phase: ...
+    @property
+    def discard_pile(self) -> tuple[Card, ...]: ...
+    @property
+    def stock_size(self) -> int: ...
+    @property
+    def hands(self) -> Sequence[int]: ...
+    @property
+    def first_upcard(self) -> Card: ...
+    @property
+    def knock_limit(self) -> int | None: ...
+    @property
+    def doubled(self) -> bool: ...
+    @property
+    def forbidden_discard(self) -> Card | None: ...
+    @property
+    def upcard_passes(self) -> int: ...
+    @property
+    def stock_draw_only(self) -> bool: ...
+    @property
+    def outcome(self) -> DealOutcome | None: ...
+    def hand(self, seat: int) -> tuple[Card, ...]: ...
+    def known_cards(self, seat: int) -> tuple[Card, ...]: ...
+    def legal_actions(self) -> Sequence[Action]: ...
+
+
 def seat_event(seat: int, actor: int, kind: str, card: Card | None, stock_size: int) -> PublicEvent:
     """A step as ``seat`` sees it: a stock draw's card and a knock's face-down card only for
     the seat that made them."""
@@ -97,7 +137,7 @@ def seat_event(seat: int, actor: int, kind: str, card: Card | None, stock_size: 
     return PublicEvent(actor, kind, card, stock_size)
 
 
-def _deal_events(deal: Deal, seat: int) -> tuple[PublicEvent, ...]:
+def _deal_events(deal: DealLike, seat: int) -> tuple[PublicEvent, ...]:
     # A deal's history only grows: each seat's events are converted once and kept on the deal.
     # A step every seat sees alike is one shared object (fewer objects for the collector).
     cache = deal._seat_events
@@ -143,7 +183,7 @@ def visible_outcome(outcome: DealOutcome | None, seat: int) -> DealOutcome | Non
 
 
 def deal_state(
-    deal: Deal,
+    deal: DealLike,
     seat: int,
     *,
     game_number: int = 1,
@@ -184,16 +224,4 @@ def deal_state(
         events=_deal_events(deal, seat),
         legal_actions=tuple(deal.legal_actions()) if to_move == seat else (),
         outcome=visible_outcome(deal.outcome, seat),
-    )
-
-
-def information_state(match: Match, seat: int) -> InformationState:
-    """The information state of ``seat`` in the match's current deal (``seat = -1``: a
-    spectator, who sees only public information)."""
-    game = match.game
-    return deal_state(
-        game.deal, seat,
-        game_number=game.number, deal_number=game.deal_number,
-        scores=tuple(game.scores), deals_won=tuple(game.deals_won),
-        games_won=match.games_won, match_totals=match.totals,
     )

@@ -45,9 +45,3 @@ class GinGameEnd:
     """Deals won, by seat."""
     shutout: bool
     """The loser scored no deal."""
-
-
-DEAL_END = GinDealEnd
-"""The content class of Gin's ``deal_end`` records."""
-GAME_END = GinGameEnd
-"""The content class of Gin's ``game_end`` records."""

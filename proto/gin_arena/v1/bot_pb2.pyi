@@ -410,6 +410,8 @@ class MatchStarted(_message.Message):
     RECONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
     REPEAT_ILLEGAL_FIELD_NUMBER: _builtins.int
     MIX_BOT_NONCES_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seat: _builtins.int
@@ -426,6 +428,8 @@ class MatchStarted(_message.Message):
     """
     mix_bot_nonces: _builtins.bool
     """Whether the bots' Hello nonces are mixed into the shuffle seed."""
+    game: _builtins.str
+    """Which game the match plays; empty = gin rummy."""
     @_builtins.property
     def player_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Player names, by seat."""
@@ -437,6 +441,12 @@ class MatchStarted(_message.Message):
     @_builtins.property
     def time_control(self) -> _game_pb2.TimeControl:
         """The time control."""
+
+    @_builtins.property
+    def seat_time_controls(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.TimeControl]:
+        """The time control per seat when the seats' differ; empty = `time_control`
+        for every seat.
+        """
 
     def __init__(
         self,
@@ -451,10 +461,12 @@ class MatchStarted(_message.Message):
         reconnect_grace_ms: _builtins.int = ...,
         repeat_illegal: _builtins.bool = ...,
         mix_bot_nonces: _builtins.bool = ...,
+        game: _builtins.str = ...,
+        seat_time_controls: _abc.Iterable[_game_pb2.TimeControl] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "match_id", b"match_id", "mix_bot_nonces", b"mix_bot_nonces", "player_names", b"player_names", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seat", b"seat", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "mix_bot_nonces", b"mix_bot_nonces", "player_names", b"player_names", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seat", b"seat", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

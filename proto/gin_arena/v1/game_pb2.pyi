@@ -1131,6 +1131,8 @@ class MatchResult(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     PLAYER_NAMES_FIELD_NUMBER: _builtins.int
     NONCES_FIELD_NUMBER: _builtins.int
+    PLACES_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
     winner: _builtins.int
     """The seat that won the match; -1 for a draw or no winner."""
     termination: Global___Termination.ValueType
@@ -1173,6 +1175,18 @@ class MatchResult(_message.Message):
         `seed` into the shuffles when the match mixed bot nonces.
         """
 
+    @_builtins.property
+    def places(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Finishing place by seat, from 1; tied seats share a place (1, 1, 3).
+        Empty from a referee older than this field: read the winner.
+        """
+
+    @_builtins.property
+    def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The match's points by seat (the game's own measure; gin: the games'
+        totals).
+        """
+
     def __init__(
         self,
         *,
@@ -1190,10 +1204,12 @@ class MatchResult(_message.Message):
         match_id: _builtins.str = ...,
         player_names: _abc.Iterable[_builtins.str] | None = ...,
         nonces: _abc.Iterable[_builtins.bytes] | None = ...,
+        places: _abc.Iterable[_builtins.int] | None = ...,
+        points: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "faulting_seat", b"faulting_seat", "games", b"games", "games_won", b"games_won", "match_id", b"match_id", "nonces", b"nonces", "player_names", b"player_names", "replay_hash", b"replay_hash", "seed", b"seed", "seed_commitment", b"seed_commitment", "substituted_seats", b"substituted_seats", "termination", b"termination", "total_points", b"total_points", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "faulting_seat", b"faulting_seat", "games", b"games", "games_won", b"games_won", "match_id", b"match_id", "nonces", b"nonces", "places", b"places", "player_names", b"player_names", "points", b"points", "replay_hash", b"replay_hash", "seed", b"seed", "seed_commitment", b"seed_commitment", "substituted_seats", b"substituted_seats", "termination", b"termination", "total_points", b"total_points", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

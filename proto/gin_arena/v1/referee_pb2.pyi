@@ -102,6 +102,8 @@ class CreateMatchRequest(_message.Message):
     FIRST_DEALER_FIELD_NUMBER: _builtins.int
     CONNECT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     MAX_ACTIONS_PER_DEAL_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
     fault_policy: _game_pb2.FaultPolicy.ValueType
     """What happens to a seat that faults."""
     reconnect_grace_ms: _builtins.int
@@ -124,6 +126,10 @@ class CreateMatchRequest(_message.Message):
     """How long the match waits for its seats to connect, in ms; 0 = the referee's default."""
     max_actions_per_deal: _builtins.int
     """Actions after which a deal that has not ended stops the match as aborted (stalling); 0 = default."""
+    game: _builtins.str
+    """Which game the match plays (a name the referee's game registry knows);
+    empty = gin rummy.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSpec]:
         """The seats, in seat order (two for gin rummy)."""
@@ -137,6 +143,12 @@ class CreateMatchRequest(_message.Message):
     @_builtins.property
     def time_control(self) -> _game_pb2.TimeControl:
         """The time control; unset = the referee's default."""
+
+    @_builtins.property
+    def seat_time_controls(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.TimeControl]:
+        """Optional time control per seat, in seat order (one per seat, or none);
+        empty = every seat plays under `time_control`.
+        """
 
     def __init__(
         self,
@@ -153,10 +165,12 @@ class CreateMatchRequest(_message.Message):
         first_dealer: _builtins.int | None = ...,
         connect_timeout_ms: _builtins.int = ...,
         max_actions_per_deal: _builtins.int = ...,
+        game: _builtins.str = ...,
+        seat_time_controls: _abc.Iterable[_game_pb2.TimeControl] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "first_dealer", b"first_dealer", "rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seats", b"seats", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "game", b"game", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seat_time_controls", b"seat_time_controls", "seats", b"seats", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first_dealer: _TypeAlias = _typing.Literal["first_dealer"]  # noqa: Y015
     _WhichOneofArgType__first_dealer: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer"]  # noqa: Y015
@@ -541,10 +555,14 @@ class SpectatorHeader(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
     seed_commitment: _builtins.bytes
     """SHA-256 of the secret seed."""
     fault_policy: _game_pb2.FaultPolicy.ValueType
     """What happens to a seat that faults."""
+    game: _builtins.str
+    """Which game the match plays; empty = gin rummy."""
     @_builtins.property
     def player_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Player names, by seat."""
@@ -557,6 +575,12 @@ class SpectatorHeader(_message.Message):
     def time_control(self) -> _game_pb2.TimeControl:
         """The time control."""
 
+    @_builtins.property
+    def seat_time_controls(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.TimeControl]:
+        """The time control per seat when the seats' differ; empty = `time_control`
+        for every seat.
+        """
+
     def __init__(
         self,
         *,
@@ -565,10 +589,12 @@ class SpectatorHeader(_message.Message):
         time_control: _game_pb2.TimeControl | None = ...,
         seed_commitment: _builtins.bytes = ...,
         fault_policy: _game_pb2.FaultPolicy.ValueType = ...,
+        game: _builtins.str = ...,
+        seat_time_controls: _abc.Iterable[_game_pb2.TimeControl] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "player_names", b"player_names", "rules", b"rules", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "player_names", b"player_names", "rules", b"rules", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

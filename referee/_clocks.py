@@ -1,0 +1,47 @@
+"""The seats' clocks: each seat under its own time control, in integer microseconds so that a
+replay re-runs them exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._timecontrol import TimeControl
+
+
+class Clocks:
+    """Every seat's clock."""
+
+    __slots__ = ("_fixed", "remaining_us", "tcs")
+
+    def __init__(self, tcs: Sequence[TimeControl]) -> None:
+        self.tcs = tuple(tcs)
+        """The time control by seat."""
+        self.remaining_us: list[int] = []
+        """What is left on each incremental clock."""
+        self._fixed = [tc.per_move_ms for tc in self.tcs] if all(tc.is_fixed for tc in self.tcs) else None
+        self.reset()
+
+    def reset(self) -> None:
+        """Every clock back to its base time (at the start of a game)."""
+        self.remaining_us = [tc.base_ms * 1000 for tc in self.tcs]
+
+    def allowance(self, seat: int) -> int:
+        """Milliseconds this seat may use for its next decision (without the margin)."""
+        tc = self.tcs[seat]
+        return tc.per_move_ms if tc.is_fixed else max(0, self.remaining_us[seat] // 1000)
+
+    def charge(self, seat: int, used_us: int) -> bool:
+        """Charge a decision; False if it lost on time."""
+        tc = self.tcs[seat]
+        if tc.is_fixed:
+            return used_us <= (tc.per_move_ms + tc.margin_ms) * 1000
+        self.remaining_us[seat] -= used_us
+        ok = self.remaining_us[seat] + tc.margin_ms * 1000 >= 0
+        self.remaining_us[seat] += tc.increment_ms * 1000
+        return ok
+
+    def shown(self) -> list[int]:
+        """Each seat's clock in milliseconds as the seats are shown it."""
+        if self._fixed is not None:  # per-move clocks only: always the same
+            return self._fixed.copy()
+        return [tc.per_move_ms if tc.is_fixed else r // 1000 for tc, r in zip(self.tcs, self.remaining_us, strict=True)]

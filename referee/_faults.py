@@ -1,0 +1,64 @@
+"""Faults and the match's fault policy, for any number of seats.
+
+A seat that faults (time loss, illegal action, malformed message, crash, disconnect) is played
+by the game's built-in bot to the end of the game, so that the others' game is not spoiled.
+Under ``substitute`` its results count as they fall and play goes on. Under ``forfeit`` it
+ranks last in that game — several faulting seats share the last places in the order they
+faulted, the latest first — and the match ends after that game; when one seat is left that has
+not faulted (always, with two seats), the match ends at once and that seat wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._spec import FaultPolicy, Termination
+
+
+class Fault(Exception):
+    """A seat's fault: what ended or changed its part in the match."""
+
+    def __init__(self, seat: int, termination: Termination, detail: str, **evidence: Any) -> None:
+        super().__init__(detail)
+        self.seat = seat
+        self.termination = termination
+        self.detail = detail
+        self.evidence = evidence
+        """What a re-run of the replay needs to reproduce the fault."""
+
+
+class FaultLedger:
+    """Which seats faulted, which the built-in bot plays now, and what the policy does next."""
+
+    __slots__ = ("first", "forfeited", "policy", "seats", "substituted")
+
+    def __init__(self, policy: FaultPolicy, seats: int) -> None:
+        self.policy = policy
+        self.seats = seats
+        self.substituted: set[int] = set()
+        """Seats the built-in bot played for at some time (the report's ``substituted_seats``)."""
+        self.forfeited: list[int] = []
+        """Seats that forfeited (policy ``forfeit``), in the order they faulted."""
+        self.first: Fault | None = None
+        """The first forfeiting fault: its termination and seat end the match."""
+
+    def decide(self, fault: Fault) -> bool:
+        """Apply the policy to ``fault``; True if the match ends now (no seat but one is left
+        that has not forfeited), False if the built-in bot takes the seat."""
+        if self.policy == "forfeit":
+            self.forfeit(fault)
+            if self.seats - len(self.forfeited) <= 1:
+                return True
+        self.substituted.add(fault.seat)
+        return False
+
+    def forfeit(self, fault: Fault) -> None:
+        """``fault``'s seat forfeits whatever the policy (it failed before the match began)."""
+        if fault.seat not in self.forfeited:
+            self.forfeited.append(fault.seat)
+        if self.first is None:
+            self.first = fault
+
+    def ends_after_game(self) -> bool:
+        """Whether the match ends when the current game does (a seat forfeited in it)."""
+        return bool(self.forfeited)

@@ -1,0 +1,769 @@
+"""Gin through the referee's game seam: the adapter that drives the pure engine
+(``referee.gin``) for the plumbing (``referee.games``' ``Game`` and ``GameMatch``), and the one
+module that converts Gin's values to and from protobuf messages (``gin_arena.v1``). Messages to
+a seat are built here from that seat's :class:`~referee.gin.InformationState` and nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Mapping, Sequence
+from typing import Any
+
+from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+
+from . import games, gin
+from ._wire import LEN as _LEN
+from ._wire import VARINT as _VARINT
+from ._wire import WireError, spectator_event_bytes
+from ._wire import len_field as _len_field
+from ._wire import packed as _packed
+from ._wire import tags as _tags
+from ._wire import text as _text
+from ._wire import uint as _uint
+from ._wire import uint_field as _uint_field
+from ._wire import v as _v
+from .gin.records import GinDealEnd, GinGameEnd
+
+_KIND_TO_PB = {
+    "pass": game_pb2.ACTION_KIND_PASS,
+    "take_upcard": game_pb2.ACTION_KIND_TAKE_UPCARD,
+    "draw_stock": game_pb2.ACTION_KIND_DRAW_STOCK,
+    "draw_discard": game_pb2.ACTION_KIND_DRAW_DISCARD,
+    "discard": game_pb2.ACTION_KIND_DISCARD,
+    "knock": game_pb2.ACTION_KIND_KNOCK,
+    "big_gin": game_pb2.ACTION_KIND_BIG_GIN,
+}
+_PB_TO_KIND = {v: k for k, v in _KIND_TO_PB.items()}
+_PHASE_TO_PB = {
+    "upcard": game_pb2.PHASE_UPCARD_OFFER,
+    "draw": game_pb2.PHASE_DRAW,
+    "discard": game_pb2.PHASE_DISCARD,
+    "over": game_pb2.PHASE_OVER,
+}
+_OUTCOME_TO_PB = {
+    "knock": game_pb2.DEAL_OUTCOME_KNOCK,
+    "undercut": game_pb2.DEAL_OUTCOME_UNDERCUT,
+    "gin": game_pb2.DEAL_OUTCOME_GIN,
+    "big_gin": game_pb2.DEAL_OUTCOME_BIG_GIN,
+    "dead": game_pb2.DEAL_OUTCOME_DEAD_HAND,
+}
+_ENUMS: dict[str, dict[str, int]] = {
+    "knock": {"limit": game_pb2.KNOCK_MODE_LIMIT, "oklahoma": game_pb2.KNOCK_MODE_OKLAHOMA,
+              "gin_only": game_pb2.KNOCK_MODE_GIN_ONLY},
+    "shutout": {"double": game_pb2.SHUTOUT_RULE_DOUBLE, "bonus": game_pb2.SHUTOUT_RULE_BONUS,
+                "none": game_pb2.SHUTOUT_RULE_NONE},
+    "next_dealer": {"alternate": game_pb2.NEXT_DEALER_ALTERNATE, "winner": game_pb2.NEXT_DEALER_WINNER,
+                    "loser": game_pb2.NEXT_DEALER_LOSER},
+    "stock_exhausted": {"void": game_pb2.STOCK_EXHAUSTED_VOID,
+                        "reshuffle": game_pb2.STOCK_EXHAUSTED_RESHUFFLE},
+    "first_dealer": {"random": game_pb2.FIRST_DEALER_RANDOM, "alternate": game_pb2.FIRST_DEALER_ALTERNATE},
+}
+_ENUMS_BACK = {field: {v: k for k, v in table.items()} for field, table in _ENUMS.items()}
+_SCALARS = (
+    "knock_limit", "oklahoma_ace_gin_only", "oklahoma_spades_double", "big_gin", "gin_bonus",
+    "big_gin_bonus", "undercut_bonus", "target", "game_bonuses", "line_bonus", "game_bonus",
+    "shutout_bonus", "games", "match_target",
+)
+_MELD_KIND = {"set": game_pb2.MELD_KIND_SET, "run": game_pb2.MELD_KIND_RUN}
+
+
+# ----- cards and actions -----
+_TEXT = tuple(str(c) for c in gin.DECK)  # card text by index: no __str__ call on the hot path
+
+
+def cards(cs: Iterable[gin.Card]) -> list[str]:
+    """Cards as their text forms."""
+    text = _TEXT
+    return [text[c.index] for c in cs]
+
+
+_CARD_BY_TEXT = {t: c for t, c in zip(_TEXT, gin.DECK, strict=True)}
+
+
+def card_from_text(text: str, what: str = "card") -> gin.Card:
+    """Parse a card field, raising :class:`WireError` with the field named."""
+    card = _CARD_BY_TEXT.get(text)
+    if card is not None:
+        return card
+    try:
+        return gin.parse_card(text)
+    except ValueError as e:
+        raise WireError(f"{what}: {e}") from None
+
+
+def action_to_proto(action: gin.Action) -> game_pb2.Action:
+    """A domain action as a message."""
+    card = getattr(action, "card", None)
+    if card is None:
+        return game_pb2.Action(kind=_KIND_TO_PB[action.kind])
+    return game_pb2.Action(kind=_KIND_TO_PB[action.kind], card=_TEXT[card.index])
+
+
+def action_from_proto(msg: game_pb2.Action) -> gin.Action:
+    """A message as a domain action, or :class:`WireError` naming what is malformed."""
+    kind = _PB_TO_KIND.get(msg.kind)
+    if kind is None:
+        raise WireError(f"action.kind {msg.kind} is not a known ActionKind")
+    if kind in ("discard", "knock"):
+        if not msg.card:
+            raise WireError(f"action.card is required for {kind}")
+        return gin.make_action(kind, card_from_text(msg.card, "action.card"))
+    if msg.card:
+        raise WireError(f"action.card must be empty for {kind}; got {msg.card!r}")
+    return gin.make_action(kind)
+
+
+# ----- rules and time -----
+def rules_to_proto(rules: gin.RuleSet) -> game_pb2.RuleSet:
+    """Every field filled, so a bot never needs to know the presets."""
+    msg = game_pb2.RuleSet(name=rules.name)
+    for field, table in _ENUMS.items():
+        setattr(msg, field, table[getattr(rules, field)])
+    for field in _SCALARS:
+        setattr(msg, field, getattr(rules, field))
+    return msg
+
+
+def rules_from_proto(msg: game_pb2.RuleSet) -> gin.RuleSet:
+    """The preset named (classic if empty) with every field that is set overriding it."""
+    overrides: dict[str, object] = {}
+    for field, table in _ENUMS_BACK.items():
+        value = getattr(msg, field)
+        if value:
+            if value not in table:
+                raise WireError(f"rules.{field}: unknown value {value}")
+            overrides[field] = table[value]
+    for field in _SCALARS:
+        if msg.HasField(field):  # type: ignore[arg-type]
+            overrides[field] = getattr(msg, field)
+    try:
+        return gin.RuleSet.preset(msg.name or "classic", **overrides)
+    except ValueError as e:
+        raise WireError(f"rules: {e}") from None
+
+
+# ----- what a seat sees -----
+def _meld(m: gin.Meld) -> game_pb2.Meld:
+    return game_pb2.Meld(kind=_MELD_KIND[m.kind], cards=cards(m.cards))
+
+
+def public_event(ev: gin.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent:
+    """One step of a deal as some seat saw it (already filtered by the engine's view)."""
+    if ev.kind == "reshuffle":
+        return game_pb2.PublicEvent(seat=0, stock_size_after=ev.stock_size, reshuffled=True)
+    return game_pb2.PublicEvent(
+        seat=ev.seat, kind=_KIND_TO_PB[ev.kind], card=_TEXT[ev.card.index] if ev.card is not None else "",
+        stock_size_after=ev.stock_size, think_ms=think_ms,
+    )
+
+
+# The messages that go out on every decision (the action request and the information state in
+# it) are encoded straight to protobuf bytes: building them as message objects cost ~170 µs a
+# request, more than gRPC's own round trip. The encoding is the one protobuf's deterministic
+# serialisation gives (fields in number order, proto3 defaults left out, packed repeated
+# scalars); tests/test_wire_encoding.py checks it against message objects on thousands of
+# states. Field numbers come from the descriptors, so the encoder follows the .proto
+# (the encoders of fields are the envelope's, ``_wire``).
+_IS = _tags(game_pb2.InformationState, {
+    "seat": _VARINT, "num_seats": _VARINT, "dealer": _VARINT, "to_move": _VARINT, "phase": _VARINT,
+    "hand": _LEN, "my_melds": _LEN, "my_deadwood_cards": _LEN, "my_deadwood": _VARINT, "discard_pile": _LEN,
+    "stock_size": _VARINT, "hand_sizes": _LEN, "known_cards": _LEN, "first_upcard": _LEN,
+    "knock_limit": _VARINT, "forbidden_discard": _LEN, "upcard_passes": _VARINT, "events": _LEN,
+    "game_number": _VARINT, "deal_number": _VARINT, "scores": _LEN, "deals_won": _LEN, "match_scores": _LEN,
+    "spade_double": _VARINT, "reshuffled": _VARINT,
+})
+_AR = _tags(bot_pb2.ActionRequest, {
+    "request_id": _VARINT, "legal_actions": _LEN, "clocks": _LEN, "time_for_move_ms": _VARINT, "state": _LEN,
+})
+_RM = _tags(bot_pb2.RefereeMessage, {"match_id": _LEN, "action_request": _LEN})
+_CLOCK = _tags(game_pb2.Clock, {"seat": _VARINT, "remaining_ms": _VARINT, "increment_ms": _VARINT,
+                                "running": _VARINT})
+_MELD_TAGS = _tags(game_pb2.Meld, {"kind": _VARINT, "cards": _LEN})
+_SEAT_CARDS = _tags(game_pb2.SeatCards, {"seat": _VARINT, "cards": _LEN})
+
+
+def _card_entries(tag: bytes) -> tuple[bytes, ...]:
+    """Each card (by index) as one element of a repeated string field."""
+    return tuple(tag + _v(len(t)) + t.encode() for t in _TEXT)
+
+
+_HAND = _card_entries(_IS["hand"])
+_DEADWOOD = _card_entries(_IS["my_deadwood_cards"])
+_PILE = _card_entries(_IS["discard_pile"])
+_MELD_CARD = _card_entries(_MELD_TAGS["cards"])
+_SEAT_CARD = _card_entries(_SEAT_CARDS["cards"])
+_SET_KIND = _MELD_TAGS["kind"] + _v(game_pb2.MELD_KIND_SET)
+_RUN_KIND = _MELD_TAGS["kind"] + _v(game_pb2.MELD_KIND_RUN)
+_SAME_RANK = 1 | 1 << 13 | 1 << 26 | 1 << 39
+_PHASE_BYTES = {k: _IS["phase"] + _v(v) for k, v in _PHASE_TO_PB.items()}
+
+
+
+
+_bits = gin.mask_indices
+
+_TO_MOVE = _uint_field(_IS["to_move"])
+_STOCK_SIZE = _uint_field(_IS["stock_size"])
+_UPCARD_PASSES = _uint_field(_IS["upcard_passes"])
+_MY_DEADWOOD = _uint_field(_IS["my_deadwood"])
+_TIME_FOR_MOVE = _uint_field(_AR["time_for_move_ms"])
+_HAND_SIZES: dict[tuple[int, ...], bytes] = {}
+_FORBIDDEN = (b"", *(_text(_IS["forbidden_discard"], t) for t in _TEXT))  # by card index + 1
+_RESHUFFLED = (b"", _uint(_IS["reshuffled"], 1))
+_CLOCKS: dict[tuple[tuple[int, ...], int, int], bytes] = {}
+
+
+def _arrangement_fields(hand_mask: int) -> bytes:
+    """``my_melds``, ``my_deadwood_cards`` and ``my_deadwood`` of a hand (the engine's
+    deterministic minimum-deadwood arrangement, melds ordered by their lowest card)."""
+    out = []
+    dead = hand_mask
+    tag = _IS["my_melds"]
+    for m in sorted(gin.arrange_mask(hand_mask), key=lambda m: m & -m):
+        dead ^= m
+        low = (m & -m).bit_length() - 1
+        kind = _SET_KIND if m & ~(_SAME_RANK << (low % 13)) == 0 else _RUN_KIND
+        out.append(_len_field(tag, kind + b"".join([_MELD_CARD[i] for i in _bits(m)])))
+    out.extend(_DEADWOOD[i] for i in _bits(dead))
+    out.append(_MY_DEADWOOD(gin.value_mask(dead)))
+    return b"".join(out)
+
+
+_EV = _tags(game_pb2.PublicEvent, {"seat": _VARINT, "kind": _VARINT, "card": _LEN, "stock_size_after": _VARINT,
+                                   "reshuffled": _VARINT})
+_EV_KIND = {k: _uint(_EV["kind"], v) for k, v in _KIND_TO_PB.items()}
+_EV_CARD = _card_entries(_EV["card"])
+_EV_RESHUFFLED = _uint(_EV["reshuffled"], 1)
+
+
+def _event_bytes(ev: gin.PublicEvent) -> bytes:
+    """``public_event(ev)`` encoded (no think time: as in an information state's events)."""
+    if ev.kind == "reshuffle":
+        return _uint(_EV["stock_size_after"], ev.stock_size) + _EV_RESHUFFLED
+    return _uint(_EV["seat"], ev.seat) + _EV_KIND[ev.kind] + (_EV_CARD[ev.card.index] if ev.card is not None else b"") \
+        + _uint(_EV["stock_size_after"], ev.stock_size)
+
+
+_EV_THINK = _uint_field(_tags(game_pb2.PublicEvent, {"think_ms": _VARINT})["think_ms"])
+
+
+def public_event_bytes(ev: gin.PublicEvent, think_ms: int = 0) -> bytes:
+    """``public_event(ev, think_ms)`` encoded (protobuf's deterministic serialisation)."""
+    return _event_bytes(ev) + (_EV_THINK(think_ms) if think_ms and ev.kind != "reshuffle" else b"")
+
+
+class EventLog:
+    """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
+    only grow, so each request converts just the new ones) and the fields that stay the same
+    for the whole deal (seat, dealer, upcard, knock limit, scores)."""
+
+    __slots__ = ("deal", "entries", "head", "joined", "middle", "reshuffled", "tail")
+
+    def __init__(self) -> None:
+        self.deal: tuple[int, int, int] = (-1, 0, 0)
+        self.entries: list[bytes] = []
+        self.joined = b""
+        self.reshuffled = False
+        self.head = self.middle = self.tail = b""
+
+    def prepare(self, state: gin.InformationState) -> None:
+        """Bring the log to ``state``'s deal and events."""
+        key = (state.seat, state.game_number, state.deal_number)
+        events = state.events
+        if key != self.deal or len(self.entries) > len(events):
+            f = _IS
+            self.deal = key
+            self.entries = []
+            self.joined = b""
+            self.reshuffled = False
+            self.head = _uint(f["seat"], state.seat) + _uint(f["num_seats"], state.num_seats) \
+                + _uint(f["dealer"], state.dealer)
+            self.middle = _text(f["first_upcard"], _TEXT[state.first_upcard.index]) \
+                + _uint(f["knock_limit"], -1 if state.knock_limit is None else state.knock_limit)
+            self.tail = b"".join([
+                _uint(f["game_number"], state.game_number), _uint(f["deal_number"], state.deal_number),
+                _packed(f["scores"], state.scores), _packed(f["deals_won"], state.deals_won),
+                _packed(f["match_scores"], state.games_won), _uint(f["spade_double"], int(state.doubled)),
+            ])
+        if len(self.entries) < len(events):
+            tag = _IS["events"]
+            fresh = events[len(self.entries):]
+            new = [_len_field(tag, _event_bytes(e)) for e in fresh]
+            self.entries.extend(new)
+            self.joined += b"".join(new)
+            self.reshuffled = self.reshuffled or any(e.kind == "reshuffle" for e in fresh)
+
+
+def information_state_bytes(state: gin.InformationState, log: EventLog | None = None) -> bytes:
+    """A seat's complete information state, encoded (``log`` keeps what repeats encoded)."""
+    if log is None:
+        log = EventLog()
+    log.prepare(state)
+    hand_mask = 0
+    for c in state.hand:
+        hand_mask |= 1 << c.index
+    sizes = _HAND_SIZES.get(state.hand_sizes)
+    if sizes is None:
+        sizes = _HAND_SIZES[state.hand_sizes] = _packed(_IS["hand_sizes"], state.hand_sizes)
+    known_tag, seat_tag = _IS["known_cards"], _SEAT_CARDS["seat"]
+    forbidden = state.forbidden_discard
+    return b"".join([
+        log.head,
+        _TO_MOVE(state.to_move or 0),
+        _PHASE_BYTES[state.phase],
+        b"".join([_HAND[c.index] for c in state.hand]),
+        _arrangement_fields(hand_mask),
+        b"".join([_PILE[c.index] for c in state.discard_pile]),
+        _STOCK_SIZE(state.stock_size),
+        sizes,
+        *[_len_field(known_tag, _uint(seat_tag, s) + b"".join([_SEAT_CARD[c.index] for c in kc]))
+          for s, kc in enumerate(state.known_cards)],
+        log.middle,
+        _FORBIDDEN[forbidden.index + 1 if forbidden is not None else 0],
+        _UPCARD_PASSES(state.upcard_passes),
+        log.joined,
+        log.tail,
+        _RESHUFFLED[log.reshuffled],
+    ])
+
+
+def information_state(state: gin.InformationState, log: EventLog | None = None) -> game_pb2.InformationState:
+    """A seat's complete information state as a message."""
+    return game_pb2.InformationState.FromString(information_state_bytes(state, log))
+
+
+def _every_action() -> list[gin.Action]:
+    out: list[gin.Action] = []
+    for kind in gin.ACTION_KINDS:
+        if kind in ("discard", "knock"):
+            out.extend(gin.make_action(kind, c) for c in gin.DECK)
+        else:
+            out.append(gin.make_action(kind))
+    return out
+
+
+# The engine's actions are interned (one value per action, for ever): look them up by identity,
+# which spares hashing a dataclass per legal action.
+_ACTION_BY_ID = {
+    id(a): _len_field(_AR["legal_actions"], action_to_proto(a).SerializeToString(deterministic=True))
+    for a in _every_action()
+}
+
+
+def _action_entry(action: gin.Action) -> bytes:
+    entry = _ACTION_BY_ID.get(id(action))
+    if entry is None:  # not an interned value (a hand-made action): encode it
+        entry = _len_field(_AR["legal_actions"], action_to_proto(action).SerializeToString(deterministic=True))
+    return entry
+
+
+def action_request_bytes(
+    match_id: str, request_id: int, state: gin.InformationState, remaining_ms: Sequence[int], increment_ms: int,
+    time_for_move_ms: int, log: EventLog | None = None,
+) -> bytes:
+    """``RefereeMessage{match_id, action_request}`` encoded: a request for a decision with the
+    legal actions, every seat's clock (the seat of ``state`` running) and the seat's complete
+    information state."""
+    key = (tuple(remaining_ms), increment_ms, state.seat)
+    clocks = _CLOCKS.get(key)
+    if clocks is None:
+        c = _CLOCK
+        clocks = b"".join([
+            _len_field(_AR["clocks"], _uint(c["seat"], s) + _uint(c["remaining_ms"], r)
+                       + _uint(c["increment_ms"], increment_ms) + _uint(c["running"], int(s == state.seat)))
+            for s, r in enumerate(remaining_ms)
+        ])
+        if len(_CLOCKS) > 4096:
+            _CLOCKS.clear()
+        _CLOCKS[key] = clocks
+    request = b"".join([
+        _uint(_AR["request_id"], request_id),
+        b"".join([_action_entry(a) for a in state.legal_actions]),
+        clocks,
+        _TIME_FOR_MOVE(time_for_move_ms),
+        _len_field(_AR["state"], information_state_bytes(state, log)),
+    ])
+    return _text(_RM["match_id"], match_id) + _len_field(_RM["action_request"], request)
+
+
+def deal_result(state: gin.InformationState, *, game_over: bool) -> game_pb2.DealResult:
+    """The end of a deal as the seat of ``state`` may see it (from its view's outcome)."""
+    out = state.outcome
+    assert out is not None, "deal_result() needs a finished deal"
+    msg = game_pb2.DealResult(
+        outcome=_OUTCOME_TO_PB[out.kind],
+        game_number=state.game_number,
+        deal_number=state.deal_number,
+        dealer=state.dealer,
+        knocker=-1 if out.knocker is None else out.knocker,
+        winner=-1 if out.winner is None else out.winner,
+        points=out.points,
+        doubled=out.doubled,
+        knock_discard=str(out.knock_discard) if out.knock_discard is not None else "",
+        scores_after=state.scores,
+        game_over=game_over,
+    )
+    sd = out.showdown
+    if sd is not None and out.knocker is not None:
+        knocker = out.knocker
+        for seat in range(state.num_seats):
+            if seat == knocker:
+                msg.hands.append(game_pb2.SeatHand(
+                    seat=seat, cards=cards(sd.knocker_cards), melds=[_meld(m) for m in sd.knocker_melds],
+                    deadwood_cards=cards(sd.knocker_deadwood_cards), deadwood=sd.knocker_deadwood,
+                ))
+            else:
+                msg.hands.append(game_pb2.SeatHand(
+                    seat=seat, cards=cards(sd.defender_cards), melds=[_meld(m) for m in sd.defender_melds],
+                    laid_off=cards(sd.layoffs), deadwood_cards=cards(sd.defender_deadwood_cards),
+                    deadwood=sd.defender_deadwood,
+                ))
+    return msg
+
+
+def game_result(result: gin.GameResult) -> game_pb2.GameResult:
+    """A finished game as a message."""
+    return game_pb2.GameResult(
+        game_number=result.game, winner=result.winner, final_totals=result.totals,
+        deal_points=result.deal_points, deals_won=result.deals_won, shutout=result.shutout,
+    )
+
+
+def deal_started(state: gin.InformationState, log: EventLog | None = None) -> bot_pb2.DealStarted:
+    """The start of a deal, for the seat of ``state``."""
+    return bot_pb2.DealStarted(
+        game_number=state.game_number, deal_number=state.deal_number, dealer=state.dealer,
+        state=information_state(state, log),
+    )
+
+
+def action_request(
+    request_id: int, state: gin.InformationState, remaining_ms: Sequence[int], increment_ms: int,
+    time_for_move_ms: int, log: EventLog | None = None,
+) -> bot_pb2.ActionRequest:
+    """A request for a decision as a message (the same encoding as :func:`action_request_bytes`)."""
+    data = action_request_bytes("", request_id, state, remaining_ms, increment_ms, time_for_move_ms, log)
+    return bot_pb2.RefereeMessage.FromString(data).action_request
+
+
+
+# ----- Gin through the seam -----
+_NUM_SEATS = 2
+_SEAT_COUNTS = range(_NUM_SEATS, _NUM_SEATS + 1)
+
+
+class GinGame:
+    """Gin Rummy for two seats."""
+
+    name = "gin"
+    deal_end_content = GinDealEnd
+    game_end_content = GinGameEnd
+
+    def seat_counts(self) -> range:
+        """Gin is played by two."""
+        return _SEAT_COUNTS
+
+    def default_rules(self) -> gin.RuleSet:
+        """The classic preset."""
+        return gin.RuleSet.classic()
+
+    def rules_preset(self, name: str) -> gin.RuleSet:
+        """A preset of the rules."""
+        return gin.RuleSet.preset(name)
+
+    def check_rules(self, rules: Any) -> None:
+        """``ValueError`` unless a Gin rule set."""
+        if not isinstance(rules, gin.RuleSet):
+            raise ValueError(f"gin needs a gin gin.RuleSet; got {type(rules).__name__}")
+
+    def rules_to_dict(self, rules: gin.RuleSet) -> dict[str, Any]:
+        """The rule set as plain values."""
+        return rules.to_dict()
+
+    def rules_from_dict(self, data: Mapping[str, Any]) -> gin.RuleSet:
+        """A rule set from plain values."""
+        return gin.RuleSet.from_dict(dict(data))
+
+    def commitment(self, seed: bytes) -> bytes:
+        """SHA-256 of the seed."""
+        return gin.commitment(seed)
+
+    def mix_seed(self, seed: bytes, nonces: Sequence[bytes]) -> bytes:
+        """The seed with the nonces mixed in."""
+        return gin.mix_seed(seed, list(nonces))
+
+    def new_match(self, rules: gin.RuleSet, seed: bytes, seats: int) -> GinMatch:
+        """A match of two seats."""
+        if seats != _NUM_SEATS:
+            raise ValueError(f"gin is played by {_NUM_SEATS} seats; got {seats}")
+        return GinMatch(gin.Match(rules, seed))
+
+    def deal_from_deck(self, rules: gin.RuleSet, deck: Sequence[str], dealer: int, seats: int,
+                       key: bytes) -> gin.Deal:
+        """The deal a deck order and dealer give (two seats)."""
+        if seats != _NUM_SEATS:
+            raise ValueError(f"gin is played by {_NUM_SEATS} seats; got {seats}")
+        return gin.Deal.from_deck([card_from_text(c, "deck") for c in deck], dealer, rules, key=key)
+
+    def result_fields(self, outcome: gin.MatchOutcome | None) -> dict[str, Any]:
+        """Games won and totals (empty lists when no match was played)."""
+        return {"games_won": list(outcome.games_won) if outcome else [],
+                "totals": list(outcome.totals) if outcome else []}
+
+
+def _game_ranking(result: gin.GameResult) -> games.Ranking:
+    places = tuple(1 if s == result.winner else 2 for s in range(_NUM_SEATS))
+    return games.Ranking(places, result.totals)
+
+
+class GinMatch:
+    """One Gin match, driven through the seam. ``match`` is the engine's :class:`gin.Match`."""
+
+    __slots__ = ("match",)
+
+    def __init__(self, match: gin.Match) -> None:
+        self.match = match
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the match has ended."""
+        return self.match.outcome is not None
+
+    @property
+    def decider(self) -> int | None:
+        """The seat to move (Gin asks nobody else)."""
+        return self.match.to_move
+
+    @property
+    def game_number(self) -> int:
+        """The current game."""
+        return self.match.game.number
+
+    @property
+    def deal_number(self) -> int:
+        """The current deal of the game."""
+        return self.match.game.deal_number
+
+    @property
+    def actions_in_deal(self) -> int:
+        """Steps of the current deal."""
+        return len(self.match.deal._history)
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        """The current game's deal points."""
+        return tuple(self.match.game.scores)
+
+    @property
+    def games_won(self) -> tuple[int, ...]:
+        """Games won so far."""
+        return self.match.games_won
+
+    @property
+    def outcome(self) -> gin.MatchOutcome | None:
+        """The engine's match outcome once over."""
+        return self.match.outcome
+
+    def _deal_begun(self) -> games.DealBegun:
+        match = self.match
+        deal, game = match.deal, match.game
+        return games.DealBegun({
+            "game": game.number, "deal": game.deal_number, "dealer": deal.dealer,
+            "deck": [str(c) for c in deal.deck], "key": deal.key.hex(),
+        })
+
+    def opening(self) -> list[games.Happening]:
+        """The first deal."""
+        return [self._deal_begun()]
+
+    def why_illegal(self, seat: int, action: gin.Action) -> str:
+        """The engine's reason, from a copy of the deal."""
+        try:
+            self.match.deal.copy().apply(action, seat)
+        except gin.IllegalActionError as e:
+            return str(e)
+        return "not among the legal actions"  # pragma: no cover - legal_actions is exact
+
+    def apply(self, seat: int, action: gin.Action) -> list[games.Happening]:
+        """Play the action; the reshuffle it may trigger is a chance step after it."""
+        match = self.match
+        deal = match.deal
+        events = match.apply(action, seat)
+        history = deal._history
+        move = history[-1]
+        reshuffle: gin.Move | None = None
+        if move.seat == -1:  # the discard just played triggered a reshuffle
+            reshuffle = move
+            move = history[-2]
+        card = move.card
+        revealed = str(card) if card is not None else None
+        out: list[games.Happening] = [games.Acted(seat, action, str(action), revealed, move)]
+        if reshuffle is not None:
+            out.append(games.Chance("reshuffle", {"stock_size": reshuffle.stock_size}, reshuffle))
+        for step in events:
+            if isinstance(step, gin.DealEnded):
+                out.append(self._deal_over(deal, step, any(isinstance(e, gin.GameEnded) for e in events)))
+            elif isinstance(step, gin.GameEnded):
+                out.append(self._game_over(step.result))
+            elif isinstance(step, gin.DealStarted):
+                out.append(self._deal_begun())
+        return out
+
+    def _deal_over(self, deal: gin.Deal, ev: gin.DealEnded, game_over: bool) -> games.DealOver:
+        out = ev.outcome
+        sd = out.showdown
+        record = {
+            "game": ev.game, "deal": ev.deal, "kind": out.kind, "knocker": out.knocker, "winner": out.winner,
+            "points": out.points, "doubled": out.doubled,
+            "knock_discard": str(out.knock_discard) if out.knock_discard else None,
+            "hands": [[str(c) for c in h] for h in out.hands],
+            "layoffs": [str(c) for c in sd.layoffs] if sd else [],
+            "deadwood": [sd.knocker_deadwood, sd.defender_deadwood] if sd else [],
+            "scores": list(ev.scores),
+        }
+        return games.DealOver(record, game_over, (deal, ev))
+
+    def _game_over(self, result: gin.GameResult) -> games.GameOver:
+        record = {
+            "game": result.game, "winner": result.winner, "totals": list(result.totals),
+            "deal_points": list(result.deal_points), "deals_won": list(result.deals_won),
+            "shutout": result.shutout, "deals": result.deals, "forfeit": result.forfeit,
+        }
+        return games.GameOver(_game_ranking(result), record, result)
+
+    def substitute(self, seat: int) -> gin.Action:
+        """The built-in bot's choice from the seat's view."""
+        return gin.substitute_action(self.match.view(seat))
+
+    def forfeit(self, seats: Sequence[int]) -> list[games.Happening]:
+        """The first faulting seat loses the game in progress and the match."""
+        return [self._game_over(ev.result) for ev in self.match.forfeit(seats[0]) if isinstance(ev, gin.GameEnded)]
+
+    def ranking(self) -> games.Ranking:
+        """The match's winner first (both first on a draw), with the game totals."""
+        out = self.match.outcome
+        totals = out.totals if out is not None else self.match.totals
+        winner = out.winner if out is not None else None
+        places = tuple(1 if winner is None or s == winner else 2 for s in range(_NUM_SEATS))
+        return games.Ranking(places, totals)
+
+
+def _seat_event(move: gin.Move, seat: int) -> gin.PublicEvent:
+    action = move.action
+    assert action is not None
+    return gin.seat_event(seat, move.seat, action.kind, move.card, move.stock_size)
+
+
+
+class GinWire:
+    """Gin's messages (``games.GameWire``)."""
+
+    def start_fields(self, rules: gin.RuleSet) -> dict[str, Any]:
+        """The rule set, every field filled."""
+        return {"rules": rules_to_proto(rules)}
+
+    def rules_from_request(self, request: referee_pb2.CreateMatchRequest) -> gin.RuleSet | None:
+        """The request's rules, or ``None`` if it names none."""
+        return rules_from_proto(request.rules) if request.HasField("rules") else None
+
+    def new_seat_cache(self) -> EventLog:
+        """A seat's encoded events and deal fields."""
+        return EventLog()
+
+    def request(
+        self, match: games.GameMatch, seat: int, match_id: str, request_id: int, clocks: Sequence[int],
+        increment_ms: int, allowance_ms: int, cache: EventLog,
+    ) -> tuple[bytes, Container[gin.Action]]:
+        """The action request, encoded; the legal actions are the engine's interned values."""
+        assert isinstance(match, GinMatch)
+        state = match.match.view(seat)
+        data = action_request_bytes(match_id, request_id, state, clocks, increment_ms, allowance_ms, cache)
+        return data, state.legal_actions
+
+    def action_from_proto(self, msg: game_pb2.Action) -> gin.Action:
+        """The bot's action."""
+        return action_from_proto(msg)
+
+    def raw_action(self, msg: game_pb2.Action) -> dict[str, Any]:
+        """The action's kind and card as sent."""
+        return {"raw_kind": int(msg.kind), "raw_card": msg.card}
+
+    def raw_action_from_record(self, record: Mapping[str, Any]) -> game_pb2.Action:
+        """The action :meth:`raw_action` recorded."""
+        return game_pb2.Action(kind=record["raw_kind"], card=record["raw_card"])
+
+    def action_from_text(self, text: str) -> game_pb2.Action:
+        """A replay's action text as a message."""
+        return action_to_proto(gin.parse_action(text))
+
+    def deal_started(self, match: games.GameMatch, seat: int, cache: EventLog | None) -> bot_pb2.DealStarted:
+        """The current deal's start for the seat."""
+        assert isinstance(match, GinMatch)
+        return deal_started(match.match.view(seat), cache)
+
+    def tell(
+        self, match: games.GameMatch, happening: games.Happening, seat: int, think_ms: int, cache: EventLog
+    ) -> tuple[str, Any] | None:
+        """Each step as the seat may see it."""
+        assert isinstance(match, GinMatch)
+        if isinstance(happening, games.Acted):
+            return "event", public_event(_seat_event(happening.step, seat), think_ms)
+        if isinstance(happening, games.Chance):
+            return "event", public_event(gin.PublicEvent(-1, "reshuffle", None, happening.step.stock_size))
+        if isinstance(happening, games.DealOver):
+            deal, ev = happening.step
+            st = gin.deal_state(deal, seat, game_number=ev.game, deal_number=ev.deal, scores=ev.scores)
+            return "deal_finished", bot_pb2.DealFinished(result=deal_result(st, game_over=happening.game_over))
+        if isinstance(happening, games.GameOver):
+            return "game_finished", bot_pb2.GameFinished(result=game_result(happening.step))
+        return "deal_started", deal_started(match.match.view(seat), cache)
+
+    def show(self, match: games.GameMatch, happening: games.Happening, match_id: str, think_ms: int) -> bytes:
+        """Each step as a spectator sees it, serialised."""
+        assert isinstance(match, GinMatch)
+        if isinstance(happening, games.Acted):  # the hot path: encoded by hand
+            return spectator_event_bytes(match_id, public_event_bytes(_seat_event(happening.step, -1), think_ms))
+        if isinstance(happening, games.Chance):
+            kind: dict[str, Any] = {"event": public_event(
+                gin.PublicEvent(-1, "reshuffle", None, happening.step.stock_size))}
+        elif isinstance(happening, games.DealOver):
+            deal, ev = happening.step
+            pub = gin.deal_state(deal, -1, game_number=ev.game, deal_number=ev.deal, scores=ev.scores)
+            kind = {"deal_finished": deal_result(pub, game_over=happening.game_over)}
+        elif isinstance(happening, games.GameOver):
+            kind = {"game_finished": game_result(happening.step)}
+        else:
+            pub_state = match.match.view(-1)
+            kind = {"deal_started": referee_pb2.SpectatorDeal(
+                game_number=pub_state.game_number, deal_number=pub_state.deal_number, dealer=pub_state.dealer,
+                upcard=str(pub_state.first_upcard), stock_size=pub_state.stock_size,
+                hand_sizes=pub_state.hand_sizes, scores=pub_state.scores,
+                knock_limit=-1 if pub_state.knock_limit is None else pub_state.knock_limit,
+                spade_double=pub_state.doubled,
+            )}
+        return referee_pb2.SpectatorEvent(match_id=match_id, **kind).SerializeToString()
+
+    def game_results(self, outcome: gin.MatchOutcome | None) -> list[game_pb2.GameResult]:
+        """Every game of the outcome."""
+        return [game_result(g) for g in outcome.games] if outcome is not None else []
+
+    def outcome_from_result(self, result: game_pb2.MatchResult, termination_normal: bool) -> gin.MatchOutcome | None:
+        """The games a remote referee reported, as the engine's outcome (deal counts are 0)."""
+        played = tuple(
+            gin.GameResult(
+                game=g.game_number, winner=g.winner, deal_points=tuple(g.deal_points),
+                deals_won=tuple(g.deals_won), totals=tuple(g.final_totals), shutout=g.shutout, deals=0,
+            )
+            for g in result.games
+        )
+        if not played:
+            return None
+        winner = None if result.winner < 0 else int(result.winner)
+        faulting = None if result.faulting_seat < 0 else int(result.faulting_seat)
+        return gin.MatchOutcome(
+            winner=winner, games_won=tuple(result.games_won), totals=tuple(int(t) for t in result.total_points),
+            games=played, forfeit=faulting if not termination_normal else None,
+        )
+
+
+REGISTERED = games.Registered(GinGame(), GinWire())
+"""Gin, as ``referee.games`` finds it."""

@@ -1,0 +1,161 @@
+"""The seats of a match: a bot's live session (``Session``) and a seat's link to its match
+(``SeatLink``): its token, its current session and its open request.
+
+The transport (the gRPC service, or a test) attaches a session, hands in answers with
+:meth:`SeatLink.deliver`, and receives messages through the session's ``send``. The link passes
+each event to its match (a :class:`SeatOwner`) at once, as a plain call on the trio thread, so
+a decision costs no trip through trio's scheduler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container
+from functools import partial
+from typing import Any, Protocol
+
+import trio
+
+from gin_arena.v1 import bot_pb2
+
+from ._faults import Fault
+
+
+class Session(Protocol):
+    """A live connection of one bot (one gRPC stream)."""
+
+    bot_name: str
+    """The name the bot gave in its hello."""
+    nonce: bytes
+    """The nonce the bot gave in its hello."""
+    skip_event_messages: bool
+    """The bot asked for no ``event`` messages (it reads the events in each request's state)."""
+
+    def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
+        """Queue a message to the bot (``data``: a serialised ``RefereeMessage``); never
+        blocks. ``on_written``, if given, is called with the time the message was written."""
+
+    def close(self, code: str, detail: str) -> None:
+        """End the stream with a status (``code`` names a ``grpc.StatusCode``)."""
+
+
+class SeatOwner(Protocol):
+    """What a seat's link reports to: its match."""
+
+    match_id: str
+    """The match's id."""
+
+    @property
+    def over(self) -> bool:
+        """Whether the match has finished or was aborted."""
+
+    def seat_connected(self) -> None:
+        """A seat's first session arrived."""
+
+    def seat_reconnected(self, link: SeatLink) -> None:
+        """A seat's session arrived again."""
+
+    def seat_disconnected(self, link: SeatLink, detail: str) -> None:
+        """A seat's session ended."""
+
+    def seat_answered(self, link: SeatLink, response: bot_pb2.ActionResponse, at: float) -> None:
+        """An answer arrived from a seat (read at ``at``)."""
+
+    def alert(self, fault: Fault) -> None:
+        """A fault that does not wait for the seat's turn."""
+
+
+class SeatLink:
+    """One seat of one match: its token, its current session and its open request."""
+
+    def __init__(self, owner: SeatOwner, seat: int, token: str, name: str, cache: Any) -> None:
+        self.table = owner
+        """The match."""
+        self.seat = seat
+        self.token = token
+        self.name = name
+        self.session: Session | None = None
+        self.connected = trio.Event()
+        self.nonce = b""
+        self.bot_name = ""
+        self.substituted = False
+        """The built-in bot plays this seat now (to the end of the game)."""
+        self.pending = 0
+        """The id of this seat's open request (0: none)."""
+        self.open_request: bytes | None = None
+        """The open request as sent (a reconnecting session gets it again)."""
+        self.sent_at = 0.0
+        """When the open request was written to the seat (the clock runs from then)."""
+        self.limit_ms = 0
+        """The open request's time: the allowance plus the margin."""
+        self.allowance_ms = 0
+        self.legal: Container[Any] = ()
+        """The open request's legal actions (the game's values)."""
+        self.disconnected_at: float | None = None
+        """When the seat's last session ended, while it has none."""
+        self.cache = cache
+        """What the seat's messages repeat within a deal, kept encoded by the game's wire."""
+        self.event_messages = True
+        """Whether the seat is sent ``event`` messages (fixed by its first session's hello)."""
+        self.stray = 0
+
+    # --- called by the transport ---
+    def attach(self, session: Session) -> str | None:
+        """Attach a newly authenticated session; returns an error text if refused."""
+        if self.table.over:
+            return f"match {self.table.match_id} is over"
+        if self.session is not None:
+            return f"seat {self.seat} of match {self.table.match_id} already has a live session"
+        self.session = session
+        if not self.connected.is_set():
+            self.nonce = session.nonce
+            self.bot_name = session.bot_name
+            self.event_messages = not getattr(session, "skip_event_messages", False)
+            self.connected.set()
+            self.table.seat_connected()
+        else:
+            self.table.seat_reconnected(self)
+        return None
+
+    def detach(self, session: Session, detail: str) -> None:
+        """The session ended (the stream closed or broke)."""
+        if self.session is session:
+            self.session = None
+            self.table.seat_disconnected(self, detail)
+
+    def deliver(self, response: bot_pb2.ActionResponse, at: float) -> None:
+        """An action arrived from this seat's session (``at``: when it was read)."""
+        self.table.seat_answered(self, response, at)
+
+    def sent(self, request_id: int, at: float) -> None:
+        """The transport finished writing the request ``request_id`` at ``at``."""
+        if request_id and request_id == self.pending:
+            self.sent_at = at  # a later deadline: the table's timer finds it when it wakes
+
+    def crashed(self, detail: str) -> None:
+        """The operator reports that this seat's bot process died: the fault applies at once,
+        whoever is to move."""
+        self.table.alert(Fault(self.seat, "crashed", detail or f"seat {self.seat}'s bot process ended"))
+
+    # --- used by the match ---
+    def deadline(self, grace_ms: int) -> float:
+        """When the open request is lost: its time, or the reconnect grace while disconnected."""
+        if self.session is None and self.disconnected_at is not None:
+            return self.disconnected_at + grace_ms / 1000
+        return self.sent_at + self.limit_ms / 1000
+
+    def send(self, msg: bot_pb2.RefereeMessage) -> None:
+        """Send a message outside the match's story (a resend, an error)."""
+        if self.session is not None:
+            self.session.send(msg.SerializeToString(deterministic=True))
+
+    def send_request(self, data: bytes, request_id: int) -> None:
+        """Send the serialised action request ``request_id``; its clock restarts when written."""
+        if self.session is not None:
+            self.session.send(data, partial(self.sent, request_id))
+
+    def error(self, code: int, message: str, request_id: int = 0, fatal: bool = False) -> None:
+        """Send an ``ErrorReport``."""
+        self.send(bot_pb2.RefereeMessage(
+            match_id=self.table.match_id,
+            error=bot_pb2.ErrorReport(code=code, message=message, request_id=request_id, fatal=fatal),  # type: ignore[arg-type]
+        ))
