@@ -1,11 +1,16 @@
-"""Gin Arena's tournament manager (the ``arena`` command): bots manifest, schedules with
-duplicate deals, bot processes, the run database, results and ratings, the local ladder.
+"""Gin Arena's tournament manager (the ``arena`` command), grouped by job.
 
-Layering: ``arena`` uses ``referee`` (and ``referee.gin``); the referee never imports the arena.
-Modules: ``cli/`` (the command line: parser, shared options, commands), ``manifest``,
-``schedule`` (the typed run configuration and the schedule), ``runner`` (plays games through
-``referee.play_match_async``), ``procs`` (bots as ``referee.BotLaunch``, their logs), ``store``
-(the one storage schema of runs, the ladder and ``arena serve``), ``tournament``, ``results``
-(the one standings engine), ``stats``, ``ladder``, ``serve``, ``console`` (logs, progress),
-``exit_codes``, ``_testbot`` (a minimal bot with fault modes, for tests).
+Layering: ``arena`` uses ``referee`` (and its games); the referee never imports the arena.
+
+- ``cli/``: the command line (parser, shared options, commands).
+- ``run/``: running games — ``manifest``, ``schedule`` (the typed run configuration and the
+  schedule), ``runner`` (games through ``referee.play_match_async``), ``procs`` (bots as
+  ``referee.BotLaunch``, their logs), ``tournament``, ``ladder``, ``serve``, ``play`` (a person
+  at the terminal).
+- ``results/``: ``records``, ``stats`` (ratings), ``report`` (the one standings engine and its
+  text, CSV and JSON), ``page`` (the results page).
+- ``replays/``: ``audit``, ``view`` (terminal), ``html``, ``model`` (what the viewers share).
+- ``store``: the one storage schema of runs, the ladder and ``arena serve``.
+- ``console`` (logs, progress), ``exit_codes``, ``_testbot`` (a minimal bot with fault modes,
+  for tests).
 """

@@ -33,9 +33,9 @@ from typing import Any, Literal
 
 import trio
 
-from .manifest import BotSpec
-from .records import Outcome
-from .schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
+from arena.results.records import Outcome
+from arena.run.manifest import BotSpec
+from arena.run.schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
 
 SCHEMA_VERSION = 2
 """Version 1: gin-arena 0.1's three schemas (``seat0``/``seat1`` columns; a serve database had

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from arena.console import Console, Progress
-from arena.results import table
+from arena.results.report import table
 
 
 class _Terminal(io.StringIO):

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.play import action_text, parse_answer
+from arena.run.play import action_text, parse_answer
 from gin_arena.v1 import game_pb2
 
 ROOT = Path(__file__).resolve().parent.parent

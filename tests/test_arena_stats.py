@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from arena.stats import (
+from arena.results.stats import (
     GameFacts,
     Rating,
     SprtSpec,

@@ -30,8 +30,8 @@ import trio
 import trio.testing
 
 import referee
-from arena import audit
 from arena.cli import main as arena_main
+from arena.replays import audit
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
 from referee._resim import resimulate

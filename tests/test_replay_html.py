@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from arena._replay_model import MatchView, Position, load
 from arena.cli import main as arena_main
-from arena.results_page import compute_report, write_results_page
+from arena.replays.model import MatchView, Position, load
+from arena.results.page import compute_report, write_results_page
 from referee import MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
 from tests.test_audit import RunFixture, greedy, make_run, play_match

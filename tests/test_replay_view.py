@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from arena import replay_view
-from arena._replay_model import MatchView, load
+from arena.replays import view as replay_view
+from arena.replays.model import MatchView, load
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
 from referee._resim import resimulate

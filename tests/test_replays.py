@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import audit
 from arena.cli import main as arena_main
-from arena.results_page import write_results_page
+from arena.replays import audit
+from arena.results.page import write_results_page
 from referee._replay import _check_annotations
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.replays import (

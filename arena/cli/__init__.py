@@ -12,16 +12,19 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from .. import audit, replay_html, replay_view, results_page
-from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
-from ..ladder import LadderError
-from ..manifest import ManifestError
-from ..store import StoreError
-from .commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
-from .ladder_cmd import cmd_ladder
-from .options import UsageError
-from .parser import build_parser
-from .play_cmd import run as run_play
+from arena.cli.commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
+from arena.cli.ladder_cmd import cmd_ladder
+from arena.cli.options import UsageError
+from arena.cli.parser import build_parser
+from arena.cli.play_cmd import run as run_play
+from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from arena.replays import audit
+from arena.replays import html as replay_html
+from arena.replays import view as replay_view
+from arena.results import page as results_page
+from arena.run.ladder import LadderError
+from arena.run.manifest import ManifestError
+from arena.store import StoreError
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,

@@ -1,5 +1,5 @@
 """``python -m arena.cli``."""
 
-from . import main
+from arena.cli import main
 
 raise SystemExit(main())

@@ -14,17 +14,25 @@ from pathlib import Path
 import grpc
 import trio
 
-from .. import results_page
-from ..console import Console
-from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
-from ..manifest import PYTHON_PLACEHOLDER, BotSpec
-from ..results import render_text
-from ..schedule import Format, RunConfig
-from ..serve import serve
-from ..stats import SprtSpec
-from ..store import RunStore
-from ..tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
-from .options import UsageError, address, bots_from_args, check_startable, make_console, play_config, run_cancellable
+from arena.cli.options import (
+    UsageError,
+    address,
+    bots_from_args,
+    check_startable,
+    make_console,
+    play_config,
+    run_cancellable,
+)
+from arena.console import Console
+from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from arena.results import page as results_page
+from arena.results.report import render_text
+from arena.results.stats import SprtSpec
+from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec
+from arena.run.schedule import Format, RunConfig
+from arena.run.serve import serve
+from arena.run.tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
+from arena.store import RunStore
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""

@@ -12,11 +12,11 @@ from typing import Any
 
 import trio
 
-from ..exit_codes import EXIT_INTERRUPTED, EXIT_OK
-from ..ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
-from ..manifest import BotSpec, ManifestError, check_name, load_manifest, parse_bot, parse_inline_bot
-from ..results import table
-from .options import UsageError, make_console, play_config, run_cancellable
+from arena.cli.options import UsageError, make_console, play_config, run_cancellable
+from arena.exit_codes import EXIT_INTERRUPTED, EXIT_OK
+from arena.results.report import table
+from arena.run.ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
+from arena.run.manifest import BotSpec, ManifestError, check_name, load_manifest, parse_bot, parse_inline_bot
 
 
 def _bot_from_args(args: argparse.Namespace) -> BotSpec:

@@ -15,13 +15,12 @@ from typing import TypeVar
 import trio
 
 import referee
+from arena import console as console_mod
+from arena.console import Console
+from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
+from arena.run.schedule import FAULT_POLICIES, PlayConfig
 from referee import TimeControl, TimeControlError
 from referee.gin import PRESETS, RuleSet, RuleSetError
-
-from .. import console as console_mod
-from ..console import Console
-from ..manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
-from ..schedule import FAULT_POLICIES, PlayConfig
 
 T = TypeVar("T")
 

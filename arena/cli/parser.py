@@ -7,10 +7,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from .. import audit, replay_html, replay_view, results_page
-from ..schedule import FORMATS
-from .options import add_bot_option, add_log_options, add_play_options
-from .play_cmd import add_parser as add_play_parser
+from arena.cli.options import add_bot_option, add_log_options, add_play_options
+from arena.cli.play_cmd import add_parser as add_play_parser
+from arena.replays import audit
+from arena.replays import html as replay_html
+from arena.replays import view as replay_view
+from arena.results import page as results_page
+from arena.run.schedule import FORMATS
 
 _FMT = argparse.RawDescriptionHelpFormatter
 DB_HELP = "the ladder database (default ~/.gin-arena/ladder.sqlite)"

@@ -1,4 +1,4 @@
-"""``arena play``: its options, and the command that starts a session (``arena.play``)."""
+"""``arena play``: its options, and the command that starts a session (``arena.run.play``)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ from typing import Any
 import trio
 
 import referee
+from arena.cli.options import UsageError, rules_from_args, run_cancellable, tc_from_args
+from arena.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
+from arena.run.play import BOTS, Screen, play
 from referee._logging import configure_logging
-
-from ..exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
-from ..play import BOTS, Screen, play
-from .options import UsageError, rules_from_args, run_cancellable, tc_from_args
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

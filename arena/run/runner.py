@@ -15,14 +15,13 @@ from typing import Protocol
 import structlog
 import trio
 
+from arena.console import Progress
+from arena.results.records import Outcome, from_report
+from arena.run.manifest import BotSpec
+from arena.run.procs import BotLogs, launch_for
+from arena.run.schedule import GameJob
 from referee import FaultPolicy, MatchContext, MatchObserver, MatchReport, MatchSpec, TimeControl, play_match_async
 from referee.gin import RuleSet
-
-from .console import Progress
-from .manifest import BotSpec
-from .procs import BotLogs, launch_for
-from .records import Outcome, from_report
-from .schedule import GameJob
 
 log = structlog.get_logger("arena")
 

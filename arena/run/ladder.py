@@ -16,16 +16,16 @@ from typing import Any
 import structlog
 import trio
 
-from .console import Console, Progress, log_to_file
-from .manifest import BotSpec, startup_problem
-from .procs import BotLogs
-from .records import Outcome
-from .results import PlayedGame, build_report, table
-from .runner import Runner, StallMonitor
-from .schedule import GameJob, PlayConfig
-from .stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
-from .store import open_db, outcome_from_row, record_game, seats_by_game, transaction
-from .tournament import open_context, play_settings, run_folder
+from arena.console import Console, Progress, log_to_file
+from arena.results.records import Outcome
+from arena.results.report import PlayedGame, build_report, table
+from arena.results.stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
+from arena.run.manifest import BotSpec, startup_problem
+from arena.run.procs import BotLogs
+from arena.run.runner import Runner, StallMonitor
+from arena.run.schedule import GameJob, PlayConfig
+from arena.run.tournament import open_context, play_settings, run_folder
+from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
 
 log = structlog.get_logger("arena")
 

@@ -21,13 +21,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arena.exit_codes import EXIT_OK, EXIT_USAGE
+from arena.replays.html import write_replay_html
+from arena.replays.model import ReplayModelError, load
+from arena.results.records import Outcome
+from arena.results.report import PlayedGame, build_report
 from referee import write_atomic
-
-from ._replay_model import ReplayModelError, load
-from .exit_codes import EXIT_OK, EXIT_USAGE
-from .records import Outcome
-from .replay_html import write_replay_html
-from .results import PlayedGame, build_report
 
 
 class ResultsError(ValueError):

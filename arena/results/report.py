@@ -18,10 +18,8 @@ from rich.console import Console as RichConsole
 from rich.table import Table
 from rich.text import Text
 
-from referee import write_atomic
-
-from .records import Outcome
-from .stats import (
+from arena.results.records import Outcome
+from arena.results.stats import (
     GameFacts,
     SprtSpec,
     Unit,
@@ -34,6 +32,7 @@ from .stats import (
     sprt_state,
     wdl,
 )
+from referee import write_atomic
 
 FAULTS = (
     "time_forfeit",

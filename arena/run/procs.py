@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from arena.run.manifest import BotSpec
 from referee import BotLaunch
-
-from .manifest import BotSpec
 
 
 class BotLogs:

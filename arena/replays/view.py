@@ -7,7 +7,7 @@
   ``--step K`` / ``--deal D`` / ``--all``) positions are printed; by default a summary.
 * ``arena replay REPLAY --seat N`` — exactly what seat N was sent, message by message (re-derived
   by playing the replay again through the referee); ``--raw`` prints protobuf text format.
-* ``arena replay REPLAY --html OUT`` — one self-contained HTML page (see ``arena.replay_html``).
+* ``arena replay REPLAY --html OUT`` — one self-contained HTML page (see ``arena.replays.html``).
 
 Positions are rebuilt by playing the recorded actions through the rules engine; ``arena audit``
 is what checks that the replay is genuine.
@@ -27,12 +27,8 @@ from typing import Any, TextIO
 
 from google.protobuf import text_format
 
-from gin_arena.v1 import bot_pb2, game_pb2
-from referee._resim import ReplayError, resimulate
-from referee.gin import Card, Meld
-from referee.replays import FaultRecord, Replay, read_replay
-
-from ._replay_model import (
+from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from arena.replays.model import (
     SUIT_SYMBOLS,
     DealView,
     MatchView,
@@ -42,7 +38,10 @@ from ._replay_model import (
     load,
     shutout,
 )
-from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from gin_arena.v1 import bot_pb2, game_pb2
+from referee._resim import ReplayError, resimulate
+from referee.gin import Card, Meld
+from referee.replays import FaultRecord, Replay, read_replay
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
 
@@ -486,7 +485,7 @@ def _run(args: argparse.Namespace, stdin: TextIO, out: TextIO, tty: bool, style:
         print(f"arena replay: {e} (arena audit explains what is wrong with it)", file=sys.stderr)
         return EXIT_FAILED
     if args.html is not None:
-        from .replay_html import write_replay_html
+        from arena.replays.html import write_replay_html
 
         write_replay_html(view, args.html)
         print(f"wrote {args.html} ({len(view.positions)} positions; open {args.html}#step=K to jump to a position)",

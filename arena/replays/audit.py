@@ -43,6 +43,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from gin_arena.v1 import bot_pb2
 from referee._resim import ReplayError, Resimulation, resimulate
 from referee._timecontrol import TimeControl
@@ -70,8 +71,6 @@ from referee.replays import (
     load_line,
 )
 from referee.replays import split_lines as split_lines  # the audit's callers split files too
-
-from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
 """The audit's checks, in the order they run."""

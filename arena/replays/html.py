@@ -22,12 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from arena.replays.model import DealEnd, DealView, MatchView, Position, ReplayModelError, end_text, load, shutout
 from referee import write_atomic
 from referee.gin import Card, Meld
 from referee.replays import FaultRecord
-
-from ._replay_model import DealEnd, DealView, MatchView, Position, ReplayModelError, end_text, load, shutout
-from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 _VERBS = {
     "pass": "passes the upcard", "take_upcard": "takes the upcard", "draw_stock": "draws from the stock",

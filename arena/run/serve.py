@@ -13,10 +13,9 @@ import structlog
 import trio
 
 import referee
-
-from .console import log_to_file
-from .records import from_report
-from .store import open_db, record_game
+from arena.console import log_to_file
+from arena.results.records import from_report
+from arena.store import open_db, record_game
 
 log = structlog.get_logger("arena")
 

@@ -25,10 +25,9 @@ import grpc
 import trio
 
 import referee
+from arena.exit_codes import EXIT_FAILED, EXIT_OK
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 from referee.gin import deadwood_after_each_discard, parse_card, parse_cards
-
-from .exit_codes import EXIT_FAILED, EXIT_OK
 
 BOTS = ("greedy", "expert", "random", "js")
 

@@ -15,17 +15,16 @@ from typing import Any
 import structlog
 import trio
 
+from arena.console import Console, Progress, log_to_file
+from arena.results.records import Outcome
+from arena.results.report import PlayedGame, build_report, render_text, write_files
+from arena.results.stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
+from arena.run.manifest import BotSpec, new_token
+from arena.run.procs import BotLogs
+from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
+from arena.run.schedule import GameJob, PlayConfig
+from arena.store import DbWriter, RunStore, proc_start_ticks
 from referee import MatchContext, open_match_context
-
-from .console import Console, Progress, log_to_file
-from .manifest import BotSpec, new_token
-from .procs import BotLogs
-from .records import Outcome
-from .results import PlayedGame, build_report, render_text, write_files
-from .runner import PlaySettings, Runner, StallMonitor, default_startup_slots
-from .schedule import GameJob, PlayConfig
-from .stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
-from .store import DbWriter, RunStore, proc_start_ticks
 
 log = structlog.get_logger("arena")
 

@@ -1,0 +1,2 @@
+"""Replays: the audit, the terminal and HTML viewers and the model they share (typed records
+from referee.replays)."""
