@@ -33,6 +33,14 @@ def _deck(seed: bytes, game: int) -> list[int]:
 
 
 @dataclass(frozen=True, slots=True)
+class ToyOutcome(games.Ranking):
+    """The toy match's result: the ranking by total points, and the games each seat won."""
+
+    games_won: tuple[int, ...] = ()
+    """Games won, by seat."""
+
+
+@dataclass(frozen=True, slots=True)
 class ToyDealEnd:
     """The toy's ``deal_end`` content: nothing beyond the record's own fields."""
 
@@ -59,7 +67,7 @@ class ToyMatch:
         self.scores: tuple[int, ...] = ()
         self.turn: int | None = None
         self.steps = 0
-        self.outcome: Ranking | None = None
+        self.outcome: ToyOutcome | None = None
         self._deal()
 
     def _deal(self) -> None:
@@ -131,7 +139,8 @@ class ToyMatch:
                                      "points": list(ranking.points)}),
         ]
         if self.game >= self.rules.games:
-            self.outcome = games.Ranking.by_points(self.totals)
+            self.outcome = ToyOutcome(games.Ranking.by_points(self.totals).places, tuple(self.totals),
+                                      tuple(self.won))
             self.turn = None
             return out
         self._deal()
@@ -143,8 +152,8 @@ class ToyMatch:
     def forfeit(self, seats: Sequence[int]) -> list[games.Happening]:
         places = games.places_with_forfeits(games.Ranking.by_points(self.scores).places, seats)
         out = self._game_over(games.Ranking(places, self.scores))
-        self.outcome = games.Ranking(games.places_with_forfeits(
-            games.Ranking.by_points(self.totals).places, seats), tuple(self.totals))
+        self.outcome = ToyOutcome(games.places_with_forfeits(
+            games.Ranking.by_points(self.totals).places, seats), tuple(self.totals), tuple(self.won))
         self.turn = None
         return out[:2]
 
@@ -196,8 +205,9 @@ class ToyGame:
                        key: bytes) -> list[list[int]]:
         return [sorted(int(c) for c in deck[2 * s:2 * s + 2]) for s in range(seats)]
 
-    def result_fields(self, outcome: games.Ranking | None) -> dict[str, Any]:
-        return {"totals": list(outcome.points) if outcome else [], "places": list(outcome.places) if outcome else []}
+    def result_fields(self, outcome: ToyOutcome | None) -> dict[str, Any]:
+        return {"games_won": list(outcome.games_won) if outcome else [],
+                "totals": list(outcome.points) if outcome else []}
 
 
 def _action(card: int) -> game_pb2.Action:

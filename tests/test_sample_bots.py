@@ -6,6 +6,7 @@ JavaScript bot's decisions (``node bot.js --selftest``)."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -87,8 +88,10 @@ def win_rate(a: str, b: str, games: int) -> float:
     jobs = [(a, b, i) for i in range(games)]
     workers = min(4, os.cpu_count() or 1)
     if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            wins = sum(pool.map(_game, jobs, chunksize=2))
+        # spawn, not fork: the test process may have grpc loaded (an xdist worker runs other
+        # tests first), and a forked child of grpc's threads can crash in its first collection.
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            wins = sum(pool.map(_game, jobs, chunksize=max(2, games // (4 * workers))))
     else:
         wins = sum(map(_game, jobs))
     return wins / games
