@@ -5,8 +5,8 @@ and a remote bot that connects by itself with the token the arena hands out."""
 from __future__ import annotations
 
 import json
+import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -120,21 +120,18 @@ def test_ladder_refuses_a_bot_that_cannot_start(tmp_path: Path) -> None:
     assert sum(pairs_played(db).values()) == 0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_remote_referee_and_remote_bot(tmp_path: Path) -> None:
-    port = free_port()
-    address = f"127.0.0.1:{port}"
-    serve = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--listen", address, "--dir",
+    # Port 0: the server takes a free port itself and says which. (A port found free beforehand
+    # could be taken by another test meanwhile, and gRPC servers share a port with SO_REUSEPORT.)
+    serve = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--listen", "127.0.0.1:0", "--dir",
                               str(tmp_path / "srv")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     bot: subprocess.Popen[str] | None = None
     try:
         assert serve.stdout is not None
-        assert "referee listening on" in serve.stdout.readline()
+        line = serve.stdout.readline()
+        listening = re.search(r"referee listening on (127\.0\.0\.1:[1-9][0-9]*)", line)
+        assert listening is not None, line
+        address = listening.group(1)
         (tmp_path / "bots.toml").write_text(
             '[[bot]]\nname = "local"\ncommand = ["{python}", "-m", "arena._testbot"]\n\n'
             '[[bot]]\nname = "visitor"\nremote = true\n')

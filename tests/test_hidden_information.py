@@ -27,7 +27,7 @@ from referee.gin import DECK, Card, Deal, RuleSet, deck_for_deal
 from tests._tables import FakeSession, Policy, seat_sessions
 
 SEEDS = int(__import__("os").environ.get("HIDDEN_INFO_SEEDS", "700"))  # x3 deals each
-SEEDS_PER_TEST = 100
+SEEDS_PER_TEST = 50
 """The seeds are checked in tests of this many (so that test workers share them)."""
 MIN_DEALS = 2000
 """Deals that must be checked over all the seeds (each test checks its share)."""
