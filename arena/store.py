@@ -215,7 +215,6 @@ class GameRow:
 
     job: GameJob
     status: str
-    attempts: int
     match_id: str
     outcome: Outcome | None
 
@@ -537,7 +536,7 @@ class RunStore:
         out = []
         for r, seats in self._rows():
             outcome = outcome_from_row(r, seats, self.run_dir) if r["status"] == "done" else None
-            out.append(GameRow(self._job(r, seats), r["status"], r["attempts"], r["match_id"] or "", outcome))
+            out.append(GameRow(self._job(r, seats), r["status"], r["match_id"] or "", outcome))
         return out
 
     def pending(self) -> list[tuple[GameJob, int]]:

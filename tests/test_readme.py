@@ -11,7 +11,7 @@ on the line before it (blank lines between are allowed):
 A shell block without a marker, a skip without a reason here, or a reason here without its block
 fails the test: nothing is skipped silently. The blocks run in README order, each with
 ``bash -euo pipefail``, in one folder: a fresh copy of the repository's files (tracked and
-not ignored; no ``runs/``, no ``node_modules``, nothing beside it, so no ``../shared``) with
+not ignored; no ``runs/``, no ``node_modules``, nothing beside it) with
 what the skipped set-up block makes: a venv in the copy, made offline (``make_venv``: its Python
 sees the copy's packages and this Python's third-party packages, and nothing else), and the
 JavaScript bot's packages linked in when this checkout has them. The venv is active on PATH,
@@ -279,16 +279,3 @@ def test_the_readme_is_short_and_its_links_resolve() -> None:
             assert linked.exists(), f"{where}: no such file"
             if anchor and linked.suffix == ".md":
                 assert anchor in anchors(linked), f"{where}: no such heading"
-
-
-# Words that point outside a clone. docs/rules-gin.md is the rules' authority copied byte for byte:
-# its first paragraph says which source documents (`seeds/`) the rules were written from.
-OUTSIDE = {"../shared": (), "/work/": (), "seeds/": ("rules-gin.md",)}
-
-
-def test_the_docs_point_at_nothing_outside_the_repository() -> None:
-    for page in [README, *sorted(DOCS.glob("*.md"))]:
-        text = page.read_text()
-        for word, allowed in OUTSIDE.items():
-            if page.name not in allowed:
-                assert word not in text, f"{page.relative_to(ROOT)} names {word!r}"

@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from arena.cli.options import UsageError, make_console, play_config, run_cancellable
+from arena.cli.options import UsageError, inline_text, make_console, play_config, run_cancellable
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from arena.results.report import table
 from arena.run.ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
@@ -49,7 +49,7 @@ def _add(ladder: Ladder, args: argparse.Namespace) -> int:
     bots: list[BotSpec] = []
     if args.manifest is not None:
         bots += load_manifest(args.manifest, minimum=1)
-    bots += [parse_inline_bot(text, Path.cwd()) for text in args.bot]
+    bots += [parse_inline_bot(inline_text(words), Path.cwd()) for words in args.bot]
     if args.name or args.command is not None or args.argv or not bots:
         bots.append(_bot_from_args(args))
     check_bots(bots)  # a bot that cannot start never gets on the ladder

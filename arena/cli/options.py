@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import shlex
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -96,7 +97,7 @@ def play_config(args: argparse.Namespace) -> PlayConfig:
 def bots_from_args(args: argparse.Namespace, *, minimum: int) -> list[BotSpec]:
     """The bots of ``--bots FILE`` and of every ``--bot name=… cmd="…"``, in that order."""
     bots = load_manifest(args.bots, minimum=0) if args.bots is not None else []
-    bots += [parse_inline_bot(text, Path.cwd()) for text in args.bot]
+    bots += [parse_inline_bot(inline_text(words), Path.cwd()) for words in args.bot]
     names = [b.name for b in bots]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
@@ -141,8 +142,14 @@ def add_play_options(
     g.add_argument("--seed", default="", help="run seed (any text; default random): every deal derives from it")
 
 
+def inline_text(words: list[str]) -> str:
+    """One ``--bot``'s words as one text: cutechess-style separate words (``--bot name=greedy
+    cmd="PROGRAM ARGS"``, as a shell splits them) or everything quoted as one word."""
+    return words[0] if len(words) == 1 else shlex.join(words)
+
+
 def add_bot_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bot", action="append", default=[], metavar='name=NAME cmd="CMD"',
+    p.add_argument("--bot", action="append", nargs="+", type=str, default=[], metavar='name=NAME cmd="CMD"',
                    help='a bot without a manifest, e.g. --bot name=greedy cmd="{python} -m sample_bots.greedy_bot" '
                    "(repeatable; optional tc=TC, protocol=stdio, cwd=DIR)")
 

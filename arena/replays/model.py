@@ -123,7 +123,6 @@ class DealView:
     doubled: bool
     scores_before: tuple[int, ...]
     games_won_before: tuple[int, ...]
-    totals_before: tuple[int, ...]
     positions: list[Position] = field(default_factory=list)
     end: DealEnd | None = None
     faults: list[FaultRecord] = field(default_factory=list)
@@ -271,7 +270,7 @@ class _Builder(ReplayVisitor):
         dv = DealView(
             index=len(self.deals), seq=self.seq, game=record.game, number=record.deal, dealer=engine.dealer,
             deck=deck, first_upcard=engine.first_upcard, knock_limit=engine.knock_limit, doubled=engine.doubled,
-            scores_before=self.scores, games_won_before=tuple(self.games_won), totals_before=tuple(self.totals),
+            scores_before=self.scores, games_won_before=tuple(self.games_won),
         )
         self.deals.append(dv)
         self._add(dv, engine, None)

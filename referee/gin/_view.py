@@ -7,12 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ._actions import Action, ActionKind
+from ._actions import Action
 from ._cards import Card
 from ._outcome import DealOutcome, Phase
 from ._rules import RuleSet
-
-EventKind = ActionKind | str
 
 
 @dataclass(frozen=True, slots=True)
