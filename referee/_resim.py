@@ -54,6 +54,7 @@ class _ScriptedSeat:
     script: dict[int, tuple[game_pb2.Action, int]]
     silent: set[int]
     disconnect: set[int]
+    late: set[int]
     nursery: trio.Nursery
     on_request: Any
     link: SeatLink | None = None
@@ -70,7 +71,12 @@ class _ScriptedSeat:
             self.link.detach(self, "disconnected (replayed)")
             return
         answer = self.script.get(rid)
-        if answer is not None and rid not in self.silent:
+        if answer is not None and rid in self.late:
+            # An answer read after its deadline but before the referee's timer woke (a busy
+            # machine): on the mock clock the timer would win, so hand it over now, stamped
+            # with the time it was read.
+            self.nursery.start_soon(self._answer_late, msg.match_id, rid, *answer, trio.current_time())
+        elif answer is not None and rid not in self.silent:
             self.nursery.start_soon(self._answer, msg.match_id, rid, *answer)
 
     async def _answer(self, match_id: str, rid: int, action: game_pb2.Action, used_us: int) -> None:
@@ -78,6 +84,12 @@ class _ScriptedSeat:
         assert self.link is not None
         self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action),
                           trio.current_time())
+
+    async def _answer_late(self, match_id: str, rid: int, action: game_pb2.Action, used_us: int,
+                           sent: float) -> None:
+        assert self.link is not None
+        self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action),
+                          sent + used_us / 1_000_000)
 
     def close(self, code: str, detail: str) -> None:
         pass
@@ -114,6 +126,7 @@ class _Script(ReplayVisitor):
         self.answers: list[dict[int, tuple[game_pb2.Action, int]]] = [{} for _ in range(seats)]
         self.silent: list[set[int]] = [set() for _ in range(seats)]
         self.disconnect: list[set[int]] = [set() for _ in range(seats)]
+        self.late: list[set[int]] = [set() for _ in range(seats)]
         self.missing: set[int] = set()
         self.crash: tuple[int, int, int, str] | None = None
         """seat, decisions, after_request, detail"""
@@ -131,7 +144,10 @@ class _Script(ReplayVisitor):
             self.crash = (seat, record.decisions, _given(record.after_request, "after_request"), record.detail)
         elif record.used_us is not None:  # the answer that faulted, as the bot sent it
             raw = self.wire.raw_action_from_record(record.to_json())
-            self.answers[seat][_given(record.request_id, "request_id")] = (raw, record.used_us)
+            rid = _given(record.request_id, "request_id")
+            self.answers[seat][rid] = (raw, record.used_us)
+            if term == "time_forfeit":
+                self.late[seat].add(rid)
         elif term == "disconnected":
             self.disconnect[seat].add(_given(record.request_id, "request_id"))
         else:
@@ -179,7 +195,8 @@ def resimulate(replay: Replay) -> Resimulation:
             sessions = []
             for seat, link in enumerate(table.links):
                 s = _ScriptedSeat(seat, bots[seat], nonces[seat], not event_messages[seat], script.answers[seat],
-                                  script.silent[seat], script.disconnect[seat], nursery, on_request)
+                                  script.silent[seat], script.disconnect[seat], script.late[seat], nursery,
+                                  on_request)
                 s.link = link
                 sessions.append(s)
                 if seat not in missing:
