@@ -67,7 +67,6 @@ class Outcome:
             "faulting_seat": self.faulting_seat,
             "detail": self.detail,
             "points": list(self.points),
-            "places": list(self.places),
             "games_won": list(self.games_won),
             "deals": self.deals,
             "decisions": self.decisions,
@@ -77,6 +76,8 @@ class Outcome:
             "replay_hash": self.replay_hash,
             "seed": self.seed_hex,
             "duration_s": round(self.duration_s, 3),
+            # two seats: the places follow from the winner (and gin-arena 0.1's results had none)
+            **({"places": list(self.places)} if len(self.players) > 2 else {}),
         }
 
 
@@ -103,7 +104,7 @@ def from_report(report: MatchReport, duration_s: float) -> Outcome:
         detail=report.detail,
         points=_per_seat(totals, n),
         games_won=_per_seat(won, n),
-        deals=sum(int(getattr(g, "deals", 0)) for g in played),
+        deals=sum(int(getattr(g, "deals", 0)) for g in played) if out is None or hasattr(out, "games") else None,
         decisions=report.decisions,
         think_ms=_per_seat(report.think_ms, n),
         substituted=tuple(report.substituted_seats),

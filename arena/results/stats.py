@@ -39,16 +39,26 @@ class GameFacts:
     """The winning seat; ``None``: no result (aborted) — the game is not rated."""
     pair_key: str
     """Games with the same key form a duplicate pair (``""``: not paired)."""
+    places: tuple[int, ...] = ()
+    """The places by seat (games of more than two seats are scored by them; empty: by ``winner``)."""
 
 
 def _game_units(g: GameFacts) -> list[Unit]:
-    """One game alone: a unit for each two seats (the winner beats each other seat; two seats that
-    both lost draw)."""
+    """One game alone: a unit for each two seats of different bots — of more than two seats with
+    places, the better place wins (equal places draw); otherwise the winner beats each other seat
+    and two seats that both lost draw."""
     n = len(g.players)
+
+    def score(i: int, j: int) -> float:
+        if n > 2 and g.places:
+            return 1.0 if g.places[i] < g.places[j] else 0.0 if g.places[i] > g.places[j] else 0.5
+        return 1.0 if g.winner == i else 0.0 if g.winner == j else 0.5
+
     return [
-        Unit(g.players[i], g.players[j], 1.0 if g.winner == i else 0.0 if g.winner == j else 0.5)
+        Unit(g.players[i], g.players[j], score(i, j))
         for i in range(n)
         for j in range(i + 1, n)
+        if g.players[i] != g.players[j]
     ]
 
 
@@ -59,7 +69,7 @@ def scoring_units(games: Iterable[GameFacts], duplicate: bool) -> list[Unit]:
     units: list[Unit] = []
     pairs: dict[str, list[GameFacts]] = defaultdict(list)
     for g in games:
-        if g.winner is None:
+        if g.winner is None and (len(g.players) <= 2 or len(set(g.places)) <= 1):
             continue
         if duplicate and g.pair_key:
             pairs[g.pair_key].append(g)
