@@ -56,7 +56,10 @@ def run_config(
 ) -> RunConfig:
     """A new run's configuration from its command line (checked and parsed once)."""
     play = play_config(args)
-    seats = getattr(args, "seats", 0) or min(referee_games.get(play.game).game.seat_counts())
+    counts = referee_games.get(play.game).game.seat_counts()
+    seats = getattr(args, "seats", 0) or min(counts)
+    if seats not in counts:
+        raise UsageError(f"--seats {seats}: {play.game} is played by {counts.start} to {counts.stop - 1} seats")
     if seats == 2 and (games < 2 or games % 2):
         raise UsageError(
             f"--games {games}: games per pairing must be even and at least 2 (each pair of games swaps the seats)"
