@@ -249,3 +249,29 @@ def test_a_three_seat_tournament_of_the_toy_game_resumes(tmp_path: Path) -> None
     assert seats == [(i, 3, 3) for i in range(6)]
     results = json.loads((run / "results.json").read_text())
     assert results["games_played"] == 6 and results["run"]["status"] == "finished" and results["seats"] == 3
+
+
+def test_a_ladder_of_three_seats(tmp_path: Path) -> None:
+    db = str(tmp_path / "ladder.sqlite")
+    for name, mode in (("first", "first"), ("rnd", "random"), ("rnd2", "random")):
+        out = _arena("ladder", "add", name, "--db", db, "--cwd", str(REPO), "--command",
+                     f"{{python}} -m arena._testbot --mode {mode}")
+        assert out.returncode == 0, out.stdout + out.stderr
+    out = _arena("ladder", "run", "--db", db, "--game", TOY, "--seats", "3", "--games", "2", "--tc", "st=2")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "3 game(s) played" in out.stdout and "Ranking (3 seats" in out.stdout  # a whole rotation
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT game, seat, bot, place FROM game_seats ORDER BY game, seat").fetchall()
+        keys = {r[0] for r in conn.execute("SELECT pair_key FROM games")}
+    finally:
+        conn.close()
+    assert len(rows) == 9 and all(r[3] is not None for r in rows) and len(keys) == 1
+    by_game: dict[int, list[str]] = {}
+    for game, _seat, bot, _place in rows:
+        by_game.setdefault(game, []).append(bot)
+    assert all(Counter(p[s] for p in by_game.values()) == Counter(("first", "rnd", "rnd2")) for s in range(3))
+    out = _arena("ladder", "show", "--db", db)
+    assert out.returncode == 0 and "Ranking (3 seats" in out.stdout, out.stdout + out.stderr
+    out = _arena("ladder", "run", "--db", db, "--games", "2")
+    assert out.returncode == 2 and f"this ladder plays {TOY}" in out.stderr

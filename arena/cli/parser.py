@@ -140,7 +140,11 @@ def _ladder(sub: Any) -> None:
     lr = lsub.add_parser("remove", help="take a bot off the ladder (its games are kept)")
     lr.add_argument("name")
     lrun = lsub.add_parser("run", help="play games for the least-played pairs")
-    lrun.add_argument("--games", type=int, default=10, metavar="N", help="games to play (rounded up to even)")
+    lrun.add_argument("--games", type=int, default=10, metavar="N",
+                      help="games to play (rounded up to even; to a multiple of --seats)")
+    lrun.add_argument("--game", default="gin", metavar="NAME", help="the game played (default gin; one per ladder)")
+    lrun.add_argument("--seats", type=int, default=0, metavar="N",
+                      help="seats of every table (default: the game's smallest, 2 for Gin)")
     add_play_options(lrun)
     add_log_options(lrun)
     lshow = lsub.add_parser("show", help="ratings from every stored game")

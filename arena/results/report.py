@@ -288,7 +288,7 @@ def _mle_text(report: dict[str, Any]) -> list[str]:
             table(["bot", "Elo", "±95%", "LOS vs next"], rows, right=[1, 2, 3])]
 
 
-def _ranking_text(report: dict[str, Any]) -> list[str]:
+def ranking_text(report: dict[str, Any]) -> list[str]:
     """Games of more than two seats: the ranking with points and the Plackett–Luce ratings."""
     rows = [
         [r["rank"], r["bot"], f"{r['mu']:.1f}", f"[{r['low']:.1f}, {r['high']:.1f}]", r["games"], r["seats"],
@@ -323,7 +323,7 @@ def _head_to_head_text(report: dict[str, Any]) -> list[str]:
 def render_text(report: dict[str, Any]) -> str:
     """Standings, crosstable and SPRT as text (and, for more than two seats, the ranking and the
     head-to-head table)."""
-    out = [*_ranking_text(report), *_head_to_head_text(report)]
+    out = [*ranking_text(report), *_head_to_head_text(report)]
     out = [*out[1:], ""] if out else []
     out += [*_standings_text(report), *_crosstable_text(report), *_mle_text(report)]
     s = report.get("sprt")
