@@ -200,11 +200,14 @@ def _db(run: Path, sql: str) -> list[tuple[Any, ...]]:
 def test_a_three_seat_tournament_of_the_toy_game_resumes(tmp_path: Path) -> None:
     bots = tmp_path / "bots.toml"
     bots.write_text(
-        f'[[bot]]\nname = "first"\ncwd = "{REPO}"\n'
+        f'[[bot]]\nname = "first"\ncwd = "{REPO}"\ngames = ["{TOY}"]\n'
         'command = ["{python}", "-m", "arena._testbot", "--mode", "first"]\n'
-        f'[[bot]]\nname = "rnd"\ncwd = "{REPO}"\ncommand = ["{{python}}", "-m", "arena._testbot", "--mode", '
-        '"random", "--seed", "3"]\n')
+        f'[[bot]]\nname = "rnd"\ncwd = "{REPO}"\ngames = ["gin", "{TOY}"]\n'
+        'command = ["{python}", "-m", "arena._testbot", "--mode", "random", "--seed", "3"]\n')
     run = tmp_path / "run"
+    refused = _arena("tournament", "--bots", str(bots), "--out", str(run))  # gin: "first" does not play it
+    assert refused.returncode == 2 and "bot 'first' does not play gin" in refused.stderr, refused.stderr
+    assert not run.exists()
     out = _arena("tournament", "--bots", str(bots), "--game", TOY, "--seats", "3", "--instances", "2", "--games",
                  "3", "--concurrency", "3", "--tc", "st=2 timemargin=200", "--seed", "toy", "--out", str(run))
     assert out.returncode == 0, out.stdout + out.stderr
@@ -254,8 +257,8 @@ def test_a_three_seat_tournament_of_the_toy_game_resumes(tmp_path: Path) -> None
 def test_a_ladder_of_three_seats(tmp_path: Path) -> None:
     db = str(tmp_path / "ladder.sqlite")
     for name, mode in (("first", "first"), ("rnd", "random"), ("rnd2", "random")):
-        out = _arena("ladder", "add", name, "--db", db, "--cwd", str(REPO), "--command",
-                     f"{{python}} -m arena._testbot --mode {mode}")
+        out = _arena("ladder", "add", "--db", db, "--bot",
+                     f'name={name} cwd={REPO} games={TOY} cmd="{{python}} -m arena._testbot --mode {mode}"')
         assert out.returncode == 0, out.stdout + out.stderr
     out = _arena("ladder", "run", "--db", db, "--game", TOY, "--seats", "3", "--games", "2", "--tc", "st=2")
     assert out.returncode == 0, out.stdout + out.stderr

@@ -28,7 +28,7 @@ from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
-from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec
+from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
 from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
@@ -199,6 +199,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         raise UsageError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
     cfg = run_config(args, run_dir, bots, fmt=args.format, games=args.games, duplicate=args.duplicate,
                      challenger=args.challenger, sprt=args.sprt)
+    if problems := not_playing(bots, cfg.play.game):
+        raise ManifestError(problems)
     check_startable(bots)
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)

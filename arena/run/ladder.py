@@ -21,7 +21,7 @@ from arena.console import Console, Progress, log_to_file
 from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, ranking_text, table
 from arena.results.stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
-from arena.run.manifest import BotSpec, startup_problem
+from arena.run.manifest import BotSpec, not_playing, startup_problem
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor
 from arena.run.schedule import GameJob, PlayConfig, base_name
@@ -327,6 +327,8 @@ async def run_ladder(
         raise LadderError(f"remote bots cannot be on the local ladder: {', '.join(remote)}")
     check_bots(list(bots.values()))
     ladder.check_game(play)
+    if problems := not_playing(list(bots.values()), play.game):
+        raise LadderError("; ".join(problems))
     folder = run_folder(ladder.path.parent / "ladder-runs", "ladder")
     folder.mkdir(parents=True)
     log_to_file(folder / "run.log")

@@ -313,7 +313,7 @@ def faults_text(report: dict[str, Any], run_dir: Path) -> str:
         seat = g["faulting_seat"]
         if seat is None or g["termination"] == "normal":
             continue
-        bot = g["players"][seat]
+        bot = base_name(g["players"][seat])  # an instance's log is its bot's
         per_bot.setdefault(bot, {})
         per_bot[bot][g["termination"]] = per_bot[bot].get(g["termination"], 0) + 1
         example.setdefault(bot, f"{g['match_id']}: {g['detail']}")
