@@ -22,6 +22,7 @@ from arena.cli import main
 from arena.results.multi import head_to_head, openskill_ratings
 from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, render_text
+from arena.results.stats import GameFacts, scoring_units
 from arena.run.schedule import PlayConfig, RunConfig, base_name, build_schedule, pairings, schedule_fingerprint
 from tests import _toygame
 
@@ -172,6 +173,23 @@ def test_the_report_ranks_n_seat_games_and_rates_instances_as_the_bot(tmp_path: 
     assert report["standings"][0]["bot"] == "strong"
     text = render_text(report)
     assert "Ranking (3 seats" in text and "Head to head" in text and "strong#2" not in text
+
+
+def test_a_rotation_on_one_deck_is_one_unit_per_two_bots() -> None:
+    rotation = [GameFacts(("x", "y", "z"), 0, "k", (1, 2, 3)), GameFacts(("y", "z", "x"), 2, "k", (2, 3, 1)),
+                GameFacts(("z", "x", "y"), 0, "k", (1, 3, 2))]
+    units = {(u.a, u.b): u.score for u in scoring_units(rotation, duplicate=True)}
+    # each bot is ahead of the next two games out of three
+    assert units == {("x", "y"): 1.0, ("x", "z"): 1.0, ("y", "z"): 1.0}
+    level = [GameFacts(("x", "y", "z"), 0, "k", (1, 2, 3)), GameFacts(("y", "z", "x"), 0, "k", (1, 2, 3)),
+             GameFacts(("z", "x", "y"), 0, "k", (1, 2, 2))]
+    units = {(u.a, u.b): u.score for u in scoring_units(level, duplicate=True)}
+    assert units == {("x", "y"): 0.5, ("x", "z"): 0.0, ("y", "z"): 1.0}  # x-y: ahead, behind, level
+    # an incomplete rotation counts its games alone: three units a game
+    assert len(scoring_units(rotation[:2], duplicate=True)) == 6
+    instances = [GameFacts(("x", "x", "y"), 0, "k", (1, 3, 2)), GameFacts(("x", "y", "x"), 0, "k", (1, 2, 3)),
+                 GameFacts(("y", "x", "x"), 1, "k", (3, 1, 2))]
+    assert [(u.a, u.b, u.score) for u in scoring_units(instances, duplicate=True)] == [("x", "y", 1.0)]
 
 
 def test_two_seat_reports_have_no_ranking() -> None:

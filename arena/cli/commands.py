@@ -74,6 +74,8 @@ def run_config(
             raise UsageError(f"--sprt: {e}") from None
         if len(bots) != 2:
             raise UsageError(f"--sprt needs exactly two bots; the manifest has {len(bots)}")
+        if seats != 2:
+            raise UsageError("--sprt needs tables of two seats")
     if challenger and challenger not in [b.name for b in bots]:
         raise UsageError(f"--challenger {challenger!r} is not a bot of the manifest")
     try:

@@ -177,7 +177,7 @@ def build_report(
     terminations = Counter(o.termination for o in outcomes)
     report: dict[str, Any] = {
         "bots": list(bots),
-        "scoring_unit": "pairs" if duplicate else "games",
+        "scoring_unit": "games" if not duplicate else "pairs" if seats <= 2 else "rotations",
         "games_played": len(games),
         "games_scheduled": scheduled if scheduled is not None else len(games),
         "terminations": dict(sorted(terminations.items())),
@@ -263,12 +263,12 @@ def _crosstable_text(report: dict[str, Any]) -> list[str]:
                 cells.append("-")
             elif c is None:
                 cells.append("")
-            elif unit == "pairs":
+            elif unit in ("pairs", "rotations"):
                 cells.append(f"{c['wins']}-{c['losses']} ({c['unit_score']:g}/{c['units']})")
             else:
                 cells.append(f"{c['wins']}-{c['losses']}")
         crow.append([a, *cells])
-    note = " (pair score in brackets)" if unit == "pairs" else ""
+    note = {"pairs": " (pair score in brackets)", "rotations": " (rotation score in brackets)"}.get(unit, "")
     return ["", f"Crosstable (row bot's game wins-losses against the column bot{note}):", table(["", *bots], crow)]
 
 
