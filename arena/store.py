@@ -393,6 +393,7 @@ def outcome_from_row(r: sqlite3.Row, seats: Sequence[sqlite3.Row], folder: Path 
         replay_hash=r["replay_hash"] or "",
         seed_hex=r["revealed_seed"] or "",
         duration_s=r["duration"] or 0.0,
+        places=tuple(int(s["place"]) for s in seats) if all(s["place"] is not None for s in seats) else (),
     )
 
 
@@ -438,6 +439,7 @@ class RunStore:
                     "stop_reason": "",
                     "fingerprint": schedule_fingerprint(jobs),
                     "manifest": manifest_text,
+                    "instance_tokens": json.dumps({k: v for k, v in tokens.items() if "#" in k}),
                 })
                 conn.executemany(
                     "INSERT INTO bots(name, position, spec, token) VALUES (?, ?, ?, ?)",
@@ -507,9 +509,10 @@ class RunStore:
         return [BotSpec.from_dict(json.loads(r["spec"])) for r in rows]
 
     def tokens(self) -> dict[str, str]:
-        """Bot tokens of remote bots (stable over resumes)."""
+        """Bot tokens of remote bots and of their further instances (``name#2``; stable over resumes)."""
         rows = self.conn.execute("SELECT name, token FROM bots WHERE token != ''").fetchall()
-        return {r["name"]: r["token"] for r in rows}
+        extra = json.loads(self.meta("instance_tokens") or "{}")
+        return {**{r["name"]: r["token"] for r in rows}, **extra}
 
     # ----- games -----
     @staticmethod

@@ -28,11 +28,12 @@ from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
-from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec
+from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
 from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
 from arena.store import RunStore
+from referee import games as referee_games
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""
@@ -54,11 +55,18 @@ def run_config(
     sprt: str = "",
 ) -> RunConfig:
     """A new run's configuration from its command line (checked and parsed once)."""
-    if games < 2 or games % 2:
+    play = play_config(args)
+    counts = referee_games.get(play.game).game.seat_counts()
+    seats = getattr(args, "seats", 0) or min(counts)
+    if seats not in counts:
+        raise UsageError(f"--seats {seats}: {play.game} is played by {counts.start} to {counts.stop - 1} seats")
+    if seats == 2 and (games < 2 or games % 2):
         raise UsageError(
             f"--games {games}: games per pairing must be even and at least 2 (each pair of games swaps the seats)"
         )
-    play = play_config(args)
+    if games < seats or games % seats:
+        raise UsageError(f"--games {games}: games per table must be a multiple of --seats {seats} (each rotation "
+                         "seats every bot at every seat once)")
     if sprt:
         try:
             SprtSpec.parse(sprt)
@@ -66,6 +74,8 @@ def run_config(
             raise UsageError(f"--sprt: {e}") from None
         if len(bots) != 2:
             raise UsageError(f"--sprt needs exactly two bots; the manifest has {len(bots)}")
+        if seats != 2:
+            raise UsageError("--sprt needs tables of two seats")
     if challenger and challenger not in [b.name for b in bots]:
         raise UsageError(f"--challenger {challenger!r} is not a bot of the manifest")
     try:
@@ -81,6 +91,9 @@ def run_config(
             sprt=sprt,
             referee=args.referee,
             listen=args.listen,
+            seats=seats,
+            tables=getattr(args, "tables", 0),
+            instances=getattr(args, "instances", 1),
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -90,8 +103,9 @@ def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
     cfg = store.config
     where = cfg.referee or "the embedded referee"
     print(
-        f"Run {store.run_dir}: {cfg.format}, {len(cfg.bots)} bots, {cfg.games} games per pairing"
-        f"{' (duplicate deals)' if cfg.duplicate else ''}, rules {cfg.play.rules.name}, "
+        f"Run {store.run_dir}: {cfg.play.game}, {cfg.format}, {len(cfg.bots)} bots, {cfg.seats} seats, "
+        f"{cfg.games} games per {'pairing' if cfg.seats == 2 else 'table'}"
+        f"{' (duplicate deals)' if cfg.duplicate else ''}, rules {cfg.play.rules_name}, "
         f"{cfg.play.time_control}, concurrency {cfg.play.concurrency}, on {where}",
         flush=True,
     )
@@ -187,9 +201,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         raise UsageError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
     cfg = run_config(args, run_dir, bots, fmt=args.format, games=args.games, duplicate=args.duplicate,
                      challenger=args.challenger, sprt=args.sprt)
+    if problems := not_playing(bots, cfg.play.game):
+        raise ManifestError(problems)
     check_startable(bots)
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
-    store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots), manifest)
+    store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
         return _play_run(store, console, resumed=False)
     finally:

@@ -17,6 +17,7 @@ from arena.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from arena.results.report import table
 from arena.run.ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
 from arena.run.manifest import BotSpec, ManifestError, check_name, load_manifest, parse_bot, parse_inline_bot
+from referee import games as referee_games
 
 
 def _bot_from_args(args: argparse.Namespace) -> BotSpec:
@@ -70,11 +71,15 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
     if args.games < 1:
         raise UsageError("--games must be at least 1")
     play = play_config(args)
+    counts = referee_games.get(play.game).game.seat_counts()
+    seats = args.seats or min(counts)
+    if seats not in counts:
+        raise UsageError(f"--seats {seats}: {play.game} is played by {counts.start} to {counts.stop - 1} seats")
     started = time.monotonic()
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:
         return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=args.listen,
-                                seed=args.seed, cancel_scope=scope)
+                                seed=args.seed, cancel_scope=scope, seats=seats)
 
     result = run_cancellable(go)
     print(f"{result.done} game(s) played in {time.monotonic() - started:.1f} s (run {result.run_id}); "
@@ -84,7 +89,7 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
               f" fix its command, then `arena ladder drop --run {result.run_id}` or `--bot {bot}`")
     ratings, report = ladder.standings()
     print(render_ladder(ratings, report, {b.name for b in ladder.bots()}))
-    return EXIT_INTERRUPTED if result.done < args.games + (args.games % 2) else EXIT_OK
+    return EXIT_INTERRUPTED if result.done < -(-args.games // max(2, seats)) * max(2, seats) else EXIT_OK
 
 
 def _show(ladder: Ladder, args: argparse.Namespace) -> int:

@@ -20,7 +20,8 @@ from arena import console as console_mod
 from arena.console import Console
 from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
 from arena.run.schedule import FAULT_POLICIES, PlayConfig
-from referee import TimeControl, TimeControlError
+from referee import TimeControl, TimeControlError, games
+from referee._spec import DEFAULT_GAME
 from referee.gin import PRESETS, RuleSet, RuleSetError
 
 T = TypeVar("T")
@@ -59,6 +60,23 @@ def rules_from_args(preset: str, overrides: list[str]) -> RuleSet:
         raise UsageError(f"rules: {e}") from None
 
 
+def game_rules_from_args(game: str, preset: str, overrides: list[str]) -> object:
+    """``--rules PRESET`` (``""``: the game's default) with ``--rule`` overrides (Gin only) for
+    ``game``, a name in ``referee.games``' registry."""
+    if game == DEFAULT_GAME:
+        return rules_from_args(preset or "classic", overrides)
+    try:
+        engine = games.get(game).game
+    except ValueError as e:
+        raise UsageError(f"--game: {e}") from None
+    if overrides:
+        raise UsageError(f"--rule: {game}'s rules are chosen by preset only (--rules NAME)")
+    try:
+        return engine.rules_preset(preset) if preset else engine.default_rules()
+    except ValueError as e:
+        raise UsageError(f"--rules {preset!r}: {e}") from None
+
+
 def tc_from_args(text: str) -> TimeControl:
     """``--tc TEXT``."""
     try:
@@ -82,9 +100,12 @@ def play_config(args: argparse.Namespace) -> PlayConfig:
     if args.referee:
         address(args.referee, "--referee")
     address(args.listen, "--listen")
+    game = getattr(args, "game", DEFAULT_GAME)
     try:
         return PlayConfig(
-            rules=rules_from_args(args.rules, args.rule),
+            game=game,
+            rules=game_rules_from_args(game, args.rules or (args.default_rules if game == DEFAULT_GAME else ""),
+                                       args.rule),
             time_control=tc_from_args(args.tc),
             fault_policy=args.fault_policy,
             concurrency=args.concurrency,
@@ -120,7 +141,9 @@ def add_play_options(
     p: argparse.ArgumentParser, *, rules: str = "classic", tc: str = DEFAULT_TC, concurrency: int = 2
 ) -> None:
     g = p.add_argument_group("how games are played")
-    g.add_argument("--rules", default=rules, choices=PRESETS, help=f"rules preset (default {rules})")
+    g.add_argument("--rules", default="", metavar="PRESET",
+                   help=f"rules preset: Gin's {', '.join(PRESETS)} (default {rules}), or another game's preset")
+    p.set_defaults(default_rules=rules)
     g.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="override one rule option, e.g. --rule target=50 --rule games=3 (repeatable)")
     g.add_argument("--tc", default=tc, metavar="TC",

@@ -52,7 +52,8 @@ def _tournament(sub: Any) -> None:
         help="run a tournament from a bots manifest or inline bots (or resume one)",
         description="Play a round robin or a gauntlet between the bots of a manifest (TOML; see the\n"
         "README) and/or --bot options: every pairing plays --games games in pairs with the seats (and\n"
-        "first dealer) swapped; with duplicate deals both games of a pair get the same cards. Every\n"
+        "first dealer) swapped; with duplicate deals both games of a pair get the same cards. Tables of\n"
+        "--seats N rotate the seats over N games instead (duplicate: the same deck each time). Every\n"
         "finished game is committed to run.sqlite at once: after a crash or Ctrl-C, --resume RUN_DIR\n"
         "finishes the run.",
     )
@@ -63,7 +64,17 @@ def _tournament(sub: Any) -> None:
     t.add_argument("--format", choices=FORMATS, default="round-robin",
                    help="round-robin: everyone plays everyone; gauntlet: the challenger plays everyone else")
     t.add_argument("--challenger", default="", metavar="NAME", help="gauntlet: the challenger (default the first bot)")
-    t.add_argument("--games", type=int, default=10, metavar="N", help="games per pairing, even (default 10)")
+    t.add_argument("--games", type=int, default=10, metavar="N",
+                   help="games per table, a multiple of --seats (default 10; 2 seats: games per pairing, even)")
+    t.add_argument("--game", default="gin", metavar="NAME", help="the game played (default gin)")
+    t.add_argument("--seats", type=int, default=0, metavar="N",
+                   help="seats of every table (default: the game's smallest, 2 for Gin)")
+    t.add_argument("--tables", type=int, default=0, metavar="K",
+                   help="play K tables drawn at random from every combination of --seats bots (default: every "
+                   "combination)")
+    t.add_argument("--instances", type=int, default=1, metavar="K",
+                   help="a bot may fill up to K seats of one table, as separate instances (name#2, …) rated as "
+                   "the one bot (default 1)")
     t.add_argument("--duplicate", action=argparse.BooleanOptionalAction, default=True,
                    help="duplicate deals: the two games of a pair are played on the same cards, seats swapped "
                    "(default on)")
@@ -129,7 +140,11 @@ def _ladder(sub: Any) -> None:
     lr = lsub.add_parser("remove", help="take a bot off the ladder (its games are kept)")
     lr.add_argument("name")
     lrun = lsub.add_parser("run", help="play games for the least-played pairs")
-    lrun.add_argument("--games", type=int, default=10, metavar="N", help="games to play (rounded up to even)")
+    lrun.add_argument("--games", type=int, default=10, metavar="N",
+                      help="games to play (rounded up to even; to a multiple of --seats)")
+    lrun.add_argument("--game", default="gin", metavar="NAME", help="the game played (default gin; one per ladder)")
+    lrun.add_argument("--seats", type=int, default=0, metavar="N",
+                      help="seats of every table (default: the game's smallest, 2 for Gin)")
     add_play_options(lrun)
     add_log_options(lrun)
     lshow = lsub.add_parser("show", help="ratings from every stored game")

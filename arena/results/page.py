@@ -200,8 +200,8 @@ section{padding:4px 20px 10px}h2{font-size:16px;margin:16px 0 6px}
 table{border-collapse:collapse;background:#fff;font-size:13px}
 th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;white-space:nowrap}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-#crosstable td.self{background:#eee}
-#crosstable td.win{background:#e6f4ea}#crosstable td.loss{background:#fde8e8}
+#crosstable td.self,#head-to-head td.self{background:#eee}
+#crosstable td.win,#head-to-head td.win{background:#e6f4ea}#crosstable td.loss,#head-to-head td.loss{background:#fde8e8}
 a{color:#1f5f99}code{font-size:11px}
 .bad{color:#b00020;font-weight:600}.ok{color:#1b7f3b}
 .note{font-size:12px;color:#555}
@@ -253,7 +253,15 @@ def _crosstable_html(report: dict[str, Any], bots: list[str]) -> str:
     return crosstable
 
 
+def _seats_cell(g: dict[str, Any]) -> str:
+    """A game of more than two seats: its players by seat, each with its place."""
+    places = g.get("places") or []
+    return ", ".join(f"{_e(p)}" + (f" <small>({_e(places[s])})</small>" if s < len(places) else "")
+                     for s, p in enumerate(g.get("players") or []))
+
+
 def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict[int, str]) -> str:
+    many = any(len(g.get("players") or []) > 2 for g in games)
     grows = []
     for i, g in enumerate(games):
         players = [str(p) for p in g.get("players") or ["?", "?"]]
@@ -270,16 +278,62 @@ def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict
             check = f"<span class='bad' title='results: {_e(want)}; file: {_e(have)}'>hash differs</span>"
         else:
             check = f"<span class='ok' title='{_e(have)}'>✓ {_e(have[:12])}…</span>"
+        seats = (f"<td>{_seats_cell(g)}</td>" if many else
+                 f"<td>{_e(players[0])}</td><td>{_e(players[1] if len(players) > 1 else '?')}</td>")
         grows.append(
-            f"<tr><td class='num'>{_e(g.get('idx', i))}</td><td>{name}</td><td>{_e(players[0])}</td>"
-            f"<td>{_e(players[1] if len(players) > 1 else '?')}</td><td>{_e(winner or '—')}</td>"
+            f"<tr><td class='num'>{_e(g.get('idx', i))}</td><td>{name}</td>{seats}<td>{_e(winner or '—')}</td>"
             f"<td class='num'>{'–'.join(_e(p) for p in pts)}</td><td>{_e(g.get('termination', ''))}</td>"
             f"<td class='num'>{_e(g.get('deals') if g.get('deals') is not None else '')}</td><td>{check}</td></tr>"
         )
-    games_table = ("<table id='games'><thead><tr><th class='num'>#</th><th>match (replay)</th><th>seat 0</th>"
-                   "<th>seat 1</th><th>winner</th><th class='num'>points</th><th>end</th><th class='num'>deals</th>"
+    heads = "<th>seats (place)</th>" if many else "<th>seat 0</th><th>seat 1</th>"
+    games_table = (f"<table id='games'><thead><tr><th class='num'>#</th><th>match (replay)</th>{heads}"
+                   "<th>winner</th><th class='num'>points</th><th>end</th><th class='num'>deals</th>"
                    f"<th>final hash</th></tr></thead><tbody>{''.join(grows)}</tbody></table>")
     return games_table
+
+
+def _ranking_html(report: dict[str, Any]) -> str:
+    """Games of more than two seats: the ranking with points and the Plackett–Luce ratings."""
+    rows = report.get("ranking")
+    if not isinstance(rows, list) or not rows:
+        return ""
+    body = "".join(
+        f"<tr><td class='num'>{_e(r.get('rank'))}</td><td>{_e(r.get('bot'))}</td>"
+        f"<td class='num'>{float(r.get('mu', 0)):.1f} <small>[{float(r.get('low', 0)):.1f}, "
+        f"{float(r.get('high', 0)):.1f}]</small></td><td class='num'>{_e(r.get('games'))}</td>"
+        f"<td class='num'>{_e(r.get('seats'))}</td><td class='num'>{_e(r.get('firsts'))}</td>"
+        f"<td class='num'>{_e(r.get('mean_place'))}</td><td class='num'>{_e(r.get('points'))}</td></tr>"
+        for r in rows if isinstance(r, dict))
+    return ("<section><h2>Ranking</h2><table id='ranking'><thead><tr><th class='num'>#</th><th>bot</th>"
+            "<th class='num'>rating [95%]</th><th class='num'>games</th><th class='num'>seats</th>"
+            "<th class='num'>firsts</th><th class='num'>mean place</th><th class='num'>points</th></tr></thead>"
+            f"<tbody>{body}</tbody></table><p class='note'>{_e(report.get('seats'))} seats a table; rating: "
+            "openskill's Plackett–Luce mu with mu ± 1.96 sigma.</p></section>")
+
+
+def _head_to_head_html(report: dict[str, Any], bots: list[str]) -> str:
+    """How often each bot finished ahead of each other (games of more than two seats)."""
+    h2h = report.get("head_to_head")
+    if not isinstance(h2h, dict) or int(report.get("seats") or 2) <= 2:
+        return ""
+    head = "".join(f"<th>{_e(b)}</th>" for b in bots)
+    rows = []
+    for a in bots:
+        cells = []
+        for b in bots:
+            c = (h2h.get(a) or {}).get(b)
+            if a == b:
+                cells.append("<td class='self'>—</td>")
+            elif not c:
+                cells.append("<td></td>")
+            else:
+                cls = "win" if c["ahead"] > c["behind"] else "loss" if c["behind"] > c["ahead"] else ""
+                cells.append(f"<td class='num {cls}' title='{c['meetings']} meetings, {c['level']} level'>"
+                             f"{c['ahead']}–{c['behind']}</td>")
+        rows.append(f"<tr><th>{_e(a)}</th>{''.join(cells)}</tr>")
+    return (f"<section><h2>Head to head</h2><table id='head-to-head' class='crosstable'><thead><tr><th></th>{head}"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table><p class='note'>How often the row bot finished "
+            "ahead–behind the column bot.</p></section>")
 
 
 def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], hashes: dict[int, str]) -> str:
@@ -289,8 +343,11 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
     title = str(run.get("run_id") or run_dir.name)
     rules = run.get("rules") if isinstance(run.get("rules"), dict) else {}
     meta_bits = []
+    if run.get("game"):
+        meta_bits.append(f"game {run['game']}, {run.get('seats', 2)} seats")
     if run.get("format"):
-        meta_bits.append(f"{run['format']}, {run.get('games', '?')} games per pairing"
+        meta_bits.append(f"{run['format']}, {run.get('games', '?')} games per "
+                         f"{'pairing' if int(run.get('seats') or 2) == 2 else 'table'}"
                          + (", duplicate deals" if run.get("duplicate") else ""))
     if rules:
         meta_bits.append(f"rules {rules.get('name', '?')} (target {rules.get('target', '?')})")
@@ -312,6 +369,7 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
         "<meta name='viewport' content='width=device-width'>"
         f"<title>{_e(title)} — results</title><style>{PAGE_CSS}</style></head><body>"
         f"<header><h1>{_e(title)}</h1><div class='meta'>{_e(' · '.join(meta_bits))}</div></header>"
+        f"{_ranking_html(report)}{_head_to_head_html(report, bots)}"
         f"<section><h2>Standings</h2>{standings}</section>"
         f"<section><h2>{_e(chart_title)}</h2>{rating_chart(chart_rows)}</section>"
         f"<section><h2>Crosstable</h2>{crosstable}</section>"

@@ -43,16 +43,19 @@ class Outcome:
     """The revealed shuffle seed."""
     duration_s: float = 0.0
     """Wall time of the game."""
+    places: tuple[int, ...] = ()
+    """The 1-based place of each seat, tied seats sharing one (the referee's ``MatchReport.places``);
+    left empty: derived from ``winner`` (the winner first, everyone else next; with no winner every
+    seat shares first place)."""
+
+    def __post_init__(self) -> None:
+        if not self.places:
+            derived = tuple(1 if self.winner is None or s == self.winner else 2 for s in range(len(self.players)))
+            object.__setattr__(self, "places", derived)
 
     @property
     def winner_name(self) -> str | None:
         return None if self.winner is None else self.players[self.winner]
-
-    @property
-    def places(self) -> tuple[int, ...]:
-        """The 1-based place of each seat: the winner first, everyone else next; with no winner
-        every seat shares first place."""
-        return tuple(1 if self.winner is None or s == self.winner else 2 for s in range(len(self.players)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +76,8 @@ class Outcome:
             "replay_hash": self.replay_hash,
             "seed": self.seed_hex,
             "duration_s": round(self.duration_s, 3),
+            # two seats: the places follow from the winner (and gin-arena 0.1's results had none)
+            **({"places": list(self.places)} if len(self.players) > 2 else {}),
         }
 
 
@@ -82,9 +87,14 @@ def _per_seat(values: Any, seats: int) -> tuple[int, ...]:
 
 
 def from_report(report: MatchReport, duration_s: float) -> Outcome:
-    """From a referee's report (a remote referee's carries no deal counts: the runner says so)."""
+    """From a referee's report (a remote referee's carries no deal counts: the runner says so):
+    places and points as the referee ranked the seats, whatever the game; games won and deals
+    where the game's outcome has them (Gin's does)."""
     out = report.outcome
     n = len(report.players)
+    totals = report.points or (getattr(out, "totals", ()) if out else ())
+    won = getattr(out, "games_won", ()) if out else ()
+    played = getattr(out, "games", ()) if out else ()
     return Outcome(
         match_id=report.match_id,
         players=tuple(report.players),
@@ -92,9 +102,9 @@ def from_report(report: MatchReport, duration_s: float) -> Outcome:
         termination=report.termination,
         faulting_seat=report.faulting_seat,
         detail=report.detail,
-        points=_per_seat(out.totals, n) if out else (0,) * n,
-        games_won=_per_seat(out.games_won, n) if out else (0,) * n,
-        deals=sum(g.deals for g in out.games) if out else 0,
+        points=_per_seat(totals, n),
+        games_won=_per_seat(won, n),
+        deals=sum(int(getattr(g, "deals", 0)) for g in played) if out is None or hasattr(out, "games") else None,
         decisions=report.decisions,
         think_ms=_per_seat(report.think_ms, n),
         substituted=tuple(report.substituted_seats),
@@ -102,4 +112,5 @@ def from_report(report: MatchReport, duration_s: float) -> Outcome:
         replay_hash=report.replay_hash,
         seed_hex=report.seed.hex(),
         duration_s=duration_s,
+        places=_per_seat(report.places, n) if len(report.places) == n else (),
     )

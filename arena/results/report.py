@@ -18,6 +18,7 @@ from rich.console import Console as RichConsole
 from rich.table import Table
 from rich.text import Text
 
+from arena.results.multi import head_to_head, ranking
 from arena.results.records import Outcome
 from arena.results.stats import (
     GameFacts,
@@ -32,6 +33,7 @@ from arena.results.stats import (
     sprt_state,
     wdl,
 )
+from arena.run.schedule import base_name
 from referee import write_atomic
 
 FAULTS = (
@@ -56,9 +58,15 @@ class PlayedGame:
     """How it ended."""
 
 
+def _seats_of(bot: str, o: Outcome) -> list[int]:
+    """The seats ``bot`` held in a game (its instances ``bot#2`` … included)."""
+    return [s for s, p in enumerate(o.players) if base_name(p) == bot]
+
+
 def _standing(bot: str, games: Sequence[Outcome], units: Sequence[Unit]) -> dict[str, Any]:
-    """One bot's row of the standings."""
-    mine = [(o, o.players.index(bot)) for o in games if bot in o.players]
+    """One bot's row of the standings (a seat of a game is a game: two seats of one table count
+    twice)."""
+    mine = [(o, s) for o in games for s in _seats_of(bot, o)]
     won = sum(1 for o, s in mine if o.winner == s)
     lost = sum(1 for o, s in mine if o.winner is not None and o.winner != s)
     w, d, lo = wdl(units, bot)
@@ -103,11 +111,11 @@ def crosstable(bots: Sequence[str], games: Sequence[Outcome], units: Sequence[Un
     for a in bots:
         cross[a] = {}
         for b in bots:
-            between = [o for o in games if a != b and a in o.players and b in o.players]
+            between = [o for o in games if a != b and _seats_of(a, o) and _seats_of(b, o)]
             if not between:
                 continue
-            gw = sum(1 for o in between if o.winner_name == a)
-            gl = sum(1 for o in between if o.winner_name == b)
+            gw = sum(1 for o in between if o.winner_name is not None and base_name(o.winner_name) == a)
+            gl = sum(1 for o in between if o.winner_name is not None and base_name(o.winner_name) == b)
             w, d, lo = wdl(units, a, b)
             cross[a][b] = {
                 "games": len(between),
@@ -161,13 +169,15 @@ def build_report(
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything about a set of finished games, as plain JSON-able data."""
-    outcomes = [g.outcome for g in games]
-    units = scoring_units([GameFacts(o.players, o.winner, g.pair_key) for o, g in zip(outcomes, games, strict=True)],
-                          duplicate)
+    ordered = sorted(games, key=lambda g: g.idx)
+    outcomes = [g.outcome for g in ordered]
+    units = scoring_units([GameFacts(tuple(base_name(p) for p in o.players), o.winner, g.pair_key, o.places)
+                           for o, g in zip(outcomes, ordered, strict=True)], duplicate)
+    seats = max((len(o.players) for o in outcomes), default=2)
     terminations = Counter(o.termination for o in outcomes)
     report: dict[str, Any] = {
         "bots": list(bots),
-        "scoring_unit": "pairs" if duplicate else "games",
+        "scoring_unit": "games" if not duplicate else "pairs" if seats <= 2 else "rotations",
         "games_played": len(games),
         "games_scheduled": scheduled if scheduled is not None else len(games),
         "terminations": dict(sorted(terminations.items())),
@@ -175,6 +185,9 @@ def build_report(
         "crosstable": crosstable(bots, outcomes, units),
         "ratings_mle": _mle(units, bots),
         "sprt": _sprt(units, bots, sprt) if sprt is not None and len(bots) == 2 else None,
+        "seats": seats,
+        "head_to_head": head_to_head(bots, outcomes),
+        **({"ranking": ranking(bots, outcomes)} if seats > 2 else {}),
         "games": [
             {"idx": g.idx, "pair_key": g.pair_key, **g.outcome.to_dict()}
             for g in sorted(games, key=lambda g: g.idx)
@@ -250,12 +263,12 @@ def _crosstable_text(report: dict[str, Any]) -> list[str]:
                 cells.append("-")
             elif c is None:
                 cells.append("")
-            elif unit == "pairs":
+            elif unit in ("pairs", "rotations"):
                 cells.append(f"{c['wins']}-{c['losses']} ({c['unit_score']:g}/{c['units']})")
             else:
                 cells.append(f"{c['wins']}-{c['losses']}")
         crow.append([a, *cells])
-    note = " (pair score in brackets)" if unit == "pairs" else ""
+    note = {"pairs": " (pair score in brackets)", "rotations": " (rotation score in brackets)"}.get(unit, "")
     return ["", f"Crosstable (row bot's game wins-losses against the column bot{note}):", table(["", *bots], crow)]
 
 
@@ -275,9 +288,44 @@ def _mle_text(report: dict[str, Any]) -> list[str]:
             table(["bot", "Elo", "±95%", "LOS vs next"], rows, right=[1, 2, 3])]
 
 
+def ranking_text(report: dict[str, Any]) -> list[str]:
+    """Games of more than two seats: the ranking with points and the Plackett–Luce ratings."""
+    rows = [
+        [r["rank"], r["bot"], f"{r['mu']:.1f}", f"[{r['low']:.1f}, {r['high']:.1f}]", r["games"], r["seats"],
+         r["firsts"], "" if r["mean_place"] is None else f"{r['mean_place']:.2f}", r["points"],
+         "" if r["mean_points"] is None else f"{r['mean_points']:.1f}"]
+        for r in report.get("ranking") or []
+    ]
+    if not rows:
+        return []
+    return ["", f"Ranking ({report['seats']} seats; Plackett–Luce rating mu with its 95% interval, openskill):",
+            table(["#", "bot", "mu", "95%", "games", "seats", "firsts", "mean place", "points", "per seat"], rows,
+                  right=[0, 2, 4, 5, 6, 7, 8, 9])]
+
+
+def _head_to_head_text(report: dict[str, Any]) -> list[str]:
+    if report.get("seats", 2) <= 2:
+        return []
+    bots = [r["bot"] for r in report.get("ranking") or report["standings"]]
+    h2h = report.get("head_to_head") or {}
+    rows = []
+    for a in bots:
+        cells = []
+        for b in bots:
+            c = h2h.get(a, {}).get(b)
+            cells.append("-" if a == b else "" if not c else f"{c['ahead']}-{c['behind']}" +
+                         (f"-{c['level']}" if c["level"] else ""))
+        rows.append([a, *cells])
+    return ["", "Head to head (how often the row bot finished ahead-behind(-level) of the column bot):",
+            table(["", *bots], rows)]
+
+
 def render_text(report: dict[str, Any]) -> str:
-    """Standings, crosstable and SPRT as text."""
-    out = [*_standings_text(report), *_crosstable_text(report), *_mle_text(report)]
+    """Standings, crosstable and SPRT as text (and, for more than two seats, the ranking and the
+    head-to-head table)."""
+    out = [*ranking_text(report), *_head_to_head_text(report)]
+    out = [*out[1:], ""] if out else []
+    out += [*_standings_text(report), *_crosstable_text(report), *_mle_text(report)]
     s = report.get("sprt")
     if s:
         verdict = {"H1": "H1 accepted (elo >= elo1)", "H0": "H0 accepted (elo <= elo0)"}.get(
@@ -332,8 +380,42 @@ def _csv(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> bytes:
     return buf.getvalue().encode()
 
 
+def game_columns(seats: int) -> tuple[str, ...]:
+    """``games.csv``'s columns for games of up to ``seats`` seats (two: :data:`GAME_COLUMNS`; more:
+    a column per seat for its bot, points and thinking time, and the places)."""
+    if seats <= 2:
+        return GAME_COLUMNS
+    per = {"seat1": [f"seat{s}" for s in range(1, seats)], "points1": [f"points{s}" for s in range(1, seats)],
+           "think_ms1": [f"think_ms{s}" for s in range(1, seats)]}
+    out: list[str] = []
+    for c in GAME_COLUMNS:
+        out += per.get(c, [c])
+        if c == "winner_seat":
+            out += [f"place{s}" for s in range(seats)]
+    return tuple(out)
+
+
+def _games_csv(report: dict[str, Any]) -> bytes:
+    n = max([2, *(len(g["players"]) for g in report["games"])])
+    cols = game_columns(n)
+
+    def seat(values: list[Any], s: int) -> Any:
+        return values[s] if s < len(values) else None
+
+    rows = []
+    for g in report["games"]:
+        per_seat = {f"{k}{s}": seat(g[src], s) for k, src in (("seat", "players"), ("points", "points"),
+                                                             ("think_ms", "think_ms")) for s in range(n)}
+        places = g.get("places") or []
+        per_seat.update({f"place{s}": seat(places, s) for s in range(n)})
+        values = {**g, **per_seat, "substituted_seats": " ".join(map(str, g["substituted_seats"]))}
+        rows.append([values[c] for c in cols])
+    return _csv(cols, rows)
+
+
 def write_files(folder: Path, report: dict[str, Any]) -> list[Path]:
-    """``results.json``, ``games.csv``, ``standings.csv``, ``crosstable.csv`` (atomically)."""
+    """``results.json``, ``games.csv``, ``standings.csv``, ``crosstable.csv``, ``headtohead.csv``
+    and, for more than two seats, ``ranking.csv`` (atomically)."""
 
     def clean(x: Any) -> Any:
         if isinstance(x, float) and (math.isinf(x) or math.isnan(x)):
@@ -344,39 +426,10 @@ def write_files(folder: Path, report: dict[str, Any]) -> list[Path]:
             return [clean(v) for v in x]
         return x
 
-    paths = [folder / n for n in ("results.json", "games.csv", "standings.csv", "crosstable.csv")]
+    paths = [folder / n for n in ("results.json", "games.csv", "standings.csv", "crosstable.csv",
+                                  "headtohead.csv")]
     write_atomic(paths[0], (json.dumps(clean(report), indent=2, ensure_ascii=False) + "\n").encode())
-    write_atomic(
-        paths[1],
-        _csv(
-            GAME_COLUMNS,
-            [
-                [
-                    g["idx"],
-                    g["match_id"],
-                    g["pair_key"],
-                    g["players"][0],
-                    g["players"][1],
-                    g["winner"],
-                    g["winner_seat"],
-                    g["termination"],
-                    g["faulting_seat"],
-                    g["points"][0],
-                    g["points"][1],
-                    g["deals"],
-                    g["decisions"],
-                    g["think_ms"][0],
-                    g["think_ms"][1],
-                    " ".join(map(str, g["substituted_seats"])),
-                    g["duration_s"],
-                    g["replay_path"],
-                    g["replay_hash"],
-                    g["detail"],
-                ]
-                for g in report["games"]
-            ],
-        ),
-    )
+    write_atomic(paths[1], _games_csv(report))
     scols = (
         "rank",
         "bot",
@@ -410,4 +463,12 @@ def write_files(folder: Path, report: dict[str, Any]) -> list[Path]:
         paths[3],
         _csv(("bot", "opponent", "games", "wins", "losses", "no_result", "units", "unit_score"), crows),
     )
+    hrows = [[a, b, c["meetings"], c["ahead"], c["behind"], c["level"]]
+             for a, opp in report.get("head_to_head", {}).items() for b, c in opp.items()]
+    write_atomic(paths[4], _csv(("bot", "opponent", "meetings", "ahead", "behind", "level"), hrows))
+    if report.get("ranking"):
+        paths.append(folder / "ranking.csv")
+        rcols = ("rank", "bot", "mu", "sigma", "low", "high", "games", "seats", "firsts", "mean_place", "points",
+                 "mean_points", "rated_games")
+        write_atomic(paths[-1], _csv(rcols, [[r[c] for c in rcols] for r in report["ranking"]]))
     return paths

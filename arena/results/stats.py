@@ -39,27 +39,60 @@ class GameFacts:
     """The winning seat; ``None``: no result (aborted) — the game is not rated."""
     pair_key: str
     """Games with the same key form a duplicate pair (``""``: not paired)."""
+    places: tuple[int, ...] = ()
+    """The places by seat (games of more than two seats are scored by them; empty: by ``winner``)."""
 
 
 def _game_units(g: GameFacts) -> list[Unit]:
-    """One game alone: a unit for each two seats (the winner beats each other seat; two seats that
-    both lost draw)."""
+    """One game alone: a unit for each two seats of different bots — of more than two seats with
+    places, the better place wins (equal places draw); otherwise the winner beats each other seat
+    and two seats that both lost draw."""
     n = len(g.players)
+
+    def score(i: int, j: int) -> float:
+        if n > 2 and g.places:
+            return 1.0 if g.places[i] < g.places[j] else 0.0 if g.places[i] > g.places[j] else 0.5
+        return 1.0 if g.winner == i else 0.0 if g.winner == j else 0.5
+
     return [
-        Unit(g.players[i], g.players[j], 1.0 if g.winner == i else 0.0 if g.winner == j else 0.5)
+        Unit(g.players[i], g.players[j], score(i, j))
         for i in range(n)
         for j in range(i + 1, n)
+        if g.players[i] != g.players[j]
     ]
+
+
+def _rotation_units(members: Sequence[GameFacts]) -> list[Unit]:
+    """A complete rotation of a table of more than two seats on one deck (as many rated games as
+    seats, the same bots): one unit for each two bots, scored 1 / ½ / 0 by whether the first
+    finished ahead of the second more often than behind over the rotation (every seat of the one
+    against every seat of the other). An incomplete rotation counts its games alone."""
+    first = sorted(members[0].players)
+    if len(members) != len(first) or any(sorted(g.players) != first for g in members):
+        return [u for g in members for u in _game_units(g)]
+    bots = sorted(set(first))
+    units = []
+    for x, a in enumerate(bots):
+        for b in bots[x + 1:]:
+            net = 0
+            for g in members:
+                for i, p in enumerate(g.players):
+                    for j, q in enumerate(g.players):
+                        if p == a and q == b:
+                            net += (g.places[i] < g.places[j]) - (g.places[i] > g.places[j])
+            units.append(Unit(a, b, 1.0 if net > 0 else 0.0 if net < 0 else 0.5))
+    return units
 
 
 def scoring_units(games: Iterable[GameFacts], duplicate: bool) -> list[Unit]:
     """The scoring units of some games. With ``duplicate``, the two games of a complete pair
     make one unit scored by their combined result; a pair with only one rated game (an
-    interrupted or aborted half) counts that game alone."""
+    interrupted or aborted half) counts that game alone. Tables of more than two seats: a
+    complete rotation makes a unit for each two bots (:func:`_rotation_units`)."""
     units: list[Unit] = []
     pairs: dict[str, list[GameFacts]] = defaultdict(list)
     for g in games:
-        if g.winner is None:
+        if g.winner is None and (len(g.players) <= 2 or len(set(g.places)) <= 1):
             continue
         if duplicate and g.pair_key:
             pairs[g.pair_key].append(g)
@@ -67,7 +100,10 @@ def scoring_units(games: Iterable[GameFacts], duplicate: bool) -> list[Unit]:
             units.extend(_game_units(g))
     for key in sorted(pairs):
         members = pairs[key]
-        if len(members[0].players) != 2 or len(members) == 1 or set(members[1].players) != set(members[0].players):
+        if len(members[0].players) > 2:
+            units.extend(_rotation_units(members))
+            continue
+        if len(members) == 1 or set(members[1].players) != set(members[0].players):
             for g in members:
                 units.extend(_game_units(g))
             continue

@@ -3,6 +3,7 @@ ratings recomputed from every stored game (``~/.gin-arena/ladder.sqlite`` by def
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import secrets
@@ -18,14 +19,16 @@ import trio
 
 from arena.console import Console, Progress, log_to_file
 from arena.results.records import Outcome
-from arena.results.report import PlayedGame, build_report, table
+from arena.results.report import PlayedGame, build_report, ranking_text, table
 from arena.results.stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
-from arena.run.manifest import BotSpec, startup_problem
+from arena.run.manifest import BotSpec, not_playing, startup_problem
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor
-from arena.run.schedule import GameJob, PlayConfig
+from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.run.tournament import open_context, play_settings, run_folder
 from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
+from referee import games as referee_games
+from referee._spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
 
@@ -117,10 +120,18 @@ class Ladder:
             self.conn.execute("INSERT INTO runs (id, started_at, config) VALUES (?, ?, ?)",
                               (run_id, time.time(), json.dumps(play.to_dict())))
 
+    def check_game(self, play: PlayConfig) -> None:
+        """Refuse a run of another game than the ladder's earlier runs played (one ladder, one game)."""
+        for r in self.conn.execute("SELECT config FROM runs"):
+            game = str(json.loads(r["config"]).get("game", DEFAULT_GAME))
+            if game != play.game:
+                raise LadderError(f"this ladder plays {game}; use another --db for {play.game}")
+
     def record(self, job: GameJob, outcome: Outcome, play: PlayConfig, run: str) -> None:
         """Store a finished game (committed at once)."""
+        rules = json.dumps(referee_games.get(play.game).game.rules_to_dict(play.rules))
         record_game(self.conn, {"run": run, "seed": job.seed.hex(), "pairing": job.pairing, "pair": job.pair,
-                                "leg": job.leg, "pair_key": job.pair_key, "rules": json.dumps(play.rules.to_dict()),
+                                "leg": job.leg, "pair_key": job.pair_key, "rules": rules,
                                 "time_control": str(play.time_control), "finished_at": time.time()}, outcome)
 
     def runs(self) -> list[LadderRun]:
@@ -154,13 +165,17 @@ class Ladder:
                                     (name,))
         return cur.rowcount
 
-    def plan(self, games: int, run_id: str, rng: random.Random) -> list[GameJob]:
+    def plan(self, games: int, run_id: str, rng: random.Random, seats: int = 2) -> list[GameJob]:
         """``games`` (rounded up to even) new games: duplicate pairs, each for the active pair of
-        bots with the fewest games so far (ties broken at random)."""
+        bots with the fewest games so far (ties broken at random). With more than two ``seats``:
+        rotations of ``seats`` games on one deck (``games`` rounded up to a multiple), each for the
+        table of active bots with the fewest games so far."""
         bots = [b.name for b in self.bots()]
-        if len(bots) < 2:
-            raise LadderError(f"the ladder needs at least two active bots; it has {len(bots)}")
+        if len(bots) < max(2, seats):
+            raise LadderError(f"the ladder needs at least {max(2, seats)} active bots; it has {len(bots)}")
         counts = self.pair_counts()
+        if seats > 2:
+            return _plan_tables(bots, counts, games, run_id, rng, seats)
         pairs = [(a, b) for i, a in enumerate(bots) for b in bots[i + 1 :]]
         jobs: list[GameJob] = []
         for p in range((games + 1) // 2):
@@ -181,12 +196,29 @@ class Ladder:
         per-bot summary of ``build_report``."""
         games = self.games()
         names = [b.name for b in self.bots(active_only=False)]
-        units = scoring_units(
-            [GameFacts(g.outcome.players, g.outcome.winner, g.pair_key) for g in games], True
-        )
+        units = scoring_units([GameFacts(tuple(base_name(p) for p in g.outcome.players), g.outcome.winner,
+                                         g.pair_key, g.outcome.places) for g in games], True)
         played = [PlayedGame(i, g.pair_key, g.outcome) for i, g in enumerate(games)]
         report = build_report(names, played, duplicate=True)
         return mle_ratings(units, [n for n in names if any(n in g.outcome.players for g in games)]), report
+
+
+def _plan_tables(bots: list[str], counts: Counter[frozenset[str]], games: int, run_id: str, rng: random.Random,
+                 seats: int) -> list[GameJob]:
+    """:meth:`Ladder.plan` for more than two seats."""
+    tables = list(itertools.combinations(bots, seats))
+    jobs: list[GameJob] = []
+    for group in range(-(-games // seats)):
+        least = min(counts[frozenset(t)] for t in tables)
+        table = list(rng.choice([t for t in tables if counts[frozenset(t)] == least]))
+        rng.shuffle(table)
+        counts[frozenset(table)] += seats
+        seed = secrets.token_bytes(32)
+        key = f"{run_id}#{group}"
+        for leg in range(seats):
+            players = tuple(table[(s + leg) % seats] for s in range(seats))
+            jobs.append(GameJob(len(jobs), players, seed, "|".join(table), group, leg, key))
+    return jobs
 
 
 def render_ladder(ratings: Sequence[Rating], report: dict[str, Any], active: set[str]) -> str:
@@ -216,7 +248,8 @@ def render_ladder(ratings: Sequence[Rating], report: dict[str, Any], active: set
     )
     if unrated:
         text += "\nNot rated yet (no games): " + ", ".join(unrated)
-    return text
+    ranking = ranking_text(report)
+    return "\n".join([*ranking[1:], "", text]) if ranking else text
 
 
 class _LadderSink:
@@ -285,18 +318,22 @@ async def run_ladder(
     listen: str = "127.0.0.1:0",
     seed: str = "",
     cancel_scope: trio.CancelScope | None = None,
+    seats: int = 2,
 ) -> LadderRunResult:
-    """Play ``games`` new ladder games."""
+    """Play ``games`` new ladder games at tables of ``seats``."""
     bots = {b.name: b for b in ladder.bots()}
     remote = [b.name for b in bots.values() if b.remote]
     if remote:
         raise LadderError(f"remote bots cannot be on the local ladder: {', '.join(remote)}")
     check_bots(list(bots.values()))
+    ladder.check_game(play)
+    if problems := not_playing(list(bots.values()), play.game):
+        raise LadderError("; ".join(problems))
     folder = run_folder(ladder.path.parent / "ladder-runs", "ladder")
     folder.mkdir(parents=True)
     log_to_file(folder / "run.log")
     run_id = f"{folder.name}-{secrets.token_hex(3)}"
-    jobs = ladder.plan(games, run_id, random.Random(seed or secrets.token_hex(8)))
+    jobs = ladder.plan(games, run_id, random.Random(seed or secrets.token_hex(8)), seats)
     ladder.start_run(run_id, play)
     progress = Progress(console, len(jobs))
     sink = _LadderSink(ladder, progress, play, run_id)

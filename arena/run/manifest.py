@@ -8,6 +8,7 @@ cwd = "."                  # relative to the manifest's folder (the default)
 env = { GIN_LOG_LEVEL = "WARNING" }
 protocol = "grpc"          # or "stdio": run through sample_bots.stdio_bridge
 tc = "st=0.5"              # this bot's own time control (default: the run's --tc)
+games = ["gin", "rummy"]   # the games it plays (default ["gin"])
 
 [[bot]]
 name = "visitor"
@@ -38,7 +39,9 @@ from referee import TimeControl, TimeControlError
 Protocol = Literal["grpc", "stdio"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
 """Bot names: they appear in file names and match ids."""
-BOT_FIELDS = ("name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args", "tc")
+BOT_FIELDS = ("name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args", "tc", "games")
+DEFAULT_GAMES = ("gin",)
+"""The games a bot plays when its manifest entry does not say."""
 PYTHON_PLACEHOLDER = "{python}"
 """In a command, replaced by the Python interpreter running the arena."""
 
@@ -73,6 +76,8 @@ class BotSpec:
     ``GIN_REFEREE``, ``GIN_TOKEN``, ``GIN_BOT_NAME`` are always set)."""
     time_control: TimeControl | None = None
     """This bot's own time control (manifest ``tc = "…"``); ``None``: the run's."""
+    games: tuple[str, ...] = DEFAULT_GAMES
+    """The games it plays (manifest ``games = ["gin", "rummy"]``); a run of another game refuses it."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (the time control as its text)."""
@@ -86,6 +91,7 @@ class BotSpec:
             "max_concurrent": self.max_concurrent,
             "pass_args": self.pass_args,
             **({"tc": str(self.time_control)} if self.time_control is not None else {}),
+            **({"games": list(self.games)} if self.games != DEFAULT_GAMES else {}),
         }
 
     @classmethod
@@ -100,6 +106,7 @@ class BotSpec:
             max_concurrent=int(data.get("max_concurrent", 0)),
             pass_args=bool(data.get("pass_args", True)),
             time_control=TimeControl.parse(str(data["tc"])) if data.get("tc") else None,
+            games=tuple(data.get("games", DEFAULT_GAMES)),
         )
 
     @property
@@ -203,6 +210,16 @@ def _parse_tc(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> TimeCo
         return None
 
 
+def _parse_games(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> tuple[str, ...]:
+    value = raw.get("games", list(DEFAULT_GAMES))
+    if isinstance(value, str):  # an inline bot's games=gin,rummy
+        value = [g.strip() for g in value.split(",")]
+    if not isinstance(value, list) or not value or not all(isinstance(g, str) and g for g in value):
+        bad("games", f'must be a non-empty list of game names, e.g. games = ["gin", "rummy"]; got {value!r}')
+        return DEFAULT_GAMES
+    return tuple(value)
+
+
 def _flag(raw: Mapping[str, Any], key: str, default: bool, bad: Callable[[str, str], None]) -> bool:
     value = raw.get(key, default)
     if not isinstance(value, bool):
@@ -241,6 +258,7 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
         max_concurrent = 0
     pass_args = _flag(raw, "pass_args", True, bad)
     tc = _parse_tc(raw, bad)
+    plays = _parse_games(raw, bad)
     if argv and cwd and not problems and (why := _program_missing(argv[0], cwd)):
         bad("command", why)
     if problems:
@@ -256,6 +274,7 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
         max_concurrent=max_concurrent,
         pass_args=pass_args,
         time_control=tc,
+        games=plays,
     ), []
 
 
@@ -271,7 +290,7 @@ def _program_missing(program: str, cwd: str) -> str:
 
 
 INLINE_KEYS = {"name": "name", "cmd": "command", "command": "command", "tc": "tc", "protocol": "protocol",
-               "cwd": "cwd"}
+               "cwd": "cwd", "games": "games"}
 """The keys of an inline bot (``--bot name=greedy cmd="python -m …" tc=st=0.5``) and their manifest fields."""
 
 
@@ -287,7 +306,8 @@ def parse_inline_bot(text: str, base: Path) -> BotSpec:
     for word in words:
         key, sep, value = word.partition("=")
         if not sep or key not in INLINE_KEYS:
-            raise ManifestError([f"{where}: {word!r}: expected KEY=VALUE with KEY one of name, cmd, tc, protocol, cwd"])
+            raise ManifestError([f"{where}: {word!r}: expected KEY=VALUE with KEY one of name, cmd, tc, protocol, cwd, "
+                                 "games"])
         raw[INLINE_KEYS[key]] = shlex.split(value) if INLINE_KEYS[key] == "command" else value
     if "name" not in raw or "command" not in raw:
         raise ManifestError([f'{where}: give at least name=NAME and cmd="PROGRAM ARGS"'])
@@ -325,6 +345,12 @@ sys.exit(", ".join(gone) if gone else 0)
 """
 """Run by the bot's own interpreter: which modules ``-m MODULE`` (and its own package's modules
 it imports) would fail to import — without running the bot's code."""
+
+
+def not_playing(bots: Sequence[BotSpec], game: str) -> list[str]:
+    """A problem for each bot whose manifest does not say it plays ``game``."""
+    return [f"bot {b.name!r} does not play {game} (its games: {', '.join(b.games)}); add {game!r} to its "
+            "manifest's games = [...] (or games=... of --bot)" for b in bots if game not in b.games]
 
 
 def startup_problem(bot: BotSpec) -> str:

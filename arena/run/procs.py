@@ -23,11 +23,14 @@ class BotLogs:
         return str(self.folder / f"{bot}.log")
 
 
-def launch_for(bot: BotSpec, logs: BotLogs, bot_tokens: Mapping[str, str]) -> BotLaunch:
+def launch_for(bot: BotSpec, logs: BotLogs, bot_tokens: Mapping[str, str], instance: str = "") -> BotLaunch:
     """How a seat of ``bot`` is played: its program started for the game, or (a remote bot)
-    its bot token, with which it connects by itself."""
+    its bot token, with which it connects by itself. ``instance``: the seat's player when the bot
+    fills several seats (``greedy#2``): its own process, or its own token, under that name (the
+    log file stays the bot's)."""
+    name = instance or bot.name
     if bot.remote:
-        return BotLaunch(remote_token=bot_tokens[bot.name], name=bot.name)
+        return BotLaunch(remote_token=bot_tokens[name], name=name)
     return BotLaunch(
         command=bot.command,
         cwd=bot.cwd,
@@ -35,5 +38,5 @@ def launch_for(bot: BotSpec, logs: BotLogs, bot_tokens: Mapping[str, str]) -> Bo
         protocol=bot.protocol,
         pass_args=bot.pass_args,
         log_path=logs.path(bot.name),
-        name=bot.name,
+        name=name,
     )

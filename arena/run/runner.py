@@ -10,7 +10,7 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import structlog
 import trio
@@ -19,9 +19,9 @@ from arena.console import Progress
 from arena.results.records import Outcome, from_report
 from arena.run.manifest import BotSpec
 from arena.run.procs import BotLogs, launch_for
-from arena.run.schedule import GameJob
+from arena.run.schedule import GameJob, base_name
 from referee import FaultPolicy, MatchContext, MatchObserver, MatchReport, MatchSpec, TimeControl, play_match_async
-from referee.gin import RuleSet
+from referee._spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
 
@@ -35,7 +35,7 @@ applies to it."""
 class PlaySettings:
     """How every game of a run is played."""
 
-    rules: RuleSet
+    rules: Any
     time_control: TimeControl
     fault_policy: FaultPolicy = "forfeit"
     connect_timeout_ms: int = 60_000
@@ -46,6 +46,8 @@ class PlaySettings:
     """Games whose bots start at once (from creating the match until its bots connected). A
     starting interpreter is a CPU hog; throttling start-ups keeps it from slowing down the bots
     already playing, and the connect timeout only runs once a game's turn to start came."""
+    game: str = DEFAULT_GAME
+    """The game played (a name in ``referee.games``)."""
 
 
 MAX_SUSPECT_REPLAYS = 2
@@ -141,7 +143,7 @@ class Runner:
     def _fits(self, job: GameJob) -> bool:
         if self.running >= self.settings.concurrency:
             return False
-        for name in job.players:
+        for name in _bots_of(job):
             limit = self.bots[name].limit
             if limit and self._per_bot[name] >= limit:
                 return False
@@ -162,7 +164,7 @@ class Runner:
                     continue
                 job, attempt = self._queue.pop(pick)
                 self.running += 1
-                for name in job.players:
+                for name in _bots_of(job):
                     self._per_bot[name] += 1
                 nursery.start_soon(self._game, job, attempt)
                 self._report()
@@ -201,7 +203,7 @@ class Runner:
             if not released:
                 released = True
                 self.running -= 1
-                for name in job.players:
+                for name in _bots_of(job):
                     self._per_bot[name] -= 1
                 self._signal()
 
@@ -224,14 +226,16 @@ class Runner:
             seed=job.seed,
             match_id=match_id,
             seat_time_controls=time_controls if differ else (),
+            game=s.game,
         )
 
     async def _play(self, job: GameJob, attempt: int, match_id: str, release: Callable[[], None]) -> None:
-        bots = [self.bots[name] for name in job.players]
+        bots = [self.bots[base_name(name)] for name in job.players]
         # A bot's own time control (the manifest's per-bot ``tc``; part ARENA adds the field).
         time_controls = tuple(getattr(b, "time_control", None) or self.settings.time_control for b in bots)
         spec = self._spec(job, match_id, time_controls)
-        launches = [launch_for(b, self.logs, self.bot_tokens) for b in bots]
+        launches = [launch_for(b, self.logs, self.bot_tokens, name if name != b.name else "")
+                    for b, name in zip(bots, job.players, strict=True)]
         self.sink.started(job, match_id)
         game = _Game(self, job, attempt, time_controls, release)
         try:
@@ -276,6 +280,11 @@ class Runner:
             deals=outcome.deals,
             detail=outcome.detail if outcome.termination != "normal" else None,
         )
+
+
+def _bots_of(job: GameJob) -> list[str]:
+    """The bots of a game's seats, once per seat (a bot's instances count as the bot's games)."""
+    return [base_name(name) for name in job.players]
 
 
 class _Game(MatchObserver):

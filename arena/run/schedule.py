@@ -1,11 +1,19 @@
 """Run configuration and the deterministic schedule of a tournament.
 
-Every pairing plays its games in pairs: the two games of a pair have the seats swapped. With
-duplicate deals both games of a pair are played on the same shuffle seed (same decks, same
-first-dealer *seat*), so each bot gets the cards the other had. Without duplicate deals the two
-games have different seeds, the second chosen so that the first dealer is again the same seat —
-that is, the other bot. Every seed comes from the run seed by SHA-256, so the schedule is a
-function of the stored configuration (what ``--resume`` relies on).
+A *table* is the bots of one game's seats (``--seats N``, 2 for Gin by default). The tables are
+every combination of N bots (a gauntlet: the challenger with every combination of N - 1 others),
+or ``--tables K`` tables drawn at random from those. With ``--instances K`` a bot may fill up to
+K seats of one table, as separate instances (its own process and token each) named ``greedy``,
+``greedy#2``, …, rated as one bot (:func:`base_name`).
+
+Every table plays its games in *groups* of N games that rotate the seats: game ``r`` of a group
+seats the table's bot ``i`` at seat ``(i - r - shift) mod N`` (``shift``: the group's number mod N,
+so that the first seat alternates between groups). With duplicate deals the N games of a group
+are played on the same shuffle seed (the same decks, the same first-dealer *seat*), so each bot
+holds every hand once. For two seats a group is today's pair: the seats swapped; without
+duplicate deals (Gin) the second game's seed is chosen so that the first dealer is again the
+same seat — that is, the other bot. Every seed comes from the run seed by SHA-256, so the
+schedule is a function of the stored configuration (what ``--resume`` relies on).
 """
 
 from __future__ import annotations
@@ -17,8 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from referee import FaultPolicy, TimeControl
-from referee.gin import RuleSet, first_dealer
+from referee import FaultPolicy, TimeControl, games
+from referee._spec import DEFAULT_GAME
+from referee.gin import first_dealer
 
 Format = Literal["round-robin", "gauntlet"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")
@@ -33,8 +42,9 @@ class PlayConfig:
     """How every game of a run (a tournament or a ladder run) is played: parsed once from the
     command line, stored with the run, reloaded as this same value."""
 
-    rules: RuleSet = field(default_factory=RuleSet.classic)
-    """The rule set; ``rules.games`` is the number of games per match."""
+    rules: Any = None
+    """The game's rule set (``None``: the game's default); Gin's ``rules.games`` is the number of
+    games per match."""
     time_control: TimeControl = DEFAULT_TC
     """Every seat's time control, unless its bot has its own (``BotSpec.time_control``)."""
     fault_policy: FaultPolicy = "forfeit"
@@ -43,6 +53,8 @@ class PlayConfig:
     """Games played at once."""
     connect_timeout_ms: int = 60_000
     """How long a game waits for its bots to connect."""
+    game: str = DEFAULT_GAME
+    """Which game is played: a name in ``referee.games``' registry."""
 
     def __post_init__(self) -> None:
         if self.fault_policy not in FAULT_POLICIES:
@@ -51,11 +63,23 @@ class PlayConfig:
             raise ValueError("concurrency must be at least 1")
         if self.connect_timeout_ms < 1000:
             raise ValueError("the connect timeout must be at least 1 s")
+        engine = games.get(self.game).game  # ValueError naming the known games
+        if self.rules is None:
+            object.__setattr__(self, "rules", engine.default_rules())
+        else:
+            engine.check_rules(self.rules)
+
+    @property
+    def rules_name(self) -> str:
+        """The rule set's name (the game's name if its rules have none)."""
+        return str(getattr(self.rules, "name", self.game))
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored form (the rule set as a table, the time control as its text)."""
+        """The stored form (the rule set as a table, the time control as its text; the game only
+        when it is not the default, so that a Gin run's stored form is what it always was)."""
         return {
-            "rules": self.rules.to_dict(),
+            **({"game": self.game} if self.game != DEFAULT_GAME else {}),
+            "rules": games.get(self.game).game.rules_to_dict(self.rules),
             "time_control": str(self.time_control),
             "fault_policy": self.fault_policy,
             "concurrency": self.concurrency,
@@ -65,8 +89,10 @@ class PlayConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlayConfig:
         """Back from :meth:`to_dict` (missing keys take their defaults)."""
+        game = str(data.get("game", DEFAULT_GAME))
         return cls(
-            rules=RuleSet.from_dict(dict(data["rules"])) if "rules" in data else RuleSet.classic(),
+            game=game,
+            rules=games.get(game).game.rules_from_dict(dict(data["rules"])) if "rules" in data else None,
             time_control=TimeControl.parse(str(data["time_control"])) if "time_control" in data else DEFAULT_TC,
             fault_policy=data.get("fault_policy", "forfeit"),
             concurrency=int(data.get("concurrency", 2)),
@@ -85,9 +111,9 @@ class RunConfig:
     format: Format = "round-robin"
     """``round-robin`` (everyone plays everyone) or ``gauntlet`` (the challenger plays the rest)."""
     games: int = 2
-    """Games per pairing (even)."""
+    """Games per table (a multiple of ``seats``: whole rotations)."""
     duplicate: bool = True
-    """Both games of a pair are played on the same cards, seats swapped."""
+    """The games of a rotation are played on the same cards, the seats rotated."""
     seed: str = ""
     """The run seed (any text); every game's shuffle seed derives from it."""
     play: PlayConfig = field(default_factory=PlayConfig)
@@ -100,22 +126,41 @@ class RunConfig:
     """Address of a remote referee; empty: an embedded referee."""
     listen: str = "127.0.0.1:0"
     """Where the embedded referee listens."""
+    seats: int = 2
+    """Seats of every table (one of the game's seat counts)."""
+    tables: int = 0
+    """Tables drawn at random from every combination (0: every combination is a table)."""
+    instances: int = 1
+    """Seats of one table that one bot may fill (as separate instances)."""
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {self.format!r}")
-        if self.games < 2 or self.games % 2:
+        counts = games.get(self.play.game).game.seat_counts()
+        if self.seats not in counts:
+            raise ValueError(f"{self.play.game} is played by {counts.start} to {counts.stop - 1} seats; "
+                             f"got {self.seats}")
+        if self.seats == 2 and (self.games < 2 or self.games % 2):
             raise ValueError(f"games per pairing must be even and at least 2; got {self.games}")
+        if self.games < self.seats or self.games % self.seats:
+            raise ValueError(f"games per table must be a multiple of the {self.seats} seats (each rotation "
+                             f"seats every bot at every seat once); got {self.games}")
+        if self.tables < 0 or self.instances < 1:
+            raise ValueError("tables must be >= 0 and instances >= 1")
         if len(self.bots) < 2:
             raise ValueError("a tournament needs at least two bots")
+        if len(self.bots) * self.instances < self.seats:
+            raise ValueError(f"{len(self.bots)} bots cannot fill {self.seats} seats with at most {self.instances} "
+                             "seat(s) each (see --instances)")
         if len(set(self.bots)) != len(self.bots):
             raise ValueError("bot names must be unique")
         if self.challenger and self.challenger not in self.bots:
             raise ValueError(f"the gauntlet's challenger {self.challenger!r} is not one of the bots")
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored form: one flat table (the same keys as the runs of gin-arena 0.1)."""
-        d = {f: getattr(self, f) for f in _RUN_FIELDS}
+        """The stored form: one flat table (the same keys as the runs of gin-arena 0.1, and the
+        table's settings where they are not the defaults)."""
+        d = {f: getattr(self, f) for f in _RUN_FIELDS if getattr(self, f) != _TABLE_DEFAULTS.get(f)}
         d["bots"] = list(self.bots)
         return {**d, **self.play.to_dict()}
 
@@ -126,7 +171,9 @@ class RunConfig:
         return cls(**{**fields, "bots": tuple(data["bots"]), "play": PlayConfig.from_dict(data)})
 
 
-_RUN_FIELDS = ("run_id", "bots", "format", "games", "duplicate", "seed", "challenger", "sprt", "referee", "listen")
+_RUN_FIELDS = ("run_id", "bots", "format", "games", "duplicate", "seed", "challenger", "sprt", "referee", "listen",
+               "seats", "tables", "instances")
+_TABLE_DEFAULTS = {"seats": 2, "tables": 0, "instances": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,13 +187,13 @@ class GameJob:
     seed: bytes
     """The match's shuffle seed."""
     pairing: str
-    """``"a|b"``: the pairing this game belongs to."""
+    """``"a|b"`` (``"a|a#2|b"``…): the table this game belongs to."""
     pair: int
-    """The pair's number within its pairing."""
+    """The group's number within its table (a pair for two seats)."""
     leg: int
-    """The game within its pair (0 or 1: the seats are swapped)."""
+    """The game within its group (0 … seats - 1: the seats rotated)."""
     pair_key: str
-    """Duplicate pairs share this key; ``""`` if the games are not duplicates."""
+    """The games of a duplicate group share this key; ``""`` if the games are not duplicates."""
 
     def match_id(self, run_id: str, attempt: int = 0) -> str:
         """The referee match id of an attempt to play this game (re-plays get ``-rN``)."""
@@ -179,31 +226,81 @@ def pair_seeds(run_seed: str, pairing: str, pair: int, duplicate: bool) -> tuple
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def pairings(config: RunConfig) -> list[tuple[str, str]]:
-    """The pairings, in schedule order."""
+def base_name(player: str) -> str:
+    """The bot a seat's player is an instance of: ``greedy#2`` → ``greedy``."""
+    return player.partition("#")[0]
+
+
+def instance_names(table: Sequence[str]) -> tuple[str, ...]:
+    """A table's players: the second and later instances of a bot get ``#2``, ``#3``, …"""
+    seen: dict[str, int] = {}
+    out = []
+    for bot in table:
+        seen[bot] = seen.get(bot, 0) + 1
+        out.append(bot if seen[bot] == 1 else f"{bot}#{seen[bot]}")
+    return tuple(out)
+
+
+def _multisets(bots: Sequence[str], size: int, most: int) -> list[tuple[str, ...]]:
+    """Every choice of ``size`` of ``bots`` (in order), each bot at most ``most`` times."""
+    return [c for c in itertools.combinations_with_replacement(bots, size)
+            if max(c.count(b) for b in c) <= most]
+
+
+def all_tables(config: RunConfig) -> list[tuple[str, ...]]:
+    """Every combination of ``seats`` bots (a bot at most ``instances`` times, never one bot alone),
+    in schedule order; a gauntlet's tables hold the challenger once and any others."""
     bots = list(config.bots)
     if config.format == "gauntlet":
         challenger = config.challenger or bots[0]
-        return [(challenger, b) for b in bots if b != challenger]
-    return list(itertools.combinations(bots, 2))
+        others = [b for b in bots if b != challenger]
+        return [(challenger, *c) for c in _multisets(others, config.seats - 1, config.instances)]
+    return [c for c in _multisets(bots, config.seats, config.instances) if len(set(c)) > 1]
+
+
+def pairings(config: RunConfig) -> list[tuple[str, ...]]:
+    """The tables, in schedule order: every combination, or ``tables`` drawn from them at random
+    (``SHA-256("gin-arena/arena-table/v1\\0" || seed || u32be(t))`` mod the number of
+    combinations, t = 0, 1, …; the same table may be drawn twice)."""
+    every = all_tables(config)
+    if not config.tables or not every:
+        return every
+    picks = []
+    for t in range(config.tables):
+        h = _h(b"gin-arena/arena-table/v1\x00", config.seed.encode(), struct.pack(">I", t))
+        picks.append(every[int.from_bytes(h[:8], "big") % len(every)])
+    return picks
+
+
+def group_seeds(config: RunConfig, key: str, group: int) -> tuple[bytes, ...]:
+    """The seeds of the ``seats`` games of a group: Gin's pairs as :func:`pair_seeds`; otherwise
+    the base seed of :func:`pair_seeds` for every game (duplicate) or ``SHA-256(base || "L" ||
+    u32be(r))`` for game ``r``."""
+    n = config.seats
+    if n == 2 and config.play.game == DEFAULT_GAME:
+        return pair_seeds(config.seed, key, group, config.duplicate)
+    base = pair_seeds(config.seed, key, group, True)[0]
+    return tuple(base if config.duplicate else _h(base, b"L", struct.pack(">I", r)) for r in range(n))
 
 
 def build_schedule(config: RunConfig) -> list[GameJob]:
-    """Every game of the run, interleaved so that a partial run is balanced: pair 0 of every
-    pairing, then pair 1 of every pairing, …; the first seat of a pair's first game alternates
-    from pair to pair."""
+    """Every game of the run, interleaved so that a partial run is balanced: group 0 of every
+    table, then group 1 of every table, …; within a group the seats rotate, the first seat of a
+    group's first game moving on from group to group."""
     jobs: list[GameJob] = []
-    pairs_per_pairing = config.games // 2
-    plist = pairings(config)
-    for pair in range(pairs_per_pairing):
-        for a, b in plist:
-            key = f"{a}|{b}"
-            seeds = pair_seeds(config.seed, key, pair, config.duplicate)
-            first: tuple[str, str] = (a, b) if pair % 2 == 0 else (b, a)
-            second: tuple[str, str] = (first[1], first[0])
-            pair_key = f"{key}#{pair}" if config.duplicate else ""
-            for leg, players in enumerate((first, second)):
-                jobs.append(GameJob(len(jobs), players, seeds[leg], key, pair, leg, pair_key))
+    n = config.seats
+    tables = pairings(config)
+    for group in range(config.games // n):
+        for t, table in enumerate(tables):
+            names = instance_names(table)
+            key = "|".join(names)
+            number = group if not config.tables else group * len(tables) + t
+            seeds = group_seeds(config, key, number)
+            shift = group % n
+            pair_key = f"{key}#{number}" if config.duplicate else ""
+            for leg in range(n):
+                players = tuple(names[(s + leg + shift) % n] for s in range(n))
+                jobs.append(GameJob(len(jobs), players, seeds[leg], key, number, leg, pair_key))
     return jobs
 
 

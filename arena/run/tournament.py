@@ -22,7 +22,7 @@ from arena.results.stats import GameFacts, SprtSpec, scoring_units, sprt_state, 
 from arena.run.manifest import BotSpec, new_token
 from arena.run.procs import BotLogs
 from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
-from arena.run.schedule import GameJob, PlayConfig
+from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.store import DbWriter, RunStore, proc_start_ticks
 from referee import MatchContext, open_match_context
 
@@ -49,9 +49,11 @@ def new_run_id(run_dir: Path) -> str:
     return f"{clean}-{secrets.token_hex(3)}"
 
 
-def new_bot_tokens(bots: list[BotSpec]) -> dict[str, str]:
-    """A long-lived token for each remote bot (the bot plays all its games with it)."""
-    return {b.name: new_token() for b in bots if b.remote}
+def new_bot_tokens(bots: list[BotSpec], instances: int = 1) -> dict[str, str]:
+    """A long-lived token for each remote bot (the bot plays all its games with it), and one for
+    each further instance of it (``name#2`` …) when a bot may fill several seats of a table."""
+    return {name: new_token() for b in bots if b.remote
+            for name in (b.name, *(f"{b.name}#{k}" for k in range(2, instances + 1)))}
 
 
 def report_for(store: RunStore) -> dict[str, Any]:
@@ -189,6 +191,7 @@ def play_settings(play: PlayConfig) -> PlaySettings:
         connect_timeout_ms=play.connect_timeout_ms,
         concurrency=play.concurrency,
         startup_slots=default_startup_slots(),
+        game=play.game,
     )
 
 
@@ -207,15 +210,16 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
     if not remote:
         return
     lines = [f"# remote bots of run {store.config.run_id}: connect to {address} with these tokens"]
-    for b in remote:
-        lines.append(f"{b.name}\t{tokens[b.name]}")
+    names = [n for b in remote for n in sorted(tokens) if base_name(n) == b.name]
+    for name in names:
+        lines.append(f"{name}\t{tokens[name]}")
     path = store.run_dir / "remote-tokens.txt"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"Remote bots must connect to {address} (tokens also in {path}):")
-    for b in remote:
-        print(f"  {b.name}: --referee {address} --token {tokens[b.name]} --name {b.name} --matches 0")
+    for name in names:
+        print(f"  {name}: --referee {address} --token {tokens[name]} --name {name} --matches 0")
     print(flush=True)
 
 
@@ -255,7 +259,9 @@ async def run_tournament(
         pending=counts["pending"],
         format=cfg.format,
         bots=list(cfg.bots),
-        rules=cfg.play.rules.name,
+        game=cfg.play.game,
+        seats=cfg.seats,
+        rules=cfg.play.rules_name,
         time_control=str(cfg.play.time_control),
         concurrency=cfg.play.concurrency,
         duplicate=cfg.duplicate,
@@ -307,7 +313,7 @@ def faults_text(report: dict[str, Any], run_dir: Path) -> str:
         seat = g["faulting_seat"]
         if seat is None or g["termination"] == "normal":
             continue
-        bot = g["players"][seat]
+        bot = base_name(g["players"][seat])  # an instance's log is its bot's
         per_bot.setdefault(bot, {})
         per_bot[bot][g["termination"]] = per_bot[bot].get(g["termination"], 0) + 1
         example.setdefault(bot, f"{g['match_id']}: {g['detail']}")
