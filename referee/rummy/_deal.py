@@ -178,7 +178,8 @@ class Deal:
         return []
 
     def _offered_discards(self) -> list[Card]:
-        positions = range(len(self.pile) - 1, -1, -1) if self.rules.discard_draw == "row" else [len(self.pile) - 1]
+        top = [len(self.pile) - 1] if self.pile else []
+        positions = range(len(self.pile) - 1, -1, -1) if self.rules.discard_draw == "row" else top
         hand = self.hands[self.turn]
         out = []
         for i in positions:
