@@ -218,7 +218,7 @@ def test_r8_stop_forces_the_discarder_to_lay_the_card_off() -> None:
     deal.apply(CallStop())
     assert str(deal.phase) == "lay_back" and deal.to_move == 1 and deal.legal_actions() == [LayOff(C("8h"), 0, "low")]
     deal.apply(LayOff(C("8h"), 0, "low"))
-    assert deal.phase == "play" and DrawStock() not in deal.legal_actions()
+    assert str(deal.phase) == "play" and DrawStock() not in deal.legal_actions()
     assert deal.table[0].placed[-1].seat == 1
 
 
