@@ -48,10 +48,12 @@ from ._rules import PRESETS as PRESETS
 from ._rules import RuleSetError as RuleSetError
 from ._rules import RummyRules as RummyRules
 from ._rules import hand_size as hand_size
+from ._shuffle import commitment as commitment
 from ._shuffle import deal_key as deal_key
 from ._shuffle import deck_for_deal as deck_for_deal
 from ._shuffle import deck_key as deck_key
 from ._shuffle import first_dealer as first_dealer
+from ._shuffle import mix_seed as mix_seed
 from ._shuffle import reshuffle_key as reshuffle_key
 from ._shuffle import shuffle as shuffle
 from ._view import InformationState as InformationState

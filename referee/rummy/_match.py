@@ -31,7 +31,9 @@ class GameResult:
     deals: int
     """Deals played, void ones included."""
     finished: bool
-    """Whether the target was reached (``False``: ``max_deals_per_game`` ended it)."""
+    """Whether the target was reached (``False``: ``max_deals_per_game`` or a forfeit ended it)."""
+    forfeited: tuple[int, ...] = ()
+    """The seats that forfeited the game (in the order they faulted); they take the last places."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,25 @@ class Match:
     def view(self, seat: int | None) -> InformationState:
         """The information state of ``seat`` (``None``: a spectator) now."""
         return self.game.view(seat)
+
+    def forfeit(self, seats: tuple[int, ...]) -> GameResult:
+        """End the match now: the game in progress is lost by ``seats`` (in the order they
+        faulted: the first to fault takes the last place); the match's places are that game's."""
+        if self.outcome is not None:
+            raise ValueError("the match is over")
+        game = self.game
+        totals = tuple(game.totals)
+        others = [s for s in range(self.seats) if s not in seats]
+        order = [0] * self.seats
+        for s in others:
+            order[s] = 1 + sum(1 for o in others if totals[o] > totals[s])
+        for i, s in enumerate(reversed(seats)):
+            order[s] = len(others) + 1 + i
+        result = GameResult(game.number, totals, tuple(order), game.deal_number, False, tuple(seats))
+        self.results.append(result)
+        points = tuple(sum(r.totals[s] for r in self.results) for s in range(self.seats))
+        self.outcome = MatchOutcome(tuple(self.results), points, result.places)
+        return result
 
     def legal_actions(self) -> list[Action]:
         """What the seat to move may do now."""

@@ -82,3 +82,17 @@ def first_dealer(seed: bytes, game: int, num_seats: int) -> int:
     """The random first dealer of a game (R3)."""
     key = hashlib.sha256(_label("dealer") + seed + struct.pack(">I", game)).digest()
     return _uniform(_stream(key), num_seats)
+
+
+def commitment(seed: bytes) -> bytes:
+    """The public commitment to a secret seed: ``SHA-256(seed)``."""
+    return hashlib.sha256(seed).digest()
+
+
+def mix_seed(seed: bytes, nonces: Sequence[bytes]) -> bytes:
+    """The seats' nonces (in seat order) mixed into the operator's seed: ``SHA-256(label("mix")
+    || seed || for each nonce: u32be(len) || nonce)``."""
+    h = hashlib.sha256(_label("mix") + seed)
+    for n in nonces:
+        h.update(struct.pack(">I", len(n)) + n)
+    return h.digest()
