@@ -265,3 +265,25 @@ def test_r11_a_seat_sees_its_hand_not_the_others_nor_their_stock_draws() -> None
     assert spectator.events[0].card is None and mine.hand_sizes == (7, 8, 7, 7)
     assert mine.legal_actions and not other.legal_actions and mine.stock_size == 52 - 28 - 2
     assert parse_action(str(LayOff(C("9h"), 2, "high"))) == LayOff(C("9h"), 2, "high")
+
+
+def test_r7_max_deals_per_game_ends_a_game_and_ties_share_first_place() -> None:
+    game = Game(RummyRules.preset("rummy", max_deals_per_game=2, target=10_000), b"m", 1, 3)
+    while game.result is None:
+        deal = game.deal
+        while not deal.is_over:
+            _draw_and_discard(deal)
+        game.finish_deal()
+    assert game.result.deals == 2 and not game.result.finished
+    assert game.result.places == places(game.result.totals)
+
+
+def test_r8_1_an_ace_counts_1_in_a_thirteen_card_run_and_15_laid_high() -> None:
+    from referee.rummy import Placed, TableMeld
+
+    ace = Placed(C("Ah"), 0, "high", True)
+    high = TableMeld(0, 0, "run", 11, 14, (Placed(C("Jh"), 0, "low", False), ace))
+    full = TableMeld(0, 0, "run", 2, 14, (ace,))
+    low = TableMeld(0, 0, "run", 1, 3, (Placed(C("Ah"), 0, "low", False),))
+    assert table_value(high, ace, "ten") == 15 and table_value(full, ace, "ten") == 1
+    assert table_value(low, low.placed[0], "rank") == 1
