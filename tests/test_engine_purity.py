@@ -11,7 +11,7 @@ import pytest
 
 from tests import _structure as src
 
-GAMES = ("referee.gin",)
+GAMES = ("referee.gin", "referee.rummy")
 """The game packages under ``referee`` (a new game is added here: it is then held to the same
 rules). ``test_every_package_under_referee_is_classified`` keeps this list complete."""
 NOT_GAMES: tuple[str, ...] = ()
