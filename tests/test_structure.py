@@ -119,8 +119,8 @@ workplace's absolute paths, the seed texts."""
 MAY_NAME_MACHINE_PATHS = frozenset({".ci/run"})
 """CI compares ``tests/vectors`` and ``docs/rules-gin.md`` with the originals beside the
 checkout, when they are there."""
-MAY_NAME = {"docs/rules-gin.md": ("se" + "eds/",)}
-"""The Gin rules are the authority copied byte for byte: their first paragraph names the source
+MAY_NAME = {"docs/rules-gin.md": ("se" + "eds/",), "docs/rules-rummy.md": ("se" + "eds/",)}
+"""The rules are the authorities copied byte for byte: their first paragraph names the source
 documents' folder they were written from (a name, not a path anything reads)."""
 
 
