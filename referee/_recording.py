@@ -1,6 +1,8 @@
 """What a match writes to its replay: the header, faults, what the game reported, the result.
-Every record of the plumbing is written here (the decisions' ``action`` records go straight to
-the recorder's fast path); the record kinds and fields are those of ``_replay``'s format."""
+Every record of the plumbing is written here, as a typed record of :mod:`referee.replays` (the
+decisions' ``action`` records go straight to the recorder's fast path). What a game reports
+crosses the seam as plain values and is read into its record class here, so a match can never
+write a record that the reader refuses."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 from . import games
 from ._faults import Fault
-from ._replay import REPLAY_FORMAT, REPLAY_VERSION, ReplayRecorder
+from ._replay import FaultRecord, HeaderRecord, ReplayRecorder, ResultRecord, decode_record
 from ._spec import MatchSpec, Termination
 
 _KIND = {games.DealBegun: "deal", games.DealOver: "deal_end", games.GameOver: "game_end"}
@@ -18,43 +20,49 @@ _KIND = {games.DealBegun: "deal", games.DealOver: "deal_end", games.GameOver: "g
 class MatchRecorder(ReplayRecorder):
     """The replay of one match, written as the match goes."""
 
+    game = "gin"
+    """The game whose content the records hold (the header's; set when it is written)."""
+
     def header(self, spec: MatchSpec, match_id: str, rules: Mapping[str, Any], commitment: bytes,
                bots: Sequence[str], event_messages: Sequence[bool]) -> None:
         """The first record (once: a match that ends before it begins writes it at its end)."""
         if self.count:
             return
-        extra: dict[str, Any] = {}
-        if not spec.default_game:  # the default game's replays name none, as before games had names
-            extra["game"] = spec.game
-        if spec.seat_time_controls:
-            extra["seat_time_controls"] = [str(tc) for tc in spec.seat_time_controls]
-        self.add(
-            "header", format=REPLAY_FORMAT, version=REPLAY_VERSION, match_id=match_id,
-            players=list(spec.players), bots=list(bots), rules=dict(rules), time_control=str(spec.time_control),
-            fault_policy=spec.fault_policy, seed_commitment=commitment.hex(),
+        self.game = spec.game
+        self.add_record(HeaderRecord(
+            match_id=match_id, players=tuple(spec.players), bots=tuple(bots), rules=dict(rules),
+            time_control=str(spec.time_control), fault_policy=spec.fault_policy, seed_commitment=commitment.hex(),
             mix_nonces=spec.mix_nonces, repeat_illegal=spec.repeat_illegal,
             reconnect_grace_ms=spec.reconnect_grace_ms, connect_timeout_ms=spec.connect_timeout_ms,
-            max_actions_per_deal=spec.max_actions_per_deal, event_messages=list(event_messages), **extra,
-        )
+            max_actions_per_deal=spec.max_actions_per_deal, event_messages=tuple(event_messages),
+            game=spec.game,  # left out of the line for the default game, as before games had names
+            seat_time_controls=tuple(str(tc) for tc in spec.seat_time_controls),
+        ))
 
     def fault(self, f: Fault, policy: str, decisions: int) -> None:
         """A seat's fault, with what a re-run needs to reproduce it."""
-        self.add("fault", seat=f.seat, termination=f.termination, detail=f.detail, policy=policy,
-                 decisions=decisions, **f.evidence)
+        evidence: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in f.evidence.items()}
+        self.add_record(FaultRecord(seat=f.seat, termination=f.termination, detail=f.detail, policy=policy,
+                                    decisions=decisions, **evidence))
 
     def happening(self, h: games.Happening) -> None:
         """What the game reported (an action is recorded by the caller, on the fast path)."""
         if isinstance(h, games.Chance):
-            self.add(h.kind, **h.record)
+            self._game_record(h.kind, h.record)
         elif not isinstance(h, games.Acted):
-            self.add(_KIND[type(h)], **h.record)
+            self._game_record(_KIND[type(h)], h.record)
+
+    def _game_record(self, kind: str, fields: Mapping[str, Any]) -> None:
+        obj = {"type": kind, "seq": self.count, "prev": self.last_hash, **fields}
+        self.add_record(decode_record(obj, self.count + 1, self.game))
 
     def result(self, *, winner: int | None, termination: Termination, faulting: int | None, detail: str,
                summary: Mapping[str, Any], seed: bytes, nonces: Sequence[bytes], substituted: Sequence[int],
                decisions: int, think_us: Sequence[int], digests: Sequence[str], messages: Sequence[int]) -> None:
         """The last record: how the match ended, the seed revealed, the story's digests."""
-        self.add(
-            "result", winner=winner, termination=termination, faulting_seat=faulting, detail=detail, **summary,
-            seed=seed.hex(), nonces=[n.hex() for n in nonces], substituted_seats=sorted(substituted),
-            decisions=decisions, think_us=list(think_us), message_digests=list(digests), messages=list(messages),
-        )
+        given = {k: tuple(v) if isinstance(v, list) else v for k, v in summary.items()}
+        self.add_record(ResultRecord(
+            winner=winner, termination=termination, faulting_seat=faulting, detail=detail, **given,
+            seed=seed.hex(), nonces=tuple(n.hex() for n in nonces), substituted_seats=tuple(sorted(substituted)),
+            decisions=decisions, think_us=tuple(think_us), message_digests=tuple(digests), messages=tuple(messages),
+        ))

@@ -549,19 +549,15 @@ class ReplayRecorder:
         obj["seq"], obj["prev"] = self.count, self.last_hash
         return self._append(canonical(obj))
 
-    def add(self, record_type: str, /, **fields: Any) -> str:
-        """Append a record of type ``record_type`` given as its JSON fields; returns its hash.
-        (The call style of the referee's match code until it builds typed records.)"""
-        record = {"type": record_type, "seq": self.count, "prev": self.last_hash, **fields}
-        return self._append(canonical(record))
-
     def add_action(self, seat: int, request_id: int, action: str, card: str | None, think_us: int,
                    substitute: bool, clocks: list[int] | tuple[int, ...]) -> str:
         """Append an :class:`ActionRecord` given as its fields (the one record of every decision):
         the same bytes as the canonical encoder's, written without it."""
         if not (_plain(action) and (card is None or _plain(card))):
-            return self.add("action", seat=seat, request_id=request_id, action=action, card=card,
-                            think_us=think_us, substitute=substitute, clocks=list(clocks))
+            obj = ActionRecord(seat=seat, request_id=request_id, action=action, card=card, think_us=think_us,
+                               substitute=substitute, clocks=tuple(clocks)).to_json()
+            obj["seq"], obj["prev"] = self.count, self.last_hash
+            return self._append(canonical(obj))
         card_json = "null" if card is None else f'"{card}"'
         line = (
             f'{{"action":"{action}","card":{card_json},'

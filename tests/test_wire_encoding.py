@@ -6,6 +6,7 @@ spade doubles and scores of several games."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import pytest
@@ -133,17 +134,21 @@ def test_events_are_converted_once_and_restart_with_each_deal() -> None:
 def test_action_records_are_the_canonical_json() -> None:
     """The replay's per-decision record is written without the JSON encoder; it must be the
     same line (and so the same hash chain) as the general canonical form, odd texts included."""
-    from referee._replay import ReplayRecorder
+    from referee._replay import ReplayRecorder, canonical
 
     rng = random.Random(7)
-    fast, general = ReplayRecorder(), ReplayRecorder()
-    for _ in range(3000):
+    fast = ReplayRecorder()
+    general: list[bytes] = []
+    prev = fast.last_hash
+    for seq in range(3000):
         seat, rid = rng.randrange(-1, 6), rng.randrange(0, 1 << 40)
         action = rng.choice(["discard Td", "knock 2c", "big_gin", "pass", 'say "hi"', "naïve", "tab\there", "back\\"])
         card = rng.choice([None, "Td", "Ah", 'x"y', "é"])
         think, sub = rng.randrange(0, 1 << 33), rng.random() < 0.5
         clocks = [rng.randrange(0, 1 << 31) for _ in range(rng.randrange(0, 4))]
         fast.add_action(seat, rid, action, card, think, sub, clocks)
-        general.add("action", seat=seat, request_id=rid, action=action, card=card, think_us=think, substitute=sub,
-                    clocks=clocks)
-    assert fast.lines == general.lines and fast.last_hash == general.last_hash
+        general.append(canonical({"type": "action", "seq": seq, "prev": prev, "seat": seat, "request_id": rid,
+                                  "action": action, "card": card, "think_us": think, "substitute": sub,
+                                  "clocks": clocks}))
+        prev = hashlib.sha256(general[-1]).hexdigest()
+    assert fast.lines == general and fast.last_hash == prev
