@@ -33,6 +33,8 @@ from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
 from arena.store import RunStore
+from referee._auth import TokenFileError
+from referee._tls import TLSConfigError, check_can_listen, server_tls_from_args
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""
@@ -198,14 +200,23 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     make_console(args)
-    address(args.listen, "--listen")
+    host, _, port = address(args.listen, "--listen").rpartition(":")
     folder = args.dir or default_folder("serve")
+    try:
+        tls = server_tls_from_args(args)
+        check_can_listen(host or "127.0.0.1", int(port))  # before the folder is created
+    except TLSConfigError as e:
+        raise UsageError(str(e)) from None
 
     async def go(scope: trio.CancelScope) -> None:
         with scope:
-            await serve(args.listen, folder)
+            await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
+                        tls=tls)
 
-    run_cancellable(go)
+    try:
+        run_cancellable(go)
+    except TokenFileError as e:
+        raise UsageError(str(e)) from None
     return EXIT_OK
 
 
