@@ -124,7 +124,9 @@ def _refusal(metadata: Sequence[tuple[str, Any]] | None, expected: bytes) -> tup
     return None
 
 
-def _refusing_handler(handler: grpc.RpcMethodHandler[Any, Any], code: grpc.StatusCode, detail: str) -> grpc.RpcMethodHandler[Any, Any]:
+def _refusing_handler(
+    handler: grpc.RpcMethodHandler[Any, Any], code: grpc.StatusCode, detail: str
+) -> grpc.RpcMethodHandler[Any, Any]:
     """A handler of the same kind as ``handler`` that refuses the call."""
 
     async def refuse_unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:

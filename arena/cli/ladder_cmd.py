@@ -12,7 +12,15 @@ from typing import Any
 
 import trio
 
-from arena.cli.options import UsageError, make_console, play_config, run_cancellable
+from arena.cli.options import (
+    UsageError,
+    check_listen_free,
+    listen_of,
+    make_console,
+    play_config,
+    remote_access,
+    run_cancellable,
+)
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from arena.results.report import table
 from arena.run.ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
@@ -70,11 +78,13 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
     if args.games < 1:
         raise UsageError("--games must be at least 1")
     play = play_config(args)
+    access = remote_access(args)
+    check_listen_free(args)
     started = time.monotonic()
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:
-        return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=args.listen,
-                                seed=args.seed, cancel_scope=scope)
+        return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=listen_of(args),
+                                seed=args.seed, cancel_scope=scope, access=access)
 
     result = run_cancellable(go)
     print(f"{result.done} game(s) played in {time.monotonic() - started:.1f} s (run {result.run_id}); "
