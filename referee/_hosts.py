@@ -79,6 +79,8 @@ class MatchHost(Protocol):
     description: str
     remote: bool
     """Whether the referee is another process (its reports carry no deal counts or think times)."""
+    bot_env: tuple[tuple[str, str], ...]
+    """Environment variables the bots started for its matches get (TLS: ``GIN_TLS``, ``GIN_CA``)."""
 
     async def create(self, spec: MatchSpec) -> HostedMatch:
         """Register a match; its seats' tokens are ``spec.seat_tokens``."""
@@ -192,6 +194,7 @@ class EmbeddedHost:
     """The referee running in this process."""
 
     remote = False
+    bot_env: tuple[tuple[str, str], ...] = ()
 
     def __init__(self, referee: Referee, *, keep_replays: bool) -> None:
         self.referee = referee
@@ -291,6 +294,7 @@ class RemoteHost:
         self.bot_address = bot_address
         self.description = f"remote referee at {target}" + (" (TLS)" if tls else "")
         self.tls = tls
+        self.bot_env: tuple[tuple[str, str], ...] = (("GIN_TLS", "1"), ("GIN_CA", tls.ca)) if tls is not None else ()
         self._metadata = operator_metadata(operator_token) if operator_token else ()
         self._channel: grpc.aio.Channel | None = None
         self._stub: referee_pb2_grpc.RefereeServiceStub | None = None

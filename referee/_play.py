@@ -115,6 +115,8 @@ class MatchContext:
         self, match: HostedMatch, spec: MatchSpec, seat: int, launch: BotLaunch, watcher: MatchObserver,
         exits: list[str], settled: trio.Event,
     ) -> None:
+        if self.host.bot_env:  # e.g. TLS to a remote referee: the bot must know how to connect
+            launch = dataclasses.replace(launch, env=launch.env + self.host.bot_env)
         sp = SeatProcess(
             match=match, seat=seat, launch=launch, address=self.bot_address, token=spec.seat_tokens[seat],
             name=launch.name or spec.players[seat],
