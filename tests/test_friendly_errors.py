@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import referee
-
+TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
+"""(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
 ROOT = str(Path(__file__).resolve().parent.parent)
-ENV = {**{k: v for k, v in os.environ.items() if k != referee.OPERATOR_TOKEN_ENV}, "PYTHONPATH": ROOT}
+ENV = {**{k: v for k, v in os.environ.items() if k != TOKEN_ENV}, "PYTHONPATH": ROOT}
 BOT = 'name=local cmd="{python} -m arena._testbot"'
 
 

@@ -21,6 +21,7 @@ import referee
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
 from referee import BotLaunch, MatchSpec
 from referee._play import with_seat_tokens
+from referee._service import match_status
 from referee.gin import RuleSet
 from tests._bots import Client, knock_first
 
@@ -133,8 +134,9 @@ def test_a_bot_that_tries_to_cancel_its_own_match_is_refused() -> None:
 
 
 def test_a_cancelled_match_reports_the_games_it_played() -> None:
+    """GetMatch's status of a match cancelled after some games (it reported games and totals of 0)."""
     async def main() -> None:
-        async with referee.open_referee() as ref, grpc.aio.insecure_channel(ref.address) as ch:
+        async with referee.open_referee() as ref:
             rules = RuleSet.preset("short", target=10, games=50)
             table = ref.create_match(MatchSpec(players=("a", "b"), match_id="m", rules=rules))
             tokens = [link.token for link in table.links]
@@ -150,13 +152,9 @@ def test_a_cancelled_match_reports_the_games_it_played() -> None:
                 n.start_soon(referee.aio, Client(ref.address, tokens[1]).play())
                 while games_done < 4:
                     await trio.sleep(0.01)
-                ops = referee_pb2_grpc.RefereeServiceStub(ch)
-                md = referee.operator_metadata(ref.operator_token)
-                await referee.aio(_unary(ops.CancelMatch(
-                    referee_pb2.CancelMatchRequest(match_id="m", reason="enough"), metadata=md)))
-            status: Any = await referee.aio(_unary(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="m"),
-                                                                metadata=md)))
-            result = status.match.result
+                table.cancel("enough")  # what CancelMatch does
+            await table.finished.wait()
+            result = match_status(table).result  # what GetMatch answers
             assert result.termination == game_pb2.TERMINATION_ABORTED
             played = len(result.games)
             assert played >= 4
@@ -196,8 +194,10 @@ def test_one_bot_token_holds_at_most_one_seat() -> None:
     referee.run(main)
 
 
+TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
+"""(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
 ROOT = str(Path(__file__).resolve().parent.parent)
-ENV = {**{k: v for k, v in os.environ.items() if k != referee.OPERATOR_TOKEN_ENV}, "PYTHONPATH": ROOT}
+ENV = {**{k: v for k, v in os.environ.items() if k != TOKEN_ENV}, "PYTHONPATH": ROOT}
 """The tests' environment without an operator token."""
 
 
@@ -245,8 +245,8 @@ def test_referee_serve_creates_reads_and_tells_where_its_token_is(tmp_path: Path
     given.write_text("my-operator-secret-123\n")
     for args, extra, expect, secret in (
         (["--operator-token-file", str(given)], {}, f"operator token: {given}", "my-operator-secret-123"),
-        ([], {referee.OPERATOR_TOKEN_ENV: "from-env-secret-4567"},
-         f"operator token: from the environment variable {referee.OPERATOR_TOKEN_ENV}", "from-env-secret-4567"),
+        ([], {TOKEN_ENV: "from-env-secret-4567"},
+         f"operator token: from the environment variable {TOKEN_ENV}", "from-env-secret-4567"),
     ):
         proc, lines = _serve(args, tmp_path, extra)
         try:

@@ -23,8 +23,10 @@ import trustme
 import referee
 from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
+TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
+"""(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**{k: v for k, v in os.environ.items() if k != referee.OPERATOR_TOKEN_ENV}, "PYTHONPATH": str(ROOT)}
+ENV = {**{k: v for k, v in os.environ.items() if k != TOKEN_ENV}, "PYTHONPATH": str(ROOT)}
 JS_BOT = ROOT / "sample_bots" / "js" / "bot.js"
 
 
