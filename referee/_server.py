@@ -165,8 +165,11 @@ def tune_gc_for_server() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-async def serve_referee(host: str = "127.0.0.1", port: int = 50051, replay_dir: Path | None = None) -> None:
-    """Run a standalone referee until cancelled (a server entry point: tunes the GC)."""
-    async with open_referee(host, port, replay_dir):
+async def serve_referee(
+    host: str = "127.0.0.1", port: int = 50051, replay_dir: Path | None = None, *, operator_token: str | None = None
+) -> None:
+    """Run a standalone referee until cancelled (a server entry point: tunes the GC); its
+    operator service takes ``operator_token`` (default: a fresh one, then only in-process)."""
+    async with open_referee(host, port, replay_dir, operator_token=operator_token):
         tune_gc_for_server()
         await trio.sleep_forever()
