@@ -495,6 +495,12 @@ class RunStore:
         with transaction(self.conn):
             _write_meta(self.conn, values)
 
+    def replace_config(self, config: RunConfig) -> None:
+        """Store a changed configuration (what a resumed run's command line may change: the
+        embedded referee's address)."""
+        self.set_meta(config=json.dumps(config.to_dict()))
+        self._config = config
+
     @property
     def config(self) -> RunConfig:
         if self._config is None:

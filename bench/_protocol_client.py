@@ -54,6 +54,10 @@ def typical_request() -> bot_pb2.RefereeMessage:
         7, state, [10_000, 10_000], 0, 10_000, wire.EventLog()))
 
 
+OPERATOR_METADATA = (("authorization", "Bearer " + os.environ.get("GIN_ARENA_OPERATOR_TOKEN", "")),)
+"""The referee's operator token (``bench/protocol.py`` gives the referee and its clients one)."""
+
+
 class Echo(bot_pb2_grpc.BotServiceServicer):
     """Answers every Ping with a Pong: the floor of a lock-step exchange. ``ping_id = k > 1``
     asks for the referee's pattern instead: k-1 small messages, then a typical action request
@@ -363,7 +367,7 @@ class Bots:
         while True:
             where[0] = "create"
             m = Match(mono())
-            created = await self.ops.CreateMatch(self.request)
+            created = await self.ops.CreateMatch(self.request, metadata=OPERATOR_METADATA)
             where[0] = "created"
             await asyncio.gather(*(self.seat(ch, t.token, m, where, i + 1, first)
                                    for i, (ch, t) in enumerate(zip(chans, created.seat_tokens, strict=True))))

@@ -177,6 +177,11 @@ def start_echo(kind: str, log_dir: Path) -> tuple[Proc, str]:
     return proc, "127.0.0.1:" + proc.expect("PORT", 30)
 
 
+# The referee's operator token: every process of the bench inherits it (the referee reads it,
+# the bench clients send it).
+os.environ.setdefault("GIN_ARENA_OPERATOR_TOKEN", os.urandom(32).hex())
+
+
 def start_referee(
     name: str, log_dir: Path, replays: Path, log_level: str, code: Path | None = None
 ) -> tuple[Proc, str]:

@@ -12,6 +12,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._auth import OPERATOR_TOKEN_ENV as OPERATOR_TOKEN_ENV
+    from ._auth import operator_metadata as operator_metadata
     from ._launch import BotLaunch as BotLaunch
     from ._play import MatchContext as MatchContext
     from ._play import MatchObserver as MatchObserver
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
     from ._table import Table as Table
     from ._timecontrol import TimeControl as TimeControl
     from ._timecontrol import TimeControlError as TimeControlError
+    from ._tls import ClientTLS as ClientTLS
+    from ._tls import ListenError as ListenError
+    from ._tls import ServerTLS as ServerTLS
     from ._wire import FAULT_POLICY_FROM_PB as FAULT_POLICY_FROM_PB
     from ._wire import FAULT_POLICY_TO_PB as FAULT_POLICY_TO_PB
     from ._wire import create_match_request as create_match_request
@@ -45,6 +50,8 @@ if TYPE_CHECKING:
     from .replays import read_replay as read_replay
 
 _LAZY = {
+    "OPERATOR_TOKEN_ENV": "_auth", "operator_metadata": "_auth",
+    "ClientTLS": "_tls", "ListenError": "_tls", "ServerTLS": "_tls",
     "aio": "_runtime", "run": "_runtime",
     "Referee": "_server", "open_referee": "_server", "serve_referee": "_server", "tune_gc_for_server": "_server",
     "BotLaunch": "_launch", "MatchContext": "_play", "MatchObserver": "_play", "PlayedMatch": "_play",

@@ -560,8 +560,13 @@ class GinMatch:
 
     @property
     def outcome(self) -> gin.MatchOutcome | None:
-        """The engine's match outcome once over."""
-        return self.match.outcome
+        """The engine's match outcome once over; before (a match cut short), the games finished
+        so far without a winner (``None`` if none finished)."""
+        match = self.match
+        if match.outcome is not None or not match.results:
+            return match.outcome
+        return gin.MatchOutcome(winner=None, games_won=match.games_won, totals=match.totals,
+                                games=tuple(match.results))
 
     def _deal_begun(self) -> games.DealBegun:
         match = self.match

@@ -17,10 +17,12 @@ import trio
 
 from gin_arena.v1 import referee_pb2, referee_pb2_grpc
 
+from ._auth import OPERATOR_TOKEN_ENV, operator_metadata
 from ._runtime import aio
 from ._server import Referee
 from ._spec import MatchReport, MatchSpec
 from ._table import Table
+from ._tls import ClientTLS, open_channel
 from ._wire import create_match_request, match_report_from_proto
 
 log = structlog.get_logger("referee")
@@ -77,6 +79,8 @@ class MatchHost(Protocol):
     description: str
     remote: bool
     """Whether the referee is another process (its reports carry no deal counts or think times)."""
+    bot_env: tuple[tuple[str, str], ...]
+    """Environment variables the bots started for its matches get (TLS: ``GIN_TLS``, ``GIN_CA``)."""
 
     async def create(self, spec: MatchSpec) -> HostedMatch:
         """Register a match; its seats' tokens are ``spec.seat_tokens``."""
@@ -190,6 +194,7 @@ class EmbeddedHost:
     """The referee running in this process."""
 
     remote = False
+    bot_env: tuple[tuple[str, str], ...] = ()
 
     def __init__(self, referee: Referee, *, keep_replays: bool) -> None:
         self.referee = referee
@@ -284,10 +289,13 @@ class RemoteHost:
 
     remote = True
 
-    def __init__(self, target: str, bot_address: str) -> None:
+    def __init__(self, target: str, bot_address: str, operator_token: str = "", tls: ClientTLS | None = None) -> None:
         self.target = target
         self.bot_address = bot_address
-        self.description = f"remote referee at {target}"
+        self.description = f"remote referee at {target}" + (" (TLS)" if tls else "")
+        self.tls = tls
+        self.bot_env: tuple[tuple[str, str], ...] = (("GIN_TLS", "1"), ("GIN_CA", tls.ca)) if tls is not None else ()
+        self._metadata = operator_metadata(operator_token) if operator_token else ()
         self._channel: grpc.aio.Channel | None = None
         self._stub: referee_pb2_grpc.RefereeServiceStub | None = None
 
@@ -297,15 +305,20 @@ class RemoteHost:
         return self._stub
 
     async def open(self) -> None:
-        self._channel = grpc.aio.insecure_channel(self.target)
+        self._channel = open_channel(self.target, self.tls)
         self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
-        stub = self._stub
+        stub, md = self._stub, self._metadata
         deadline = time.monotonic() + 15
         while True:
             try:
-                await _call(lambda: stub.ListMatches(referee_pb2.ListMatchesRequest(limit=1), timeout=5))
+                await _call(lambda: stub.ListMatches(referee_pb2.ListMatchesRequest(limit=1), timeout=5, metadata=md))
                 return
             except grpc.aio.AioRpcError as e:
+                if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                    raise ConnectionError(
+                        f"the referee at {self.target} refused the operator token ({e.code().name}): give "
+                        f"--operator-token-file FILE (the referee's token file) or set {OPERATOR_TOKEN_ENV}"
+                    ) from None
                 if time.monotonic() > deadline or e.code() != grpc.StatusCode.UNAVAILABLE:
                     raise ConnectionError(
                         f"cannot reach the referee at {self.target}: {e.code().name} {e.details()}"
@@ -322,26 +335,29 @@ class RemoteHost:
     async def create(self, spec: MatchSpec) -> HostedMatch:
         request = create_match_request(spec)
         stub = self.stub
-        response: Any = await _call(lambda: stub.CreateMatch(request, timeout=15))
+        response: Any = await _call(lambda: stub.CreateMatch(request, timeout=15, metadata=self._metadata))
         return RemoteMatch(self, response.match_id, len(spec.players))
 
     async def get_match(self, match_id: str) -> referee_pb2.MatchStatus:
         stub = self.stub
-        response: Any = await _call(lambda: stub.GetMatch(referee_pb2.GetMatchRequest(match_id=match_id), timeout=10))
+        request = referee_pb2.GetMatchRequest(match_id=match_id)
+        response: Any = await _call(lambda: stub.GetMatch(request, timeout=10, metadata=self._metadata))
         status: referee_pb2.MatchStatus = response.match
         return status
 
     async def cancel_match(self, match_id: str, reason: str) -> None:
         stub = self.stub
         request = referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
-        await _call(lambda: stub.CancelMatch(request, timeout=5))
+        await _call(lambda: stub.CancelMatch(request, timeout=5, metadata=self._metadata))
 
 
 @asynccontextmanager
-async def remote_host(target: str, bot_address: str = "") -> AsyncIterator[RemoteHost]:
-    """Reach the referee at ``target`` (``HOST:PORT``); bots are told ``bot_address`` (default:
-    the target)."""
-    host = RemoteHost(target, bot_address or target)
+async def remote_host(
+    target: str, bot_address: str = "", operator_token: str = "", tls: ClientTLS | None = None
+) -> AsyncIterator[RemoteHost]:
+    """Reach the referee at ``target`` (``HOST:PORT``) with the operator token (and TLS, if
+    given); bots are told ``bot_address`` (default: the target)."""
+    host = RemoteHost(target, bot_address or target, operator_token, tls)
     try:
         await host.open()
         yield host

@@ -31,6 +31,7 @@ from ._procs import SeatProcess, run_seat
 from ._runtime import run
 from ._server import open_referee
 from ._spec import MatchReport, MatchSpec
+from ._tls import ClientTLS
 
 CANCELLED_DETAIL = "the match was cancelled before it ended"
 """The ``aborted`` match's detail when the caller stops it (cancellation, Ctrl-C)."""
@@ -114,6 +115,8 @@ class MatchContext:
         self, match: HostedMatch, spec: MatchSpec, seat: int, launch: BotLaunch, watcher: MatchObserver,
         exits: list[str], settled: trio.Event,
     ) -> None:
+        if self.host.bot_env:  # e.g. TLS to a remote referee: the bot must know how to connect
+            launch = dataclasses.replace(launch, env=launch.env + self.host.bot_env)
         sp = SeatProcess(
             match=match, seat=seat, launch=launch, address=self.bot_address, token=spec.seat_tokens[seat],
             name=launch.name or spec.players[seat],
@@ -140,21 +143,27 @@ def with_seat_tokens(spec: MatchSpec, bots: Sequence[BotLaunch]) -> MatchSpec:
             raise ValueError(f"seat {seat}: the spec's seat token and the bot's remote token differ")
         # 192-bit tokens in hex: never starting with "-" (an argument parser would take it for an option)
         tokens.append(bot.remote_token or given or secrets.token_hex(24))
+    if len(set(tokens)) != len(tokens):
+        raise ValueError("one bot token holds at most one seat of a match: seat the bot once, or give "
+                         "each instance its own token")
     return dataclasses.replace(spec, seat_tokens=tuple(tokens))
 
 
 @asynccontextmanager
 async def open_match_context(
-    *, listen: str = "127.0.0.1:0", replay_dir: Path | None = None, referee: str = "", bot_address: str = ""
+    *, listen: str = "127.0.0.1:0", replay_dir: Path | None = None, referee: str = "", bot_address: str = "",
+    operator_token: str = "", tls: ClientTLS | None = None,
 ) -> AsyncIterator[MatchContext]:
     """A place to play matches, inside :func:`referee.run` (or another trio run hosted by
     asyncio): an embedded referee listening on ``listen`` (``HOST:PORT``, port 0: a free one)
     or, with ``referee="HOST:PORT"``, the referee there (bots are told ``bot_address``,
-    default that address; ``listen`` and ``replay_dir`` are then the remote referee's business).
+    default that address; ``listen`` and ``replay_dir`` are then the remote referee's business),
+    reached with ``operator_token`` (its operator service's secret) and ``tls`` (``None``:
+    plaintext). An embedded referee's operator token stays in memory (no file).
     Replays are written to ``replay_dir`` and kept; without one, to a scratch folder and only
     their bytes are kept. On exit, running matches are aborted."""
     if referee:
-        async with remote_host(referee, bot_address) as remote:
+        async with remote_host(referee, bot_address, operator_token, tls) as remote:
             yield MatchContext(remote)
         return
     host, _, port = listen.rpartition(":")

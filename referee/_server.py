@@ -18,11 +18,13 @@ from grpc_reflection.v1alpha import reflection
 
 from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
 
+from ._auth import OperatorAuth, new_operator_token
 from ._runtime import aio
 from ._seats import SeatLink
 from ._service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
 from ._spec import MatchReport, MatchSpec
 from ._table import Table
+from ._tls import ServerTLS, bind
 
 log = structlog.get_logger("referee")
 
@@ -59,6 +61,8 @@ class Referee:
         self._finished: deque[str] = deque()
         self.keep_finished = KEEP_FINISHED
         self.address = ""
+        self.operator_token = ""
+        """The secret every ``RefereeService`` call must carry (``referee.operator_metadata``)."""
 
     def create_match(self, spec: MatchSpec) -> Table:
         """Register a match and start running it (it waits for its seats to connect)."""
@@ -113,13 +117,20 @@ class Referee:
 
 @asynccontextmanager
 async def open_referee(
-    host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None
+    host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None, *,
+    operator_token: str | None = None, public_watch: bool = False, tls: ServerTLS | None = None,
 ) -> AsyncIterator[Referee]:
     """Start a referee with its gRPC server (inside :func:`referee.run`); yields it with
-    ``.address`` set. On exit, running matches are cancelled and the server stops."""
+    ``.address`` and ``.operator_token`` set (without ``operator_token``, a fresh one kept in
+    memory only). ``public_watch`` opens WatchMatch to anyone; ``tls`` serves TLS. A port that
+    cannot be bound raises ``ListenError``. On exit, running matches are cancelled and the
+    server stops."""
+    token = operator_token or new_operator_token()
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[OperatorAuth(token, public_watch=public_watch)])
+    bound = bind(server, host, port, tls)  # before anything starts: a busy port is one clear error
     async with trio.open_nursery() as nursery:
         referee = Referee(nursery, replay_dir)
-        server = grpc.aio.server(options=SERVER_OPTIONS)
+        referee.operator_token = token
         add_bot_service(BotServicer(referee), server)
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
         health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
@@ -131,9 +142,6 @@ async def open_referee(
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
-        bound = server.add_insecure_port(f"{host}:{port}")
-        if not bound:
-            raise OSError(f"cannot listen on {host}:{port}")
         await aio(server.start())
         for name in ("", *names[:2]):
             await aio(health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING))
@@ -157,8 +165,11 @@ def tune_gc_for_server() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-async def serve_referee(host: str = "127.0.0.1", port: int = 50051, replay_dir: Path | None = None) -> None:
-    """Run a standalone referee until cancelled (a server entry point: tunes the GC)."""
-    async with open_referee(host, port, replay_dir):
+async def serve_referee(
+    host: str = "127.0.0.1", port: int = 50051, replay_dir: Path | None = None, *, operator_token: str | None = None
+) -> None:
+    """Run a standalone referee until cancelled (a server entry point: tunes the GC); its
+    operator service takes ``operator_token`` (default: a fresh one, then only in-process)."""
+    async with open_referee(host, port, replay_dir, operator_token=operator_token):
         tune_gc_for_server()
         await trio.sleep_forever()

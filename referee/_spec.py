@@ -90,6 +90,9 @@ class MatchSpec:
             raise ValueError("seat_tokens must give one token per seat (or none)")
         if any(t and len(t) < 16 for t in self.seat_tokens):
             raise ValueError("a bot token must be at least 16 characters")
+        given = [t for t in self.seat_tokens if t]
+        if len(set(given)) != len(given):
+            raise ValueError("seat_tokens: one bot token holds at most one seat of a match")
 
     @property
     def game_entry(self) -> games.Registered:

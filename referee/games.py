@@ -159,7 +159,8 @@ class GameMatch(Protocol):
 
     @property
     def outcome(self) -> Any:
-        """The game's own match result once over (``MatchReport.outcome``), else ``None``."""
+        """The game's own match result (``MatchReport.outcome``): once over, the final one;
+        before (a match cut short), the games finished so far, or ``None``."""
 
     def opening(self) -> Sequence[Happening]:
         """What happened when the match was set up (the first deal)."""

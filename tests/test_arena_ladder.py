@@ -138,7 +138,8 @@ def test_serve_remote_referee_and_remote_bot(tmp_path: Path) -> None:
         run = tmp_path / "run"
         tour = subprocess.Popen(
             [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games", "2",
-             "--rules", "short", "--tc", "st=1", "--referee", address, "--out", str(run)],
+             "--rules", "short", "--tc", "st=1", "--referee", address, "--out", str(run),
+             "--operator-token-file", str(tmp_path / "srv" / "operator-token")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         tokens = run / "remote-tokens.txt"
         deadline = time.monotonic() + 30

@@ -223,6 +223,7 @@ class _FakeBackend:
     bot_address = "nowhere:1"
     description = "fake"
     remote = False
+    bot_env: tuple[tuple[str, str], ...] = ()
 
     def __init__(self) -> None:
         self.created: list[str] = []

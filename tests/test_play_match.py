@@ -247,7 +247,7 @@ def test_ctrl_c_ends_the_match_and_its_bots(tmp_path: Path) -> None:
 def test_a_context_on_a_remote_referee_plays_there(tmp_path: Path) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0",
-         "--replays", str(tmp_path / "remote")],
+         "--replays", str(tmp_path / "remote"), "--operator-token-file", str(tmp_path / "operator-token")],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     try:
@@ -258,7 +258,8 @@ def test_a_context_on_a_remote_referee_plays_there(tmp_path: Path) -> None:
         spec = MatchSpec(players=("greedy", "random"), rules=RuleSet.preset("short"))
 
         async def main() -> tuple[bool, PlayedMatch]:
-            async with referee.open_match_context(referee=address) as ctx:
+            token = (tmp_path / "operator-token").read_text().strip()
+            async with referee.open_match_context(referee=address, operator_token=token) as ctx:
                 return ctx.remote, await referee.play_match_async(spec, [GREEDY, RANDOM], context=ctx)
 
         remote, played = referee.run(main)

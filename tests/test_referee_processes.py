@@ -15,12 +15,14 @@ from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 def _start_referee(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0",
-         "--replays", str(tmp_path / "replays")],
+         "--replays", str(tmp_path / "replays"), "--operator-token-file", str(tmp_path / "operator-token")],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.startswith("referee listening on "), line
+    where = proc.stdout.readline()
+    assert where.startswith("operator token: created "), where
     return proc, line.split()[-1]
 
 
@@ -30,11 +32,12 @@ def test_two_bot_processes_play_a_full_game_to_100_through_a_standalone_referee(
     try:
         with grpc.insecure_channel(address) as channel:
             ops = referee_pb2_grpc.RefereeServiceStub(channel)
+            md = (("authorization", "Bearer " + (tmp_path / "operator-token").read_text().strip()),)
             created = ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="greedy"), referee_pb2.SeatSpec(name="expert")],
                 rules=game_pb2.RuleSet(name="classic"),
                 time_control=game_pb2.TimeControl(text="st=5"),
-            ))
+            ), metadata=md)
             programs = ["sample_bots.greedy_bot", "sample_bots.expert_bot"]
             for seat_token, program in zip(created.seat_tokens, programs, strict=True):
                 bots.append(subprocess.Popen(
@@ -47,7 +50,7 @@ def test_two_bot_processes_play_a_full_game_to_100_through_a_standalone_referee(
                 assert bot.returncode == 0, err.decode()[-2000:]
             deadline = time.monotonic() + 10
             while True:
-                status = ops.GetMatch(referee_pb2.GetMatchRequest(match_id=created.match_id)).match
+                status = ops.GetMatch(referee_pb2.GetMatchRequest(match_id=created.match_id), metadata=md).match
                 if status.state == referee_pb2.MATCH_STATE_FINISHED or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)

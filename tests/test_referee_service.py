@@ -22,15 +22,16 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
     async def main() -> None:
         async with referee.open_referee() as ref, grpc.aio.insecure_channel(ref.address) as ch:
             ops = referee_pb2_grpc.RefereeServiceStub(ch)
+            md = referee.operator_metadata(ref.operator_token)
             created = await referee.aio(_reply(ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
                 rules=game_pb2.RuleSet(name="short", target=25),
                 time_control=game_pb2.TimeControl(text="st=2 timemargin=100"),
                 match_id="m-1",
-            ))))
+            ), metadata=md)))
             assert created.match_id == "m-1" and len(created.seat_tokens) == 2
             assert all(len(t.token) >= 22 for t in created.seat_tokens)  # >= 128 bits
-            watch = ops.WatchMatch(referee_pb2.WatchMatchRequest(match_id="m-1", from_start=True))
+            watch = ops.WatchMatch(referee_pb2.WatchMatchRequest(match_id="m-1", from_start=True), metadata=md)
             seen: list[referee_pb2.SpectatorEvent] = []
 
             async def spectate() -> None:
@@ -43,7 +44,8 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
                 for t in created.seat_tokens:
                     n.start_soon(referee.aio, Client(ref.address, t.token).play())
                 await table.finished.wait()
-            status = (await referee.aio(_reply(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="m-1"))))).match
+            get = ops.GetMatch(referee_pb2.GetMatchRequest(match_id="m-1"), metadata=md)
+            status = (await referee.aio(_reply(get))).match
             assert status.state == referee_pb2.MATCH_STATE_FINISHED
             assert status.result.termination == game_pb2.TERMINATION_NORMAL
             assert list(status.player_names) == ["north", "south"]
@@ -60,29 +62,30 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
 
             # A spectator who comes after the end (the log is kept deflated then) gets the same story.
             async def collect(from_start: bool) -> list[referee_pb2.SpectatorEvent]:
-                watch = ops.WatchMatch(referee_pb2.WatchMatchRequest(match_id="m-1", from_start=from_start))
+                request = referee_pb2.WatchMatchRequest(match_id="m-1", from_start=from_start)
+                watch = ops.WatchMatch(request, metadata=md)
                 return [ev async for ev in watch]
 
             assert await referee.aio(collect(True)) == seen
             assert await referee.aio(collect(False)) == [seen[0], seen[-1]]  # over: header and result
 
-            missing = await referee.aio(_code(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="nope"))))
+            missing = await referee.aio(_code(ops.GetMatch(referee_pb2.GetMatchRequest(match_id="nope"), metadata=md)))
             assert missing == grpc.StatusCode.NOT_FOUND
             bad = await referee.aio(_code(ops.CreateMatch(referee_pb2.CreateMatchRequest(
-                seats=[referee_pb2.SeatSpec(name="a")]))))
+                seats=[referee_pb2.SeatSpec(name="a")]), metadata=md)))
             assert bad == grpc.StatusCode.INVALID_ARGUMENT
             bad_rules = await referee.aio(_code(ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
-                rules=game_pb2.RuleSet(name="nonsense")))))
+                rules=game_pb2.RuleSet(name="nonsense")), metadata=md)))
             assert bad_rules == grpc.StatusCode.INVALID_ARGUMENT
 
             second = await referee.aio(_reply(ops.CreateMatch(referee_pb2.CreateMatchRequest(
-                seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")]))))
+                seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")]), metadata=md)))
             listed = await referee.aio(_reply(ops.ListMatches(referee_pb2.ListMatchesRequest(
-                state_filter=referee_pb2.MATCH_STATE_WAITING_FOR_PLAYERS))))
+                state_filter=referee_pb2.MATCH_STATE_WAITING_FOR_PLAYERS), metadata=md)))
             assert [m.match_id for m in listed.matches] == [second.match_id]
             cancelled = await referee.aio(_reply(ops.CancelMatch(referee_pb2.CancelMatchRequest(
-                match_id=second.match_id, reason="test over"))))
+                match_id=second.match_id, reason="test over"), metadata=md)))
             del cancelled
             await ref.tables[second.match_id].finished.wait()
             report = ref.tables[second.match_id].report

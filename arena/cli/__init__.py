@@ -25,6 +25,7 @@ from arena.results import page as results_page
 from arena.run.ladder import LadderError
 from arena.run.manifest import ManifestError
 from arena.store import StoreError
+from referee._tls import ListenError
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except (UsageError, LadderError, StoreError) as e:
         print(f"arena: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except ListenError as e:
+        print(f"arena: {e}; choose another address with --listen HOST:PORT", file=sys.stderr)
         return EXIT_USAGE
     except ConnectionError as e:
         print(f"arena: {e}", file=sys.stderr)

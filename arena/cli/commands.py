@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import secrets
@@ -18,9 +19,12 @@ from arena.cli.options import (
     UsageError,
     address,
     bots_from_args,
+    check_listen_free,
     check_startable,
+    listen_of,
     make_console,
     play_config,
+    remote_access,
     run_cancellable,
 )
 from arena.console import Console
@@ -31,9 +35,19 @@ from arena.results.stats import SprtSpec
 from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
 from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
-from arena.run.tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
+from arena.run.tournament import (
+    RemoteAccess,
+    new_bot_tokens,
+    new_run_id,
+    run_folder,
+    run_tournament,
+    summary_text,
+    write_results,
+)
 from arena.store import RunStore
 from referee import games as referee_games
+from referee._auth import TokenFileError
+from referee._tls import ListenError, TLSConfigError, check_can_listen, server_tls_from_args
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""
@@ -90,7 +104,7 @@ def run_config(
             challenger=challenger,
             sprt=sprt,
             referee=args.referee,
-            listen=args.listen,
+            listen=listen_of(args),
             seats=seats,
             tables=getattr(args, "tables", 0),
             instances=getattr(args, "instances", 1),
@@ -99,7 +113,14 @@ def run_config(
         raise UsageError(str(e)) from None
 
 
-def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
+def _alone(e: BaseException) -> BaseException:
+    """The one exception inside (nested) exception groups of one, else ``e``."""
+    while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
+        e = e.exceptions[0]
+    return e
+
+
+def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess) -> int:
     cfg = store.config
     where = cfg.referee or "the embedded referee"
     print(
@@ -111,8 +132,14 @@ def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
     )
     started = time.monotonic()
     try:
-        result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope))
-    except (ConnectionError, OSError, grpc.RpcError) as e:
+        result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope,
+                                                              access=access))
+    except BaseException as raised:  # a failure inside the run's nursery comes as a group of one
+        e = _alone(raised)
+        if isinstance(e, ListenError):
+            raise e from None
+        if not isinstance(e, (ConnectionError, OSError, grpc.RpcError)):
+            raise
         print(
             f"arena: the run failed: {e}\nThe games finished so far are kept; continue with: "
             f"arena tournament --resume {store.run_dir}",
@@ -166,9 +193,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     pairings = len(bots) * (len(bots) - 1) // 2
     games = args.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)
     cfg = run_config(args, run_dir, bots, games=games)
+    access = remote_access(args)
+    check_listen_free(args)
     store = RunStore.create(run_dir, cfg, bots, {})
     try:
-        return _play_run(store, console, resumed=False)
+        return _play_run(store, console, resumed=False, access=access)
     finally:
         store.close()
 
@@ -176,15 +205,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace, console: Console) -> int:
     if args.bots is not None or args.bot:
         print("note: --resume uses the run's stored bots and settings; --bots/--bot are ignored", file=sys.stderr)
+    access = remote_access(args)
     store = RunStore.open(args.resume, lock=True)
     try:
+        if args.listen is not None and args.listen != store.config.listen:  # a new address for the referee
+            address(args.listen, "--listen")
+            store.replace_config(dataclasses.replace(store.config, listen=args.listen))
+        args.referee = store.config.referee
+        check_listen_free(args)
         status = store.meta("status")
         counts = store.counts()
         if counts["pending"] + counts["running"] == 0 or status == "stopped":
             print(f"{args.resume}: the run is already complete ({status}).")
         else:
             check_startable(store.bots())
-        return _play_run(store, console, resumed=True)
+        return _play_run(store, console, resumed=True, access=access)
     finally:
         store.close()
 
@@ -204,24 +239,35 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if problems := not_playing(bots, cfg.play.game):
         raise ManifestError(problems)
     check_startable(bots)
+    access = remote_access(args)
+    check_listen_free(args)
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
-        return _play_run(store, console, resumed=False)
+        return _play_run(store, console, resumed=False, access=access)
     finally:
         store.close()
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     make_console(args)
-    address(args.listen, "--listen")
+    host, _, port = address(args.listen, "--listen").rpartition(":")
     folder = args.dir or default_folder("serve")
+    try:
+        tls = server_tls_from_args(args)
+        check_can_listen(host or "127.0.0.1", int(port))  # before the folder is created
+    except TLSConfigError as e:
+        raise UsageError(str(e)) from None
 
     async def go(scope: trio.CancelScope) -> None:
         with scope:
-            await serve(args.listen, folder)
+            await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
+                        tls=tls)
 
-    run_cancellable(go)
+    try:
+        run_cancellable(go)
+    except TokenFileError as e:
+        raise UsageError(str(e)) from None
     return EXIT_OK
 
 

@@ -12,7 +12,16 @@ from typing import Any
 
 import trio
 
-from arena.cli.options import UsageError, inline_text, make_console, play_config, run_cancellable
+from arena.cli.options import (
+    UsageError,
+    check_listen_free,
+    inline_text,
+    listen_of,
+    make_console,
+    play_config,
+    remote_access,
+    run_cancellable,
+)
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from arena.results.report import table
 from arena.run.ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
@@ -75,11 +84,13 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
     seats = args.seats or min(counts)
     if seats not in counts:
         raise UsageError(f"--seats {seats}: {play.game} is played by {counts.start} to {counts.stop - 1} seats")
+    access = remote_access(args)
+    check_listen_free(args)
     started = time.monotonic()
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:
-        return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=args.listen,
-                                seed=args.seed, cancel_scope=scope, seats=seats)
+        return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=listen_of(args),
+                                seed=args.seed, cancel_scope=scope, seats=seats, access=access)
 
     result = run_cancellable(go)
     print(f"{result.done} game(s) played in {time.monotonic() - started:.1f} s (run {result.run_id}); "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import shlex
 import signal
 import sys
@@ -20,13 +21,18 @@ from arena import console as console_mod
 from arena.console import Console
 from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
 from arena.run.schedule import FAULT_POLICIES, PlayConfig
+from arena.run.tournament import RemoteAccess
 from referee import TimeControl, TimeControlError, games
+from referee._auth import TokenFileError, client_operator_token
 from referee._spec import DEFAULT_GAME
+from referee._tls import check_can_listen, client_tls
 from referee.gin import PRESETS, RuleSet, RuleSetError
 
 T = TypeVar("T")
 
 DEFAULT_TC = "st=1 timemargin=50"
+DEFAULT_LISTEN = "127.0.0.1:0"
+"""Where an embedded referee listens when no --listen is given."""
 
 
 class UsageError(Exception):
@@ -93,13 +99,37 @@ def address(text: str, what: str) -> str:
     return text
 
 
+def listen_of(args: argparse.Namespace) -> str:
+    """``--listen``, or the default."""
+    return str(args.listen or DEFAULT_LISTEN)
+
+
+def remote_access(args: argparse.Namespace) -> RemoteAccess:
+    """How a remote referee is reached: its operator token (``--operator-token-file`` or the
+    environment) and TLS (``--tls``, ``--ca``)."""
+    if args.ca and not os.access(args.ca, os.R_OK):
+        raise UsageError(f"--ca {args.ca}: cannot read the file")
+    try:
+        token = client_operator_token(args.operator_token_file)
+    except TokenFileError as e:
+        raise UsageError(str(e)) from None
+    return RemoteAccess(token, client_tls(args.tls, args.ca))
+
+
+def check_listen_free(args: argparse.Namespace) -> None:
+    """Refuse (one line, exit 2) an embedded referee's busy address before anything is created."""
+    if not args.referee:
+        host, _, port = listen_of(args).rpartition(":")
+        check_can_listen(host or "127.0.0.1", int(port))
+
+
 def play_config(args: argparse.Namespace) -> PlayConfig:
     """The play options of a command line, parsed once into the typed value that is stored."""
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     if args.referee:
         address(args.referee, "--referee")
-    address(args.listen, "--listen")
+    address(listen_of(args), "--listen")
     game = getattr(args, "game", DEFAULT_GAME)
     try:
         return PlayConfig(
@@ -159,9 +189,15 @@ def add_play_options(
                    help="seconds a game waits for its bots to connect (default 60)")
     g.add_argument("--referee", default="", metavar="HOST:PORT",
                    help="use a remote referee (e.g. `arena serve`) instead of the embedded one")
-    g.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT",
-                   help="where the embedded referee listens (default 127.0.0.1:0 = any free port; "
-                   "use 0.0.0.0:PORT to let remote bots in)")
+    g.add_argument("--listen", default=None, metavar="HOST:PORT",
+                   help=f"where the embedded referee listens (default {DEFAULT_LISTEN} = any free port; "
+                   "use 0.0.0.0:PORT to let remote bots in; with --resume: a new address)")
+    g.add_argument("--operator-token-file", type=Path, default=None, metavar="PATH",
+                   help="with --referee: the remote referee's operator token (its token file; default "
+                   f"${referee.OPERATOR_TOKEN_ENV})")
+    g.add_argument("--tls", action="store_true", help="with --referee: reach the remote referee over TLS")
+    g.add_argument("--ca", default="", metavar="FILE",
+                   help="with --referee: trust the CA certificates in FILE for its certificate (implies --tls)")
     g.add_argument("--seed", default="", help="run seed (any text; default random): every deal derives from it")
 
 

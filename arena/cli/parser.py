@@ -14,6 +14,8 @@ from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
 from arena.run.schedule import FORMATS
+from referee._tls import add_server_tls_options
+from referee.cli import add_operator_options
 
 _FMT = argparse.RawDescriptionHelpFormatter
 DB_HELP = "the ladder database (default ~/.gin-arena/ladder.sqlite)"
@@ -98,6 +100,8 @@ def _serve(sub: Any) -> None:
     s.add_argument("--listen", default="127.0.0.1:50051", metavar="HOST:PORT",
                    help="address to listen on (default 127.0.0.1:50051; 0.0.0.0:PORT for other machines)")
     s.add_argument("--dir", type=Path, default=None, metavar="DIR", help="folder (default runs/serve-<timestamp>)")
+    add_operator_options(s, "DIR")
+    add_server_tls_options(s)
     add_log_options(s)
 
 

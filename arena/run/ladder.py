@@ -25,7 +25,7 @@ from arena.run.manifest import BotSpec, not_playing, startup_problem
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor
 from arena.run.schedule import GameJob, PlayConfig, base_name
-from arena.run.tournament import open_context, play_settings, run_folder
+from arena.run.tournament import PLAINTEXT, RemoteAccess, open_context, play_settings, run_folder
 from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
 from referee import games as referee_games
 from referee._spec import DEFAULT_GAME
@@ -319,8 +319,10 @@ async def run_ladder(
     seed: str = "",
     cancel_scope: trio.CancelScope | None = None,
     seats: int = 2,
+    access: RemoteAccess = PLAINTEXT,
 ) -> LadderRunResult:
-    """Play ``games`` new ladder games at tables of ``seats``."""
+    """Play ``games`` new ladder games at tables of ``seats`` (a remote ``referee`` reached as
+    ``access`` says)."""
     bots = {b.name: b for b in ladder.bots()}
     remote = [b.name for b in bots.values() if b.remote]
     if remote:
@@ -343,7 +345,7 @@ async def run_ladder(
     scope = cancel_scope or trio.CancelScope()
     try:
         with scope:
-            async with open_context(referee, listen, folder) as context:
+            async with open_context(referee, listen, folder, access) as context:
                 await Runner(context, bots, {}, settings, logs, sink, progress, run_id=run_id,
                              stalls=StallMonitor()).run([(j, 0) for j in jobs])
     finally:

@@ -16,24 +16,33 @@ import referee
 from arena.console import log_to_file
 from arena.results.records import from_report
 from arena.store import open_db, record_game
+from referee._auth import DEFAULT_TOKEN_FILE, resolve_operator_token
 
 log = structlog.get_logger("arena")
 
 FORGET_AFTER_S = 600.0
 """A finished match stays visible to GetMatch this long after it was recorded."""
 
-async def serve(listen: str, folder: Path, *, ready: trio.Event | None = None) -> None:
-    """Serve until cancelled, recording every finished match in ``folder/serve.sqlite``."""
+async def serve(
+    listen: str, folder: Path, *, ready: trio.Event | None = None, token_file: Path | None = None,
+    public_watch: bool = False, tls: referee.ServerTLS | None = None,
+) -> None:
+    """Serve until cancelled, recording every finished match in ``folder/serve.sqlite``. The
+    operator token comes from ``token_file``, the environment or ``folder/operator-token``."""
     folder.mkdir(parents=True, exist_ok=True)
+    token = resolve_operator_token(token_file, folder / DEFAULT_TOKEN_FILE)
     log_to_file(folder / "serve.log")
     db = open_db(folder / "serve.sqlite", "serve")
     host, _, port = listen.rpartition(":")
     recorded: set[str] = {r["match_id"] for r in db.execute("SELECT match_id FROM games")}
     finished_at: dict[str, float] = {}
     try:
-        async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays") as ref:
+        async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays",
+                                        operator_token=token.token, public_watch=public_watch, tls=tls) as ref:
             referee.tune_gc_for_server()
-            print(f"referee listening on {ref.address}; replays and records in {folder}", flush=True)
+            print(f"referee listening on {ref.address}{' (TLS)' if tls else ''}; replays and records in {folder}",
+                  flush=True)
+            print(token.describe(), flush=True)
             log.info("serve_started", address=ref.address, folder=str(folder))
             if ready is not None:
                 ready.set()

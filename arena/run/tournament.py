@@ -24,7 +24,7 @@ from arena.run.procs import BotLogs
 from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
 from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.store import DbWriter, RunStore, proc_start_ticks
-from referee import MatchContext, open_match_context
+from referee import ClientTLS, MatchContext, open_match_context
 
 log = structlog.get_logger("arena")
 
@@ -195,12 +195,30 @@ def play_settings(play: PlayConfig) -> PlaySettings:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class RemoteAccess:
+    """How the arena reaches a remote referee (given on each command line; never stored)."""
+
+    operator_token: str = ""
+    """The remote referee's operator token."""
+    tls: ClientTLS | None = None
+    """TLS to the referee (``None``: plaintext)."""
+
+
+PLAINTEXT = RemoteAccess()
+"""A remote referee reached without a token or TLS (an embedded referee needs neither)."""
+
+
 @asynccontextmanager
-async def open_context(referee: str, listen: str, folder: Path) -> AsyncIterator[MatchContext]:
-    """Where a run's (or a ladder run's) games are played: the remote referee at ``referee``, or
-    (``""``) one embedded for the run, listening on ``listen`` and writing replays to
-    ``folder/replays``."""
-    async with open_match_context(listen=listen, replay_dir=folder / "replays", referee=referee) as ctx:
+async def open_context(
+    referee: str, listen: str, folder: Path, access: RemoteAccess | None = None
+) -> AsyncIterator[MatchContext]:
+    """Where a run's (or a ladder run's) games are played: the remote referee at ``referee``
+    (reached as ``access`` says), or (``""``) one embedded for the run, listening on ``listen``
+    and writing replays to ``folder/replays``."""
+    access = access or PLAINTEXT
+    async with open_match_context(listen=listen, replay_dir=folder / "replays", referee=referee,
+                                  operator_token=access.operator_token, tls=access.tls) as ctx:
         yield ctx
 
 
@@ -224,10 +242,12 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
 
 
 async def run_tournament(
-    store: RunStore, console: Console, *, resumed: bool = False, cancel_scope: trio.CancelScope | None = None
+    store: RunStore, console: Console, *, resumed: bool = False, cancel_scope: trio.CancelScope | None = None,
+    access: RemoteAccess = PLAINTEXT,
 ) -> RunResult:
     """Play every pending game of a run and write its results. Cancelling ``cancel_scope`` (Ctrl-C)
-    stops it cleanly: running games are aborted (and will be re-played by ``--resume``)."""
+    stops it cleanly: running games are aborted (and will be re-played by ``--resume``). A remote
+    referee is reached as ``access`` says."""
     cfg = store.config
     run_dir = store.run_dir
     log_to_file(run_dir / "run.log")
@@ -273,7 +293,7 @@ async def run_tournament(
             nursery.start_soon(writer.run)
             try:
                 with scope:
-                    async with open_context(cfg.referee, cfg.listen, run_dir) as context:
+                    async with open_context(cfg.referee, cfg.listen, run_dir, access) as context:
                         _announce_remote(console, store, bots, context.bot_address)
                         runner = Runner(
                             context, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress,

@@ -4,7 +4,8 @@
 //   npm ci                                   (once, in sample_bots/js/)
 //   node sample_bots/js/bot.js --referee HOST:PORT --token T [--name N] [--matches N]
 //
-// Options may also come from the environment: GIN_REFEREE, GIN_TOKEN, GIN_BOT_NAME, GIN_MATCHES.
+// Options may also come from the environment: GIN_REFEREE, GIN_TOKEN, GIN_BOT_NAME, GIN_MATCHES,
+// GIN_TLS=1 (--tls: connect with TLS) and GIN_CA (--ca FILE: the CA certificates to trust).
 // --matches N: exit after N matches have finished (default 1; 0 = until stopped).
 // --selftest: no network; read stdio-protocol JSON lines on stdin and answer each request
 //             line with {"action": "..."} (see the stdio protocol in sample_bots/stdio_bridge.py).
@@ -12,6 +13,7 @@
 // The .proto files are loaded straight from proto/gin_arena/v1/ (relative to this script).
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
 const crypto = require('crypto');
@@ -33,6 +35,8 @@ function parseArgs(argv) {
     name: env.GIN_BOT_NAME || 'greedy-js',
     matches: Number(env.GIN_MATCHES || 1),
     retries: 10,
+    tls: ['1', 'true', 'yes'].includes(env.GIN_TLS || ''),
+    ca: env.GIN_CA || '',
     selftest: false,
     checkProto: false,
   };
@@ -47,6 +51,8 @@ function parseArgs(argv) {
     else if (arg === '--name') opts.name = next();
     else if (arg === '--matches') opts.matches = Number(next());
     else if (arg === '--retries') opts.retries = Number(next());
+    else if (arg === '--tls') opts.tls = true;
+    else if (arg === '--ca') opts.ca = next();
     else if (arg === '--selftest') opts.selftest = true;
     else if (arg === '--check-proto') opts.checkProto = true;
     else if (arg === '-h' || arg === '--help') usage(null);
@@ -58,6 +64,7 @@ function parseArgs(argv) {
 
 function usage(error) {
   const text = 'usage: node bot.js --referee HOST:PORT --token T [--name N] [--matches N] [--retries N]\n' +
+    '                  [--tls] [--ca FILE]   (TLS; --ca: trust these CA certificates, implies --tls)\n' +
     '       node bot.js --selftest      (stdio JSON lines, no network)\n';
   if (error) {
     process.stderr.write(`bot.js: error: ${error}\n${text}`);
@@ -146,7 +153,10 @@ function play(opts) {
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => finish(0, `stopped by ${sig}`));
 
   function connect() {
-    const client = new BotService(opts.referee, grpc.credentials.createInsecure());
+    const creds = opts.tls || opts.ca
+      ? grpc.credentials.createSsl(opts.ca ? fs.readFileSync(opts.ca) : null)
+      : grpc.credentials.createInsecure();
+    const client = new BotService(opts.referee, creds);
     const call = client.Play();
     current = { client, call };
     let welcomed = false;

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -134,7 +135,10 @@ class BotConfig:
     concurrent: int = 1
     """Matches the bot plays at once on the session (``Hello.max_concurrent_matches``)."""
     tls: bool = False
-    """Connect with TLS (system root certificates) instead of plaintext."""
+    """Connect with TLS instead of plaintext (the referee's certificate checked against ``ca``,
+    or the system's root certificates)."""
+    ca: str = ""
+    """A PEM file of CA certificates to trust (implies ``tls``); empty: the system's roots."""
     retries: int = 10
     """Connection attempts in a row that may fail before giving up."""
     backoff_s: float = 0.25
@@ -324,8 +328,9 @@ class _Session:
 
     # ----- one connection -----
     def _channel(self) -> grpc.aio.Channel:
-        if self.config.tls:
-            return grpc.aio.secure_channel(self.config.referee, grpc.ssl_channel_credentials())
+        if self.config.tls or self.config.ca:
+            roots = Path(self.config.ca).read_bytes() if self.config.ca else None
+            return grpc.aio.secure_channel(self.config.referee, grpc.ssl_channel_credentials(roots))
         return grpc.aio.insecure_channel(self.config.referee)
 
     def _wants_events(self) -> bool:
@@ -536,7 +541,7 @@ def make_parser(default_name: str = "bot", description: str | None = None) -> ar
     """The kit's command line; add your own options to it before :func:`parse_config`.
 
     Every option can also come from the environment: ``GIN_REFEREE``, ``GIN_TOKEN``,
-    ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_LOG_LEVEL``."""
+    ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_LOG_LEVEL``, ``GIN_TLS`` (1: TLS), ``GIN_CA``."""
     env = os.environ
     p = argparse.ArgumentParser(description=description or f"Gin Arena bot {default_name!r}")
     p.add_argument("--referee", default=env.get("GIN_REFEREE", DEFAULT_REFEREE), metavar="HOST:PORT",
@@ -549,7 +554,11 @@ def make_parser(default_name: str = "bot", description: str | None = None) -> ar
                    help="exit after N matches have finished; 0 = serve until stopped (default %(default)s)")
     p.add_argument("--concurrent", type=int, default=1, metavar="N",
                    help="matches to play at once on the session (default %(default)s)")
-    p.add_argument("--tls", action="store_true", help="connect with TLS")
+    p.add_argument("--tls", action="store_true", default=env.get("GIN_TLS", "") in ("1", "true", "yes"),
+                   help="connect with TLS (env GIN_TLS=1)")
+    p.add_argument("--ca", default=env.get("GIN_CA", ""), metavar="FILE",
+                   help="trust the CA certificates in FILE (PEM) for the referee's certificate; implies --tls "
+                   "(env GIN_CA; default the system's root certificates)")
     p.add_argument("--retries", type=int, default=10, metavar="N",
                    help="failed connection attempts in a row before giving up (default %(default)s)")
     p.add_argument("--no-nonce", action="store_true", help="send no nonce in Hello")
@@ -567,9 +576,11 @@ def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
         parser.error("a token is required: --token T or the environment variable GIN_TOKEN")
     if ns.matches < 0 or ns.concurrent < 1 or ns.retries < 0:
         parser.error("--matches must be >= 0, --concurrent >= 1, --retries >= 0")
+    if ns.ca and not os.access(ns.ca, os.R_OK):
+        parser.error(f"--ca {ns.ca}: cannot read the file")
     config = BotConfig(
         token=ns.token, referee=ns.referee, name=ns.name, matches=ns.matches, concurrent=ns.concurrent,
-        tls=ns.tls, retries=ns.retries,
+        tls=ns.tls or bool(ns.ca), ca=ns.ca, retries=ns.retries,
     )
     if ns.no_nonce:
         config.nonce = b""
