@@ -5,10 +5,12 @@ the recorder's fast path); the record kinds and fields are those of ``_replay``'
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import games
 from ._faults import Fault
+from ._journal import Journal
 from ._replay import REPLAY_FORMAT, REPLAY_VERSION, ReplayRecorder
 from ._spec import MatchSpec, Termination
 
@@ -16,7 +18,22 @@ _KIND = {games.DealBegun: "deal", games.DealOver: "deal_end", games.GameOver: "g
 
 
 class MatchRecorder(ReplayRecorder):
-    """The replay of one match, written as the match goes."""
+    """The replay of one match, written as the match goes (to memory, or to its journal)."""
+
+    journal: Journal | None = None
+    """The match's journal, once :meth:`start_journal` opened it."""
+
+    def start_journal(self, folder: Path, match_id: str, seed: bytes, nonces: Sequence[bytes]) -> None:
+        """Journal every record from now on (before the first: the journal is the whole replay)."""
+        assert self.count == 0 and self.journal is None
+        self.journal = self.sink = Journal(folder, match_id, seed, nonces)
+
+    def write(self, path: Path) -> None:
+        """Write the replay to ``path`` atomically (a journal becomes it: fsync, rename)."""
+        if self.journal is not None:
+            self.journal.complete(path)
+        else:
+            super().write(path)
 
     def header(self, spec: MatchSpec, match_id: str, rules: Mapping[str, Any], commitment: bytes,
                bots: Sequence[str], event_messages: Sequence[bool]) -> None:
