@@ -144,6 +144,8 @@ class Interrupted:
     """Lines the replay holds before its result record."""
     result: dict[str, Any]
     """The result record appended (its JSON object)."""
+    final_hash: str
+    """SHA-256 (hex) of the interrupted replay's last line."""
 
 
 def _complete_prefix(data: bytes) -> list[bytes]:
@@ -212,12 +214,13 @@ def recover(journal: Path) -> Interrupted:
     result["seq"] = len(lines)
     result["prev"] = hashlib.sha256(lines[-1]).hexdigest() if lines else GENESIS
     target = base.with_name(match_id + ".jsonl")
-    data = b"".join(x + b"\n" for x in lines) + canonical(result) + b"\n"
-    write_atomic(target, data)
+    last = canonical(result)
+    write_atomic(target, b"".join(x + b"\n" for x in lines) + last + b"\n")
     for suffix in (JOURNAL_SUFFIX, LIVE_SUFFIX, SEED_SUFFIX):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(base.with_name(match_id + suffix))
-    return Interrupted(match_id, target, header, seed, nonces, deals, len(lines), result)
+    return Interrupted(match_id, target, header, seed, nonces, deals, len(lines), result,
+                       hashlib.sha256(last).hexdigest())
 
 
 def journals(folder: Path) -> list[Path]:

@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection
 
 from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
 
+from ._interrupted import recover_folder
 from ._runtime import aio
 from ._seats import SeatLink
 from ._service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
@@ -59,6 +60,10 @@ class Referee:
         self._finished: deque[str] = deque()
         self.keep_finished = KEEP_FINISHED
         self.address = ""
+        if replay_dir is not None:  # the matches a killed referee left: over, listed as interrupted
+            for table in recover_folder(replay_dir):
+                self.tables[table.match_id] = table
+                self._finished.append(table.match_id)
 
     def create_match(self, spec: MatchSpec) -> Table:
         """Register a match and start running it (it waits for its seats to connect)."""

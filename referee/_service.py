@@ -228,6 +228,7 @@ _STATE = {
     "running": referee_pb2.MATCH_STATE_RUNNING,
     "finished": referee_pb2.MATCH_STATE_FINISHED,
     "aborted": referee_pb2.MATCH_STATE_ABORTED,
+    "interrupted": referee_pb2.MATCH_STATE_INTERRUPTED,
 }
 
 
@@ -294,7 +295,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         table = self.referee.tables.get(request.match_id)
         if table is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        if table.state in ("finished", "aborted"):
+        if table.over:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"match {request.match_id!r} is over")
         table.cancel(request.reason)
         return referee_pb2.CancelMatchResponse(match=match_status(table))

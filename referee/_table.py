@@ -55,7 +55,7 @@ MAX_STRAY_MESSAGES = 100
 """Answers that fit no open request (wrong id, out of turn, …) a seat may send between two of
 its own requests before its session is closed as a flood (RESOURCE_EXHAUSTED)."""
 
-TableState = Literal["waiting", "running", "finished", "aborted"]
+TableState = Literal["waiting", "running", "finished", "aborted", "interrupted"]
 
 
 class Table:
@@ -109,7 +109,7 @@ class Table:
     @property
     def over(self) -> bool:
         """Whether the match has finished or was aborted."""
-        return self.state in ("finished", "aborted")
+        return self.state in ("finished", "aborted", "interrupted")
 
     def seat_connected(self) -> None:
         """A seat's first session arrived: the match may start."""

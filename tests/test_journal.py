@@ -5,19 +5,28 @@ journal's files (mode 0600) hold only what a spectator may see of it."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import random
 import re
+import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
+import grpc
+import pytest
 import trio
 import trio.testing
 
-from gin_arena.v1 import bot_pb2
+from arena.cli import main as arena_main
+from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
 from referee import MatchSpec
 from referee._table import Table
 from referee.gin import DECK
+from tests._bots import Client, knock_first
 from tests.test_audit import Answer, Behaviour, _Session, greedy, small_run
 
 
@@ -86,3 +95,86 @@ def test_while_a_deal_runs_its_journal_holds_only_what_a_spectator_sees(tmp_path
         text = (snap[".journal"] + snap[".live"]).decode()
         assert running["key"] not in text and ",".join(running["deck"]) not in text
         assert json.dumps(running["deck"]) not in text
+
+
+# ----------------------------------------------------------------------------------------------
+# real processes: `referee serve` killed with SIGKILL mid-match, then started again
+# ----------------------------------------------------------------------------------------------
+def _start_referee(replays: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0", "--replays", str(replays)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("referee listening on "), line
+    return proc, line.split()[-1]
+
+
+SEED = hashlib.sha256(b"killed mid-match").digest()
+
+
+async def _play_until_deal(address: str, deal: int, replays: Path) -> tuple[str, dict[str, bytes]]:
+    """Create a match, play it with two in-process bots until seat 1's first request of game 1
+    deal ``deal``; there, read the journal's files (what a bot on the machine could try)."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        created = await referee_pb2_grpc.RefereeServiceStub(channel).CreateMatch(referee_pb2.CreateMatchRequest(
+            seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
+            rules=game_pb2.RuleSet(name="classic"), time_control=game_pb2.TimeControl(text="st=30"),
+            seed=SEED, mix_bot_nonces=True))
+    paused = asyncio.Event()
+    snap: dict[str, bytes] = {}
+    pick = knock_first(random.Random(7))
+
+    async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        req = msg.action_request
+        if req.state.deal_number >= deal and not paused.is_set():
+            for p in replays.iterdir():
+                assert stat.S_IMODE(p.stat().st_mode) == 0o600, p.name
+                snap[p.suffix] = p.read_bytes()
+            paused.set()
+            await asyncio.sleep(3600)  # until the referee is killed
+        return pick(req)
+
+    bots = [Client(address, t.token, name=f"bot{t.seat}", nonce=bytes([t.seat + 1]) * 8) for t in created.seat_tokens]
+    tasks = [asyncio.ensure_future(bots[0].play()), asyncio.ensure_future(bots[1].play(decide))]
+    await asyncio.wait_for(paused.wait(), 120)
+    for task in tasks:
+        task.cancel()
+    return created.match_id, snap
+
+
+def test_a_referee_killed_mid_match_lists_it_interrupted_after_restart_and_its_replay_audits(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    replays = tmp_path / "replays"
+    proc, address = _start_referee(replays)
+    try:
+        match_id, snap = asyncio.run(_play_until_deal(address, 3, replays))
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert sorted(snap) == [".journal", ".live", ".seed"]
+    live = [json.loads(line) for line in snap[".live"].splitlines()]
+    assert live[0]["type"] == "deal" and live[0]["deal"] == 3 and "deck" not in live[0]
+    assert all("card" not in r for r in live)
+
+    proc, address = _start_referee(replays)
+    try:
+        with grpc.insecure_channel(address) as channel:
+            listed = referee_pb2_grpc.RefereeServiceStub(channel).ListMatches(referee_pb2.ListMatchesRequest())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    (status,) = [m for m in listed.matches if m.match_id == match_id]
+    assert status.state == referee_pb2.MATCH_STATE_INTERRUPTED
+    assert status.result.termination == game_pb2.TERMINATION_INTERRUPTED
+    assert status.result.seed == SEED, "the seed of an interrupted match is revealed"
+    assert sorted(p.name for p in replays.iterdir()) == [f"{match_id}.jsonl"]
+    replay = replays / f"{match_id}.jsonl"
+    assert Path(status.replay_path) == replay
+    records = [json.loads(line) for line in replay.read_bytes().splitlines()]
+    assert [r["deal"] for r in records if r["type"] == "deal_end"] == [1, 2], "up to the last complete deal"
+    assert records[-1]["termination"] == "interrupted"
+    assert arena_main(["audit", str(replay)]) == 0
+    out = capsys.readouterr().out
+    assert "interrupted" in out and "after game 1 deal 2" in out, out

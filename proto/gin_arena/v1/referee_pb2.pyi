@@ -42,6 +42,10 @@ class _MatchStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchState
     """Over, with a result (including forfeits)."""
     MATCH_STATE_ABORTED: _MatchState.ValueType  # 4
     """Cancelled by the operator or stopped by a referee failure."""
+    MATCH_STATE_INTERRUPTED: _MatchState.ValueType  # 5
+    """The referee stopped while the match ran (found on restart); over, with
+    the seed revealed and no winner.
+    """
 
 class MatchState(_MatchState, metaclass=_MatchStateEnumTypeWrapper):
     """The life of a match."""
@@ -56,6 +60,10 @@ MATCH_STATE_FINISHED: MatchState.ValueType  # 3
 """Over, with a result (including forfeits)."""
 MATCH_STATE_ABORTED: MatchState.ValueType  # 4
 """Cancelled by the operator or stopped by a referee failure."""
+MATCH_STATE_INTERRUPTED: MatchState.ValueType  # 5
+"""The referee stopped while the match ran (found on restart); over, with
+the seed revealed and no winner.
+"""
 Global___MatchState: _TypeAlias = MatchState  # noqa: Y015
 
 @_typing.final
