@@ -17,6 +17,7 @@ import trio
 
 from gin_arena.v1 import referee_pb2, referee_pb2_grpc
 
+from ._replay import write_atomic
 from ._runtime import aio
 from ._server import Referee
 from ._spec import MatchReport, MatchSpec
@@ -212,7 +213,9 @@ async def _call(make: Callable[[], Any]) -> Any:
     return await aio(run())
 
 
-_OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED)
+_OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED, referee_pb2.MATCH_STATE_INTERRUPTED)
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 * 1024 * 1024)]
+"""The operator channel's options: a replay (``GetReplay``) may be large."""
 
 
 class RemoteMatch:
@@ -224,6 +227,7 @@ class RemoteMatch:
         self.finished = trio.Event()
         self._connected = [trio.Event() for _ in range(seats)]
         self._status: referee_pb2.MatchStatus | None = None
+        self._local = ""  # the replay fetched into the host's replay folder
 
     def connected(self, seat: int) -> trio.Event:
         return self._connected[seat]
@@ -268,11 +272,25 @@ class RemoteMatch:
 
     def report(self) -> MatchReport:
         assert self._status is not None, "report() before the match finished"
-        return match_report_from_proto(self._status.result, self._status.replay_path)
+        return match_report_from_proto(self._status.result, self._local or self._status.replay_path)
 
     async def replay(self) -> bytes:
-        """The replay, if the remote referee wrote it where this process can read it."""
-        path = self._status.replay_path if self._status is not None else ""
+        """The replay, fetched from the referee (``GetReplay``) into the host's replay folder
+        when it has one; else read where the remote referee wrote it, if this process can."""
+        if self._status is None:
+            return b""
+        if self.host.replay_dir is not None:
+            try:
+                data = await self.host.get_replay(self.match_id)
+            except grpc.aio.AioRpcError as e:
+                log.warning("remote_replay_unavailable", match_id=self.match_id, code=e.code().name,
+                            detail=e.details())
+                return b""
+            target = self.host.replay_dir / f"{self.match_id}.jsonl"
+            await trio.to_thread.run_sync(write_atomic, target, data)
+            self._local = str(target)
+            return data
+        path = self._status.replay_path
         try:
             return await trio.to_thread.run_sync(Path(path).read_bytes) if path else b""
         except OSError:
@@ -284,8 +302,10 @@ class RemoteHost:
 
     remote = True
 
-    def __init__(self, target: str, bot_address: str) -> None:
+    def __init__(self, target: str, bot_address: str, replay_dir: Path | None = None) -> None:
         self.target = target
+        self.replay_dir = replay_dir
+        """Where finished matches' replays are fetched to (``None``: left on the referee)."""
         self.bot_address = bot_address
         self.description = f"remote referee at {target}"
         self._channel: grpc.aio.Channel | None = None
@@ -297,7 +317,7 @@ class RemoteHost:
         return self._stub
 
     async def open(self) -> None:
-        self._channel = grpc.aio.insecure_channel(self.target)
+        self._channel = grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS)
         self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
         stub = self._stub
         deadline = time.monotonic() + 15
@@ -331,6 +351,14 @@ class RemoteHost:
         status: referee_pb2.MatchStatus = response.match
         return status
 
+    async def get_replay(self, match_id: str) -> bytes:
+        """The replay of a match that is over (``GetReplay``)."""
+        stub = self.stub
+        request = referee_pb2.GetReplayRequest(match_id=match_id)
+        response: Any = await _call(lambda: stub.GetReplay(request, timeout=60))
+        data: bytes = response.replay
+        return data
+
     async def cancel_match(self, match_id: str, reason: str) -> None:
         stub = self.stub
         request = referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
@@ -338,10 +366,10 @@ class RemoteHost:
 
 
 @asynccontextmanager
-async def remote_host(target: str, bot_address: str = "") -> AsyncIterator[RemoteHost]:
+async def remote_host(target: str, bot_address: str = "", replay_dir: Path | None = None) -> AsyncIterator[RemoteHost]:
     """Reach the referee at ``target`` (``HOST:PORT``); bots are told ``bot_address`` (default:
-    the target)."""
-    host = RemoteHost(target, bot_address or target)
+    the target); finished replays are fetched into ``replay_dir`` (if given)."""
+    host = RemoteHost(target, bot_address or target, replay_dir)
     try:
         await host.open()
         yield host

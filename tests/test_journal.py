@@ -161,7 +161,12 @@ def test_a_referee_killed_mid_match_lists_it_interrupted_after_restart_and_its_r
     proc, address = _start_referee(replays)
     try:
         with grpc.insecure_channel(address) as channel:
-            listed = referee_pb2_grpc.RefereeServiceStub(channel).ListMatches(referee_pb2.ListMatchesRequest())
+            ops = referee_pb2_grpc.RefereeServiceStub(channel)
+            listed = ops.ListMatches(referee_pb2.ListMatchesRequest())
+            fetched = ops.GetReplay(referee_pb2.GetReplayRequest(match_id=match_id)).replay
+            with pytest.raises(grpc.RpcError) as unknown:
+                ops.GetReplay(referee_pb2.GetReplayRequest(match_id="no-such-match"))
+            assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -172,6 +177,7 @@ def test_a_referee_killed_mid_match_lists_it_interrupted_after_restart_and_its_r
     assert sorted(p.name for p in replays.iterdir()) == [f"{match_id}.jsonl"]
     replay = replays / f"{match_id}.jsonl"
     assert Path(status.replay_path) == replay
+    assert fetched == replay.read_bytes(), "GetReplay hands out the interrupted replay"
     records = [json.loads(line) for line in replay.read_bytes().splitlines()]
     assert [r["deal"] for r in records if r["type"] == "deal_end"] == [1, 2], "up to the last complete deal"
     assert records[-1]["termination"] == "interrupted"

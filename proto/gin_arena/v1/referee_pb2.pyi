@@ -359,6 +359,58 @@ class GetMatchResponse(_message.Message):
 Global___GetMatchResponse: _TypeAlias = GetMatchResponse  # noqa: Y015
 
 @_typing.final
+class GetReplayRequest(_message.Message):
+    """The request of GetReplay."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetReplayRequest: _TypeAlias = GetReplayRequest  # noqa: Y015
+
+@_typing.final
+class GetReplayResponse(_message.Message):
+    """The response of GetReplay."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    REPLAY_FIELD_NUMBER: _builtins.int
+    REPLAY_HASH_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match."""
+    replay: _builtins.bytes
+    """The replay file's bytes (JSON Lines, as the referee wrote them)."""
+    replay_hash: _builtins.str
+    """SHA-256 (hex) of the replay's last line: its final hash."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        replay: _builtins.bytes = ...,
+        replay_hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "replay", b"replay", "replay_hash", b"replay_hash"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetReplayResponse: _TypeAlias = GetReplayResponse  # noqa: Y015
+
+@_typing.final
 class ListMatchesRequest(_message.Message):
     """The request of ListMatches."""
 
