@@ -214,6 +214,9 @@ async def _call(make: Callable[[], Any]) -> Any:
 
 
 _OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED, referee_pb2.MATCH_STATE_INTERRUPTED)
+REMOTE_RETRIES = 8
+"""Status calls in a row a remote referee may leave unanswered (about 10 s) before the match,
+and the run, stop with a :class:`ConnectionError` saying it went away."""
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 * 1024 * 1024)]
 """The operator channel's options: a replay (``GetReplay``) may be large."""
 
@@ -240,10 +243,13 @@ class RemoteMatch:
                 failures = 0
             except grpc.aio.AioRpcError as e:
                 failures += 1
-                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or failures > 30:
+                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     raise
+                if failures > REMOTE_RETRIES:
+                    raise ConnectionError(f"the referee at {self.host.target} went away ({e.code().name}: "
+                                          f"{e.details()})") from None
                 log.warning("remote_referee_unreachable", code=e.code().name, attempt=failures)
-                await trio.sleep(min(5.0, 0.2 * 2**failures))
+                await trio.sleep(min(2.0, 0.2 * 2**failures))
                 continue
             for seat, up in enumerate(status.connected):
                 if up and seat < len(self._connected):
@@ -270,6 +276,19 @@ class RemoteMatch:
             except grpc.aio.AioRpcError as e:
                 log.warning("remote_cancel_failed", code=e.code().name, detail=e.details())
 
+    async def _fetch(self) -> bytes:
+        """``GetReplay``, again while the referee is still writing the replay of a match it
+        reports over (its status changes before the file is complete)."""
+        attempt = 0
+        while True:
+            try:
+                return await self.host.get_replay(self.match_id)
+            except grpc.aio.AioRpcError as e:
+                attempt += 1
+                if e.code() != grpc.StatusCode.FAILED_PRECONDITION or attempt >= 50:
+                    raise
+                await trio.sleep(0.1)
+
     def report(self) -> MatchReport:
         assert self._status is not None, "report() before the match finished"
         return match_report_from_proto(self._status.result, self._local or self._status.replay_path)
@@ -281,7 +300,7 @@ class RemoteMatch:
             return b""
         if self.host.replay_dir is not None:
             try:
-                data = await self.host.get_replay(self.match_id)
+                data = await self._fetch()
             except grpc.aio.AioRpcError as e:
                 log.warning("remote_replay_unavailable", match_id=self.match_id, code=e.code().name,
                             detail=e.details())

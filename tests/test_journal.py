@@ -11,9 +11,11 @@ import json
 import random
 import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import grpc
@@ -184,3 +186,52 @@ def test_a_referee_killed_mid_match_lists_it_interrupted_after_restart_and_its_r
     assert arena_main(["audit", str(replay)]) == 0
     out = capsys.readouterr().out
     assert "interrupted" in out and "after game 1 deal 2" in out, out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _referee_at(address: str, replays: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "serve", "--listen", address, "--replays",
+                             str(replays)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().startswith("referee listening on ")
+    return proc
+
+
+def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_path: Path) -> None:
+    address, replays, run = f"127.0.0.1:{_free_port()}", tmp_path / "srv", tmp_path / "run"
+    (tmp_path / "bots.toml").write_text(
+        '[[bot]]\nname = "a"\ncommand = ["{python}", "-m", "arena._testbot"]\n\n'
+        '[[bot]]\nname = "b"\ncommand = ["{python}", "-m", "arena._testbot"]\n')
+    proc = _referee_at(address, replays)
+    try:
+        tour = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games", "16",
+             "--rules", "short", "--tc", "st=1", "--referee", address, "--out", str(run), "--no-progress"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while len(list(replays.glob("*.jsonl"))) < 2 and tour.poll() is None:
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    _, err = tour.communicate(timeout=180)
+    said = [line for line in err.splitlines() if not line.startswith(("{", "progress: "))]
+    assert tour.returncode == 1 and "Traceback" not in err, err[-3000:]
+    assert len(said) == 1 and said[0].startswith(f"arena: the run stopped: the referee at {address} went away"), said
+    assert f"arena tournament --resume {run}" in said[0]
+
+    proc = _referee_at(address, replays)
+    try:
+        resumed = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run),
+                                  "--no-progress"], capture_output=True, text=True, timeout=300)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert json.loads((run / "results.json").read_text())["games_played"] == 16
+    audited = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(run)], capture_output=True, text=True,
+                             timeout=300)
+    assert audited.returncode == 0 and "16 passed" in audited.stdout, audited.stdout[-2000:]
