@@ -18,6 +18,7 @@ import trio
 from gin_arena.v1 import referee_pb2, referee_pb2_grpc
 
 from ._auth import OPERATOR_TOKEN_ENV, operator_metadata
+from ._replay import write_atomic
 from ._runtime import aio
 from ._server import Referee
 from ._spec import MatchReport, MatchSpec
@@ -217,7 +218,12 @@ async def _call(make: Callable[[], Any]) -> Any:
     return await aio(run())
 
 
-_OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED)
+_OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED, referee_pb2.MATCH_STATE_INTERRUPTED)
+REMOTE_RETRIES = 8
+"""Status calls in a row a remote referee may leave unanswered (about 10 s) before the match,
+and the run, stop with a :class:`ConnectionError` saying it went away."""
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 * 1024 * 1024)]
+"""The operator channel's options: a replay (``GetReplay``) may be large."""
 
 
 class RemoteMatch:
@@ -229,6 +235,7 @@ class RemoteMatch:
         self.finished = trio.Event()
         self._connected = [trio.Event() for _ in range(seats)]
         self._status: referee_pb2.MatchStatus | None = None
+        self._local = ""  # the replay fetched into the host's replay folder
 
     def connected(self, seat: int) -> trio.Event:
         return self._connected[seat]
@@ -241,10 +248,13 @@ class RemoteMatch:
                 failures = 0
             except grpc.aio.AioRpcError as e:
                 failures += 1
-                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or failures > 30:
+                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     raise
+                if failures > REMOTE_RETRIES:
+                    raise ConnectionError(f"the referee at {self.host.target} went away ({e.code().name}: "
+                                          f"{e.details()})") from None
                 log.warning("remote_referee_unreachable", code=e.code().name, attempt=failures)
-                await trio.sleep(min(5.0, 0.2 * 2**failures))
+                await trio.sleep(min(2.0, 0.2 * 2**failures))
                 continue
             for seat, up in enumerate(status.connected):
                 if up and seat < len(self._connected):
@@ -271,13 +281,40 @@ class RemoteMatch:
             except grpc.aio.AioRpcError as e:
                 log.warning("remote_cancel_failed", code=e.code().name, detail=e.details())
 
+    async def _fetch(self) -> bytes:
+        """``GetReplay``, again while the referee is still writing the replay of a match it
+        reports over (its status changes before the file is complete)."""
+        attempt = 0
+        while True:
+            try:
+                return await self.host.get_replay(self.match_id)
+            except grpc.aio.AioRpcError as e:
+                attempt += 1
+                if e.code() != grpc.StatusCode.FAILED_PRECONDITION or attempt >= 50:
+                    raise
+                await trio.sleep(0.1)
+
     def report(self) -> MatchReport:
         assert self._status is not None, "report() before the match finished"
-        return match_report_from_proto(self._status.result, self._status.replay_path)
+        return match_report_from_proto(self._status.result, self._local or self._status.replay_path)
 
     async def replay(self) -> bytes:
-        """The replay, if the remote referee wrote it where this process can read it."""
-        path = self._status.replay_path if self._status is not None else ""
+        """The replay, fetched from the referee (``GetReplay``) into the host's replay folder
+        when it has one; else read where the remote referee wrote it, if this process can."""
+        if self._status is None:
+            return b""
+        if self.host.replay_dir is not None:
+            try:
+                data = await self._fetch()
+            except grpc.aio.AioRpcError as e:
+                log.warning("remote_replay_unavailable", match_id=self.match_id, code=e.code().name,
+                            detail=e.details())
+                return b""
+            target = self.host.replay_dir / f"{self.match_id}.jsonl"
+            await trio.to_thread.run_sync(write_atomic, target, data)
+            self._local = str(target)
+            return data
+        path = self._status.replay_path
         try:
             return await trio.to_thread.run_sync(Path(path).read_bytes) if path else b""
         except OSError:
@@ -289,8 +326,11 @@ class RemoteHost:
 
     remote = True
 
-    def __init__(self, target: str, bot_address: str, operator_token: str = "", tls: ClientTLS | None = None) -> None:
+    def __init__(self, target: str, bot_address: str, operator_token: str = "", tls: ClientTLS | None = None,
+                 replay_dir: Path | None = None) -> None:
         self.target = target
+        self.replay_dir = replay_dir
+        """Where finished matches' replays are fetched to (``None``: left on the referee)."""
         self.bot_address = bot_address
         self.description = f"remote referee at {target}" + (" (TLS)" if tls else "")
         self.tls = tls
@@ -305,7 +345,7 @@ class RemoteHost:
         return self._stub
 
     async def open(self) -> None:
-        self._channel = open_channel(self.target, self.tls)
+        self._channel = open_channel(self.target, self.tls, CHANNEL_OPTIONS)
         self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
         stub, md = self._stub, self._metadata
         deadline = time.monotonic() + 15
@@ -345,6 +385,14 @@ class RemoteHost:
         status: referee_pb2.MatchStatus = response.match
         return status
 
+    async def get_replay(self, match_id: str) -> bytes:
+        """The replay of a match that is over (``GetReplay``)."""
+        stub = self.stub
+        request = referee_pb2.GetReplayRequest(match_id=match_id)
+        response: Any = await _call(lambda: stub.GetReplay(request, timeout=60))
+        data: bytes = response.replay
+        return data
+
     async def cancel_match(self, match_id: str, reason: str) -> None:
         stub = self.stub
         request = referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
@@ -353,11 +401,13 @@ class RemoteHost:
 
 @asynccontextmanager
 async def remote_host(
-    target: str, bot_address: str = "", operator_token: str = "", tls: ClientTLS | None = None
+    target: str, bot_address: str = "", operator_token: str = "", tls: ClientTLS | None = None,
+    replay_dir: Path | None = None,
 ) -> AsyncIterator[RemoteHost]:
     """Reach the referee at ``target`` (``HOST:PORT``) with the operator token (and TLS, if
-    given); bots are told ``bot_address`` (default: the target)."""
-    host = RemoteHost(target, bot_address or target, operator_token, tls)
+    given); bots are told ``bot_address`` (default: the target); finished replays are fetched
+    into ``replay_dir`` (if given)."""
+    host = RemoteHost(target, bot_address or target, operator_token, tls, replay_dir)
     try:
         await host.open()
         yield host

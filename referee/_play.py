@@ -102,8 +102,8 @@ class MatchContext:
                 nursery.start_soon(_all_settled, settled, watcher)
                 await match.finished.wait()
                 over = True
-                report = match.report()
                 replay = await match.replay()  # before the observer hears of it (it may move the file)
+                report = match.report()  # after the replay: a remote one names the fetched file
                 watcher.finished(report)
         finally:
             if not over:
@@ -157,13 +157,14 @@ async def open_match_context(
     """A place to play matches, inside :func:`referee.run` (or another trio run hosted by
     asyncio): an embedded referee listening on ``listen`` (``HOST:PORT``, port 0: a free one)
     or, with ``referee="HOST:PORT"``, the referee there (bots are told ``bot_address``,
-    default that address; ``listen`` and ``replay_dir`` are then the remote referee's business),
-    reached with ``operator_token`` (its operator service's secret) and ``tls`` (``None``:
-    plaintext). An embedded referee's operator token stays in memory (no file).
+    default that address; ``listen`` is then the remote referee's business, and each finished
+    replay is fetched from it into ``replay_dir``), reached with ``operator_token`` (its operator
+    service's secret) and ``tls`` (``None``: plaintext). An embedded referee's operator token
+    stays in memory (no file).
     Replays are written to ``replay_dir`` and kept; without one, to a scratch folder and only
     their bytes are kept. On exit, running matches are aborted."""
     if referee:
-        async with remote_host(referee, bot_address, operator_token, tls) as remote:
+        async with remote_host(referee, bot_address, operator_token, tls, replay_dir) as remote:
             yield MatchContext(remote)
         return
     host, _, port = listen.rpartition(":")

@@ -7,10 +7,12 @@ write a record that the reader refuses."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import games
 from ._faults import Fault
+from ._journal import Journal
 from ._replay import FaultRecord, HeaderRecord, ReplayRecorder, ResultRecord, decode_record
 from ._spec import MatchSpec, Termination
 
@@ -18,7 +20,22 @@ _KIND = {games.DealBegun: "deal", games.DealOver: "deal_end", games.GameOver: "g
 
 
 class MatchRecorder(ReplayRecorder):
-    """The replay of one match, written as the match goes."""
+    """The replay of one match, written as the match goes (to memory, or to its journal)."""
+
+    journal: Journal | None = None
+    """The match's journal, once :meth:`start_journal` opened it."""
+
+    def start_journal(self, folder: Path, match_id: str, seed: bytes, nonces: Sequence[bytes]) -> None:
+        """Journal every record from now on (before the first: the journal is the whole replay)."""
+        assert self.count == 0 and self.journal is None
+        self.journal = self.sink = Journal(folder, match_id, seed, nonces)
+
+    def write(self, path: Path) -> None:
+        """Write the replay to ``path`` atomically (a journal becomes it: fsync, rename)."""
+        if self.journal is not None:
+            self.journal.complete(path)
+        else:
+            super().write(path)
 
     game = "gin"
     """The game whose content the records hold (the header's; set when it is written)."""

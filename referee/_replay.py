@@ -26,7 +26,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Protocol, cast
 
 from . import games
 
@@ -528,13 +528,23 @@ _BATCH = 16
 """Lines deflated together (one call per line cost more than the line's hash)."""
 
 
+class LineSink(Protocol):
+    """Where a recorder's lines go instead of memory (a running match's journal)."""
+
+    def append(self, kind: str, line: bytes, public: bytes | None = None) -> None:
+        """Take a record's line (``public``: its spectator form, when the caller built it)."""
+
+
 class ReplayRecorder:
     """Collects a match's records, chaining their hashes. The lines are kept deflated until
-    the match ends (a few hundred bytes per decision otherwise, for every running match)."""
+    the match ends (a few hundred bytes per decision otherwise, for every running match), or,
+    with a :attr:`sink`, handed to it as they come (the journal of ``referee._journal``)."""
 
     def __init__(self) -> None:
         self.last_hash = GENESIS
         self.count = 0
+        self.sink: LineSink | None = None
+        """Where the lines go instead of memory (set before the first record)."""
         self._deflate = zlib.compressobj(1, zlib.DEFLATED, -10, 2)  # ~6 KB of state, ~2.7x on replays
         self._chunks: list[bytes] = []
         self._pending: list[bytes] = []  # lines not yet deflated (deflated in batches: fewer calls)
@@ -547,7 +557,7 @@ class ReplayRecorder:
                                    record.substitute, record.clocks)
         obj = record.to_json()
         obj["seq"], obj["prev"] = self.count, self.last_hash
-        return self._append(canonical(obj))
+        return self._append(canonical(obj), record.KIND)
 
     def add_action(self, seat: int, request_id: int, action: str, card: str | None, think_us: int,
                    substitute: bool, clocks: list[int] | tuple[int, ...]) -> str:
@@ -557,21 +567,31 @@ class ReplayRecorder:
             obj = ActionRecord(seat=seat, request_id=request_id, action=action, card=card, think_us=think_us,
                                substitute=substitute, clocks=tuple(clocks)).to_json()
             obj["seq"], obj["prev"] = self.count, self.last_hash
-            return self._append(canonical(obj))
+            return self._append(canonical(obj), "action")
         card_json = "null" if card is None else f'"{card}"'
-        line = (
-            f'{{"action":"{action}","card":{card_json},'
+        rest = (
             f'"clocks":[{",".join(map(str, clocks))}],"prev":"{self.last_hash}","request_id":{request_id:d},'
             f'"seat":{seat:d},"seq":{self.count:d},"substitute":{"true" if substitute else "false"},'
             f'"think_us":{think_us:d},"type":"action"}}'
-        ).encode()
-        return self._append(line)
+        )
+        line = f'{{"action":"{action}","card":{card_json},{rest}'.encode()
+        sink = self.sink
+        if sink is not None:  # the journal's spectator form: the card left out
+            sink.append("action", line, f'{{"action":"{action}",{rest}'.encode())
+            return self._count(line)
+        return self._append(line, "action")
 
-    def _append(self, line: bytes) -> str:
+    def _append(self, line: bytes, kind: str) -> str:
+        if self.sink is not None:
+            self.sink.append(kind, line)
+            return self._count(line)
         pending = self._pending
         pending.append(line)
         if len(pending) >= _BATCH:
             self._deflate_pending()
+        return self._count(line)
+
+    def _count(self, line: bytes) -> str:
         self.count += 1
         self.last_hash = hashlib.sha256(line).hexdigest()
         return self.last_hash
@@ -587,7 +607,8 @@ class ReplayRecorder:
 
     @property
     def lines(self) -> list[bytes]:
-        """Every record so far, in order (canonical bytes, no newline)."""
+        """Every record so far, in order (canonical bytes, no newline); those kept in memory
+        (none went to a :attr:`sink`)."""
         if self._pending:
             self._deflate_pending()
         data = zlib.decompress(b"".join(self._chunks) + self._deflate.copy().flush(), -10)

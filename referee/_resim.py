@@ -181,6 +181,8 @@ def resimulate(replay: Replay) -> Resimulation:
     crash = script.crash
     decisions_total = result.decisions
     cancel_reason = result.detail if result.termination == "aborted" and "stalling" not in result.detail else None
+    if result.termination == "interrupted":  # the replay stops here: so does the re-run
+        cancel_reason = result.detail
 
     async def main() -> Resimulation:
         table = Table(spec, None, lambda t: None, quiet=True)

@@ -19,6 +19,7 @@ from grpc_reflection.v1alpha import reflection
 from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
 
 from ._auth import OperatorAuth, new_operator_token
+from ._interrupted import recover_folder
 from ._runtime import aio
 from ._seats import SeatLink
 from ._service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
@@ -63,6 +64,10 @@ class Referee:
         self.address = ""
         self.operator_token = ""
         """The secret every ``RefereeService`` call must carry (``referee.operator_metadata``)."""
+        if replay_dir is not None:  # the matches a killed referee left: over, listed as interrupted
+            for table in recover_folder(replay_dir):
+                self.tables[table.match_id] = table
+                self._finished.append(table.match_id)
 
     def create_match(self, spec: MatchSpec) -> Table:
         """Register a match and start running it (it waits for its seats to connect)."""

@@ -12,6 +12,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 import grpc
@@ -228,6 +229,7 @@ _STATE = {
     "running": referee_pb2.MATCH_STATE_RUNNING,
     "finished": referee_pb2.MATCH_STATE_FINISHED,
     "aborted": referee_pb2.MATCH_STATE_ABORTED,
+    "interrupted": referee_pb2.MATCH_STATE_INTERRUPTED,
 }
 
 
@@ -294,10 +296,28 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         table = self.referee.tables.get(request.match_id)
         if table is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        if table.state in ("finished", "aborted"):
+        if table.over:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"match {request.match_id!r} is over")
         table.cancel(request.reason)
         return referee_pb2.CancelMatchResponse(match=match_status(table))
+
+    async def GetReplay(
+        self, request: referee_pb2.GetReplayRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> referee_pb2.GetReplayResponse:
+        table = self.referee.tables.get(request.match_id)
+        if table is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        report = table.report
+        if not table.over or report is None or not table.finished.is_set():
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"match {request.match_id!r} is not over: its replay is not complete")
+        try:
+            data = await asyncio.to_thread(Path(report.replay_path).read_bytes) if report.replay_path else b""
+        except OSError as e:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"the replay of {request.match_id!r}: {e.strerror}")
+        if not data:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"match {request.match_id!r} has no replay file")
+        return referee_pb2.GetReplayResponse(match_id=table.match_id, replay=data, replay_hash=report.replay_hash)
 
     async def WatchMatch(
         self, request: referee_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]

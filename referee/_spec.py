@@ -12,11 +12,11 @@ from ._timecontrol import TimeControl
 FaultPolicy = Literal["forfeit", "substitute"]
 Termination = Literal[
     "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
-    "failed_to_connect", "aborted", "internal_error",
+    "failed_to_connect", "aborted", "internal_error", "interrupted",
 ]
 TERMINATIONS: tuple[Termination, ...] = (
     "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
-    "failed_to_connect", "aborted", "internal_error",
+    "failed_to_connect", "aborted", "internal_error", "interrupted",
 )
 """Every termination reason, in the order of the protocol's ``Termination`` enum."""
 DEFAULT_GAME = "gin"

@@ -55,7 +55,7 @@ MAX_STRAY_MESSAGES = 100
 """Answers that fit no open request (wrong id, out of turn, …) a seat may send between two of
 its own requests before its session is closed as a flood (RESOURCE_EXHAUSTED)."""
 
-TableState = Literal["waiting", "running", "finished", "aborted"]
+TableState = Literal["waiting", "running", "finished", "aborted", "interrupted"]
 
 
 class Table:
@@ -109,7 +109,7 @@ class Table:
     @property
     def over(self) -> bool:
         """Whether the match has finished or was aborted."""
-        return self.state in ("finished", "aborted")
+        return self.state in ("finished", "aborted", "interrupted")
 
     def seat_connected(self) -> None:
         """A seat's first session arrived: the match may start."""
@@ -232,6 +232,11 @@ class Table:
         return fields
 
     def _header(self) -> None:
+        if self.replay_dir is not None and self._replay.count == 0 and self._replay.journal is None:
+            try:
+                self._replay.start_journal(self.replay_dir, self.match_id, self.operator_seed, self.nonces)
+            except OSError as e:  # the replay is then kept in memory and written at the end
+                self._log.error("journal_open_failed", error=str(e))
         self._replay.header(self.spec, self.match_id, self.game.rules_to_dict(self.spec.rules), self.commitment,
                             [link.bot_name for link in self.links], [link.event_messages for link in self.links])
 

@@ -53,6 +53,19 @@ DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""
 
 
+
+def network_failure(e: BaseException) -> str | None:
+    """What a failure of the referee's connection (or the network), possibly inside a task
+    group's exception group, says in one line; ``None`` for any other error."""
+    if isinstance(e, BaseExceptionGroup):
+        found = [network_failure(x) for x in e.exceptions]
+        return next((w for w in found if w is not None), None)
+    if isinstance(e, grpc.RpcError) and hasattr(e, "code"):
+        return f"the referee answered {e.code().name}: {e.details()}"
+    if isinstance(e, (ConnectionError, OSError, grpc.RpcError)):
+        return " ".join(str(e).split())
+    return None
+
 def default_folder(name: str) -> Path:
     return run_folder(Path("runs"), name)
 
@@ -138,13 +151,11 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
         e = _alone(raised)
         if isinstance(e, ListenError):
             raise e from None
-        if not isinstance(e, (ConnectionError, OSError, grpc.RpcError)):
+        why = network_failure(e)
+        if why is None:
             raise
-        print(
-            f"arena: the run failed: {e}\nThe games finished so far are kept; continue with: "
-            f"arena tournament --resume {store.run_dir}",
-            file=sys.stderr,
-        )
+        print(f"arena: the run stopped: {why}; the games finished so far are kept, continue with: "
+              f"arena tournament --resume {store.run_dir}", file=sys.stderr)
         return EXIT_FAILED
     print()
     print(summary_text(result, store.run_dir))

@@ -255,10 +255,11 @@ async def run_tournament(
     if resumed:
         killed = store.kill_leftover_procs()
         abandoned = store.reset_running()
-        for mid in abandoned:
-            stale = run_dir / "replays" / f"{mid}.jsonl"
-            if stale.exists():
-                stale.unlink()
+        for mid in abandoned:  # played again: its replay, or the journal a killed referee left, goes
+            for suffix in (".jsonl", ".journal", ".live", ".seed"):
+                stale = run_dir / "replays" / f"{mid}{suffix}"
+                if stale.exists():
+                    stale.unlink()
         log.info("run_resumed", run_dir=str(run_dir), replayed=len(abandoned), leftover_bots_killed=killed)
         if abandoned:
             print(f"Resuming {run_dir}: {len(abandoned)} game(s) that were running will be played again.")

@@ -333,6 +333,11 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     """The operator cancelled the match; no winner."""
     TERMINATION_INTERNAL_ERROR: _Termination.ValueType  # 9
     """The referee failed; no winner."""
+    TERMINATION_INTERRUPTED: _Termination.ValueType  # 10
+    """The referee stopped (killed, crashed) while the match ran; no winner. A
+    restarted referee reports it with the seed revealed; its replay holds the
+    match up to its last complete deal.
+    """
 
 class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
     """Why a match ended."""
@@ -357,6 +362,11 @@ TERMINATION_ABORTED: Termination.ValueType  # 8
 """The operator cancelled the match; no winner."""
 TERMINATION_INTERNAL_ERROR: Termination.ValueType  # 9
 """The referee failed; no winner."""
+TERMINATION_INTERRUPTED: Termination.ValueType  # 10
+"""The referee stopped (killed, crashed) while the match ran; no winner. A
+restarted referee reports it with the seed revealed; its replay holds the
+match up to its last complete deal.
+"""
 Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
 class _FaultPolicy:

@@ -42,6 +42,10 @@ class _MatchStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchState
     """Over, with a result (including forfeits)."""
     MATCH_STATE_ABORTED: _MatchState.ValueType  # 4
     """Cancelled by the operator or stopped by a referee failure."""
+    MATCH_STATE_INTERRUPTED: _MatchState.ValueType  # 5
+    """The referee stopped while the match ran (found on restart); over, with
+    the seed revealed and no winner.
+    """
 
 class MatchState(_MatchState, metaclass=_MatchStateEnumTypeWrapper):
     """The life of a match."""
@@ -56,6 +60,10 @@ MATCH_STATE_FINISHED: MatchState.ValueType  # 3
 """Over, with a result (including forfeits)."""
 MATCH_STATE_ABORTED: MatchState.ValueType  # 4
 """Cancelled by the operator or stopped by a referee failure."""
+MATCH_STATE_INTERRUPTED: MatchState.ValueType  # 5
+"""The referee stopped while the match ran (found on restart); over, with
+the seed revealed and no winner.
+"""
 Global___MatchState: _TypeAlias = MatchState  # noqa: Y015
 
 @_typing.final
@@ -349,6 +357,58 @@ class GetMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetMatchResponse: _TypeAlias = GetMatchResponse  # noqa: Y015
+
+@_typing.final
+class GetReplayRequest(_message.Message):
+    """The request of GetReplay."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetReplayRequest: _TypeAlias = GetReplayRequest  # noqa: Y015
+
+@_typing.final
+class GetReplayResponse(_message.Message):
+    """The response of GetReplay."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    REPLAY_FIELD_NUMBER: _builtins.int
+    REPLAY_HASH_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match."""
+    replay: _builtins.bytes
+    """The replay file's bytes (JSON Lines, as the referee wrote them)."""
+    replay_hash: _builtins.str
+    """SHA-256 (hex) of the replay's last line: its final hash."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        replay: _builtins.bytes = ...,
+        replay_hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "replay", b"replay", "replay_hash", b"replay_hash"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetReplayResponse: _TypeAlias = GetReplayResponse  # noqa: Y015
 
 @_typing.final
 class ListMatchesRequest(_message.Message):

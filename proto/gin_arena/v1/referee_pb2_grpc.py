@@ -60,6 +60,11 @@ class RefereeServiceStub:
                 request_serializer=gin__arena_dot_v1_dot_referee__pb2.CancelMatchRequest.SerializeToString,
                 response_deserializer=gin__arena_dot_v1_dot_referee__pb2.CancelMatchResponse.FromString,
                 _registered_method=True)
+        self.GetReplay = channel.unary_unary(
+                '/gin_arena.v1.RefereeService/GetReplay',
+                request_serializer=gin__arena_dot_v1_dot_referee__pb2.GetReplayRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v1_dot_referee__pb2.GetReplayResponse.FromString,
+                _registered_method=True)
 
 
 class RefereeServiceServicer:
@@ -102,6 +107,16 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetReplay(self, request, context):
+        """The replay file of a match that is over (finished, aborted or
+        interrupted), so an operator on another machine can keep and audit it.
+        NOT_FOUND for an unknown match or one whose replay was not written,
+        FAILED_PRECONDITION while it runs (its replay is not complete yet).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -129,6 +144,11 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.CancelMatch,
                     request_deserializer=gin__arena_dot_v1_dot_referee__pb2.CancelMatchRequest.FromString,
                     response_serializer=gin__arena_dot_v1_dot_referee__pb2.CancelMatchResponse.SerializeToString,
+            ),
+            'GetReplay': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetReplay,
+                    request_deserializer=gin__arena_dot_v1_dot_referee__pb2.GetReplayRequest.FromString,
+                    response_serializer=gin__arena_dot_v1_dot_referee__pb2.GetReplayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -267,6 +287,33 @@ class RefereeService:
             '/gin_arena.v1.RefereeService/CancelMatch',
             gin__arena_dot_v1_dot_referee__pb2.CancelMatchRequest.SerializeToString,
             gin__arena_dot_v1_dot_referee__pb2.CancelMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetReplay(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/gin_arena.v1.RefereeService/GetReplay',
+            gin__arena_dot_v1_dot_referee__pb2.GetReplayRequest.SerializeToString,
+            gin__arena_dot_v1_dot_referee__pb2.GetReplayResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -51,6 +51,12 @@ class RefereeServiceStub:
     """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _referee_pb2.CancelMatchResponse]
     """Stop a match; it ends with TERMINATION_ABORTED."""
+    GetReplay: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetReplayRequest, _referee_pb2.GetReplayResponse]
+    """The replay file of a match that is over (finished, aborted or
+    interrupted), so an operator on another machine can keep and audit it.
+    NOT_FOUND for an unknown match or one whose replay was not written,
+    FAILED_PRECONDITION while it runs (its replay is not complete yet).
+    """
 
 @_typing.type_check_only
 class RefereeServiceAsyncStub(RefereeServiceStub):
@@ -69,6 +75,12 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _referee_pb2.CancelMatchResponse]  # type: ignore[assignment]
     """Stop a match; it ends with TERMINATION_ABORTED."""
+    GetReplay: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetReplayRequest, _referee_pb2.GetReplayResponse]  # type: ignore[assignment]
+    """The replay file of a match that is over (finished, aborted or
+    interrupted), so an operator on another machine can keep and audit it.
+    NOT_FOUND for an unknown match or one whose replay was not written,
+    FAILED_PRECONDITION while it runs (its replay is not complete yet).
+    """
 
 class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     """The service the referee offers to operators."""
@@ -114,5 +126,17 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.CancelMatchResponse, _abc.Awaitable[_referee_pb2.CancelMatchResponse]]:
         """Stop a match; it ends with TERMINATION_ABORTED."""
+
+    @_abc_1.abstractmethod
+    def GetReplay(
+        self,
+        request: _referee_pb2.GetReplayRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.GetReplayResponse, _abc.Awaitable[_referee_pb2.GetReplayResponse]]:
+        """The replay file of a match that is over (finished, aborted or
+        interrupted), so an operator on another machine can keep and audit it.
+        NOT_FOUND for an unknown match or one whose replay was not written,
+        FAILED_PRECONDITION while it runs (its replay is not complete yet).
+        """
 
 def add_RefereeServiceServicer_to_server(servicer: RefereeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
