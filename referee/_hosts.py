@@ -389,7 +389,7 @@ class RemoteHost:
         """The replay of a match that is over (``GetReplay``)."""
         stub = self.stub
         request = referee_pb2.GetReplayRequest(match_id=match_id)
-        response: Any = await _call(lambda: stub.GetReplay(request, timeout=60))
+        response: Any = await _call(lambda: stub.GetReplay(request, timeout=60, metadata=self._metadata))
         data: bytes = response.replay
         return data
 

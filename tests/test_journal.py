@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import random
 import re
 import signal
@@ -23,6 +24,7 @@ import pytest
 import trio
 import trio.testing
 
+import referee
 from arena.cli import main as arena_main
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
 from referee import MatchSpec
@@ -102,10 +104,16 @@ def test_while_a_deal_runs_its_journal_holds_only_what_a_spectator_sees(tmp_path
 # ----------------------------------------------------------------------------------------------
 # real processes: `referee serve` killed with SIGKILL mid-match, then started again
 # ----------------------------------------------------------------------------------------------
+TOKEN = "journal-test-operator-token-0123456789"
+"""The operator token the test's referees and arenas share (through the environment)."""
+ENV = {**os.environ, "GIN_ARENA_OPERATOR_TOKEN": TOKEN}
+OPS = referee.operator_metadata(TOKEN)
+
+
 def _start_referee(replays: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0", "--replays", str(replays)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=ENV,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -123,7 +131,7 @@ async def _play_until_deal(address: str, deal: int, replays: Path) -> tuple[str,
         created = await referee_pb2_grpc.RefereeServiceStub(channel).CreateMatch(referee_pb2.CreateMatchRequest(
             seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
             rules=game_pb2.RuleSet(name="classic"), time_control=game_pb2.TimeControl(text="st=30"),
-            seed=SEED, mix_bot_nonces=True))
+            seed=SEED, mix_bot_nonces=True), metadata=OPS)
     paused = asyncio.Event()
     snap: dict[str, bytes] = {}
     pick = knock_first(random.Random(7))
@@ -164,10 +172,10 @@ def test_a_referee_killed_mid_match_lists_it_interrupted_after_restart_and_its_r
     try:
         with grpc.insecure_channel(address) as channel:
             ops = referee_pb2_grpc.RefereeServiceStub(channel)
-            listed = ops.ListMatches(referee_pb2.ListMatchesRequest())
-            fetched = ops.GetReplay(referee_pb2.GetReplayRequest(match_id=match_id)).replay
+            listed = ops.ListMatches(referee_pb2.ListMatchesRequest(), metadata=OPS)
+            fetched = ops.GetReplay(referee_pb2.GetReplayRequest(match_id=match_id), metadata=OPS).replay
             with pytest.raises(grpc.RpcError) as unknown:
-                ops.GetReplay(referee_pb2.GetReplayRequest(match_id="no-such-match"))
+                ops.GetReplay(referee_pb2.GetReplayRequest(match_id="no-such-match"), metadata=OPS)
             assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         proc.terminate()
@@ -196,7 +204,7 @@ def _free_port() -> int:
 
 def _referee_at(address: str, replays: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "serve", "--listen", address, "--replays",
-                             str(replays)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                             str(replays)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=ENV)
     assert proc.stdout is not None and proc.stdout.readline().startswith("referee listening on ")
     return proc
 
@@ -211,7 +219,7 @@ def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_p
         tour = subprocess.Popen(
             [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games", "16",
              "--rules", "short", "--tc", "st=1", "--referee", address, "--out", str(run), "--no-progress"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
         while len(list(replays.glob("*.jsonl"))) < 2 and tour.poll() is None:
             time.sleep(0.05)
     finally:
@@ -226,7 +234,7 @@ def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_p
     proc = _referee_at(address, replays)
     try:
         resumed = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run),
-                                  "--no-progress"], capture_output=True, text=True, timeout=300)
+                                  "--no-progress"], capture_output=True, text=True, timeout=300, env=ENV)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
