@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection
 
 from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
 
+from ._limits import LimitExceeded, Limits
 from ._runtime import aio
 from ._seats import SeatLink
 from ._service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
@@ -37,9 +38,9 @@ SERVER_OPTIONS = [
 ]
 
 
-KEEP_FINISHED = 1000
-"""Finished matches a referee keeps for GetMatch/ListMatches/WatchMatch before forgetting the
-oldest (their replays stay on disk)."""
+def server_options(limits: Limits) -> list[tuple[str, int]]:
+    """The gRPC server's options: :data:`SERVER_OPTIONS` and the limits' transport part."""
+    return [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", limits.streams_per_connection)]
 
 
 def _token_key(token: str) -> bytes:
@@ -50,18 +51,29 @@ class Referee:
     """Every match of one referee process, and the tokens that open them. Lives in trio; the
     gRPC handlers call its plain methods on the same thread."""
 
-    def __init__(self, nursery: trio.Nursery, replay_dir: Path | None) -> None:
+    def __init__(self, nursery: trio.Nursery, replay_dir: Path | None, limits: Limits | None = None) -> None:
         self._nursery = nursery
         self.replay_dir = replay_dir
+        self.limits = limits or Limits()
         self.tables: dict[str, Table] = {}
         self._by_token: dict[bytes, list[SeatLink]] = {}
         self._sessions: dict[bytes, list[GrpcSession]] = {}
-        self._finished: deque[str] = deque()
-        self.keep_finished = KEEP_FINISHED
+        self._finished: deque[tuple[str, int]] = deque()  # id and retained bytes, oldest first
+        self._finished_bytes = 0
+        self.open_streams = 0
         self.address = ""
 
+    @property
+    def waiting(self) -> int:
+        """Matches created that have not started (waiting for their seats)."""
+        return sum(1 for t in self.tables.values() if t.state == "waiting")
+
     def create_match(self, spec: MatchSpec) -> Table:
-        """Register a match and start running it (it waits for its seats to connect)."""
+        """Register a match and start running it (it waits for its seats to connect);
+        :class:`LimitExceeded` if ``limits.waiting_matches`` are waiting already."""
+        bound = self.limits.waiting_matches
+        if self.waiting >= bound:
+            raise LimitExceeded(f"the referee has {bound} matches waiting for their seats (limit waiting_matches)")
         table = Table(spec, self.replay_dir, self._table_finished)
         if table.match_id in self.tables:
             raise ValueError(f"match {table.match_id!r} exists")
@@ -99,9 +111,15 @@ class Referee:
             sessions.remove(session)
 
     def _table_finished(self, table: Table) -> None:
-        self._finished.append(table.match_id)
-        while len(self._finished) > self.keep_finished:  # forget the oldest finished matches
-            self.tables.pop(self._finished.popleft(), None)
+        size = table.spectator_log.size
+        self._finished.append((table.match_id, size))
+        self._finished_bytes += size
+        limits = self.limits
+        while self._finished and (len(self._finished) > limits.finished_matches
+                                  or self._finished_bytes > limits.finished_bytes):
+            match_id, size = self._finished.popleft()  # forget the oldest finished matches
+            self._finished_bytes -= size
+            self.tables.pop(match_id, None)
         for link in table.links:
             key = _token_key(link.token)
             links = self._by_token.get(key, [])
@@ -113,13 +131,13 @@ class Referee:
 
 @asynccontextmanager
 async def open_referee(
-    host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None
+    host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None, limits: Limits | None = None
 ) -> AsyncIterator[Referee]:
     """Start a referee with its gRPC server (inside :func:`referee.run`); yields it with
     ``.address`` set. On exit, running matches are cancelled and the server stops."""
     async with trio.open_nursery() as nursery:
-        referee = Referee(nursery, replay_dir)
-        server = grpc.aio.server(options=SERVER_OPTIONS)
+        referee = Referee(nursery, replay_dir, limits)
+        server = grpc.aio.server(options=server_options(referee.limits))
         add_bot_service(BotServicer(referee), server)
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
         health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]

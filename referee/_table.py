@@ -355,7 +355,7 @@ class Table:
         if action not in link.legal:
             reason = match.why_illegal(seat, action)
             if self.spec.repeat_illegal:
-                link.send(bot_pb2.RefereeMessage(match_id=self.match_id, action_rejected=bot_pb2.ActionRejected(
+                link.send_asking(bot_pb2.RefereeMessage(match_id=self.match_id, action_rejected=bot_pb2.ActionRejected(
                     request_id=request_id, action=response.action, reason=reason)))
                 return
             raise Fault(seat, "illegal_action", f"seat {seat} played {action}: {reason}", **raw)

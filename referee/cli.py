@@ -7,6 +7,7 @@ from pathlib import Path
 
 import trio
 
+from ._limits import Limits
 from ._logging import configure_logging
 from ._runtime import install_sigint_cancel, run
 from ._server import open_referee, tune_gc_for_server
@@ -31,15 +32,22 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--replays", type=Path, default=Path("replays"), help="folder for replay files")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--log-json", action="store_true", default=None, help="JSON logs even on a terminal")
+    serve.add_argument("--limit", action="append", default=[], metavar="KEY=VALUE",
+                       help="change one of the referee's limits (repeatable; the keys and defaults are in "
+                       "docs/protocol.md, e.g. --limit waiting_matches=200)")
     args = parser.parse_args(argv)
     host, port = args.listen
+    try:
+        limits = Limits.parse(args.limit)
+    except ValueError as e:
+        parser.error(f"--limit {e}")
     configure_logging(args.log_level, json=args.log_json)
 
     async def serve_until_interrupted() -> None:
         with trio.CancelScope() as scope:
             token = trio.lowlevel.current_trio_token()
             install_sigint_cancel(lambda: token.run_sync_soon(scope.cancel))
-            async with open_referee(host, port, args.replays) as ref:
+            async with open_referee(host, port, args.replays, limits) as ref:
                 tune_gc_for_server()
                 print(f"referee listening on {ref.address}", flush=True)
                 await trio.sleep_forever()

@@ -269,11 +269,16 @@ def test_wrong_protocol_version_and_missing_hello() -> None:
 
 def test_stray_answers_get_precise_errors_and_the_match_goes_on() -> None:
     async def noisy(c: Client) -> None:
+        strays = 0
+
         async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            nonlocal strays
             req = msg.action_request
             a = req.legal_actions[0]
-            await _c.send_action(msg.match_id, req.request_id + 1000, a)  # wrong request id
-            await _c.send_action("no-such-match", req.request_id, a)  # another match
+            if strays < 100:  # inside the stream's inbound budget (Limits.inbound_burst)
+                strays += 2
+                await _c.send_action(msg.match_id, req.request_id + 1000, a)  # wrong request id
+                await _c.send_action("no-such-match", req.request_id, a)  # another match
             return a
 
         await c.play(decide)
