@@ -249,3 +249,13 @@ def _server_settings(host: str, port: int) -> dict[int, int]:
             payload, buf = buf[9:9 + length], buf[9 + length:]
             if kind == 0x4 and not flags & 1:
                 return {k: v for k, v in (struct.unpack_from(">HI", payload, i) for i in range(0, length, 6))}
+
+
+def test_docs_list_every_limit_with_its_default() -> None:
+    import dataclasses
+    from pathlib import Path
+    doc = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text()
+    for f in dataclasses.fields(Limits):
+        row = next((line for line in doc.splitlines() if line.startswith(f"| `{f.name}` |")), None)
+        assert row is not None, f"docs/protocol.md has no row for the limit {f.name}"
+        assert str(f.default) in row, f"{f.name}'s row does not give its default {f.default}"
