@@ -125,7 +125,8 @@ def test_streams_are_bounded_per_server() -> None:
 
 
 def _raw_play(ch: grpc.aio.Channel) -> Any:
-    return ch.stream_stream(PLAY, request_serializer=None, response_deserializer=bot_pb2.RefereeMessage.FromString)(None)
+    play = ch.stream_stream(PLAY, request_serializer=None, response_deserializer=bot_pb2.RefereeMessage.FromString)
+    return play(None)
 
 
 def _spec(**kw: Any) -> MatchSpec:
