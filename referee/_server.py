@@ -111,6 +111,13 @@ class Referee:
             sessions.remove(session)
 
     def _table_finished(self, table: Table) -> None:
+        for link in table.links:
+            key = _token_key(link.token)
+            links = self._by_token.get(key, [])
+            if link in links:
+                links.remove(link)
+            if not links:
+                self._by_token.pop(key, None)
         size = table.spectator_log.size
         self._finished.append((table.match_id, size))
         self._finished_bytes += size
@@ -119,14 +126,9 @@ class Referee:
                                   or self._finished_bytes > limits.finished_bytes):
             match_id, size = self._finished.popleft()  # forget the oldest finished matches
             self._finished_bytes -= size
-            self.tables.pop(match_id, None)
-        for link in table.links:
-            key = _token_key(link.token)
-            links = self._by_token.get(key, [])
-            if link in links:
-                links.remove(link)
-            if not links:
-                self._by_token.pop(key, None)
+            forgotten = self.tables.pop(match_id, None)
+            if forgotten is not None:
+                forgotten.release()
 
 
 @asynccontextmanager

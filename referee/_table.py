@@ -627,6 +627,12 @@ class Table:
         # A finished match stays listed (GetMatch, WatchMatch from the start) for a while.
         self.spectator_log.pack()
 
+    def release(self) -> None:
+        """The referee forgets the finished match: break the table's cycles (its links point
+        back to it) so that its memory comes back at once, not at the next full collection."""
+        assert self.over
+        self.links = []
+
     def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage) -> None:
         """Send a message of the match's story to a seat, adding it to that seat's digest (what
         ``arena audit`` re-derives). Resends after a reconnect, errors and rejections are not
