@@ -58,6 +58,38 @@ def window(name: str, args: argparse.Namespace, tmp: Path, attack: bool) -> tupl
         stop(server)
 
 
+def reset_probe(tmp: Path, streams: int) -> dict[str, object]:
+    """New ``Play`` streams on other connections while one connection rapid-resets 10,000
+    streams a second: each should get its own answer (``UNAUTHENTICATED``: the probe's token is
+    unknown), none CANCELLED or UNAVAILABLE."""
+    import grpc
+
+    from gin_arena.v1 import bot_pb2
+    server, target = start_referee("referee-resets", tmp, tmp / "replays-resets", "warning")
+    attacker = start("attacker-resets", [PY, str(ATTACKER), "reset", "--rate", "10000", "--target", target,
+                                         "--seconds", "120"], tmp)
+    codes: dict[str, int] = {}
+    try:
+        attacker.expect("READY", 30)
+        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="x" * 32, protocol_version=1)).SerializeToString()
+        chans = [grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(10)]
+        for i in range(streams):
+            play = chans[i % 10].stream_stream("/gin_arena.v1.BotService/Play", request_serializer=None,
+                                               response_deserializer=None)
+            try:
+                for _ in play(iter([hello]), timeout=10):
+                    pass
+                code = "OK"
+            except grpc.RpcError as e:
+                code = e.code().name
+            codes[code] = codes.get(code, 0) + 1
+    finally:
+        stop(attacker)
+        stop(server)
+    failed = sum(n for c, n in codes.items() if c != "UNAUTHENTICATED")
+    return {"streams": streams, "codes": codes, "failed": failed}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--matches", type=int, default=200)
@@ -65,9 +97,15 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=3)
     parser.add_argument("--points", type=int, default=100)
     parser.add_argument("--rss-mb", type=float, default=400)
+    parser.add_argument("--probe-streams", type=int, default=1000,
+                        help="new Play streams opened during a rapid-reset burst (0: skip)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gin-attack-") as d:
         tmp = Path(d)
+        if args.probe_streams:
+            probe = reset_probe(tmp, args.probe_streams)
+            print("rapid reset, 10,000 HEADERS+RST_STREAM a second on one connection; new streams on others:",
+                  json.dumps(probe), flush=True)
         calm, _ = window("calm", args, tmp, attack=False)
         hit, who = window("attacked", args, tmp, attack=True)
     figures = {}
