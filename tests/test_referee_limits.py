@@ -260,3 +260,51 @@ def test_docs_list_every_limit_with_its_default() -> None:
         row = next((line for line in doc.splitlines() if line.startswith(f"| `{f.name}` |")), None)
         assert row is not None, f"docs/protocol.md has no row for the limit {f.name}"
         assert str(f.default) in row, f"{f.name}'s row does not give its default {f.default}"
+
+
+def test_a_rapid_reset_burst_refuses_no_other_connections_new_streams() -> None:
+    """One connection sends HEADERS+RST_STREAM as fast as it can; 1,000 new ``Play`` streams on
+    other connections each get their own answer (UNAUTHENTICATED: an unknown token), none is
+    CANCELLED (on 8413415, before ``streams_per_connection``, 404 of 1,000 were)."""
+    import threading
+
+    async def body(ref: referee.Referee, ch: grpc.aio.Channel) -> None:
+        host, _, port = ref.address.rpartition(":")
+        stop = threading.Event()
+
+        def attack() -> None:
+            while not stop.is_set():
+                try:
+                    conn = RawConnection(host, int(port))
+                    while not stop.is_set():
+                        conn.rapid_reset(200)
+                except OSError:  # the server closed it (or stopped reading): again
+                    continue
+
+        def probe() -> dict[str, int]:
+            hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="x" * 32, protocol_version=1)).SerializeToString()
+            chans = [grpc.insecure_channel(ref.address, options=[("grpc.use_local_subchannel_pool", 1)])
+                     for _ in range(10)]
+            codes: dict[str, int] = {}
+            for i in range(1_000):
+                play = chans[i % 10].stream_stream(PLAY, request_serializer=None, response_deserializer=None)
+                try:
+                    for _ in play(iter([hello])):
+                        pass
+                    code = "OK"
+                except grpc.RpcError as e:
+                    code = e.code().name
+                codes[code] = codes.get(code, 0) + 1
+            for c in chans:
+                c.close()
+            return codes
+
+        attacker = threading.Thread(target=attack, daemon=True)
+        attacker.start()
+        try:
+            codes = await trio.to_thread.run_sync(probe)
+        finally:
+            stop.set()
+        assert codes == {"UNAUTHENTICATED": 1_000}, codes
+
+    with_referee(body)
