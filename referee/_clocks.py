@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ._limits import WIRE_MS_MAX
 from ._timecontrol import TimeControl
 
 
@@ -28,7 +29,9 @@ class Clocks:
     def allowance(self, seat: int) -> int:
         """Milliseconds this seat may use for its next decision (without the margin)."""
         tc = self.tcs[seat]
-        return tc.per_move_ms if tc.is_fixed else max(0, self.remaining_us[seat] // 1000)
+        if tc.is_fixed:
+            return tc.per_move_ms
+        return min(WIRE_MS_MAX, max(0, self.remaining_us[seat] // 1000))  # a bank grown past the wire's range
 
     def charge(self, seat: int, used_us: int) -> bool:
         """Charge a decision; False if it lost on time."""

@@ -479,6 +479,11 @@ class GinGame:
         """The rule set as plain values."""
         return rules.to_dict()
 
+    def match_size(self, rules: gin.RuleSet) -> Sequence[tuple[str, str, int]]:
+        """Games per match, the game's and the match's targets."""
+        return (("rules.games", "games", rules.games), ("rules.target", "target", rules.target),
+                ("rules.match_target", "target", rules.match_target))
+
     def rules_from_dict(self, data: Mapping[str, Any]) -> gin.RuleSet:
         """A rule set from plain values."""
         return gin.RuleSet.from_dict(dict(data))

@@ -18,8 +18,9 @@ import trio.testing
 from gin_arena.v1 import bot_pb2, game_pb2
 
 from . import games
+from ._faults import Fault
 from ._seats import SeatLink
-from ._spec import MatchReport, MatchSpec
+from ._spec import MatchReport, MatchSpec, Termination
 from ._table import Table
 from ._timecontrol import TimeControl
 from .replays import ActionRecord, FaultRecord, HeaderRecord, Replay, ReplayVisitor, ResultRecord
@@ -128,8 +129,9 @@ class _Script(ReplayVisitor):
         self.disconnect: list[set[int]] = [set() for _ in range(seats)]
         self.late: list[set[int]] = [set() for _ in range(seats)]
         self.missing: set[int] = set()
-        self.crash: tuple[int, int, int, str] | None = None
-        """seat, decisions, after_request, detail"""
+        self.crash: tuple[int, int, int, str, Termination] | None = None
+        """A fault that came outside the seat's turn (a crash, undecodable bytes): seat,
+        decisions, after_request, detail, termination"""
 
     def visit_action(self, record: ActionRecord) -> None:
         if record.request_id:
@@ -140,8 +142,9 @@ class _Script(ReplayVisitor):
         seat, term = record.seat, record.termination
         if term == "failed_to_connect":
             self.missing.update(_given(record.missing, "missing"))
-        elif term == "crashed":
-            self.crash = (seat, record.decisions, _given(record.after_request, "after_request"), record.detail)
+        elif term == "crashed" or (term == "malformed_message" and record.after_request is not None):
+            kind: Termination = "crashed" if term == "crashed" else "malformed_message"
+            self.crash = (seat, record.decisions, _given(record.after_request, "after_request"), record.detail, kind)
         elif record.used_us is not None:  # the answer that faulted, as the bot sent it
             raw = self.wire.raw_action_from_record(record.to_json())
             rid = _given(record.request_id, "request_id")
@@ -189,7 +192,7 @@ def resimulate(replay: Replay) -> Resimulation:
 
         def on_request(seat: int, request_id: int) -> None:
             if crash is not None and table._decisions == crash[1] and request_id == crash[2]:
-                table.links[crash[0]].crashed(crash[3])
+                table.alert(Fault(crash[0], crash[4], crash[3]))
             if cancel_reason is not None and table._decisions >= decisions_total:
                 table.cancel(cancel_reason)
 
@@ -204,7 +207,7 @@ def resimulate(replay: Replay) -> Resimulation:
                 if seat not in missing:
                     link.attach(s)
             if crash is not None and crash[2] == 0 and crash[1] == 0:
-                table.links[crash[0]].crashed(crash[3])
+                table.alert(Fault(crash[0], crash[4], crash[3]))
             if cancel_reason is not None and decisions_total == 0:
                 table.cancel(cancel_reason)
             report = await table.run()

@@ -20,6 +20,10 @@ from gin_arena.v1 import bot_pb2
 from ._faults import Fault
 
 
+def _unused(at: float) -> None:
+    """An ``on_written`` that needs not know when the message was written."""
+
+
 class Session(Protocol):
     """A live connection of one bot (one gRPC stream)."""
 
@@ -32,7 +36,9 @@ class Session(Protocol):
 
     def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
         """Queue a message to the bot (``data``: a serialised ``RefereeMessage``); never
-        blocks. ``on_written``, if given, is called with the time the message was written."""
+        blocks. ``on_written``, if given, is called with the time the message was written; it is
+        given for the messages that ask the bot for an answer (each pays for one message of the
+        bot's: ``Limits.inbound_burst``)."""
 
     def close(self, code: str, detail: str) -> None:
         """End the stream with a status (``code`` names a ``grpc.StatusCode``)."""
@@ -136,6 +142,11 @@ class SeatLink:
         whoever is to move."""
         self.table.alert(Fault(self.seat, "crashed", detail or f"seat {self.seat}'s bot process ended"))
 
+    def malformed(self, detail: str) -> None:
+        """The session sent bytes that are no message: a ``malformed_message`` fault of this
+        seat, applied by the match's policy at once, whoever is to move."""
+        self.table.alert(Fault(self.seat, "malformed_message", f"seat {self.seat}: {detail}"))
+
     # --- used by the match ---
     def deadline(self, grace_ms: int) -> float:
         """When the open request is lost: its time, or the reconnect grace while disconnected."""
@@ -152,6 +163,12 @@ class SeatLink:
         """Send the serialised action request ``request_id``; its clock restarts when written."""
         if self.session is not None:
             self.session.send(data, partial(self.sent, request_id))
+
+    def send_asking(self, msg: bot_pb2.RefereeMessage) -> None:
+        """Send a message outside the story that asks for an answer (``action_rejected``: the
+        request stands)."""
+        if self.session is not None:
+            self.session.send(msg.SerializeToString(deterministic=True), _unused)
 
     def error(self, code: int, message: str, request_id: int = 0, fatal: bool = False) -> None:
         """Send an ``ErrorReport``."""

@@ -20,6 +20,7 @@ from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
 
 from ._auth import OperatorAuth, new_operator_token
 from ._interrupted import recover_folder
+from ._limits import LimitExceeded, Limits
 from ._runtime import aio
 from ._seats import SeatLink
 from ._service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
@@ -40,9 +41,9 @@ SERVER_OPTIONS = [
 ]
 
 
-KEEP_FINISHED = 1000
-"""Finished matches a referee keeps for GetMatch/ListMatches/WatchMatch before forgetting the
-oldest (their replays stay on disk)."""
+def server_options(limits: Limits) -> list[tuple[str, int]]:
+    """The gRPC server's options: :data:`SERVER_OPTIONS` and the limits' transport part."""
+    return [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", limits.streams_per_connection)]
 
 
 def _token_key(token: str) -> bytes:
@@ -53,24 +54,36 @@ class Referee:
     """Every match of one referee process, and the tokens that open them. Lives in trio; the
     gRPC handlers call its plain methods on the same thread."""
 
-    def __init__(self, nursery: trio.Nursery, replay_dir: Path | None) -> None:
+    def __init__(self, nursery: trio.Nursery, replay_dir: Path | None, limits: Limits | None = None) -> None:
         self._nursery = nursery
         self.replay_dir = replay_dir
+        self.limits = limits or Limits()
         self.tables: dict[str, Table] = {}
         self._by_token: dict[bytes, list[SeatLink]] = {}
         self._sessions: dict[bytes, list[GrpcSession]] = {}
-        self._finished: deque[str] = deque()
-        self.keep_finished = KEEP_FINISHED
+        self._finished: deque[tuple[str, int]] = deque()  # id and retained bytes, oldest first
+        self._finished_bytes = 0
+        self.open_streams = 0
         self.address = ""
         self.operator_token = ""
         """The secret every ``RefereeService`` call must carry (``referee.operator_metadata``)."""
         if replay_dir is not None:  # the matches a killed referee left: over, listed as interrupted
             for table in recover_folder(replay_dir):
                 self.tables[table.match_id] = table
-                self._finished.append(table.match_id)
+                self._finished.append((table.match_id, table.spectator_log.size))
+                self._finished_bytes += table.spectator_log.size
+
+    @property
+    def waiting(self) -> int:
+        """Matches created that have not started (waiting for their seats)."""
+        return sum(1 for t in self.tables.values() if t.state == "waiting")
 
     def create_match(self, spec: MatchSpec) -> Table:
-        """Register a match and start running it (it waits for its seats to connect)."""
+        """Register a match and start running it (it waits for its seats to connect);
+        :class:`LimitExceeded` if ``limits.waiting_matches`` are waiting already."""
+        bound = self.limits.waiting_matches
+        if self.waiting >= bound:
+            raise LimitExceeded(f"the referee has {bound} matches waiting for their seats (limit waiting_matches)")
         table = Table(spec, self.replay_dir, self._table_finished)
         if table.match_id in self.tables:
             raise ValueError(f"match {table.match_id!r} exists")
@@ -108,9 +121,6 @@ class Referee:
             sessions.remove(session)
 
     def _table_finished(self, table: Table) -> None:
-        self._finished.append(table.match_id)
-        while len(self._finished) > self.keep_finished:  # forget the oldest finished matches
-            self.tables.pop(self._finished.popleft(), None)
         for link in table.links:
             key = _token_key(link.token)
             links = self._by_token.get(key, [])
@@ -118,11 +128,22 @@ class Referee:
                 links.remove(link)
             if not links:
                 self._by_token.pop(key, None)
+        size = table.spectator_log.size
+        self._finished.append((table.match_id, size))
+        self._finished_bytes += size
+        limits = self.limits
+        while self._finished and (len(self._finished) > limits.finished_matches
+                                  or self._finished_bytes > limits.finished_bytes):
+            match_id, size = self._finished.popleft()  # forget the oldest finished matches
+            self._finished_bytes -= size
+            forgotten = self.tables.pop(match_id, None)
+            if forgotten is not None:
+                forgotten.release()
 
 
 @asynccontextmanager
 async def open_referee(
-    host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None, *,
+    host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None, limits: Limits | None = None, *,
     operator_token: str | None = None, public_watch: bool = False, tls: ServerTLS | None = None,
 ) -> AsyncIterator[Referee]:
     """Start a referee with its gRPC server (inside :func:`referee.run`); yields it with
@@ -131,10 +152,12 @@ async def open_referee(
     cannot be bound raises ``ListenError``. On exit, running matches are cancelled and the
     server stops."""
     token = operator_token or new_operator_token()
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[OperatorAuth(token, public_watch=public_watch)])
+    limits = limits or Limits()
+    server = grpc.aio.server(options=server_options(limits),
+                             interceptors=[OperatorAuth(token, public_watch=public_watch)])
     bound = bind(server, host, port, tls)  # before anything starts: a busy port is one clear error
     async with trio.open_nursery() as nursery:
-        referee = Referee(nursery, replay_dir)
+        referee = Referee(nursery, replay_dir, limits)
         referee.operator_token = token
         add_bot_service(BotServicer(referee), server)
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)

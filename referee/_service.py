@@ -12,17 +12,20 @@ import secrets
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
 import grpc
 import structlog
 import trio
+from google.protobuf.message import DecodeError
 
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 
 from . import _wire as wire
 from . import games
+from ._limits import LimitExceeded, Limits, check_spec
 from ._seats import SeatLink
 from ._spec import DEFAULT_GAME, MatchSpec
 from ._table import Table
@@ -45,6 +48,10 @@ class Referee(Protocol):
 
     tables: dict[str, Table]
     """Every match the referee keeps, by id."""
+    limits: Limits
+    """The referee's limits."""
+    open_streams: int
+    """``Play`` and ``WatchMatch`` streams open now (bounded by ``limits.streams_per_server``)."""
 
     def create_match(self, spec: MatchSpec) -> Table:
         """Register a match and start it."""
@@ -62,7 +69,7 @@ class Referee(Protocol):
 class GrpcSession:
     """One bot's stream: implements the table's ``Session``."""
 
-    def __init__(self, hello: bot_pb2.Hello, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    def __init__(self, hello: bot_pb2.Hello, context: grpc.aio.ServicerContext[Any, Any], limits: Limits) -> None:
         self.bot_name = hello.bot_name or "bot"
         self.nonce = hello.nonce
         self.token = hello.token
@@ -73,17 +80,49 @@ class GrpcSession:
         self._queue: deque[tuple[bytes, Callable[[float], None] | None]] = deque()
         self._wakeup = asyncio.Event()
         self.closed: asyncio.Future[tuple[grpc.StatusCode, str]] = asyncio.get_running_loop().create_future()
+        self._limits = limits
+        self._queued = 0  # bytes queued, not yet written
+        self._asked = 0  # requests sent whose answers are not yet in: each pays for one message
+        self._budget = float(limits.inbound_burst)  # messages the bot may send beyond those asked
+        self._budget_at = time.monotonic()
 
     def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
-        """Queue a serialised message; ``on_written`` is called with the time it was written."""
-        if not self.closed.done():
-            self._queue.append((data, on_written))
-            self._wakeup.set()
+        """Queue a serialised message; ``on_written`` is called with the time it was written.
+        Never blocks: a client that lets more than ``limits.outbound_bytes`` pile up is cut off."""
+        if self.closed.done():
+            return
+        self._queued += len(data)
+        if self._queued > self._limits.outbound_bytes:
+            self.close("RESOURCE_EXHAUSTED", f"the client did not read: more than {self._limits.outbound_bytes} "
+                       "bytes queued for it (limit outbound_bytes)")
+            return
+        if on_written is not None:
+            self._asked += 1
+        self._queue.append((data, on_written))
+        self._wakeup.set()
 
     def send_first(self, msg: bot_pb2.RefereeMessage) -> None:
         """Queue a message ahead of everything queued so far (the welcome)."""
-        self._queue.appendleft((msg.SerializeToString(), None))
+        data = msg.SerializeToString()
+        self._queued += len(data)
+        self._queue.appendleft((data, None))
         self._wakeup.set()
+
+    def inbound(self) -> bool:
+        """Count one message from the bot; False once it sent more than it was asked for and
+        its budget allows (``limits.inbound_burst``, refilled at ``limits.inbound_per_second``)."""
+        if self._asked:
+            self._asked -= 1
+            return True
+        now = time.monotonic()
+        limits = self._limits
+        self._budget = min(float(limits.inbound_burst),
+                           self._budget + (now - self._budget_at) * limits.inbound_per_second)
+        self._budget_at = now
+        if self._budget < 1:
+            return False
+        self._budget -= 1
+        return True
 
     def close(self, code: str, detail: str) -> None:
         if not self.closed.done():
@@ -99,6 +138,7 @@ class GrpcSession:
                 continue
             data, on_written = queue.popleft()
             await ctx.write(data)
+            self._queued -= len(data)
             if on_written is not None:
                 on_written(trio.current_time())
 
@@ -113,7 +153,7 @@ def add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
     handler = grpc.method_handlers_generic_handler(
         "gin_arena.v1.BotService",
         {"Play": grpc.stream_stream_rpc_method_handler(
-            servicer.Play, request_deserializer=bot_pb2.BotMessage.FromString,
+            servicer.Play, request_deserializer=_already_serialised,  # decoded by Play: a bad one is a fault
             response_serializer=_already_serialised)},
     )
     server.add_generic_rpc_handlers((handler,))
@@ -126,18 +166,26 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         self.referee = referee
 
     async def Play(  # type: ignore[override]
-        self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: grpc.aio.ServicerContext[Any, Any]
+        self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
+        async with stream_slot(self.referee, context):
+            await self._play(context)
+
+    async def _hello(self, context: grpc.aio.ServicerContext[Any, Any]) -> bot_pb2.Hello | None:
+        """The stream's hello (``None`` if it ended first); aborts the stream if it is wrong."""
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no hello within {HELLO_TIMEOUT_S:g} s")
         if first is _EOF:
-            return
-        assert isinstance(first, bot_pb2.BotMessage)
-        if first.WhichOneof("kind") != "hello":
+            return None
+        try:
+            msg = bot_pb2.BotMessage.FromString(first)
+        except DecodeError as e:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"undecodable message: {e}")
+        if msg.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a hello")
-        hello = first.hello
+        hello = msg.hello
         if hello.protocol_version != PROTOCOL_VERSION:
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -146,10 +194,20 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             )
         if len(hello.nonce) > MAX_NONCE_BYTES:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"nonce longer than {MAX_NONCE_BYTES} bytes")
+        try:
+            self.referee.limits.check_length("hello.bot_name", hello.bot_name, "name_length")
+        except ValueError as e:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        return hello
+
+    async def _play(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        hello = await self._hello(context)
+        if hello is None:
+            return
         links = self.referee.links_for_token(hello.token)
         if not links:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
-        session = GrpcSession(hello, context)
+        session = GrpcSession(hello, context, self.referee.limits)
         refusals = []
         for link in links:
             why = link.attach(session)
@@ -194,29 +252,58 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
 
     async def _read_loop(self, session: GrpcSession, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         while True:
-            msg = await context.read()
-            if msg is _EOF:
+            raw = await context.read()
+            if raw is _EOF:
                 return
             at = trio.current_time()
-            assert isinstance(msg, bot_pb2.BotMessage)
-            kind = msg.WhichOneof("kind")
-            if kind == "action":
-                response = msg.action
-                link = session.links.get(response.match_id)
-                if link is None and not response.match_id and len(session.links) == 1:
-                    link = next(iter(session.links.values()))
-                if link is None:
-                    session.send(_error(bot_pb2.ERROR_CODE_UNKNOWN_MATCH,
-                                        f"this session plays no match {response.match_id!r}", response.request_id))
-                else:
-                    link.deliver(response, at)
-            elif kind == "ping":
-                session.send(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(
-                    ping_id=msg.ping.ping_id, referee_time_ms=int(time.time() * 1000))).SerializeToString())
-            elif kind == "hello":
-                session.send(_error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION, "hello may be sent only once"))
+            if not session.inbound():
+                limits = self.referee.limits
+                session.close("RESOURCE_EXHAUSTED", f"too many messages: more than {limits.inbound_burst} beyond "
+                              f"those asked for (limits inbound_burst, inbound_per_second={limits.inbound_per_second})")
+                return
+            try:
+                msg = bot_pb2.BotMessage.FromString(raw)
+            except DecodeError as e:
+                detail = f"undecodable message ({len(raw)} bytes): {e}"
+                for link in session.links.values():
+                    link.malformed(detail)
+                session.close("INVALID_ARGUMENT", detail)
+                return
+            self._dispatch(session, msg, at)
+
+    def _dispatch(self, session: GrpcSession, msg: bot_pb2.BotMessage, at: float) -> None:
+        kind = msg.WhichOneof("kind")
+        if kind == "action":
+            response = msg.action
+            link = session.links.get(response.match_id)
+            if link is None and not response.match_id and len(session.links) == 1:
+                link = next(iter(session.links.values()))
+            if link is None:
+                session.send(_error(bot_pb2.ERROR_CODE_UNKNOWN_MATCH,
+                                    f"this session plays no match {response.match_id[:64]!r}", response.request_id))
             else:
-                session.send(_error(bot_pb2.ERROR_CODE_MALFORMED, "a BotMessage must set one of hello, action, ping"))
+                link.deliver(response, at)
+        elif kind == "ping":
+            session.send(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(
+                ping_id=msg.ping.ping_id, referee_time_ms=int(time.time() * 1000))).SerializeToString())
+        elif kind == "hello":
+            session.send(_error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION, "hello may be sent only once"))
+        else:
+            session.send(_error(bot_pb2.ERROR_CODE_MALFORMED, "a BotMessage must set one of hello, action, ping"))
+
+
+@asynccontextmanager
+async def stream_slot(referee: Referee, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[None]:
+    """Hold one of the server's ``limits.streams_per_server`` stream slots (or refuse the stream)."""
+    bound = referee.limits.streams_per_server
+    if referee.open_streams >= bound:
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            f"the referee has {bound} streams open (limit streams_per_server)")
+    referee.open_streams += 1
+    try:
+        yield
+    finally:
+        referee.open_streams -= 1
 
 
 def _error(code: int, message: str, request_id: int = 0) -> bytes:
@@ -262,11 +349,15 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     ) -> referee_pb2.CreateMatchResponse:
         try:
             spec = spec_from_request(request)
+            check_spec(spec, self.referee.limits)
         except ValueError as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         if spec.match_id and spec.match_id in self.referee.tables:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, f"match {spec.match_id!r} exists")
-        table = self.referee.create_match(spec)
+        try:
+            table = self.referee.create_match(spec)
+        except LimitExceeded as e:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
         return referee_pb2.CreateMatchResponse(
             match_id=table.match_id,
             seat_tokens=[referee_pb2.SeatToken(seat=link.seat, token=link.token) for link in table.links],
@@ -298,6 +389,10 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
         if table.over:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"match {request.match_id!r} is over")
+        try:
+            self.referee.limits.check_length("reason", request.reason, "text_length")
+        except ValueError as e:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         table.cancel(request.reason)
         return referee_pb2.CancelMatchResponse(match=match_status(table))
 
@@ -325,17 +420,53 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         table = self.referee.tables.get(request.match_id)
         if table is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        queue: asyncio.Queue[referee_pb2.SpectatorEvent] = asyncio.Queue()
-        table.watch(queue.put_nowait, request.from_start)
-        try:
-            while True:
-                ev = await queue.get()
-                yield ev
-                if ev.WhichOneof("kind") == "match_finished":
-                    return
-        finally:
-            if queue.put_nowait in table.spectators:
-                table.spectators.remove(queue.put_nowait)
+        async with stream_slot(self.referee, context):
+            watcher = _Watcher(self.referee.limits.spectator_queue_bytes)
+            table.watch(watcher.put, request.from_start)
+            watcher.live = True
+            try:
+                while True:
+                    ev = await watcher.get()
+                    if ev is None:
+                        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, watcher.dropped)
+                    yield ev
+                    if ev.WhichOneof("kind") == "match_finished":
+                        return
+            finally:
+                if watcher.put in table.spectators:
+                    table.spectators.remove(watcher.put)
+
+
+class _Watcher:
+    """One spectator's queue: bounded in bytes, so a spectator that does not read is dropped
+    (the match never waits for it). The events of the match so far, given when it starts
+    watching, are not counted against the bound (the match holds them anyway)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._queue: asyncio.Queue[tuple[referee_pb2.SpectatorEvent | None, int]] = asyncio.Queue()
+        self._bytes = 0
+        self._max = max_bytes
+        self.live = False
+        """Whether the events so far were given (from now on the bound counts)."""
+        self.dropped = ""
+        """Why the spectator was dropped ("" while it is not)."""
+
+    def put(self, ev: referee_pb2.SpectatorEvent) -> None:
+        if self.dropped:
+            return
+        size = ev.ByteSize() if self.live else 0
+        if self._bytes + size > self._max:
+            self.dropped = (f"the spectator did not read: more than {self._max} bytes queued "
+                            "(limit spectator_queue_bytes)")
+            self._queue.put_nowait((None, 0))
+            return
+        self._bytes += size
+        self._queue.put_nowait((ev, size))
+
+    async def get(self) -> referee_pb2.SpectatorEvent | None:
+        ev, size = await self._queue.get()
+        self._bytes -= size
+        return ev
 
 
 def spec_from_request(request: referee_pb2.CreateMatchRequest) -> MatchSpec:

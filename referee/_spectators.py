@@ -56,6 +56,11 @@ class SpectatorLog:
                 sink(referee_pb2.SpectatorEvent.FromString(log[-1]))
         self.sinks.append(sink)
 
+    @property
+    def size(self) -> int:
+        """The bytes the log holds."""
+        return len(self._log) + len(self._packed)
+
     def pack(self) -> None:
         """The match is over: keep the log deflated (~60 bytes per decision otherwise)."""
         self._packed = zlib.compress(self._log)

@@ -360,7 +360,7 @@ class Table:
         if action not in link.legal:
             reason = match.why_illegal(seat, action)
             if self.spec.repeat_illegal:
-                link.send(bot_pb2.RefereeMessage(match_id=self.match_id, action_rejected=bot_pb2.ActionRejected(
+                link.send_asking(bot_pb2.RefereeMessage(match_id=self.match_id, action_rejected=bot_pb2.ActionRejected(
                     request_id=request_id, action=response.action, reason=reason)))
                 return
             raise Fault(seat, "illegal_action", f"seat {seat} played {action}: {reason}", **raw)
@@ -631,6 +631,12 @@ class Table:
             link.open_request = None
         # A finished match stays listed (GetMatch, WatchMatch from the start) for a while.
         self.spectator_log.pack()
+
+    def release(self) -> None:
+        """The referee forgets the finished match: break the table's cycles (its links point
+        back to it) so that its memory comes back at once, not at the next full collection."""
+        assert self.over
+        self.links = []
 
     def _tell(self, link: SeatLink, msg: bot_pb2.RefereeMessage) -> None:
         """Send a message of the match's story to a seat, adding it to that seat's digest (what

@@ -9,6 +9,7 @@ from pathlib import Path
 import trio
 
 from ._auth import DEFAULT_TOKEN_FILE, OPERATOR_TOKEN_ENV, TokenFileError, resolve_operator_token
+from ._limits import Limits
 from ._logging import configure_logging
 from ._runtime import install_sigint_cancel, run
 from ._server import open_referee, tune_gc_for_server
@@ -48,10 +49,17 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--replays", type=Path, default=Path("replays"), help="folder for replay files")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--log-json", action="store_true", default=None, help="JSON logs even on a terminal")
+    serve.add_argument("--limit", action="append", default=[], metavar="KEY=VALUE",
+                       help="change one of the referee's limits (repeatable; the keys and defaults are in "
+                       "docs/protocol.md, e.g. --limit waiting_matches=200)")
     add_operator_options(serve, "the current directory")
     add_server_tls_options(serve)
     args = parser.parse_args(argv)
     host, port = args.listen
+    try:
+        limits = Limits.parse(args.limit)
+    except ValueError as e:
+        parser.error(f"--limit {e}")
     try:
         tls = server_tls_from_args(args)
         check_can_listen(host, port)
@@ -68,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         with trio.CancelScope() as scope:
             token = trio.lowlevel.current_trio_token()
             install_sigint_cancel(lambda: token.run_sync_soon(scope.cancel))
-            async with open_referee(host, port, args.replays, operator_token=operator.token,
+            async with open_referee(host, port, args.replays, limits, operator_token=operator.token,
                                     public_watch=args.public_watch, tls=tls) as ref:
                 tune_gc_for_server()
                 print(f"referee listening on {ref.address}{' (TLS)' if tls else ''}", flush=True)

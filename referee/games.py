@@ -212,6 +212,11 @@ class Game(Protocol):
     def rules_to_dict(self, rules: Any) -> dict[str, Any]:
         """A rule set as plain JSON values (the replay header's ``rules``)."""
 
+    def match_size(self, rules: Any) -> Sequence[tuple[str, str, int]]:
+        """The rule set's numbers that bound how long a match runs, for the referee's limits:
+        each as (the ``CreateMatch`` field that sets it, ``"games"`` — games in a match — or
+        ``"target"`` — points that end a game or match —, its value)."""
+
     def rules_from_dict(self, data: Mapping[str, Any]) -> Any:
         """The rule set a replay header's ``rules`` describes (``ValueError`` if it cannot)."""
 

@@ -189,6 +189,9 @@ class ToyGame:
     def rules_to_dict(self, rules: ToyRules) -> dict[str, Any]:
         return {"games": rules.games}
 
+    def match_size(self, rules: ToyRules) -> Sequence[tuple[str, str, int]]:
+        return (("rules.games", "games", rules.games),)
+
     def rules_from_dict(self, data: Mapping[str, Any]) -> ToyRules:
         return ToyRules(games=int(data["games"]))
 

@@ -269,11 +269,16 @@ def test_wrong_protocol_version_and_missing_hello() -> None:
 
 def test_stray_answers_get_precise_errors_and_the_match_goes_on() -> None:
     async def noisy(c: Client) -> None:
+        strays = 0
+
         async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            nonlocal strays
             req = msg.action_request
             a = req.legal_actions[0]
-            await _c.send_action(msg.match_id, req.request_id + 1000, a)  # wrong request id
-            await _c.send_action("no-such-match", req.request_id, a)  # another match
+            if strays < 100:  # inside the stream's inbound budget (Limits.inbound_burst)
+                strays += 2
+                await _c.send_action(msg.match_id, req.request_id + 1000, a)  # wrong request id
+                await _c.send_action("no-such-match", req.request_id, a)  # another match
             return a
 
         await c.play(decide)
@@ -484,3 +489,41 @@ def test_a_reconnect_does_not_restart_the_clock() -> None:
         assert ended - started == pytest.approx(1.0, abs=0.01)  # not 1.6 s: the clock ran on
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+@pytest.mark.parametrize("policy", ["forfeit", "substitute"])
+def test_undecodable_bytes_mid_match_are_a_malformed_message_by_the_policy(policy: str) -> None:
+    """Bytes that are no BotMessage, after some good answers: the match's fault policy applies
+    as ``malformed_message`` (not a disconnect) and the stream ends with a status saying why."""
+    status: list[tuple[grpc.StatusCode, str]] = []
+
+    async def corrupt(c: Client) -> None:
+        async with grpc.aio.insecure_channel(c.address) as ch:
+            call = ch.stream_stream("/gin_arena.v1.BotService/Play", request_serializer=None,
+                                    response_deserializer=bot_pb2.RefereeMessage.FromString)(None)
+            await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
+                token=c.token, protocol_version=1)).SerializeToString())
+            requests = 0
+            try:
+                async for msg in call:
+                    if msg.WhichOneof("kind") != "action_request":
+                        continue
+                    requests += 1
+                    if requests == 3:
+                        await call.write(b"\xff\xff\xff\xff")  # an invalid tag: no BotMessage
+                        continue
+                    req = msg.action_request
+                    await call.write(bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
+                        match_id=msg.match_id, request_id=req.request_id, action=req.legal_actions[0],
+                    )).SerializeToString())
+            except grpc.aio.AioRpcError as e:
+                status.append((e.code(), e.details() or ""))
+                return
+            status.append((await call.code(), await call.details() or ""))
+
+    report, _ = run_match(spec(fault_policy=policy), [corrupt, good])
+    assert status and status[0][0] == grpc.StatusCode.INVALID_ARGUMENT and "undecodable" in status[0][1], status
+    if policy == "forfeit":
+        assert report.termination == "malformed_message" and report.faulting_seat == 0
+    else:
+        assert report.termination == "normal" and report.substituted_seats == (0,)
