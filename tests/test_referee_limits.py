@@ -33,10 +33,15 @@ def _request(**fields: Any) -> referee_pb2.CreateMatchRequest:
     return referee_pb2.CreateMatchRequest(**{**base, **fields})
 
 
+def _ops(ref: referee.Referee) -> tuple[tuple[str, str], ...]:
+    return referee.operator_metadata(ref.operator_token)
+
+
 def with_referee(body: Callable[[referee.Referee, grpc.aio.Channel], Awaitable[None]],
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, public_watch: bool = False) -> None:
     async def main() -> None:
-        async with referee.open_referee(limits=limits) as ref, grpc.aio.insecure_channel(ref.address) as ch:
+        async with referee.open_referee(limits=limits, public_watch=public_watch) as ref, \
+                grpc.aio.insecure_channel(ref.address) as ch:
             await body(ref, ch)
 
     referee.run(main)
@@ -75,11 +80,12 @@ def test_create_match_beyond_a_bound_is_refused_naming_the_field(field: str, fie
     async def body(ref: referee.Referee, ch: grpc.aio.Channel) -> None:
         ops = referee_pb2_grpc.RefereeServiceStub(ch)
         with pytest.raises(grpc.aio.AioRpcError) as e:
-            await referee.aio(_reply(ops.CreateMatch(_request(**fields))))
+            await referee.aio(_reply(ops.CreateMatch(_request(**fields), metadata=_ops(ref))))
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert (e.value.details() or "").startswith(field + ":"), e.value.details()
         assert not ref.tables  # nothing was created
-        await referee.aio(_reply(ops.CreateMatch(_request())))  # the referee still takes a sound request
+        # the referee still takes a sound request
+        await referee.aio(_reply(ops.CreateMatch(_request(), metadata=_ops(ref))))
 
     with_referee(body)
 
@@ -88,9 +94,9 @@ def test_waiting_matches_are_bounded_per_server() -> None:
     async def body(ref: referee.Referee, ch: grpc.aio.Channel) -> None:
         ops = referee_pb2_grpc.RefereeServiceStub(ch)
         for _ in range(3):
-            await referee.aio(_reply(ops.CreateMatch(_request())))
+            await referee.aio(_reply(ops.CreateMatch(_request(), metadata=_ops(ref))))
         with pytest.raises(grpc.aio.AioRpcError) as e:
-            await referee.aio(_reply(ops.CreateMatch(_request())))
+            await referee.aio(_reply(ops.CreateMatch(_request(), metadata=_ops(ref))))
         assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "waiting_matches" in (e.value.details() or "")
         assert len(ref.tables) == 3
@@ -206,7 +212,7 @@ def test_a_spectator_that_never_reads_is_dropped_and_the_match_plays_on() -> Non
             await trio.sleep(0.01)
         conn.close()
 
-    with_referee(body, Limits(spectator_queue_bytes=4_096))
+    with_referee(body, Limits(spectator_queue_bytes=4_096), public_watch=True)  # a raw client, no token
 
 
 @pytest.mark.parametrize("limits", [Limits(finished_matches=3), Limits(finished_bytes=1_000)])
