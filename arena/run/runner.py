@@ -222,6 +222,9 @@ class Runner:
             fault_policy=s.fault_policy,
             connect_timeout_ms=s.connect_timeout_ms,
             seed=job.seed,
+            # Both games of a duplicate pair are dealt from this seed and may run at once: no
+            # seat hears it before both are over (the run's replays then hold it).
+            reveal_seed=not job.pair_key,
             match_id=match_id,
             seat_time_controls=time_controls if differ else (),
         )

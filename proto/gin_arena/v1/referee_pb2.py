@@ -25,47 +25,47 @@ _sym_db = _symbol_database.Default()
 from gin_arena.v1 import game_pb2 as gin__arena_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1agin_arena/v1/referee.proto\x12\x0cgin_arena.v1\x1a\x17gin_arena/v1/game.proto\"\'\n\x08SeatSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\xda\x03\n\x12\x43reateMatchRequest\x12%\n\x05seats\x18\x01 \x03(\x0b\x32\x16.gin_arena.v1.SeatSpec\x12$\n\x05rules\x18\x02 \x01(\x0b\x32\x15.gin_arena.v1.RuleSet\x12/\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x19.gin_arena.v1.TimeControl\x12/\n\x0c\x66\x61ult_policy\x18\x04 \x01(\x0e\x32\x19.gin_arena.v1.FaultPolicy\x12\x1a\n\x12reconnect_grace_ms\x18\x05 \x01(\r\x12\x16\n\x0erepeat_illegal\x18\x06 \x01(\x08\x12\x0c\n\x04seed\x18\x07 \x01(\x0c\x12\x10\n\x08match_id\x18\x08 \x01(\t\x12\x16\n\x0emix_bot_nonces\x18\t \x01(\x08\x12\x19\n\x0c\x66irst_dealer\x18\n \x01(\rH\x00\x88\x01\x01\x12\x1a\n\x12\x63onnect_timeout_ms\x18\x0b \x01(\r\x12\x1c\n\x14max_actions_per_deal\x18\x0c \x01(\r\x12\x0c\n\x04game\x18\r \x01(\t\x12\x35\n\x12seat_time_controls\x18\x0e \x03(\x0b\x32\x19.gin_arena.v1.TimeControlB\x0f\n\r_first_dealer\"(\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\"n\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12,\n\x0bseat_tokens\x18\x02 \x03(\x0b\x32\x17.gin_arena.v1.SeatToken\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\x0c\"\xfe\x01\n\x0bMatchStatus\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x05state\x18\x02 \x01(\x0e\x32\x18.gin_arena.v1.MatchState\x12\x14\n\x0cplayer_names\x18\x03 \x03(\t\x12\x11\n\tconnected\x18\x04 \x03(\x08\x12\x0e\n\x06scores\x18\x05 \x03(\x05\x12\x13\n\x0bgame_number\x18\x06 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x07 \x01(\r\x12)\n\x06result\x18\x08 \x01(\x0b\x32\x19.gin_arena.v1.MatchResult\x12\x13\n\x0breplay_path\x18\t \x01(\t\x12\x11\n\tgames_won\x18\n \x03(\r\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"<\n\x10GetMatchResponse\x12(\n\x05match\x18\x01 \x01(\x0b\x32\x19.gin_arena.v1.MatchStatus\"S\n\x12ListMatchesRequest\x12.\n\x0cstate_filter\x18\x01 \x01(\x0e\x32\x18.gin_arena.v1.MatchState\x12\r\n\x05limit\x18\x02 \x01(\r\"A\n\x13ListMatchesResponse\x12*\n\x07matches\x18\x01 \x03(\x0b\x32\x19.gin_arena.v1.MatchStatus\"9\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nfrom_start\x18\x02 \x01(\x08\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"?\n\x13\x43\x61ncelMatchResponse\x12(\n\x05match\x18\x01 \x01(\x0b\x32\x19.gin_arena.v1.MatchStatus\"\x84\x03\n\x0eSpectatorEvent\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12/\n\x06header\x18\x02 \x01(\x0b\x32\x1d.gin_arena.v1.SpectatorHeaderH\x00\x12\x33\n\x0c\x64\x65\x61l_started\x18\x03 \x01(\x0b\x32\x1b.gin_arena.v1.SpectatorDealH\x00\x12+\n\x04turn\x18\x04 \x01(\x0b\x32\x1b.gin_arena.v1.SpectatorTurnH\x00\x12*\n\x05\x65vent\x18\x05 \x01(\x0b\x32\x19.gin_arena.v1.PublicEventH\x00\x12\x31\n\rdeal_finished\x18\x06 \x01(\x0b\x32\x18.gin_arena.v1.DealResultH\x00\x12\x31\n\rgame_finished\x18\x07 \x01(\x0b\x32\x18.gin_arena.v1.GameResultH\x00\x12\x33\n\x0ematch_finished\x18\x08 \x01(\x0b\x32\x19.gin_arena.v1.MatchResultH\x00\x42\x06\n\x04kind\"\x8d\x02\n\x0fSpectatorHeader\x12\x14\n\x0cplayer_names\x18\x01 \x03(\t\x12$\n\x05rules\x18\x02 \x01(\x0b\x32\x15.gin_arena.v1.RuleSet\x12/\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x19.gin_arena.v1.TimeControl\x12\x17\n\x0fseed_commitment\x18\x04 \x01(\x0c\x12/\n\x0c\x66\x61ult_policy\x18\x05 \x01(\x0e\x32\x19.gin_arena.v1.FaultPolicy\x12\x0c\n\x04game\x18\x06 \x01(\t\x12\x35\n\x12seat_time_controls\x18\x07 \x03(\x0b\x32\x19.gin_arena.v1.TimeControl\"\xbc\x01\n\rSpectatorDeal\x12\x13\n\x0bgame_number\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12\x0e\n\x06upcard\x18\x04 \x01(\t\x12\x12\n\nstock_size\x18\x05 \x01(\r\x12\x12\n\nhand_sizes\x18\x06 \x03(\r\x12\x0e\n\x06scores\x18\x07 \x03(\x05\x12\x13\n\x0bknock_limit\x18\x08 \x01(\x05\x12\x14\n\x0cspade_double\x18\t \x01(\x08\"f\n\rSpectatorTurn\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\"\n\x05phase\x18\x02 \x01(\x0e\x32\x13.gin_arena.v1.Phase\x12#\n\x06\x63locks\x18\x03 \x03(\x0b\x32\x13.gin_arena.v1.Clock*\x9a\x01\n\nMatchState\x12\x1b\n\x17MATCH_STATE_UNSPECIFIED\x10\x00\x12#\n\x1fMATCH_STATE_WAITING_FOR_PLAYERS\x10\x01\x12\x17\n\x13MATCH_STATE_RUNNING\x10\x02\x12\x18\n\x14MATCH_STATE_FINISHED\x10\x03\x12\x17\n\x13MATCH_STATE_ABORTED\x10\x04\x32\xa6\x03\n\x0eRefereeService\x12R\n\x0b\x43reateMatch\x12 .gin_arena.v1.CreateMatchRequest\x1a!.gin_arena.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.gin_arena.v1.GetMatchRequest\x1a\x1e.gin_arena.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .gin_arena.v1.ListMatchesRequest\x1a!.gin_arena.v1.ListMatchesResponse\x12M\n\nWatchMatch\x12\x1f.gin_arena.v1.WatchMatchRequest\x1a\x1c.gin_arena.v1.SpectatorEvent0\x01\x12R\n\x0b\x43\x61ncelMatch\x12 .gin_arena.v1.CancelMatchRequest\x1a!.gin_arena.v1.CancelMatchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1agin_arena/v1/referee.proto\x12\x0cgin_arena.v1\x1a\x17gin_arena/v1/game.proto\"\'\n\x08SeatSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\xf1\x03\n\x12\x43reateMatchRequest\x12%\n\x05seats\x18\x01 \x03(\x0b\x32\x16.gin_arena.v1.SeatSpec\x12$\n\x05rules\x18\x02 \x01(\x0b\x32\x15.gin_arena.v1.RuleSet\x12/\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x19.gin_arena.v1.TimeControl\x12/\n\x0c\x66\x61ult_policy\x18\x04 \x01(\x0e\x32\x19.gin_arena.v1.FaultPolicy\x12\x1a\n\x12reconnect_grace_ms\x18\x05 \x01(\r\x12\x16\n\x0erepeat_illegal\x18\x06 \x01(\x08\x12\x0c\n\x04seed\x18\x07 \x01(\x0c\x12\x10\n\x08match_id\x18\x08 \x01(\t\x12\x16\n\x0emix_bot_nonces\x18\t \x01(\x08\x12\x19\n\x0c\x66irst_dealer\x18\n \x01(\rH\x00\x88\x01\x01\x12\x1a\n\x12\x63onnect_timeout_ms\x18\x0b \x01(\r\x12\x1c\n\x14max_actions_per_deal\x18\x0c \x01(\r\x12\x0c\n\x04game\x18\r \x01(\t\x12\x35\n\x12seat_time_controls\x18\x0e \x03(\x0b\x32\x19.gin_arena.v1.TimeControl\x12\x15\n\rwithhold_seed\x18\x0f \x01(\x08\x42\x0f\n\r_first_dealer\"(\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\"n\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12,\n\x0bseat_tokens\x18\x02 \x03(\x0b\x32\x17.gin_arena.v1.SeatToken\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\x0c\"\xfe\x01\n\x0bMatchStatus\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x05state\x18\x02 \x01(\x0e\x32\x18.gin_arena.v1.MatchState\x12\x14\n\x0cplayer_names\x18\x03 \x03(\t\x12\x11\n\tconnected\x18\x04 \x03(\x08\x12\x0e\n\x06scores\x18\x05 \x03(\x05\x12\x13\n\x0bgame_number\x18\x06 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x07 \x01(\r\x12)\n\x06result\x18\x08 \x01(\x0b\x32\x19.gin_arena.v1.MatchResult\x12\x13\n\x0breplay_path\x18\t \x01(\t\x12\x11\n\tgames_won\x18\n \x03(\r\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"<\n\x10GetMatchResponse\x12(\n\x05match\x18\x01 \x01(\x0b\x32\x19.gin_arena.v1.MatchStatus\"S\n\x12ListMatchesRequest\x12.\n\x0cstate_filter\x18\x01 \x01(\x0e\x32\x18.gin_arena.v1.MatchState\x12\r\n\x05limit\x18\x02 \x01(\r\"A\n\x13ListMatchesResponse\x12*\n\x07matches\x18\x01 \x03(\x0b\x32\x19.gin_arena.v1.MatchStatus\"9\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nfrom_start\x18\x02 \x01(\x08\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"?\n\x13\x43\x61ncelMatchResponse\x12(\n\x05match\x18\x01 \x01(\x0b\x32\x19.gin_arena.v1.MatchStatus\"\x84\x03\n\x0eSpectatorEvent\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12/\n\x06header\x18\x02 \x01(\x0b\x32\x1d.gin_arena.v1.SpectatorHeaderH\x00\x12\x33\n\x0c\x64\x65\x61l_started\x18\x03 \x01(\x0b\x32\x1b.gin_arena.v1.SpectatorDealH\x00\x12+\n\x04turn\x18\x04 \x01(\x0b\x32\x1b.gin_arena.v1.SpectatorTurnH\x00\x12*\n\x05\x65vent\x18\x05 \x01(\x0b\x32\x19.gin_arena.v1.PublicEventH\x00\x12\x31\n\rdeal_finished\x18\x06 \x01(\x0b\x32\x18.gin_arena.v1.DealResultH\x00\x12\x31\n\rgame_finished\x18\x07 \x01(\x0b\x32\x18.gin_arena.v1.GameResultH\x00\x12\x33\n\x0ematch_finished\x18\x08 \x01(\x0b\x32\x19.gin_arena.v1.MatchResultH\x00\x42\x06\n\x04kind\"\x8d\x02\n\x0fSpectatorHeader\x12\x14\n\x0cplayer_names\x18\x01 \x03(\t\x12$\n\x05rules\x18\x02 \x01(\x0b\x32\x15.gin_arena.v1.RuleSet\x12/\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x19.gin_arena.v1.TimeControl\x12\x17\n\x0fseed_commitment\x18\x04 \x01(\x0c\x12/\n\x0c\x66\x61ult_policy\x18\x05 \x01(\x0e\x32\x19.gin_arena.v1.FaultPolicy\x12\x0c\n\x04game\x18\x06 \x01(\t\x12\x35\n\x12seat_time_controls\x18\x07 \x03(\x0b\x32\x19.gin_arena.v1.TimeControl\"\xbc\x01\n\rSpectatorDeal\x12\x13\n\x0bgame_number\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12\x0e\n\x06upcard\x18\x04 \x01(\t\x12\x12\n\nstock_size\x18\x05 \x01(\r\x12\x12\n\nhand_sizes\x18\x06 \x03(\r\x12\x0e\n\x06scores\x18\x07 \x03(\x05\x12\x13\n\x0bknock_limit\x18\x08 \x01(\x05\x12\x14\n\x0cspade_double\x18\t \x01(\x08\"f\n\rSpectatorTurn\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\"\n\x05phase\x18\x02 \x01(\x0e\x32\x13.gin_arena.v1.Phase\x12#\n\x06\x63locks\x18\x03 \x03(\x0b\x32\x13.gin_arena.v1.Clock*\x9a\x01\n\nMatchState\x12\x1b\n\x17MATCH_STATE_UNSPECIFIED\x10\x00\x12#\n\x1fMATCH_STATE_WAITING_FOR_PLAYERS\x10\x01\x12\x17\n\x13MATCH_STATE_RUNNING\x10\x02\x12\x18\n\x14MATCH_STATE_FINISHED\x10\x03\x12\x17\n\x13MATCH_STATE_ABORTED\x10\x04\x32\xa6\x03\n\x0eRefereeService\x12R\n\x0b\x43reateMatch\x12 .gin_arena.v1.CreateMatchRequest\x1a!.gin_arena.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.gin_arena.v1.GetMatchRequest\x1a\x1e.gin_arena.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .gin_arena.v1.ListMatchesRequest\x1a!.gin_arena.v1.ListMatchesResponse\x12M\n\nWatchMatch\x12\x1f.gin_arena.v1.WatchMatchRequest\x1a\x1c.gin_arena.v1.SpectatorEvent0\x01\x12R\n\x0b\x43\x61ncelMatch\x12 .gin_arena.v1.CancelMatchRequest\x1a!.gin_arena.v1.CancelMatchResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'gin_arena.v1.referee_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MATCHSTATE']._serialized_start=2388
-  _globals['_MATCHSTATE']._serialized_end=2542
+  _globals['_MATCHSTATE']._serialized_start=2411
+  _globals['_MATCHSTATE']._serialized_end=2565
   _globals['_SEATSPEC']._serialized_start=69
   _globals['_SEATSPEC']._serialized_end=108
   _globals['_CREATEMATCHREQUEST']._serialized_start=111
-  _globals['_CREATEMATCHREQUEST']._serialized_end=585
-  _globals['_SEATTOKEN']._serialized_start=587
-  _globals['_SEATTOKEN']._serialized_end=627
-  _globals['_CREATEMATCHRESPONSE']._serialized_start=629
-  _globals['_CREATEMATCHRESPONSE']._serialized_end=739
-  _globals['_MATCHSTATUS']._serialized_start=742
-  _globals['_MATCHSTATUS']._serialized_end=996
-  _globals['_GETMATCHREQUEST']._serialized_start=998
-  _globals['_GETMATCHREQUEST']._serialized_end=1033
-  _globals['_GETMATCHRESPONSE']._serialized_start=1035
-  _globals['_GETMATCHRESPONSE']._serialized_end=1095
-  _globals['_LISTMATCHESREQUEST']._serialized_start=1097
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1180
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1182
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1247
-  _globals['_WATCHMATCHREQUEST']._serialized_start=1249
-  _globals['_WATCHMATCHREQUEST']._serialized_end=1306
-  _globals['_CANCELMATCHREQUEST']._serialized_start=1308
-  _globals['_CANCELMATCHREQUEST']._serialized_end=1362
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=1364
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=1427
-  _globals['_SPECTATOREVENT']._serialized_start=1430
-  _globals['_SPECTATOREVENT']._serialized_end=1818
-  _globals['_SPECTATORHEADER']._serialized_start=1821
-  _globals['_SPECTATORHEADER']._serialized_end=2090
-  _globals['_SPECTATORDEAL']._serialized_start=2093
-  _globals['_SPECTATORDEAL']._serialized_end=2281
-  _globals['_SPECTATORTURN']._serialized_start=2283
-  _globals['_SPECTATORTURN']._serialized_end=2385
-  _globals['_REFEREESERVICE']._serialized_start=2545
-  _globals['_REFEREESERVICE']._serialized_end=2967
+  _globals['_CREATEMATCHREQUEST']._serialized_end=608
+  _globals['_SEATTOKEN']._serialized_start=610
+  _globals['_SEATTOKEN']._serialized_end=650
+  _globals['_CREATEMATCHRESPONSE']._serialized_start=652
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=762
+  _globals['_MATCHSTATUS']._serialized_start=765
+  _globals['_MATCHSTATUS']._serialized_end=1019
+  _globals['_GETMATCHREQUEST']._serialized_start=1021
+  _globals['_GETMATCHREQUEST']._serialized_end=1056
+  _globals['_GETMATCHRESPONSE']._serialized_start=1058
+  _globals['_GETMATCHRESPONSE']._serialized_end=1118
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1120
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1203
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1205
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1270
+  _globals['_WATCHMATCHREQUEST']._serialized_start=1272
+  _globals['_WATCHMATCHREQUEST']._serialized_end=1329
+  _globals['_CANCELMATCHREQUEST']._serialized_start=1331
+  _globals['_CANCELMATCHREQUEST']._serialized_end=1385
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=1387
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=1450
+  _globals['_SPECTATOREVENT']._serialized_start=1453
+  _globals['_SPECTATOREVENT']._serialized_end=1841
+  _globals['_SPECTATORHEADER']._serialized_start=1844
+  _globals['_SPECTATORHEADER']._serialized_end=2113
+  _globals['_SPECTATORDEAL']._serialized_start=2116
+  _globals['_SPECTATORDEAL']._serialized_end=2304
+  _globals['_SPECTATORTURN']._serialized_start=2306
+  _globals['_SPECTATORTURN']._serialized_end=2408
+  _globals['_REFEREESERVICE']._serialized_start=2568
+  _globals['_REFEREESERVICE']._serialized_end=2990
 # @@protoc_insertion_point(module_scope)
