@@ -195,12 +195,13 @@ async def _pump_task(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: byte
 async def _watch(sp: SeatProcess, proc: trio.Process, seat_log: _SeatLog, label: str) -> str:
     match = sp.match
     ended_first = await first(proc.wait, match.finished.wait) == 0
-    if ended_first and not match.finished.is_set():
-        detail = f"bot {sp.name!r} (pid {proc.pid}) {describe_exit(proc.returncode)} before its match ended"
+    detail = f"bot {sp.name!r} (pid {proc.pid}) {describe_exit(proc.returncode)} before its match ended"
+    # A bot that exits on hearing MatchFinished wins the race with ``finished`` (set once the
+    # replay is written): the match tells whether it was still being played.
+    if ended_first and not match.finished.is_set() and match.crashed(sp.seat, detail):
         log.warning("bot_ended_early", pid=proc.pid, detail=detail)
         seat_log.note(f"{label}: {detail}")
-        match.crashed(sp.seat, detail)
-    else:
+    elif not ended_first:
         with trio.move_on_after(EXIT_GRACE_S):
             await proc.wait()
         if proc.returncode is None:
