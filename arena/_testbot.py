@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--delay", type=float, default=1.0, help="slow: seconds to sleep before each answer")
     p.add_argument("--after", type=int, default=5, help="quit-after: answers before exiting")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--matches", type=int, default=1, help="exit after N matches (0: never)")
+    p.add_argument("--matches", type=int, default=int(env.get("GIN_MATCHES", "1")),
+                   help="exit after N matches (0: never)")
     p.add_argument("--seen", default="", help="append each finished match's id, revealed seed and commitment here")
     args = p.parse_args(argv)
     if args.mode == "crash":

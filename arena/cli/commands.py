@@ -113,6 +113,11 @@ def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
     except (OSError, ValueError) as e:  # the results files are written; the page is a bonus
         print(f"arena: could not write the results page: {e}", file=sys.stderr)
     print(f"Time: {time.monotonic() - started:.1f} s")
+    for name, why in result.failed_bots.items():
+        print(f"arena: bot {name!r}: its games were stopped: {why}. Fix it, then play them with: "
+              f"arena tournament --resume {store.run_dir}", file=sys.stderr)
+    if result.failed_bots:
+        return EXIT_FAILED
     return EXIT_INTERRUPTED if result.status == "interrupted" else EXIT_OK
 
 

@@ -8,6 +8,9 @@ cwd = "."                  # relative to the manifest's folder (the default)
 env = { GIN_LOG_LEVEL = "WARNING" }
 protocol = "grpc"          # or "stdio": run through sample_bots.stdio_bridge
 tc = "st=0.5"              # this bot's own time control (default: the run's --tc)
+restart = "never"          # one process plays game after game (default); "always": a process
+                           # per game; "after:N": a new process every N games
+max_rss_mb = 2000          # a new process once the bot's memory exceeds this (default: no limit)
 
 [[bot]]
 name = "visitor"
@@ -33,12 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from referee import TimeControl, TimeControlError
+from referee import RESTART_HELP, TimeControl, TimeControlError, restart_after
 
 Protocol = Literal["grpc", "stdio"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
 """Bot names: they appear in file names and match ids."""
-BOT_FIELDS = ("name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args", "tc")
+BOT_FIELDS = (
+    "name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args", "tc", "restart", "max_rss_mb",
+)
 PYTHON_PLACEHOLDER = "{python}"
 """In a command, replaced by the Python interpreter running the arena."""
 
@@ -73,6 +78,12 @@ class BotSpec:
     ``GIN_REFEREE``, ``GIN_TOKEN``, ``GIN_BOT_NAME`` are always set)."""
     time_control: TimeControl | None = None
     """This bot's own time control (manifest ``tc = "…"``); ``None``: the run's."""
+    restart: str = "never"
+    """When the bot gets a new process: ``never`` (one process plays game after game on its bot
+    token), ``always`` (a process per game) or ``after:N``; also after a crash or a fault."""
+    max_rss_mb: int = 0
+    """A new process once the bot's resident memory exceeds this (MiB, checked after each
+    game); 0: no limit."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (the time control as its text)."""
@@ -86,6 +97,8 @@ class BotSpec:
             "max_concurrent": self.max_concurrent,
             "pass_args": self.pass_args,
             **({"tc": str(self.time_control)} if self.time_control is not None else {}),
+            "restart": self.restart,
+            "max_rss_mb": self.max_rss_mb,
         }
 
     @classmethod
@@ -100,6 +113,9 @@ class BotSpec:
             max_concurrent=int(data.get("max_concurrent", 0)),
             pass_args=bool(data.get("pass_args", True)),
             time_control=TimeControl.parse(str(data["tc"])) if data.get("tc") else None,
+            # a run stored before reuse started a process per game: resume it the same way
+            restart=str(data.get("restart", "always")),
+            max_rss_mb=int(data.get("max_rss_mb", 0)),
         )
 
     @property
@@ -241,6 +257,7 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
         max_concurrent = 0
     pass_args = _flag(raw, "pass_args", True, bad)
     tc = _parse_tc(raw, bad)
+    restart, max_rss_mb = _parse_restart(raw, bad)
     if argv and cwd and not problems and (why := _program_missing(argv[0], cwd)):
         bad("command", why)
     if problems:
@@ -256,7 +273,23 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
         max_concurrent=max_concurrent,
         pass_args=pass_args,
         time_control=tc,
+        restart=restart,
+        max_rss_mb=max_rss_mb,
     ), []
+
+
+def _parse_restart(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> tuple[str, int]:
+    restart = raw.get("restart", "never")
+    try:
+        restart_after(restart if isinstance(restart, str) else "")
+    except ValueError:
+        bad("restart", f"must be {RESTART_HELP}; got {restart!r}")
+        restart = "never"
+    rss = raw.get("max_rss_mb", 0)
+    if not isinstance(rss, int) or isinstance(rss, bool) or rss < 0:
+        bad("max_rss_mb", f"must be a whole number of MiB >= 0; got {rss!r}")
+        rss = 0
+    return str(restart), rss
 
 
 def _program_missing(program: str, cwd: str) -> str:

@@ -20,7 +20,16 @@ from arena.results.records import Outcome, from_report
 from arena.run.manifest import BotSpec
 from arena.run.procs import BotLogs, launch_for
 from arena.run.schedule import GameJob
-from referee import FaultPolicy, MatchContext, MatchObserver, MatchReport, MatchSpec, TimeControl, play_match_async
+from referee import (
+    BotFailed,
+    FaultPolicy,
+    MatchContext,
+    MatchObserver,
+    MatchReport,
+    MatchSpec,
+    TimeControl,
+    play_match_async,
+)
 from referee.gin import RuleSet
 
 log = structlog.get_logger("arena")
@@ -133,6 +142,9 @@ class Runner:
         self._per_bot: Counter[str] = Counter()
         self._changed = trio.Event()
         self._queue: list[tuple[GameJob, int]] = []
+        self.failed: dict[str, str] = {}
+        """Bots whose games were stopped (their process failed to start or crashed too
+        often), with why; their games stay pending (``--resume`` plays them)."""
 
     def _signal(self) -> None:
         self._changed.set()
@@ -244,12 +256,26 @@ class Runner:
             log.debug("game_started", idx=job.idx, players=list(job.players))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(game.hold_slot, min(self.settings.connect_timeout_ms / 1000, STARTUP_HOLD_S))
-                await play_match_async(spec, launches, context=self.context, observer=game)
+                try:
+                    await play_match_async(spec, launches, context=self.context, observer=game)
+                except BotFailed as e:
+                    self._bot_failed(e)
                 nursery.cancel_scope.cancel()
         finally:
             game.settled()
             if not game.done:
                 self.sink.abandoned(job)
+
+    def _bot_failed(self, e: BotFailed) -> None:
+        """Stop the games of a bot that gets no more matches (they stay pending)."""
+        if e.name in self.failed:
+            return
+        self.failed[e.name] = e.detail
+        log.error("bot_games_stopped", bot=e.name, detail=e.detail)
+        self._queue = [(job, a) for job, a in self._queue if e.name not in job.players]
+        if self.progress is not None:
+            self.progress.update(note=f"{e.name}'s games stopped: {e.detail}", force=True)
+        self._signal()
 
     def _finished(self, game: _Game, report: MatchReport) -> None:
         """A game is over (its bots may still be exiting): record it, or play it again."""

@@ -8,7 +8,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +177,8 @@ class RunResult:
     status: str
     """``finished``, ``stopped`` (SPRT decided), ``interrupted`` or ``failed``."""
     report: dict[str, Any]
+    failed_bots: dict[str, str] = field(default_factory=dict)
+    """Bots whose games were stopped (their process failed to start or crashed too often)."""
 
 
 def play_settings(play: PlayConfig) -> PlaySettings:
@@ -262,6 +264,7 @@ async def run_tournament(
         referee=cfg.referee or "embedded",
     )
     scope = cancel_scope or trio.CancelScope()
+    failed: dict[str, str] = {}
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(writer.run)
@@ -275,6 +278,7 @@ async def run_tournament(
                         )
                         work = store.pending()
                         progress.update(force=True)
+                        failed = runner.failed  # (filled while it runs)
                         await runner.run(work, stop=sink.stop)
                 if scope.cancelled_caught:
                     status = "interrupted"
@@ -296,7 +300,7 @@ async def run_tournament(
         report = write_results(store)
         log.info("run_finished", status=status, games_done=counts["done"], games_pending=counts["pending"])
         log_to_file(None)
-    return RunResult(status, report)
+    return RunResult(status, report, failed)
 
 
 def faults_text(report: dict[str, Any], run_dir: Path) -> str:
