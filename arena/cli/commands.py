@@ -29,6 +29,7 @@ from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
 from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec
+from arena.run.runner import ClusterSpec
 from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
@@ -86,7 +87,15 @@ def run_config(
         raise UsageError(str(e)) from None
 
 
-def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
+def _cluster_spec(args: argparse.Namespace) -> ClusterSpec:
+    try:
+        return ClusterSpec(ClusterSpec.parse_workers(str(getattr(args, "workers", "1"))),
+                           str(getattr(args, "scheduler", "")))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _play_run(store: RunStore, console: Console, resumed: bool, cluster: ClusterSpec | None = None) -> int:
     cfg = store.config
     where = cfg.referee or "the embedded referee"
     print(
@@ -97,7 +106,8 @@ def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
     )
     started = time.monotonic()
     try:
-        result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope))
+        result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope,
+                                                              cluster=cluster))
     except (ConnectionError, OSError, grpc.RpcError) as e:
         print(
             f"arena: the run failed: {e}\nThe games finished so far are kept; continue with: "
@@ -113,6 +123,11 @@ def _play_run(store: RunStore, console: Console, resumed: bool) -> int:
     except (OSError, ValueError) as e:  # the results files are written; the page is a bonus
         print(f"arena: could not write the results page: {e}", file=sys.stderr)
     print(f"Time: {time.monotonic() - started:.1f} s")
+    if result.infrastructure_failures:
+        print(f"arena: {len(result.infrastructure_failures)} game(s) could not be played on the cluster (the "
+              f"first: {result.infrastructure_failures[0]}); they are not anyone's loss. Play them with: "
+              f"arena tournament --resume {store.run_dir}", file=sys.stderr)
+        return EXIT_FAILED
     for name, why in result.failed_bots.items():
         print(f"arena: bot {name!r}: its games were stopped: {why}. Fix it, then play them with: "
               f"arena tournament --resume {store.run_dir}", file=sys.stderr)
@@ -159,7 +174,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     cfg = run_config(args, run_dir, bots, games=games)
     store = RunStore.create(run_dir, cfg, bots, {})
     try:
-        return _play_run(store, console, resumed=False)
+        return _play_run(store, console, resumed=False, cluster=_cluster_spec(args))
     finally:
         store.close()
 
@@ -175,7 +190,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
             print(f"{args.resume}: the run is already complete ({status}).")
         else:
             check_startable(store.bots())
-        return _play_run(store, console, resumed=True)
+        return _play_run(store, console, resumed=True, cluster=_cluster_spec(args))
     finally:
         store.close()
 
@@ -196,7 +211,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots), manifest)
     try:
-        return _play_run(store, console, resumed=False)
+        return _play_run(store, console, resumed=False, cluster=_cluster_spec(args))
     finally:
         store.close()
 

@@ -139,6 +139,11 @@ def add_play_options(
                    help="where the embedded referee listens (default 127.0.0.1:0 = any free port; "
                    "use 0.0.0.0:PORT to let remote bots in)")
     g.add_argument("--seed", default="", help="run seed (any text; default random): every deal derives from it")
+    g.add_argument("--workers", default="1", metavar="N|auto",
+                   help="worker processes on this machine (Dask distributed), each with its own referee and "
+                   "reused bots; auto: one per core; 1 (default): this process plays the games")
+    g.add_argument("--scheduler", default="", metavar="tcp://HOST:8786",
+                   help="play the games on an existing Dask cluster (`dask scheduler`, `dask worker`)")
 
 
 def add_bot_option(p: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 import trio
@@ -32,7 +32,40 @@ from referee import (
 )
 from referee.gin import RuleSet
 
+if TYPE_CHECKING:
+    from arena.run.cluster import Cluster
+
 log = structlog.get_logger("arena")
+
+
+class InfrastructureFailure(RuntimeError):
+    """A game's task failed on every retry (its workers died, or the scheduler was lost): not a
+    bot's loss; the game stays pending and ``--resume`` plays it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """Where the games run: this process (``workers == 1``, no scheduler), a local cluster, or
+    an existing one."""
+
+    workers: int = 1
+    """Local worker processes (``--workers``; ``auto``: the cores)."""
+    scheduler: str = ""
+    """An existing cluster's scheduler (``tcp://HOST:8786``); empty: none."""
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the games run on Dask workers."""
+        return bool(self.scheduler) or self.workers > 1
+
+    @staticmethod
+    def parse_workers(text: str) -> int:
+        """``auto`` (the cores) or a whole number >= 1."""
+        if text == "auto":
+            return max(1, os.cpu_count() or 1)
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"--workers must be auto or a whole number >= 1; got {text!r}")
+        return int(text)
 
 STARTUP_HOLD_S = 5.0
 """A game gives up its start-up slot after this long even if its bots have not connected yet
@@ -127,6 +160,7 @@ class Runner:
         *,
         run_id: str,
         stalls: StallMonitor | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.context = context
         self.run_id = run_id
@@ -142,6 +176,13 @@ class Runner:
         self._per_bot: Counter[str] = Counter()
         self._changed = trio.Event()
         self._queue: list[tuple[GameJob, int]] = []
+        self.cluster = cluster
+        """Where games without a remote seat run (Dask workers); ``None``: on ``context``."""
+        self.infrastructure_failures: list[str] = []
+        """Games that could not be played on the cluster (they stay pending)."""
+        self.duplicates = 0
+        """Results that arrived for a match already recorded (not stored again)."""
+        self._recorded: set[str] = set()
         self.failed: dict[str, str] = {}
         """Bots whose games were stopped (their process failed to start or crashed too
         often), with why; their games stay pending (``--resume`` plays them)."""
@@ -257,9 +298,15 @@ class Runner:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(game.hold_slot, min(self.settings.connect_timeout_ms / 1000, STARTUP_HOLD_S))
                 try:
-                    await play_match_async(spec, launches, context=self.context, observer=game)
+                    if self.cluster is not None and not any(b.remote for b in launches):
+                        await self.cluster.play(spec, launches, game)
+                    else:  # a remote seat connects to the arena's own referee
+                        await play_match_async(spec, launches, context=self.context, observer=game)
                 except BotFailed as e:
                     self._bot_failed(e)
+                except InfrastructureFailure as e:
+                    self.infrastructure_failures.append(str(e))
+                    log.error("game_infrastructure_failure", idx=job.idx, detail=str(e))
                 nursery.cancel_scope.cancel()
         finally:
             game.settled()
@@ -280,6 +327,11 @@ class Runner:
     def _finished(self, game: _Game, report: MatchReport) -> None:
         """A game is over (its bots may still be exiting): record it, or play it again."""
         job = game.job
+        if report.match_id in self._recorded:  # (a task's result delivered twice)
+            self.duplicates += 1
+            log.warning("duplicate_result", match_id=report.match_id)
+            return
+        self._recorded.add(report.match_id)
         outcome = from_report(report, trio.current_time() - game.started)
         if self.context.remote:  # a remote referee's report does not count the deals
             outcome = dataclasses.replace(outcome, deals=None)
