@@ -143,3 +143,35 @@ def test_resume_after_the_arena_is_killed_mid_run(tmp_path: Path) -> None:
     done, pending, ids = games(run)
     assert (done, pending) == (10, 0) and len(set(ids)) == 10
     audit(run)
+
+
+def test_the_scheduler_lost_mid_run_says_so_and_the_run_resumes(
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    address, _ = cluster
+    run = tmp_path / "run"
+    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        wait_done(run, 1, arena)
+        scheduler = int(address.rsplit(":", 1)[1])
+        for pid in os.listdir("/proc"):  # the scheduler's process (the fixture started it)
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"scheduler" in cmd and str(scheduler).encode() in cmd:
+                os.kill(int(pid), signal.SIGKILL)
+        out, err = arena.communicate(timeout=240)
+    finally:
+        if arena.poll() is None:
+            arena.kill()
+    assert arena.returncode == 1, out + err
+    assert "the Dask scheduler was lost" in err and f"arena tournament --resume {run}" in err
+    done, pending, _ = games(run)
+    assert done >= 1 and done + pending == 12
+    resumed = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run), "--workers", "2"],
+                             capture_output=True, text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    done, pending, ids = games(run)
+    assert (done, pending) == (12, 0) and len(set(ids)) == 12
+    audit(run)

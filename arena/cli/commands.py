@@ -124,6 +124,9 @@ def _play_run(store: RunStore, console: Console, resumed: bool, cluster: Cluster
         print(f"arena: could not write the results page: {e}", file=sys.stderr)
     print(f"Time: {time.monotonic() - started:.1f} s")
     if result.infrastructure_failures:
+        lost = any("scheduler was lost" in f for f in result.infrastructure_failures)
+        if lost:
+            print("arena: the Dask scheduler was lost; the games finished so far are kept.", file=sys.stderr)
         print(f"arena: {len(result.infrastructure_failures)} game(s) could not be played on the cluster (the "
               f"first: {result.infrastructure_failures[0]}); they are not anyone's loss. Play them with: "
               f"arena tournament --resume {store.run_dir}", file=sys.stderr)

@@ -118,8 +118,16 @@ class Cluster:
             raise ValueError("bots not found on the workers (a bot's command must resolve on every worker: "
                              "the same path on every machine):\n  " + "\n  ".join(problems))
 
+    @property
+    def lost(self) -> bool:
+        """Whether the client lost its scheduler (it gave up reconnecting)."""
+        return str(getattr(self.client.status, "value", self.client.status)) not in (
+            "running", "connecting", "newly-created")
+
     async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: MatchObserver) -> PlayedMatch:
         """Run one game as a task; write its replay into the run folder; tell ``observer``."""
+        if self.lost:
+            raise InfrastructureFailure("the Dask scheduler was lost")
         future = self.client.submit(play_task, spec, tuple(launches), key=spec.match_id, pure=False,
                                     retries=RETRIES)
         observer.settled()  # the start-up is the worker's business
@@ -129,6 +137,8 @@ class Cluster:
             future.cancel()  # type: ignore[no-untyped-call]
             raise
         except Exception as e:  # KilledWorker after the retries, a lost scheduler, …
+            if self.lost:
+                raise InfrastructureFailure(f"the Dask scheduler was lost ({e!r})") from e
             raise InfrastructureFailure(f"game {spec.match_id} could not be played on the cluster: {e!r}") from e
         path = self.replay_dir / f"{played.report.match_id}.jsonl"
         if played.replay:

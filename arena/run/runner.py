@@ -305,13 +305,23 @@ class Runner:
                 except BotFailed as e:
                     self._bot_failed(e)
                 except InfrastructureFailure as e:
-                    self.infrastructure_failures.append(str(e))
-                    log.error("game_infrastructure_failure", idx=job.idx, detail=str(e))
+                    self._infrastructure_failure(job, e)
                 nursery.cancel_scope.cancel()
         finally:
             game.settled()
             if not game.done:
                 self.sink.abandoned(job)
+
+    def _infrastructure_failure(self, job: GameJob, e: InfrastructureFailure) -> None:
+        """A game the cluster could not play stays pending; a lost scheduler stops the run."""
+        self.infrastructure_failures.append(str(e))
+        log.error("game_infrastructure_failure", idx=job.idx, detail=str(e))
+        if self.cluster is not None and self.cluster.lost and self._queue:
+            log.error("scheduler_lost", games_left=len(self._queue))
+            self._queue.clear()  # (they stay pending: --resume plays them)
+            if self.progress is not None:
+                self.progress.update(note="the Dask scheduler was lost: stopping", force=True)
+            self._signal()
 
     def _bot_failed(self, e: BotFailed) -> None:
         """Stop the games of a bot that gets no more matches (they stay pending)."""
