@@ -269,6 +269,7 @@ async def run_tournament(
     counts = store.counts()
     total = sum(counts.values())
     settings = play_settings(cfg.play)
+    dask = await _open_cluster(cluster or ClusterSpec(), run_dir, bots)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
@@ -292,7 +293,8 @@ async def run_tournament(
     scope = cancel_scope or trio.CancelScope()
     failed: dict[str, str] = {}
     infra: list[str] = []
-    dask = await _open_cluster(cluster or ClusterSpec(), run_dir, bots)
+    if dask is not None:
+        progress.workers = dask.workers()
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(writer.run)
