@@ -19,6 +19,7 @@ from arena.cli.options import (
     address,
     bots_from_args,
     check_startable,
+    cluster_spec,
     make_console,
     play_config,
     run_cancellable,
@@ -29,7 +30,7 @@ from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
 from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec
-from arena.run.runner import ClusterSpec
+from arena.run.placement import ClusterSpec
 from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import new_bot_tokens, new_run_id, run_folder, run_tournament, summary_text, write_results
@@ -83,14 +84,6 @@ def run_config(
             referee=args.referee,
             listen=args.listen,
         )
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
-def _cluster_spec(args: argparse.Namespace) -> ClusterSpec:
-    try:
-        return ClusterSpec(ClusterSpec.parse_workers(str(getattr(args, "workers", "1"))),
-                           str(getattr(args, "scheduler", "")))
     except ValueError as e:
         raise UsageError(str(e)) from None
 
@@ -177,7 +170,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     cfg = run_config(args, run_dir, bots, games=games)
     store = RunStore.create(run_dir, cfg, bots, {})
     try:
-        return _play_run(store, console, resumed=False, cluster=_cluster_spec(args))
+        return _play_run(store, console, resumed=False, cluster=cluster_spec(args))
     finally:
         store.close()
 
@@ -193,7 +186,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
             print(f"{args.resume}: the run is already complete ({status}).")
         else:
             check_startable(store.bots())
-        return _play_run(store, console, resumed=True, cluster=_cluster_spec(args))
+        return _play_run(store, console, resumed=True, cluster=cluster_spec(args))
     finally:
         store.close()
 
@@ -214,7 +207,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots), manifest)
     try:
-        return _play_run(store, console, resumed=False, cluster=_cluster_spec(args))
+        return _play_run(store, console, resumed=False, cluster=cluster_spec(args))
     finally:
         store.close()
 

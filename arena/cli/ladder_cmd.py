@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from arena.cli.options import UsageError, make_console, play_config, run_cancellable
+from arena.cli.options import UsageError, cluster_spec, make_console, play_config, run_cancellable
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from arena.results.report import table
 from arena.run.ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
@@ -74,7 +74,7 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:
         return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=args.listen,
-                                seed=args.seed, cancel_scope=scope)
+                                seed=args.seed, cancel_scope=scope, cluster=cluster_spec(args))
 
     result = run_cancellable(go)
     print(f"{result.done} game(s) played in {time.monotonic() - started:.1f} s (run {result.run_id}); "

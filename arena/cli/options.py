@@ -18,6 +18,7 @@ import referee
 from arena import console as console_mod
 from arena.console import Console
 from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
+from arena.run.placement import ClusterSpec
 from arena.run.schedule import FAULT_POLICIES, PlayConfig
 from referee import TimeControl, TimeControlError
 from referee.gin import PRESETS, RuleSet, RuleSetError
@@ -198,3 +199,11 @@ def run_cancellable(fn: Callable[[trio.CancelScope], Awaitable[T]]) -> T:
         return await fn(scope)
 
     return referee.run(main)
+
+
+def cluster_spec(args: argparse.Namespace) -> ClusterSpec:
+    try:
+        return ClusterSpec(ClusterSpec.parse_workers(str(getattr(args, "workers", "1"))),
+                           str(getattr(args, "scheduler", "")))
+    except ValueError as e:
+        raise UsageError(str(e)) from None

@@ -24,7 +24,7 @@ import trio
 from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 
 import referee
-from arena.run.runner import ClusterSpec, InfrastructureFailure
+from arena.run.placement import ClusterSpec, InfrastructureFailure
 from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch
 
 log = structlog.get_logger("arena")

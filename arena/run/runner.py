@@ -10,7 +10,7 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import structlog
 import trio
@@ -18,6 +18,7 @@ import trio
 from arena.console import Progress
 from arena.results.records import Outcome, from_report
 from arena.run.manifest import BotSpec
+from arena.run.placement import GameCluster, InfrastructureFailure
 from arena.run.procs import BotLogs, launch_for
 from arena.run.schedule import GameJob
 from referee import (
@@ -32,40 +33,8 @@ from referee import (
 )
 from referee.gin import RuleSet
 
-if TYPE_CHECKING:
-    from arena.run.cluster import Cluster
-
 log = structlog.get_logger("arena")
 
-
-class InfrastructureFailure(RuntimeError):
-    """A game's task failed on every retry (its workers died, or the scheduler was lost): not a
-    bot's loss; the game stays pending and ``--resume`` plays it."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterSpec:
-    """Where the games run: this process (``workers == 1``, no scheduler), a local cluster, or
-    an existing one."""
-
-    workers: int = 1
-    """Local worker processes (``--workers``; ``auto``: the cores)."""
-    scheduler: str = ""
-    """An existing cluster's scheduler (``tcp://HOST:8786``); empty: none."""
-
-    @property
-    def distributed(self) -> bool:
-        """Whether the games run on Dask workers."""
-        return bool(self.scheduler) or self.workers > 1
-
-    @staticmethod
-    def parse_workers(text: str) -> int:
-        """``auto`` (the cores) or a whole number >= 1."""
-        if text == "auto":
-            return max(1, os.cpu_count() or 1)
-        if not text.isdigit() or int(text) < 1:
-            raise ValueError(f"--workers must be auto or a whole number >= 1; got {text!r}")
-        return int(text)
 
 STARTUP_HOLD_S = 5.0
 """A game gives up its start-up slot after this long even if its bots have not connected yet
@@ -160,7 +129,7 @@ class Runner:
         *,
         run_id: str,
         stalls: StallMonitor | None = None,
-        cluster: Cluster | None = None,
+        cluster: GameCluster | None = None,
     ) -> None:
         self.context = context
         self.run_id = run_id
@@ -223,6 +192,8 @@ class Runner:
                 while self.running:
                     await self._changed.wait()
             nursery.cancel_scope.cancel()
+        if self.duplicates:
+            log.warning("duplicate_results_ignored", count=self.duplicates)
         self._report(force=True)
 
     def _suspect(self, outcome: Outcome, attempt: int, tc: TimeControl) -> str:

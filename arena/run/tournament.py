@@ -20,8 +20,9 @@ from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, render_text, write_files
 from arena.results.stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
 from arena.run.manifest import BotSpec, new_token
+from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs, launch_for
-from arena.run.runner import ClusterSpec, PlaySettings, Runner, StallMonitor, default_startup_slots
+from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
 from arena.run.schedule import GameJob, PlayConfig
 from arena.store import DbWriter, RunStore, proc_start_ticks
 
@@ -226,7 +227,7 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
     print(flush=True)
 
 
-async def _open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec]) -> Cluster | None:
+async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec]) -> Cluster | None:
     """The Dask cluster the games run on (``None``: this process plays them); the bots'
     programs are checked on every worker first."""
     if not spec.distributed:
@@ -269,7 +270,7 @@ async def run_tournament(
     counts = store.counts()
     total = sum(counts.values())
     settings = play_settings(cfg.play)
-    dask = await _open_cluster(cluster or ClusterSpec(), run_dir, bots)  # (before the clock starts)
+    dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
