@@ -94,6 +94,9 @@ async def play(args: argparse.Namespace) -> int:
             elif kind == "match_finished":
                 r = msg.match_finished.result
                 finished += 1
+                if args.seen:  # what a bot that keeps the revealed seeds would remember
+                    with open(args.seen, "a", encoding="utf-8") as f:
+                        f.write(f"{r.match_id} {r.seed.hex()} {r.seed_commitment.hex()}\n")
                 print(
                     f"testbot: match {r.match_id} over, winner seat {r.winner}, {answered} answers",
                     file=sys.stderr,
@@ -122,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--delay", type=float, default=1.0, help="slow: seconds to sleep before each answer")
     p.add_argument("--after", type=int, default=5, help="quit-after: answers before exiting")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--matches", type=int, default=1, help="exit after N matches (0: never)")
+    p.add_argument("--matches", type=int, default=int(env.get("GIN_MATCHES", "1")),
+                   help="exit after N matches (0: never)")
+    p.add_argument("--seen", default="", help="append each finished match's id, revealed seed and commitment here")
     args = p.parse_args(argv)
     if args.mode == "crash":
         print("testbot: crashing at start as asked", file=sys.stderr, flush=True)

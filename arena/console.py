@@ -158,6 +158,8 @@ class Progress:
         self.done = done
         self.label = label
         self.running = 0
+        self.workers = 0
+        """Dask workers playing the games (0: this process plays them)."""
         self.note = ""
         self.every_s = every_s
         self._start_done = done
@@ -170,7 +172,8 @@ class Progress:
             self._bar = rich.progress.Progress(
                 rich.progress.BarColumn(bar_width=24),
                 rich.progress.MofNCompleteColumn(),
-                rich.progress.TextColumn(f"{label} {{task.percentage:>3.0f}}% | {{task.fields[running]}} running |"),
+                rich.progress.TextColumn(f"{label} {{task.percentage:>3.0f}}% | {{task.fields[workers]}}"
+                                         "{task.fields[running]} running |"),
                 _RateColumn(),
                 rich.progress.TimeElapsedColumn(),
                 rich.progress.TextColumn("ETA"),
@@ -179,7 +182,7 @@ class Progress:
                 console=rich.console.Console(file=console.stream, stderr=console.stream is sys.stderr),
                 refresh_per_second=10,
             )
-            self._task = self._bar.add_task(label, total=total, completed=done, running=0, note="")
+            self._task = self._bar.add_task(label, total=total, completed=done, running=0, note="", workers="")
             self._bar.start()
             console.live = self._bar
 
@@ -198,7 +201,7 @@ class Progress:
         if note is not None:
             self.note = note
         if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, running=self.running,
+            self._bar.update(self._task, completed=self.done, running=self.running, workers=self._workers_text(),
                              note=f"| {self.note}" if self.note else "", refresh=force)
             return
         now = time.monotonic()
@@ -206,6 +209,9 @@ class Progress:
             self._last_line = now
             self._last_shown = (self.done, self.running)
             self.console.line("progress: " + self.text(now))
+
+    def _workers_text(self) -> str:
+        return f"{self.workers} workers | " if self.workers else ""
 
     def text(self, now: float | None = None) -> str:
         """The state as one line of text (what a log without a terminal shows)."""
@@ -218,7 +224,7 @@ class Progress:
         eta = f"ETA {_clock(left / (made / elapsed))}" if made and elapsed > 0 and left else "ETA -"
         note = f" | {self.note}" if self.note else ""
         return (
-            f"{self.done}/{self.total} {self.label} {fraction:4.0%} | {self.running} running | "
+            f"{self.done}/{self.total} {self.label} {fraction:4.0%} | {self._workers_text()}{self.running} running | "
             f"{rate:.0f}/min | {_clock(elapsed)} {eta}{note}"
         )
 

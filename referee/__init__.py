@@ -14,13 +14,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._auth import OPERATOR_TOKEN_ENV as OPERATOR_TOKEN_ENV
     from ._auth import operator_metadata as operator_metadata
+    from ._launch import RESTART_HELP as RESTART_HELP
     from ._launch import BotLaunch as BotLaunch
+    from ._launch import restart_after as restart_after
     from ._play import MatchContext as MatchContext
     from ._play import MatchObserver as MatchObserver
     from ._play import PlayedMatch as PlayedMatch
     from ._play import open_match_context as open_match_context
     from ._play import play_match as play_match
     from ._play import play_match_async as play_match_async
+    from ._pool import MAX_CRASHES as MAX_CRASHES
+    from ._pool import BotFailed as BotFailed
+    from ._pool import BotPool as BotPool
     from ._replay import write_atomic as write_atomic
     from ._runtime import aio as aio
     from ._runtime import run as run
@@ -54,7 +59,9 @@ _LAZY = {
     "ClientTLS": "_tls", "ListenError": "_tls", "ServerTLS": "_tls",
     "aio": "_runtime", "run": "_runtime",
     "Referee": "_server", "open_referee": "_server", "serve_referee": "_server", "tune_gc_for_server": "_server",
-    "BotLaunch": "_launch", "MatchContext": "_play", "MatchObserver": "_play", "PlayedMatch": "_play",
+    "BotLaunch": "_launch", "restart_after": "_launch", "RESTART_HELP": "_launch",
+    "BotFailed": "_pool", "BotPool": "_pool",
+    "MAX_CRASHES": "_pool", "MatchContext": "_play", "MatchObserver": "_play", "PlayedMatch": "_play",
     "open_match_context": "_play", "play_match": "_play", "play_match_async": "_play",
     "DEFAULT_GAME": "_spec", "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec",
     "MatchSpec": "_spec",

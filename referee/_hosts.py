@@ -59,8 +59,9 @@ class HostedMatch(Protocol):
     async def follow(self) -> None:
         """Track the match until it is over (a task of the match's nursery)."""
 
-    def crashed(self, seat: int, detail: str) -> None:
-        """The seat's bot process ended before the match did."""
+    def crashed(self, seat: int, detail: str) -> bool:
+        """The seat's bot process ended before the match did; whether that counts (``False``:
+        the match had already been decided, the bot merely exited before hearing it was saved)."""
 
     async def cancel(self, reason: str) -> None:
         """Abort the match (the caller is stopping)."""
@@ -152,18 +153,19 @@ class EmbeddedMatch:
                 link.crashed(detail)
             self._dead.clear()
 
-    def crashed(self, seat: int, detail: str) -> None:
+    def crashed(self, seat: int, detail: str) -> bool:
         table = self.table
         if table.state in ("finished", "aborted"):
-            return
+            return False
         link = table.links[seat]
         if link.connected.is_set():
             link.crashed(detail)
-            return
+            return True
         self._dead[seat] = detail
         self._settle_dead()
         self._poke.set()
         self._poke = trio.Event()
+        return True
 
     async def cancel(self, reason: str) -> None:
         if self.table.state not in ("finished", "aborted"):
@@ -266,11 +268,12 @@ class RemoteMatch:
             everyone = all(e.is_set() for e in self._connected)
             await trio.sleep(0.5 if everyone else 0.2)
 
-    def crashed(self, seat: int, detail: str) -> None:
+    def crashed(self, seat: int, detail: str) -> bool:
         # The operator service has no call to report a crash: the referee finds out by itself
         # (the stream breaks: ``disconnected`` after the reconnect grace; never connected:
         # ``failed_to_connect`` after its connect timeout).
         log.warning("bot_crashed_remote_referee", seat=seat, detail=detail)
+        return True
 
     async def cancel(self, reason: str) -> None:
         if self.finished.is_set():

@@ -11,6 +11,20 @@ from typing import Literal
 PYTHON_PLACEHOLDER = "{python}"
 """In a command, replaced by the Python interpreter of the process that starts the bot."""
 BotProtocol = Literal["grpc", "stdio"]
+RESTART_HELP = '"never", "always" or "after:N" (N >= 1)'
+
+
+def restart_after(restart: str) -> int | None:
+    """A restart policy's games per process: ``never`` → ``None`` (no limit), ``always`` → 1,
+    ``after:N`` → N; ``ValueError`` for anything else."""
+    if restart == "never":
+        return None
+    if restart == "always":
+        return 1
+    head, _, n = restart.partition(":")
+    if head == "after" and n.isdigit() and int(n) >= 1:
+        return int(n)
+    raise ValueError(f"restart must be {RESTART_HELP}; got {restart!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +54,14 @@ class BotLaunch:
     """A remote seat: its bot is not started, it connects by itself with this token."""
     name: str = ""
     """The name the bot is told (``--name``); empty: the seat's player name."""
+    restart: str = "always"
+    """When a match context starts a new process for this bot: ``always`` (a process per
+    match), ``never`` (one process plays match after match on its bot token, kept by the
+    context's :class:`BotPool`), or ``after:N`` (a new process every N matches). A reused
+    process is also replaced after it crashes, faults in a match or exceeds ``max_rss_mb``."""
+    max_rss_mb: int = 0
+    """A reused process whose resident memory exceeds this many MiB after a match is
+    replaced; 0: no limit."""
 
     def __post_init__(self) -> None:
         if self.remote_token and self.command:
@@ -50,6 +72,9 @@ class BotLaunch:
             raise ValueError("a remote token must be at least 16 characters")
         if self.protocol not in ("grpc", "stdio"):
             raise ValueError(f"protocol must be grpc or stdio; got {self.protocol!r}")
+        restart_after(self.restart)
+        if self.max_rss_mb < 0:
+            raise ValueError("max_rss_mb must be >= 0")
         if any(not k or "=" in k for k, _ in self.env):
             raise ValueError(f"invalid environment variable names in {self.env!r}")
 
@@ -57,6 +82,12 @@ class BotLaunch:
     def remote(self) -> bool:
         """Whether the seat's bot connects by itself."""
         return bool(self.remote_token)
+
+    @property
+    def reused(self) -> bool:
+        """Whether a match context keeps this bot's process for more than one match (a stdio
+        program speaks for one match: the bridge starts it per match)."""
+        return not self.remote and self.protocol == "grpc" and self.restart != "always"
 
     def argv(self, address: str, token: str, name: str) -> list[str]:
         """The command line that starts this bot for one seat."""

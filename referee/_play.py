@@ -6,7 +6,7 @@ A :class:`MatchContext` is where matches are played: an embedded referee on a fr
 remote referee) that many concurrent matches share. :func:`play_match` without one opens one
 for the call. Nothing here changes the process (no GC tuning, no lasting signal handlers).
 A context is also the place for what outlives one match on a worker: a long-lived referee,
-and (later) a pool of reused bot processes keyed by their :class:`BotLaunch` (it hashes).
+and a :class:`BotPool` of reused bot processes keyed by their :class:`BotLaunch` (it hashes).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import secrets
 import signal
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ import trio
 
 from ._hosts import EmbeddedHost, HostedMatch, MatchHost, remote_host
 from ._launch import BotLaunch
+from ._pool import BotPool, ReusedProcess
 from ._procs import SeatProcess, run_seat
 from ._runtime import run
 from ._server import open_referee
@@ -73,8 +74,11 @@ class MatchContext:
     Belongs to the trio run that opened it; from another thread, call :func:`play_match`
     with it."""
 
-    def __init__(self, host: MatchHost) -> None:
+    def __init__(self, host: MatchHost, pool: BotPool | None = None) -> None:
         self.host = host
+        self.pool = pool or BotPool(None, host.bot_address)
+        """The context's reused bot processes (and every bot's crash count); without one
+        (a context not made by :func:`open_match_context`) every bot has a process per match."""
         self.bot_address = host.bot_address
         """The referee's address the bots are told."""
         self.description = host.description
@@ -86,42 +90,58 @@ class MatchContext:
         self, spec: MatchSpec, bots: Sequence[BotLaunch], observer: MatchObserver | None = None
     ) -> PlayedMatch:
         """Play one match to its end (see :func:`play_match_async`)."""
-        spec = with_seat_tokens(spec, bots)
+        for seat, launch in enumerate(bots):
+            self.pool.check(launch, spec.players[seat])  # BotFailed: the bot gets no more matches
+        reused = {seat: self.pool.checkout(b, spec.players[seat]) for seat, b in enumerate(bots)
+                  if b.reused and self.pool.reuses}
+        spec = with_seat_tokens(spec, bots, {seat: p.token for seat, p in reused.items()})
         watcher = observer or MatchObserver()
-        match = await self.host.create(spec)
         exits = ["remote" if b.remote else "not started" for b in bots]
-        over = False
+        report: MatchReport | None = None
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(match.follow)
-                settled: list[trio.Event] = []
-                for seat, launch in enumerate(bots):
-                    if not launch.remote:
-                        settled.append(trio.Event())
-                        nursery.start_soon(self._seat, match, spec, seat, launch, watcher, exits, settled[-1])
-                nursery.start_soon(_all_settled, settled, watcher)
-                await match.finished.wait()
-                over = True
-                replay = await match.replay()  # before the observer hears of it (it may move the file)
-                report = match.report()  # after the replay: a remote one names the fetched file
-                watcher.finished(report)
+            match = await self.host.create(spec)
+            try:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(match.follow)
+                    settled: list[trio.Event] = []
+                    for seat, launch in enumerate(bots):
+                        if not launch.remote:
+                            settled.append(trio.Event())
+                            nursery.start_soon(self._seat, match, spec, seat, launch, watcher, exits, settled[-1],
+                                               reused.get(seat))
+                    nursery.start_soon(_all_settled, settled, watcher)
+                    await match.finished.wait()
+                    replay = await match.replay()  # before the observer hears of it (it may move the file)
+                    report = match.report()  # after the replay: a remote one names the fetched file
+                    watcher.finished(report)
+            finally:
+                if report is None:
+                    with trio.CancelScope(shield=True):
+                        await match.cancel(CANCELLED_DETAIL)
         finally:
-            if not over:
-                with trio.CancelScope(shield=True):
-                    await match.cancel(CANCELLED_DETAIL)
+            for seat, p in reused.items():
+                self.pool.checkin(p, seat, report)
+        assert report is not None  # (the match's end was awaited)
         return PlayedMatch(report, replay, tuple(exits))
 
     async def _seat(
         self, match: HostedMatch, spec: MatchSpec, seat: int, launch: BotLaunch, watcher: MatchObserver,
-        exits: list[str], settled: trio.Event,
+        exits: list[str], settled: trio.Event, reused: ReusedProcess | None,
     ) -> None:
         if self.host.bot_env:  # e.g. TLS to a remote referee: the bot must know how to connect
             launch = dataclasses.replace(launch, env=launch.env + self.host.bot_env)
+        if reused is not None:
+            exits[seat] = await self.pool.serve(
+                reused, match, seat, lambda pid: watcher.process_started(seat, pid),
+                lambda pid: watcher.process_ended(seat, pid), settled)
+            return
         sp = SeatProcess(
             match=match, seat=seat, launch=launch, address=self.bot_address, token=spec.seat_tokens[seat],
             name=launch.name or spec.players[seat],
             on_start=lambda pid: watcher.process_started(seat, pid),
             on_end=lambda pid: watcher.process_ended(seat, pid),
+            on_crash=lambda detail: self.pool.crashed(launch, detail),
+            on_start_failed=lambda detail: self.pool.start_failed(launch, detail),
         )
         exits[seat] = await run_seat(sp, settled)
 
@@ -132,8 +152,9 @@ async def _all_settled(events: Sequence[trio.Event], watcher: MatchObserver) -> 
     watcher.settled()
 
 
-def with_seat_tokens(spec: MatchSpec, bots: Sequence[BotLaunch]) -> MatchSpec:
-    """``spec`` with a token for every seat: a remote seat's own, the spec's, or a fresh one."""
+def with_seat_tokens(spec: MatchSpec, bots: Sequence[BotLaunch], fixed: Mapping[int, str] | None = None) -> MatchSpec:
+    """``spec`` with a token for every seat: ``fixed``'s (a reused process's bot token), a
+    remote seat's own, the spec's, or a fresh one."""
     if len(bots) != len(spec.players):
         raise ValueError(f"{len(spec.players)} players but {len(bots)} bots: give one BotLaunch per seat")
     tokens: list[str] = []
@@ -142,7 +163,7 @@ def with_seat_tokens(spec: MatchSpec, bots: Sequence[BotLaunch]) -> MatchSpec:
         if bot.remote and given and given != bot.remote_token:
             raise ValueError(f"seat {seat}: the spec's seat token and the bot's remote token differ")
         # 192-bit tokens in hex: never starting with "-" (an argument parser would take it for an option)
-        tokens.append(bot.remote_token or given or secrets.token_hex(24))
+        tokens.append((fixed or {}).get(seat) or bot.remote_token or given or secrets.token_hex(24))
     if len(set(tokens)) != len(tokens):
         raise ValueError("one bot token holds at most one seat of a match: seat the bot once, or give "
                          "each instance its own token")
@@ -163,15 +184,18 @@ async def open_match_context(
     stays in memory (no file).
     Replays are written to ``replay_dir`` and kept; without one, to a scratch folder and only
     their bytes are kept. On exit, running matches are aborted."""
-    if referee:
-        async with remote_host(referee, bot_address, operator_token, tls, replay_dir) as remote:
-            yield MatchContext(remote)
-        return
-    host, _, port = listen.rpartition(":")
-    with contextlib.ExitStack() as stack:
-        folder = replay_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gin-replays-")))
-        async with open_referee(host or "127.0.0.1", int(port or 0), folder) as ref:
-            yield MatchContext(EmbeddedHost(ref, keep_replays=replay_dir is not None))
+    async with contextlib.AsyncExitStack() as stack:
+        if referee:
+            host: MatchHost = await stack.enter_async_context(
+                remote_host(referee, bot_address, operator_token, tls, replay_dir))
+        else:
+            name, _, port = listen.rpartition(":")
+            folder = replay_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gin-replays-")))
+            ref = await stack.enter_async_context(open_referee(name or "127.0.0.1", int(port or 0), folder))
+            host = EmbeddedHost(ref, keep_replays=replay_dir is not None)
+        nursery = await stack.enter_async_context(trio.open_nursery())  # the reused bots' processes
+        stack.callback(nursery.cancel_scope.cancel)
+        yield MatchContext(host, BotPool(nursery, host.bot_address))
 
 
 async def play_match_async(

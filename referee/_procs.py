@@ -30,7 +30,7 @@ MAX_LOG_BYTES_PER_PROCESS = 2 * 1024 * 1024
 """Output kept per process; beyond it the rest is read and dropped (so the bot never blocks)."""
 
 
-class _SeatLog:
+class SeatLog:
     """The log file of one process (appended unbuffered: processes of other matches may
     append to the same file); no file: nothing is kept."""
 
@@ -122,6 +122,10 @@ class SeatProcess:
     """Called with the pid once the process started."""
     on_end: Callable[[int], None]
     """Called with the pid once the process (and its group) ended."""
+    on_crash: Callable[[str], None] = lambda detail: None
+    """Called with what happened when the process ended before its match did."""
+    on_start_failed: Callable[[str], None] = lambda detail: None
+    """Called with why when the process could not be started."""
 
 
 async def run_seat(sp: SeatProcess, settled: trio.Event) -> str:
@@ -130,7 +134,7 @@ async def run_seat(sp: SeatProcess, settled: trio.Event) -> str:
     argv = sp.launch.argv(sp.address, sp.token, sp.name)
     label = f"{sp.match.match_id} seat {sp.seat}"
     shown = " ".join("***" if part == sp.token else part for part in argv)
-    seat_log = _SeatLog(sp.launch.log_path)
+    seat_log = SeatLog(sp.launch.log_path)
     with structlog.contextvars.bound_contextvars(bot=sp.name, seat=sp.seat):
         try:
             try:
@@ -147,6 +151,7 @@ async def run_seat(sp: SeatProcess, settled: trio.Event) -> str:
                 detail = f"bot {sp.name!r} could not be started: {e}"
                 seat_log.note(f"{label}: {detail}")
                 log.warning("bot_start_failed", detail=detail, argv=shown)
+                sp.on_start_failed(detail)
                 sp.match.crashed(sp.seat, detail)
                 return "not started"
             sp.on_start(proc.pid)
@@ -165,11 +170,11 @@ async def run_seat(sp: SeatProcess, settled: trio.Event) -> str:
             seat_log.close()
 
 
-async def _supervise(sp: SeatProcess, proc: trio.Process, seat_log: _SeatLog, label: str, settled: trio.Event) -> str:
+async def _supervise(sp: SeatProcess, proc: trio.Process, seat_log: SeatLog, label: str, settled: trio.Event) -> str:
     done_pumping = trio.Event()
     async with trio.open_nursery() as nursery:
         if proc.stdout is not None and seat_log.file is not None:
-            nursery.start_soon(_pump_task, proc.stdout, seat_log.file, f"[{label}] ".encode(), done_pumping)
+            nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{label}] ".encode(), done_pumping)
         else:
             done_pumping.set()
         nursery.start_soon(_settle, proc, sp.match, sp.seat, settled)
@@ -185,22 +190,24 @@ async def _settle(proc: trio.Process, match: HostedMatch, seat: int, settled: tr
     settled.set()
 
 
-async def _pump_task(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes, done: trio.Event) -> None:
+async def pump_task(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes, done: trio.Event) -> None:
     try:
         await _pump(stream, out, prefix)
     finally:
         done.set()
 
 
-async def _watch(sp: SeatProcess, proc: trio.Process, seat_log: _SeatLog, label: str) -> str:
+async def _watch(sp: SeatProcess, proc: trio.Process, seat_log: SeatLog, label: str) -> str:
     match = sp.match
     ended_first = await first(proc.wait, match.finished.wait) == 0
-    if ended_first and not match.finished.is_set():
-        detail = f"bot {sp.name!r} (pid {proc.pid}) {describe_exit(proc.returncode)} before its match ended"
+    detail = f"bot {sp.name!r} (pid {proc.pid}) {describe_exit(proc.returncode)} before its match ended"
+    # A bot that exits on hearing MatchFinished wins the race with ``finished`` (set once the
+    # replay is written): the match tells whether it was still being played.
+    if ended_first and not match.finished.is_set() and match.crashed(sp.seat, detail):
         log.warning("bot_ended_early", pid=proc.pid, detail=detail)
         seat_log.note(f"{label}: {detail}")
-        match.crashed(sp.seat, detail)
-    else:
+        sp.on_crash(detail)
+    elif not ended_first:
         with trio.move_on_after(EXIT_GRACE_S):
             await proc.wait()
         if proc.returncode is None:

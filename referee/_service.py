@@ -484,6 +484,7 @@ def spec_from_request(request: referee_pb2.CreateMatchRequest) -> MatchSpec:
         "fault_policy": policy,
         "repeat_illegal": request.repeat_illegal,
         "seed": request.seed or None,
+        "reveal_seed": not request.withhold_seed,
         "match_id": request.match_id,
         "mix_nonces": request.mix_bot_nonces,
         "game": game,

@@ -47,6 +47,12 @@ class MatchSpec:
     request repeated (the clock keeps running), instead of a fault."""
     seed: bytes | None = None
     """The secret shuffle seed; ``None`` lets the referee draw 32 random bytes."""
+    reveal_seed: bool = True
+    """Whether ``MatchFinished`` (to the seats and to spectators) reveals the seed. ``False``
+    when another game is dealt from the same seed and may not be over (a duplicate pair): a
+    bot that kept the seed would know that game's every card. The commitment still goes out
+    at the start, and the replay (and the operator's ``GetMatch``) still has the seed, so the
+    audit checks it; the seats learn it from the replay once every game from it is over."""
     match_id: str = ""
     """The match's id; empty lets the referee choose one."""
     mix_nonces: bool = False

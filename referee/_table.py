@@ -583,6 +583,8 @@ class Table:
         self._open = None
         self._wake.set()
         result = self.match_result()
+        if not self.spec.reveal_seed:  # another game is dealt from it (see MatchSpec.reveal_seed)
+            result.ClearField("seed")
         for link in self.links:
             link.pending = 0
             link.open_request = None

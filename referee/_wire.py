@@ -146,6 +146,7 @@ def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:
         reconnect_grace_ms=spec.reconnect_grace_ms,
         repeat_illegal=spec.repeat_illegal,
         seed=spec.seed or b"",
+        withhold_seed=not spec.reveal_seed,
         match_id=spec.match_id,
         mix_bot_nonces=spec.mix_nonces,
         connect_timeout_ms=spec.connect_timeout_ms,

@@ -102,8 +102,10 @@ def test_round_robin_with_concurrency_and_duplicate_deals(tmp_path: Path) -> Non
     for bot in ("g1", "g2", "rnd"):
         for line in (run / "logs" / f"{bot}.log").read_text().splitlines():
             if ": pid " in line:
-                pids.add(line.split(": pid ")[1].split(":")[0])
-    assert len(pids) == 24, "each game starts its own two bot processes"
+                pids.add(line.split(": pid ")[1].split()[0].rstrip(":"))
+    # Reused processes (restart = "never", the default): a bot has at most one per game it
+    # plays at once, far fewer than a process per seat per game (24).
+    assert 3 <= len(pids) <= 12, pids
 
     by_pair: dict[str, list[dict[str, str]]] = {}
     for r in rows:
@@ -204,8 +206,8 @@ class _FakeHandle:
     async def follow(self) -> None:
         pass
 
-    def crashed(self, seat: int, detail: str) -> None:
-        pass
+    def crashed(self, seat: int, detail: str) -> bool:
+        return True
 
     async def cancel(self, reason: str) -> None:
         pass

@@ -21,6 +21,7 @@ from arena.cli.options import (
     bots_from_args,
     check_listen_free,
     check_startable,
+    cluster_spec,
     listen_of,
     make_console,
     play_config,
@@ -33,6 +34,7 @@ from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
 from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
+from arena.run.placement import ClusterSpec
 from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import (
@@ -133,7 +135,8 @@ def _alone(e: BaseException) -> BaseException:
     return e
 
 
-def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess) -> int:
+def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess,
+              cluster: ClusterSpec | None = None) -> int:
     cfg = store.config
     where = cfg.referee or "the embedded referee"
     print(
@@ -146,7 +149,7 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     started = time.monotonic()
     try:
         result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope,
-                                                              access=access))
+                                                              access=access, cluster=cluster))
     except BaseException as raised:  # a failure inside the run's nursery comes as a group of one
         e = _alone(raised)
         if isinstance(e, ListenError):
@@ -165,6 +168,19 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     except (OSError, ValueError) as e:  # the results files are written; the page is a bonus
         print(f"arena: could not write the results page: {e}", file=sys.stderr)
     print(f"Time: {time.monotonic() - started:.1f} s")
+    if result.infrastructure_failures:
+        lost = any("scheduler was lost" in f for f in result.infrastructure_failures)
+        if lost:
+            print("arena: the Dask scheduler was lost; the games finished so far are kept.", file=sys.stderr)
+        print(f"arena: {len(result.infrastructure_failures)} game(s) could not be played on the cluster (the "
+              f"first: {result.infrastructure_failures[0]}); they are not anyone's loss. Play them with: "
+              f"arena tournament --resume {store.run_dir}", file=sys.stderr)
+        return EXIT_FAILED
+    for name, why in result.failed_bots.items():
+        print(f"arena: bot {name!r}: its games were stopped: {why}. Fix it, then play them with: "
+              f"arena tournament --resume {store.run_dir}", file=sys.stderr)
+    if result.failed_bots:
+        return EXIT_FAILED
     return EXIT_INTERRUPTED if result.status == "interrupted" else EXIT_OK
 
 
@@ -208,7 +224,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_listen_free(args)
     store = RunStore.create(run_dir, cfg, bots, {})
     try:
-        return _play_run(store, console, resumed=False, access=access)
+        return _play_run(store, console, resumed=False, access=access, cluster=cluster_spec(args))
     finally:
         store.close()
 
@@ -230,7 +246,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
             print(f"{args.resume}: the run is already complete ({status}).")
         else:
             check_startable(store.bots())
-        return _play_run(store, console, resumed=True, access=access)
+        return _play_run(store, console, resumed=True, access=access, cluster=cluster_spec(args))
     finally:
         store.close()
 
@@ -255,7 +271,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
-        return _play_run(store, console, resumed=False, access=access)
+        return _play_run(store, console, resumed=False, access=access, cluster=cluster_spec(args))
     finally:
         store.close()
 

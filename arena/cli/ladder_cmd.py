@@ -15,6 +15,7 @@ import trio
 from arena.cli.options import (
     UsageError,
     check_listen_free,
+    cluster_spec,
     inline_text,
     listen_of,
     make_console,
@@ -90,7 +91,8 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:
         return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=listen_of(args),
-                                seed=args.seed, cancel_scope=scope, seats=seats, access=access)
+                                seed=args.seed, cancel_scope=scope, seats=seats, access=access,
+                                cluster=cluster_spec(args))
 
     result = run_cancellable(go)
     print(f"{result.done} game(s) played in {time.monotonic() - started:.1f} s (run {result.run_id}); "

@@ -22,10 +22,11 @@ from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, ranking_text, table
 from arena.results.stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
 from arena.run.manifest import BotSpec, not_playing, startup_problem
+from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor
 from arena.run.schedule import GameJob, PlayConfig, base_name
-from arena.run.tournament import PLAINTEXT, RemoteAccess, open_context, play_settings, run_folder
+from arena.run.tournament import PLAINTEXT, RemoteAccess, open_cluster, open_context, play_settings, run_folder
 from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
 from referee import games as referee_games
 from referee._spec import DEFAULT_GAME
@@ -320,9 +321,10 @@ async def run_ladder(
     cancel_scope: trio.CancelScope | None = None,
     seats: int = 2,
     access: RemoteAccess = PLAINTEXT,
+    cluster: ClusterSpec | None = None,
 ) -> LadderRunResult:
     """Play ``games`` new ladder games at tables of ``seats`` (a remote ``referee`` reached as
-    ``access`` says)."""
+    ``access`` says; on Dask workers with a distributed ``cluster``)."""
     bots = {b.name: b for b in ladder.bots()}
     remote = [b.name for b in bots.values() if b.remote]
     if remote:
@@ -337,7 +339,9 @@ async def run_ladder(
     run_id = f"{folder.name}-{secrets.token_hex(3)}"
     jobs = ladder.plan(games, run_id, random.Random(seed or secrets.token_hex(8)), seats)
     ladder.start_run(run_id, play)
+    dask = await open_cluster(cluster or ClusterSpec(), folder, list(bots.values()))
     progress = Progress(console, len(jobs))
+    progress.workers = dask.workers() if dask is not None else 0
     sink = _LadderSink(ladder, progress, play, run_id)
     logs = BotLogs(folder / "logs")
     log.info("ladder_run_started", games=len(jobs), run=run_id, pairs=sorted({j.pairing for j in jobs}))
@@ -347,8 +351,10 @@ async def run_ladder(
         with scope:
             async with open_context(referee, listen, folder, access) as context:
                 await Runner(context, bots, {}, settings, logs, sink, progress, run_id=run_id,
-                             stalls=StallMonitor()).run([(j, 0) for j in jobs])
+                             stalls=StallMonitor(), cluster=dask).run([(j, 0) for j in jobs])
     finally:
+        if dask is not None:
+            dask.close()
         progress.finish()
         log.info("ladder_run_finished", games=sink.done)
         log_to_file(None)

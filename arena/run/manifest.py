@@ -9,6 +9,9 @@ env = { GIN_LOG_LEVEL = "WARNING" }
 protocol = "grpc"          # or "stdio": run through sample_bots.stdio_bridge
 tc = "st=0.5"              # this bot's own time control (default: the run's --tc)
 games = ["gin", "rummy"]   # the games it plays (default ["gin"])
+restart = "never"          # one process plays game after game (default); "always": a process
+                           # per game; "after:N": a new process every N games
+max_rss_mb = 2000          # a new process once the bot's memory exceeds this (default: no limit)
 
 [[bot]]
 name = "visitor"
@@ -34,12 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from referee import TimeControl, TimeControlError
+from referee import RESTART_HELP, TimeControl, TimeControlError, restart_after
 
 Protocol = Literal["grpc", "stdio"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
 """Bot names: they appear in file names and match ids."""
-BOT_FIELDS = ("name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args", "tc", "games")
+BOT_FIELDS = (
+    "name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args", "tc", "games", "restart",
+    "max_rss_mb",
+)
 DEFAULT_GAMES = ("gin",)
 """The games a bot plays when its manifest entry does not say."""
 PYTHON_PLACEHOLDER = "{python}"
@@ -78,6 +84,12 @@ class BotSpec:
     """This bot's own time control (manifest ``tc = "…"``); ``None``: the run's."""
     games: tuple[str, ...] = DEFAULT_GAMES
     """The games it plays (manifest ``games = ["gin", "rummy"]``); a run of another game refuses it."""
+    restart: str = "never"
+    """When the bot gets a new process: ``never`` (one process plays game after game on its bot
+    token), ``always`` (a process per game) or ``after:N``; also after a crash or a fault."""
+    max_rss_mb: int = 0
+    """A new process once the bot's resident memory exceeds this (MiB, checked after each
+    game); 0: no limit."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (the time control as its text)."""
@@ -92,6 +104,8 @@ class BotSpec:
             "pass_args": self.pass_args,
             **({"tc": str(self.time_control)} if self.time_control is not None else {}),
             **({"games": list(self.games)} if self.games != DEFAULT_GAMES else {}),
+            "restart": self.restart,
+            "max_rss_mb": self.max_rss_mb,
         }
 
     @classmethod
@@ -107,6 +121,9 @@ class BotSpec:
             pass_args=bool(data.get("pass_args", True)),
             time_control=TimeControl.parse(str(data["tc"])) if data.get("tc") else None,
             games=tuple(data.get("games", DEFAULT_GAMES)),
+            # a run stored before reuse started a process per game: resume it the same way
+            restart=str(data.get("restart", "always")),
+            max_rss_mb=int(data.get("max_rss_mb", 0)),
         )
 
     @property
@@ -259,6 +276,7 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
     pass_args = _flag(raw, "pass_args", True, bad)
     tc = _parse_tc(raw, bad)
     plays = _parse_games(raw, bad)
+    restart, max_rss_mb = _parse_restart(raw, bad)
     if argv and cwd and not problems and (why := _program_missing(argv[0], cwd)):
         bad("command", why)
     if problems:
@@ -275,7 +293,23 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
         pass_args=pass_args,
         time_control=tc,
         games=plays,
+        restart=restart,
+        max_rss_mb=max_rss_mb,
     ), []
+
+
+def _parse_restart(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> tuple[str, int]:
+    restart = raw.get("restart", "never")
+    try:
+        restart_after(restart if isinstance(restart, str) else "")
+    except ValueError:
+        bad("restart", f"must be {RESTART_HELP}; got {restart!r}")
+        restart = "never"
+    rss = raw.get("max_rss_mb", 0)
+    if not isinstance(rss, int) or isinstance(rss, bool) or rss < 0:
+        bad("max_rss_mb", f"must be a whole number of MiB >= 0; got {rss!r}")
+        rss = 0
+    return str(restart), rss
 
 
 def _program_missing(program: str, cwd: str) -> str:

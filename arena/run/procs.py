@@ -39,4 +39,6 @@ def launch_for(bot: BotSpec, logs: BotLogs, bot_tokens: Mapping[str, str], insta
         pass_args=bot.pass_args,
         log_path=logs.path(bot.name),
         name=name,
+        restart=bot.restart,
+        max_rss_mb=bot.max_rss_mb,
     )

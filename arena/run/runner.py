@@ -18,12 +18,23 @@ import trio
 from arena.console import Progress
 from arena.results.records import Outcome, from_report
 from arena.run.manifest import BotSpec
+from arena.run.placement import GameCluster, InfrastructureFailure
 from arena.run.procs import BotLogs, launch_for
 from arena.run.schedule import GameJob, base_name
-from referee import FaultPolicy, MatchContext, MatchObserver, MatchReport, MatchSpec, TimeControl, play_match_async
+from referee import (
+    BotFailed,
+    FaultPolicy,
+    MatchContext,
+    MatchObserver,
+    MatchReport,
+    MatchSpec,
+    TimeControl,
+    play_match_async,
+)
 from referee._spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
+
 
 STARTUP_HOLD_S = 5.0
 """A game gives up its start-up slot after this long even if its bots have not connected yet
@@ -120,6 +131,7 @@ class Runner:
         *,
         run_id: str,
         stalls: StallMonitor | None = None,
+        cluster: GameCluster | None = None,
     ) -> None:
         self.context = context
         self.run_id = run_id
@@ -135,6 +147,16 @@ class Runner:
         self._per_bot: Counter[str] = Counter()
         self._changed = trio.Event()
         self._queue: list[tuple[GameJob, int]] = []
+        self.cluster = cluster
+        """Where games without a remote seat run (Dask workers); ``None``: on ``context``."""
+        self.infrastructure_failures: list[str] = []
+        """Games that could not be played on the cluster (they stay pending)."""
+        self.duplicates = 0
+        """Results that arrived for a match already recorded (not stored again)."""
+        self._recorded: set[str] = set()
+        self.failed: dict[str, str] = {}
+        """Bots whose games were stopped (their process failed to start or crashed too
+        often), with why; their games stay pending (``--resume`` plays them)."""
 
     def _signal(self) -> None:
         self._changed.set()
@@ -172,6 +194,8 @@ class Runner:
                 while self.running:
                     await self._changed.wait()
             nursery.cancel_scope.cancel()
+        if self.duplicates:
+            log.warning("duplicate_results_ignored", count=self.duplicates)
         self._report(force=True)
 
     def _suspect(self, outcome: Outcome, attempt: int, tc: TimeControl) -> str:
@@ -224,6 +248,9 @@ class Runner:
             fault_policy=s.fault_policy,
             connect_timeout_ms=s.connect_timeout_ms,
             seed=job.seed,
+            # Both games of a duplicate pair are dealt from this seed and may run at once: no
+            # seat hears it before both are over (the run's replays then hold it).
+            reveal_seed=not job.pair_key,
             match_id=match_id,
             seat_time_controls=time_controls if differ else (),
             game=s.game,
@@ -245,16 +272,51 @@ class Runner:
             log.debug("game_started", idx=job.idx, players=list(job.players))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(game.hold_slot, min(self.settings.connect_timeout_ms / 1000, STARTUP_HOLD_S))
-                await play_match_async(spec, launches, context=self.context, observer=game)
+                try:
+                    if self.cluster is not None and not any(b.remote for b in launches):
+                        await self.cluster.play(spec, launches, game)
+                    else:  # a remote seat connects to the arena's own referee
+                        await play_match_async(spec, launches, context=self.context, observer=game)
+                except BotFailed as e:
+                    self._bot_failed(e)
+                except InfrastructureFailure as e:
+                    self._infrastructure_failure(job, e)
                 nursery.cancel_scope.cancel()
         finally:
             game.settled()
             if not game.done:
                 self.sink.abandoned(job)
 
+    def _infrastructure_failure(self, job: GameJob, e: InfrastructureFailure) -> None:
+        """A game the cluster could not play stays pending; a lost scheduler stops the run."""
+        self.infrastructure_failures.append(str(e))
+        log.error("game_infrastructure_failure", idx=job.idx, detail=str(e))
+        if self.cluster is not None and self.cluster.lost and self._queue:
+            log.error("scheduler_lost", games_left=len(self._queue))
+            self._queue.clear()  # (they stay pending: --resume plays them)
+            if self.progress is not None:
+                self.progress.update(note="the Dask scheduler was lost: stopping", force=True)
+            self._signal()
+
+    def _bot_failed(self, e: BotFailed) -> None:
+        """Stop the games of a bot that gets no more matches (they stay pending)."""
+        if e.name in self.failed:
+            return
+        self.failed[e.name] = e.detail
+        log.error("bot_games_stopped", bot=e.name, detail=e.detail)
+        self._queue = [(job, a) for job, a in self._queue if e.name not in job.players]
+        if self.progress is not None:
+            self.progress.update(note=f"{e.name}'s games stopped: {e.detail}", force=True)
+        self._signal()
+
     def _finished(self, game: _Game, report: MatchReport) -> None:
         """A game is over (its bots may still be exiting): record it, or play it again."""
         job = game.job
+        if report.match_id in self._recorded:  # (a task's result delivered twice)
+            self.duplicates += 1
+            log.warning("duplicate_result", match_id=report.match_id)
+            return
+        self._recorded.add(report.match_id)
         outcome = from_report(report, trio.current_time() - game.started)
         if self.context.remote:  # a remote referee's report does not count the deals
             outcome = dataclasses.replace(outcome, deals=None)

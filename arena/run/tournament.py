@@ -8,9 +8,9 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 import trio
@@ -20,10 +20,14 @@ from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, render_text, write_files
 from arena.results.stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
 from arena.run.manifest import BotSpec, new_token
-from arena.run.procs import BotLogs
+from arena.run.placement import ClusterSpec
+from arena.run.procs import BotLogs, launch_for
 from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
 from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.store import DbWriter, RunStore, proc_start_ticks
+
+if TYPE_CHECKING:
+    from arena.run.cluster import Cluster
 from referee import ClientTLS, MatchContext, open_match_context
 
 log = structlog.get_logger("arena")
@@ -179,6 +183,10 @@ class RunResult:
     status: str
     """``finished``, ``stopped`` (SPRT decided), ``interrupted`` or ``failed``."""
     report: dict[str, Any]
+    failed_bots: dict[str, str] = field(default_factory=dict)
+    """Bots whose games were stopped (their process failed to start or crashed too often)."""
+    infrastructure_failures: list[str] = field(default_factory=list)
+    """Games that could not be played on the cluster (they stay pending)."""
 
 
 def play_settings(play: PlayConfig) -> PlaySettings:
@@ -241,9 +249,30 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
     print(flush=True)
 
 
+async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec]) -> Cluster | None:
+    """The Dask cluster the games run on (``None``: this process plays them); the bots'
+    programs are checked on every worker first."""
+    if not spec.distributed:
+        return None
+    from arena.run.cluster import Cluster  # (Dask is imported only when used)
+
+    cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays")
+    try:
+        launches = [launch_for(b, BotLogs(run_dir / "logs"), {}) for b in bots if not b.remote]
+        await trio.to_thread.run_sync(cluster.check_bots, launches)
+    except BaseException:
+        cluster.close()
+        raise
+    where = spec.scheduler or f"{spec.workers} local worker processes"
+    print(f"Games run on Dask ({where}, {cluster.workers()} workers now); dashboard: {cluster.dashboard}", flush=True)
+    log.info("cluster_opened", scheduler=spec.scheduler, workers=cluster.workers(), dashboard=cluster.dashboard)
+    return cluster
+
+
 async def run_tournament(
     store: RunStore, console: Console, *, resumed: bool = False, cancel_scope: trio.CancelScope | None = None,
     access: RemoteAccess = PLAINTEXT,
+    cluster: ClusterSpec | None = None,
 ) -> RunResult:
     """Play every pending game of a run and write its results. Cancelling ``cancel_scope`` (Ctrl-C)
     stops it cleanly: running games are aborted (and will be re-played by ``--resume``). A remote
@@ -266,6 +295,7 @@ async def run_tournament(
     counts = store.counts()
     total = sum(counts.values())
     settings = play_settings(cfg.play)
+    dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
@@ -289,6 +319,10 @@ async def run_tournament(
         referee=cfg.referee or "embedded",
     )
     scope = cancel_scope or trio.CancelScope()
+    failed: dict[str, str] = {}
+    infra: list[str] = []
+    if dask is not None:
+        progress.workers = dask.workers()
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(writer.run)
@@ -298,10 +332,11 @@ async def run_tournament(
                         _announce_remote(console, store, bots, context.bot_address)
                         runner = Runner(
                             context, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress,
-                            run_id=cfg.run_id, stalls=StallMonitor(),
+                            run_id=cfg.run_id, stalls=StallMonitor(), cluster=dask,
                         )
                         work = store.pending()
                         progress.update(force=True)
+                        failed, infra = runner.failed, runner.infrastructure_failures  # (filled while it runs)
                         await runner.run(work, stop=sink.stop)
                 if scope.cancelled_caught:
                     status = "interrupted"
@@ -312,6 +347,11 @@ async def run_tournament(
         status = "failed"
         raise
     finally:
+        if dask is not None:
+            if dask.time_losses:
+                log.info("time_losses_by_worker", **dask.time_losses)
+                print("Time losses by worker: " + ", ".join(f"{w}: {n}" for w, n in sorted(dask.time_losses.items())))
+            dask.close()
         wstore.close()
         progress.finish()
         counts = store.counts()
@@ -323,7 +363,7 @@ async def run_tournament(
         report = write_results(store)
         log.info("run_finished", status=status, games_done=counts["done"], games_pending=counts["pending"])
         log_to_file(None)
-    return RunResult(status, report)
+    return RunResult(status, report, failed, infra)
 
 
 def faults_text(report: dict[str, Any], run_dir: Path) -> str:

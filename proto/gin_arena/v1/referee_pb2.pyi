@@ -112,6 +112,7 @@ class CreateMatchRequest(_message.Message):
     MAX_ACTIONS_PER_DEAL_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
+    WITHHOLD_SEED_FIELD_NUMBER: _builtins.int
     fault_policy: _game_pb2.FaultPolicy.ValueType
     """What happens to a seat that faults."""
     reconnect_grace_ms: _builtins.int
@@ -137,6 +138,10 @@ class CreateMatchRequest(_message.Message):
     game: _builtins.str
     """Which game the match plays (a name the referee's game registry knows);
     empty = gin rummy.
+    """
+    withhold_seed: _builtins.bool
+    """Keep the seed out of the seats' and spectators' MatchFinished (another game is
+    dealt from it and may not be over); the replay and GetMatch still have it.
     """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSpec]:
@@ -175,10 +180,11 @@ class CreateMatchRequest(_message.Message):
         max_actions_per_deal: _builtins.int = ...,
         game: _builtins.str = ...,
         seat_time_controls: _abc.Iterable[_game_pb2.TimeControl] | None = ...,
+        withhold_seed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "first_dealer", b"first_dealer", "rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "game", b"game", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seat_time_controls", b"seat_time_controls", "seats", b"seats", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "game", b"game", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seat_time_controls", b"seat_time_controls", "seats", b"seats", "seed", b"seed", "time_control", b"time_control", "withhold_seed", b"withhold_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first_dealer: _TypeAlias = _typing.Literal["first_dealer"]  # noqa: Y015
     _WhichOneofArgType__first_dealer: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer"]  # noqa: Y015

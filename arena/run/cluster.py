@@ -1,0 +1,156 @@
+"""Games on Dask distributed: ``--workers N`` (a ``LocalCluster`` of N worker processes, one
+thread each) or ``--scheduler tcp://HOST:8786`` (a cluster started with ``dask scheduler`` and
+``dask worker``). Each worker holds one long-lived match context (an embedded referee and its
+pool of reused bots), opened by the :class:`MatchWorker` plugin; each game is one task
+(``pure=False``, key = the match id, retried on another worker if its worker dies) built from
+the picklable :class:`referee.MatchSpec` and :class:`referee.BotLaunch` values. The task
+returns the report and the replay's bytes; the arena writes the replay atomically into the run
+folder and records the result in its run store — the one source of truth. Bots are started on
+the worker from the manifest: their command must resolve there (same path on every machine),
+which :func:`check_bots` verifies before the run starts."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+from distributed import Client, LocalCluster, WorkerPlugin, get_worker
+
+import referee
+from arena.run.placement import ClusterSpec, InfrastructureFailure
+from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch
+
+log = structlog.get_logger("arena")
+
+PLUGIN = "gin-arena-match-context"
+"""The name of the worker plugin (each worker's match context)."""
+RETRIES = 2
+"""A game whose worker died is run again on another at most this often."""
+
+
+class MatchWorker(WorkerPlugin):
+    """A Dask ``WorkerPlugin``: a trio run in a thread of the worker holding one match context
+    (referee and reused bots) for as long as the worker lives."""
+
+    name = PLUGIN
+
+    def __init__(self) -> None:
+        self.context: referee.MatchContext | None = None
+        self._ready: threading.Event | None = None  # (made on the worker: the plugin is pickled)
+        self._stop: trio.Event | None = None
+        self._token: Any = None
+        self._thread: threading.Thread | None = None
+
+    def setup(self, worker: Any) -> None:
+        self._ready = ready = threading.Event()
+        self._thread = threading.Thread(target=referee.run, args=(self._hold,), name="gin-arena-context", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+
+    async def _hold(self) -> None:
+        self._stop = trio.Event()
+        self._token = trio.lowlevel.current_trio_token()
+        async with referee.open_match_context() as ctx:
+            self.context = ctx
+            assert self._ready is not None
+            self._ready.set()
+            await self._stop.wait()
+
+    def teardown(self, worker: Any) -> None:
+        if self._stop is not None and self._token is not None:
+            trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> tuple[PlayedMatch, str]:
+    """One game on this worker's match context; returns it and the worker's address."""
+    worker = get_worker()
+    plugin = worker.plugins[PLUGIN]
+    assert isinstance(plugin, MatchWorker) and plugin.context is not None, "the worker has no match context"
+    return referee.play_match(spec, launches, context=plugin.context), str(worker.address)
+
+
+def _missing_programs(commands: Sequence[tuple[str, str]]) -> list[str]:
+    """(On a worker.) The bots whose program cannot be found there."""
+    missing = []
+    for name, program in commands:
+        found = os.path.exists(program) if os.sep in program else shutil.which(program) is not None
+        if not found and program != "{python}":
+            missing.append(f"{name}: {program!r}")
+    return missing
+
+
+class Cluster:
+    """A Dask client and, for ``--workers N``, the local cluster it talks to."""
+
+    def __init__(self, spec: ClusterSpec, replay_dir: Path) -> None:
+        self.replay_dir = replay_dir
+        self._local: Any = None
+        if spec.scheduler:
+            self.client = Client(spec.scheduler, timeout="10s")  # type: ignore[no-untyped-call]
+        else:
+            self._local = LocalCluster(n_workers=spec.workers, processes=True, threads_per_worker=1,
+                                       dashboard_address="127.0.0.1:0", silence_logs=40)  # type: ignore[no-untyped-call]
+            self.client = Client(self._local)  # type: ignore[no-untyped-call]
+        self.client.register_plugin(MatchWorker(), name=PLUGIN)
+        self.dashboard = str(self.client.dashboard_link or "")
+        self.time_losses: dict[str, int] = {}
+        """Games lost on time, by worker (an overloaded worker shows here)."""
+
+    def workers(self) -> int:
+        """Workers connected now."""
+        return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+
+    def check_bots(self, launches: Sequence[BotLaunch]) -> None:
+        """``ValueError`` naming every bot whose program a worker cannot find."""
+        commands = sorted({(b.name, b.command[0]) for b in launches if b.command})
+        answers = self.client.run(_missing_programs, commands)
+        problems = [f"worker {w}: {m}" for w, missing in answers.items() for m in missing]
+        if problems:
+            raise ValueError("bots not found on the workers (a bot's command must resolve on every worker: "
+                             "the same path on every machine):\n  " + "\n  ".join(problems))
+
+    @property
+    def lost(self) -> bool:
+        """Whether the client lost its scheduler (it gave up reconnecting)."""
+        return str(getattr(self.client.status, "value", self.client.status)) not in (
+            "running", "connecting", "newly-created")
+
+    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: MatchObserver) -> PlayedMatch:
+        """Run one game as a task; write its replay into the run folder; tell ``observer``."""
+        if self.lost:
+            raise InfrastructureFailure("the Dask scheduler was lost")
+        future = self.client.submit(play_task, spec, tuple(launches), key=spec.match_id, pure=False,
+                                    retries=RETRIES)
+        observer.settled()  # the start-up is the worker's business
+        try:
+            played, worker = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except trio.Cancelled:
+            future.cancel()  # type: ignore[no-untyped-call]
+            raise
+        except Exception as e:  # KilledWorker after the retries, a lost scheduler, …
+            if self.lost:
+                raise InfrastructureFailure(f"the Dask scheduler was lost ({e!r})") from e
+            raise InfrastructureFailure(f"game {spec.match_id} could not be played on the cluster: {e!r}") from e
+        path = self.replay_dir / f"{played.report.match_id}.jsonl"
+        if played.replay:
+            await trio.to_thread.run_sync(referee.write_atomic, path, played.replay)
+        report = dataclasses.replace(played.report, replay_path=str(path) if played.replay else "")
+        if report.termination == "time_forfeit":
+            self.time_losses[worker] = self.time_losses.get(worker, 0) + 1
+        observer.finished(report)
+        return dataclasses.replace(played, report=report)
+
+    def close(self) -> None:
+        self.client.close()  # type: ignore[no-untyped-call]
+        if self._local is not None:
+            self._local.close()
+

@@ -1,0 +1,177 @@
+"""Tournaments on Dask distributed, with real processes: ``--workers 2`` on this machine; a
+real ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, one of them SIGKILLed
+mid-run (no game lost, none stored twice, every replay audits); ``--resume`` after the arena
+itself was killed mid-run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.serial  # several interpreters and worker processes at once
+
+BOTS = """
+[[bot]]
+name = "a"
+command = ["{python}", "-m", "arena._testbot"]
+
+[[bot]]
+name = "b"
+command = ["{python}", "-m", "arena._testbot", "--mode", "random"]
+"""
+DASK = str(Path(sys.executable).with_name("dask"))
+
+
+def tournament(tmp: Path, run: Path, games: int, *extra: str) -> list[str]:
+    bots = tmp / "bots.toml"
+    bots.write_text(BOTS)
+    return [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", str(games),
+            "--rules", "short", "--tc", "st=2", "--concurrency", "2", "--out", str(run), *extra]
+
+
+def games(run: Path) -> tuple[int, int, list[str]]:
+    """Done and pending games, and the match ids of the done ones."""
+    db = sqlite3.connect(run / "run.sqlite")
+    try:
+        rows = db.execute("SELECT status, match_id FROM games").fetchall()
+    finally:
+        db.close()
+    done = [m for s, m in rows if s == "done"]
+    return len(done), sum(1 for s, _ in rows if s == "pending"), done
+
+
+def wait_done(run: Path, n: int, proc: subprocess.Popen[Any], limit_s: float = 120) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (run / "run.sqlite").exists():
+            try:
+                if games(run)[0] >= n:
+                    return
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.1)
+    raise AssertionError(f"{n} games were not done in time (arena exit {proc.poll()})")
+
+
+def audit(run: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(run)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    log = open(tmp_path / "dask.log", "wb")  # noqa: SIM115 - closed below
+    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", "127.0.0.1:0"], stdout=log, stderr=log, start_new_session=True)]
+    for _ in range(2):
+        procs.append(subprocess.Popen([DASK, "worker", address, "--nthreads", "1", "--no-nanny",
+                                       "--dashboard-address", "127.0.0.1:0"], stdout=log, stderr=log,
+                                      start_new_session=True))
+    try:
+        yield address, procs[1:]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        log.close()
+
+
+def test_workers_2_on_this_machine(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    out = subprocess.run(tournament(tmp_path, run, 6, "--workers", "2"), capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Games run on Dask (2 local worker processes" in out.stdout and "dashboard: http" in out.stdout
+    done, pending, ids = games(run)
+    assert (done, pending) == (6, 0) and len(set(ids)) == 6
+    audit(run)
+
+
+def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path,
+                                               cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    address, workers = cluster
+    run = tmp_path / "run"
+    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_done(run, 2, arena)
+        os.killpg(workers[0].pid, signal.SIGKILL)  # the worker and its bots' referee
+        out, _ = arena.communicate(timeout=240)
+    finally:
+        if arena.poll() is None:
+            arena.kill()
+    assert arena.returncode == 0, out
+    done, pending, ids = games(run)
+    assert (done, pending) == (12, 0), out
+    assert len(ids) == len(set(ids)) == 12  # every game stored once
+    assert len(list((run / "replays").glob("*.jsonl"))) == 12
+    audit(run)
+
+
+def test_resume_after_the_arena_is_killed_mid_run(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    arena = subprocess.Popen(tournament(tmp_path, run, 10, "--workers", "2"), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_done(run, 2, arena)
+    finally:
+        os.killpg(arena.pid, signal.SIGKILL)  # the arena and its local cluster
+        arena.wait()
+    done, _, _ = games(run)
+    assert done < 10
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run), "--workers", "2"],
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    done, pending, ids = games(run)
+    assert (done, pending) == (10, 0) and len(set(ids)) == 10
+    audit(run)
+
+
+def test_the_scheduler_lost_mid_run_says_so_and_the_run_resumes(
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    address, _ = cluster
+    run = tmp_path / "run"
+    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        wait_done(run, 1, arena)
+        scheduler = int(address.rsplit(":", 1)[1])
+        for pid in os.listdir("/proc"):  # the scheduler's process (the fixture started it)
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"scheduler" in cmd and str(scheduler).encode() in cmd:
+                os.kill(int(pid), signal.SIGKILL)
+        out, err = arena.communicate(timeout=240)
+    finally:
+        if arena.poll() is None:
+            arena.kill()
+    assert arena.returncode == 1, out + err
+    assert "the Dask scheduler was lost" in err and f"arena tournament --resume {run}" in err
+    done, pending, _ = games(run)
+    assert done >= 1 and done + pending == 12
+    resumed = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run), "--workers", "2"],
+                             capture_output=True, text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    done, pending, ids = games(run)
+    assert (done, pending) == (12, 0) and len(set(ids)) == 12
+    audit(run)
