@@ -90,6 +90,8 @@ class MatchContext:
         self, spec: MatchSpec, bots: Sequence[BotLaunch], observer: MatchObserver | None = None
     ) -> PlayedMatch:
         """Play one match to its end (see :func:`play_match_async`)."""
+        if self.host.bot_env:  # e.g. TLS to a remote referee: every bot must know how to connect
+            bots = [b if b.remote else dataclasses.replace(b, env=b.env + self.host.bot_env) for b in bots]
         for seat, launch in enumerate(bots):
             self.pool.check(launch, spec.players[seat])  # BotFailed: the bot gets no more matches
         reused = {seat: self.pool.checkout(b, spec.players[seat]) for seat, b in enumerate(bots)
@@ -128,8 +130,6 @@ class MatchContext:
         self, match: HostedMatch, spec: MatchSpec, seat: int, launch: BotLaunch, watcher: MatchObserver,
         exits: list[str], settled: trio.Event, reused: ReusedProcess | None,
     ) -> None:
-        if self.host.bot_env:  # e.g. TLS to a remote referee: the bot must know how to connect
-            launch = dataclasses.replace(launch, env=launch.env + self.host.bot_env)
         if reused is not None:
             exits[seat] = await self.pool.serve(
                 reused, match, seat, lambda pid: watcher.process_started(seat, pid),
