@@ -1,7 +1,7 @@
 """The actions a player may take, and the error for an illegal one."""
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: once the module is compiled by mypyc,
+# dataclasses tell a ``ClassVar`` (the actions' ``kind``) from a field by its evaluated annotation.
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 RANKS = "A23456789TJQK"
 """Rank characters in order, ace (rank 1) low."""
@@ -30,8 +29,6 @@ class Card:
     mask: int = field(init=False, repr=False, compare=False, hash=False)
     """This card's bit in a 52-bit card mask, derived from rank and suit."""
 
-    _by_index: ClassVar[tuple[Card, ...]]
-
     def __post_init__(self) -> None:
         if not (1 <= self.rank <= 13) or not (0 <= self.suit <= 3):
             raise ValueError(f"no such card: rank={self.rank!r} suit={self.suit!r}")
@@ -49,7 +46,7 @@ class Card:
         """The card with this index (0..51)."""
         if not 0 <= index < 52:
             raise ValueError(f"card index out of range: {index!r}")
-        return cls._by_index[index]
+        return DECK[index]
 
     def __str__(self) -> str:
         return RANKS[self.rank - 1] + SUITS[self.suit]
@@ -78,9 +75,7 @@ class Card:
         return self.index >= other.index
 
 
-Card._by_index = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
-
-DECK: tuple[Card, ...] = Card._by_index
+DECK: tuple[Card, ...] = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
 """The 52 cards in index order."""
 FULL_MASK = (1 << 52) - 1
 """The mask holding every card."""
