@@ -16,9 +16,10 @@ SUITS = "shdc"
 """Suit characters in index order."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Card:
-    """One playing card. Cards compare by index: suit first (s h d c), then rank."""
+    """One playing card. Cards compare by index: suit first (s h d c), then rank. Equality and
+    the hash are written out (compiled by mypyc, the dataclass's generated ones are lost)."""
 
     rank: int
     """1 (ace) to 13 (king)."""
@@ -53,6 +54,14 @@ class Card:
 
     def __repr__(self) -> str:
         return f"Card({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.rank, self.suit))
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Card):
