@@ -12,6 +12,10 @@
     choice among ``chance_outcomes()``), and its ``GinRummyUtils.min_deadwood`` on the same
     11-card hands, with the ratios.
 
+(d) The compiled build (mypyc, ``GIN_ARENA_COMPILE=require pip install .`` into ``.venv-compiled``,
+    or ``--compiled PYTHON``): the same self-play as (a) in that interpreter, run from here, with
+    the ratio compiled/pure.
+
 Run: ``PYTHONPATH=. python bench/engine.py [--quick]``
 """
 
@@ -19,8 +23,11 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -28,10 +35,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+_INSTALLED = "GIN_ARENA_BENCH_INSTALLED"
+"""Set in the child that measures an installed (compiled) build: the source tree stays off its path."""
+if not os.environ.get(_INSTALLED):
+    sys.path.insert(0, str(ROOT))
 
-from referee.gin import Deal, RuleSet, deck_for_deal, from_mask
-from referee.gin import min_deadwood_after_discard_mask as min_dw
+from referee.gin import Deal, RuleSet, deck_for_deal, from_mask  # noqa: E402 (after the path)
+from referee.gin import min_deadwood_after_discard_mask as min_dw  # noqa: E402
 
 GOAL_DEALS = 2500
 GOAL_US = 20.0
@@ -129,6 +140,41 @@ def import_pyspiel() -> Any | None:
     return pyspiel
 
 
+# ----------------------------------------------------------------------------- compiled build
+
+
+def selfplay_rates(seeds: Sequence[int], deals: int) -> list[float]:
+    """Deals per CPU-second of (a)'s self-play, one run per seed, after a warm-up."""
+    selfplay_ours(999, 20)
+    return [selfplay_ours(s, deals)[0] for s in seeds]
+
+
+def selfplay_in(python: str, seeds: Sequence[int], deals: int) -> tuple[bool, list[float]]:
+    """(whether its engine is compiled, the rates) of (a)'s self-play in another interpreter."""
+    env = {**os.environ, _INSTALLED: "1"}
+    env.pop("PYTHONPATH", None)
+    out = subprocess.run(
+        [python, "-P", __file__, "--child", "--runs", str(len(seeds)), "--deals", str(deals), "--first-seed",
+         str(seeds[0])], check=True, capture_output=True, text=True, env=env, cwd="/",
+    ).stdout
+    data = json.loads(out)
+    return bool(data["compiled"]), [float(x) for x in data["rates"]]
+
+
+def compare_compiled(python: str, seeds: Sequence[int], deals: int, pure_rate: float) -> float | None:
+    """Prints (d): the compiled build's self-play beside the pure build's of this run; its rate."""
+    print()
+    if not Path(python).exists():
+        print(f"(d) compiled build: {python} not found (GIN_ARENA_COMPILE=require pip install . into a venv): skipped")
+        return None
+    compiled, rates = selfplay_in(python, seeds, deals)
+    rate = statistics.median(rates)
+    print(f"(d) {python} (engine {'compiled (mypyc)' if compiled else 'NOT compiled'}), the same self-play as (a)")
+    print(f"    compiled:  {rate:8.0f} deals/CPU-s  (runs: {', '.join(f'{x:.0f}' for x in rates)})")
+    print(f"    ratio compiled/pure: {rate / pure_rate:.2f}x  (acceptance >= 1.6x)")
+    return rate
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -138,11 +184,20 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=None)
     ap.add_argument("--deals", type=int, default=None)
     ap.add_argument("--hands", type=int, default=None)
+    ap.add_argument("--compiled", default=str(ROOT / ".venv-compiled" / "bin" / "python"),
+                    help="the interpreter of the compiled build (default .venv-compiled's)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--first-seed", type=int, default=1000, help=argparse.SUPPRESS)
     args = ap.parse_args()
     runs = args.runs or (3 if args.quick else 5)
     deals = args.deals or (200 if args.quick else 1000)
     hands = args.hands or (4000 if args.quick else 20_000)
-    seeds = [1000 + i for i in range(runs)]
+    seeds = [args.first_seed + i for i in range(runs)]
+    if args.child:
+        from referee.gin import COMPILED
+
+        print(json.dumps({"compiled": COMPILED, "rates": selfplay_rates(seeds, deals)}))
+        return
     print(f"Python {sys.version.split()[0]}; {runs} runs x {deals} deals (seeds {seeds[0]}..{seeds[-1]}), "
           f"{hands} hands")
 
@@ -164,6 +219,7 @@ def main() -> None:
     print(f"    ours, decks shuffled before the timer (engine + policy only): {pre:8.0f} deals/CPU-s")
     print("    outcomes:  " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in sorted(kinds.items())))
     print(f"    goal: >= {GOAL_DEALS} deals/CPU-s  -> {'met' if ours_rate >= GOAL_DEALS else 'NOT met'}")
+    compiled_rate = compare_compiled(args.compiled, seeds, deals, ours_rate)
 
     # (b) deadwood
     rng = random.Random(20240601)
@@ -193,7 +249,9 @@ def main() -> None:
           f"({runs} runs x {os_deals} deals)")
     print(f"    OpenSpiel: {os_rate:8.0f} deals/CPU-s  {os_steps:.1f} player steps + {os_chance:.1f} chance "
           f"steps/deal")
-    print(f"    ratio ours/OpenSpiel: {ours_rate / os_rate:.1f}x deals/CPU-s")
+    print(f"    ratio ours/OpenSpiel: {ours_rate / os_rate:.1f}x deals/CPU-s (goal >= 10x)")
+    if compiled_rate is not None:
+        print(f"    ratio compiled/OpenSpiel: {compiled_rate / os_rate:.1f}x deals/CPU-s (goal >= 20x)")
     try:
         utils = pyspiel.gin_rummy.GinRummyUtils(13, 4, 10)
         fn = utils.min_deadwood

@@ -455,8 +455,16 @@ class GinGame:
     """Gin Rummy for two seats."""
 
     name = "gin"
-    deal_end_content = GinDealEnd
-    game_end_content = GinGameEnd
+
+    @property
+    def deal_end_content(self) -> type:
+        """What a replay's deal-end record holds for Gin."""
+        return GinDealEnd
+
+    @property
+    def game_end_content(self) -> type:
+        """What a replay's game-end record holds for Gin."""
+        return GinGameEnd
 
     def seat_counts(self) -> range:
         """Gin is played by two."""

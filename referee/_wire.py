@@ -6,6 +6,7 @@ results) is converted by that game's wire module (``referee.games.GameWire``).""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import FunctionType
 from typing import Any
 
 from gin_arena.v1 import game_pb2, referee_pb2
@@ -72,6 +73,9 @@ def varint(n: int) -> bytes:
     out.append(n)
     return bytes(out)
 
+
+COMPILED: bool = not isinstance(varint, FunctionType)
+"""Whether the byte encoders (this module and the games' wire modules) run compiled by mypyc."""
 
 _SMALL = tuple(varint(i) for i in range(256))
 

@@ -29,6 +29,16 @@ def arena_version() -> str:
         return "unknown (not installed)"
 
 
+def build_text() -> str:
+    """Which build of the engine and the byte encoders is running: compiled (mypyc) or pure Python."""
+    from referee import _wire, gin
+
+    def kind(compiled: bool) -> str:
+        return "compiled (mypyc)" if compiled else "pure Python"
+
+    return f"engine {kind(gin.COMPILED)}, wire encoders {kind(_wire.COMPILED)}"
+
+
 def _demo(sub: Any) -> None:
     demo = sub.add_parser(
         "demo",
@@ -180,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  arena ladder add greedy --command '{python} -m sample_bots.greedy_bot'\n"
         "  arena ladder run --games 20 && arena ladder show\n",
     )
-    parser.add_argument("--version", action="version", version=f"arena (gin-arena) {arena_version()}")
+    parser.add_argument("--version", action="version", version=f"arena (gin-arena) {arena_version()}; {build_text()}")
     sub = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND")
     for add in (_demo, _tournament, _serve, _report, _ladder):
         add(sub)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Literal
 
 from ._cards import DECK, Card, parse_card
 
@@ -12,6 +12,10 @@ ACTION_KINDS: tuple[ActionKind, ...] = (
     "pass", "take_upcard", "draw_stock", "draw_discard", "discard", "knock", "big_gin",
 )
 """Every action kind, in a fixed order."""
+
+
+# Each action's ``kind`` is a plain class attribute (not annotated ``ClassVar``: compiled by
+# mypyc, the dataclass would take it for a field).
 
 
 class IllegalActionError(ValueError):
@@ -23,7 +27,7 @@ class IllegalActionError(ValueError):
 class Pass:
     """Decline the upcard (RULES §4)."""
 
-    kind: ClassVar[ActionKind] = "pass"
+    kind = "pass"
 
     def __str__(self) -> str:
         return "pass"
@@ -33,7 +37,7 @@ class Pass:
 class TakeUpcard:
     """Take the offered upcard (RULES §4); a discard (or knock) follows."""
 
-    kind: ClassVar[ActionKind] = "take_upcard"
+    kind = "take_upcard"
 
     def __str__(self) -> str:
         return "take_upcard"
@@ -43,7 +47,7 @@ class TakeUpcard:
 class DrawStock:
     """Draw the top card of the stock (RULES §5)."""
 
-    kind: ClassVar[ActionKind] = "draw_stock"
+    kind = "draw_stock"
 
     def __str__(self) -> str:
         return "draw_stock"
@@ -53,7 +57,7 @@ class DrawStock:
 class DrawDiscard:
     """Draw the top card of the discard pile (RULES §5); it may not be discarded this turn."""
 
-    kind: ClassVar[ActionKind] = "draw_discard"
+    kind = "draw_discard"
 
     def __str__(self) -> str:
         return "draw_discard"
@@ -65,7 +69,7 @@ class Discard:
 
     card: Card
     """The card discarded."""
-    kind: ClassVar[ActionKind] = "discard"
+    kind = "discard"
 
     def __str__(self) -> str:
         return f"discard {self.card}"
@@ -78,7 +82,7 @@ class Knock:
 
     card: Card
     """The card discarded face down."""
-    kind: ClassVar[ActionKind] = "knock"
+    kind = "knock"
 
     def __str__(self) -> str:
         return f"knock {self.card}"
@@ -88,7 +92,7 @@ class Knock:
 class BigGin:
     """Declare big gin (RULES §6): all 11 cards held form melds; no discard."""
 
-    kind: ClassVar[ActionKind] = "big_gin"
+    kind = "big_gin"
 
     def __str__(self) -> str:
         return "big_gin"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 RANKS = "A23456789TJQK"
 """Rank characters in order, ace (rank 1) low."""
@@ -17,9 +16,10 @@ SUITS = "shdc"
 """Suit characters in index order."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Card:
-    """One playing card. Cards compare by index: suit first (s h d c), then rank."""
+    """One playing card. Cards compare by index: suit first (s h d c), then rank. Equality and
+    the hash are written out (compiled by mypyc, the dataclass's generated ones are lost)."""
 
     rank: int
     """1 (ace) to 13 (king)."""
@@ -29,8 +29,6 @@ class Card:
     """Position 0..51 in the card index (suit-major), derived from rank and suit."""
     mask: int = field(init=False, repr=False, compare=False, hash=False)
     """This card's bit in a 52-bit card mask, derived from rank and suit."""
-
-    _by_index: ClassVar[tuple[Card, ...]]
 
     def __post_init__(self) -> None:
         if not (1 <= self.rank <= 13) or not (0 <= self.suit <= 3):
@@ -49,13 +47,21 @@ class Card:
         """The card with this index (0..51)."""
         if not 0 <= index < 52:
             raise ValueError(f"card index out of range: {index!r}")
-        return cls._by_index[index]
+        return DECK[index]
 
     def __str__(self) -> str:
         return RANKS[self.rank - 1] + SUITS[self.suit]
 
     def __repr__(self) -> str:
         return f"Card({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.rank, self.suit))
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Card):
@@ -78,9 +84,7 @@ class Card:
         return self.index >= other.index
 
 
-Card._by_index = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
-
-DECK: tuple[Card, ...] = Card._by_index
+DECK: tuple[Card, ...] = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
 """The 52 cards in index order."""
 FULL_MASK = (1 << 52) - 1
 """The mask holding every card."""

@@ -91,15 +91,20 @@ def _discard_actions(hand: int) -> list[Action]:
     ]
 
 
+# Deal's attributes, named once: its __slots__, and what copy() carries over (a compiled class
+# has no __slots__ to read at run time).
+_SLOTS = (
+    "_discards", "_forbidden", "_history", "_known", "_no_discard_draw", "_outcome", "_passes",
+    "_reshuffled", "_seat_events", "_stock", "_void_at_two", "dealer", "deck", "doubled", "first_upcard",
+    "hands", "key", "knock_limit", "phase", "rules", "to_move",
+)
+
+
 class Deal:
     """One deal of Gin Rummy. Seats are 0 and 1; ``dealer`` deals, the other seat is offered
     the upcard first. Build it with :meth:`from_deck`; ``apply`` an action of ``to_move``."""
 
-    __slots__ = (
-        "_discards", "_forbidden", "_history", "_known", "_no_discard_draw", "_outcome", "_passes",
-        "_reshuffled", "_seat_events", "_stock", "_void_at_two", "dealer", "deck", "doubled", "first_upcard",
-        "hands", "key", "knock_limit", "phase", "rules", "to_move",
-    )
+    __slots__ = _SLOTS
 
     rules: RuleSet
     deck: tuple[Card, ...]
@@ -231,7 +236,7 @@ class Deal:
     def copy(self) -> Deal:
         """An independent copy (for search: apply actions to it freely)."""
         other = Deal.__new__(Deal)
-        for name in Deal.__slots__:
+        for name in _SLOTS:
             setattr(other, name, getattr(self, name))
         other.hands = list(self.hands)
         other._discards = list(self._discards)

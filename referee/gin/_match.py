@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ._actions import Action, IllegalActionError
+from ._cards import Card
 from ._deal import NUM_SEATS, Deal
 from ._outcome import DealOutcome
 from ._rules import RuleSet
 from ._shuffle import deal_key, deck_for_deal, first_dealer
 from ._view import InformationState, deal_state
+
+DeckSource = Callable[[bytes, int, int], Sequence[Card]]
+"""A deal's deck order from the match seed, the game's number and the deal's number."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +105,12 @@ MatchEvent = DealStarted | DealEnded | GameEnded | MatchEnded
 class Game:
     """One game: deals until a seat's deal points reach the target."""
 
-    def __init__(self, rules: RuleSet, seed: bytes, number: int, dealer: int) -> None:
+    def __init__(
+        self, rules: RuleSet, seed: bytes, number: int, dealer: int, decks: DeckSource = deck_for_deal
+    ) -> None:
         self.rules = rules
         self.seed = seed
+        self.decks = decks
         self.number = number
         self.first_dealer = dealer
         self.dealer = dealer
@@ -116,7 +124,7 @@ class Game:
     def _new_deal(self) -> Deal:
         self.deal_number += 1
         key = deal_key(self.seed, self.number, self.deal_number)
-        return Deal(deck_for_deal(self.seed, self.number, self.deal_number), self.dealer, self.rules, key)
+        return Deal(self.decks(self.seed, self.number, self.deal_number), self.dealer, self.rules, key)
 
     def finish_deal(self) -> tuple[DealEnded, GameEnded | None, DealStarted | None]:
         """Score the finished current deal; start the next deal unless the game is over."""
@@ -169,16 +177,19 @@ class Game:
 class Match:
     """A match between two seats: games as the rule set says (``games`` or ``match_target``),
     every deck derived from ``seed`` (see ``_shuffle``). ``apply`` plays the current deal and
-    moves on to the next deal and game by itself, returning what happened."""
+    moves on to the next deal and game by itself, returning what happened. ``decks`` gives each
+    deal's deck from the seed and the game and deal numbers (the SHA-256 shuffle; a test may pass
+    its own)."""
 
-    def __init__(self, rules: RuleSet, seed: bytes) -> None:
+    def __init__(self, rules: RuleSet, seed: bytes, *, decks: DeckSource = deck_for_deal) -> None:
         if not isinstance(seed, bytes) or not seed:
             raise ValueError("a match needs a non-empty seed (bytes)")
         self.rules = rules
         self.seed = seed
+        self.decks = decks
         self.results: list[GameResult] = []
         self.outcome: MatchOutcome | None = None
-        self.game = Game(rules, seed, 1, first_dealer(seed, 1, NUM_SEATS))
+        self.game = Game(rules, seed, 1, first_dealer(seed, 1, NUM_SEATS), decks)
         self._tally_games = 0
         self._tally: tuple[tuple[int, ...], tuple[int, ...]] = ((0,) * NUM_SEATS, (0,) * NUM_SEATS)
 
@@ -266,7 +277,7 @@ class Match:
             dealer = 1 - self.game.first_dealer
         else:
             dealer = first_dealer(self.seed, number, NUM_SEATS)
-        self.game = Game(r, self.seed, number, dealer)
+        self.game = Game(r, self.seed, number, dealer, self.decks)
         return [DealStarted(number, 1, dealer)]
 
     def _outcome(self, forfeit: int | None) -> MatchOutcome:
