@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from ._actions import (
     Action,
@@ -51,19 +52,23 @@ class Reshuffle:
 
 Step = Move | Reshuffle
 
+_BY_INDEX = attrgetter("index")
+"""The sort key of cards in index order (the order ``Card`` compares in, without its ``__lt__``)."""
+
 
 def melds_from(cards: Iterable[Card], ace_high: bool) -> list[tuple[Card, ...]]:
     """Every set and run that can be formed from ``cards`` (R2), each in its table order."""
     by_rank: dict[int, list[Card]] = {}
     by_suit: dict[int, set[int]] = {}
-    for c in sorted(cards):
+    for c in sorted(cards, key=_BY_INDEX):
         by_rank.setdefault(c.rank, []).append(c)
         by_suit.setdefault(c.suit, set()).add(c.rank)
     out: list[tuple[Card, ...]] = []
     for rank in sorted(by_rank):
         group = by_rank[rank]
-        for size in (3, 4):
-            out.extend(itertools.combinations(group, size))
+        if len(group) >= 3:
+            out.extend(itertools.combinations(group, 3))
+            out.extend(itertools.combinations(group, 4))
     for suit in sorted(by_suit):
         present = set(by_suit[suit])
         if ace_high and 1 in present:
@@ -130,6 +135,8 @@ class Deal:
         """Parallel to ``steps``: a stock draw's card, the cards a take moved; else empty."""
         self.outcome: RummyOutcome | None = None
         self._ace_high = rules.ace == "low_or_high"
+        self._legal: list[Action] | None = None
+        """``legal_actions()`` of the current state; only ``apply`` changes the state and clears it."""
 
     @classmethod
     def from_deck(
@@ -164,11 +171,16 @@ class Deal:
 
     def hand(self, seat: int) -> tuple[Card, ...]:
         """A seat's hand in index order."""
-        return tuple(sorted(self.hands[seat]))
+        return tuple(sorted(self.hands[seat], key=_BY_INDEX))
 
     # ----- legal actions -----
     def legal_actions(self) -> list[Action]:
         """Every action ``to_move`` may take now, in a fixed order (empty when over)."""
+        if self._legal is None:
+            self._legal = self._generate()
+        return list(self._legal)
+
+    def _generate(self) -> list[Action]:
         if self.phase == "draw":
             return [DrawStock(), *(TakeDiscard(c) for c in self._offered_discards())]
         if self.phase == "stop":
@@ -212,7 +224,7 @@ class Deal:
                     if c in hand and (must is None or c == must)
                 ]
         if must is None:
-            out += [Discard(c) for c in sorted(hand)]
+            out += [Discard(c) for c in sorted(hand, key=_BY_INDEX)]
         return out
 
     # ----- applying -----
@@ -226,8 +238,11 @@ class Deal:
         if isinstance(action, LayMeld):
             meld = new_meld(0, 0, action.cards, self._ace_high)
             action = LayMeld(meld.cards) if meld is not None else action
-        if action not in self.legal_actions():
+        if self._legal is None:
+            self._legal = self._generate()
+        if action not in self._legal:
             raise IllegalActionError(self._refusal(action))
+        self._legal = None
         mover = self.to_move
         assert mover is not None
         self.steps.append(Move(mover, action))
