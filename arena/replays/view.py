@@ -28,19 +28,13 @@ from typing import Any, TextIO
 from google.protobuf import text_format
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from arena.replays.model import (
-    SUIT_SYMBOLS,
-    DealView,
-    MatchView,
-    Position,
-    ReplayModelError,
-    end_text,
-    load,
-    shutout,
-)
+from arena.replays import rummy_text
+from arena.replays.base import Style as Style
+from arena.replays.gin_model import DealView, MatchView, Position, end_text, shutout
+from arena.replays.model import AnyView, ReplayModelError, load
+from arena.replays.rummy_model import RummyMatchView
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee._resim import ReplayError, resimulate
-from referee.gin import Card, Meld
 from referee.replays import FaultRecord, Replay, read_replay
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
@@ -51,30 +45,6 @@ _OUTCOME_NAMES = {v.number: v.name.removeprefix("DEAL_OUTCOME_").lower()
                   for v in game_pb2.DESCRIPTOR.enum_types_by_name["DealOutcome"].values}
 _PHASE_NAMES = {v.number: v.name.removeprefix("PHASE_").lower()
                 for v in game_pb2.DESCRIPTOR.enum_types_by_name["Phase"].values}
-
-
-class Style:
-    """How cards are written: card text (``Ah``) or rank + suit symbol (``A♥``), in colour or not."""
-
-    def __init__(self, *, symbols: bool = False, color: bool = False) -> None:
-        self.symbols = symbols
-        self.color = color
-
-    def card(self, card: Card | str) -> str:
-        text = str(card)
-        shown = text[0] + SUIT_SYMBOLS[text[1]] if self.symbols else text
-        if self.color and text[1] in "hd":
-            return f"\x1b[31m{shown}\x1b[0m"
-        return shown
-
-    def cards(self, cards: Sequence[Card | str]) -> str:
-        return " ".join(self.card(c) for c in cards) if cards else "—"
-
-    def meld(self, meld: Meld) -> str:
-        return "[" + " ".join(self.card(c) for c in meld.cards) + "]"
-
-    def bold(self, text: str) -> str:
-        return f"\x1b[1m{text}\x1b[0m" if self.color else text
 
 
 # ----------------------------------------------------------------------------------------------
@@ -222,18 +192,36 @@ def render_summary(view: MatchView, style: Style | None = None) -> str:
     return "\n".join(lines)
 
 
-def deal_positions(view: MatchView, which: str) -> list[Position]:
-    """The positions of a deal given as ``D`` (its number in the match, from 1) or ``G:D``."""
+def view_header(view: AnyView) -> str:
+    """The match in one line, in its game's words."""
+    return rummy_text.header_text(view) if isinstance(view, RummyMatchView) else header_text(view)
+
+
+def view_position(view: AnyView, index: int, style: Style) -> str:
+    """Position ``index`` of the match, in its game's words."""
+    if isinstance(view, RummyMatchView):
+        return rummy_text.render_position(view, view.positions[index], style)
+    return render_position(view, view.positions[index], style)
+
+
+def view_summary(view: AnyView, style: Style) -> str:
+    """The match in a few lines, in its game's words."""
+    return rummy_text.render_summary(view, style) if isinstance(view, RummyMatchView) else render_summary(view, style)
+
+
+def deal_positions(view: AnyView, which: str) -> list[int]:
+    """The positions (their indexes) of a deal given as ``D`` (its number in the match, from 1)
+    or ``G:D``."""
     if ":" in which:
         g, _, d = which.partition(":")
         for deal in view.deals:
             if str(deal.game) == g.strip() and str(deal.number) == d.strip():
-                return deal.positions
+                return [p.index for p in deal.positions]
         raise ValueError(f"no deal {which} (game:deal) in this match")
     n = int(which)
     if not 1 <= n <= len(view.deals):
         raise ValueError(f"deal {n}: the match has deals 1 to {len(view.deals)}")
-    return view.deals[n - 1].positions
+    return [p.index for p in view.deals[n - 1].positions]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -367,7 +355,7 @@ def _keys(stream: TextIO) -> Generator[str, None, None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, old)
 
 
-def step_key(view: MatchView, index: int, key: str) -> int | None:
+def step_key(view: AnyView, index: int, key: str) -> int | None:
     """The position after pressing ``key`` at position ``index`` (``None``: quit)."""
     last = len(view.positions) - 1
     if key in ("q", "Q", "\x03", "\x04", "esc"):
@@ -391,12 +379,12 @@ def step_key(view: MatchView, index: int, key: str) -> int | None:
     return index
 
 
-def interactive(view: MatchView, style: Style, stdin: TextIO, out: TextIO) -> int:
+def interactive(view: AnyView, style: Style, stdin: TextIO, out: TextIO) -> int:
     index = 0
     keys = _keys(stdin)
     try:
         while True:
-            out.write("\x1b[2J\x1b[H" + header_text(view) + "\n\n" + render_position(view, view.positions[index], style)
+            out.write("\x1b[2J\x1b[H" + view_header(view) + "\n\n" + view_position(view, index, style)
                       + f"\n\n{HELP}\n")
             out.flush()
             nxt = step_key(view, index, next(keys))
@@ -492,27 +480,27 @@ def _run(args: argparse.Namespace, stdin: TextIO, out: TextIO, tty: bool, style:
               file=out)
         return EXIT_OK
     if not view.positions:
-        print(render_summary(view, style), file=out)
+        print(view_summary(view, style), file=out)
         return EXIT_OK
     try:
         if args.step is not None:
             if not 0 <= args.step < len(view.positions):
                 raise ValueError(f"--step {args.step}: the match has positions 0 to {len(view.positions) - 1}")
-            chosen = [view.positions[args.step]]
+            chosen = [args.step]
         elif args.deal is not None:
             chosen = deal_positions(view, args.deal)
         elif args.all:
-            chosen = view.positions
+            chosen = list(range(len(view.positions)))
         elif tty:
             return interactive(view, style, stdin, out)
         else:
-            print(render_summary(view, style), file=out)
+            print(view_summary(view, style), file=out)
             return EXIT_OK
     except ValueError as e:
         print(f"arena replay: {e}", file=sys.stderr)
         return EXIT_USAGE
-    print(header_text(view), file=out)
-    for pos in chosen:
+    print(view_header(view), file=out)
+    for index in chosen:
         print("", file=out)
-        print(render_position(view, pos, style), file=out)
+        print(view_position(view, index, style), file=out)
     return EXIT_OK

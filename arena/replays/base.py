@@ -1,0 +1,48 @@
+"""What the viewers of every game share: the error for a replay that cannot be shown, suit
+symbols, and how cards are written on a terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class ReplayModelError(ValueError):
+    """A replay that cannot be shown (unreadable, or an action the engine refuses)."""
+
+
+SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
+"""Suit letter → symbol."""
+
+
+class HasCards(Protocol):
+    """A meld of any game: its cards in table order."""
+
+    @property
+    def cards(self) -> Sequence[object]:
+        """The meld's cards (each prints as its text, ``Ah``)."""
+        ...
+
+
+class Style:
+    """How cards are written: card text (``Ah``) or rank + suit symbol (``A♥``), in colour or not."""
+
+    def __init__(self, *, symbols: bool = False, color: bool = False) -> None:
+        self.symbols = symbols
+        self.color = color
+
+    def card(self, card: object) -> str:
+        text = str(card)
+        shown = text[0] + SUIT_SYMBOLS[text[1]] if self.symbols else text
+        if self.color and text[1] in "hd":
+            return f"\x1b[31m{shown}\x1b[0m"
+        return shown
+
+    def cards(self, cards: Sequence[object]) -> str:
+        return " ".join(self.card(c) for c in cards) if cards else "—"
+
+    def meld(self, meld: HasCards) -> str:
+        return "[" + " ".join(self.card(c) for c in meld.cards) + "]"
+
+    def bold(self, text: str) -> str:
+        return f"\x1b[1m{text}\x1b[0m" if self.color else text

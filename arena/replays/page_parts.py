@@ -1,0 +1,83 @@
+"""What the HTML replay pages of every game share: the style sheet, escaping, data for a script."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+
+def escape(text: Any) -> str:
+    """``text`` for HTML (attributes included)."""
+    return html.escape(str(text), quote=True)
+
+
+def json_for_script(data: Any) -> str:
+    """``data`` as JSON that is safe inside a ``<script>`` element."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+CSS = """
+*{box-sizing:border-box}
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f3f1ea;color:#1d1d1d}
+header{padding:10px 18px;background:#22362b;color:#f3f1ea}
+header h1{font-size:18px;margin:0 0 4px}
+header .meta{font-size:12px;opacity:.85;word-break:break-all}
+header a{color:#cfe8d6}
+main{display:flex;flex-wrap:wrap;gap:16px;padding:14px 18px}
+#table-col{flex:1 1 620px;min-width:560px}
+#side-col{flex:1 1 420px;min-width:380px}
+#score-chart{width:100%;height:auto;max-width:640px;display:block}
+#controls{display:flex;flex-wrap:wrap;align-items:center;gap:6px;margin-bottom:10px}
+#controls button{font-size:15px;padding:4px 10px;border:1px solid #888;border-radius:4px;background:#fff;cursor:pointer}
+#controls button:hover{background:#eef}
+#controls select{font-size:13px;padding:3px;max-width:330px}
+#step-label{font-size:13px;margin-left:6px}
+.felt{background:radial-gradient(ellipse at center,#2f7d4f 0%,#1d5a37 100%);border-radius:14px;padding:14px;color:#fff;
+box-shadow:inset 0 0 18px rgba(0,0,0,.45)}
+.seat{padding:8px 10px;border-radius:10px;margin:6px 0;background:rgba(0,0,0,.12)}
+.seat.to-move{outline:2px solid #ffd54a;background:rgba(255,213,74,.12)}
+.seat .name{font-weight:600;margin-bottom:4px}
+.seat .name .tag{font-weight:400;font-size:12px;opacity:.85;margin-left:6px}
+.hand{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-end;min-height:64px}
+.meld{display:flex;gap:2px;padding:3px;border-radius:6px;background:rgba(255,255,255,.18)}
+.loose{display:flex;gap:2px;padding:3px}
+.card{display:inline-flex;flex-direction:column;align-items:center;justify-content:center;width:38px;height:54px;
+border-radius:5px;background:#fff;border:1px solid #999;box-shadow:1px 1px 2px rgba(0,0,0,.35);font-weight:700;
+line-height:1.05;user-select:none}
+.card .rank{font-size:17px}.card .suit{font-size:19px}
+.card.red{color:#c8102e}.card.black{color:#111}
+.card.new{outline:3px solid #ffd54a}
+.card.small{width:30px;height:42px;justify-content:flex-start;align-items:flex-start;padding:2px 0 0 3px}
+.card.small .rank{font-size:13px;letter-spacing:-1px}.card.small .suit{font-size:13px}
+.card.back{background:repeating-linear-gradient(45deg,#7b2d26,#7b2d26 4px,#9c3b33 4px,#9c3b33 8px);color:#fff}
+.middle{display:flex;gap:18px;align-items:center;margin:8px 0;padding:8px 10px}
+#stock{display:flex;flex-direction:column;align-items:center;font-size:12px}
+#discard{display:flex;flex-wrap:wrap;row-gap:4px;align-items:center;flex:1}
+#discard .card{margin-right:-12px}#discard .card:last-child{margin-right:0;outline:2px solid #fff}
+#last-move{min-height:22px;margin:6px 2px;font-size:13px;display:flex;align-items:center;gap:6px;flex-wrap:wrap}
+#faults{color:#ffb4a8;font-size:13px}
+.deadwood{font-size:12px;opacity:.9;margin-left:4px}
+#deal-end{margin-top:10px;padding:10px;border-radius:10px;background:#fff8dc;color:#222;border:1px solid #d8c98e}
+#deal-end h3{margin:0 0 6px;font-size:15px}
+#deal-end .row{display:flex;flex-wrap:wrap;align-items:center;gap:6px;margin:4px 0}
+#deal-end .who{min-width:90px;font-weight:600}
+#deal-end .meld{background:#e8e2c8}
+#match-over{margin-top:8px;font-weight:700}
+.hidden{display:none!important}
+#score-sheet{border-collapse:collapse;width:100%;font-size:13px;background:#fff}
+#score-sheet th,#score-sheet td{border-bottom:1px solid #ddd;padding:3px 6px;text-align:left}
+#score-sheet td.num{text-align:right;font-variant-numeric:tabular-nums}
+#score-sheet tr.current{background:#fff3b0}
+#score-sheet tr[data-deal]{cursor:pointer}
+#score-sheet tr.game-total td{font-weight:600;background:#f0ede2}
+h2{font-size:15px;margin:14px 0 6px}
+.scorebar{display:flex;gap:18px;font-size:14px;margin:4px 2px}
+.scorebar b{font-size:18px}
+.help{font-size:12px;color:#555;margin-top:6px}
+footer{padding:6px 18px 16px;font-size:12px;color:#555}
+code{font-size:11px}
+"""
+
+"""The pages' style sheet (the felt table, cards, controls, the score sheet)."""
