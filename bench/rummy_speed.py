@@ -14,7 +14,13 @@ decks are shuffled before the timer starts (engine and policy only, ``time.proce
 The ratios rummy/Gin are taken within each round, then the median. Goal: a 4-seat rummy decision
 ≤ 2× a Gin decision and a 4-seat rummy turn ≤ 2× a Gin turn.
 
-Run: ``PYTHONPATH=. python bench/rummy_speed.py [--quick]``
+``--referee``: the referee's CPU per decision for a 4-seat rummy match beside a two-seat Gin
+match, interleaved, each played by ``referee.play_match`` on an embedded referee in this process
+(the sample random bots in their own processes, so ``time.process_time`` of this process is the
+referee's: gRPC, the game, the messages, the replay); divided by the match's decisions. Gin plays
+classic rules to 50, rummy the ``rummy`` preset to 250 (a few thousand decisions each).
+
+Run: ``PYTHONPATH=. python bench/rummy_speed.py [--quick] [--referee]``
 """
 
 from __future__ import annotations
@@ -141,17 +147,51 @@ def report(batches: dict[str, list[Batch]]) -> None:
           f" turn <= {GOAL:.0f}x -> {'met' if turn4 <= GOAL else 'NOT met'} ({turn4:.2f}x)")
 
 
+def referee_match_cpu(game: str, seed: int) -> float:
+    """CPU microseconds of the embedded referee per decision of one match of the random bots."""
+    from referee import BotLaunch, MatchSpec, TimeControl, play_match
+
+    seats = 2 if game == "gin" else 4
+    module = "sample_bots.random_bot" if game == "gin" else "sample_bots.rummy_random_bot"
+    bot = BotLaunch(command=("{python}", "-m", module), env=(("GIN_LOG_LEVEL", "WARNING"),))
+    rules = gin.RuleSet.classic(target=50) if game == "gin" else rummy.RummyRules.preset("rummy", target=250)
+    spec = MatchSpec(players=tuple(f"random{s}" for s in range(seats)), rules=rules, game=game,
+                     time_control=TimeControl(per_move_ms=10_000), seed=seed.to_bytes(8, "big"))
+    t0 = time.process_time()
+    report = play_match(spec, (bot,) * seats).report
+    return 1e6 * (time.process_time() - t0) / max(1, report.decisions)
+
+
+def referee_cpu(rounds: int) -> None:
+    """Print the referee's CPU per decision, Gin's and 4-seat rummy's, rounds interleaved."""
+    from referee._logging import configure_logging
+
+    configure_logging("warning")
+    gin_us: list[float] = []
+    rummy_us: list[float] = []
+    for r in range(rounds):
+        gin_us.append(referee_match_cpu("gin", 2000 + r))
+        rummy_us.append(referee_match_cpu("rummy", 2000 + r))
+    print(f"referee CPU per decision ({rounds} matches each, interleaved; random bots, embedded referee):")
+    print(f"  gin, 2 seats:   {statistics.median(gin_us):8.1f} us  (matches: {', '.join(f'{x:.0f}' for x in gin_us)})")
+    print(f"  rummy, 4 seats: {statistics.median(rummy_us):8.1f} us  (matches: "
+          f"{', '.join(f'{x:.0f}' for x in rummy_us)})  ratio {ratio(rummy_us, gin_us):.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--quick", action="store_true", help="3 rounds of 100 deals")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--deals", type=int, default=None)
+    ap.add_argument("--referee", action="store_true", help="also the referee's CPU per decision (plays matches)")
     args = ap.parse_args()
     rounds = args.rounds or (3 if args.quick else 7)
     deals = args.deals or (100 if args.quick else 500)
     print(f"Python {sys.version.split()[0]}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())};"
           f" {rounds} rounds x {deals} deals per game, interleaved")
     report(interleaved(rounds, deals))
+    if args.referee:
+        referee_cpu(rounds)
     print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

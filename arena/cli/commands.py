@@ -53,6 +53,12 @@ from referee._tls import ListenError, TLSConfigError, check_can_listen, server_t
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""
+DEMO_SAMPLES = {"gin": ("random", "greedy", "expert"), "rummy": ("random", "hoarder", "greedy")}
+"""The sample bots of each game's demo (modules ``sample_bots.<name>_bot``, rummy's ``rummy_<name>_bot``)."""
+RUMMY_DEMO_SEATS = 4
+"""Seats of the rummy demo's tables."""
+RUMMY_DEMO_GAMES = 8
+"""Games per table of the rummy demo (two rotations of the seats)."""
 
 
 
@@ -184,18 +190,20 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     return EXIT_INTERRUPTED if result.status == "interrupted" else EXIT_OK
 
 
-def sample_bots(include_js: bool) -> tuple[list[BotSpec], str]:
-    """The sample bots for the demo, and a note about the JS bot."""
+def sample_bots(include_js: bool, game: str = "gin") -> tuple[list[BotSpec], str]:
+    """The sample bots for ``game``'s demo, and a note about the JS bot."""
     spec = importlib.util.find_spec("sample_bots")
     root = Path(spec.origin).parent.parent if spec and spec.origin else Path.cwd()
+    prefix = "" if game == "gin" else f"{game}_"
     bots = [
         BotSpec(
             name=n,
-            command=(PYTHON_PLACEHOLDER, "-m", f"sample_bots.{n}_bot"),
+            command=(PYTHON_PLACEHOLDER, "-m", f"sample_bots.{prefix}{n}_bot"),
             cwd=str(root),
             env={"GIN_LOG_LEVEL": "WARNING"},
+            games=(game,),
         )
-        for n in ("random", "greedy", "expert")
+        for n in DEMO_SAMPLES[game]
     ]
     js = root / "sample_bots" / "js"
     node = shutil.which("node")
@@ -207,18 +215,24 @@ def sample_bots(include_js: bool) -> tuple[list[BotSpec], str]:
     elif not (js / "node_modules").is_dir() or not (js / "bot.js").is_file():
         note = f"JS bot skipped: {js}/node_modules is missing (run `npm install` in {js})."
     else:
-        bots.append(BotSpec(name="js", command=(node, str(js / "bot.js")), cwd=str(root)))
+        bots.append(BotSpec(name="js", command=(node, str(js / "bot.js")), cwd=str(root), games=(game,)))
     return bots, note
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     console = make_console(args)
-    bots, note = sample_bots(not args.no_js)
+    bots, note = sample_bots(not args.no_js, args.game)
     if note:
         print(note)
     run_dir = args.out or default_folder("demo")
-    pairings = len(bots) * (len(bots) - 1) // 2
-    games = args.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)
+    if args.game == "gin":
+        pairings = len(bots) * (len(bots) - 1) // 2
+        games = args.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)
+    else:  # one table of four (two if a bot must fill two seats of it), the seats rotated
+        args.seats = RUMMY_DEMO_SEATS
+        args.instances = 1 if len(bots) >= RUMMY_DEMO_SEATS else 2
+        args.tables = 0 if len(bots) >= RUMMY_DEMO_SEATS else 2
+        games = args.games or RUMMY_DEMO_GAMES
     cfg = run_config(args, run_dir, bots, games=games)
     access = remote_access(args)
     check_listen_free(args)

@@ -49,10 +49,14 @@ def _demo(sub: Any) -> None:
         "bar, a crosstable and ratings. Replays and results go to runs/demo-<timestamp>.",
     )
     demo.add_argument("--games", type=int, default=0, metavar="N",
-                      help="games per pairing, even (default: 72 games in all — 24 per pairing for 3 bots, 12 for 4)")
+                      help="games per pairing, even (default: 72 games in all — 24 per pairing for 3 bots, 12 for 4);"
+                      " rummy: games per table, a multiple of 4 (default 8)")
     demo.add_argument("--out", type=Path, default=None, metavar="DIR",
                       help="run folder (default runs/demo-<timestamp>)")
     demo.add_argument("--no-js", action="store_true", help="leave the JS bot out")
+    demo.add_argument("--game", choices=("gin", "rummy"), default="gin",
+                      help="gin (default): the round robin above; rummy: tables of 4 of the sample rummy bots "
+                      "(random, hoarder, greedy and the JS bot), 8 games per table, the seats rotated")
     add_play_options(demo, rules="short", tc="st=0.5 timemargin=100", concurrency=4)
     add_log_options(demo)
 
