@@ -1831,23 +1831,21 @@ class RummyReshuffle(_message.Message):
 
     NUMBER_FIELD_NUMBER: _builtins.int
     UPCARD_FIELD_NUMBER: _builtins.int
-    STOCK_SIZE_FIELD_NUMBER: _builtins.int
     number: _builtins.int
     """Which reshuffle of the deal this is, from 1."""
     upcard: _builtins.str
-    """The card turned up from the new stock to begin the new discard pile."""
-    stock_size: _builtins.int
-    """Cards in the new stock."""
+    """The card turned up from the new stock to begin the new discard pile (the
+    new stock's size is the state's `stock_size`).
+    """
     def __init__(
         self,
         *,
         number: _builtins.int = ...,
         upcard: _builtins.str = ...,
-        stock_size: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["number", b"number", "stock_size", b"stock_size", "upcard", b"upcard"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["number", b"number", "upcard", b"upcard"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
