@@ -7,8 +7,11 @@ deal points and the game totals; a game's end the totals and places.
 
 from __future__ import annotations
 
+from google.protobuf import text_format
+
 from arena.replays.base import Style
 from arena.replays.rummy_model import RummyDealView, RummyMatchView, RummyPosition, end_text, game_end_text
+from gin_arena.v1 import bot_pb2, game_pb2
 from referee.replays import FaultRecord
 from referee.rummy import TableMeld
 
@@ -134,3 +137,81 @@ def render_summary(view: RummyMatchView, style: Style | None = None) -> str:
     lines.append("Result: " + view.outcome_text() + f" — {view.detail}")
     lines.append("Step through it: arena replay REPLAY (on a terminal), --step K, --deal D, --all, --html OUT")
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------
+# what a seat was sent (``arena replay REPLAY --seat N``)
+# ----------------------------------------------------------------------------------------------
+def _enum(enum: str, number: int, prefix: str) -> str:
+    values = game_pb2.DESCRIPTOR.enum_types_by_name[enum].values_by_number
+    return values[number].name.removeprefix(prefix).lower() if number in values else str(number)
+
+
+def action_text(a: game_pb2.RummyAction, st: Style) -> str:
+    """A rummy action of the protocol in the engine's words (``lay_off 7h 2 high``)."""
+    kind = a.WhichOneof("kind") or "?"
+    if kind == "take_discard":
+        return f"take_discard {st.card(a.take_discard.card)}"
+    if kind == "discard":
+        return f"discard {st.card(a.discard.card)}"
+    if kind == "lay_meld":
+        return f"meld {st.cards(list(a.lay_meld.cards))}"
+    if kind == "lay_off":
+        end = _enum("RummyLayoffEnd", a.lay_off.end, "RUMMY_LAYOFF_END_")
+        return f"lay_off {st.card(a.lay_off.card)} {a.lay_off.meld} {end}"
+    return kind
+
+
+def _state_text(s: game_pb2.RummyState, st: Style) -> str:
+    table = " ".join(f"#{m.number}:{m.owner}[{' '.join(st.card(c) for c in m.cards)}]" for m in s.table) or "—"
+    return (f"{_enum('RummyPhase', s.phase, 'RUMMY_PHASE_')} · hand {st.cards(list(s.hand))} · hands "
+            f"{'/'.join(map(str, s.hand_sizes))} · discards {st.cards(list(s.discard_pile))} · stock {s.stock_size} · "
+            f"table {table} · scores {'–'.join(map(str, s.scores))}")
+
+
+def _event_text(e: game_pb2.PublicEvent, st: Style) -> str:
+    r = e.rummy
+    if r.WhichOneof("kind") == "reshuffle":
+        return f"reshuffle {r.reshuffle.number}: new upcard {st.card(r.reshuffle.upcard)}"
+    what = action_text(r.action, st)
+    if r.drawn_card:
+        what += f" ({st.card(r.drawn_card)})"
+    if r.taken_cards:
+        what += f" (took {st.cards(list(r.taken_cards))})"
+    return f"seat {e.seat} {what} · {e.think_ms} ms"
+
+
+def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None) -> str:
+    """One message of a rummy match to a seat, in one line with its key fields."""
+    st = style or Style()
+    kind = msg.WhichOneof("kind")
+    head = f"#{i:<4} {kind}"
+    if kind == "match_started":
+        m = msg.match_started
+        return (f"{head}: match {m.match_id} · you are seat {m.seat} · players {', '.join(m.player_names)} · rules "
+                f"{m.rummy_rules.name} (target {m.rummy_rules.target}) · {m.time_control.text} · commitment "
+                f"{m.seed_commitment.hex()}")
+    if kind == "deal_started":
+        d = msg.deal_started
+        state = _state_text(d.rummy_state, st)
+        return f"{head}: game {d.game_number} deal {d.deal_number} · dealer {d.dealer} · {state}"
+    if kind == "action_request":
+        r = msg.action_request
+        legal = ", ".join(action_text(a.rummy, st) for a in r.legal_actions)
+        return (f"{head}: id {r.request_id} · {_state_text(r.rummy_state, st)} · {r.time_for_move_ms} ms · "
+                f"legal: {legal}")
+    if kind == "event":
+        return f"{head}: {_event_text(msg.event, st)}"
+    if kind == "deal_finished":
+        res = msg.deal_finished.result
+        rr = res.rummy
+        hands = "; ".join(f"seat {h.seat} {st.cards(list(h.cards))}" for h in rr.hands)
+        return (f"{head}: game {res.game_number} deal {res.deal_number} · "
+                f"{_enum('RummyDealEndReason', rr.reason, 'RUMMY_DEAL_END_REASON_')} · winner {res.winner} · points "
+                f"{'–'.join(map(str, rr.points))} · scores {'–'.join(map(str, res.scores_after))} · left: {hands}"
+                + (" · game over" if res.game_over else ""))
+    if kind == "game_finished":
+        g = msg.game_finished.result
+        return (f"{head}: game {g.game_number} · totals {'–'.join(map(str, g.final_totals))} · places "
+                f"{'–'.join(map(str, g.places))}")
+    return f"{head}: {text_format.MessageToString(msg, as_one_line=True)}"

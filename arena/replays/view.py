@@ -320,13 +320,14 @@ def print_seat(path: Path, seat: int, raw: bool, out: TextIO, style: Style) -> i
         return EXIT_FAILED
     names = replay.header.players
     name = names[seat] if seat < len(names) else "?"
+    line = rummy_text.message_line if replay.header.game == "rummy" else message_line
     print(f"Seat {seat} ({name}) of match {replay.header.match_id}: {note}", file=out)
     for i, m in enumerate(msgs):
         if raw:
             print(f"--- #{i} {m.WhichOneof('kind')}", file=out)
             print(text_format.MessageToString(m), end="", file=out)
         else:
-            print(message_line(i, m, style), file=out)
+            print(line(i, m, style), file=out)
     return EXIT_OK
 
 
