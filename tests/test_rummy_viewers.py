@@ -1,0 +1,257 @@
+"""Rummy in the viewers: matches of 4 and 6 seats played through a real referee table (in process,
+on a mock clock; each seat a small player of the protocol's legal actions), read back by the rummy
+model, shown by ``arena replay`` (summary, ``--deal``, ``--step``, ``--all``, ``--seat``) and by
+the HTML replay in headless Chromium (every hand, the table's melds by owner, the discard row, the
+deal's end, the score sheet for n players)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import subprocess
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main as arena_main
+from arena.replays.model import load
+from arena.replays.rummy_model import RummyMatchView, RummyPosition
+from gin_arena.v1 import bot_pb2, game_pb2
+from referee import MatchReport, MatchSpec, TimeControl
+from referee.rummy import RummyRules, parse_card
+from tests.test_audit import play_match
+from tests.test_replay_html import CHROMIUM_FLAGS, chromium
+
+
+def player(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> tuple[game_pb2.Action, int]:
+    """Mostly lays what it can, else any legal action (draws, takes, discards, stop calls)."""
+    legal = list(req.legal_actions)
+    plays = [a for a in legal if a.rummy.WhichOneof("kind") in ("lay_meld", "lay_off")]
+    pick = plays[0] if plays and rng.random() < 0.8 else rng.choice(legal)
+    return pick, rng.randint(200, 5000)
+
+
+def _match(folder: Path, seats: int, preset: str, target: int) -> tuple[Path, MatchReport]:
+    mid = f"rummy-{seats}-{preset}"
+    names = ("ann", "bob <b>", "cy", "dee", "eve", "fay")[:seats]
+    spec = MatchSpec(players=names, game="rummy", rules=RummyRules.preset(preset, target=target),
+                     time_control=TimeControl.parse("st=1 timemargin=50"), seed=hashlib.sha256(mid.encode()).digest(),
+                     match_id=mid)
+    report = play_match(spec, (player,) * seats, folder, seed=seats)  # type: ignore[arg-type]
+    assert report.termination == "normal", report.detail
+    return Path(report.replay_path), report
+
+
+@pytest.fixture(scope="module")
+def four(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RummyMatchView]:
+    path, _ = _match(tmp_path_factory.mktemp("rummy4"), 4, "rummy", 60)
+    view = load(path)
+    assert isinstance(view, RummyMatchView)
+    return path, view
+
+
+@pytest.fixture(scope="module")
+def six(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RummyMatchView]:
+    path, _ = _match(tmp_path_factory.mktemp("rummy6"), 6, "michigan", 120)
+    view = load(path)
+    assert isinstance(view, RummyMatchView)
+    return path, view
+
+
+def _texts(cards: object) -> str:
+    return " ".join(str(c) for c in cards)  # type: ignore[attr-defined]
+
+
+def test_positions_hold_every_card_and_end_as_the_records_say(four: tuple[Path, RummyMatchView],
+                                                               six: tuple[Path, RummyMatchView]) -> None:
+    for _, view in (four, six):
+        seats = len(view.players)
+        assert len(view.deals) >= 2 and all(d.end is not None for d in view.deals)
+        for pos in view.positions:
+            on_table = sum(len(m.placed) for m in pos.table)
+            assert sum(map(len, pos.hands)) + len(pos.discard_pile) + pos.stock_size + on_table == 52
+            assert len(pos.hands) == seats
+        totals = [0] * seats
+        for deal in view.deals:
+            assert deal.end is not None
+            last = deal.positions[-1]
+            assert last.phase == "over" and last.to_move is None
+            content = deal.end.content
+            assert [tuple(str(c) for c in h) for h in last.hands] == [tuple(h) for h in content.hands]
+            totals = [0] * seats if deal.number == 1 else totals
+            totals = [t + p for t, p in zip(totals, content.points, strict=True)]
+            assert tuple(totals) == deal.end.scores
+            first = deal.positions[0]
+            assert [len(h) for h in first.hands] == [10 if seats == 2 else 7 if seats <= 4 else 6] * seats
+        assert view.result is not None and view.result.termination == "normal"
+    # the six-seat Michigan match took discards from the row and laid melds of several owners
+    steps = [p.last for p in six[1].positions if p.last is not None]
+    kinds = {s.kind for s in steps}
+    assert {"draw_stock", "meld", "discard"} <= kinds and "take_discard" in kinds
+    owners = {m.owner for p in six[1].positions for m in p.table}
+    assert len(owners) >= 3
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    capsys.readouterr()
+    assert arena_main(["replay", *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_the_terminal_shows_every_seat_the_table_and_the_score(four: tuple[Path, RummyMatchView],
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path, view = four
+    summary = _run(capsys, str(path))
+    assert "(rummy, 4 seats): ann (seat 0), bob <b> (seat 1), cy (seat 2), dee (seat 3)" in summary
+    assert summary.count("  deal ") == len(view.deals) and "Result: " in summary
+    for deal in view.deals:
+        assert deal.end is not None
+        assert f"→ {'–'.join(map(str, deal.end.scores))}" in summary
+    deal1 = _run(capsys, str(path), "--deal", "1")
+    assert deal1.count("Game 1, deal 1 ") == len(view.deals[0].positions)
+    end = view.deals[0].positions[-1]
+    block = _run(capsys, str(path), "--step", str(end.index))
+    for seat, hand in enumerate(end.hands):
+        assert f"{view.players[seat]}" in block and _texts(hand) in block
+    assert view.deals[0].end is not None
+    content = view.deals[0].end.content
+    for seat, name in enumerate(view.players):
+        assert f"{name:<7} left {' '.join(content.hands[seat]) or '—'} (value {content.hand_values[seat]})" in block
+    with_melds = next(p for p in view.positions if len(p.table) >= 2)
+    block = _run(capsys, str(path), "--step", str(with_melds.index))
+    for m in with_melds.table:
+        assert f"{view.players[m.owner]} #{m.number} [{_texts(m.cards)}]" in block
+    assert f"discard pile (top last): {_texts(with_melds.discard_pile) or '—'} · stock {with_melds.stock_size}" \
+        in block
+    every = _run(capsys, str(path), "--all", "--symbols")
+    assert every.count("position ") == len(view.positions) and "♠" in every
+    assert "Match over: " in every.split("\n\n")[-1]
+
+
+def test_the_terminal_shows_what_a_seat_was_sent(six: tuple[Path, RummyMatchView],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path, view = six
+    out = _run(capsys, str(path), "--seat", "2")
+    assert "matches the replay's result record ✓" in out
+    assert "match_started: " in out and "you are seat 2" in out and "rules michigan (target 120)" in out
+    requests = [line for line in out.splitlines() if " action_request: " in line]
+    assert requests and all("legal: " in line for line in requests)
+    assert any("call_stop" in line for line in out.splitlines()) or "stop" in out
+    assert out.count("deal_finished: ") == len(view.deals)
+
+
+class _Dom(HTMLParser):
+    """The attributes and text of every element with an id, and the table's melds in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attrs: dict[str, dict[str, str]] = {}
+        self.text: dict[str, str] = {}
+        self.body: dict[str, str] = {}
+        self.melds: list[dict[str, str]] = []
+        self.stack: list[str | None] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "body":
+            self.body = a
+        if tag in ("meta", "br", "input"):
+            return
+        if "tmeld" in a.get("class", "").split():
+            self.melds.append(a)
+        ident = a.get("id")
+        if ident:
+            self.attrs[ident] = a
+            self.text[ident] = ""
+        self.stack.append(ident)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in ("meta", "br", "input") and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        for ident in self.stack:
+            if ident is not None:
+                self.text[ident] += data
+
+
+def _open(page: Path, fragment: str, profile: Path) -> _Dom:
+    """The page's DOM after its script ran, as headless Chromium sees it at ``page#fragment``."""
+    proc = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+                           f"{page.as_uri()}#{fragment}"], capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    assert dom.body.get("class") == "ready", "the page's script did not run to its end"
+    return dom
+
+
+def _check(dom: _Dom, view: RummyMatchView, pos: RummyPosition) -> None:
+    deal = view.deal_of(pos)
+    at_end = pos.index == deal.positions[-1].index and deal.end is not None
+    assert dom.body["data-position"] == str(pos.index)
+    for seat, hand in enumerate(pos.hands):
+        assert dom.attrs[f"hand-{seat}"]["data-cards"] == _texts(hand)
+        assert ("to-move" in dom.attrs[f"seat-{seat}"]["class"]) == (pos.to_move == seat)
+        scores = deal.end.scores if at_end and deal.end is not None else deal.scores_before
+        assert dom.text[f"score-{seat}"] == str(scores[seat])
+    assert dom.attrs["discard"]["data-cards"] == _texts(pos.discard_pile)
+    assert dom.text["stock-count"] == str(pos.stock_size)
+    assert [(m["data-owner"], m["data-cards"]) for m in dom.melds] == [
+        (str(m.owner), _texts(m.cards)) for m in pos.table]
+    hidden = "hidden" in dom.attrs["deal-end"].get("class", "")
+    assert hidden != at_end
+    if at_end:
+        assert deal.end is not None
+        content = deal.end.content
+        assert dom.attrs["deal-end"]["data-points"] == ",".join(map(str, content.points))
+        for seat, hand in enumerate(content.hands):
+            assert dom.attrs[f"end-hand-{seat}"]["data-cards"] == " ".join(hand)
+
+
+def _positions(view: RummyMatchView) -> Iterator[RummyPosition]:
+    yield view.positions[0]
+    yield next(p for p in view.positions if len(p.table) >= 2 and any(
+        pl.layoff for m in p.table for pl in m.placed))
+    yield view.deals[0].positions[-1]
+    yield view.positions[-1]
+
+
+def test_the_html_page_shows_the_position_of_its_address(four: tuple[Path, RummyMatchView], tmp_path: Path) -> None:
+    path, view = four
+    out = tmp_path / "r.html"
+    assert arena_main(["replay", str(path), "--html", str(out)]) == 0
+    for pos in _positions(view):
+        _check(_open(out, f"step={pos.index}", tmp_path / "profile"), view, pos)
+    # the controls: deal 2, move 2, then → → ← (move 3), ↓ (deal 3 or the end), the "previous" button
+    dom = _open(out, "deal=2&move=2&keys=ArrowRight,ArrowRight,ArrowLeft", tmp_path / "profile")
+    _check(dom, view, view.deals[1].positions[3])
+    dom = _open(out, "step=0&keys=End", tmp_path / "profile")
+    _check(dom, view, view.positions[-1])
+    assert "hidden" not in dom.attrs["match-over"]["class"]
+
+
+def test_the_html_page_is_self_contained_with_a_score_sheet_for_every_seat(
+        six: tuple[Path, RummyMatchView], tmp_path: Path) -> None:
+    path, view = six
+    out = tmp_path / "r6.html"
+    assert arena_main(["replay-html", str(path), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "http" not in text.replace("http-equiv", "") and "<link" not in text and "src=" not in text
+    data = json.loads(text.split('<script type="application/json" id="replay-data">')[1].split("</script>")[0])
+    assert data["players"] == list(view.players) and len(data["positions"]) == len(view.positions)
+    sheet = text.split('id="score-sheet">')[1].split("</table>")[0]
+    assert sheet.count('<th class="num">') == 6 and sheet.count("<tr data-deal=") == len(view.deals)
+    assert "bob &lt;b&gt;" in sheet
+    for deal in view.deals:
+        assert deal.end is not None
+        row = sheet.split(f'id="sheet-row-{deal.index}">')[1].split("</tr>")[0]
+        assert [int(c.split("<small>(")[1].split(")")[0]) for c in row.split('<td class="num">')[1:]] == list(
+            deal.end.scores)
+    pos = next(p for p in view.positions if p.stopped is not None or p.phase == "lay_back") if any(
+        p.stopped is not None for p in view.positions) else view.positions[len(view.positions) // 2]
+    _check(_open(out, f"step={pos.index}", tmp_path / "profile"), view, pos)
+    assert parse_card(data["positions"][0]["p"][-1])  # the upcard, as card text
