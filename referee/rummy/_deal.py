@@ -18,7 +18,7 @@ from ._actions import (
     LayOff,
     TakeDiscard,
 )
-from ._cards import Card, card_value
+from ._cards import DECK, Card, card_value
 from ._melds import TableMeld, fits, lay_off, new_meld, run_cards, table_value
 from ._outcome import Phase, RummyOutcome
 from ._rules import RummyRules, hand_size
@@ -54,6 +54,10 @@ Step = Move | Reshuffle
 
 _BY_INDEX = attrgetter("index")
 """The sort key of cards in index order (the order ``Card`` compares in, without its ``__lt__``)."""
+_DISCARDS = tuple(Discard(c) for c in DECK)
+"""The discard of each card, by card index (frozen values: built once, not at every state)."""
+_DRAW = DrawStock()
+"""The stock draw (one value for every state)."""
 
 
 def melds_from(cards: Iterable[Card], ace_high: bool) -> list[tuple[Card, ...]]:
@@ -182,7 +186,7 @@ class Deal:
 
     def _generate(self) -> list[Action]:
         if self.phase == "draw":
-            return [DrawStock(), *(TakeDiscard(c) for c in self._offered_discards())]
+            return [_DRAW, *(TakeDiscard(c) for c in self._offered_discards())]
         if self.phase == "stop":
             return [CallStop(), DeclineStop()]
         if self.phase == "play" or self.phase == "lay_back":
@@ -224,7 +228,7 @@ class Deal:
                     if c in hand and (must is None or c == must)
                 ]
         if must is None:
-            out += [Discard(c) for c in sorted(hand, key=_BY_INDEX)]
+            out += [_DISCARDS[i] for i in sorted(c.index for c in hand)]
         return out
 
     # ----- applying -----
