@@ -10,7 +10,8 @@
 * ``arena replay REPLAY --html OUT`` — one self-contained HTML page (see ``arena.replays.html``).
 
 Positions are rebuilt by playing the recorded actions through the rules engine; ``arena audit``
-is what checks that the replay is genuine.
+is what checks that the replay is genuine. A rummy match (2–6 seats) is shown in its own words
+(:mod:`arena.replays.rummy_text`): every hand, the table's melds by owner, the discard row.
 """
 
 from __future__ import annotations
