@@ -40,7 +40,7 @@ def _match(folder: Path, seats: int, preset: str, target: int) -> tuple[Path, Ma
     spec = MatchSpec(players=names, game="rummy", rules=RummyRules.preset(preset, target=target),
                      time_control=TimeControl.parse("st=1 timemargin=50"), seed=hashlib.sha256(mid.encode()).digest(),
                      match_id=mid)
-    report = play_match(spec, (player,) * seats, folder, seed=seats)  # type: ignore[arg-type]
+    report = play_match(spec, (player,) * seats, folder, seed=seats, lean=(False,) * seats)  # type: ignore[arg-type]
     assert report.termination == "normal", report.detail
     return Path(report.replay_path), report
 
@@ -55,7 +55,7 @@ def four(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RummyMatchView
 
 @pytest.fixture(scope="module")
 def six(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RummyMatchView]:
-    path, _ = _match(tmp_path_factory.mktemp("rummy6"), 6, "michigan", 120)
+    path, _ = _match(tmp_path_factory.mktemp("rummy6"), 6, "michigan", 400)
     view = load(path)
     assert isinstance(view, RummyMatchView)
     return path, view
@@ -136,7 +136,7 @@ def test_the_terminal_shows_what_a_seat_was_sent(six: tuple[Path, RummyMatchView
     path, view = six
     out = _run(capsys, str(path), "--seat", "2")
     assert "matches the replay's result record ✓" in out
-    assert "match_started: " in out and "you are seat 2" in out and "rules michigan (target 120)" in out
+    assert "match_started: " in out and "you are seat 2" in out and "rules michigan (target 400)" in out
     requests = [line for line in out.splitlines() if " action_request: " in line]
     assert requests and all("legal: " in line for line in requests)
     assert any("call_stop" in line for line in out.splitlines()) or "stop" in out
