@@ -1,16 +1,210 @@
-"""Rummy (2–6 seats) through the game seam: the engine's side (:class:`RummyGame`,
-:class:`RummyMatch`). The protobuf conversion (the ``GameWire``) is still to be written; until
-then rummy is not in the registry's built-ins."""
+"""Rummy (2–6 seats) through the referee's game seam: the adapter that drives the pure engine
+(``referee.rummy``) for the plumbing (:class:`RummyGame`, :class:`RummyMatch`), and the one module
+that converts rummy's values to and from protobuf messages (``gin_arena.v1``'s ``Rummy*``
+messages, in the ``rummy`` / ``rummy_state`` / ``rummy_rules`` fields). Messages to a seat are
+built here from that seat's :class:`~referee.rummy.InformationState` and nothing else."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import base64
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
+from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import games, rummy
+from referee._wire import LEN as _LEN
+from referee._wire import VARINT as _VARINT
+from referee._wire import WireError
+from referee._wire import len_field as _len_field
+from referee._wire import tags as _tags
+from referee._wire import text as _text
+from referee._wire import uint as _uint
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 
 _SEAT_COUNTS = range(2, 7)
+
+_ENUMS: dict[str, dict[str, int]] = {
+    "ace": {"low": game_pb2.RUMMY_ACE_LOW, "low_or_high": game_pb2.RUMMY_ACE_LOW_OR_HIGH},
+    "discard_draw": {"top": game_pb2.RUMMY_DISCARD_DRAW_TOP, "row": game_pb2.RUMMY_DISCARD_DRAW_ROW},
+    "scoring": {"hands": game_pb2.RUMMY_SCORING_HANDS, "table": game_pb2.RUMMY_SCORING_TABLE},
+    "face_values": {"ten": game_pb2.RUMMY_FACE_VALUES_TEN, "rank": game_pb2.RUMMY_FACE_VALUES_RANK},
+    "next_dealer": {"winner": game_pb2.RUMMY_NEXT_DEALER_WINNER, "left": game_pb2.RUMMY_NEXT_DEALER_LEFT},
+    "stock_exhausted": {"lowest_wins": game_pb2.RUMMY_STOCK_EXHAUSTED_LOWEST_WINS,
+                        "reshuffle": game_pb2.RUMMY_STOCK_EXHAUSTED_RESHUFFLE},
+}
+_ENUMS_BACK = {field: {v: k for k, v in table.items()} for field, table in _ENUMS.items()}
+_SCALARS = ("stop", "rummy_doubles", "out_needs_discard", "target", "max_deals_per_game", "games")
+_END_TO_PB = {"set": game_pb2.RUMMY_LAYOFF_END_SET, "low": game_pb2.RUMMY_LAYOFF_END_LOW,
+              "high": game_pb2.RUMMY_LAYOFF_END_HIGH}
+_PB_TO_END: dict[int, rummy.End] = {game_pb2.RUMMY_LAYOFF_END_SET: "set", game_pb2.RUMMY_LAYOFF_END_LOW: "low",
+                                    game_pb2.RUMMY_LAYOFF_END_HIGH: "high"}
+_PHASE_TO_PB = {"draw": game_pb2.RUMMY_PHASE_DRAW, "play": game_pb2.RUMMY_PHASE_PLAY,
+                "stop": game_pb2.RUMMY_PHASE_STOP, "lay_back": game_pb2.RUMMY_PHASE_LAY_BACK,
+                "over": game_pb2.RUMMY_PHASE_OVER}
+_REASON_TO_PB = {"out": game_pb2.RUMMY_DEAL_END_REASON_OUT, "lowest": game_pb2.RUMMY_DEAL_END_REASON_LOWEST,
+                 "void": game_pb2.RUMMY_DEAL_END_REASON_VOID}
+_MELD_KIND = {"set": game_pb2.MELD_KIND_SET, "run": game_pb2.MELD_KIND_RUN}
+
+
+# ----- cards, rules and actions -----
+_TEXT = tuple(str(c) for c in rummy.DECK)  # card text by index
+_CARD_BY_TEXT = {t: c for t, c in zip(_TEXT, rummy.DECK, strict=True)}
+
+
+def cards(cs: Iterable[rummy.Card]) -> list[str]:
+    """Cards as their text forms."""
+    return [_TEXT[c.index] for c in cs]
+
+
+def card_from_text(text: str, what: str) -> rummy.Card:
+    """Parse a card field, raising :class:`WireError` with the field named."""
+    card = _CARD_BY_TEXT.get(text)
+    if card is not None:
+        return card
+    try:
+        return rummy.parse_card(text)
+    except ValueError as e:
+        raise WireError(f"{what}: {e}") from None
+
+
+def rules_to_proto(rules: rummy.RummyRules) -> game_pb2.RummyRuleSet:
+    """Every field filled, so a bot never needs to know the presets."""
+    msg = game_pb2.RummyRuleSet(name=rules.name)
+    for field, table in _ENUMS.items():
+        setattr(msg, field, table[getattr(rules, field)])
+    for field in _SCALARS:
+        setattr(msg, field, getattr(rules, field))
+    return msg
+
+
+def rules_from_proto(msg: game_pb2.RummyRuleSet) -> rummy.RummyRules:
+    """The preset named (``rummy`` if empty) with every field that is set overriding it."""
+    overrides: dict[str, object] = {}
+    for field, table in _ENUMS_BACK.items():
+        value = getattr(msg, field)
+        if value:
+            if value not in table:
+                raise WireError(f"rummy_rules.{field}: unknown value {value}")
+            overrides[field] = table[value]
+    for field in _SCALARS:
+        if msg.HasField(field):  # type: ignore[arg-type]
+            overrides[field] = getattr(msg, field)
+    try:
+        return rummy.RummyRules.preset(msg.name or "rummy", **overrides)
+    except ValueError as e:
+        raise WireError(f"rummy_rules: {e}") from None
+
+
+def _rummy_action(a: rummy.Action) -> game_pb2.RummyAction:
+    if isinstance(a, rummy.DrawStock):
+        return game_pb2.RummyAction(draw_stock=game_pb2.RummyDrawStock())
+    if isinstance(a, rummy.TakeDiscard):
+        return game_pb2.RummyAction(take_discard=game_pb2.RummyTakeDiscard(card=_TEXT[a.card.index]))
+    if isinstance(a, rummy.LayMeld):
+        return game_pb2.RummyAction(lay_meld=game_pb2.RummyLayMeld(cards=cards(a.cards)))
+    if isinstance(a, rummy.LayOff):
+        return game_pb2.RummyAction(lay_off=game_pb2.RummyLayOff(
+            card=_TEXT[a.card.index], meld=a.meld, end=_END_TO_PB[a.end]))  # type: ignore[arg-type]
+    if isinstance(a, rummy.Discard):
+        return game_pb2.RummyAction(discard=game_pb2.RummyDiscard(card=_TEXT[a.card.index]))
+    if isinstance(a, rummy.CallStop):
+        return game_pb2.RummyAction(call_stop=game_pb2.RummyCallStop())
+    return game_pb2.RummyAction(decline_stop=game_pb2.RummyDeclineStop())
+
+
+def action_to_proto(action: rummy.Action) -> game_pb2.Action:
+    """A domain action as a message (``Action.rummy``)."""
+    return game_pb2.Action(rummy=_rummy_action(action))
+
+
+def _from_rummy_action(msg: game_pb2.RummyAction) -> rummy.Action:
+    which = msg.WhichOneof("kind")
+    if which is None:
+        raise WireError("action.rummy: no kind set (one of draw_stock, take_discard, lay_meld, lay_off, "
+                        "discard, call_stop, decline_stop)")
+    if which == "draw_stock":
+        return rummy.DrawStock()
+    if which == "call_stop":
+        return rummy.CallStop()
+    if which == "decline_stop":
+        return rummy.DeclineStop()
+    if which == "take_discard":
+        return rummy.TakeDiscard(card_from_text(msg.take_discard.card, "action.rummy.take_discard.card"))
+    if which == "discard":
+        return rummy.Discard(card_from_text(msg.discard.card, "action.rummy.discard.card"))
+    if which == "lay_meld":
+        if not msg.lay_meld.cards:
+            raise WireError("action.rummy.lay_meld.cards: no cards")
+        return rummy.LayMeld(tuple(card_from_text(c, "action.rummy.lay_meld.cards") for c in msg.lay_meld.cards))
+    off = msg.lay_off
+    end = _PB_TO_END.get(off.end)
+    if end is None:
+        raise WireError(f"action.rummy.lay_off.end: {off.end} is not SET, LOW or HIGH")
+    return rummy.LayOff(card_from_text(off.card, "action.rummy.lay_off.card"), off.meld, end)
+
+
+def action_from_proto(msg: game_pb2.Action) -> rummy.Action:
+    """A message as a domain action, or :class:`WireError` naming what is malformed."""
+    if msg.kind or msg.card:
+        raise WireError("a rummy action goes in action.rummy; action.kind and action.card are gin rummy's")
+    if not msg.HasField("rummy"):
+        raise WireError("action.rummy is not set")
+    return _from_rummy_action(msg.rummy)
+
+
+# ----- what a seat sees -----
+def _end(end: str) -> Any:
+    return _END_TO_PB[end]
+
+
+def table_meld(m: rummy.TableMeld) -> game_pb2.RummyTableMeld:
+    """A meld on the table with who laid each of its cards."""
+    return game_pb2.RummyTableMeld(
+        number=m.number, owner=m.owner, kind=_MELD_KIND[m.kind], cards=cards(m.cards),
+        placed=[game_pb2.RummyPlaced(card=_TEXT[p.card.index], seat=p.seat, end=_end(p.end), layoff=p.layoff)
+                for p in m.placed],
+    )
+
+
+def rummy_event(ev: rummy.PublicEvent) -> game_pb2.RummyEvent:
+    """One step of a deal as some seat saw it (already filtered by the engine's view)."""
+    if ev.kind == "reshuffle":
+        raise ValueError("a reshuffle is told with reshuffle_event")
+    a: rummy.Action
+    if ev.kind == "draw_stock":
+        return game_pb2.RummyEvent(action=_rummy_action(rummy.DrawStock()),
+                                   drawn_card=_TEXT[ev.card.index] if ev.card is not None else "")
+    assert ev.card is not None or ev.kind in ("meld", "call_stop", "decline_stop")
+    if ev.kind == "take_discard":
+        assert ev.card is not None
+        return game_pb2.RummyEvent(action=_rummy_action(rummy.TakeDiscard(ev.card)), taken_cards=cards(ev.cards))
+    if ev.kind == "meld":
+        a = rummy.LayMeld(ev.cards)
+    elif ev.kind == "lay_off":
+        assert ev.card is not None
+        a = rummy.LayOff(ev.card, ev.meld, "set" if ev.end == "set" else "low" if ev.end == "low" else "high")
+    elif ev.kind == "discard":
+        assert ev.card is not None
+        a = rummy.Discard(ev.card)
+    else:
+        a = rummy.CallStop() if ev.kind == "call_stop" else rummy.DeclineStop()
+    return game_pb2.RummyEvent(action=_rummy_action(a))
+
+
+def reshuffle_event(step: rummy.Reshuffle) -> game_pb2.PublicEvent:
+    """A reshuffle of the discard pile into a new stock (public)."""
+    return game_pb2.PublicEvent(seat=0, rummy=game_pb2.RummyEvent(reshuffle=game_pb2.RummyReshuffle(
+        number=step.number, upcard=_TEXT[step.upcard.index], stock_size=step.stock_size)))
+
+
+def public_event(ev: rummy.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent:
+    """A step as a ``PublicEvent`` carrying its ``rummy`` part."""
+    if ev.kind == "reshuffle":
+        assert ev.card is not None
+        n = 0  # a reshuffle event of a state carries no number or stock size: see _state_events
+        return game_pb2.PublicEvent(seat=0, rummy=game_pb2.RummyEvent(reshuffle=game_pb2.RummyReshuffle(
+            number=n, upcard=_TEXT[ev.card.index])))
+    return game_pb2.PublicEvent(seat=ev.seat, think_ms=think_ms, rummy=rummy_event(ev))
 
 
 class RummyGame:

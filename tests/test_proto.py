@@ -135,7 +135,8 @@ def _parse(path: Path) -> ProtoFile:
             kind, name = m.groups()
             full = f"{parent}.{name}" if parent else name
             out.decls.append(Decl(kind, name, parent, lineno, commented))
-            stack.append((kind, full if kind != "oneof" else parent))
+            if not line.endswith("{}"):  # an empty message closes on its own line
+                stack.append((kind, full if kind != "oneof" else parent))
         elif m := _RPC.match(line):
             out.decls.append(Decl("rpc", m.group(1), parent, lineno, commented))
         elif line.startswith("}"):
@@ -405,3 +406,39 @@ def test_spectator_event_round_trip() -> None:
         event=game_pb2.PublicEvent(seat=0, kind=game_pb2.ACTION_KIND_DRAW_STOCK, stock_size_after=20),
     )
     assert referee_pb2.SpectatorEvent.FromString(ev.SerializeToString()) == ev
+
+
+def test_rummy_messages_round_trip() -> None:
+    """The rummy messages: an action request with a rummy state and legal actions, a Hello
+    declaring its games, and a deal's end for four seats."""
+    lay_off = game_pb2.RummyAction(lay_off=game_pb2.RummyLayOff(card="4s", meld=0, end=game_pb2.RUMMY_LAYOFF_END_HIGH))
+    state = game_pb2.RummyState(
+        seat=2, num_seats=4, dealer=1, turn=2, to_move=2, phase=game_pb2.RUMMY_PHASE_PLAY,
+        hand=["4s", "9h", "Kc"], hand_sizes=[7, 6, 3, 7], stock_size=20, discard_pile=["5d", "8c"],
+        table=[game_pb2.RummyTableMeld(
+            number=0, owner=2, kind=game_pb2.MELD_KIND_RUN, cards=["As", "2s", "3s"],
+            placed=[game_pb2.RummyPlaced(card=c, seat=2, end=game_pb2.RUMMY_LAYOFF_END_LOW)
+                    for c in ("As", "2s", "3s")],
+        )],
+        events=[game_pb2.PublicEvent(seat=2, rummy=game_pb2.RummyEvent(
+            action=game_pb2.RummyAction(take_discard=game_pb2.RummyTakeDiscard(card="3s")), taken_cards=["3s", "Qd"]))],
+        scores=[0, 12, 0, 40], game_number=1, deal_number=2, match_points=[0, 0, 0, 0],
+    )
+    msg = bot_pb2.RefereeMessage(match_id="m", action_request=bot_pb2.ActionRequest(
+        request_id=3, legal_actions=[game_pb2.Action(rummy=lay_off)], rummy_state=state))
+    back = bot_pb2.RefereeMessage.FromString(msg.SerializeToString())
+    assert back == msg and not back.action_request.HasField("state")
+    assert back.action_request.legal_actions[0].rummy.WhichOneof("kind") == "lay_off"
+    assert back.action_request.legal_actions[0].kind == game_pb2.ACTION_KIND_UNSPECIFIED
+    assert back.action_request.rummy_state.events[0].rummy.WhichOneof("kind") == "action"
+    hello = bot_pb2.Hello(bot_name="b", token="t", protocol_version=1, games=["gin", "rummy"])
+    assert list(bot_pb2.Hello.FromString(hello.SerializeToString()).games) == ["gin", "rummy"]
+    assert list(bot_pb2.Hello().games) == []  # today's Gin bots: gin only
+    result = game_pb2.DealResult(game_number=1, deal_number=2, winner=3, scores_after=[0, 12, 0, 70],
+                                 rummy=game_pb2.RummyDealResult(
+                                     reason=game_pb2.RUMMY_DEAL_END_REASON_OUT, points=[0, 0, 0, 30],
+                                     hands=[game_pb2.SeatCards(seat=s) for s in range(4)]))
+    assert game_pb2.DealResult.FromString(result.SerializeToString()) == result
+    rules = game_pb2.RummyRuleSet(name="michigan", stop=False, target=0)
+    back_rules = game_pb2.RummyRuleSet.FromString(rules.SerializeToString())
+    assert back_rules.HasField("stop") and not back_rules.HasField("rummy_doubles") and back_rules.HasField("target")

@@ -60,6 +60,8 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     """The answer came after the seat's time had run out."""
     ERROR_CODE_INTERNAL: _ErrorCode.ValueType  # 12
     """The referee failed."""
+    ERROR_CODE_UNSUPPORTED_GAME: _ErrorCode.ValueType  # 13
+    """The token's match plays a game the bot did not declare in `Hello.games`."""
 
 class ErrorCode(_ErrorCode, metaclass=_ErrorCodeEnumTypeWrapper):
     """Kinds of errors reported to a bot."""
@@ -90,6 +92,8 @@ ERROR_CODE_TOO_LATE: ErrorCode.ValueType  # 11
 """The answer came after the seat's time had run out."""
 ERROR_CODE_INTERNAL: ErrorCode.ValueType  # 12
 """The referee failed."""
+ERROR_CODE_UNSUPPORTED_GAME: ErrorCode.ValueType  # 13
+"""The token's match plays a game the bot did not declare in `Hello.games`."""
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015
 
 @_typing.final
@@ -143,6 +147,7 @@ class Hello(_message.Message):
     MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _builtins.int
     CLIENT_INFO_FIELD_NUMBER: _builtins.int
     SKIP_EVENT_MESSAGES_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
     """The bot's name, shown to opponents and in results."""
     token: _builtins.str
@@ -163,6 +168,13 @@ class Hello(_message.Message):
     the deal's end in DealFinished). One message per decision instead of three,
     for bots that read each request's state rather than keep their own.
     """
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The games this bot plays (the referee's game names, e.g. "gin", "rummy");
+        empty = gin rummy only. The referee never seats a bot in a match of a game
+        it did not declare: such a seat is refused with ERROR_CODE_UNSUPPORTED_GAME.
+        """
+
     def __init__(
         self,
         *,
@@ -173,10 +185,11 @@ class Hello(_message.Message):
         max_concurrent_matches: _builtins.int = ...,
         client_info: _builtins.str = ...,
         skip_event_messages: _builtins.bool = ...,
+        games: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "client_info", b"client_info", "max_concurrent_matches", b"max_concurrent_matches", "nonce", b"nonce", "protocol_version", b"protocol_version", "skip_event_messages", b"skip_event_messages", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "client_info", b"client_info", "games", b"games", "max_concurrent_matches", b"max_concurrent_matches", "nonce", b"nonce", "protocol_version", b"protocol_version", "skip_event_messages", b"skip_event_messages", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -412,6 +425,7 @@ class MatchStarted(_message.Message):
     MIX_BOT_NONCES_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
+    RUMMY_RULES_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seat: _builtins.int
@@ -448,6 +462,10 @@ class MatchStarted(_message.Message):
         for every seat.
         """
 
+    @_builtins.property
+    def rummy_rules(self) -> _game_pb2.RummyRuleSet:
+        """Rummy: the rules, every field set (then `rules` is unset)."""
+
     def __init__(
         self,
         *,
@@ -463,10 +481,11 @@ class MatchStarted(_message.Message):
         mix_bot_nonces: _builtins.bool = ...,
         game: _builtins.str = ...,
         seat_time_controls: _abc.Iterable[_game_pb2.TimeControl] | None = ...,
+        rummy_rules: _game_pb2.RummyRuleSet | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "rummy_rules", b"rummy_rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "mix_bot_nonces", b"mix_bot_nonces", "player_names", b"player_names", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seat", b"seat", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "mix_bot_nonces", b"mix_bot_nonces", "player_names", b"player_names", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "rummy_rules", b"rummy_rules", "seat", b"seat", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -482,6 +501,7 @@ class DealStarted(_message.Message):
     DEAL_NUMBER_FIELD_NUMBER: _builtins.int
     DEALER_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    RUMMY_STATE_FIELD_NUMBER: _builtins.int
     game_number: _builtins.int
     """The game, from 1."""
     deal_number: _builtins.int
@@ -490,7 +510,11 @@ class DealStarted(_message.Message):
     """The dealer."""
     @_builtins.property
     def state(self) -> _game_pb2.InformationState:
-        """This seat's information state right after the deal."""
+        """This seat's information state right after the deal (gin rummy)."""
+
+    @_builtins.property
+    def rummy_state(self) -> _game_pb2.RummyState:
+        """Rummy: this seat's information state right after the deal (then `state` is unset)."""
 
     def __init__(
         self,
@@ -499,10 +523,11 @@ class DealStarted(_message.Message):
         deal_number: _builtins.int = ...,
         dealer: _builtins.int = ...,
         state: _game_pb2.InformationState | None = ...,
+        rummy_state: _game_pb2.RummyState | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rummy_state", b"rummy_state", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "dealer", b"dealer", "game_number", b"game_number", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "dealer", b"dealer", "game_number", b"game_number", "rummy_state", b"rummy_state", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -519,6 +544,7 @@ class ActionRequest(_message.Message):
     CLOCKS_FIELD_NUMBER: _builtins.int
     TIME_FOR_MOVE_MS_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    RUMMY_STATE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
     """Identifies this request (never 0); echo it in the ActionResponse."""
     time_for_move_ms: _builtins.int
@@ -535,7 +561,11 @@ class ActionRequest(_message.Message):
 
     @_builtins.property
     def state(self) -> _game_pb2.InformationState:
-        """This seat's complete information state."""
+        """This seat's complete information state (gin rummy)."""
+
+    @_builtins.property
+    def rummy_state(self) -> _game_pb2.RummyState:
+        """Rummy: this seat's complete information state (then `state` is unset)."""
 
     def __init__(
         self,
@@ -545,10 +575,11 @@ class ActionRequest(_message.Message):
         clocks: _abc.Iterable[_game_pb2.Clock] | None = ...,
         time_for_move_ms: _builtins.int = ...,
         state: _game_pb2.InformationState | None = ...,
+        rummy_state: _game_pb2.RummyState | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rummy_state", b"rummy_state", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["clocks", b"clocks", "legal_actions", b"legal_actions", "request_id", b"request_id", "state", b"state", "time_for_move_ms", b"time_for_move_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clocks", b"clocks", "legal_actions", b"legal_actions", "request_id", b"request_id", "rummy_state", b"rummy_state", "state", b"state", "time_for_move_ms", b"time_for_move_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -393,29 +393,283 @@ FAULT_POLICY_SUBSTITUTE: FaultPolicy.ValueType  # 2
 """A built-in bot takes over the seat and the match goes on."""
 Global___FaultPolicy: _TypeAlias = FaultPolicy  # noqa: Y015
 
+class _RummyAce:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyAceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyAce.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_ACE_UNSPECIFIED: _RummyAce.ValueType  # 0
+    """Not set; in a request it means "the preset's value"."""
+    RUMMY_ACE_LOW: _RummyAce.ValueType  # 1
+    """Low only: A-2-3, never Q-K-A."""
+    RUMMY_ACE_LOW_OR_HIGH: _RummyAce.ValueType  # 2
+    """Low or high: A-2-3 or Q-K-A, never K-A-2."""
+
+class RummyAce(_RummyAce, metaclass=_RummyAceEnumTypeWrapper):
+    """----- Rummy for 2 to 6 players (RULES-RUMMY.md, a match whose game is "rummy") -----
+
+    The same conventions as above (cards as text, per-seat data indexed by
+    seat). A rummy match sends `MatchStarted.rummy_rules`,
+    `ActionRequest.rummy_state` / `DealStarted.rummy_state`, `Action.rummy`,
+    `PublicEvent.rummy`, `DealResult.rummy` and `GameResult.rummy`; the Gin
+    fields beside them stay unset.
+
+    How an ace ranks in a run (R2, R8.1).
+    """
+
+RUMMY_ACE_UNSPECIFIED: RummyAce.ValueType  # 0
+"""Not set; in a request it means "the preset's value"."""
+RUMMY_ACE_LOW: RummyAce.ValueType  # 1
+"""Low only: A-2-3, never Q-K-A."""
+RUMMY_ACE_LOW_OR_HIGH: RummyAce.ValueType  # 2
+"""Low or high: A-2-3 or Q-K-A, never K-A-2."""
+Global___RummyAce: _TypeAlias = RummyAce  # noqa: Y015
+
+class _RummyDiscardDraw:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyDiscardDrawEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyDiscardDraw.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_DISCARD_DRAW_UNSPECIFIED: _RummyDiscardDraw.ValueType  # 0
+    """Not set; in a request it means "the preset's value"."""
+    RUMMY_DISCARD_DRAW_TOP: _RummyDiscardDraw.ValueType  # 1
+    """The top card only."""
+    RUMMY_DISCARD_DRAW_ROW: _RummyDiscardDraw.ValueType  # 2
+    """Any card of the row, with every card above it (Michigan)."""
+
+class RummyDiscardDraw(_RummyDiscardDraw, metaclass=_RummyDiscardDrawEnumTypeWrapper):
+    """What a player may take from the discard pile (R4, R8.2)."""
+
+RUMMY_DISCARD_DRAW_UNSPECIFIED: RummyDiscardDraw.ValueType  # 0
+"""Not set; in a request it means "the preset's value"."""
+RUMMY_DISCARD_DRAW_TOP: RummyDiscardDraw.ValueType  # 1
+"""The top card only."""
+RUMMY_DISCARD_DRAW_ROW: RummyDiscardDraw.ValueType  # 2
+"""Any card of the row, with every card above it (Michigan)."""
+Global___RummyDiscardDraw: _TypeAlias = RummyDiscardDraw  # noqa: Y015
+
+class _RummyScoring:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyScoringEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyScoring.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_SCORING_UNSPECIFIED: _RummyScoring.ValueType  # 0
+    """Not set; in a request it means "the preset's value"."""
+    RUMMY_SCORING_HANDS: _RummyScoring.ValueType  # 1
+    """The winner scores the cards left in the other hands."""
+    RUMMY_SCORING_TABLE: _RummyScoring.ValueType  # 2
+    """Everyone also scores the cards they put on the table (Bozenkill)."""
+
+class RummyScoring(_RummyScoring, metaclass=_RummyScoringEnumTypeWrapper):
+    """Who scores at the end of a deal (R5, R9.4)."""
+
+RUMMY_SCORING_UNSPECIFIED: RummyScoring.ValueType  # 0
+"""Not set; in a request it means "the preset's value"."""
+RUMMY_SCORING_HANDS: RummyScoring.ValueType  # 1
+"""The winner scores the cards left in the other hands."""
+RUMMY_SCORING_TABLE: RummyScoring.ValueType  # 2
+"""Everyone also scores the cards they put on the table (Bozenkill)."""
+Global___RummyScoring: _TypeAlias = RummyScoring  # noqa: Y015
+
+class _RummyFaceValues:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyFaceValuesEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyFaceValues.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_FACE_VALUES_UNSPECIFIED: _RummyFaceValues.ValueType  # 0
+    """Not set; in a request it means "the preset's value"."""
+    RUMMY_FACE_VALUES_TEN: _RummyFaceValues.ValueType  # 1
+    """J, Q and K count 10 each."""
+    RUMMY_FACE_VALUES_RANK: _RummyFaceValues.ValueType  # 2
+    """J, Q and K count 11, 12 and 13."""
+
+class RummyFaceValues(_RummyFaceValues, metaclass=_RummyFaceValuesEnumTypeWrapper):
+    """What the face cards count (R1)."""
+
+RUMMY_FACE_VALUES_UNSPECIFIED: RummyFaceValues.ValueType  # 0
+"""Not set; in a request it means "the preset's value"."""
+RUMMY_FACE_VALUES_TEN: RummyFaceValues.ValueType  # 1
+"""J, Q and K count 10 each."""
+RUMMY_FACE_VALUES_RANK: RummyFaceValues.ValueType  # 2
+"""J, Q and K count 11, 12 and 13."""
+Global___RummyFaceValues: _TypeAlias = RummyFaceValues  # noqa: Y015
+
+class _RummyNextDealer:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyNextDealerEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyNextDealer.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_NEXT_DEALER_UNSPECIFIED: _RummyNextDealer.ValueType  # 0
+    """Not set; in a request it means "the preset's value"."""
+    RUMMY_NEXT_DEALER_WINNER: _RummyNextDealer.ValueType  # 1
+    """The winner of the deal."""
+    RUMMY_NEXT_DEALER_LEFT: _RummyNextDealer.ValueType  # 2
+    """The seat to the left of the dealer (the next seat)."""
+
+class RummyNextDealer(_RummyNextDealer, metaclass=_RummyNextDealerEnumTypeWrapper):
+    """Who deals the next deal (R3)."""
+
+RUMMY_NEXT_DEALER_UNSPECIFIED: RummyNextDealer.ValueType  # 0
+"""Not set; in a request it means "the preset's value"."""
+RUMMY_NEXT_DEALER_WINNER: RummyNextDealer.ValueType  # 1
+"""The winner of the deal."""
+RUMMY_NEXT_DEALER_LEFT: RummyNextDealer.ValueType  # 2
+"""The seat to the left of the dealer (the next seat)."""
+Global___RummyNextDealer: _TypeAlias = RummyNextDealer  # noqa: Y015
+
+class _RummyStockExhausted:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyStockExhaustedEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyStockExhausted.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_STOCK_EXHAUSTED_UNSPECIFIED: _RummyStockExhausted.ValueType  # 0
+    """Not set; in a request it means "the preset's value"."""
+    RUMMY_STOCK_EXHAUSTED_LOWEST_WINS: _RummyStockExhausted.ValueType  # 1
+    """The deal ends: the lowest hand wins (a shared lowest hand voids the deal)."""
+    RUMMY_STOCK_EXHAUSTED_RESHUFFLE: _RummyStockExhausted.ValueType  # 2
+    """The discard pile is reshuffled into a new stock (at most three times)."""
+
+class RummyStockExhausted(_RummyStockExhausted, metaclass=_RummyStockExhaustedEnumTypeWrapper):
+    """What happens when a turn begins with an empty stock (R6)."""
+
+RUMMY_STOCK_EXHAUSTED_UNSPECIFIED: RummyStockExhausted.ValueType  # 0
+"""Not set; in a request it means "the preset's value"."""
+RUMMY_STOCK_EXHAUSTED_LOWEST_WINS: RummyStockExhausted.ValueType  # 1
+"""The deal ends: the lowest hand wins (a shared lowest hand voids the deal)."""
+RUMMY_STOCK_EXHAUSTED_RESHUFFLE: RummyStockExhausted.ValueType  # 2
+"""The discard pile is reshuffled into a new stock (at most three times)."""
+Global___RummyStockExhausted: _TypeAlias = RummyStockExhausted  # noqa: Y015
+
+class _RummyLayoffEnd:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyLayoffEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyLayoffEnd.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_LAYOFF_END_UNSPECIFIED: _RummyLayoffEnd.ValueType  # 0
+    """Not set; never a legal layoff."""
+    RUMMY_LAYOFF_END_SET: _RummyLayoffEnd.ValueType  # 1
+    """Onto a set (for a card that is part of a set as first laid: in the set)."""
+    RUMMY_LAYOFF_END_LOW: _RummyLayoffEnd.ValueType  # 2
+    """At the low end of a run (for a card of a run as first laid: in the run)."""
+    RUMMY_LAYOFF_END_HIGH: _RummyLayoffEnd.ValueType  # 3
+    """At the high end of a run."""
+
+class RummyLayoffEnd(_RummyLayoffEnd, metaclass=_RummyLayoffEndEnumTypeWrapper):
+    """Where a card laid off goes (R2)."""
+
+RUMMY_LAYOFF_END_UNSPECIFIED: RummyLayoffEnd.ValueType  # 0
+"""Not set; never a legal layoff."""
+RUMMY_LAYOFF_END_SET: RummyLayoffEnd.ValueType  # 1
+"""Onto a set (for a card that is part of a set as first laid: in the set)."""
+RUMMY_LAYOFF_END_LOW: RummyLayoffEnd.ValueType  # 2
+"""At the low end of a run (for a card of a run as first laid: in the run)."""
+RUMMY_LAYOFF_END_HIGH: RummyLayoffEnd.ValueType  # 3
+"""At the high end of a run."""
+Global___RummyLayoffEnd: _TypeAlias = RummyLayoffEnd  # noqa: Y015
+
+class _RummyPhase:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyPhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyPhase.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_PHASE_UNSPECIFIED: _RummyPhase.ValueType  # 0
+    """Not set."""
+    RUMMY_PHASE_DRAW: _RummyPhase.ValueType  # 1
+    """The player to move must draw (from the stock or the discard pile)."""
+    RUMMY_PHASE_PLAY: _RummyPhase.ValueType  # 2
+    """The player to move may lay melds, lay off, and must discard (or go out)."""
+    RUMMY_PHASE_STOP: _RummyPhase.ValueType  # 3
+    """Another seat is asked whether to call "stop" on the last discard (R8.3)."""
+    RUMMY_PHASE_LAY_BACK: _RummyPhase.ValueType  # 4
+    """The stopped player must lay off the stopped card (R8.3)."""
+    RUMMY_PHASE_OVER: _RummyPhase.ValueType  # 5
+    """The deal is over."""
+
+class RummyPhase(_RummyPhase, metaclass=_RummyPhaseEnumTypeWrapper):
+    """Where a rummy deal stands."""
+
+RUMMY_PHASE_UNSPECIFIED: RummyPhase.ValueType  # 0
+"""Not set."""
+RUMMY_PHASE_DRAW: RummyPhase.ValueType  # 1
+"""The player to move must draw (from the stock or the discard pile)."""
+RUMMY_PHASE_PLAY: RummyPhase.ValueType  # 2
+"""The player to move may lay melds, lay off, and must discard (or go out)."""
+RUMMY_PHASE_STOP: RummyPhase.ValueType  # 3
+"""Another seat is asked whether to call "stop" on the last discard (R8.3)."""
+RUMMY_PHASE_LAY_BACK: RummyPhase.ValueType  # 4
+"""The stopped player must lay off the stopped card (R8.3)."""
+RUMMY_PHASE_OVER: RummyPhase.ValueType  # 5
+"""The deal is over."""
+Global___RummyPhase: _TypeAlias = RummyPhase  # noqa: Y015
+
+class _RummyDealEndReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RummyDealEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RummyDealEndReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUMMY_DEAL_END_REASON_UNSPECIFIED: _RummyDealEndReason.ValueType  # 0
+    """Not set."""
+    RUMMY_DEAL_END_REASON_OUT: _RummyDealEndReason.ValueType  # 1
+    """A player went out."""
+    RUMMY_DEAL_END_REASON_LOWEST: _RummyDealEndReason.ValueType  # 2
+    """The stock ran out and the lowest hand won (R6)."""
+    RUMMY_DEAL_END_REASON_VOID: _RummyDealEndReason.ValueType  # 3
+    """The stock ran out and the lowest hand was shared: no one scores (R6)."""
+
+class RummyDealEndReason(_RummyDealEndReason, metaclass=_RummyDealEndReasonEnumTypeWrapper):
+    """How a rummy deal ended (R4, R6)."""
+
+RUMMY_DEAL_END_REASON_UNSPECIFIED: RummyDealEndReason.ValueType  # 0
+"""Not set."""
+RUMMY_DEAL_END_REASON_OUT: RummyDealEndReason.ValueType  # 1
+"""A player went out."""
+RUMMY_DEAL_END_REASON_LOWEST: RummyDealEndReason.ValueType  # 2
+"""The stock ran out and the lowest hand won (R6)."""
+RUMMY_DEAL_END_REASON_VOID: RummyDealEndReason.ValueType  # 3
+"""The stock ran out and the lowest hand was shared: no one scores (R6)."""
+Global___RummyDealEndReason: _TypeAlias = RummyDealEndReason  # noqa: Y015
+
 @_typing.final
 class Action(_message.Message):
-    """One action of a player, or one of the legal actions offered to a player."""
+    """One action of a player, or one of the legal actions offered to a player.
+    Gin rummy uses `kind` and `card`; a game of the rummy family (RULES-RUMMY.md)
+    uses `rummy` alone (`kind` then UNSPECIFIED, `card` empty).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     KIND_FIELD_NUMBER: _builtins.int
     CARD_FIELD_NUMBER: _builtins.int
+    RUMMY_FIELD_NUMBER: _builtins.int
     kind: Global___ActionKind.ValueType
-    """What the action is."""
+    """What the action is (gin rummy)."""
     card: _builtins.str
     """The card discarded, for DISCARD and KNOCK (for KNOCK the face-down
     discard); empty for the other kinds.
     """
+    @_builtins.property
+    def rummy(self) -> Global___RummyAction:
+        """A rummy action (a match whose game is "rummy"); unset in gin rummy."""
+
     def __init__(
         self,
         *,
         kind: Global___ActionKind.ValueType = ...,
         card: _builtins.str = ...,
+        rummy: Global___RummyAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rummy", b"rummy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "rummy", b"rummy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -744,6 +998,7 @@ class PublicEvent(_message.Message):
     STOCK_SIZE_AFTER_FIELD_NUMBER: _builtins.int
     RESHUFFLED_FIELD_NUMBER: _builtins.int
     THINK_MS_FIELD_NUMBER: _builtins.int
+    RUMMY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat that acted."""
     kind: Global___ActionKind.ValueType
@@ -763,6 +1018,13 @@ class PublicEvent(_message.Message):
     """
     think_ms: _builtins.int
     """How long the seat took for this decision, as the referee measured it."""
+    @_builtins.property
+    def rummy(self) -> Global___RummyEvent:
+        """Rummy: what happened (then `kind` is UNSPECIFIED, `card` empty,
+        `stock_size_after` 0 and `reshuffled` false; `seat` is the seat that
+        acted, 0 for a reshuffle of the discard pile).
+        """
+
     def __init__(
         self,
         *,
@@ -772,10 +1034,11 @@ class PublicEvent(_message.Message):
         stock_size_after: _builtins.int = ...,
         reshuffled: _builtins.bool = ...,
         think_ms: _builtins.int = ...,
+        rummy: Global___RummyEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rummy", b"rummy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "reshuffled", b"reshuffled", "seat", b"seat", "stock_size_after", b"stock_size_after", "think_ms", b"think_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "reshuffled", b"reshuffled", "rummy", b"rummy", "seat", b"seat", "stock_size_after", b"stock_size_after", "think_ms", b"think_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1021,6 +1284,7 @@ class DealResult(_message.Message):
     KNOCK_DISCARD_FIELD_NUMBER: _builtins.int
     SCORES_AFTER_FIELD_NUMBER: _builtins.int
     GAME_OVER_FIELD_NUMBER: _builtins.int
+    RUMMY_FIELD_NUMBER: _builtins.int
     outcome: Global___DealOutcome.ValueType
     """How the deal ended."""
     game_number: _builtins.int
@@ -1049,6 +1313,13 @@ class DealResult(_message.Message):
     def scores_after(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Game points by seat after this deal."""
 
+    @_builtins.property
+    def rummy(self) -> Global___RummyDealResult:
+        """Rummy: how the deal ended, every hand revealed. Then `outcome` is
+        UNSPECIFIED, `knocker` -1, `points` 0 and `hands` empty; `game_number`,
+        `deal_number`, `dealer`, `winner`, `scores_after` and `game_over` hold as above.
+        """
+
     def __init__(
         self,
         *,
@@ -1064,10 +1335,11 @@ class DealResult(_message.Message):
         knock_discard: _builtins.str = ...,
         scores_after: _abc.Iterable[_builtins.int] | None = ...,
         game_over: _builtins.bool = ...,
+        rummy: Global___RummyDealResult | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rummy", b"rummy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "dealer", b"dealer", "doubled", b"doubled", "game_number", b"game_number", "game_over", b"game_over", "hands", b"hands", "knock_discard", b"knock_discard", "knocker", b"knocker", "outcome", b"outcome", "points", b"points", "scores_after", b"scores_after", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "dealer", b"dealer", "doubled", b"doubled", "game_number", b"game_number", "game_over", b"game_over", "hands", b"hands", "knock_discard", b"knock_discard", "knocker", b"knocker", "outcome", b"outcome", "points", b"points", "rummy", b"rummy", "scores_after", b"scores_after", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1085,6 +1357,8 @@ class GameResult(_message.Message):
     DEAL_POINTS_FIELD_NUMBER: _builtins.int
     DEALS_WON_FIELD_NUMBER: _builtins.int
     SHUTOUT_FIELD_NUMBER: _builtins.int
+    PLACES_FIELD_NUMBER: _builtins.int
+    RUMMY_FIELD_NUMBER: _builtins.int
     game_number: _builtins.int
     """The game, from 1."""
     winner: _builtins.int
@@ -1103,6 +1377,16 @@ class GameResult(_message.Message):
     def deals_won(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Deals won, by seat."""
 
+    @_builtins.property
+    def places(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Finishing place by seat, from 1; tied seats share a place (1, 1, 3).
+        Empty from a referee older than this field (gin: read the winner).
+        """
+
+    @_builtins.property
+    def rummy(self) -> Global___RummyGameResult:
+        """Rummy: the game's details (unset in gin rummy)."""
+
     def __init__(
         self,
         *,
@@ -1112,10 +1396,12 @@ class GameResult(_message.Message):
         deal_points: _abc.Iterable[_builtins.int] | None = ...,
         deals_won: _abc.Iterable[_builtins.int] | None = ...,
         shutout: _builtins.bool = ...,
+        places: _abc.Iterable[_builtins.int] | None = ...,
+        rummy: Global___RummyGameResult | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rummy", b"rummy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_points", b"deal_points", "deals_won", b"deals_won", "final_totals", b"final_totals", "game_number", b"game_number", "shutout", b"shutout", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_points", b"deal_points", "deals_won", b"deals_won", "final_totals", b"final_totals", "game_number", b"game_number", "places", b"places", "rummy", b"rummy", "shutout", b"shutout", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1224,3 +1510,680 @@ class MatchResult(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchResult: _TypeAlias = MatchResult  # noqa: Y015
+
+@_typing.final
+class RummyRuleSet(_message.Message):
+    """Every option of the rummy rules (R10). In messages from the referee every
+    field is set. In a request (CreateMatchRequest.rummy_rules) `name` picks
+    the preset and only the fields that are set (scalars with presence, enums
+    not UNSPECIFIED) override it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    ACE_FIELD_NUMBER: _builtins.int
+    DISCARD_DRAW_FIELD_NUMBER: _builtins.int
+    STOP_FIELD_NUMBER: _builtins.int
+    RUMMY_DOUBLES_FIELD_NUMBER: _builtins.int
+    OUT_NEEDS_DISCARD_FIELD_NUMBER: _builtins.int
+    SCORING_FIELD_NUMBER: _builtins.int
+    FACE_VALUES_FIELD_NUMBER: _builtins.int
+    NEXT_DEALER_FIELD_NUMBER: _builtins.int
+    STOCK_EXHAUSTED_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_PER_GAME_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The preset: "rummy" (default), "open", "michigan" or "bozenkill"."""
+    ace: Global___RummyAce.ValueType
+    """How an ace ranks in a run."""
+    discard_draw: Global___RummyDiscardDraw.ValueType
+    """What may be taken from the discard pile."""
+    stop: _builtins.bool
+    """Whether other players may call "stop" on a discard that could be laid off (R8.3)."""
+    rummy_doubles: _builtins.bool
+    """Whether going out "rummy" (the whole hand in one turn) doubles the payments (R5)."""
+    out_needs_discard: _builtins.bool
+    """Whether going out needs a final discard (R8.4)."""
+    scoring: Global___RummyScoring.ValueType
+    """Who scores at the end of a deal."""
+    face_values: Global___RummyFaceValues.ValueType
+    """What the face cards count."""
+    next_dealer: Global___RummyNextDealer.ValueType
+    """Who deals the next deal."""
+    stock_exhausted: Global___RummyStockExhausted.ValueType
+    """What happens when the stock runs out."""
+    target: _builtins.int
+    """A game ends when a player's total reaches this after a deal (rummy: 100)."""
+    max_deals_per_game: _builtins.int
+    """A game that has not finished after this many deals ends (void deals count)."""
+    games: _builtins.int
+    """Games in the match."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        ace: Global___RummyAce.ValueType = ...,
+        discard_draw: Global___RummyDiscardDraw.ValueType = ...,
+        stop: _builtins.bool | None = ...,
+        rummy_doubles: _builtins.bool | None = ...,
+        out_needs_discard: _builtins.bool | None = ...,
+        scoring: Global___RummyScoring.ValueType = ...,
+        face_values: Global___RummyFaceValues.ValueType = ...,
+        next_dealer: Global___RummyNextDealer.ValueType = ...,
+        stock_exhausted: Global___RummyStockExhausted.ValueType = ...,
+        target: _builtins.int | None = ...,
+        max_deals_per_game: _builtins.int | None = ...,
+        games: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_games", b"_games", "_max_deals_per_game", b"_max_deals_per_game", "_out_needs_discard", b"_out_needs_discard", "_rummy_doubles", b"_rummy_doubles", "_stop", b"_stop", "_target", b"_target", "games", b"games", "max_deals_per_game", b"max_deals_per_game", "out_needs_discard", b"out_needs_discard", "rummy_doubles", b"rummy_doubles", "stop", b"stop", "target", b"target"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_games", b"_games", "_max_deals_per_game", b"_max_deals_per_game", "_out_needs_discard", b"_out_needs_discard", "_rummy_doubles", b"_rummy_doubles", "_stop", b"_stop", "_target", b"_target", "ace", b"ace", "discard_draw", b"discard_draw", "face_values", b"face_values", "games", b"games", "max_deals_per_game", b"max_deals_per_game", "name", b"name", "next_dealer", b"next_dealer", "out_needs_discard", b"out_needs_discard", "rummy_doubles", b"rummy_doubles", "scoring", b"scoring", "stock_exhausted", b"stock_exhausted", "stop", b"stop", "target", b"target"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__games: _TypeAlias = _typing.Literal["games"]  # noqa: Y015
+    _WhichOneofArgType__games: _TypeAlias = _typing.Literal["_games", b"_games"]  # noqa: Y015
+    _WhichOneofReturnType__max_deals_per_game: _TypeAlias = _typing.Literal["max_deals_per_game"]  # noqa: Y015
+    _WhichOneofArgType__max_deals_per_game: _TypeAlias = _typing.Literal["_max_deals_per_game", b"_max_deals_per_game"]  # noqa: Y015
+    _WhichOneofReturnType__out_needs_discard: _TypeAlias = _typing.Literal["out_needs_discard"]  # noqa: Y015
+    _WhichOneofArgType__out_needs_discard: _TypeAlias = _typing.Literal["_out_needs_discard", b"_out_needs_discard"]  # noqa: Y015
+    _WhichOneofReturnType__rummy_doubles: _TypeAlias = _typing.Literal["rummy_doubles"]  # noqa: Y015
+    _WhichOneofArgType__rummy_doubles: _TypeAlias = _typing.Literal["_rummy_doubles", b"_rummy_doubles"]  # noqa: Y015
+    _WhichOneofReturnType__stop: _TypeAlias = _typing.Literal["stop"]  # noqa: Y015
+    _WhichOneofArgType__stop: _TypeAlias = _typing.Literal["_stop", b"_stop"]  # noqa: Y015
+    _WhichOneofReturnType__target: _TypeAlias = _typing.Literal["target"]  # noqa: Y015
+    _WhichOneofArgType__target: _TypeAlias = _typing.Literal["_target", b"_target"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__games) -> _WhichOneofReturnType__games | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_deals_per_game) -> _WhichOneofReturnType__max_deals_per_game | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__out_needs_discard) -> _WhichOneofReturnType__out_needs_discard | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rummy_doubles) -> _WhichOneofReturnType__rummy_doubles | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stop) -> _WhichOneofReturnType__stop | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__target) -> _WhichOneofReturnType__target | None: ...
+
+Global___RummyRuleSet: _TypeAlias = RummyRuleSet  # noqa: Y015
+
+@_typing.final
+class RummyDrawStock(_message.Message):
+    """Draw the top card of the stock (R4.1)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyDrawStock: _TypeAlias = RummyDrawStock  # noqa: Y015
+
+@_typing.final
+class RummyTakeDiscard(_message.Message):
+    """Take a card of the discard pile (R4.1); with RUMMY_DISCARD_DRAW_ROW every
+    card above it comes along (R8.2). The turn must then use that card.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    card: _builtins.str
+    """The card taken (the top of the pile unless the row may be drawn from)."""
+    def __init__(
+        self,
+        *,
+        card: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyTakeDiscard: _TypeAlias = RummyTakeDiscard  # noqa: Y015
+
+@_typing.final
+class RummyLayMeld(_message.Message):
+    """Lay a set or a run from the hand on the table (R2, R4.2)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The meld's cards: a set in any order, a run from low to high (an ace laid
+        high last).
+        """
+
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyLayMeld: _TypeAlias = RummyLayMeld  # noqa: Y015
+
+@_typing.final
+class RummyLayOff(_message.Message):
+    """Add one card of the hand to a meld on the table (R2)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    MELD_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    card: _builtins.str
+    """The card laid off."""
+    meld: _builtins.int
+    """The meld's number: its position on the table, in the order melds were laid (from 0)."""
+    end: Global___RummyLayoffEnd.ValueType
+    """Where it goes: SET for a set, LOW or HIGH for an end of a run."""
+    def __init__(
+        self,
+        *,
+        card: _builtins.str = ...,
+        meld: _builtins.int = ...,
+        end: Global___RummyLayoffEnd.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "end", b"end", "meld", b"meld"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyLayOff: _TypeAlias = RummyLayOff  # noqa: Y015
+
+@_typing.final
+class RummyDiscard(_message.Message):
+    """Discard a card face up, ending the turn (R4.3)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    card: _builtins.str
+    """The card discarded."""
+    def __init__(
+        self,
+        *,
+        card: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyDiscard: _TypeAlias = RummyDiscard  # noqa: Y015
+
+@_typing.final
+class RummyCallStop(_message.Message):
+    """Call "stop" on the last discard (R8.3): its player must take it back and lay it off."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyCallStop: _TypeAlias = RummyCallStop  # noqa: Y015
+
+@_typing.final
+class RummyDeclineStop(_message.Message):
+    """Decline to call "stop" on the last discard (R8.3)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyDeclineStop: _TypeAlias = RummyDeclineStop  # noqa: Y015
+
+@_typing.final
+class RummyAction(_message.Message):
+    """One rummy action of a player, or one of the legal actions offered to a player."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DRAW_STOCK_FIELD_NUMBER: _builtins.int
+    TAKE_DISCARD_FIELD_NUMBER: _builtins.int
+    LAY_MELD_FIELD_NUMBER: _builtins.int
+    LAY_OFF_FIELD_NUMBER: _builtins.int
+    DISCARD_FIELD_NUMBER: _builtins.int
+    CALL_STOP_FIELD_NUMBER: _builtins.int
+    DECLINE_STOP_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def draw_stock(self) -> Global___RummyDrawStock:
+        """Draw from the stock."""
+
+    @_builtins.property
+    def take_discard(self) -> Global___RummyTakeDiscard:
+        """Take a card (Michigan: a card of the row) of the discard pile."""
+
+    @_builtins.property
+    def lay_meld(self) -> Global___RummyLayMeld:
+        """Lay down a meld."""
+
+    @_builtins.property
+    def lay_off(self) -> Global___RummyLayOff:
+        """Lay off a card on a meld of the table."""
+
+    @_builtins.property
+    def discard(self) -> Global___RummyDiscard:
+        """Discard, ending the turn."""
+
+    @_builtins.property
+    def call_stop(self) -> Global___RummyCallStop:
+        """Call "stop"."""
+
+    @_builtins.property
+    def decline_stop(self) -> Global___RummyDeclineStop:
+        """Decline to call "stop"."""
+
+    def __init__(
+        self,
+        *,
+        draw_stock: Global___RummyDrawStock | None = ...,
+        take_discard: Global___RummyTakeDiscard | None = ...,
+        lay_meld: Global___RummyLayMeld | None = ...,
+        lay_off: Global___RummyLayOff | None = ...,
+        discard: Global___RummyDiscard | None = ...,
+        call_stop: Global___RummyCallStop | None = ...,
+        decline_stop: Global___RummyDeclineStop | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["call_stop", b"call_stop", "decline_stop", b"decline_stop", "discard", b"discard", "draw_stock", b"draw_stock", "kind", b"kind", "lay_meld", b"lay_meld", "lay_off", b"lay_off", "take_discard", b"take_discard"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_stop", b"call_stop", "decline_stop", b"decline_stop", "discard", b"discard", "draw_stock", b"draw_stock", "kind", b"kind", "lay_meld", b"lay_meld", "lay_off", b"lay_off", "take_discard", b"take_discard"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["draw_stock", "take_discard", "lay_meld", "lay_off", "discard", "call_stop", "decline_stop"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___RummyAction: _TypeAlias = RummyAction  # noqa: Y015
+
+@_typing.final
+class RummyReshuffle(_message.Message):
+    """The discard pile but its top card was shuffled into a new stock (R6)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NUMBER_FIELD_NUMBER: _builtins.int
+    UPCARD_FIELD_NUMBER: _builtins.int
+    number: _builtins.int
+    """Which reshuffle of the deal this is, from 1."""
+    upcard: _builtins.str
+    """The card turned up from the new stock to begin the new discard pile (the
+    new stock's size is the state's `stock_size`).
+    """
+    def __init__(
+        self,
+        *,
+        number: _builtins.int = ...,
+        upcard: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["number", b"number", "upcard", b"upcard"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyReshuffle: _TypeAlias = RummyReshuffle  # noqa: Y015
+
+@_typing.final
+class RummyEvent(_message.Message):
+    """One step of a rummy deal as the receiving seat (or a spectator) may see it
+    (R11), carried in `PublicEvent.rummy`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    RESHUFFLE_FIELD_NUMBER: _builtins.int
+    DRAWN_CARD_FIELD_NUMBER: _builtins.int
+    TAKEN_CARDS_FIELD_NUMBER: _builtins.int
+    drawn_card: _builtins.str
+    """The card a stock draw drew: in messages to the seat that drew it only;
+    empty for everyone else and for spectators.
+    """
+    @_builtins.property
+    def action(self) -> Global___RummyAction:
+        """A seat's action (`PublicEvent.seat` acted)."""
+
+    @_builtins.property
+    def reshuffle(self) -> Global___RummyReshuffle:
+        """The discard pile was reshuffled into a new stock."""
+
+    @_builtins.property
+    def taken_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """For a take of the discard pile: every card it moved into the hand (the
+        card taken and those above it), bottom first.
+        """
+
+    def __init__(
+        self,
+        *,
+        action: Global___RummyAction | None = ...,
+        reshuffle: Global___RummyReshuffle | None = ...,
+        drawn_card: _builtins.str = ...,
+        taken_cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "kind", b"kind", "reshuffle", b"reshuffle"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "drawn_card", b"drawn_card", "kind", b"kind", "reshuffle", b"reshuffle", "taken_cards", b"taken_cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["action", "reshuffle"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___RummyEvent: _TypeAlias = RummyEvent  # noqa: Y015
+
+@_typing.final
+class RummyPlaced(_message.Message):
+    """One card on the table and who put it there."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    LAYOFF_FIELD_NUMBER: _builtins.int
+    card: _builtins.str
+    """The card."""
+    seat: _builtins.int
+    """The seat that laid it (in a meld or as a layoff)."""
+    end: Global___RummyLayoffEnd.ValueType
+    """How it came: SET (in a set or onto one), LOW or HIGH (laid off at that end
+    of a run; the cards of a run as first laid say LOW).
+    """
+    layoff: _builtins.bool
+    """Whether it was laid off onto the meld (not part of the meld as first laid)."""
+    def __init__(
+        self,
+        *,
+        card: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        end: Global___RummyLayoffEnd.ValueType = ...,
+        layoff: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "end", b"end", "layoff", b"layoff", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyPlaced: _TypeAlias = RummyPlaced  # noqa: Y015
+
+@_typing.final
+class RummyTableMeld(_message.Message):
+    """A meld on the table, with the cards laid off onto it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NUMBER_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    PLACED_FIELD_NUMBER: _builtins.int
+    number: _builtins.int
+    """Its number: its position on the table, in the order melds were laid (from 0)."""
+    owner: _builtins.int
+    """The seat that laid the meld."""
+    kind: Global___MeldKind.ValueType
+    """Set or run."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The meld's cards as it stands: a set sorted, a run from its low end to its
+        high end (an ace laid high last).
+        """
+
+    @_builtins.property
+    def placed(self) -> _containers.RepeatedCompositeFieldContainer[Global___RummyPlaced]:
+        """Every card of the meld in the order it came to the table (first the meld
+        as laid, then each layoff), with who laid it.
+        """
+
+    def __init__(
+        self,
+        *,
+        number: _builtins.int = ...,
+        owner: _builtins.int = ...,
+        kind: Global___MeldKind.ValueType = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+        placed: _abc.Iterable[Global___RummyPlaced] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "kind", b"kind", "number", b"number", "owner", b"owner", "placed", b"placed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyTableMeld: _TypeAlias = RummyTableMeld  # noqa: Y015
+
+@_typing.final
+class RummyState(_message.Message):
+    """Everything one seat (or a spectator) knows of a rummy deal at one moment
+    (R11), complete enough that a bot can decide from it alone. Every seat's
+    clock is in the ActionRequest that carries it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    NUM_SEATS_FIELD_NUMBER: _builtins.int
+    DEALER_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
+    TO_MOVE_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    HAND_SIZES_FIELD_NUMBER: _builtins.int
+    STOCK_SIZE_FIELD_NUMBER: _builtins.int
+    DISCARD_PILE_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    MUST_USE_FIELD_NUMBER: _builtins.int
+    STOPPED_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    SCORES_FIELD_NUMBER: _builtins.int
+    GAME_NUMBER_FIELD_NUMBER: _builtins.int
+    DEAL_NUMBER_FIELD_NUMBER: _builtins.int
+    MATCH_POINTS_FIELD_NUMBER: _builtins.int
+    RESHUFFLES_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat this state is for; -1 for a spectator."""
+    num_seats: _builtins.int
+    """Number of seats at the table (2 to 6)."""
+    dealer: _builtins.int
+    """The dealer of this deal."""
+    turn: _builtins.int
+    """Whose turn it is (while "stop" is asked: the player who discarded)."""
+    to_move: _builtins.int
+    """The seat that must decide now (a seat asked about "stop" included); -1
+    once the deal is over.
+    """
+    phase: Global___RummyPhase.ValueType
+    """Where the deal stands."""
+    stock_size: _builtins.int
+    """Cards left in the stock."""
+    must_use: _builtins.str
+    """The discard the player to move took and has still to use this turn; empty if none."""
+    stopped: _builtins.str
+    """The discard under a "stop" question, or to be laid off after a stop; empty if none."""
+    game_number: _builtins.int
+    """The game being played, from 1."""
+    deal_number: _builtins.int
+    """The deal within the game, from 1 (a void deal counts)."""
+    reshuffles: _builtins.int
+    """How many times the discard pile has been reshuffled into the stock in this deal."""
+    @_builtins.property
+    def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """This seat's cards, sorted by card index (suit s h d c, then rank); empty
+        for a spectator.
+        """
+
+    @_builtins.property
+    def hand_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Number of cards in each hand, by seat."""
+
+    @_builtins.property
+    def discard_pile(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The discard pile (the row), bottom first; the last card is the top."""
+
+    @_builtins.property
+    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___RummyTableMeld]:
+        """The melds on the table, in the order laid, with owners and layoffs."""
+
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___PublicEvent]:
+        """This deal's steps so far as this seat saw them, oldest first (each with
+        `rummy` set; `think_ms` 0).
+        """
+
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Game points so far in this game (before this deal), by seat."""
+
+    @_builtins.property
+    def match_points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Points of the match's finished games, by seat (the sum of their totals)."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        num_seats: _builtins.int = ...,
+        dealer: _builtins.int = ...,
+        turn: _builtins.int = ...,
+        to_move: _builtins.int = ...,
+        phase: Global___RummyPhase.ValueType = ...,
+        hand: _abc.Iterable[_builtins.str] | None = ...,
+        hand_sizes: _abc.Iterable[_builtins.int] | None = ...,
+        stock_size: _builtins.int = ...,
+        discard_pile: _abc.Iterable[_builtins.str] | None = ...,
+        table: _abc.Iterable[Global___RummyTableMeld] | None = ...,
+        must_use: _builtins.str = ...,
+        stopped: _builtins.str = ...,
+        events: _abc.Iterable[Global___PublicEvent] | None = ...,
+        scores: _abc.Iterable[_builtins.int] | None = ...,
+        game_number: _builtins.int = ...,
+        deal_number: _builtins.int = ...,
+        match_points: _abc.Iterable[_builtins.int] | None = ...,
+        reshuffles: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "dealer", b"dealer", "discard_pile", b"discard_pile", "events", b"events", "game_number", b"game_number", "hand", b"hand", "hand_sizes", b"hand_sizes", "match_points", b"match_points", "must_use", b"must_use", "num_seats", b"num_seats", "phase", b"phase", "reshuffles", b"reshuffles", "scores", b"scores", "seat", b"seat", "stock_size", b"stock_size", "stopped", b"stopped", "table", b"table", "to_move", b"to_move", "turn", b"turn"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyState: _TypeAlias = RummyState  # noqa: Y015
+
+@_typing.final
+class RummyDealResult(_message.Message):
+    """The end of a rummy deal, every remaining hand revealed (R5, R6, R11)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    RUMMY_DOUBLED_FIELD_NUMBER: _builtins.int
+    HANDS_FIELD_NUMBER: _builtins.int
+    HAND_VALUES_FIELD_NUMBER: _builtins.int
+    TABLE_POINTS_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    reason: Global___RummyDealEndReason.ValueType
+    """How the deal ended."""
+    rummy_doubled: _builtins.bool
+    """Whether the winner went out "rummy" and the payments were doubled (R5)."""
+    @_builtins.property
+    def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Deal points by seat (may be negative with RUMMY_SCORING_TABLE); all 0 when void."""
+
+    @_builtins.property
+    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCards]:
+        """The cards left in each hand, by seat, sorted by card index."""
+
+    @_builtins.property
+    def hand_values(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The value of the cards left in each hand, by seat (R1)."""
+
+    @_builtins.property
+    def table_points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The value of the cards each seat put on the table, by seat (R9.4; counted
+        into `points` only with RUMMY_SCORING_TABLE).
+        """
+
+    @_builtins.property
+    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___RummyTableMeld]:
+        """The table at the end of the deal."""
+
+    def __init__(
+        self,
+        *,
+        reason: Global___RummyDealEndReason.ValueType = ...,
+        points: _abc.Iterable[_builtins.int] | None = ...,
+        rummy_doubled: _builtins.bool = ...,
+        hands: _abc.Iterable[Global___SeatCards] | None = ...,
+        hand_values: _abc.Iterable[_builtins.int] | None = ...,
+        table_points: _abc.Iterable[_builtins.int] | None = ...,
+        table: _abc.Iterable[Global___RummyTableMeld] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_values", b"hand_values", "hands", b"hands", "points", b"points", "reason", b"reason", "rummy_doubled", b"rummy_doubled", "table", b"table", "table_points", b"table_points"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyDealResult: _TypeAlias = RummyDealResult  # noqa: Y015
+
+@_typing.final
+class RummyGameResult(_message.Message):
+    """A rummy game's details (in `GameResult.rummy`)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEALS_FIELD_NUMBER: _builtins.int
+    FINISHED_FIELD_NUMBER: _builtins.int
+    FORFEITED_FIELD_NUMBER: _builtins.int
+    deals: _builtins.int
+    """Deals played, void ones included."""
+    finished: _builtins.bool
+    """Whether the target was reached (not `max_deals_per_game` or a forfeit)."""
+    @_builtins.property
+    def forfeited(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats that forfeited the game, in the order they faulted."""
+
+    def __init__(
+        self,
+        *,
+        deals: _builtins.int = ...,
+        finished: _builtins.bool = ...,
+        forfeited: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "finished", b"finished", "forfeited", b"forfeited"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RummyGameResult: _TypeAlias = RummyGameResult  # noqa: Y015

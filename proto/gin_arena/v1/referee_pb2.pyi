@@ -113,6 +113,7 @@ class CreateMatchRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
     WITHHOLD_SEED_FIELD_NUMBER: _builtins.int
+    RUMMY_RULES_FIELD_NUMBER: _builtins.int
     fault_policy: _game_pb2.FaultPolicy.ValueType
     """What happens to a seat that faults."""
     reconnect_grace_ms: _builtins.int
@@ -163,6 +164,12 @@ class CreateMatchRequest(_message.Message):
         empty = every seat plays under `time_control`.
         """
 
+    @_builtins.property
+    def rummy_rules(self) -> _game_pb2.RummyRuleSet:
+        """Rummy (`game` "rummy"): the rules, `name` the preset (empty = "rummy") and
+        the fields that are set overriding it. Unset = the "rummy" preset.
+        """
+
     def __init__(
         self,
         *,
@@ -181,10 +188,11 @@ class CreateMatchRequest(_message.Message):
         game: _builtins.str = ...,
         seat_time_controls: _abc.Iterable[_game_pb2.TimeControl] | None = ...,
         withhold_seed: _builtins.bool = ...,
+        rummy_rules: _game_pb2.RummyRuleSet | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "first_dealer", b"first_dealer", "rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "first_dealer", b"first_dealer", "rules", b"rules", "rummy_rules", b"rummy_rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "game", b"game", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "seat_time_controls", b"seat_time_controls", "seats", b"seats", "seed", b"seed", "time_control", b"time_control", "withhold_seed", b"withhold_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "game", b"game", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rules", b"rules", "rummy_rules", b"rummy_rules", "seat_time_controls", b"seat_time_controls", "seats", b"seats", "seed", b"seed", "time_control", b"time_control", "withhold_seed", b"withhold_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first_dealer: _TypeAlias = _typing.Literal["first_dealer"]  # noqa: Y015
     _WhichOneofArgType__first_dealer: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer"]  # noqa: Y015
@@ -623,6 +631,7 @@ class SpectatorHeader(_message.Message):
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
+    RUMMY_RULES_FIELD_NUMBER: _builtins.int
     seed_commitment: _builtins.bytes
     """SHA-256 of the secret seed."""
     fault_policy: _game_pb2.FaultPolicy.ValueType
@@ -647,6 +656,10 @@ class SpectatorHeader(_message.Message):
         for every seat.
         """
 
+    @_builtins.property
+    def rummy_rules(self) -> _game_pb2.RummyRuleSet:
+        """Rummy: the rules, every field set (then `rules` is unset)."""
+
     def __init__(
         self,
         *,
@@ -657,10 +670,11 @@ class SpectatorHeader(_message.Message):
         fault_policy: _game_pb2.FaultPolicy.ValueType = ...,
         game: _builtins.str = ...,
         seat_time_controls: _abc.Iterable[_game_pb2.TimeControl] | None = ...,
+        rummy_rules: _game_pb2.RummyRuleSet | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "rummy_rules", b"rummy_rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "player_names", b"player_names", "rules", b"rules", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "player_names", b"player_names", "rules", b"rules", "rummy_rules", b"rummy_rules", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -681,6 +695,7 @@ class SpectatorDeal(_message.Message):
     SCORES_FIELD_NUMBER: _builtins.int
     KNOCK_LIMIT_FIELD_NUMBER: _builtins.int
     SPADE_DOUBLE_FIELD_NUMBER: _builtins.int
+    RUMMY_STATE_FIELD_NUMBER: _builtins.int
     game_number: _builtins.int
     """The game, from 1."""
     deal_number: _builtins.int
@@ -703,6 +718,12 @@ class SpectatorDeal(_message.Message):
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Game points before this deal, by seat."""
 
+    @_builtins.property
+    def rummy_state(self) -> _game_pb2.RummyState:
+        """Rummy: the deal as a spectator sees it (`seat` -1, no hand); then `upcard`
+        is the first card of the discard pile and `knock_limit` 0.
+        """
+
     def __init__(
         self,
         *,
@@ -715,10 +736,11 @@ class SpectatorDeal(_message.Message):
         scores: _abc.Iterable[_builtins.int] | None = ...,
         knock_limit: _builtins.int = ...,
         spade_double: _builtins.bool = ...,
+        rummy_state: _game_pb2.RummyState | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rummy_state", b"rummy_state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "dealer", b"dealer", "game_number", b"game_number", "hand_sizes", b"hand_sizes", "knock_limit", b"knock_limit", "scores", b"scores", "spade_double", b"spade_double", "stock_size", b"stock_size", "upcard", b"upcard"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "dealer", b"dealer", "game_number", b"game_number", "hand_sizes", b"hand_sizes", "knock_limit", b"knock_limit", "rummy_state", b"rummy_state", "scores", b"scores", "spade_double", b"spade_double", "stock_size", b"stock_size", "upcard", b"upcard"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -733,10 +755,13 @@ class SpectatorTurn(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     PHASE_FIELD_NUMBER: _builtins.int
     CLOCKS_FIELD_NUMBER: _builtins.int
+    RUMMY_PHASE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat to move."""
     phase: _game_pb2.Phase.ValueType
-    """What the seat decides."""
+    """What the seat decides (gin rummy)."""
+    rummy_phase: _game_pb2.RummyPhase.ValueType
+    """Rummy: what the seat decides (then `phase` is UNSPECIFIED)."""
     @_builtins.property
     def clocks(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Clock]:
         """Every seat's clock, by seat."""
@@ -747,10 +772,11 @@ class SpectatorTurn(_message.Message):
         seat: _builtins.int = ...,
         phase: _game_pb2.Phase.ValueType = ...,
         clocks: _abc.Iterable[_game_pb2.Clock] | None = ...,
+        rummy_phase: _game_pb2.RummyPhase.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["clocks", b"clocks", "phase", b"phase", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clocks", b"clocks", "phase", b"phase", "rummy_phase", b"rummy_phase", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
