@@ -12,6 +12,7 @@ Run: ``python -m sample_bots.rummy_greedy_bot --referee HOST:PORT --token T``.
 
 from __future__ import annotations
 
+from .kit import RummyBot, run_bot
 from .kit.rummy import (
     CALL_STOP,
     DECLINE_STOP,
@@ -73,3 +74,12 @@ def choose(view: View) -> str:
     if view.phase == "draw":
         return _draw(view)
     return _play(view)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the greedy rummy bot from the command line."""
+    return run_bot(RummyBot(choose, name="rummy-greedy"), argv=argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

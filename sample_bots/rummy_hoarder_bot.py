@@ -11,6 +11,7 @@ Run: ``python -m sample_bots.rummy_hoarder_bot --referee HOST:PORT --token T``.
 
 from __future__ import annotations
 
+from .kit import RummyBot, run_bot
 from .kit.rummy import DRAW_STOCK, View, card_of, discard_action, discard_order, going_out, kind_of
 from .rummy_greedy_bot import MAX_TAKEN, stop_answer
 
@@ -55,3 +56,12 @@ def choose(view: View) -> str:
     if view.phase == "draw":
         return _draw(view)
     return _play(view)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the hoarding rummy bot from the command line."""
+    return run_bot(RummyBot(choose, name="rummy-hoarder"), argv=argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -242,3 +242,22 @@ def test_the_hoarder_goes_out_rummy_and_lays_nothing_before() -> None:
             if outcome is not None and outcome.winner == 0 and outcome.rummy:
                 rummies += 1
     assert rummies >= 1
+
+
+# ----- the wire's action messages -----
+@pytest.mark.parametrize("preset", rummy.PRESETS)
+def test_action_texts_round_trip_through_the_referees_messages(preset: str) -> None:
+    from referee import _rummy_wire
+
+    for state in _views(preset, 4, 9):
+        for action in state.legal_actions:
+            msg = _rummy_wire.action_to_proto(action)
+            assert kr.action_text(msg.rummy) == str(action)
+            assert _rummy_wire.action_from_proto(kr.action_message(str(action))) == action
+
+
+@pytest.mark.parametrize("text", ["", "meld 5s 6s", "lay_off 5s x low", "lay_off 5s 0 middle", "discard", "discard Zz",
+                                  "draw_stock now", "knock 5s"])
+def test_malformed_rummy_action_texts_are_refused_clearly(text: str) -> None:
+    with pytest.raises(ValueError, match="not a rummy action|not a card"):
+        kr.action_message(text)

@@ -25,7 +25,9 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from .cards import SUITS, make_card, rank, sort_cards, suit
+from gin_arena.v1 import bot_pb2, game_pb2
+
+from .cards import SUITS, make_card, parse_card, rank, sort_cards, suit
 
 HIGH_ACE = 14
 """The position of an ace laid above a king in a run (``ace_high`` only)."""
@@ -420,3 +422,85 @@ def discard_order(
         return tier, -value(card, face_values), -rank(card)
 
     return sorted(hand, key=lambda c: (badness(c), c))
+
+
+# ----- the wire: rummy messages <-> texts and views -----
+ENDS = {game_pb2.RUMMY_LAYOFF_END_SET: "set", game_pb2.RUMMY_LAYOFF_END_LOW: "low",
+         game_pb2.RUMMY_LAYOFF_END_HIGH: "high"}
+"""A ``RummyLayoffEnd`` → its name in action texts (``set``, ``low``, ``high``)."""
+_END_VALUES = {name: value for value, name in ENDS.items()}
+PHASES = {game_pb2.RUMMY_PHASE_DRAW: "draw", game_pb2.RUMMY_PHASE_PLAY: "play", game_pb2.RUMMY_PHASE_STOP: "stop",
+          game_pb2.RUMMY_PHASE_LAY_BACK: "lay_back", game_pb2.RUMMY_PHASE_OVER: "over"}
+"""A ``RummyState.phase`` → its name in a :class:`View` and in the stdio protocol."""
+
+
+def action_text(action: game_pb2.RummyAction) -> str:
+    """The text form of a rummy action message (a meld's cards in table order)."""
+    kind = action.WhichOneof("kind")
+    if kind == "take_discard":
+        return take_action(action.take_discard.card)
+    if kind == "lay_meld":
+        cards = list(action.lay_meld.cards)
+        shape = meld_shape(cards, ace_high=True)
+        ordered = TableMeld.of(0, 0, cards, True).cards if shape is not None else cards
+        return meld_action(ordered)
+    if kind == "lay_off":
+        return lay_off_action(action.lay_off.card, action.lay_off.meld, ENDS.get(action.lay_off.end, "?"))
+    if kind == "discard":
+        return discard_action(action.discard.card)
+    return kind or "none"
+
+
+def action_message(text: str) -> game_pb2.Action:
+    """The Action message of a rummy action text (``ValueError`` naming what is wrong)."""
+    word, *args = text.split() or [""]
+    a = game_pb2.RummyAction()
+    if word in (DRAW_STOCK, CALL_STOP, DECLINE_STOP) and not args:
+        getattr(a, word).SetInParent()
+    elif word in ("take_discard", "discard") and len(args) == 1:
+        getattr(a, word).card = parse_card(args[0])
+    elif word == "meld" and len(args) >= 3:
+        a.lay_meld.cards.extend(parse_card(c) for c in args)
+    elif word == "lay_off" and len(args) == 3 and args[1].isdigit() and args[2] in _END_VALUES:
+        a.lay_off.card, a.lay_off.meld, a.lay_off.end = parse_card(args[0]), int(args[1]), _END_VALUES[args[2]]
+    else:
+        raise ValueError(
+            f"not a rummy action: {text!r} (draw_stock, take_discard C, meld C C C…, lay_off C MELD set|low|high, "
+            "discard C, call_stop, decline_stop)"
+        )
+    return game_pb2.Action(rummy=a)
+
+
+def rules_of(msg: game_pb2.RummyRuleSet) -> Rules:
+    """The rule fields of a ``MatchStarted.rummy_rules``."""
+    return Rules(
+        name=msg.name, ace_high=msg.ace == game_pb2.RUMMY_ACE_LOW_OR_HIGH,
+        row=msg.discard_draw == game_pb2.RUMMY_DISCARD_DRAW_ROW, stop=msg.stop, rummy_doubles=msg.rummy_doubles,
+        out_needs_discard=msg.out_needs_discard, table_scoring=msg.scoring == game_pb2.RUMMY_SCORING_TABLE,
+        face_values="rank" if msg.face_values == game_pb2.RUMMY_FACE_VALUES_RANK else "ten", target=msg.target,
+    )
+
+
+def table_of(state: game_pb2.RummyState, ace_high: bool) -> tuple[TableMeld, ...]:
+    """The state's table melds."""
+    return tuple(TableMeld.of(m.number, m.owner, list(m.cards), ace_high) for m in state.table)
+
+
+def view_of(request: bot_pb2.ActionRequest, rules: Rules) -> View:
+    """The view of a rummy ActionRequest (``request.rummy_state``) under ``rules``."""
+    s = request.rummy_state
+    return View(
+        seat=s.seat, num_seats=s.num_seats, dealer=s.dealer, turn=s.turn, phase=PHASES.get(s.phase, "unknown"),
+        hand=tuple(s.hand), legal=tuple(action_text(a.rummy) for a in request.legal_actions), rules=rules,
+        hand_sizes=tuple(s.hand_sizes), stock_size=s.stock_size, discard_pile=tuple(s.discard_pile),
+        table=table_of(s, rules.ace_high), must_use=s.must_use, stopped=s.stopped, scores=tuple(s.scores),
+    )
+
+
+def answer(request: bot_pb2.ActionRequest, text: str) -> game_pb2.Action:
+    """The Action to send for a chosen text: the request's own legal message when the text is
+    one of them (so a meld's cards need not be in any order), else built from the text."""
+    for a in request.legal_actions:
+        if action_text(a.rummy) == text:
+            return a
+    return action_message(text)
