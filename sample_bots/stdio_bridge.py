@@ -41,7 +41,7 @@ by name (enums by name, bytes in hex). A program must ignore types and fields it
 know: more may come.
 
 Rummy (a match whose game is ``rummy``, 2–6 seats; start the bridge with ``--games rummy``,
-or ``--games gin,rummy``): ``match_started`` says ``"game": "rummy"`` and its ``rules`` are the
+or ``--games gin,rummy``, or set ``GIN_GAMES``): ``match_started`` says ``"game": "rummy"`` and its ``rules`` are the
 ``RummyRuleSet`` fields (``ace``, ``discard_draw``, ``stop``, ``rummy_doubles``,
 ``out_needs_discard``, ``scoring``, ``face_values``, ``next_dealer``, ``stock_exhausted``,
 ``target``, …). A request line carries ``"game": "rummy"``, rummy action texts in ``legal``
@@ -76,6 +76,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -427,8 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     own, command = _split_argv(args)
     parser = make_parser("stdio", "Connect a stdio (JSON lines) program to the Gin Arena referee. "
                          "Usage: ... [options] -- <command...>")
-    parser.add_argument("--games", default="gin", metavar="LIST",
-                        help="the games the program plays, comma-separated: gin, rummy (default %(default)s)")
+    parser.add_argument("--games", default=os.environ.get("GIN_GAMES", "gin"), metavar="LIST",
+                        help="the games the program plays, comma-separated: gin, rummy "
+                        "(env GIN_GAMES; default %(default)s)")
     config, ns = parse_config(parser, own)
     games = tuple(g.strip() for g in ns.games.split(",") if g.strip())
     if not command:

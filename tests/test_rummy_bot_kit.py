@@ -259,5 +259,21 @@ def test_action_texts_round_trip_through_the_referees_messages(preset: str) -> N
 @pytest.mark.parametrize("text", ["", "meld 5s 6s", "lay_off 5s x low", "lay_off 5s 0 middle", "discard", "discard Zz",
                                   "draw_stock now", "knock 5s"])
 def test_malformed_rummy_action_texts_are_refused_clearly(text: str) -> None:
-    with pytest.raises(ValueError, match="not a rummy action|not a card"):
+    with pytest.raises(ValueError, match=r"not a rummy action|not a card"):
         kr.action_message(text)
+
+
+def test_the_docs_rummy_example_plays_legally() -> None:
+    """The example of docs/bots.md, as written, plays complete legal matches."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "bots.md").read_text()
+    block = text.split("# my_rummy_bot.py\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, object] = {"__name__": "my_rummy_bot"}
+    exec(compile(block, "docs/bots.md", "exec"), namespace)
+    choose = namespace["choose"]
+    assert callable(choose)
+    for preset in ("rummy", "michigan"):
+        match, _ = play_match([choose, make_choose("random", 1), choose], rummy.RummyRules.preset(preset, target=80),
+                              f"docs-{preset}".encode())
+        assert match.outcome is not None
