@@ -9,10 +9,12 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
+from gin_arena.v1 import bot_pb2, game_pb2
 from referee import rummy
 from sample_bots import rummy_greedy_bot, rummy_hoarder_bot, rummy_random_bot
-from sample_bots.kit import cards
+from sample_bots.kit import RummyBot, cards
 from sample_bots.kit import rummy as kr
+from sample_bots.kit.actions import action_text, is_legal
 
 Choose = Callable[[kr.View], str]
 
@@ -277,3 +279,64 @@ def test_the_docs_rummy_example_plays_legally() -> None:
         match, _ = play_match([choose, make_choose("random", 1), choose], rummy.RummyRules.preset(preset, target=80),
                               f"docs-{preset}".encode())
         assert match.outcome is not None
+
+
+# ----- RummyBot: the session's side -----
+def _request(hand: list[str], legal: list[str]) -> bot_pb2.ActionRequest:
+    state = game_pb2.RummyState(seat=1, num_seats=3, dealer=0, turn=1, to_move=1, phase=game_pb2.RUMMY_PHASE_PLAY,
+                                hand=hand, hand_sizes=[7, len(hand), 7], stock_size=20, discard_pile=["2c"])
+    state.table.add(number=0, owner=0, kind=game_pb2.MELD_KIND_RUN, cards=["Qd", "Kd", "Ad"])
+    return bot_pb2.ActionRequest(request_id=3, rummy_state=state,
+                                 legal_actions=[kr.action_message(t) for t in legal])
+
+
+def test_rummy_bot_keeps_each_matchs_rules_and_forgets_them_at_its_end() -> None:
+    seen: list[kr.View] = []
+
+    def choose(view: kr.View) -> str:
+        seen.append(view)
+        return view.legal[-1]
+
+    bot = RummyBot(choose)
+    michigan = game_pb2.RummyRuleSet(name="michigan", ace=game_pb2.RUMMY_ACE_LOW_OR_HIGH,
+                                     discard_draw=game_pb2.RUMMY_DISCARD_DRAW_ROW, stop=True, out_needs_discard=True,
+                                     face_values=game_pb2.RUMMY_FACE_VALUES_RANK, target=500)
+    bot.on_match_started("m1", bot_pb2.MatchStarted(game="rummy", rummy_rules=michigan))
+    bot.on_match_started("m2", bot_pb2.MatchStarted(game="rummy", rummy_rules=game_pb2.RummyRuleSet(name="rummy")))
+    request = _request(["5s", "6s", "7s", "Kh"], ["meld 7s 5s 6s", "discard Kh"])
+    answer = bot.decide_in_match("m1", request)
+    assert answer == request.legal_actions[1]
+    first = seen[-1]
+    assert first.rules.ace_high and first.rules.row and first.rules.out_needs_discard and first.rules.target == 500
+    assert first.legal == ("meld 5s 6s 7s", "discard Kh")   # a meld's text is in table order
+    assert first.table[0].low == 12 and first.table[0].high == 14 and first.table[0].owner == 0
+    assert first.hand == ("5s", "6s", "7s", "Kh") and first.phase == "play" and first.next_seat == 2
+    bot.decide_in_match("m2", request)
+    assert not seen[-1].rules.ace_high and seen[-1].rules.name == "rummy"
+    assert bot.matches_in_memory == 2
+    bot.on_match_finished("m1", game_pb2.MatchResult())
+    bot.on_match_finished("m2", game_pb2.MatchResult())
+    assert bot.matches_in_memory == 0
+
+
+def test_the_kit_declares_a_bots_games_in_hello() -> None:
+    from sample_bots.kit import BotConfig
+    from sample_bots.kit.session import _Session
+
+    def gin_decide(request: bot_pb2.ActionRequest) -> str:
+        return "draw_stock"
+
+    def hello_games(bot: object) -> list[str]:
+        return list(_Session(bot, BotConfig(token="t"))._hello().hello.games)  # type: ignore[arg-type]
+
+    assert hello_games(RummyBot(rummy_greedy_bot.choose)) == ["rummy"]
+    assert hello_games(RummyBot) == ["rummy"]
+    assert hello_games(gin_decide) == []        # a Gin bot, unchanged: empty = gin
+
+
+def test_a_chosen_text_that_is_not_legal_is_sent_as_built_and_judged_by_the_referee() -> None:
+    request = _request(["5s", "6s", "7s", "Kh"], ["discard Kh"])
+    sent = kr.answer(request, "lay_off 8s 0 high")
+    assert sent.rummy.lay_off.card == "8s" and not is_legal(request, sent)
+    assert is_legal(request, kr.answer(request, "discard Kh"))
+    assert action_text(sent) == "lay_off 8s 0 high"

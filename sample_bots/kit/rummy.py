@@ -481,9 +481,9 @@ def rules_of(msg: game_pb2.RummyRuleSet) -> Rules:
     )
 
 
-def table_of(state: game_pb2.RummyState, ace_high: bool) -> tuple[TableMeld, ...]:
-    """The state's table melds."""
-    return tuple(TableMeld.of(m.number, m.owner, list(m.cards), ace_high) for m in state.table)
+def table_of(state: game_pb2.RummyState) -> tuple[TableMeld, ...]:
+    """The state's table melds (a run ending in an ace is read as Q-K-A: the referee laid it)."""
+    return tuple(TableMeld.of(m.number, m.owner, list(m.cards), ace_high=True) for m in state.table)
 
 
 def view_of(request: bot_pb2.ActionRequest, rules: Rules) -> View:
@@ -493,7 +493,7 @@ def view_of(request: bot_pb2.ActionRequest, rules: Rules) -> View:
         seat=s.seat, num_seats=s.num_seats, dealer=s.dealer, turn=s.turn, phase=PHASES.get(s.phase, "unknown"),
         hand=tuple(s.hand), legal=tuple(action_text(a.rummy) for a in request.legal_actions), rules=rules,
         hand_sizes=tuple(s.hand_sizes), stock_size=s.stock_size, discard_pile=tuple(s.discard_pile),
-        table=table_of(s, rules.ace_high), must_use=s.must_use, stopped=s.stopped, scores=tuple(s.scores),
+        table=table_of(s), must_use=s.must_use, stopped=s.stopped, scores=tuple(s.scores),
     )
 
 
