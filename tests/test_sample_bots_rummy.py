@@ -36,7 +36,10 @@ def python_bot(name: str, *extra: str) -> BotLaunch:
 
 
 JS = BotLaunch(command=("node", str(JS_BOT)))
-BRIDGED_JS = BotLaunch(command=("node", str(JS_BOT), "--selftest"), protocol="stdio", env=(("GIN_GAMES", "rummy"),))
+STDIO_PROGRAMS = {
+    "js-selftest": ("node", str(JS_BOT), "--selftest"),
+    "stdio-bot": ("node", str(ROOT / "sample_bots" / "stdio" / "bot.js")),
+}
 
 
 def play(tmp_path: Path, rules: RummyRules, bots: list[tuple[str, BotLaunch]], seed: bytes) -> PlayedMatch:
@@ -78,9 +81,11 @@ def test_the_js_bot_plays_rummy(tmp_path: Path, seats: int, node: str) -> None:
     play(tmp_path, RummyRules.preset("michigan", target=100), bots, f"js-{seats}".encode())
 
 
-def test_the_stdio_bridge_plays_rummy(tmp_path: Path, node: str) -> None:
-    bots = [("bridged", BRIDGED_JS), ("greedy", python_bot("greedy")), ("hoarder", python_bot("hoarder"))]
-    play(tmp_path, RummyRules.preset("rummy", target=60), bots, b"bridge")
+@pytest.mark.parametrize("program", list(STDIO_PROGRAMS))
+def test_the_stdio_bridge_plays_rummy(tmp_path: Path, node: str, program: str) -> None:
+    bridged = BotLaunch(command=STDIO_PROGRAMS[program], protocol="stdio", env=(("GIN_GAMES", "gin,rummy"),))
+    bots = [("bridged", bridged), ("greedy", python_bot("greedy")), ("hoarder", python_bot("hoarder"))]
+    play(tmp_path, RummyRules.preset("michigan", target=100), bots, f"bridge-{program}".encode())
 
 
 class Starts(referee.MatchObserver):
