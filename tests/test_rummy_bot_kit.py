@@ -340,3 +340,42 @@ def test_a_chosen_text_that_is_not_legal_is_sent_as_built_and_judged_by_the_refe
     assert sent.rummy.lay_off.card == "8s" and not is_legal(request, sent)
     assert is_legal(request, kr.answer(request, "discard Kh"))
     assert action_text(sent) == "lay_off 8s 0 high"
+
+
+# ----- the stdio bridge's rummy lines -----
+def _event(seat: int, text: str, **extra: object) -> game_pb2.PublicEvent:
+    ev = game_pb2.RummyEvent(action=kr.action_message(text).rummy, **extra)  # type: ignore[arg-type]
+    return game_pb2.PublicEvent(seat=seat, rummy=ev)
+
+
+def test_the_bridge_sends_rummy_requests_as_json_lines() -> None:
+    import json
+
+    from sample_bots.stdio_bridge import parse_answer, request_json
+
+    request = _request(["5s", "6s", "7s", "Kh"], ["meld 5s 6s 7s", "discard Kh"])
+    request.rummy_state.table[0].placed.add(card="Qd", seat=0, end=game_pb2.RUMMY_LAYOFF_END_LOW)
+    request.rummy_state.events.extend([
+        _event(0, "draw_stock"), _event(1, "draw_stock", drawn_card="Kh"),
+        _event(2, "take_discard 2c", taken_cards=["2c", "3c"]), _event(2, "meld Qd Kd Ad"),
+        _event(2, "lay_off 9h 1 low"), _event(2, "discard 4c"),
+        game_pb2.PublicEvent(rummy=game_pb2.RummyEvent(reshuffle=game_pb2.RummyReshuffle(number=1, upcard="8d"))),
+    ])
+    line = json.loads(json.dumps(request_json("m-1", request)))
+    assert line["game"] == "rummy" and line["legal"] == ["meld 5s 6s 7s", "discard Kh"]
+    st = line["state"]
+    assert st["phase"] == "play" and st["hand"] == ["5s", "6s", "7s", "Kh"] and st["turn"] == 1
+    assert st["table"][0]["cards"] == ["Qd", "Kd", "Ad"] and st["table"][0]["kind"] == "run"
+    assert st["table"][0]["placed"] == [{"card": "Qd", "seat": 0, "end": "low", "layoff": False}]
+    assert st["must_use"] is None and st["stopped"] is None
+    assert st["events"] == [
+        {"seat": 0, "kind": "draw_stock", "card": None}, {"seat": 1, "kind": "draw_stock", "card": "Kh"},
+        {"seat": 2, "kind": "take_discard", "card": "2c", "cards": ["2c", "3c"]},
+        {"seat": 2, "kind": "meld", "cards": ["Qd", "Kd", "Ad"]},
+        {"seat": 2, "kind": "lay_off", "card": "9h", "meld": 1, "end": "low"},
+        {"seat": 2, "kind": "discard", "card": "4c"},
+        {"seat": None, "kind": "reshuffle", "card": "8d", "number": 1},
+    ]
+    assert parse_answer('{"action": "meld 7s 6s 5s"}', 3, request) == request.legal_actions[0]
+    with pytest.raises(ValueError, match="malformed action"):
+        parse_answer('{"action": "knock Kh"}', 3, request)

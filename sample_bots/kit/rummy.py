@@ -499,8 +499,11 @@ def view_of(request: bot_pb2.ActionRequest, rules: Rules) -> View:
 
 def answer(request: bot_pb2.ActionRequest, text: str) -> game_pb2.Action:
     """The Action to send for a chosen text: the request's own legal message when the text is
-    one of them (so a meld's cards need not be in any order), else built from the text."""
+    one of them (so a meld's cards need not be in any order), else built from the text
+    (``ValueError`` if it is not a rummy action)."""
+    built = action_message(text)
+    normal = action_text(built.rummy)
     for a in request.legal_actions:
-        if action_text(a.rummy) == text:
+        if action_text(a.rummy) == normal:
             return a
-    return action_message(text)
+    return built
