@@ -4,7 +4,8 @@
 Modes: ``greedy`` (sheds deadwood, knocks at once: short games), ``random`` (a legal action at
 random), ``first`` (always the first legal action), ``slow`` (greedy, but sleeps ``--delay``
 seconds before every answer), ``crash`` (exits with code 3 at once), ``hang`` (never connects),
-``quit-after`` (exits abruptly after ``--after`` answers).
+``quit-after`` (exits abruptly after ``--after`` answers). ``random`` and ``first`` play any
+game; it declares the games of ``--games`` (the arena's ``GIN_GAMES``) in its Hello.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ async def play(args: argparse.Namespace) -> int:
         await call.write(
             bot_pb2.BotMessage(
                 hello=bot_pb2.Hello(
-                    bot_name=args.name, token=args.token, protocol_version=1, client_info="arena._testbot"
+                    bot_name=args.name, token=args.token, protocol_version=1, client_info="arena._testbot",
+                    games=[g for g in args.games.split(",") if g],
                 )
             )
         )
@@ -125,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--delay", type=float, default=1.0, help="slow: seconds to sleep before each answer")
     p.add_argument("--after", type=int, default=5, help="quit-after: answers before exiting")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--games", default=env.get("GIN_GAMES", ""),
+                   help="the games to declare in Hello, comma-separated (default: $GIN_GAMES, which the "
+                        "arena sets from the manifest; empty: gin only)")
     p.add_argument("--matches", type=int, default=int(env.get("GIN_MATCHES", "1")),
                    help="exit after N matches (0: never)")
     p.add_argument("--seen", default="", help="append each finished match's id, revealed seed and commitment here")

@@ -356,6 +356,9 @@ class FaultRecord(_Record):
     """The answer's action kind as received (the protobuf enum's number)."""
     raw_card: str | None = field(default=None, metadata=OMITTED)
     """The answer's card as received."""
+    raw_action: str | None = field(default=None, metadata=OMITTED)
+    """The answer's ``Action`` as received, serialised and in base64 (rummy's: more than a kind
+    and a card)."""
     used_us: int | None = field(default=None, metadata=OMITTED)
     """Microseconds the answer took."""
     after_request: int | None = field(default=None, metadata=OMITTED)

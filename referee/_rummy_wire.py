@@ -104,7 +104,7 @@ def _rummy_action(a: rummy.Action) -> game_pb2.RummyAction:
         return game_pb2.RummyAction(lay_meld=game_pb2.RummyLayMeld(cards=cards(a.cards)))
     if isinstance(a, rummy.LayOff):
         return game_pb2.RummyAction(lay_off=game_pb2.RummyLayOff(
-            card=_TEXT[a.card.index], meld=a.meld, end=_END_TO_PB[a.end]))  # type: ignore[arg-type]
+            card=_TEXT[a.card.index], meld=a.meld, end=_end(a.end)))
     if isinstance(a, rummy.Discard):
         return game_pb2.RummyAction(discard=game_pb2.RummyDiscard(card=_TEXT[a.card.index]))
     if isinstance(a, rummy.CallStop):
@@ -191,20 +191,145 @@ def rummy_event(ev: rummy.PublicEvent) -> game_pb2.RummyEvent:
     return game_pb2.RummyEvent(action=_rummy_action(a))
 
 
-def reshuffle_event(step: rummy.Reshuffle) -> game_pb2.PublicEvent:
-    """A reshuffle of the discard pile into a new stock (public)."""
+def reshuffle_event(number: int, upcard: rummy.Card) -> game_pb2.PublicEvent:
+    """The ``number``-th reshuffle of the deal's discard pile into a new stock (public)."""
     return game_pb2.PublicEvent(seat=0, rummy=game_pb2.RummyEvent(reshuffle=game_pb2.RummyReshuffle(
-        number=step.number, upcard=_TEXT[step.upcard.index], stock_size=step.stock_size)))
+        number=number, upcard=_TEXT[upcard.index])))
 
 
 def public_event(ev: rummy.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent:
-    """A step as a ``PublicEvent`` carrying its ``rummy`` part."""
-    if ev.kind == "reshuffle":
-        assert ev.card is not None
-        n = 0  # a reshuffle event of a state carries no number or stock size: see _state_events
-        return game_pb2.PublicEvent(seat=0, rummy=game_pb2.RummyEvent(reshuffle=game_pb2.RummyReshuffle(
-            number=n, upcard=_TEXT[ev.card.index])))
+    """An action as a ``PublicEvent`` carrying its ``rummy`` part (reshuffles:
+    :func:`reshuffle_event`)."""
     return game_pb2.PublicEvent(seat=ev.seat, think_ms=think_ms, rummy=rummy_event(ev))
+
+
+_STATE_EVENT = _tags(game_pb2.RummyState, {"events": _LEN})["events"]
+
+
+class SeatCache:
+    """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
+    only grow, so each state converts just the new ones) and the legal actions' entries."""
+
+    __slots__ = ("deal", "entries", "joined", "reshuffles")
+
+    def __init__(self) -> None:
+        self.deal: tuple[int | None, int, int] = (-2, 0, 0)
+        self.entries = 0
+        self.joined = b""
+        self.reshuffles = 0
+
+    def events(self, state: rummy.InformationState) -> bytes:
+        """``state.events`` as entries of ``RummyState.events``, encoded."""
+        key = (state.seat, state.game_number, state.deal_number)
+        events = state.events
+        if key != self.deal or self.entries > len(events):
+            self.deal, self.entries, self.joined, self.reshuffles = key, 0, b"", 0
+        if self.entries < len(events):
+            new = []
+            for ev in events[self.entries:]:
+                if ev.kind == "reshuffle":
+                    self.reshuffles += 1
+                    assert ev.card is not None
+                    msg = reshuffle_event(self.reshuffles, ev.card)
+                else:
+                    msg = public_event(ev)
+                new.append(_len_field(_STATE_EVENT, msg.SerializeToString(deterministic=True)))
+            self.entries = len(events)
+            self.joined += b"".join(new)
+        return self.joined
+
+
+def _opt(card: rummy.Card | None) -> str:
+    return _TEXT[card.index] if card is not None else ""
+
+
+def state_bytes(state: rummy.InformationState, match_points: Sequence[int], cache: SeatCache | None = None) -> bytes:
+    """A seat's (or a spectator's) complete information state, encoded as protobuf's
+    deterministic serialisation of ``RummyState`` (fields in number order: the fields before
+    ``events``, the events, the fields after)."""
+    cache = cache if cache is not None else SeatCache()
+    events = cache.events(state)
+    before = game_pb2.RummyState(
+        seat=-1 if state.seat is None else state.seat, num_seats=state.num_seats, dealer=state.dealer,
+        turn=state.turn, to_move=-1 if state.to_move is None else state.to_move, phase=_PHASE_TO_PB[state.phase],
+        hand=cards(state.hand), hand_sizes=state.hand_sizes, stock_size=state.stock_size,
+        discard_pile=cards(state.discard_pile), table=[table_meld(m) for m in state.table],
+        must_use=_opt(state.must_use), stopped=_opt(state.stopped),
+    ).SerializeToString(deterministic=True)
+    after = game_pb2.RummyState(
+        scores=state.scores, game_number=state.game_number, deal_number=state.deal_number,
+        match_points=match_points, reshuffles=cache.reshuffles,
+    ).SerializeToString(deterministic=True)
+    return before + events + after
+
+
+def rummy_state(state: rummy.InformationState, match_points: Sequence[int],
+                cache: SeatCache | None = None) -> game_pb2.RummyState:
+    """A seat's complete information state as a message."""
+    return game_pb2.RummyState.FromString(state_bytes(state, match_points, cache))
+
+
+_AR = _tags(bot_pb2.ActionRequest, {"request_id": _VARINT, "legal_actions": _LEN, "clocks": _LEN,
+                                    "time_for_move_ms": _VARINT, "rummy_state": _LEN})
+_RM = _tags(bot_pb2.RefereeMessage, {"match_id": _LEN, "action_request": _LEN})
+_LEGAL: dict[rummy.Action, bytes] = {}
+
+
+def _legal_entry(action: rummy.Action) -> bytes:
+    entry = _LEGAL.get(action)
+    if entry is None:
+        if len(_LEGAL) > 50_000:
+            _LEGAL.clear()
+        entry = _LEGAL[action] = _len_field(
+            _AR["legal_actions"], action_to_proto(action).SerializeToString(deterministic=True))
+    return entry
+
+
+def action_request_bytes(
+    match_id: str, request_id: int, state: rummy.InformationState, match_points: Sequence[int],
+    remaining_ms: Sequence[int], increment_ms: int, time_for_move_ms: int, cache: SeatCache | None = None,
+) -> bytes:
+    """``RefereeMessage{match_id, action_request}`` encoded: the legal actions, every seat's
+    clock (the seat of ``state`` running) and the seat's complete information state."""
+    clocks = b"".join([
+        _len_field(_AR["clocks"], game_pb2.Clock(
+            seat=s, remaining_ms=r, increment_ms=increment_ms, running=s == state.seat,
+        ).SerializeToString(deterministic=True))
+        for s, r in enumerate(remaining_ms)
+    ])
+    request = b"".join([
+        _uint(_AR["request_id"], request_id),
+        b"".join([_legal_entry(a) for a in state.legal_actions]),
+        clocks,
+        _uint(_AR["time_for_move_ms"], time_for_move_ms),
+        _len_field(_AR["rummy_state"], state_bytes(state, match_points, cache)),
+    ])
+    return _text(_RM["match_id"], match_id) + _len_field(_RM["action_request"], request)
+
+
+def deal_result(deal: rummy.Deal, outcome: rummy.RummyOutcome, record: Mapping[str, Any],
+                game_over: bool) -> game_pb2.DealResult:
+    """The end of a deal, every hand revealed (R11: the same for every seat and spectators)."""
+    return game_pb2.DealResult(
+        game_number=record["game"], deal_number=record["deal"], dealer=deal.dealer, knocker=-1,
+        winner=-1 if outcome.winner is None else outcome.winner, scores_after=record["scores"],
+        game_over=game_over, rummy=game_pb2.RummyDealResult(
+            reason=_REASON_TO_PB[outcome.reason], points=outcome.points, rummy_doubled=outcome.rummy,
+            hands=[game_pb2.SeatCards(seat=s, cards=cards(h)) for s, h in enumerate(outcome.hands)],
+            hand_values=outcome.hand_values, table_points=outcome.table_points,
+            table=[table_meld(m) for m in deal.table],
+        ),
+    )
+
+
+def game_result(result: rummy.GameResult) -> game_pb2.GameResult:
+    """A finished game as a message."""
+    winner = games.Ranking(result.places, result.totals).winner
+    return game_pb2.GameResult(
+        game_number=result.number, winner=-1 if winner is None else winner, final_totals=result.totals,
+        places=result.places, rummy=game_pb2.RummyGameResult(
+            deals=result.deals, finished=result.finished, forfeited=result.forfeited),
+    )
 
 
 class RummyGame:
@@ -235,6 +360,10 @@ class RummyGame:
         """The rule set as plain values."""
         return rules.to_dict()
 
+    def match_size(self, rules: rummy.RummyRules) -> Sequence[tuple[str, str, int]]:
+        """Games per match and the game's target."""
+        return (("rummy_rules.games", "games", rules.games), ("rummy_rules.target", "target", rules.target))
+
     def rules_from_dict(self, data: Mapping[str, Any]) -> rummy.RummyRules:
         """A rule set from plain values."""
         return rummy.RummyRules.from_dict(dict(data))
@@ -259,8 +388,17 @@ class RummyGame:
         return rummy.Deal.from_deck([rummy.parse_card(c) for c in deck], dealer, rules, seats, key=key)
 
     def result_fields(self, outcome: rummy.MatchOutcome | None) -> dict[str, Any]:
-        """Points and places (empty lists when no match was played)."""
-        return {"points": list(outcome.points) if outcome else [], "places": list(outcome.places) if outcome else []}
+        """Games won (first places) and the points summed over the games (empty lists when no
+        match was played)."""
+        if outcome is None:
+            return {"games_won": [], "totals": []}
+        won = [sum(1 for g in outcome.games if g.places[s] == 1) for s in range(len(outcome.points))]
+        return {"games_won": won, "totals": list(outcome.points)}
+
+
+def _match_points(match: rummy.Match) -> list[int]:
+    """The finished games' totals summed, by seat (public)."""
+    return [sum(r.totals[s] for r in match.results) for s in range(match.seats)]
 
 
 class RummyMatch:
@@ -314,7 +452,7 @@ class RummyMatch:
     def _deal_begun(self) -> games.DealBegun:
         deal, game = self.match.deal, self.match.game
         return games.DealBegun({
-            "game": game.number, "deal": game.deal_number, "dealer": deal.dealer, "seats": deal.seats,
+            "game": game.number, "deal": game.deal_number, "dealer": deal.dealer,
             "deck": [str(c) for c in deal.deck], "key": deal.key.hex(),
         })
 
@@ -343,11 +481,10 @@ class RummyMatch:
         outcome = match.apply(action, seat)
         drawn = deal.step_cards[before]
         revealed = str(drawn[0]) if isinstance(action, rummy.DrawStock) else None
-        out: list[games.Happening] = [games.Acted(seat, action, str(action), revealed, deal.steps[before])]
+        out: list[games.Happening] = [games.Acted(seat, action, str(action), revealed, (deal.steps[before], drawn))]
         for step in deal.steps[before + 1:]:
             if isinstance(step, rummy.Reshuffle):
-                record = {"number": step.number, "upcard": str(step.upcard), "stock_size": step.stock_size}
-                out.append(games.Chance("reshuffle", record, step))
+                out.append(games.Chance("reshuffle", {"stock_size": step.stock_size}, step))
         if outcome is None:
             return out
         game_over = game.result is not None
@@ -369,11 +506,13 @@ class RummyMatch:
 
     @staticmethod
     def _game_over(result: rummy.GameResult) -> games.GameOver:
+        ranking = games.Ranking(result.places, result.totals)
         record = {
-            "game": result.number, "totals": list(result.totals), "places": list(result.places),
-            "deals": result.deals, "finished": result.finished, "forfeited": list(result.forfeited),
+            "game": result.number, "winner": ranking.winner, "totals": list(result.totals), "deals": result.deals,
+            "forfeit": result.forfeited[0] if result.forfeited else None, "finished": result.finished,
+            "forfeited": list(result.forfeited),
         }
-        return games.GameOver(games.Ranking(result.places, result.totals), record, result)
+        return games.GameOver(ranking, record, result)
 
     def substitute(self, seat: int) -> rummy.Action:
         """The built-in bot's choice for the deciding seat."""
@@ -393,3 +532,120 @@ class RummyMatch:
         points = [sum(r.totals[s] for r in self.match.results) + self.match.game.totals[s]
                   for s in range(self.match.seats)]
         return games.Ranking.by_points(points)
+
+
+class RummyWire:
+    """Rummy's messages (``games.GameWire``)."""
+
+    def start_fields(self, rules: rummy.RummyRules) -> dict[str, Any]:
+        """The rule set, every field filled, in ``rummy_rules``."""
+        return {"rummy_rules": rules_to_proto(rules)}
+
+    def rules_from_request(self, request: referee_pb2.CreateMatchRequest) -> rummy.RummyRules | None:
+        """The request's ``rummy_rules``, or ``None`` if it names none; Gin's ``rules`` are refused."""
+        if request.HasField("rules"):
+            raise WireError("rules: a rummy match takes its rules in rummy_rules (rules is gin rummy's RuleSet)")
+        return rules_from_proto(request.rummy_rules) if request.HasField("rummy_rules") else None
+
+    def new_seat_cache(self) -> SeatCache:
+        """A seat's encoded events."""
+        return SeatCache()
+
+    def request(
+        self, match: games.GameMatch, seat: int, match_id: str, request_id: int, clocks: Sequence[int],
+        increment_ms: int, allowance_ms: int, cache: SeatCache,
+    ) -> tuple[bytes, Container[rummy.Action]]:
+        """The action request, encoded, and the seat's legal actions."""
+        assert isinstance(match, RummyMatch)
+        state = match.match.view(seat)
+        data = action_request_bytes(match_id, request_id, state, _match_points(match.match), clocks, increment_ms,
+                                    allowance_ms, cache)
+        return data, frozenset(state.legal_actions)
+
+    def action_from_proto(self, msg: game_pb2.Action) -> rummy.Action:
+        """The bot's action."""
+        return action_from_proto(msg)
+
+    def raw_action(self, msg: game_pb2.Action) -> dict[str, Any]:
+        """The action as sent: its serialised bytes, in base64."""
+        return {"raw_action": base64.b64encode(msg.SerializeToString(deterministic=True)).decode()}
+
+    def raw_action_from_record(self, record: Mapping[str, Any]) -> game_pb2.Action:
+        """The action :meth:`raw_action` recorded."""
+        return game_pb2.Action.FromString(base64.b64decode(record["raw_action"]))
+
+    def action_from_text(self, text: str) -> game_pb2.Action:
+        """A replay's action text as a message."""
+        return action_to_proto(rummy.parse_action(text))
+
+    def deal_started(self, match: games.GameMatch, seat: int, cache: SeatCache | None) -> bot_pb2.DealStarted:
+        """The current deal's start (or where it stands, for a reconnecting seat)."""
+        assert isinstance(match, RummyMatch)
+        state = match.match.view(seat)
+        return bot_pb2.DealStarted(
+            game_number=state.game_number, deal_number=state.deal_number, dealer=state.dealer,
+            rummy_state=rummy_state(state, _match_points(match.match), cache),
+        )
+
+    def tell(
+        self, match: games.GameMatch, happening: games.Happening, seat: int, think_ms: int, cache: SeatCache
+    ) -> tuple[str, Any] | None:
+        """Each step as the seat may see it."""
+        assert isinstance(match, RummyMatch)
+        if isinstance(happening, games.Acted):
+            step, moved = happening.step
+            return "event", public_event(rummy.seat_event(step, moved, seat), think_ms)
+        if isinstance(happening, games.Chance):
+            return "event", reshuffle_event(happening.step.number, happening.step.upcard)
+        if isinstance(happening, games.DealOver):
+            deal, outcome = happening.step
+            return "deal_finished", bot_pb2.DealFinished(
+                result=deal_result(deal, outcome, happening.record, happening.game_over))
+        if isinstance(happening, games.GameOver):
+            return "game_finished", bot_pb2.GameFinished(result=game_result(happening.step))
+        return "deal_started", self.deal_started(match, seat, cache)
+
+    def show(self, match: games.GameMatch, happening: games.Happening, match_id: str, think_ms: int) -> bytes:
+        """Each step as a spectator sees it, serialised."""
+        assert isinstance(match, RummyMatch)
+        kind: dict[str, Any]
+        if isinstance(happening, games.Acted):
+            step, moved = happening.step
+            kind = {"event": public_event(rummy.seat_event(step, moved, None), think_ms)}
+        elif isinstance(happening, games.Chance):
+            kind = {"event": reshuffle_event(happening.step.number, happening.step.upcard)}
+        elif isinstance(happening, games.DealOver):
+            deal, outcome = happening.step
+            kind = {"deal_finished": deal_result(deal, outcome, happening.record, happening.game_over)}
+        elif isinstance(happening, games.GameOver):
+            kind = {"game_finished": game_result(happening.step)}
+        else:
+            pub = match.match.view(None)
+            kind = {"deal_started": referee_pb2.SpectatorDeal(
+                game_number=pub.game_number, deal_number=pub.deal_number, dealer=pub.dealer,
+                upcard=_opt(pub.discard_pile[0] if pub.discard_pile else None), stock_size=pub.stock_size,
+                hand_sizes=pub.hand_sizes, scores=pub.scores,
+                rummy_state=rummy_state(pub, _match_points(match.match)),
+            )}
+        return referee_pb2.SpectatorEvent(match_id=match_id, **kind).SerializeToString(deterministic=True)
+
+    def game_results(self, outcome: rummy.MatchOutcome | None) -> list[game_pb2.GameResult]:
+        """Every game of the outcome."""
+        return [game_result(g) for g in outcome.games] if outcome is not None else []
+
+    def outcome_from_result(self, result: game_pb2.MatchResult, termination_normal: bool) -> rummy.MatchOutcome | None:
+        """The games a remote referee reported, as the engine's outcome."""
+        played = tuple(
+            rummy.GameResult(number=g.game_number, totals=tuple(g.final_totals), places=tuple(g.places),
+                             deals=g.rummy.deals, finished=g.rummy.finished, forfeited=tuple(g.rummy.forfeited))
+            for g in result.games
+        )
+        if not played:
+            return None
+        points = tuple(int(p) for p in result.points) or tuple(int(t) for t in result.total_points)
+        return rummy.MatchOutcome(games=played, points=points,
+                                  places=tuple(result.places) or rummy.places(points))
+
+
+REGISTERED = games.Registered(RummyGame(), RummyWire())
+"""Rummy, as ``referee.games`` finds it."""

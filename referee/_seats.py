@@ -18,6 +18,7 @@ import trio
 from gin_arena.v1 import bot_pb2
 
 from ._faults import Fault
+from ._spec import DEFAULT_GAME
 
 
 def _unused(at: float) -> None:
@@ -33,6 +34,8 @@ class Session(Protocol):
     """The nonce the bot gave in its hello."""
     skip_event_messages: bool
     """The bot asked for no ``event`` messages (it reads the events in each request's state)."""
+    # A session may also have ``games``: the games its bot declared in ``Hello.games`` (empty:
+    # gin only). A session without it (in-process stand-ins) plays whatever it is seated at.
 
     def send(self, data: bytes, on_written: Callable[[float], None] | None = None) -> None:
         """Queue a message to the bot (``data``: a serialised ``RefereeMessage``); never
@@ -49,6 +52,8 @@ class SeatOwner(Protocol):
 
     match_id: str
     """The match's id."""
+    game_name: str
+    """The game the match plays (the registry's name)."""
 
     @property
     def over(self) -> bool:
@@ -105,8 +110,25 @@ class SeatLink:
         self.stray = 0
 
     # --- called by the transport ---
+    def game_refusal(self, session: Session) -> str | None:
+        """Why the session's bot may not play this seat: its match plays a game the bot did not
+        declare in ``Hello.games`` (empty: gin only); ``None`` if it may."""
+        declared = getattr(session, "games", None)
+        if declared is None:
+            return None
+        plays = tuple(declared) or (DEFAULT_GAME,)
+        game = self.table.game_name
+        if game in plays:
+            return None
+        said = f"declared {', '.join(repr(g) for g in declared)}" if declared else "declared no games (gin only)"
+        return (f"match {self.table.match_id} plays {game!r}, which this bot did not declare in Hello.games "
+                f"(it {said}); a bot that plays {game} lists {game!r} in Hello.games")
+
     def attach(self, session: Session) -> str | None:
         """Attach a newly authenticated session; returns an error text if refused."""
+        refused = self.game_refusal(session)
+        if refused is not None:
+            return refused
         if self.table.over:
             return f"match {self.table.match_id} is over"
         if self.session is not None:

@@ -74,6 +74,7 @@ class GrpcSession:
         self.nonce = hello.nonce
         self.token = hello.token
         self.skip_event_messages = hello.skip_event_messages
+        self.games = tuple(hello.games)
         self.session_id = secrets.token_hex(6)
         self.links: dict[str, SeatLink] = {}
         self._context = context
@@ -208,13 +209,22 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         if not links:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
         session = GrpcSession(hello, context, self.referee.limits)
-        refusals = []
+        refusals, unsupported = [], []
         for link in links:
             why = link.attach(session)
             if why is None:
                 session.links[link.table.match_id] = link
             else:
                 refusals.append(why)
+                if link.game_refusal(session) is not None:
+                    unsupported.append((link.table.match_id, why))
+        for match_id, why in unsupported:  # never a game the bot did not declare: say so precisely
+            report = bot_pb2.RefereeMessage(match_id=match_id, error=bot_pb2.ErrorReport(
+                code=bot_pb2.ERROR_CODE_UNSUPPORTED_GAME, message=why, fatal=not session.links))
+            if session.links:
+                session.send(report.SerializeToString())
+            else:
+                await context.write(report.SerializeToString())
         if not session.links and refusals:
             live = "live session" in refusals[0]
             code = grpc.StatusCode.ALREADY_EXISTS if live else grpc.StatusCode.FAILED_PRECONDITION

@@ -70,6 +70,7 @@ class Table:
         self.wire: games.GameWire = entry.wire
         self._log: Any = _Quiet() if quiet else log
         self.match_id = spec.match_id or secrets.token_hex(8)
+        self.game_name = spec.game
         self.operator_seed = spec.seed if spec.seed is not None else secrets.token_bytes(32)
         self.commitment = self.game.commitment(self.operator_seed)
         n = len(spec.players)

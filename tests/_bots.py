@@ -39,6 +39,7 @@ class Client:
     name: str = "bot"
     protocol_version: int = 1
     nonce: bytes = b""
+    games: tuple[str, ...] = ()
     received: list[bot_pb2.RefereeMessage] = field(default_factory=list)
     status: grpc.StatusCode | None = None
     details: str = ""
@@ -73,7 +74,8 @@ class Client:
         async with grpc.aio.insecure_channel(self.address) as channel:
             self.call = bot_pb2_grpc.BotServiceStub(channel).Play(None)
             hello = first or bot_pb2.BotMessage(hello=bot_pb2.Hello(
-                bot_name=self.name, token=self.token, protocol_version=self.protocol_version, nonce=self.nonce))
+                bot_name=self.name, token=self.token, protocol_version=self.protocol_version, nonce=self.nonce,
+                games=self.games))
             try:
                 await self.call.write(hello)
                 async for msg in self.call:

@@ -36,7 +36,7 @@ def test_a_four_seat_match_of_the_substitute_bot_ends(preset: str) -> None:
     assert all(len(d.record["deck"]) == 52 for d in deals)
     acted = [h for h in log if isinstance(h, games.Acted)]
     assert any(a.seat == b.seat and a.text.startswith("meld") for a, b in itertools.pairwise(acted))
-    assert game.result_fields(match.outcome)["points"] == list(match.outcome.points)
+    assert game.result_fields(match.outcome)["totals"] == list(match.outcome.points)
 
 
 def test_stop_questions_go_to_seats_that_are_not_the_player_to_move() -> None:

@@ -154,7 +154,8 @@ def _served(policy: str, quitting_seat: int) -> tuple[MatchReport, list[Client]]
     async def main() -> tuple[MatchReport, list[Client]]:
         async with referee.open_referee(replay_dir=replay_dir) as ref:
             table = ref.create_match(spec)
-            clients = [Client(ref.address, link.token, name=link.name) for link in table.links]
+            clients = [Client(ref.address, link.token, name=link.name, games=(_toygame.NAME,))
+                       for link in table.links]
             async with trio.open_nursery() as nursery:
                 for seat, client in enumerate(clients):
                     if seat == quitting_seat:

@@ -34,7 +34,7 @@ def launch_for(bot: BotSpec, logs: BotLogs, bot_tokens: Mapping[str, str], insta
     return BotLaunch(
         command=bot.command,
         cwd=bot.cwd,
-        env=tuple(sorted(bot.env.items())),
+        env=tuple(sorted({"GIN_GAMES": ",".join(bot.games), **bot.env}.items())),  # Hello.games of a bot that asks
         protocol=bot.protocol,
         pass_args=bot.pass_args,
         log_path=logs.path(bot.name),
