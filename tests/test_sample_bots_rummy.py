@@ -1,17 +1,14 @@
 """The sample rummy bots as real processes through the real referee (``referee.play_match``):
-complete 2-, 4- and 6-seat matches that end ``normal`` and pass ``arena audit``; the JS bot and
+complete 2-, 4- and 6-seat matches that end ``normal`` with no seat substituted; the JS bot and
 the stdio bridge play rummy; a bot process that plays several matches keeps nothing of one
 match in the next."""
 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import trio
 
 import referee
 from referee import BotLaunch, MatchSpec, PlayedMatch, TimeControl
@@ -42,7 +39,7 @@ STDIO_PROGRAMS = {
 }
 
 
-def play(tmp_path: Path, rules: RummyRules, bots: list[tuple[str, BotLaunch]], seed: bytes) -> PlayedMatch:
+def play(rules: RummyRules, bots: list[tuple[str, BotLaunch]], seed: bytes) -> PlayedMatch:
     spec = MatchSpec(
         players=tuple(n for n, _ in bots), rules=rules, game="rummy", seed=seed,
         time_control=TimeControl(per_move_ms=20_000),
@@ -51,10 +48,7 @@ def play(tmp_path: Path, rules: RummyRules, bots: list[tuple[str, BotLaunch]], s
     report = played.report
     assert report.termination == "normal", (report.termination, report.detail)
     assert len(report.places) == len(bots) and min(report.places) == 1
-    path = tmp_path / f"{report.match_id}.jsonl"
-    path.write_bytes(played.replay)
-    audit = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(path)], capture_output=True, text=True)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert report.decisions > 0 and not report.substituted_seats
     return played
 
 
@@ -67,25 +61,25 @@ SEATINGS = {
 
 @pytest.mark.parametrize("preset", ["rummy", "open", "michigan", "bozenkill"])
 @pytest.mark.parametrize("seats", [2, 4, 6])
-def test_python_rummy_bots_play_complete_matches(tmp_path: Path, seats: int, preset: str) -> None:
+def test_python_rummy_bots_play_complete_matches(seats: int, preset: str) -> None:
     rules = RummyRules.preset(preset, target=40 if preset in ("rummy", "open") else 120)
     bots = [(f"{n}#{i}", python_bot(n, *(("--seed", str(i)) if n == "random" else ())))
             for i, n in enumerate(SEATINGS[seats])]
-    play(tmp_path, rules, bots, f"live-{preset}-{seats}".encode())
+    play(rules, bots, f"live-{preset}-{seats}".encode())
 
 
 @pytest.mark.parametrize("seats", [2, 4])
-def test_the_js_bot_plays_rummy(tmp_path: Path, seats: int, node: str) -> None:
+def test_the_js_bot_plays_rummy(seats: int, node: str) -> None:
     bots = [("js", JS), ("greedy", python_bot("greedy")), ("random", python_bot("random")),
             ("js#2", JS)][:seats]
-    play(tmp_path, RummyRules.preset("michigan", target=100), bots, f"js-{seats}".encode())
+    play(RummyRules.preset("michigan", target=100), bots, f"js-{seats}".encode())
 
 
 @pytest.mark.parametrize("program", list(STDIO_PROGRAMS))
-def test_the_stdio_bridge_plays_rummy(tmp_path: Path, node: str, program: str) -> None:
+def test_the_stdio_bridge_plays_rummy(node: str, program: str) -> None:
     bridged = BotLaunch(command=STDIO_PROGRAMS[program], protocol="stdio", env=(("GIN_GAMES", "gin,rummy"),))
     bots = [("bridged", bridged), ("greedy", python_bot("greedy")), ("hoarder", python_bot("hoarder"))]
-    play(tmp_path, RummyRules.preset("michigan", target=100), bots, f"bridge-{program}".encode())
+    play(RummyRules.preset("michigan", target=100), bots, f"bridge-{program}".encode())
 
 
 class Starts(referee.MatchObserver):
@@ -118,6 +112,6 @@ def test_a_reused_bot_process_keeps_nothing_from_match_to_match() -> None:
                 out.append(await context.play(spec, [reused, *others], starts))
         return out
 
-    for played in trio.run(main):
+    for played in referee.run(main):
         assert played.report.termination == "normal", played.report.detail
     assert len(starts.pids[0]) == 1  # one hoarder process played all three
