@@ -40,6 +40,22 @@ Notifications — no answer:
 by name (enums by name, bytes in hex). A program must ignore types and fields it does not
 know: more may come.
 
+Rummy (a match whose game is ``rummy``, 2–6 seats; start the bridge with ``--games rummy``,
+or ``--games gin,rummy``, or set ``GIN_GAMES``): ``match_started`` says ``"game": "rummy"`` and its ``rules`` are the
+``RummyRuleSet`` fields (``ace``, ``discard_draw``, ``stop``, ``rummy_doubles``,
+``out_needs_discard``, ``scoring``, ``face_values``, ``next_dealer``, ``stock_exhausted``,
+``target``, …). A request line carries ``"game": "rummy"``, rummy action texts in ``legal``
+(``draw_stock``, ``take_discard 7h``, ``meld 5s 6s 7s``, ``lay_off 8s 0 high``, ``discard Kd``,
+``call_stop``, ``decline_stop``) and a rummy ``state``: ``seat``, ``num_seats``, ``dealer``,
+``turn``, ``to_move`` (-1 when over), ``phase`` (``draw`` | ``play`` | ``stop`` | ``lay_back``
+| ``over``), ``hand``, ``hand_sizes``, ``stock_size``, ``discard_pile`` (bottom first),
+``table`` (``{"number", "owner", "kind": "set"|"run", "cards", "placed": [{"card", "seat",
+"end", "layoff"}]}``), ``must_use`` and ``stopped`` (card or null), ``events`` (``{"seat",
+"kind", "card", "cards", "meld", "end"}`` as the kind has them; ``card`` null for another
+seat's stock draw; ``{"kind": "reshuffle", "card": upcard, "number"}``), ``scores``,
+``game_number``, ``deal_number``, ``match_points``, ``reshuffles``. ``deal_finished`` and
+``game_finished`` results carry their ``rummy`` part. Answer with a rummy action text.
+
 Program → bridge (stdout): one line per request: ``{"action": "discard Ts"}``. The action
 text is ``pass``, ``take_upcard``, ``draw_stock``, ``draw_discard``, ``discard <card>``,
 ``knock <card>`` or ``big_gin``; it should be one of ``legal``. An optional
@@ -60,6 +76,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -68,6 +85,7 @@ from typing import Any
 from gin_arena.v1 import bot_pb2, game_pb2
 
 from .kit import Bot, BotConfig, SessionAbort, SessionResult, make_parser, parse_config, play
+from .kit import rummy as kr
 from .kit.actions import KIND_NAMES, action_text, legal_texts, parse_action
 from .kit.session import EXIT_FAILED, run_until_signal, setup_logging
 
@@ -157,9 +175,55 @@ def state_json(state: game_pb2.InformationState) -> dict[str, Any]:
     }
 
 
-def request_json(match_id: str, request: bot_pb2.ActionRequest) -> dict[str, Any]:
-    """The ``request`` line for an ActionRequest."""
+def rummy_event_json(event: game_pb2.PublicEvent) -> dict[str, Any]:
+    """One event of a rummy deal: ``seat``, ``kind`` (an action kind, ``meld`` for a laid meld,
+    or ``reshuffle``), and per kind ``card`` (null: another seat's stock draw), ``cards``
+    (a meld; every card a take moved), ``meld`` and ``end`` (a layoff)."""
+    ev = event.rummy
+    if ev.WhichOneof("kind") == "reshuffle":
+        return {"seat": None, "kind": "reshuffle", "card": ev.reshuffle.upcard, "number": ev.reshuffle.number}
+    text = kr.action_text(ev.action)
+    out: dict[str, Any] = {"seat": event.seat, "kind": kr.kind_of(text)}
+    a = ev.action
+    which = a.WhichOneof("kind")
+    if which == "draw_stock":
+        out["card"] = ev.drawn_card or None
+    elif which == "take_discard":
+        out.update(card=a.take_discard.card, cards=list(ev.taken_cards))
+    elif which == "lay_meld":
+        out["cards"] = text.split()[1:]
+    elif which == "lay_off":
+        out.update(card=a.lay_off.card, meld=a.lay_off.meld, end=text.split()[3])
+    elif which == "discard":
+        out["card"] = a.discard.card
+    return out
+
+
+def rummy_state_json(state: game_pb2.RummyState) -> dict[str, Any]:
+    """A rummy seat's information state as the stdio protocol sends it."""
     return {
+        "seat": state.seat, "num_seats": state.num_seats, "dealer": state.dealer, "turn": state.turn,
+        "to_move": state.to_move, "phase": kr.PHASES.get(state.phase, "unknown"), "hand": list(state.hand),
+        "hand_sizes": list(state.hand_sizes), "stock_size": state.stock_size,
+        "discard_pile": list(state.discard_pile),
+        "table": [
+            {"number": m.number, "owner": m.owner, "kind": "set" if m.kind == game_pb2.MELD_KIND_SET else "run",
+             "cards": list(m.cards),
+             "placed": [{"card": p.card, "seat": p.seat, "end": kr.ENDS.get(p.end, "?"), "layoff": p.layoff}
+                        for p in m.placed]}
+            for m in state.table
+        ],
+        "must_use": state.must_use or None, "stopped": state.stopped or None,
+        "events": [rummy_event_json(e) for e in state.events],
+        "scores": list(state.scores), "game_number": state.game_number, "deal_number": state.deal_number,
+        "match_points": list(state.match_points), "reshuffles": state.reshuffles,
+    }
+
+
+def request_json(match_id: str, request: bot_pb2.ActionRequest) -> dict[str, Any]:
+    """The ``request`` line for an ActionRequest (a rummy one says ``"game": "rummy"``)."""
+    rummy = request.HasField("rummy_state")
+    out: dict[str, Any] = {
         "type": "request",
         "match_id": match_id,
         "request_id": request.request_id,
@@ -168,16 +232,20 @@ def request_json(match_id: str, request: bot_pb2.ActionRequest) -> dict[str, Any
         "clocks": [
             {"seat": c.seat, "remaining_ms": c.remaining_ms, "running": c.running} for c in request.clocks
         ],
-        "state": state_json(request.state),
+        "state": rummy_state_json(request.rummy_state) if rummy else state_json(request.state),
     }
+    if rummy:
+        out["game"] = "rummy"
+    return out
 
 
 class AnswerError(ValueError):
     """An answer line that does not follow the protocol; the text says how."""
 
 
-def parse_answer(line: str, request_id: int) -> game_pb2.Action:
-    """The action of an answer line, or :class:`AnswerError` saying precisely what is wrong."""
+def parse_answer(line: str, request_id: int, request: bot_pb2.ActionRequest | None = None) -> game_pb2.Action:
+    """The action of an answer line, or :class:`AnswerError` saying precisely what is wrong.
+    For a rummy ``request`` the text is a rummy action."""
     shown = line.rstrip("\n")
     shown = shown if len(shown) <= 200 else shown[:200] + "…"
     try:
@@ -200,6 +268,8 @@ def parse_answer(line: str, request_id: int) -> game_pb2.Action:
             f"{shown!r}"
         )
     try:
+        if request is not None and request.HasField("rummy_state"):
+            return kr.answer(request, text)
         return parse_action(text)
     except ValueError as e:
         raise AnswerError(f"the answer to request {request_id} has a malformed action: {e}: {shown!r}") from None
@@ -211,8 +281,9 @@ class StdioBot(Bot):
 
     name = "stdio"
 
-    def __init__(self, command: list[str], matches: int = 1) -> None:
+    def __init__(self, command: list[str], matches: int = 1, games: tuple[str, ...] = ()) -> None:
         self.command = command
+        self.games = games
         self.matches = matches
         self.finished = 0
         self.proc = subprocess.Popen(  # stderr passes through
@@ -241,7 +312,8 @@ class StdioBot(Bot):
         except (BrokenPipeError, OSError, ValueError):
             raise SessionAbort(f"{self._exit_text()}; could not send it a {obj.get('type')} line") from None
 
-    def receive(self, request_id: int, match_id: str) -> game_pb2.Action:
+    def receive(self, request_id: int, match_id: str, request: bot_pb2.ActionRequest | None = None
+                ) -> game_pb2.Action:
         """Read the answer line to a request."""
         assert self.proc.stdout is not None
         while True:
@@ -253,7 +325,7 @@ class StdioBot(Bot):
             if line.strip():
                 break
         try:
-            return parse_answer(line, request_id)
+            return parse_answer(line, request_id, request)
         except AnswerError as e:
             raise SessionAbort(f"stdio protocol error: {e}") from None
 
@@ -264,22 +336,25 @@ class StdioBot(Bot):
         """Send the request line and read the answer line."""
         started = time.monotonic()
         self.send(request_json(match_id, request))
-        chosen = self.receive(request.request_id, match_id)
+        chosen = self.receive(request.request_id, match_id, request)
         log.debug("request %d answered in %.0f ms: %s", request.request_id,
                   (time.monotonic() - started) * 1000, action_text(chosen))
         return chosen
 
     def on_match_started(self, match_id: str, info: bot_pb2.MatchStarted) -> None:
+        rummy = info.HasField("rummy_rules")
         self.send({
             "type": "match_started", "match_id": match_id, "protocol": PROTOCOL, "seat": info.seat,
-            "player_names": list(info.player_names), "rules": message_json(info.rules),
-            "time_control": info.time_control.text,
+            "game": info.game or "gin", "player_names": list(info.player_names),
+            "rules": message_json(info.rummy_rules if rummy else info.rules), "time_control": info.time_control.text,
         })
 
     def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:
+        rummy = deal.HasField("rummy_state")
         self.send({
             "type": "deal_started", "match_id": match_id, "game_number": deal.game_number,
-            "deal_number": deal.deal_number, "dealer": deal.dealer, "state": state_json(deal.state),
+            "deal_number": deal.deal_number, "dealer": deal.dealer,
+            "state": rummy_state_json(deal.rummy_state) if rummy else state_json(deal.state),
         })
 
     def on_action_rejected(self, match_id: str, rejected: bot_pb2.ActionRejected) -> None:
@@ -353,12 +428,16 @@ def main(argv: list[str] | None = None) -> int:
     own, command = _split_argv(args)
     parser = make_parser("stdio", "Connect a stdio (JSON lines) program to the Gin Arena referee. "
                          "Usage: ... [options] -- <command...>")
+    parser.add_argument("--games", default=os.environ.get("GIN_GAMES", "gin"), metavar="LIST",
+                        help="the games the program plays, comma-separated: gin, rummy "
+                        "(env GIN_GAMES; default %(default)s)")
     config, ns = parse_config(parser, own)
+    games = tuple(g.strip() for g in ns.games.split(",") if g.strip())
     if not command:
         parser.error("no program given: put its command after --, e.g. -- node sample_bots/stdio/bot.js")
     setup_logging(ns.log_level)
     try:
-        bot = StdioBot(command, config.matches)
+        bot = StdioBot(command, config.matches, games)
     except OSError as e:
         log.error("cannot start %s: %s", " ".join(command), e)
         return EXIT_FAILED

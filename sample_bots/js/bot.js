@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Gin Arena sample bot in JavaScript: the greedy strategy over gRPC.
+// Gin Arena sample bot in JavaScript over gRPC: the greedy strategy in gin rummy, the eager one
+// (lay down whatever it may, discard the highest card) in rummy for 2 to 6 players. It declares
+// both games in Hello.
 //
 //   npm ci                                   (once, in sample_bots/js/)
 //   node sample_bots/js/bot.js --referee HOST:PORT --token T [--name N] [--matches N]
@@ -17,7 +19,7 @@ const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
 const crypto = require('crypto');
-const { decide } = require('./strategy');
+const { decide, decideRummy } = require('./strategy');
 
 const PROTO_ROOT = path.resolve(__dirname, '..', '..', 'proto');
 const RETRYABLE = new Set(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'UNKNOWN', 'INTERNAL', 'ABORTED',
@@ -92,6 +94,27 @@ function actionMessage(text) {
   return { kind: KINDS[name], card: card || '' };
 }
 
+// Rummy actions are `Action.rummy`, a oneof: draw_stock, take_discard, lay_meld, lay_off, discard,
+// call_stop, decline_stop.
+const ENDS = { RUMMY_LAYOFF_END_SET: 'set', RUMMY_LAYOFF_END_LOW: 'low', RUMMY_LAYOFF_END_HIGH: 'high' };
+
+function rummyText(rummy) {
+  const kind = rummy.kind;
+  if (kind === 'take_discard') return `take_discard ${rummy.take_discard.card}`;
+  if (kind === 'lay_meld') return `meld ${rummy.lay_meld.cards.join(' ')}`;
+  if (kind === 'lay_off') return `lay_off ${rummy.lay_off.card} ${rummy.lay_off.meld} ${ENDS[rummy.lay_off.end]}`;
+  if (kind === 'discard') return `discard ${rummy.discard.card}`;
+  return kind;
+}
+
+/** A rummy request's answer: the legal action (as received) whose text the strategy chose. */
+function answerRummy(request) {
+  const texts = request.legal_actions.map((a) => rummyText(a.rummy));
+  const chosen = decideRummy({ legal: texts, hand: request.rummy_state.hand });
+  const action = request.legal_actions[Math.max(0, texts.indexOf(chosen))];
+  return { rummy: { [action.rummy.kind]: action.rummy[action.rummy.kind] } };
+}
+
 /** The strategy's view of an ActionRequest message. */
 function fromRequest(request) {
   const state = request.state || {};
@@ -109,7 +132,8 @@ function selftest() {
     if (!line.trim()) return;
     const msg = JSON.parse(line);
     if (msg.type !== 'request') return; // notifications need no answer
-    const action = decide({ legal: msg.legal, hand: msg.state.hand, discard_pile: msg.state.discard_pile });
+    const action = msg.game === 'rummy' ? decideRummy({ legal: msg.legal, hand: msg.state.hand })
+      : decide({ legal: msg.legal, hand: msg.state.hand, discard_pile: msg.state.discard_pile });
     process.stdout.write(JSON.stringify({ action }) + '\n');
   });
 }
@@ -176,14 +200,14 @@ function play(opts) {
           break;
         case 'action_request': {
           const request = msg.action_request;
-          let text;
+          let action;
           try {
-            text = decide(fromRequest(request));
+            action = request.rummy_state ? answerRummy(request) : actionMessage(decide(fromRequest(request)));
           } catch (e) {
-            text = actionText(request.legal_actions[0]);
-            log(`decide failed (${e.stack}); answering ${text}`);
+            action = request.legal_actions[0];
+            log(`decide failed (${e.stack}); answering the first legal action`);
           }
-          call.write({ action: { match_id: mid, request_id: request.request_id, action: actionMessage(text) } });
+          call.write({ action: { match_id: mid, request_id: request.request_id, action } });
           break;
         }
         case 'action_rejected':
@@ -235,6 +259,7 @@ function play(opts) {
       hello: {
         bot_name: opts.name, token: opts.token, protocol_version: 1, nonce: crypto.randomBytes(16),
         max_concurrent_matches: 1, client_info: `gin-arena js sample; node ${process.version}`,
+        games: ['gin', 'rummy'],
         // Stateless: every event is in each request's state, so no separate event messages.
         skip_event_messages: true,
       },

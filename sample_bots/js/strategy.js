@@ -108,4 +108,29 @@ function decide(req) {
   return legal[0];
 }
 
-module.exports = { RANKS, SUITS, rank, value, findMelds, deadwood, decide };
+// ----- rummy (2 to 6 players, docs/rules-rummy.md) -----
+// Action texts: "draw_stock", "take_discard 7h", "meld 5s 6s 7s", "lay_off 8s 0 high", "discard Kd",
+// "call_stop", "decline_stop".
+
+/**
+ * The eager rummy decision: lay down the longest meld it may, else any layoff; draw from the
+ * stock (a discard is taken only when the referee offers nothing else); discard its highest card
+ * (J Q K count 10); never call "stop".
+ * @param {{legal: string[], hand: string[]}} req
+ * @returns {string} one of req.legal
+ */
+function decideRummy(req) {
+  const legal = req.legal;
+  const of = (kind) => legal.filter((a) => a.split(' ')[0] === kind);
+  if (legal.includes('decline_stop')) return 'decline_stop';
+  const melds = of('meld').sort((a, b) => b.split(' ').length - a.split(' ').length);
+  if (melds.length) return melds[0];
+  const layoffs = of('lay_off');
+  if (layoffs.length) return layoffs[0];
+  if (legal.includes('draw_stock')) return 'draw_stock';
+  const discards = of('discard').sort((a, b) => value(b.split(' ')[1]) - value(a.split(' ')[1]));
+  if (discards.length) return discards[0];
+  return legal[0];
+}
+
+module.exports = { RANKS, SUITS, rank, value, findMelds, deadwood, decide, decideRummy };

@@ -11,16 +11,28 @@
 
 Modules: :mod:`.cards` (card text, values, melds, deadwood), :mod:`.masks` (the same on
 bit masks, fast), :mod:`.actions` (action text, request helpers), :mod:`.session`
-(connecting, reconnecting, the command line).
+(connecting, reconnecting, the command line); for rummy (2–6 players) :mod:`.rummy`
+(melds with the ace low or high, layoffs, plans, going out, the request as a ``View``) and
+:class:`RummyBot` (a bot from one function ``choose(view) -> action text``)::
+
+    from sample_bots.kit import RummyBot, run_bot
+
+    def choose(view):
+        return view.legal[0]
+
+    if __name__ == "__main__":
+        raise SystemExit(run_bot(RummyBot(choose), name="first-legal-rummy"))
 """
 
 from . import actions as actions
 from . import cards as cards
 from . import masks as masks
+from . import rummy as rummy
 from .actions import Decision as Decision
 from .actions import action_text as action_text
 from .actions import legal_texts as legal_texts
 from .actions import parse_action as parse_action
+from .rummy_bot import RummyBot as RummyBot
 from .session import Bot as Bot
 from .session import BotConfig as BotConfig
 from .session import BotLike as BotLike

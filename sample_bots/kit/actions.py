@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gin_arena.v1 import bot_pb2, game_pb2
 
+from . import rummy
 from .cards import DECK, parse_card
 
 KINDS: dict[str, game_pb2.ActionKind.ValueType] = {
@@ -39,7 +40,10 @@ Decision = game_pb2.Action | str
 
 
 def action_text(action: game_pb2.Action) -> str:
-    """The text form of an action: ``"draw_stock"``, ``"discard Ts"``, …"""
+    """The text form of an action: ``"draw_stock"``, ``"discard Ts"``, … (a rummy action:
+    ``"meld 5s 6s 7s"``, ``"lay_off 8s 0 high"``, …, :func:`.rummy.action_text`)."""
+    if action.HasField("rummy"):
+        return rummy.action_text(action.rummy)
     name = KIND_NAMES.get(action.kind, f"kind{int(action.kind)}")
     return f"{name} {action.card}" if action.card else name
 
@@ -73,6 +77,8 @@ def legal_texts(request: bot_pb2.ActionRequest) -> list[str]:
 
 def is_legal(request: bot_pb2.ActionRequest, action: game_pb2.Action) -> bool:
     """Whether the action is one of the request's legal actions."""
+    if action.HasField("rummy"):
+        return action_text(action) in legal_texts(request)
     return any(a.kind == action.kind and a.card == action.card for a in request.legal_actions)
 
 

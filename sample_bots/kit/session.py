@@ -69,6 +69,9 @@ class Bot:
 
     name = "bot"
     """The default bot name (``--name`` / ``GIN_BOT_NAME`` override it)."""
+    games: tuple[str, ...] = ()
+    """The games this bot plays, declared in Hello (``"gin"``, ``"rummy"``); empty = gin only.
+    The referee seats a bot only in matches of a game it declared."""
 
     def decide(self, request: bot_pb2.ActionRequest) -> Decision:
         """Choose one of ``request.legal_actions``."""
@@ -344,8 +347,12 @@ class _Session:
         return bot_pb2.BotMessage(hello=bot_pb2.Hello(
             bot_name=c.name, token=c.token, protocol_version=PROTOCOL_VERSION, nonce=c.nonce,
             max_concurrent_matches=max(1, c.concurrent), client_info=c.client_info,
-            skip_event_messages=not self._wants_events(),
+            skip_event_messages=not self._wants_events(), games=list(self._games()),
         ))
+
+    def _games(self) -> tuple[str, ...]:
+        bot = self._factory if self._factory is not None else self._shared
+        return tuple(getattr(bot, "games", ()))
 
     async def _connect_once(self) -> bool:
         """Play on one connection. Returns whether a Welcome was received; raises _Ended."""

@@ -7,6 +7,8 @@
 // one line {"action": "..."}; other lines are notifications and get no answer.
 // Strategy (simple but always legal): big gin if allowed; knock as soon as allowed; pass the
 // upcard; draw from the stock; discard the highest card outside the referee's melds.
+// Rummy ("game": "rummy"; start the bridge with --games gin,rummy): lay down any meld or layoff
+// offered, draw from the stock, discard the highest card, never call "stop".
 'use strict';
 
 const readline = require('readline');
@@ -30,12 +32,23 @@ function decide(request) {
   return legal[0];
 }
 
+function decideRummy(request) {
+  const legal = request.legal;
+  const play = legal.find((a) => a.startsWith('meld ') || a.startsWith('lay_off '));
+  if (play) return play;
+  for (const action of ['decline_stop', 'draw_stock']) if (legal.includes(action)) return action;
+  const discards = legal.filter((a) => a.startsWith('discard '));
+  discards.sort((a, b) => value(b.split(' ')[1]) - value(a.split(' ')[1]));
+  return discards[0] || legal[0];
+}
+
 const rl = readline.createInterface({ input: process.stdin, terminal: false });
 rl.on('line', (line) => {
   if (!line.trim()) return;
   const message = JSON.parse(line);
   if (message.type === 'request') {
-    process.stdout.write(JSON.stringify({ action: decide(message) }) + '\n');
+    const action = message.game === 'rummy' ? decideRummy(message) : decide(message);
+    process.stdout.write(JSON.stringify({ action }) + '\n');
   } else if (message.type === 'match_finished') {
     process.stderr.write(`stdio bot: match ${message.match_id} over, winner seat ${message.result.winner}\n`);
   }

@@ -1,0 +1,117 @@
+"""The sample rummy bots as real processes through the real referee (``referee.play_match``):
+complete 2-, 4- and 6-seat matches that end ``normal`` with no seat substituted; the JS bot and
+the stdio bridge play rummy; a bot process that plays several matches keeps nothing of one
+match in the next."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import referee
+from referee import BotLaunch, MatchSpec, PlayedMatch, TimeControl
+from referee.rummy import RummyRules
+
+ROOT = Path(__file__).resolve().parent.parent
+JS_BOT = ROOT / "sample_bots" / "js" / "bot.js"
+
+
+@pytest.fixture
+def node() -> str:
+    """Node.js with the JS bot's packages (``npm ci`` in sample_bots/js): the JS bot is part of
+    what CI proves, so their absence fails."""
+    found = shutil.which("node")
+    assert found is not None, "node is not installed: the JavaScript bot needs Node.js >= 18"
+    assert (JS_BOT.parent / "node_modules").is_dir(), "run `npm ci` in sample_bots/js"
+    return found
+
+
+def python_bot(name: str, *extra: str) -> BotLaunch:
+    return BotLaunch(command=("{python}", "-m", f"sample_bots.rummy_{name}_bot", *extra))
+
+
+JS = BotLaunch(command=("node", str(JS_BOT)))
+STDIO_PROGRAMS = {
+    "js-selftest": ("node", str(JS_BOT), "--selftest"),
+    "stdio-bot": ("node", str(ROOT / "sample_bots" / "stdio" / "bot.js")),
+}
+
+
+def play(rules: RummyRules, bots: list[tuple[str, BotLaunch]], seed: bytes) -> PlayedMatch:
+    spec = MatchSpec(
+        players=tuple(n for n, _ in bots), rules=rules, game="rummy", seed=seed,
+        time_control=TimeControl(per_move_ms=20_000),
+    )
+    played = referee.play_match(spec, [b for _, b in bots])
+    report = played.report
+    assert report.termination == "normal", (report.termination, report.detail)
+    assert len(report.places) == len(bots) and min(report.places) == 1
+    assert report.decisions > 0 and not report.substituted_seats
+    return played
+
+
+SEATINGS = {
+    2: ["greedy", "hoarder"],
+    4: ["greedy", "hoarder", "random", "greedy"],
+    6: ["random", "greedy", "hoarder", "greedy", "random", "hoarder"],
+}
+
+
+@pytest.mark.parametrize("preset", ["rummy", "open", "michigan", "bozenkill"])
+@pytest.mark.parametrize("seats", [2, 4, 6])
+def test_python_rummy_bots_play_complete_matches(seats: int, preset: str) -> None:
+    rules = RummyRules.preset(preset, target=40 if preset in ("rummy", "open") else 120)
+    bots = [(f"{n}#{i}", python_bot(n, *(("--seed", str(i)) if n == "random" else ())))
+            for i, n in enumerate(SEATINGS[seats])]
+    play(rules, bots, f"live-{preset}-{seats}".encode())
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_the_js_bot_plays_rummy(seats: int, node: str) -> None:
+    bots = [("js", JS), ("greedy", python_bot("greedy")), ("random", python_bot("random")),
+            ("js#2", JS)][:seats]
+    play(RummyRules.preset("michigan", target=100), bots, f"js-{seats}".encode())
+
+
+@pytest.mark.parametrize("program", list(STDIO_PROGRAMS))
+def test_the_stdio_bridge_plays_rummy(node: str, program: str) -> None:
+    bridged = BotLaunch(command=STDIO_PROGRAMS[program], protocol="stdio", env=(("GIN_GAMES", "gin,rummy"),))
+    bots = [("bridged", bridged), ("greedy", python_bot("greedy")), ("hoarder", python_bot("hoarder"))]
+    play(RummyRules.preset("michigan", target=100), bots, f"bridge-{program}".encode())
+
+
+class Starts(referee.MatchObserver):
+    def __init__(self) -> None:
+        self.pids: dict[int, list[int]] = {}
+
+    def process_started(self, seat: int, pid: int) -> None:
+        self.pids.setdefault(seat, []).append(pid)
+
+
+def test_a_reused_bot_process_keeps_nothing_from_match_to_match() -> None:
+    """One hoarder process plays three matches in a row (restart=never) under different rule
+    sets and seat counts: every match is normal, so each was played by its own rules."""
+    reused = BotLaunch(command=("{python}", "-m", "sample_bots.rummy_hoarder_bot"), restart="never", name="hoarder")
+    specs = [
+        (RummyRules.preset("michigan", target=80), 4),
+        (RummyRules.preset("rummy", target=40), 2),
+        (RummyRules.preset("bozenkill", target=80, face_values="rank"), 3),
+    ]
+    starts = Starts()
+
+    async def main() -> list[PlayedMatch]:
+        out = []
+        async with referee.open_match_context() as context:
+            for i, (rules, seats) in enumerate(specs):
+                others = [python_bot("greedy") for _ in range(seats - 1)]
+                spec = MatchSpec(players=tuple(f"p{k}" for k in range(seats)), rules=rules, game="rummy",
+                                 seed=f"reuse-{i}".encode(), match_id=f"reuse-{i}",
+                                 time_control=TimeControl(per_move_ms=20_000))
+                out.append(await context.play(spec, [reused, *others], starts))
+        return out
+
+    for played in referee.run(main):
+        assert played.report.termination == "normal", played.report.detail
+    assert len(starts.pids[0]) == 1  # one hoarder process played all three
