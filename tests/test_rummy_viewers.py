@@ -2,10 +2,11 @@
 on a mock clock; each seat a small player of the protocol's legal actions), read back by the rummy
 model, shown by ``arena replay`` (summary, ``--deal``, ``--step``, ``--all``, ``--seat``) and by
 the HTML replay in headless Chromium (every hand, the table's melds by owner, the discard row, the
-deal's end, the score sheet for n players)."""
+deal's end, the score sheet for n players); and the audit's information check on rummy replays."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import random
@@ -17,10 +18,13 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main as arena_main
+from arena.replays import audit
 from arena.replays.model import load
 from arena.replays.rummy_model import RummyMatchView, RummyPosition
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import MatchReport, MatchSpec, TimeControl
+from referee._resim import resimulate
+from referee.replays import ActionRecord, DealRecord, read_replay
 from referee.rummy import RummyRules, parse_card
 from tests.test_audit import play_match
 from tests.test_replay_html import CHROMIUM_FLAGS, chromium
@@ -255,3 +259,34 @@ def test_the_html_page_is_self_contained_with_a_score_sheet_for_every_seat(
         p.stopped is not None for p in view.positions) else view.positions[len(view.positions) // 2]
     _check(_open(out, f"step={pos.index}", tmp_path / "profile"), view, pos)
     assert parse_card(data["positions"][0]["p"][-1])  # the upcard, as card text
+
+
+# ----------------------------------------------------------------------------------------------
+# the audit's information check knows rummy's deal and what its actions show
+# ----------------------------------------------------------------------------------------------
+def test_the_audit_catches_a_card_a_rummy_seat_could_not_know(six: tuple[Path, RummyMatchView]) -> None:
+    replay = read_replay(six[0])
+    msgs = [list(m) for m in resimulate(replay).seat_messages]
+    assert audit.check_information(replay, msgs) > 0
+    deal = next(r for r in replay.records if isinstance(r, DealRecord))
+    seat = 3
+    # a card dealt to the next seat, in seat 3's first request of the deal
+    other = next(c for i, c in enumerate(deal.deck[:36]) if (deal.dealer + 1 + i) % 6 == (seat + 1) % 6)
+    i = next(j for j, m in enumerate(msgs[seat]) if m.WhichOneof("kind") == "action_request")
+    leaked = copy.deepcopy(msgs)
+    leaked[seat][i].action_request.rummy_state.hand.append(other)
+    with pytest.raises(audit._Stop) as e:
+        audit.check_information(replay, leaked)
+    d = e.value.discrepancy
+    assert d.check == "information" and "rummy_state.hand[" in d.field and d.found == other
+    # another seat's stock draw shown in an event
+    draw = next(r for r in replay.records if isinstance(r, ActionRecord) and r.action == "draw_stock" and r.seat != 0)
+    assert draw.card is not None
+    j = next(j for j, m in enumerate(msgs[0]) if m.WhichOneof("kind") == "event" and m.event.seat == draw.seat
+             and m.event.rummy.action.WhichOneof("kind") == "draw_stock")
+    assert msgs[0][j].event.rummy.drawn_card == ""
+    leaked = copy.deepcopy(msgs)
+    leaked[0][j].event.rummy.drawn_card = draw.card
+    with pytest.raises(audit._Stop) as e:
+        audit.check_information(replay, leaked)
+    assert e.value.discrepancy.field.endswith("(event) event.rummy.drawn_card")

@@ -71,6 +71,8 @@ from referee.replays import (
     load_line,
 )
 from referee.replays import split_lines as split_lines  # the audit's callers split files too
+from referee.rummy import hand_size
+from referee.rummy.records import RummyDealEnd
 
 CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
 """The audit's checks, in the order they run."""
@@ -96,7 +98,7 @@ logs) to cover them too."""
 
 _CARD_FIELDS = frozenset({
     "card", "cards", "hand", "my_deadwood_cards", "discard_pile", "first_upcard", "forbidden_discard",
-    "laid_off", "deadwood_cards", "knock_discard",
+    "laid_off", "deadwood_cards", "knock_discard", "must_use", "stopped", "drawn_card", "taken_cards", "upcard",
 })
 _TEXT_FIELDS = frozenset({
     "match_id", "player_names", "name", "text", "detail", "reason", "message", "session_id", "referee_info",
@@ -527,40 +529,53 @@ class _DealTruth:
     moves: list[tuple[int, str, str | None, int, int]] = field(default_factory=list)
     """(actor, kind, card, seq, request_id); actor -1 for a reshuffle, request 0 for a
     substitute's move."""
-    end: GinDealEnd | None = None
+    end: GinDealEnd | RummyDealEnd | None = None
     end_seq: int | None = None
+    seats: int = 2
+    """The match's seats."""
+    rummy: bool = False
+    """A deal of rummy (its own deal convention; its actions name the cards they show)."""
+    texts: list[str] = field(default_factory=list)
+    """Each move's action text, parallel to ``moves`` (a reshuffle's: empty)."""
 
 
 class _Truths(ReplayVisitor):
     """Each deal's deck, moves and end, by (game, deal)."""
 
-    def __init__(self) -> None:
+    def __init__(self, header: HeaderRecord) -> None:
         self.deals: dict[tuple[int, int], _DealTruth] = {}
         self.cur: _DealTruth | None = None
         self.seq = -1
+        self.seats = len(header.players)
+        self.rummy = header.game == "rummy"
 
     def visit_record(self, record: Record) -> None:
         self.seq += 1
 
     def visit_deal(self, record: DealRecord) -> None:
-        self.cur = _DealTruth(self.seq, record.game, record.deal, record.dealer, record.deck)
+        self.cur = _DealTruth(self.seq, record.game, record.deal, record.dealer, record.deck, seats=self.seats,
+                              rummy=self.rummy)
         self.deals[(record.game, record.deal)] = self.cur
 
     def visit_action(self, record: ActionRecord) -> None:
         if self.cur is not None:
             self.cur.moves.append((record.seat, record.action.split()[0], record.card, self.seq, record.request_id))
+            self.cur.texts.append(record.action)
 
     def visit_reshuffle(self, record: ReshuffleRecord) -> None:
         if self.cur is not None:
             self.cur.moves.append((-1, "reshuffle", None, self.seq, 0))
+            self.cur.texts.append("")
 
     def visit_deal_end(self, record: DealEndRecord) -> None:
-        if self.cur is not None and isinstance(record.content, GinDealEnd):
+        if self.cur is not None and isinstance(record.content, (GinDealEnd, RummyDealEnd)):
             self.cur.end, self.cur.end_seq = record.content, self.seq
 
 
 def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
     """The cards ``seat`` may know after ``k`` moves of a deal (and after its end if ``ended``)."""
+    if truth.rummy:
+        return _rummy_knowledge(truth, seat, k, ended)
     deck = truth.deck
     known = set(deck[1:20:2] if seat == truth.dealer else deck[0:20:2])
     known.add(deck[20])
@@ -569,10 +584,27 @@ def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
             continue
         if kind in ("take_upcard", "draw_discard", "discard") or actor == seat:
             known.add(card)
-    if ended and truth.end is not None and truth.end.kind != "dead":
+    if ended and isinstance(truth.end, GinDealEnd) and truth.end.kind != "dead":
         for hand in truth.end.hands:
             known.update(hand)
         known.update(truth.end.layoffs)
+    return known
+
+
+def _rummy_knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
+    """Rummy's (R3, R11): the seat's dealt hand and the upcard, its own stock draws, every card an
+    action shows (taken from the discards, melded, laid off, discarded), every hand at the end."""
+    deck, n = truth.deck, truth.seats
+    dealt = n * hand_size(n)
+    known = {deck[i] for i in range(dealt) if (truth.dealer + 1 + i) % n == seat}
+    known.add(deck[dealt])
+    for (actor, _kind, card, *_), text in zip(truth.moves[:k], truth.texts, strict=False):
+        if actor == seat and card is not None:
+            known.add(card)
+        known.update(c for c in map(_card_text, text.split()[1:]) if c is not None)
+    if ended and isinstance(truth.end, RummyDealEnd):
+        for hand in truth.end.hands:
+            known.update(hand)
     return known
 
 
@@ -619,7 +651,7 @@ def _first_unknown(msg: Message, knowledge: set[str], count: list[int]) -> tuple
 
 def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
     """Check 6; returns the number of cards checked."""
-    visitor = _Truths()
+    visitor = _Truths(replay.header)
     replay.accept(visitor)
     truths = visitor.deals
     count = [0]
@@ -650,7 +682,8 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
                     raise _fail("information", cur.seq, where, f"at most {len(cur.moves)} events in this deal", k)
                 seq = cur.moves[k - 1][3]
             elif kind == "action_request":
-                st = msg.action_request.state
+                req = msg.action_request
+                st = req.rummy_state if req.HasField("rummy_state") else req.state
                 if lean and cur is not None:
                     k = _moves_before_request(cur, seat, k + 1 if answered else k, msg.action_request.request_id)
                     answered = k < len(cur.moves) and cur.moves[k][4] == msg.action_request.request_id
