@@ -18,7 +18,7 @@ The ratios rummy/Gin are taken within each round, then the median. Goal: a 4-sea
 match, interleaved, each played by ``referee.play_match`` on an embedded referee in this process
 (the sample random bots in their own processes, so ``time.process_time`` of this process is the
 referee's: gRPC, the game, the messages, the replay); divided by the match's decisions. Gin plays
-classic rules to 50, rummy the ``rummy`` preset to 250 (a few thousand decisions each).
+classic rules to 25, rummy three games of the ``rummy`` preset to 500 (a few thousand decisions each).
 
 Run: ``PYTHONPATH=. python bench/rummy_speed.py [--quick] [--referee]``
 """
@@ -147,19 +147,20 @@ def report(batches: dict[str, list[Batch]]) -> None:
           f" turn <= {GOAL:.0f}x -> {'met' if turn4 <= GOAL else 'NOT met'} ({turn4:.2f}x)")
 
 
-def referee_match_cpu(game: str, seed: int) -> float:
-    """CPU microseconds of the embedded referee per decision of one match of the random bots."""
+def referee_match_cpu(game: str, seed: int) -> tuple[float, int]:
+    """CPU microseconds of the embedded referee per decision of one match of the random bots,
+    and the match's decisions."""
     from referee import BotLaunch, MatchSpec, TimeControl, play_match
 
     seats = 2 if game == "gin" else 4
     module = "sample_bots.random_bot" if game == "gin" else "sample_bots.rummy_random_bot"
     bot = BotLaunch(command=("{python}", "-m", module), env=(("GIN_LOG_LEVEL", "WARNING"),))
-    rules = gin.RuleSet.classic(target=50) if game == "gin" else rummy.RummyRules.preset("rummy", target=250)
+    rules = gin.RuleSet.classic(target=25) if game == "gin" else rummy.RummyRules.preset("rummy", target=500, games=3)
     spec = MatchSpec(players=tuple(f"random{s}" for s in range(seats)), rules=rules, game=game,
                      time_control=TimeControl(per_move_ms=10_000), seed=seed.to_bytes(8, "big"))
     t0 = time.process_time()
     report = play_match(spec, (bot,) * seats).report
-    return 1e6 * (time.process_time() - t0) / max(1, report.decisions)
+    return 1e6 * (time.process_time() - t0) / max(1, report.decisions), report.decisions
 
 
 def referee_cpu(rounds: int) -> None:
@@ -167,15 +168,16 @@ def referee_cpu(rounds: int) -> None:
     from referee._logging import configure_logging
 
     configure_logging("warning")
-    gin_us: list[float] = []
-    rummy_us: list[float] = []
+    runs: dict[str, list[tuple[float, int]]] = {"gin": [], "rummy": []}
     for r in range(rounds):
-        gin_us.append(referee_match_cpu("gin", 2000 + r))
-        rummy_us.append(referee_match_cpu("rummy", 2000 + r))
+        for game, played in runs.items():
+            played.append(referee_match_cpu(game, 2000 + r))
     print(f"referee CPU per decision ({rounds} matches each, interleaved; random bots, embedded referee):")
-    print(f"  gin, 2 seats:   {statistics.median(gin_us):8.1f} us  (matches: {', '.join(f'{x:.0f}' for x in gin_us)})")
-    print(f"  rummy, 4 seats: {statistics.median(rummy_us):8.1f} us  (matches: "
-          f"{', '.join(f'{x:.0f}' for x in rummy_us)})  ratio {ratio(rummy_us, gin_us):.2f}x")
+    for game, played in runs.items():
+        label = "gin, 2 seats:  " if game == "gin" else "rummy, 4 seats:"
+        print(f"  {label} {statistics.median(us for us, _ in played):8.1f} us  (matches: "
+              f"{', '.join(f'{us:.0f} us x {n}' for us, n in played)} decisions)")
+    print(f"  ratio rummy/gin: {ratio([us for us, _ in runs['rummy']], [us for us, _ in runs['gin']]):.2f}x")
 
 
 def main() -> None:
