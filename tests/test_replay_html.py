@@ -98,7 +98,9 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, MatchView, Mat
     report = play_match(spec, (greedy, greedy), folder, seed=5)
     out = folder / "page.html"
     assert arena_main(["replay", report.replay_path, "--html", str(out)]) == 0
-    return out, load(Path(report.replay_path)), report
+    view = load(Path(report.replay_path))
+    assert isinstance(view, MatchView)
+    return out, view, report
 
 
 def _sorted(cards: tuple[object, ...]) -> str:

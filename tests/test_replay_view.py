@@ -47,7 +47,9 @@ def match(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, MatchReport]:
 
 @pytest.fixture(scope="module")
 def view(match: tuple[Path, MatchReport]) -> MatchView:
-    return load(match[0])
+    loaded = load(match[0])
+    assert isinstance(loaded, MatchView)
+    return loaded
 
 
 def test_positions_agree_with_the_records(view: MatchView, match: tuple[Path, MatchReport]) -> None:

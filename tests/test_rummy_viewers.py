@@ -212,8 +212,8 @@ def _check(dom: _Dom, view: RummyMatchView, pos: RummyPosition) -> None:
         assert deal.end is not None
         content = deal.end.content
         assert dom.attrs["deal-end"]["data-points"] == ",".join(map(str, content.points))
-        for seat, hand in enumerate(content.hands):
-            assert dom.attrs[f"end-hand-{seat}"]["data-cards"] == " ".join(hand)
+        for seat, left in enumerate(content.hands):
+            assert dom.attrs[f"end-hand-{seat}"]["data-cards"] == " ".join(left)
 
 
 def _positions(view: RummyMatchView) -> Iterator[RummyPosition]:
