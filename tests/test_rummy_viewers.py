@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import json
+import os
+import pty
 import random
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -19,6 +24,7 @@ import pytest
 
 from arena.cli import main as arena_main
 from arena.replays import audit
+from arena.replays import view as replay_view
 from arena.replays.model import load
 from arena.replays.rummy_model import RummyMatchView, RummyPosition
 from gin_arena.v1 import bot_pb2, game_pb2
@@ -290,3 +296,44 @@ def test_the_audit_catches_a_card_a_rummy_seat_could_not_know(six: tuple[Path, R
     with pytest.raises(audit._Stop) as e:
         audit.check_information(replay, leaked)
     assert e.value.discrepancy.field.endswith("(event) event.rummy.drawn_card")
+
+
+@pytest.mark.timeout(30)
+def test_the_terminal_steps_through_a_rummy_match_by_keys(four: tuple[Path, RummyMatchView]) -> None:
+    view = four[1]
+    master, slave = pty.openpty()
+
+    def type_keys() -> None:
+        time.sleep(0.3)
+        for key in (b"n", b"\x1b[C", b"d", b"p", b"q"):
+            os.write(master, key)
+            time.sleep(0.05)
+
+    typist = threading.Thread(target=type_keys, daemon=True)
+    try:
+        typist.start()
+        with os.fdopen(os.dup(slave), "r") as stdin:
+            out = io.StringIO()
+            assert replay_view.interactive(view, replay_view.Style(), stdin, out) == 0
+    finally:
+        typist.join(5)
+        os.close(master)
+        os.close(slave)
+    screens = out.getvalue().split("\x1b[2J\x1b[H")[1:]
+    shown = [next(int(w.split()[1]) for w in s.split(" · ") if w.startswith("position ")) for s in screens]
+    second = view.deals[1].positions[0].index
+    assert shown == [0, 1, 2, second, second - 1]
+    assert "(rummy, 4 seats)" in screens[0] and "table: no melds" in screens[0]
+
+
+def test_a_rummy_replay_the_engine_refuses_is_explained(four: tuple[Path, RummyMatchView], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    lines = four[0].read_bytes().splitlines()
+    i = next(j for j in range(5, len(lines)) if b'"action":"discard ' in lines[j])
+    bad = tmp_path / "bad.jsonl"
+    lines[i] = lines[i].replace(b'"action":"discard ', b'"action":"take_discard ')
+    bad.write_bytes(b"\n".join(lines))
+    capsys.readouterr()
+    assert arena_main(["replay", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"record {i}: the engine refuses 'take_discard " in err and "arena audit explains" in err
