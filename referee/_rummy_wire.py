@@ -16,6 +16,7 @@ from referee._wire import LEN as _LEN
 from referee._wire import VARINT as _VARINT
 from referee._wire import WireError
 from referee._wire import len_field as _len_field
+from referee._wire import packed as _packed
 from referee._wire import tags as _tags
 from referee._wire import text as _text
 from referee._wire import uint as _uint
@@ -174,7 +175,6 @@ def rummy_event(ev: rummy.PublicEvent) -> game_pb2.RummyEvent:
     if ev.kind == "draw_stock":
         return game_pb2.RummyEvent(action=_rummy_action(rummy.DrawStock()),
                                    drawn_card=_TEXT[ev.card.index] if ev.card is not None else "")
-    assert ev.card is not None or ev.kind in ("meld", "call_stop", "decline_stop")
     if ev.kind == "take_discard":
         assert ev.card is not None
         return game_pb2.RummyEvent(action=_rummy_action(rummy.TakeDiscard(ev.card)), taken_cards=cards(ev.cards))
@@ -203,12 +203,52 @@ def public_event(ev: rummy.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEve
     return game_pb2.PublicEvent(seat=ev.seat, think_ms=think_ms, rummy=rummy_event(ev))
 
 
-_STATE_EVENT = _tags(game_pb2.RummyState, {"events": _LEN})["events"]
+# The state goes out on every decision: it is encoded straight to protobuf bytes (protobuf's
+# deterministic serialisation: fields in number order, proto3 defaults left out, packed repeated
+# scalars), with what repeats (an event, a meld on the table, a card entry) encoded once;
+# tests/test_rummy_referee.py checks the bytes against protobuf's own on thousands of states.
+_ST = _tags(game_pb2.RummyState, {
+    "seat": _VARINT, "num_seats": _VARINT, "dealer": _VARINT, "turn": _VARINT, "to_move": _VARINT, "phase": _VARINT,
+    "hand": _LEN, "hand_sizes": _LEN, "stock_size": _VARINT, "discard_pile": _LEN, "table": _LEN, "must_use": _LEN,
+    "stopped": _LEN, "events": _LEN, "scores": _LEN, "game_number": _VARINT, "deal_number": _VARINT,
+    "match_points": _LEN, "reshuffles": _VARINT,
+})
+_HAND = tuple(_text(_ST["hand"], t) for t in _TEXT)
+_PILE = tuple(_text(_ST["discard_pile"], t) for t in _TEXT)
+_MUST_USE = tuple(_text(_ST["must_use"], t) for t in _TEXT)
+_STOPPED = tuple(_text(_ST["stopped"], t) for t in _TEXT)
+_PHASE = {k: _uint(_ST["phase"], v) for k, v in _PHASE_TO_PB.items()}
+_MELDS: dict[rummy.TableMeld, bytes] = {}
+_EVENTS: dict[tuple[rummy.PublicEvent, int], bytes] = {}
+
+
+def _memo(cache: dict[Any, bytes], key: Any, make: Any) -> bytes:
+    """``cache[key]``, made by ``make()`` when missing (the cache is emptied when it grows large)."""
+    out = cache.get(key)
+    if out is None:
+        if len(cache) > 20_000:
+            cache.clear()
+        out = cache[key] = make()
+    return out
+
+
+def _event_entry(ev: rummy.PublicEvent, reshuffles: int) -> bytes:
+    """One entry of ``RummyState.events`` (``reshuffles``: the reshuffle's number)."""
+    if ev.kind == "reshuffle":
+        assert ev.card is not None
+        msg = reshuffle_event(reshuffles, ev.card)
+    else:
+        msg = public_event(ev)
+    return _len_field(_ST["events"], msg.SerializeToString(deterministic=True))
+
+
+def _meld_entry(m: rummy.TableMeld) -> bytes:
+    return _len_field(_ST["table"], table_meld(m).SerializeToString(deterministic=True))
 
 
 class SeatCache:
     """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
-    only grow, so each state converts just the new ones) and the legal actions' entries."""
+    only grow, so each state converts just the new ones)."""
 
     __slots__ = ("deal", "entries", "joined", "reshuffles")
 
@@ -229,11 +269,8 @@ class SeatCache:
             for ev in events[self.entries:]:
                 if ev.kind == "reshuffle":
                     self.reshuffles += 1
-                    assert ev.card is not None
-                    msg = reshuffle_event(self.reshuffles, ev.card)
-                else:
-                    msg = public_event(ev)
-                new.append(_len_field(_STATE_EVENT, msg.SerializeToString(deterministic=True)))
+                n = self.reshuffles if ev.kind == "reshuffle" else 0
+                new.append(_memo(_EVENTS, (ev, n), lambda ev=ev, n=n: _event_entry(ev, n)))
             self.entries = len(events)
             self.joined += b"".join(new)
         return self.joined
@@ -244,23 +281,25 @@ def _opt(card: rummy.Card | None) -> str:
 
 
 def state_bytes(state: rummy.InformationState, match_points: Sequence[int], cache: SeatCache | None = None) -> bytes:
-    """A seat's (or a spectator's) complete information state, encoded as protobuf's
-    deterministic serialisation of ``RummyState`` (fields in number order: the fields before
-    ``events``, the events, the fields after)."""
+    """A seat's (or a spectator's) complete information state, encoded (``RummyState``)."""
     cache = cache if cache is not None else SeatCache()
+    f = _ST
     events = cache.events(state)
-    before = game_pb2.RummyState(
-        seat=-1 if state.seat is None else state.seat, num_seats=state.num_seats, dealer=state.dealer,
-        turn=state.turn, to_move=-1 if state.to_move is None else state.to_move, phase=_PHASE_TO_PB[state.phase],
-        hand=cards(state.hand), hand_sizes=state.hand_sizes, stock_size=state.stock_size,
-        discard_pile=cards(state.discard_pile), table=[table_meld(m) for m in state.table],
-        must_use=_opt(state.must_use), stopped=_opt(state.stopped),
-    ).SerializeToString(deterministic=True)
-    after = game_pb2.RummyState(
-        scores=state.scores, game_number=state.game_number, deal_number=state.deal_number,
-        match_points=match_points, reshuffles=cache.reshuffles,
-    ).SerializeToString(deterministic=True)
-    return before + events + after
+    return b"".join([
+        _uint(f["seat"], -1 if state.seat is None else state.seat),
+        _uint(f["num_seats"], state.num_seats), _uint(f["dealer"], state.dealer), _uint(f["turn"], state.turn),
+        _uint(f["to_move"], -1 if state.to_move is None else state.to_move), _PHASE[state.phase],
+        b"".join([_HAND[c.index] for c in state.hand]),
+        _packed(f["hand_sizes"], state.hand_sizes), _uint(f["stock_size"], state.stock_size),
+        b"".join([_PILE[c.index] for c in state.discard_pile]),
+        b"".join([_memo(_MELDS, m, lambda m=m: _meld_entry(m)) for m in state.table]),
+        _MUST_USE[state.must_use.index] if state.must_use is not None else b"",
+        _STOPPED[state.stopped.index] if state.stopped is not None else b"",
+        events,
+        _packed(f["scores"], state.scores), _uint(f["game_number"], state.game_number),
+        _uint(f["deal_number"], state.deal_number), _packed(f["match_points"], match_points),
+        _uint(f["reshuffles"], cache.reshuffles),
+    ])
 
 
 def rummy_state(state: rummy.InformationState, match_points: Sequence[int],
@@ -537,6 +576,18 @@ class RummyMatch:
 class RummyWire:
     """Rummy's messages (``games.GameWire``)."""
 
+    def __init__(self) -> None:
+        self._last: tuple[rummy.PublicEvent, int, game_pb2.PublicEvent] | None = None
+        """The event last told (most seats are told the same one)."""
+
+    def _event(self, ev: rummy.PublicEvent, think_ms: int) -> game_pb2.PublicEvent:
+        last = self._last
+        if last is not None and last[1] == think_ms and last[0] == ev:
+            return last[2]
+        msg = public_event(ev, think_ms)
+        self._last = (ev, think_ms, msg)
+        return msg
+
     def start_fields(self, rules: rummy.RummyRules) -> dict[str, Any]:
         """The rule set, every field filled, in ``rummy_rules``."""
         return {"rummy_rules": rules_to_proto(rules)}
@@ -594,7 +645,7 @@ class RummyWire:
         assert isinstance(match, RummyMatch)
         if isinstance(happening, games.Acted):
             step, moved = happening.step
-            return "event", public_event(rummy.seat_event(step, moved, seat), think_ms)
+            return "event", self._event(rummy.seat_event(step, moved, seat), think_ms)
         if isinstance(happening, games.Chance):
             return "event", reshuffle_event(happening.step.number, happening.step.upcard)
         if isinstance(happening, games.DealOver):

@@ -266,3 +266,24 @@ def test_actions_round_trip_through_text_and_messages() -> None:
         msg = wire.action_from_text(text)
         assert wire.action_from_proto(msg) == action
         assert wire.raw_action_from_record(wire.raw_action(msg)) == msg
+
+
+def test_spectators_see_the_table_but_never_a_hidden_card() -> None:
+    table, _sessions, report = _play(4, [_random] * 4, preset="michigan")
+    assert report.termination == "normal"
+    events = [referee_pb2.SpectatorEvent.FromString(b) for b in table.spectator_log.events()]
+    kinds = [e.WhichOneof("kind") for e in events]
+    assert kinds[0] == "header" and events[0].header.rummy_rules.name == "michigan"
+    assert {"deal_started", "event", "deal_finished", "game_finished", "match_finished"} <= set(kinds)
+    for e in events:
+        if e.WhichOneof("kind") == "deal_started":
+            st = e.deal_started.rummy_state
+            assert st.seat == -1 and not st.hand and len(st.hand_sizes) == 4 and e.deal_started.upcard
+        elif e.WhichOneof("kind") == "event":
+            assert not e.event.rummy.drawn_card  # a stock draw's card: never to spectators
+            assert e.event.rummy.WhichOneof("kind") in ("action", "reshuffle")
+        elif e.WhichOneof("kind") == "deal_finished":
+            assert len(e.deal_finished.rummy.hands) == 4 and len(e.deal_finished.rummy.points) == 4
+    draws = [e for e in events if e.WhichOneof("kind") == "event"
+             and e.event.rummy.action.WhichOneof("kind") == "draw_stock"]
+    assert draws

@@ -45,9 +45,10 @@ from google.protobuf.message import Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from gin_arena.v1 import bot_pb2
+from referee import games, gin, rummy
 from referee._resim import ReplayError, Resimulation, resimulate
 from referee._timecontrol import TimeControl
-from referee.gin import DECK, commitment, deal_key, deck_for_deal, mix_seed, parse_card
+from referee.gin import DECK, parse_card
 from referee.gin.records import GinDealEnd
 from referee.replays import (
     GENESIS,
@@ -71,7 +72,6 @@ from referee.replays import (
     load_line,
 )
 from referee.replays import split_lines as split_lines  # the audit's callers split files too
-from referee.rummy import hand_size
 from referee.rummy.records import RummyDealEnd
 
 CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
@@ -98,8 +98,13 @@ logs) to cover them too."""
 
 _CARD_FIELDS = frozenset({
     "card", "cards", "hand", "my_deadwood_cards", "discard_pile", "first_upcard", "forbidden_discard",
-    "laid_off", "deadwood_cards", "knock_discard", "must_use", "stopped", "drawn_card", "taken_cards", "upcard",
+    "laid_off", "deadwood_cards", "knock_discard", "upcard", "must_use", "stopped", "drawn_card", "taken_cards",
 })
+_SHUFFLES: dict[str, tuple[Any, Any]] = {
+    "gin": (gin.deck_for_deal, gin.deal_key),
+    "rummy": (rummy.deck_for_deal, rummy.deal_key),
+}
+"""Each game's documented shuffle: (deck order of a deal, the deal's key), from the seed."""
 _TEXT_FIELDS = frozenset({
     "match_id", "player_names", "name", "text", "detail", "reason", "message", "session_id", "referee_info",
     "match_ids", "replay_hash", "bot_name", "token", "client_info",
@@ -275,7 +280,7 @@ def check_commitment(replay: Replay) -> bytes:
     seed = _hex(result.seed, last, "seed")
     if not seed:
         raise _fail("commitment", last, "seed", "the revealed seed", "")
-    want = commitment(seed).hex()
+    want = _game(replay, "commitment").commitment(seed).hex()
     if header.seed_commitment != want:
         raise _fail("commitment", 0, "seed_commitment", want, header.seed_commitment,
                     f"SHA-256 of the seed revealed in the result record (seq {last}) must equal the "
@@ -289,12 +294,24 @@ def seed_used(replay: Replay, operator_seed: bytes) -> bytes:
         return operator_seed
     last = len(replay.records) - 1
     nonces = _result(replay).nonces
-    return mix_seed(operator_seed, [_hex(n, last, f"nonces[{i}]") for i, n in enumerate(nonces)])
+    return _game(replay, "decks").mix_seed(operator_seed, [_hex(n, last, f"nonces[{i}]") for i, n in enumerate(nonces)])
+
+
+def _game(replay: Replay, check: str) -> games.Game:
+    try:
+        return games.get(replay.header.game).game
+    except ValueError as e:
+        raise _fail(check, 0, "game", "a game the referee knows", replay.header.game, str(e)) from None
 
 
 def check_decks(replay: Replay, seed: bytes) -> int:
     """Check 3; returns the number of deals."""
     deals = 0
+    shuffle = _SHUFFLES.get(replay.header.game)
+    if shuffle is None:
+        raise _fail("decks", 0, "game", f"a game whose shuffle this audit knows ({', '.join(_SHUFFLES)})",
+                    replay.header.game)
+    deck_for_deal, deal_key = shuffle
     for seq, rec in enumerate(replay.records):
         if not isinstance(rec, DealRecord):
             continue
@@ -526,35 +543,32 @@ class _DealTruth:
     deal: int
     dealer: int
     deck: tuple[str, ...]
+    key: str = ""
     moves: list[tuple[int, str, str | None, int, int]] = field(default_factory=list)
     """(actor, kind, card, seq, request_id); actor -1 for a reshuffle, request 0 for a
     substitute's move."""
-    end: GinDealEnd | RummyDealEnd | None = None
-    end_seq: int | None = None
-    seats: int = 2
-    """The match's seats."""
-    rummy: bool = False
-    """A deal of rummy (its own deal convention; its actions name the cards they show)."""
     texts: list[str] = field(default_factory=list)
-    """Each move's action text, parallel to ``moves`` (a reshuffle's: empty)."""
+    """Each move's action text (empty for a reshuffle)."""
+    end: GinDealEnd | None = None
+    rummy_end: RummyDealEnd | None = None
+    end_seq: int | None = None
+    known: list[list[set[str]]] | None = None
+    """Rummy: what each seat may know after k moves (``known[k][seat]``), built once."""
 
 
 class _Truths(ReplayVisitor):
     """Each deal's deck, moves and end, by (game, deal)."""
 
-    def __init__(self, header: HeaderRecord) -> None:
+    def __init__(self) -> None:
         self.deals: dict[tuple[int, int], _DealTruth] = {}
         self.cur: _DealTruth | None = None
         self.seq = -1
-        self.seats = len(header.players)
-        self.rummy = header.game == "rummy"
 
     def visit_record(self, record: Record) -> None:
         self.seq += 1
 
     def visit_deal(self, record: DealRecord) -> None:
-        self.cur = _DealTruth(self.seq, record.game, record.deal, record.dealer, record.deck, seats=self.seats,
-                              rummy=self.rummy)
+        self.cur = _DealTruth(self.seq, record.game, record.deal, record.dealer, record.deck, record.key)
         self.deals[(record.game, record.deal)] = self.cur
 
     def visit_action(self, record: ActionRecord) -> None:
@@ -568,14 +582,14 @@ class _Truths(ReplayVisitor):
             self.cur.texts.append("")
 
     def visit_deal_end(self, record: DealEndRecord) -> None:
-        if self.cur is not None and isinstance(record.content, (GinDealEnd, RummyDealEnd)):
+        if self.cur is not None and isinstance(record.content, GinDealEnd):
             self.cur.end, self.cur.end_seq = record.content, self.seq
+        elif self.cur is not None and isinstance(record.content, RummyDealEnd):
+            self.cur.rummy_end, self.cur.end_seq = record.content, self.seq
 
 
 def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
     """The cards ``seat`` may know after ``k`` moves of a deal (and after its end if ``ended``)."""
-    if truth.rummy:
-        return _rummy_knowledge(truth, seat, k, ended)
     deck = truth.deck
     known = set(deck[1:20:2] if seat == truth.dealer else deck[0:20:2])
     known.add(deck[20])
@@ -584,26 +598,42 @@ def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
             continue
         if kind in ("take_upcard", "draw_discard", "discard") or actor == seat:
             known.add(card)
-    if ended and isinstance(truth.end, GinDealEnd) and truth.end.kind != "dead":
+    if ended and truth.end is not None and truth.end.kind != "dead":
         for hand in truth.end.hands:
             known.update(hand)
         known.update(truth.end.layoffs)
     return known
 
 
-def _rummy_knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
-    """Rummy's (R3, R11): the seat's dealt hand and the upcard, its own stock draws, every card an
-    action shows (taken from the discards, melded, laid off, discarded), every hand at the end."""
-    deck, n = truth.deck, truth.seats
-    dealt = n * hand_size(n)
-    known = {deck[i] for i in range(dealt) if (truth.dealer + 1 + i) % n == seat}
-    known.add(deck[dealt])
-    for (actor, _kind, card, *_), text in zip(truth.moves[:k], truth.texts, strict=False):
-        if actor == seat and card is not None:
-            known.add(card)
-        known.update(c for c in map(_card_text, text.split()[1:]) if c is not None)
-    if ended and isinstance(truth.end, RummyDealEnd):
-        for hand in truth.end.hands:
+def _rummy_known(truth: _DealTruth, rules: rummy.RummyRules, seats: int) -> list[list[set[str]]]:
+    """What each rummy seat may know after each move of a deal (R11): its hand and its own
+    draws, the discard pile, every card discarded or put on the table."""
+    deal = rummy.Deal.from_deck([rummy.parse_card(c) for c in truth.deck], truth.dealer, rules, seats,
+                                key=bytes.fromhex(truth.key))
+    seen = [{str(c) for c in deal.hand(s)} | {str(c) for c in deal.pile} for s in range(seats)]
+    out = [[set(k) for k in seen]]
+    for (actor, *_), text in zip(truth.moves, truth.texts, strict=True):
+        if text:
+            action = rummy.parse_action(text)
+            deal.apply(action, actor)
+            seen[actor] |= {str(c) for c in deal.hand(actor)}
+            public = {str(c) for c in deal.pile} | {str(p.card) for m in deal.table for p in m.placed}
+            if isinstance(action, rummy.Discard):
+                public.add(str(action.card))  # a discard that triggers a reshuffle leaves the pile at once
+            for k in seen:
+                k |= public
+        out.append([set(k) for k in seen])
+    return out
+
+
+def _rummy_knowledge(truth: _DealTruth, replay: Replay, seat: int, k: int, ended: bool) -> set[str]:
+    """The cards a rummy ``seat`` may know after ``k`` moves (every hand once the deal ended)."""
+    if truth.known is None:
+        rules = rummy.RummyRules.from_dict(dict(replay.header.rules))
+        truth.known = _rummy_known(truth, rules, replay.header.seats)
+    known = set(truth.known[min(k, len(truth.known) - 1)][seat])
+    if ended and truth.rummy_end is not None:
+        for hand in truth.rummy_end.hands:
             known.update(hand)
     return known
 
@@ -651,7 +681,7 @@ def _first_unknown(msg: Message, knowledge: set[str], count: list[int]) -> tuple
 
 def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
     """Check 6; returns the number of cards checked."""
-    visitor = _Truths(replay.header)
+    visitor = _Truths()
     replay.accept(visitor)
     truths = visitor.deals
     count = [0]
@@ -682,8 +712,8 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
                     raise _fail("information", cur.seq, where, f"at most {len(cur.moves)} events in this deal", k)
                 seq = cur.moves[k - 1][3]
             elif kind == "action_request":
-                req = msg.action_request
-                st = req.rummy_state if req.HasField("rummy_state") else req.state
+                ar = msg.action_request
+                st: Any = ar.rummy_state if ar.HasField("rummy_state") else ar.state
                 if lean and cur is not None:
                     k = _moves_before_request(cur, seat, k + 1 if answered else k, msg.action_request.request_id)
                     answered = k < len(cur.moves) and cur.moves[k][4] == msg.action_request.request_id
@@ -704,7 +734,8 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
             else:
                 ck = (cur.seq, k, ended)
                 if ck not in cache:
-                    cache[ck] = _knowledge(cur, seat, k, ended)
+                    cache[ck] = _rummy_knowledge(cur, replay, seat, k, ended) if header.game == "rummy" \
+                        else _knowledge(cur, seat, k, ended)
                 knowledge = cache[ck]
             bad = _first_unknown(msg, knowledge, count)
             if bad is not None:
