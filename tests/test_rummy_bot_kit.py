@@ -313,10 +313,10 @@ def test_rummy_bot_keeps_each_matchs_rules_and_forgets_them_at_its_end() -> None
     assert first.hand == ("5s", "6s", "7s", "Kh") and first.phase == "play" and first.next_seat == 2
     bot.decide_in_match("m2", request)
     assert not seen[-1].rules.ace_high and seen[-1].rules.name == "rummy"
-    assert bot.matches_in_memory == 2
+    assert set(bot._rules) == {"m1", "m2"}
     bot.on_match_finished("m1", game_pb2.MatchResult())
     bot.on_match_finished("m2", game_pb2.MatchResult())
-    assert bot.matches_in_memory == 0
+    assert not bot._rules                    # nothing of a finished match is kept
 
 
 def test_the_kit_declares_a_bots_games_in_hello() -> None:
