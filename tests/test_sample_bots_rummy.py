@@ -5,6 +5,7 @@ match in the next."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -115,3 +116,37 @@ def test_a_reused_bot_process_keeps_nothing_from_match_to_match() -> None:
     for played in referee.run(main):
         assert played.report.termination == "normal", played.report.detail
     assert len(starts.pids[0]) == 1  # one hoarder process played all three
+
+
+def _deal_ends(played: PlayedMatch) -> list[dict[str, object]]:
+    records = [json.loads(line) for line in played.replay.split(b"\n") if line.strip()]
+    return [r for r in records if r.get("type") == "deal_end"]
+
+
+def test_the_hoarder_process_goes_out_rummy_in_open() -> None:
+    """Through the referee, the hoarder goes out in one go with `open`'s doubling: a deal it
+    wins with ``rummy`` set (paid double)."""
+    rummies = 0
+    for i in range(3):
+        bots = [("hoarder", python_bot("hoarder")), ("r1", python_bot("random", "--seed", str(i))),
+                ("r2", python_bot("random", "--seed", str(i + 10)))]
+        played = play(RummyRules.preset("open", target=150), bots, f"hoard-{i}".encode())
+        rummies += sum(1 for d in _deal_ends(played) if d["winner"] == 0 and d["rummy"] is True)
+        if rummies:
+            break
+    assert rummies >= 1
+
+
+def test_greedy_processes_beat_random_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    """Four-seat tables through the referee, two greedy and two random, seats alternating:
+    greedy's share of the won games."""
+    games, wins = 6, 0
+    for i in range(games):
+        names = ["greedy", "random"] * 2 if i % 2 == 0 else ["random", "greedy"] * 2
+        bots = [(f"{n}#{k}", python_bot(n, *(("--seed", str(i * 4 + k)) if n == "random" else ())))
+                for k, n in enumerate(names)]
+        report = play(RummyRules.preset("rummy"), bots, f"rate-{i}".encode()).report
+        wins += all(names[s] == "greedy" for s, p in enumerate(report.places) if p == 1)
+    with capsys.disabled():
+        print(f"\ngreedy processes won {wins} of {games} four-seat games against random ones (2 v 2)")
+    assert wins >= games * 2 // 3
