@@ -45,9 +45,10 @@ from google.protobuf.message import Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from gin_arena.v1 import bot_pb2
+from referee import games, gin, rummy
 from referee._resim import ReplayError, Resimulation, resimulate
 from referee._timecontrol import TimeControl
-from referee.gin import DECK, commitment, deal_key, deck_for_deal, mix_seed, parse_card
+from referee.gin import DECK, parse_card
 from referee.gin.records import GinDealEnd
 from referee.replays import (
     GENESIS,
@@ -71,6 +72,7 @@ from referee.replays import (
     load_line,
 )
 from referee.replays import split_lines as split_lines  # the audit's callers split files too
+from referee.rummy.records import RummyDealEnd
 
 CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
 """The audit's checks, in the order they run."""
@@ -96,8 +98,13 @@ logs) to cover them too."""
 
 _CARD_FIELDS = frozenset({
     "card", "cards", "hand", "my_deadwood_cards", "discard_pile", "first_upcard", "forbidden_discard",
-    "laid_off", "deadwood_cards", "knock_discard",
+    "laid_off", "deadwood_cards", "knock_discard", "upcard", "must_use", "stopped", "drawn_card", "taken_cards",
 })
+_SHUFFLES: dict[str, tuple[Any, Any]] = {
+    "gin": (gin.deck_for_deal, gin.deal_key),
+    "rummy": (rummy.deck_for_deal, rummy.deal_key),
+}
+"""Each game's documented shuffle: (deck order of a deal, the deal's key), from the seed."""
 _TEXT_FIELDS = frozenset({
     "match_id", "player_names", "name", "text", "detail", "reason", "message", "session_id", "referee_info",
     "match_ids", "replay_hash", "bot_name", "token", "client_info",
@@ -273,7 +280,7 @@ def check_commitment(replay: Replay) -> bytes:
     seed = _hex(result.seed, last, "seed")
     if not seed:
         raise _fail("commitment", last, "seed", "the revealed seed", "")
-    want = commitment(seed).hex()
+    want = _game(replay, "commitment").commitment(seed).hex()
     if header.seed_commitment != want:
         raise _fail("commitment", 0, "seed_commitment", want, header.seed_commitment,
                     f"SHA-256 of the seed revealed in the result record (seq {last}) must equal the "
@@ -287,12 +294,24 @@ def seed_used(replay: Replay, operator_seed: bytes) -> bytes:
         return operator_seed
     last = len(replay.records) - 1
     nonces = _result(replay).nonces
-    return mix_seed(operator_seed, [_hex(n, last, f"nonces[{i}]") for i, n in enumerate(nonces)])
+    return _game(replay, "decks").mix_seed(operator_seed, [_hex(n, last, f"nonces[{i}]") for i, n in enumerate(nonces)])
+
+
+def _game(replay: Replay, check: str) -> games.Game:
+    try:
+        return games.get(replay.header.game).game
+    except ValueError as e:
+        raise _fail(check, 0, "game", "a game the referee knows", replay.header.game, str(e)) from None
 
 
 def check_decks(replay: Replay, seed: bytes) -> int:
     """Check 3; returns the number of deals."""
     deals = 0
+    shuffle = _SHUFFLES.get(replay.header.game)
+    if shuffle is None:
+        raise _fail("decks", 0, "game", f"a game whose shuffle this audit knows ({', '.join(_SHUFFLES)})",
+                    replay.header.game)
+    deck_for_deal, deal_key = shuffle
     for seq, rec in enumerate(replay.records):
         if not isinstance(rec, DealRecord):
             continue
@@ -524,11 +543,17 @@ class _DealTruth:
     deal: int
     dealer: int
     deck: tuple[str, ...]
+    key: str = ""
     moves: list[tuple[int, str, str | None, int, int]] = field(default_factory=list)
     """(actor, kind, card, seq, request_id); actor -1 for a reshuffle, request 0 for a
     substitute's move."""
+    texts: list[str] = field(default_factory=list)
+    """Each move's action text (empty for a reshuffle)."""
     end: GinDealEnd | None = None
+    rummy_end: RummyDealEnd | None = None
     end_seq: int | None = None
+    known: list[list[set[str]]] | None = None
+    """Rummy: what each seat may know after k moves (``known[k][seat]``), built once."""
 
 
 class _Truths(ReplayVisitor):
@@ -543,20 +568,24 @@ class _Truths(ReplayVisitor):
         self.seq += 1
 
     def visit_deal(self, record: DealRecord) -> None:
-        self.cur = _DealTruth(self.seq, record.game, record.deal, record.dealer, record.deck)
+        self.cur = _DealTruth(self.seq, record.game, record.deal, record.dealer, record.deck, record.key)
         self.deals[(record.game, record.deal)] = self.cur
 
     def visit_action(self, record: ActionRecord) -> None:
         if self.cur is not None:
             self.cur.moves.append((record.seat, record.action.split()[0], record.card, self.seq, record.request_id))
+            self.cur.texts.append(record.action)
 
     def visit_reshuffle(self, record: ReshuffleRecord) -> None:
         if self.cur is not None:
             self.cur.moves.append((-1, "reshuffle", None, self.seq, 0))
+            self.cur.texts.append("")
 
     def visit_deal_end(self, record: DealEndRecord) -> None:
         if self.cur is not None and isinstance(record.content, GinDealEnd):
             self.cur.end, self.cur.end_seq = record.content, self.seq
+        elif self.cur is not None and isinstance(record.content, RummyDealEnd):
+            self.cur.rummy_end, self.cur.end_seq = record.content, self.seq
 
 
 def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
@@ -573,6 +602,39 @@ def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
         for hand in truth.end.hands:
             known.update(hand)
         known.update(truth.end.layoffs)
+    return known
+
+
+def _rummy_known(truth: _DealTruth, rules: rummy.RummyRules, seats: int) -> list[list[set[str]]]:
+    """What each rummy seat may know after each move of a deal (R11): its hand and its own
+    draws, the discard pile, every card discarded or put on the table."""
+    deal = rummy.Deal.from_deck([rummy.parse_card(c) for c in truth.deck], truth.dealer, rules, seats,
+                                key=bytes.fromhex(truth.key))
+    seen = [{str(c) for c in deal.hand(s)} | {str(c) for c in deal.pile} for s in range(seats)]
+    out = [[set(k) for k in seen]]
+    for (actor, *_), text in zip(truth.moves, truth.texts, strict=True):
+        if text:
+            action = rummy.parse_action(text)
+            deal.apply(action, actor)
+            seen[actor] |= {str(c) for c in deal.hand(actor)}
+            public = {str(c) for c in deal.pile} | {str(p.card) for m in deal.table for p in m.placed}
+            if isinstance(action, rummy.Discard):
+                public.add(str(action.card))  # a discard that triggers a reshuffle leaves the pile at once
+            for k in seen:
+                k |= public
+        out.append([set(k) for k in seen])
+    return out
+
+
+def _rummy_knowledge(truth: _DealTruth, replay: Replay, seat: int, k: int, ended: bool) -> set[str]:
+    """The cards a rummy ``seat`` may know after ``k`` moves (every hand once the deal ended)."""
+    if truth.known is None:
+        rules = rummy.RummyRules.from_dict(dict(replay.header.rules))
+        truth.known = _rummy_known(truth, rules, replay.header.seats)
+    known = set(truth.known[min(k, len(truth.known) - 1)][seat])
+    if ended and truth.rummy_end is not None:
+        for hand in truth.rummy_end.hands:
+            known.update(hand)
     return known
 
 
@@ -650,7 +712,8 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
                     raise _fail("information", cur.seq, where, f"at most {len(cur.moves)} events in this deal", k)
                 seq = cur.moves[k - 1][3]
             elif kind == "action_request":
-                st = msg.action_request.state
+                ar = msg.action_request
+                st: Any = ar.rummy_state if ar.HasField("rummy_state") else ar.state
                 if lean and cur is not None:
                     k = _moves_before_request(cur, seat, k + 1 if answered else k, msg.action_request.request_id)
                     answered = k < len(cur.moves) and cur.moves[k][4] == msg.action_request.request_id
@@ -671,7 +734,8 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
             else:
                 ck = (cur.seq, k, ended)
                 if ck not in cache:
-                    cache[ck] = _knowledge(cur, seat, k, ended)
+                    cache[ck] = _rummy_knowledge(cur, replay, seat, k, ended) if header.game == "rummy" \
+                        else _knowledge(cur, seat, k, ended)
                 knowledge = cache[ck]
             bad = _first_unknown(msg, knowledge, count)
             if bad is not None:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ._actions import Action
+from ._cards import Card
 from ._deal import Deal
 from ._outcome import RummyOutcome
 from ._rules import RummyRules
 from ._shuffle import deal_key, deck_for_deal, first_dealer
 from ._view import InformationState, deal_state
+
+DeckSource = Callable[[bytes, int, int], Sequence[Card]]
+"""Gives the deck order of a deal from the match seed, the game and the deal number."""
 
 
 def places(totals: tuple[int, ...]) -> tuple[int, ...]:
@@ -51,8 +56,11 @@ class MatchOutcome:
 class Game:
     """One game of a match: deals until a total reaches the target after a deal (R7)."""
 
-    def __init__(self, rules: RummyRules, seed: bytes, number: int, seats: int, dealer: int | None = None) -> None:
+    def __init__(self, rules: RummyRules, seed: bytes, number: int, seats: int, dealer: int | None = None,
+                 decks: DeckSource = deck_for_deal) -> None:
         self.rules = rules
+        self.decks = decks
+        """Where the deals' deck orders come from (the seed's shuffle; a test passes others in)."""
         self.seed = seed
         self.number = number
         self.seats = seats
@@ -63,7 +71,7 @@ class Game:
         self.deal = self._new_deal()
 
     def _new_deal(self) -> Deal:
-        deck = deck_for_deal(self.seed, self.number, self.deal_number)
+        deck = self.decks(self.seed, self.number, self.deal_number)
         key = deal_key(self.seed, self.number, self.deal_number)
         return Deal(deck, self.dealer, self.rules, self.seats, key)
 
@@ -95,14 +103,16 @@ class Game:
 
 class Match:
     """A match: ``rules.games`` games between the same seats; each game's first dealer is drawn
-    from the seed (R3)."""
+    from the seed (R3). ``decks`` gives each deal's deck order (the seed's shuffle)."""
 
-    def __init__(self, rules: RummyRules, seed: bytes, seats: int) -> None:
+    def __init__(self, rules: RummyRules, seed: bytes, seats: int, *, decks: DeckSource = deck_for_deal) -> None:
         self.rules = rules
+        self.decks = decks
+        """Where the deals' deck orders come from."""
         self.seed = seed
         self.seats = seats
         self.results: list[GameResult] = []
-        self.game = Game(rules, seed, 1, seats)
+        self.game = Game(rules, seed, 1, seats, decks=decks)
         self.outcome: MatchOutcome | None = None
 
     @property
@@ -162,5 +172,5 @@ class Match:
                 points = tuple(sum(r.totals[s] for r in self.results) for s in range(self.seats))
                 self.outcome = MatchOutcome(tuple(self.results), points, places(points))
             else:
-                self.game = Game(self.rules, self.seed, len(self.results) + 1, self.seats)
+                self.game = Game(self.rules, self.seed, len(self.results) + 1, self.seats, decks=self.decks)
         return outcome
