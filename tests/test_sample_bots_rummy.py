@@ -1,5 +1,6 @@
 """The sample rummy bots as real processes through the real referee (``referee.play_match``):
-complete 2-, 4- and 6-seat matches that end ``normal`` with no seat substituted; the JS bot and
+complete 2-, 4- and 6-seat matches that end ``normal`` with no seat substituted and pass
+``arena audit``; the JS bot and
 the stdio bridge play rummy; a bot process that plays several matches keeps nothing of one
 match in the next."""
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,7 +62,17 @@ def play(rules: RummyRules, bots: list[tuple[str, BotLaunch]], seed: bytes, logs
     assert len(report.places) == len(bots) and min(report.places) == 1
     assert report.decisions > 0 and not report.substituted_seats
     assert_no_fallback(logs)
+    audit(played, logs)
     return played
+
+
+def audit(played: PlayedMatch, folder: Path) -> None:
+    """The replay passes ``arena audit`` (chain, commitment, decks, re-run, digests, what each
+    seat was told)."""
+    path = folder / f"{played.report.match_id}.jsonl"
+    path.write_bytes(played.replay)
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 def assert_no_fallback(logs: Path) -> None:
