@@ -1,8 +1,8 @@
 """The sample rummy bots as real processes through the real referee (``referee.play_match``):
-complete 2-, 4- and 6-seat matches that end ``normal`` with no seat substituted and pass
-``arena audit``; the JS bot and
-the stdio bridge play rummy; a bot process that plays several matches keeps nothing of one
-match in the next."""
+complete 2-, 4- and 6-seat matches that end ``normal`` with no seat substituted, no illegal
+choice in any bot's log, and a replay that passes ``arena audit``; the JS bot and the stdio
+bridge play rummy; greedy beats random; the hoarder goes out "rummy"; a bot process that plays
+several matches keeps nothing of one match in the next."""
 
 from __future__ import annotations
 
