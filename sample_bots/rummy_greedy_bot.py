@@ -2,7 +2,8 @@
 
 - Lays every meld and layoff of the plan that leaves the least value in its hand, at once.
 - Takes a discard only to use it: when the hand with it (and, from the row, every card above
-  it) lays down to no more value than the hand now, the card itself among the laid.
+  it) lays down to no more value than the hand now, the card itself among the laid (with table
+  scoring, the taken cards it lays count for it).
 - Discards its highest card that fits nothing (no meld, no layoff, no partner for a meld).
 - Calls "stop" when the discard would help the next player (always, unless it is the next
   player itself: a stopped card lays off on the table, so the next player could take it).
@@ -46,6 +47,8 @@ def _draw(view: View) -> str:
             continue
         plan = best_plan([*view.hand, *taken], view.table, r.ace_high, r.face_values)
         score = hand_value(plan.rest, r.face_values)
+        if r.table_scoring:  # Bozenkill: the cards it lays score for it, the taken ones too
+            score -= hand_value([c for c in taken if c not in plan.rest], r.face_values)
         if card not in plan.rest and score <= best_score:
             best, best_score = action, score
     return best

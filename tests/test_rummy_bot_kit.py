@@ -313,10 +313,10 @@ def test_rummy_bot_keeps_each_matchs_rules_and_forgets_them_at_its_end() -> None
     assert first.hand == ("5s", "6s", "7s", "Kh") and first.phase == "play" and first.next_seat == 2
     bot.decide_in_match("m2", request)
     assert not seen[-1].rules.ace_high and seen[-1].rules.name == "rummy"
-    assert bot.matches_in_memory == 2
+    assert set(bot._rules) == {"m1", "m2"}
     bot.on_match_finished("m1", game_pb2.MatchResult())
     bot.on_match_finished("m2", game_pb2.MatchResult())
-    assert bot.matches_in_memory == 0
+    assert not bot._rules                    # nothing of a finished match is kept
 
 
 def test_the_kit_declares_a_bots_games_in_hello() -> None:
@@ -379,3 +379,47 @@ def test_the_bridge_sends_rummy_requests_as_json_lines() -> None:
     assert parse_answer('{"action": "meld 7s 6s 5s"}', 3, request) == request.legal_actions[0]
     with pytest.raises(ValueError, match="malformed action"):
         parse_answer('{"action": "knock Kh"}', 3, request)
+
+
+# ----- the referee's own request bytes -----
+def _wire_request(match: rummy.Match, seat: int, request_id: int) -> bot_pb2.ActionRequest:
+    from referee import _rummy_wire
+
+    raw = _rummy_wire.action_request_bytes("m", request_id, match.view(seat), [0] * match.seats,
+                                           [60_000] * match.seats, 0, 1_000)
+    return bot_pb2.RefereeMessage.FromString(raw).action_request
+
+
+@pytest.mark.parametrize("preset", rummy.PRESETS)
+def test_the_view_of_the_referees_request_is_the_engines_state(preset: str) -> None:
+    """Over whole matches of 2, 4 and 6 seats: the kit's view of the request the referee sends
+    equals the view built from the engine's state, and the bots answer the same through both."""
+    rules = rummy.RummyRules.preset(preset, target=60)
+    assert kr.rules_of(wire_rules(rules)) == rules_of(rules)
+    assert kr.rules_of(wire_rules(rules.replace(face_values="rank"))).face_values == "rank"
+    for seats in (2, 4, 6):
+        match = rummy.Match(rules, f"wire-{preset}-{seats}".encode(), seats)
+        names = ["greedy", "hoarder", "random"]
+        bots = [RummyBot(make_choose(names[s % 3], s)) for s in range(seats)]
+        twins = [make_choose(names[s % 3], s) for s in range(seats)]
+        for s, bot in enumerate(bots):
+            bot.on_match_started("m", bot_pb2.MatchStarted(seat=s, game="rummy",
+                                                           rummy_rules=wire_rules(rules)))
+        request_id = 0
+        while not match.is_over:
+            seat = match.to_move
+            assert seat is not None
+            request_id += 1
+            request = _wire_request(match, seat, request_id)
+            expected = view_of(match.view(seat))
+            assert kr.view_of(request, rules_of(rules)) == expected
+            sent = bots[seat].decide_in_match("m", request)
+            assert isinstance(sent, game_pb2.Action) and is_legal(request, sent)
+            assert action_text(sent) == twins[seat](expected)
+            match.apply(rummy.parse_action(action_text(sent)), seat)
+
+
+def wire_rules(rules: rummy.RummyRules) -> game_pb2.RummyRuleSet:
+    from referee import _rummy_wire
+
+    return _rummy_wire.rules_to_proto(rules)

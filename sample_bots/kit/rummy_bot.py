@@ -43,8 +43,3 @@ class RummyBot(Bot):
     def decide_in_match(self, match_id: str, request: bot_pb2.ActionRequest) -> Decision:
         view = view_of(request, self._rules.get(match_id, Rules()))
         return answer(request, self.choose(view))
-
-    @property
-    def matches_in_memory(self) -> int:
-        """Matches whose rules are kept now (0 between matches)."""
-        return len(self._rules)
