@@ -27,6 +27,11 @@ class InfrastructureFailure(RuntimeError):
     bot's loss; the game stays pending and ``--resume`` plays it."""
 
 
+WORKERS_ENV = "GIN_ARENA_WORKERS"
+"""The environment's default for ``--workers`` (unset: ``auto``); the test suite sets it to 1 so
+that its many small runs do not each start a local cluster."""
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
     """Where the games run: this process (``workers == 1``, no scheduler), a local cluster, or
@@ -36,6 +41,8 @@ class ClusterSpec:
     """Local worker processes (``--workers``; ``auto``: the cores)."""
     scheduler: str = ""
     """An existing cluster's scheduler (``tcp://HOST:8786``); empty: none."""
+    auto: bool = False
+    """Whether ``workers`` came from ``auto`` (then :meth:`sized` trims it to what a run can use)."""
 
     @property
     def distributed(self) -> bool:
@@ -43,10 +50,19 @@ class ClusterSpec:
         return bool(self.scheduler) or self.workers > 1
 
     @staticmethod
-    def parse_workers(text: str) -> int:
-        """``auto`` (the cores) or a whole number >= 1."""
+    def parse(text: str, scheduler: str = "") -> ClusterSpec:
+        """``--workers`` (``auto``: the cores; or a whole number >= 1) and ``--scheduler``."""
         if text == "auto":
-            return max(1, os.cpu_count() or 1)
+            return ClusterSpec(max(1, os.cpu_count() or 1), scheduler, auto=True)
         if not text.isdigit() or int(text) < 1:
             raise ValueError(f"--workers must be auto or a whole number >= 1; got {text!r}")
-        return int(text)
+        return ClusterSpec(int(text), scheduler)
+
+    def sized(self, *, concurrency: int, games: int, referee: str = "") -> ClusterSpec:
+        """The cluster a run of ``games`` games, ``concurrency`` at once, uses: ``auto`` never
+        starts more workers than games can run at once (one worker plays one game at a time),
+        and none at all for a remote ``referee`` (its games are played there)."""
+        if not self.auto or self.scheduler:
+            return self
+        workers = 1 if referee else max(1, min(self.workers, concurrency, games))
+        return ClusterSpec(workers, auto=True)

@@ -249,9 +249,12 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
     print(flush=True)
 
 
-async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec]) -> Cluster | None:
-    """The Dask cluster the games run on (``None``: this process plays them); the bots'
-    programs are checked on every worker first."""
+async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *, concurrency: int, games: int,
+                       referee: str = "") -> Cluster | None:
+    """The Dask cluster the games run on (``None``: this process plays them; ``auto`` is sized
+    for ``games`` games, ``concurrency`` at once, on ``referee``); the bots are checked on every
+    worker first."""
+    spec = spec.sized(concurrency=concurrency, games=games, referee=referee)
     if not spec.distributed:
         return None
     from arena.run.cluster import Cluster  # (Dask is imported only when used)
@@ -295,7 +298,8 @@ async def run_tournament(
     counts = store.counts()
     total = sum(counts.values())
     settings = play_settings(cfg.play)
-    dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots)  # (before the clock starts)
+    dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots, concurrency=cfg.play.concurrency,
+                              games=counts["pending"], referee=cfg.referee)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
