@@ -5,7 +5,9 @@ itself was killed mid-run."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -100,6 +102,9 @@ def test_workers_2_on_this_machine(tmp_path: Path) -> None:
     out = subprocess.run(tournament(tmp_path, run, 6, "--workers", "2"), capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Games run on Dask (2 local worker processes" in out.stdout and "dashboard: http" in out.stdout
+    # The progress line: games, workers, running games, games/min.
+    assert re.search(r"progress: 6/6 games 100% \| 2 workers \| 0 running \| \d+/min", out.stdout + out.stderr), \
+        out.stdout + out.stderr
     done, pending, ids = games(run)
     assert (done, pending) == (6, 0) and len(set(ids)) == 6
     audit(run)
@@ -174,4 +179,56 @@ def test_the_scheduler_lost_mid_run_says_so_and_the_run_resumes(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     done, pending, ids = games(run)
     assert (done, pending) == (12, 0) and len(set(ids)) == 12
+    audit(run)
+
+
+SLOW = """
+[[bot]]
+name = "a"
+command = ["{python}", "-m", "arena._testbot"]
+
+[[bot]]
+name = "slow"
+command = ["{python}", "-m", "arena._testbot", "--mode", "slow", "--delay", "1.5"]
+"""
+
+
+def test_time_losses_while_a_worker_stalled_are_played_again_and_counted_by_worker(
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    """The workers are stopped (SIGSTOP) for 300 ms of every 500 while the run lasts: their
+    loops stall, so a time loss there is not the bot's fault and is played again (at most twice);
+    results.json names the worker in each discarded game's reason and counts time losses by
+    worker."""
+    address, workers = cluster
+    bots = tmp_path / "bots.toml"
+    bots.write_text(SLOW)
+    run = tmp_path / "run"
+    arena = subprocess.Popen([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "2",
+                              "--rules", "short", "--tc", "st=0.3", "--concurrency", "2", "--scheduler", address,
+                              "--out", str(run)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        while arena.poll() is None:
+            for w in workers:
+                os.kill(w.pid, signal.SIGSTOP)
+            time.sleep(0.3)
+            for w in workers:
+                os.kill(w.pid, signal.SIGCONT)
+            time.sleep(0.2)
+        out = arena.communicate(timeout=10)[0]
+    finally:
+        for w in workers:
+            os.kill(w.pid, signal.SIGCONT)
+        if arena.poll() is None:
+            arena.kill()
+    assert arena.returncode == 0, out
+    results = json.loads((run / "results.json").read_text())
+    terms = [g["termination"] for g in results["games"]]
+    assert terms == ["time_forfeit", "time_forfeit"], out  # the third attempt is scored
+    discarded = results["discarded"]
+    assert len(discarded) == 4, discarded  # two replays of each game
+    assert all("stalled for" in d["reason"] and "played again" in d["reason"] for d in discarded), discarded
+    assert any("the event loop of worker tcp://127.0.0.1:" in d["reason"] for d in discarded), discarded
+    losses = results["time_losses_by_worker"]
+    assert sum(losses.values()) == 6 and all(w.startswith("tcp://127.0.0.1:") for w in losses), losses
+    assert "Time losses by worker: tcp://127.0.0.1:" in out
     audit(run)

@@ -24,8 +24,9 @@ import trio
 from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 
 import referee
-from arena.run.placement import ClusterSpec, InfrastructureFailure
-from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch
+from arena.run.placement import ClusterObserver, ClusterSpec, InfrastructureFailure, Stalls
+from arena.run.runner import StallMonitor
+from referee import BotLaunch, MatchSpec, PlayedMatch
 
 log = structlog.get_logger("arena")
 
@@ -33,16 +34,20 @@ PLUGIN = "gin-arena-match-context"
 """The name of the worker plugin (each worker's match context)."""
 RETRIES = 2
 """A game whose worker died is run again on another at most this often."""
+STALL_HORIZON_S = 30.0
+"""A game's task returns its worker's loop stalls of this many seconds before the game's end."""
 
 
 class MatchWorker(WorkerPlugin):
     """A Dask ``WorkerPlugin``: a trio run in a thread of the worker holding one match context
-    (referee and reused bots) for as long as the worker lives."""
+    (referee and reused bots) for as long as the worker lives, and a stall monitor watching
+    that run's loop (where the worker's referee times the bots' answers)."""
 
     name = PLUGIN
 
     def __init__(self) -> None:
         self.context: referee.MatchContext | None = None
+        self.stalls: StallMonitor | None = None
         self._ready: threading.Event | None = None  # (made on the worker: the plugin is pickled)
         self._stop: trio.Event | None = None
         self._token: Any = None
@@ -57,11 +62,20 @@ class MatchWorker(WorkerPlugin):
     async def _hold(self) -> None:
         self._stop = trio.Event()
         self._token = trio.lowlevel.current_trio_token()
-        async with referee.open_match_context() as ctx:
+        self.stalls = StallMonitor(keep_s=STALL_HORIZON_S)
+        async with referee.open_match_context() as ctx, trio.open_nursery() as nursery:
+            nursery.start_soon(self.stalls.run)
             self.context = ctx
             assert self._ready is not None
             self._ready.set()
             await self._stop.wait()
+            nursery.cancel_scope.cancel()
+
+    async def play(self, spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> tuple[PlayedMatch, Stalls]:
+        """(On the context's trio run.) One game, and the loop's stalls before its end."""
+        assert self.context is not None and self.stalls is not None, "the worker has no match context"
+        played = await self.context.play(spec, launches)
+        return played, self.stalls.recent(STALL_HORIZON_S)
 
     def teardown(self, worker: Any) -> None:
         if self._stop is not None and self._token is not None:
@@ -70,12 +84,14 @@ class MatchWorker(WorkerPlugin):
             self._thread.join(10)
 
 
-def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> tuple[PlayedMatch, str]:
-    """One game on this worker's match context; returns it and the worker's address."""
+def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> tuple[PlayedMatch, str, Stalls]:
+    """One game on this worker's match context; returns it, the worker's address and the
+    stalls of the worker's loop before the game's end."""
     worker = get_worker()
     plugin = worker.plugins[PLUGIN]
-    assert isinstance(plugin, MatchWorker) and plugin.context is not None, "the worker has no match context"
-    return referee.play_match(spec, launches, context=plugin.context), str(worker.address)
+    assert isinstance(plugin, MatchWorker) and plugin._token is not None, "the worker has no match context"
+    played, stalls = trio.from_thread.run(plugin.play, spec, launches, trio_token=plugin._token)
+    return played, str(worker.address), stalls
 
 
 def _missing_programs(commands: Sequence[tuple[str, str]]) -> list[str]:
@@ -102,8 +118,6 @@ class Cluster:
             self.client = Client(self._local)  # type: ignore[no-untyped-call]
         self.client.register_plugin(MatchWorker(), name=PLUGIN)
         self.dashboard = str(self.client.dashboard_link or "")
-        self.time_losses: dict[str, int] = {}
-        """Games lost on time, by worker (an overloaded worker shows here)."""
 
     def workers(self) -> int:
         """Workers connected now."""
@@ -124,15 +138,16 @@ class Cluster:
         return str(getattr(self.client.status, "value", self.client.status)) not in (
             "running", "connecting", "newly-created")
 
-    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: MatchObserver) -> PlayedMatch:
-        """Run one game as a task; write its replay into the run folder; tell ``observer``."""
+    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
+        """Run one game as a task; write its replay into the run folder; tell ``observer`` (the
+        worker and its stalls first, then the end of the game)."""
         if self.lost:
             raise InfrastructureFailure("the Dask scheduler was lost")
         future = self.client.submit(play_task, spec, tuple(launches), key=spec.match_id, pure=False,
                                     retries=RETRIES)
         observer.settled()  # the start-up is the worker's business
         try:
-            played, worker = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+            played, worker, stalls = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
         except trio.Cancelled:
             future.cancel()  # type: ignore[no-untyped-call]
             raise
@@ -144,8 +159,7 @@ class Cluster:
         if played.replay:
             await trio.to_thread.run_sync(referee.write_atomic, path, played.replay)
         report = dataclasses.replace(played.report, replay_path=str(path) if played.replay else "")
-        if report.termination == "time_forfeit":
-            self.time_losses[worker] = self.time_losses.get(worker, 0) + 1
+        observer.played_on(worker, stalls)
         observer.finished(report)
         return dataclasses.replace(played, report=report)
 

@@ -10,6 +10,16 @@ from typing import Protocol
 
 from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch
 
+Stalls = tuple[tuple[float, float], ...]
+"""A loop's stalls: (seconds before now it woke, seconds it stalled), most recent last."""
+
+
+class ClusterObserver(MatchObserver):
+    """A :class:`referee.MatchObserver` that also hears where a game was played."""
+
+    def played_on(self, worker: str, stalls: Stalls) -> None:
+        """The game was played on ``worker``, whose loop stalled so before the game's end."""
+
 
 class GameCluster(Protocol):
     """What the runner needs of a cluster (:class:`arena.run.cluster.Cluster`)."""
@@ -18,7 +28,7 @@ class GameCluster(Protocol):
     def lost(self) -> bool:
         """Whether the scheduler was lost."""
 
-    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: MatchObserver) -> PlayedMatch:
+    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
         """Play one game on a worker (``InfrastructureFailure`` if it cannot be)."""
 
 

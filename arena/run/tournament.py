@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -60,6 +62,11 @@ def new_bot_tokens(bots: list[BotSpec], instances: int = 1) -> dict[str, str]:
             for name in (b.name, *(f"{b.name}#{k}" for k in range(2, instances + 1)))}
 
 
+TIME_LOSSES = "time_losses_by_worker"
+"""The run's games lost on time by the Dask worker that played them (a meta key and a key of
+results.json; absent when no game was lost on time on a worker)."""
+
+
 def report_for(store: RunStore) -> dict[str, Any]:
     """The results of a run so far."""
     cfg = store.config
@@ -69,7 +76,7 @@ def report_for(store: RunStore) -> dict[str, Any]:
     order = list(cfg.bots)
     if cfg.format == "gauntlet" and cfg.challenger:
         order = [cfg.challenger, *[b for b in order if b != cfg.challenger]]
-    extra = {
+    extra: dict[str, Any] = {
         "discarded": store.discarded(),
         "run": {
             **cfg.to_dict(),
@@ -78,6 +85,8 @@ def report_for(store: RunStore) -> dict[str, Any]:
             "folder": str(store.run_dir),
         },
     }
+    if losses := store.meta(TIME_LOSSES):
+        extra[TIME_LOSSES] = json.loads(losses)
     return build_report(order, played, duplicate=cfg.duplicate, sprt=sprt, scheduled=len(rows), extra=extra)
 
 
@@ -272,6 +281,18 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
     return cluster
 
 
+def record_time_losses(store: RunStore, losses: Counter[str]) -> None:
+    """Add a run's time losses by worker to the ones stored (results.json shows them), log and
+    print them."""
+    if not losses:
+        return
+    known = Counter[str](json.loads(store.meta(TIME_LOSSES) or "{}"))
+    known.update(losses)
+    store.set_meta(**{TIME_LOSSES: json.dumps(dict(sorted(known.items())))})
+    log.info("time_losses_by_worker", **losses)
+    print("Time losses by worker: " + ", ".join(f"{w}: {n}" for w, n in sorted(losses.items())), flush=True)
+
+
 async def run_tournament(
     store: RunStore, console: Console, *, resumed: bool = False, cancel_scope: trio.CancelScope | None = None,
     access: RemoteAccess = PLAINTEXT,
@@ -325,6 +346,7 @@ async def run_tournament(
     scope = cancel_scope or trio.CancelScope()
     failed: dict[str, str] = {}
     infra: list[str] = []
+    losses: Counter[str] = Counter()
     if dask is not None:
         progress.workers = dask.workers()
     try:
@@ -340,7 +362,8 @@ async def run_tournament(
                         )
                         work = store.pending()
                         progress.update(force=True)
-                        failed, infra = runner.failed, runner.infrastructure_failures  # (filled while it runs)
+                        # (filled while it runs)
+                        failed, infra, losses = runner.failed, runner.infrastructure_failures, runner.time_losses
                         await runner.run(work, stop=sink.stop)
                 if scope.cancelled_caught:
                     status = "interrupted"
@@ -352,9 +375,7 @@ async def run_tournament(
         raise
     finally:
         if dask is not None:
-            if dask.time_losses:
-                log.info("time_losses_by_worker", **dask.time_losses)
-                print("Time losses by worker: " + ", ".join(f"{w}: {n}" for w, n in sorted(dask.time_losses.items())))
+            record_time_losses(store, losses)
             dask.close()
         wstore.close()
         progress.finish()
