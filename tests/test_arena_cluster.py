@@ -5,6 +5,7 @@ itself was killed mid-run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -76,17 +77,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+@contextlib.contextmanager
+def dask_cluster(tmp: Path, worker_envs: list[dict[str, str]]) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    """A real ``dask scheduler`` on 127.0.0.1 and a ``dask worker`` per environment."""
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    log = open(tmp_path / "dask.log", "wb")  # noqa: SIM115 - closed below
+    log = open(tmp / "dask.log", "wb")  # noqa: SIM115 - closed below
     procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
                                "--dashboard-address", "127.0.0.1:0"], stdout=log, stderr=log, start_new_session=True)]
-    for _ in range(2):
+    for env in worker_envs:
         procs.append(subprocess.Popen([DASK, "worker", address, "--nthreads", "1", "--no-nanny",
                                        "--dashboard-address", "127.0.0.1:0"], stdout=log, stderr=log,
-                                      start_new_session=True))
+                                      start_new_session=True, env=env))
     try:
         yield address, procs[1:]
     finally:
@@ -95,6 +97,12 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait()
         log.close()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    with dask_cluster(tmp_path, [dict(os.environ)] * 2) as made:
+        yield made
 
 
 def test_workers_2_on_this_machine(tmp_path: Path) -> None:
@@ -232,3 +240,33 @@ def test_time_losses_while_a_worker_stalled_are_played_again_and_counted_by_work
     assert sum(losses.values()) == 6 and all(w.startswith("tcp://127.0.0.1:") for w in losses), losses
     assert "Time losses by worker: tcp://127.0.0.1:" in out
     audit(run)
+
+
+def test_a_bot_a_worker_cannot_start_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    """The bot's program is on the arena's PATH and on one worker's, not on the other's: the
+    run stops before its first game with the worker and the bot named."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "mybot"
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} -m arena._testbot "$@"\n')
+    script.chmod(0o755)
+    with_bin = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    without = {**os.environ, "PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                                     if p != str(bin_dir))}
+    bots = tmp_path / "bots.toml"
+    bots.write_text('[[bot]]\nname = "mine"\ncommand = ["mybot"]\n\n'
+                    '[[bot]]\nname = "b"\ncommand = ["{python}", "-m", "arena._testbot"]\n')
+    run = tmp_path / "run"
+    with dask_cluster(tmp_path, [with_bin, without]) as (address, _):
+        deadline = time.monotonic() + 60  # both workers connected before the check
+        while (tmp_path / "dask.log").read_bytes().count(b"Registered to") < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "2",
+                              "--rules", "short", "--tc", "st=1", "--scheduler", address, "--out", str(run)],
+                             capture_output=True, text=True, timeout=120, env=with_bin)
+    assert out.returncode == 2, out.stdout + out.stderr
+    problems = [line for line in out.stderr.splitlines() if line.strip().startswith("worker tcp://127.0.0.1:")]
+    assert len(problems) == 1, out.stderr  # the one worker without the program
+    assert "bot 'mine': program 'mybot' is not found" in problems[0]
+    assert f"arena tournament --resume {run}" in out.stderr
+    assert games(run)[:2] == (0, 2)

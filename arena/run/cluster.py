@@ -6,14 +6,14 @@ pool of reused bots), opened by the :class:`MatchWorker` plugin; each game is on
 the picklable :class:`referee.MatchSpec` and :class:`referee.BotLaunch` values. The task
 returns the report and the replay's bytes; the arena writes the replay atomically into the run
 folder and records the result in its run store — the one source of truth. Bots are started on
-the worker from the manifest: their command must resolve there (same path on every machine),
-which :func:`check_bots` verifies before the run starts."""
+the worker from the manifest: a bot's folder, program and modules must be found there at the
+same paths as on the arena's machine (a shared or identical file system; ``{python}`` is the
+worker's interpreter), which :meth:`Cluster.check_bots` verifies on every worker before the
+run starts."""
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +24,8 @@ import trio
 from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 
 import referee
-from arena.run.placement import ClusterObserver, ClusterSpec, InfrastructureFailure, Stalls
+from arena.run.manifest import BotSpec, startup_problem
+from arena.run.placement import BotsUnreachable, ClusterObserver, ClusterSpec, InfrastructureFailure, Stalls
 from arena.run.runner import StallMonitor
 from referee import BotLaunch, MatchSpec, PlayedMatch
 
@@ -94,14 +95,16 @@ def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> tuple[PlayedM
     return played, str(worker.address), stalls
 
 
-def _missing_programs(commands: Sequence[tuple[str, str]]) -> list[str]:
-    """(On a worker.) The bots whose program cannot be found there."""
-    missing = []
-    for name, program in commands:
-        found = os.path.exists(program) if os.sep in program else shutil.which(program) is not None
-        if not found and program != "{python}":
-            missing.append(f"{name}: {program!r}")
-    return missing
+def _startup_problems(bots: Sequence[BotSpec], log_dir: str) -> list[str]:
+    """(On a worker.) Why bots cannot start there: the checks the arena makes before a run
+    (folder, program, a ``python -m`` module and its imports), made with the worker's own file
+    system, ``PATH`` and interpreter; and the bots' log folder must be writable there."""
+    problems = [why for why in map(startup_problem, bots) if why]
+    try:
+        Path(log_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        problems.append(f"the bots' log folder {log_dir!r} cannot be made: {e.strerror or e}")
+    return problems
 
 
 class Cluster:
@@ -123,14 +126,12 @@ class Cluster:
         """Workers connected now."""
         return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
 
-    def check_bots(self, launches: Sequence[BotLaunch]) -> None:
-        """``ValueError`` naming every bot whose program a worker cannot find."""
-        commands = sorted({(b.name, b.command[0]) for b in launches if b.command})
-        answers = self.client.run(_missing_programs, commands)
-        problems = [f"worker {w}: {m}" for w, missing in answers.items() for m in missing]
+    def check_bots(self, bots: Sequence[BotSpec], log_dir: Path) -> None:
+        """:class:`BotsUnreachable` naming every worker and bot that cannot start there."""
+        answers = self.client.run(_startup_problems, [b for b in bots if not b.remote], str(log_dir))
+        problems = [f"worker {w}: {why}" for w, found in sorted(answers.items()) for why in found]
         if problems:
-            raise ValueError("bots not found on the workers (a bot's command must resolve on every worker: "
-                             "the same path on every machine):\n  " + "\n  ".join(problems))
+            raise BotsUnreachable(problems)
 
     @property
     def lost(self) -> bool:

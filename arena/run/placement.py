@@ -32,6 +32,16 @@ class GameCluster(Protocol):
         """Play one game on a worker (``InfrastructureFailure`` if it cannot be)."""
 
 
+class BotsUnreachable(Exception):
+    """Bots that cannot start on the cluster's workers, checked before a run starts."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        """One line per worker and bot: ``worker ADDRESS: bot 'NAME': why``."""
+        super().__init__("bots cannot start on the Dask workers (a bot's folder, program and modules must be "
+                         "found on every worker at the same paths as here):\n  " + "\n  ".join(self.problems))
+
+
 class InfrastructureFailure(RuntimeError):
     """A game's task failed on every retry (its workers died, or the scheduler was lost): not a
     bot's loss; the game stays pending and ``--resume`` plays it."""

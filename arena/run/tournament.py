@@ -23,7 +23,7 @@ from arena.results.report import PlayedGame, build_report, render_text, write_fi
 from arena.results.stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
 from arena.run.manifest import BotSpec, new_token
 from arena.run.placement import ClusterSpec
-from arena.run.procs import BotLogs, launch_for
+from arena.run.procs import BotLogs
 from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
 from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.store import DbWriter, RunStore, proc_start_ticks
@@ -270,8 +270,7 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
 
     cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays")
     try:
-        launches = [launch_for(b, BotLogs(run_dir / "logs"), {}) for b in bots if not b.remote]
-        await trio.to_thread.run_sync(cluster.check_bots, launches)
+        await trio.to_thread.run_sync(cluster.check_bots, bots, run_dir / "logs")
     except BaseException:
         cluster.close()
         raise
