@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,14 +87,30 @@ class MatchWorker(WorkerPlugin):
             self._thread.join(10)
 
 
-def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> tuple[PlayedMatch, str, Stalls]:
-    """One game on this worker's match context; returns it, the worker's address and the
-    stalls of the worker's loop before the game's end."""
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """What a game's task sends back to the arena."""
+
+    played: PlayedMatch
+    """The game's report and replay bytes."""
+    worker: str
+    """The worker's address."""
+    stalls: Stalls
+    """The worker's loop stalls before the game's end."""
+    started: float
+    """When the task started on the worker (``time.time()``: the arena's clock on this machine)."""
+    ended: float
+    """When it ended there."""
+
+
+def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> TaskResult:
+    """One game on this worker's match context."""
+    started = time.time()
     worker = get_worker()
     plugin = worker.plugins[PLUGIN]
     assert isinstance(plugin, MatchWorker) and plugin._token is not None, "the worker has no match context"
     played, stalls = trio.from_thread.run(plugin.play, spec, launches, trio_token=plugin._token)
-    return played, str(worker.address), stalls
+    return TaskResult(played, str(worker.address), stalls, started, time.time())
 
 
 def _startup_problems(bots: Sequence[BotSpec], log_dir: str) -> list[str]:
@@ -121,6 +139,10 @@ class Cluster:
             self.client = Client(self._local)  # type: ignore[no-untyped-call]
         self.client.register_plugin(MatchWorker(), name=PLUGIN)
         self.dashboard = str(self.client.dashboard_link or "")
+        self.overheads: list[float] = []
+        """Per game, the seconds it spent on the way rather than being played: from its
+        submission to its task's start, plus from the task's end to the arena holding the
+        result (a remote worker's clock skew adds to it)."""
 
     def workers(self) -> int:
         """Workers connected now."""
@@ -144,11 +166,12 @@ class Cluster:
         worker and its stalls first, then the end of the game)."""
         if self.lost:
             raise InfrastructureFailure("the Dask scheduler was lost")
+        submitted = time.time()
         future = self.client.submit(play_task, spec, tuple(launches), key=spec.match_id, pure=False,
                                     retries=RETRIES)
         observer.settled()  # the start-up is the worker's business
         try:
-            played, worker, stalls = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+            done: TaskResult = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
         except trio.Cancelled:
             future.cancel()  # type: ignore[no-untyped-call]
             raise
@@ -156,15 +179,21 @@ class Cluster:
             if self.lost:
                 raise InfrastructureFailure(f"the Dask scheduler was lost ({e!r})") from e
             raise InfrastructureFailure(f"game {spec.match_id} could not be played on the cluster: {e!r}") from e
+        self.overheads.append(done.started - submitted + time.time() - done.ended)
+        played = done.played
         path = self.replay_dir / f"{played.report.match_id}.jsonl"
         if played.replay:
             await trio.to_thread.run_sync(referee.write_atomic, path, played.replay)
         report = dataclasses.replace(played.report, replay_path=str(path) if played.replay else "")
-        observer.played_on(worker, stalls)
+        observer.played_on(done.worker, done.stalls)
         observer.finished(report)
         return dataclasses.replace(played, report=report)
 
     def close(self) -> None:
+        if self.overheads:
+            ms = sorted(1000 * o for o in self.overheads)
+            log.info("cluster_overhead", games=len(ms), median_ms=round(ms[len(ms) // 2], 2),
+                     mean_ms=round(sum(ms) / len(ms), 2), max_ms=round(ms[-1], 2))
         self.client.close()  # type: ignore[no-untyped-call]
         if self._local is not None:
             self._local.close()
