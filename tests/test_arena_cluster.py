@@ -270,3 +270,42 @@ def test_a_bot_a_worker_cannot_start_stops_the_run_before_it_starts(tmp_path: Pa
     assert "bot 'mine': program 'mybot' is not found" in problems[0]
     assert f"arena tournament --resume {run}" in out.stderr
     assert games(run)[:2] == (0, 2)
+
+
+MYBOT = """import os, sys
+from pathlib import Path
+with open(os.environ["WHERE_FILE"], "a") as f:
+    f.write(str(Path.cwd()) + " " + str(Path(__file__).resolve()) + "\\n")
+from arena._testbot import main
+raise SystemExit(main())
+"""
+
+
+def test_ship_bots_sends_each_bot_folder_to_the_workers(tmp_path: Path,
+                                                         cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    """``--ship-bots``: the bot's folder is zipped, unpacked on every worker, and the bot starts
+    from the copy (its cwd and the script path in its command moved there)."""
+    address, _ = cluster
+    src = tmp_path / "botsrc"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "mybot.py").write_text(MYBOT)
+    (src / ".git").mkdir()
+    (src / ".git" / "big").write_bytes(b"x" * 1000)  # (never shipped)
+    where = tmp_path / "where.txt"
+    bots = tmp_path / "bots.toml"
+    bots.write_text(f'[[bot]]\nname = "mine"\ncwd = "{src}"\ncommand = ["{{python}}", "{src}/pkg/mybot.py"]\n'
+                    f'env = {{ WHERE_FILE = "{where}" }}\n\n'
+                    '[[bot]]\nname = "b"\ncommand = ["{python}", "-m", "arena._testbot"]\n')
+    run = tmp_path / "run"
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "4",
+                          "--rules", "short", "--tc", "st=2", "--concurrency", "2", "--scheduler", address,
+                          "--ship-bots", "--out", str(run)], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert games(run)[:2] == (4, 0)
+    starts = [line.split() for line in where.read_text().splitlines()]
+    assert starts, "the bot never started"
+    for cwd, script in starts:
+        assert "gin-arena-bots" in cwd and cwd != str(src), starts  # the worker's copy
+        assert script == str(Path(cwd) / "pkg" / "mybot.py"), starts
+        assert not (Path(cwd) / ".git").exists()
+    audit(run)

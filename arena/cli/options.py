@@ -206,6 +206,9 @@ def add_play_options(
                    "1: this process plays the games")
     g.add_argument("--scheduler", default="", metavar="tcp://HOST:8786",
                    help="play the games on an existing Dask cluster (`dask scheduler`, `dask worker`)")
+    g.add_argument("--ship-bots", action="store_true",
+                   help="with workers: send each bot's folder (its cwd) to every worker and start it from the "
+                   "copy (default: a bot must be at the same path on every worker)")
 
 
 def inline_text(words: list[str]) -> str:
@@ -270,7 +273,8 @@ def run_cancellable(fn: Callable[[trio.CancelScope], Awaitable[T]]) -> T:
 
 def cluster_spec(args: argparse.Namespace) -> ClusterSpec:
     try:
-        spec = ClusterSpec.parse(str(getattr(args, "workers", "1")), str(getattr(args, "scheduler", "")))
+        spec = ClusterSpec.parse(str(getattr(args, "workers", "1")), str(getattr(args, "scheduler", "")),
+                                 bool(getattr(args, "ship_bots", False)))
     except ValueError as e:
         raise UsageError(str(e)) from None
     referee = str(getattr(args, "referee", "") or "")

@@ -8,8 +8,9 @@ returns the report and the replay's bytes; the arena writes the replay atomicall
 folder and records the result in its run store — the one source of truth. Bots are started on
 the worker from the manifest: a bot's folder, program and modules must be found there at the
 same paths as on the arena's machine (a shared or identical file system; ``{python}`` is the
-worker's interpreter), which :meth:`Cluster.check_bots` verifies on every worker before the
-run starts."""
+worker's interpreter), or with ``--ship-bots`` each bot's folder (its ``cwd``) is zipped and
+sent to every worker (:class:`BotFolders`); :meth:`Cluster.check_bots` verifies on every
+worker that it can start every bot before the run starts."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import trio
 from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 
 import referee
+from arena.run import shipping
 from arena.run.manifest import BotSpec, startup_problem
 from arena.run.placement import BotsUnreachable, ClusterObserver, ClusterSpec, InfrastructureFailure, Stalls
 from arena.run.runner import StallMonitor
@@ -35,6 +37,8 @@ log = structlog.get_logger("arena")
 
 PLUGIN = "gin-arena-match-context"
 """The name of the worker plugin (each worker's match context)."""
+FOLDERS = "gin-arena-bot-folders"
+"""The name of the worker plugin carrying shipped bot folders (``--ship-bots``)."""
 RETRIES = 2
 """A game whose worker died is run again on another at most this often."""
 STALL_HORIZON_S = 30.0
@@ -87,6 +91,28 @@ class MatchWorker(WorkerPlugin):
             self._thread.join(10)
 
 
+class BotFolders(WorkerPlugin):
+    """A Dask ``WorkerPlugin`` carrying the bots' folders, zipped (``--ship-bots``): each worker
+    unpacks them into its local directory; its bots start from there."""
+
+    name = FOLDERS
+
+    def __init__(self, folders: dict[str, bytes]) -> None:
+        self.folders = folders
+        self.places: dict[str, str] = {}
+        """(On a worker.) Each shipped folder's copy there."""
+
+    def setup(self, worker: Any) -> None:
+        self.places = shipping.unpack(self.folders, Path(worker.local_directory) / "gin-arena-bots")
+        self.folders = {}  # (unpacked: the bytes are not needed any more)
+
+
+def _places() -> dict[str, str]:
+    """(On a worker.) Where the shipped bot folders are (none shipped: ``{}``)."""
+    plugin = get_worker().plugins.get(FOLDERS)
+    return plugin.places if isinstance(plugin, BotFolders) else {}
+
+
 @dataclass(frozen=True, slots=True)
 class TaskResult:
     """What a game's task sends back to the arena."""
@@ -109,6 +135,8 @@ def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> TaskResult:
     worker = get_worker()
     plugin = worker.plugins[PLUGIN]
     assert isinstance(plugin, MatchWorker) and plugin._token is not None, "the worker has no match context"
+    if places := _places():
+        launches = tuple(shipping.relocated(b, places) for b in launches)
     played, stalls = trio.from_thread.run(plugin.play, spec, launches, trio_token=plugin._token)
     return TaskResult(played, str(worker.address), stalls, started, time.time())
 
@@ -116,8 +144,10 @@ def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> TaskResult:
 def _startup_problems(bots: Sequence[BotSpec], log_dir: str) -> list[str]:
     """(On a worker.) Why bots cannot start there: the checks the arena makes before a run
     (folder, program, a ``python -m`` module and its imports), made with the worker's own file
-    system, ``PATH`` and interpreter; and the bots' log folder must be writable there."""
-    problems = [why for why in map(startup_problem, bots) if why]
+    system, ``PATH`` and interpreter (a shipped folder: its copy there); and the bots' log folder
+    must be writable there."""
+    places = _places()
+    problems = [why for why in (startup_problem(shipping.relocated(b, places)) for b in bots) if why]
     try:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -147,6 +177,14 @@ class Cluster:
     def workers(self) -> int:
         """Workers connected now."""
         return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+
+    def ship(self, bots: Sequence[BotSpec]) -> None:
+        """Send every bot's folder to the workers (and to workers that join later)."""
+        try:
+            folders = shipping.archives(bots)
+        except shipping.ShippingError as e:
+            raise BotsUnreachable([str(e)]) from None
+        self.client.register_plugin(BotFolders(folders), name=FOLDERS)
 
     def check_bots(self, bots: Sequence[BotSpec], log_dir: Path) -> None:
         """:class:`BotsUnreachable` naming every worker and bot that cannot start there."""

@@ -3,6 +3,7 @@ alone imports Dask). The values and the seam the runner needs, without Dask."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ class ClusterSpec:
     """An existing cluster's scheduler (``tcp://HOST:8786``); empty: none."""
     auto: bool = False
     """Whether ``workers`` came from ``auto`` (then :meth:`sized` trims it to what a run can use)."""
+    ship_bots: bool = False
+    """Whether each bot's folder is sent to the workers (else it must be at the same path there)."""
 
     @property
     def distributed(self) -> bool:
@@ -70,13 +73,14 @@ class ClusterSpec:
         return bool(self.scheduler) or self.workers > 1
 
     @staticmethod
-    def parse(text: str, scheduler: str = "") -> ClusterSpec:
-        """``--workers`` (``auto``: the cores; or a whole number >= 1) and ``--scheduler``."""
+    def parse(text: str, scheduler: str = "", ship_bots: bool = False) -> ClusterSpec:
+        """``--workers`` (``auto``: the cores; or a whole number >= 1), ``--scheduler`` and
+        ``--ship-bots``."""
         if text == "auto":
-            return ClusterSpec(max(1, os.cpu_count() or 1), scheduler, auto=True)
+            return ClusterSpec(max(1, os.cpu_count() or 1), scheduler, auto=True, ship_bots=ship_bots)
         if not text.isdigit() or int(text) < 1:
             raise ValueError(f"--workers must be auto or a whole number >= 1; got {text!r}")
-        return ClusterSpec(int(text), scheduler)
+        return ClusterSpec(int(text), scheduler, ship_bots=ship_bots)
 
     def sized(self, *, concurrency: int, games: int, referee: str = "") -> ClusterSpec:
         """The cluster a run of ``games`` games, ``concurrency`` at once, uses: ``auto`` never
@@ -85,4 +89,4 @@ class ClusterSpec:
         if not self.auto or self.scheduler:
             return self
         workers = 1 if referee else max(1, min(self.workers, concurrency, games))
-        return ClusterSpec(workers, auto=True)
+        return dataclasses.replace(self, workers=workers)

@@ -270,6 +270,8 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
 
     cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays")
     try:
+        if spec.ship_bots:
+            await trio.to_thread.run_sync(cluster.ship, bots)
         await trio.to_thread.run_sync(cluster.check_bots, bots, run_dir / "logs")
     except BaseException:
         cluster.close()
