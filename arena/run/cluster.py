@@ -107,9 +107,14 @@ class BotFolders(WorkerPlugin):
         self.folders = {}  # (unpacked: the bytes are not needed any more)
 
 
-def _places() -> dict[str, str]:
+def _worker_plugins(dask_scheduler: Any) -> list[str]:
+    """(On the scheduler.) The names of the worker plugins registered there."""
+    return list(dask_scheduler.worker_plugins)
+
+
+def _places(worker: Any) -> dict[str, str]:
     """(On a worker.) Where the shipped bot folders are (none shipped: ``{}``)."""
-    plugin = get_worker().plugins.get(FOLDERS)
+    plugin = worker.plugins.get(FOLDERS)
     return plugin.places if isinstance(plugin, BotFolders) else {}
 
 
@@ -135,18 +140,18 @@ def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> TaskResult:
     worker = get_worker()
     plugin = worker.plugins[PLUGIN]
     assert isinstance(plugin, MatchWorker) and plugin._token is not None, "the worker has no match context"
-    if places := _places():
+    if places := _places(worker):
         launches = tuple(shipping.relocated(b, places) for b in launches)
     played, stalls = trio.from_thread.run(plugin.play, spec, launches, trio_token=plugin._token)
     return TaskResult(played, str(worker.address), stalls, started, time.time())
 
 
-def _startup_problems(bots: Sequence[BotSpec], log_dir: str) -> list[str]:
+def _startup_problems(bots: Sequence[BotSpec], log_dir: str, dask_worker: Any) -> list[str]:
     """(On a worker.) Why bots cannot start there: the checks the arena makes before a run
     (folder, program, a ``python -m`` module and its imports), made with the worker's own file
     system, ``PATH`` and interpreter (a shipped folder: its copy there); and the bots' log folder
     must be writable there."""
-    places = _places()
+    places = _places(dask_worker)
     problems = [why for why in (startup_problem(shipping.relocated(b, places)) for b in bots) if why]
     try:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
@@ -168,6 +173,9 @@ class Cluster:
                                        dashboard_address="127.0.0.1:0", silence_logs=40)  # type: ignore[no-untyped-call]
             self.client = Client(self._local)  # type: ignore[no-untyped-call]
         self.client.register_plugin(MatchWorker(), name=PLUGIN)
+        # An earlier run's shipped folders must not be used by this one.
+        if FOLDERS in self.client.run_on_scheduler(_worker_plugins):  # type: ignore[no-untyped-call]
+            self.client.unregister_worker_plugin(FOLDERS)  # type: ignore[no-untyped-call]
         self.dashboard = str(self.client.dashboard_link or "")
         self.overheads: list[float] = []
         """Per game, the seconds it spent on the way rather than being played: from its
