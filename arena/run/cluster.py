@@ -14,6 +14,7 @@ worker that it can start every bot before the run starts."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -160,6 +161,22 @@ def _startup_problems(bots: Sequence[BotSpec], log_dir: str, dask_worker: Any) -
     return problems
 
 
+async def _outcome(future: Any) -> TaskResult:
+    """A task's result, waited for without holding a thread (trio's threads are limited: a
+    thread per running game would cap the games in flight), then fetched in one."""
+    token = trio.lowlevel.current_trio_token()
+    finished = trio.Event()
+
+    def wake(_: Any) -> None:  # (on Dask's callback thread)
+        with contextlib.suppress(trio.RunFinishedError):
+            token.run_sync_soon(finished.set)
+
+    future.add_done_callback(wake)
+    await finished.wait()
+    result: TaskResult = await trio.to_thread.run_sync(future.result)  # (done: it returns, or raises, at once)
+    return result
+
+
 class Cluster:
     """A Dask client and, for ``--workers N``, the local cluster it talks to."""
 
@@ -217,7 +234,7 @@ class Cluster:
                                     retries=RETRIES)
         observer.settled()  # the start-up is the worker's business
         try:
-            done: TaskResult = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+            done = await _outcome(future)
         except trio.Cancelled:
             future.cancel()  # type: ignore[no-untyped-call]
             raise
