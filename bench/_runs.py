@@ -23,7 +23,11 @@ def tree_cpu(proc: psutil.Process) -> float:
     """CPU seconds of ``proc`` and all its descendants, living or ended (an ended child's CPU
     is in its parent's ``children_*`` once the parent waited for it)."""
     total = 0.0
-    for p in (proc, *proc.children(recursive=True)):
+    try:
+        kids = proc.children(recursive=True)
+    except psutil.Error:  # (it ended)
+        kids = []
+    for p in (proc, *kids):
         try:
             t = p.cpu_times()
         except psutil.Error:  # (ended between the listing and the read)

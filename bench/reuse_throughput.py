@@ -6,8 +6,9 @@ arena, workers, referees, bots — sampled with psutil, ended children included)
 (a) greedy vs greedy (the sample bots, rules ``short``), a process per game (``restart =
     "always"``) vs reused (``restart = "never"``) at concurrency 1, 2, 4, 8, in this process
     (``--workers 1``); the two modes alternate, ``--repeats`` times, medians printed.
-(b) the machine's CPU bound for the reused mode: cores × 60 s ÷ CPU seconds per game, and the
-    share of it reached.
+(b) the machine's CPU bound for the reused mode: cores × 60 s ÷ CPU seconds per game, the
+    share of it reached, and the cores the reused run used (CPU seconds ÷ seconds: on a machine
+    shared with other work the share is capped by what the run gets).
 (c) workers 2 vs 1 (Dask, ``--workers N``) with CPU-bound bots (bench/_busy_bot.py: greedy
     after spinning ``--busy-ms`` of CPU per decision), alternating; the CPU used is printed.
 
@@ -63,7 +64,7 @@ def reuse(folder: Path, args: argparse.Namespace) -> None:
     print(f"(a) {args.games} games per figure, greedy vs greedy, rules short, {args.tc}, --workers 1; "
           f"medians of {args.repeats}")
     print(f"{'concurrency':>11} {'per game':>10} {'reused':>10} {'ratio':>6} {'cpu/game per':>13} {'reused':>7} "
-          f"{'bound':>8} {'of bound':>8}")
+          f"{'bound':>8} {'of bound':>8} {'cores used':>10}")
     for level in (int(x) for x in args.levels.split(",")):
         manifests = {r: "\n".join(GREEDY.format(name=n, restart=r) for n in ("g1", "g2")) for r in ("always", "never")}
         fresh, kept = alternate(
@@ -73,8 +74,9 @@ def reuse(folder: Path, args: argparse.Namespace) -> None:
         )
         (f_rate, f_cpu), (k_rate, k_cpu) = medians(fresh), medians(kept)
         bound = CORES * 60 / k_cpu  # (b): games/min if every core did nothing but these games
+        used = statistics.median(f.cpu_s / f.seconds for f in kept)  # (what the reused run got of the machine)
         print(f"{level:>11} {f_rate:>8.0f}/m {k_rate:>8.0f}/m {k_rate / f_rate:>5.2f}x {f_cpu:>12.3f}s "
-              f"{k_cpu:>6.3f}s {bound:>6.0f}/m {k_rate / bound:>7.0%}")
+              f"{k_cpu:>6.3f}s {bound:>6.0f}/m {k_rate / bound:>7.0%} {used:>10.2f}")
         print(f"{'':>11} ({load()})")
 
 
