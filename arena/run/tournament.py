@@ -320,8 +320,10 @@ async def run_tournament(
     counts = store.counts()
     total = sum(counts.values())
     settings = play_settings(cfg.play)
+    remote = {b.name for b in bots if b.remote}  # (a game with a remote seat is played here)
+    on_workers = sum(1 for job, _ in store.pending() if not remote & {base_name(p) for p in job.players})
     dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots, concurrency=cfg.play.concurrency,
-                              games=counts["pending"], referee=cfg.referee)  # (before the clock starts)
+                              games=on_workers, referee=cfg.referee)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
