@@ -5,7 +5,10 @@ itself was killed mid-run."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -74,17 +77,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+@contextlib.contextmanager
+def dask_cluster(tmp: Path, worker_envs: list[dict[str, str]]) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    """A real ``dask scheduler`` on 127.0.0.1 and a ``dask worker`` per environment."""
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    log = open(tmp_path / "dask.log", "wb")  # noqa: SIM115 - closed below
+    log = open(tmp / "dask.log", "wb")  # noqa: SIM115 - closed below
     procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
                                "--dashboard-address", "127.0.0.1:0"], stdout=log, stderr=log, start_new_session=True)]
-    for _ in range(2):
+    for env in worker_envs:
         procs.append(subprocess.Popen([DASK, "worker", address, "--nthreads", "1", "--no-nanny",
                                        "--dashboard-address", "127.0.0.1:0"], stdout=log, stderr=log,
-                                      start_new_session=True))
+                                      start_new_session=True, env=env))
     try:
         yield address, procs[1:]
     finally:
@@ -95,11 +99,20 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]
         log.close()
 
 
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    with dask_cluster(tmp_path, [dict(os.environ)] * 2) as made:
+        yield made
+
+
 def test_workers_2_on_this_machine(tmp_path: Path) -> None:
     run = tmp_path / "run"
     out = subprocess.run(tournament(tmp_path, run, 6, "--workers", "2"), capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Games run on Dask (2 local worker processes" in out.stdout and "dashboard: http" in out.stdout
+    # The progress line: games, workers, running games, games/min.
+    assert re.search(r"progress: 6/6 games 100% \| 2 workers \| 0 running \| \d+/min", out.stdout + out.stderr), \
+        out.stdout + out.stderr
     done, pending, ids = games(run)
     assert (done, pending) == (6, 0) and len(set(ids)) == 6
     audit(run)
@@ -174,4 +187,125 @@ def test_the_scheduler_lost_mid_run_says_so_and_the_run_resumes(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     done, pending, ids = games(run)
     assert (done, pending) == (12, 0) and len(set(ids)) == 12
+    audit(run)
+
+
+SLOW = """
+[[bot]]
+name = "a"
+command = ["{python}", "-m", "arena._testbot"]
+
+[[bot]]
+name = "slow"
+command = ["{python}", "-m", "arena._testbot", "--mode", "slow", "--delay", "1.5"]
+"""
+
+
+def test_time_losses_while_a_worker_stalled_are_played_again_and_counted_by_worker(
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    """The workers are stopped (SIGSTOP) for 300 ms of every 500 while the run lasts: their
+    loops stall, so a time loss there is not the bot's fault and is played again (at most twice);
+    results.json names the worker in each discarded game's reason and counts time losses by
+    worker."""
+    address, workers = cluster
+    bots = tmp_path / "bots.toml"
+    bots.write_text(SLOW)
+    run = tmp_path / "run"
+    arena = subprocess.Popen([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "2",
+                              "--rules", "short", "--tc", "st=0.3", "--concurrency", "2", "--scheduler", address,
+                              "--out", str(run)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        while arena.poll() is None:
+            for w in workers:
+                os.kill(w.pid, signal.SIGSTOP)
+            time.sleep(0.3)
+            for w in workers:
+                os.kill(w.pid, signal.SIGCONT)
+            time.sleep(0.2)
+        out = arena.communicate(timeout=10)[0]
+    finally:
+        for w in workers:
+            os.kill(w.pid, signal.SIGCONT)
+        if arena.poll() is None:
+            arena.kill()
+    assert arena.returncode == 0, out
+    results = json.loads((run / "results.json").read_text())
+    terms = [g["termination"] for g in results["games"]]
+    assert terms == ["time_forfeit", "time_forfeit"], out  # the third attempt is scored
+    discarded = results["discarded"]
+    assert len(discarded) == 4, discarded  # two replays of each game
+    assert all("stalled for" in d["reason"] and "played again" in d["reason"] for d in discarded), discarded
+    assert any("the event loop of worker tcp://127.0.0.1:" in d["reason"] for d in discarded), discarded
+    losses = results["time_losses_by_worker"]
+    assert sum(losses.values()) == 6 and all(w.startswith("tcp://127.0.0.1:") for w in losses), losses
+    assert "Time losses by worker: tcp://127.0.0.1:" in out
+    audit(run)
+
+
+def test_a_bot_a_worker_cannot_start_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    """The bot's program is on the arena's PATH and on one worker's, not on the other's: the
+    run stops before its first game with the worker and the bot named."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "mybot"
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} -m arena._testbot "$@"\n')
+    script.chmod(0o755)
+    with_bin = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    without = {**os.environ, "PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                                     if p != str(bin_dir))}
+    bots = tmp_path / "bots.toml"
+    bots.write_text('[[bot]]\nname = "mine"\ncommand = ["mybot"]\n\n'
+                    '[[bot]]\nname = "b"\ncommand = ["{python}", "-m", "arena._testbot"]\n')
+    run = tmp_path / "run"
+    with dask_cluster(tmp_path, [with_bin, without]) as (address, _):
+        deadline = time.monotonic() + 60  # both workers connected before the check
+        while (tmp_path / "dask.log").read_bytes().count(b"Registered to") < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "2",
+                              "--rules", "short", "--tc", "st=1", "--scheduler", address, "--out", str(run)],
+                             capture_output=True, text=True, timeout=120, env=with_bin)
+    assert out.returncode == 2, out.stdout + out.stderr
+    problems = [line for line in out.stderr.splitlines() if line.strip().startswith("worker tcp://127.0.0.1:")]
+    assert len(problems) == 1, out.stderr  # the one worker without the program
+    assert "bot 'mine': program 'mybot' is not found" in problems[0]
+    assert f"arena tournament --resume {run}" in out.stderr
+    assert games(run)[:2] == (0, 2)
+
+
+MYBOT = """import os, sys
+from pathlib import Path
+with open(os.environ["WHERE_FILE"], "a") as f:
+    f.write(str(Path.cwd()) + " " + str(Path(__file__).resolve()) + "\\n")
+from arena._testbot import main
+raise SystemExit(main())
+"""
+
+
+def test_ship_bots_sends_each_bot_folder_to_the_workers(tmp_path: Path,
+                                                         cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    """``--ship-bots``: the bot's folder is zipped, unpacked on every worker, and the bot starts
+    from the copy (its cwd and the script path in its command moved there)."""
+    address, _ = cluster
+    src = tmp_path / "botsrc"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "mybot.py").write_text(MYBOT)
+    (src / ".git").mkdir()
+    (src / ".git" / "big").write_bytes(b"x" * 1000)  # (never shipped)
+    where = tmp_path / "where.txt"
+    bots = tmp_path / "bots.toml"
+    bots.write_text(f'[[bot]]\nname = "mine"\ncwd = "{src}"\ncommand = ["{{python}}", "{src}/pkg/mybot.py"]\n'
+                    f'env = {{ WHERE_FILE = "{where}" }}\n\n'
+                    '[[bot]]\nname = "b"\ncommand = ["{python}", "-m", "arena._testbot"]\n')
+    run = tmp_path / "run"
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "4",
+                          "--rules", "short", "--tc", "st=2", "--concurrency", "2", "--scheduler", address,
+                          "--ship-bots", "--out", str(run)], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert games(run)[:2] == (4, 0)
+    starts = [line.split() for line in where.read_text().splitlines()]
+    assert starts, "the bot never started"
+    for cwd, script in starts:
+        assert "gin-arena-bots" in cwd and cwd != str(src), starts  # the worker's copy
+        assert script == str(Path(cwd) / "pkg" / "mybot.py"), starts
+        assert not (Path(cwd) / ".git").exists()
     audit(run)

@@ -104,7 +104,8 @@ def test_the_arena_stops_the_games_of_a_bot_that_crashes_more_than_three_times(t
     run = tmp_path / "run"
     out = subprocess.run(
         [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "12", "--rules", "short",
-         "--tc", "st=1", "--concurrency", "1", "--out", str(run)], capture_output=True, text=True, timeout=180)
+         "--tc", "st=1", "--concurrency", "1", "--workers", "1", "--out", str(run)], capture_output=True,
+        text=True, timeout=180)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "bot 'broken': its games were stopped: its process crashed 4 times (more than 3)" in out.stderr
     assert f"arena tournament --resume {run}" in out.stderr

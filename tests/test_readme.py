@@ -182,7 +182,9 @@ def make_venv(work: Path) -> None:
     for name, target in scripts.items():
         module, function = target.split(":")
         script = venv / "bin" / name
-        script.write_text(f"#!{python}\nimport sys\nfrom {module} import {function}\nsys.exit({function}())\n")
+        # As pip writes it: guarded, since a process started by spawn (Dask's local workers) imports it.
+        script.write_text(f"#!{python}\nimport sys\nfrom {module} import {function}\n"
+                          f"if __name__ == '__main__':\n    sys.exit({function}())\n")
         script.chmod(0o755)
 
 

@@ -24,6 +24,7 @@ from arena.replays import view as replay_view
 from arena.results import page as results_page
 from arena.run.ladder import LadderError
 from arena.run.manifest import ManifestError
+from arena.run.placement import BotsUnreachable
 from arena.store import StoreError
 from referee._tls import ListenError
 
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {p}", file=sys.stderr)
         return EXIT_USAGE
     except (UsageError, LadderError, StoreError) as e:
+        print(f"arena: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BotsUnreachable as e:
         print(f"arena: {e}", file=sys.stderr)
         return EXIT_USAGE
     except ListenError as e:

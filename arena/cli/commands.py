@@ -29,12 +29,12 @@ from arena.cli.options import (
     run_cancellable,
 )
 from arena.console import Console
-from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
 from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
-from arena.run.placement import ClusterSpec
+from arena.run.placement import BotsUnreachable, ClusterSpec
 from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import (
@@ -160,6 +160,10 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
         e = _alone(raised)
         if isinstance(e, ListenError):
             raise e from None
+        if isinstance(e, BotsUnreachable):
+            print(f"arena: {e}\nNo game was played; once the bots start there, play the run with: "
+                  f"arena tournament --resume {store.run_dir}", file=sys.stderr)
+            return EXIT_USAGE
         why = network_failure(e)
         if why is None:
             raise

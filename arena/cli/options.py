@@ -20,7 +20,7 @@ import referee
 from arena import console as console_mod
 from arena.console import Console
 from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
-from arena.run.placement import ClusterSpec
+from arena.run.placement import WORKERS_ENV, ClusterSpec
 from arena.run.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.tournament import RemoteAccess
 from referee import TimeControl, TimeControlError, games
@@ -200,11 +200,15 @@ def add_play_options(
     g.add_argument("--ca", default="", metavar="FILE",
                    help="with --referee: trust the CA certificates in FILE for its certificate (implies --tls)")
     g.add_argument("--seed", default="", help="run seed (any text; default random): every deal derives from it")
-    g.add_argument("--workers", default="1", metavar="N|auto",
+    g.add_argument("--workers", default=os.environ.get(WORKERS_ENV, "auto"), metavar="N|auto",
                    help="worker processes on this machine (Dask distributed), each with its own referee and "
-                   "reused bots; auto: one per core; 1 (default): this process plays the games")
+                   "reused bots; auto (default, or $" + WORKERS_ENV + "): one per core, at most --concurrency; "
+                   "1: this process plays the games")
     g.add_argument("--scheduler", default="", metavar="tcp://HOST:8786",
                    help="play the games on an existing Dask cluster (`dask scheduler`, `dask worker`)")
+    g.add_argument("--ship-bots", action="store_true",
+                   help="with workers: send each bot's folder (its cwd) to every worker and start it from the "
+                   "copy (default: a bot must be at the same path on every worker)")
 
 
 def inline_text(words: list[str]) -> str:
@@ -269,7 +273,12 @@ def run_cancellable(fn: Callable[[trio.CancelScope], Awaitable[T]]) -> T:
 
 def cluster_spec(args: argparse.Namespace) -> ClusterSpec:
     try:
-        return ClusterSpec(ClusterSpec.parse_workers(str(getattr(args, "workers", "1"))),
-                           str(getattr(args, "scheduler", "")))
+        spec = ClusterSpec.parse(str(getattr(args, "workers", "1")), str(getattr(args, "scheduler", "")),
+                                 bool(getattr(args, "ship_bots", False)))
     except ValueError as e:
         raise UsageError(str(e)) from None
+    referee = str(getattr(args, "referee", "") or "")
+    if referee and (spec.scheduler or (spec.workers > 1 and not spec.auto)):
+        raise UsageError(f"--workers {spec.workers}/--scheduler play the games on Dask workers' own referees, "
+                         f"--referee {referee} on that referee: give one of them")
+    return spec

@@ -6,16 +6,20 @@ pool of reused bots), opened by the :class:`MatchWorker` plugin; each game is on
 the picklable :class:`referee.MatchSpec` and :class:`referee.BotLaunch` values. The task
 returns the report and the replay's bytes; the arena writes the replay atomically into the run
 folder and records the result in its run store — the one source of truth. Bots are started on
-the worker from the manifest: their command must resolve there (same path on every machine),
-which :func:`check_bots` verifies before the run starts."""
+the worker from the manifest: a bot's folder, program and modules must be found there at the
+same paths as on the arena's machine (a shared or identical file system; ``{python}`` is the
+worker's interpreter), or with ``--ship-bots`` each bot's folder (its ``cwd``) is zipped and
+sent to every worker (:class:`BotFolders`); :meth:`Cluster.check_bots` verifies on every
+worker that it can start every bot before the run starts."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import os
-import shutil
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,25 +28,34 @@ import trio
 from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 
 import referee
-from arena.run.placement import ClusterSpec, InfrastructureFailure
-from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch
+from arena.run import shipping
+from arena.run.manifest import BotSpec, startup_problem
+from arena.run.placement import BotsUnreachable, ClusterObserver, ClusterSpec, InfrastructureFailure, Stalls
+from arena.run.runner import StallMonitor
+from referee import BotLaunch, MatchSpec, PlayedMatch
 
 log = structlog.get_logger("arena")
 
 PLUGIN = "gin-arena-match-context"
 """The name of the worker plugin (each worker's match context)."""
+FOLDERS = "gin-arena-bot-folders"
+"""The name of the worker plugin carrying shipped bot folders (``--ship-bots``)."""
 RETRIES = 2
 """A game whose worker died is run again on another at most this often."""
+STALL_HORIZON_S = 30.0
+"""A game's task returns its worker's loop stalls of this many seconds before the game's end."""
 
 
 class MatchWorker(WorkerPlugin):
     """A Dask ``WorkerPlugin``: a trio run in a thread of the worker holding one match context
-    (referee and reused bots) for as long as the worker lives."""
+    (referee and reused bots) for as long as the worker lives, and a stall monitor watching
+    that run's loop (where the worker's referee times the bots' answers)."""
 
     name = PLUGIN
 
     def __init__(self) -> None:
         self.context: referee.MatchContext | None = None
+        self.stalls: StallMonitor | None = None
         self._ready: threading.Event | None = None  # (made on the worker: the plugin is pickled)
         self._stop: trio.Event | None = None
         self._token: Any = None
@@ -57,11 +70,20 @@ class MatchWorker(WorkerPlugin):
     async def _hold(self) -> None:
         self._stop = trio.Event()
         self._token = trio.lowlevel.current_trio_token()
-        async with referee.open_match_context() as ctx:
+        self.stalls = StallMonitor(keep_s=STALL_HORIZON_S)
+        async with referee.open_match_context() as ctx, trio.open_nursery() as nursery:
+            nursery.start_soon(self.stalls.run)
             self.context = ctx
             assert self._ready is not None
             self._ready.set()
             await self._stop.wait()
+            nursery.cancel_scope.cancel()
+
+    async def play(self, spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> tuple[PlayedMatch, Stalls]:
+        """(On the context's trio run.) One game, and the loop's stalls before its end."""
+        assert self.context is not None and self.stalls is not None, "the worker has no match context"
+        played = await self.context.play(spec, launches)
+        return played, self.stalls.recent(STALL_HORIZON_S)
 
     def teardown(self, worker: Any) -> None:
         if self._stop is not None and self._token is not None:
@@ -70,22 +92,89 @@ class MatchWorker(WorkerPlugin):
             self._thread.join(10)
 
 
-def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> tuple[PlayedMatch, str]:
-    """One game on this worker's match context; returns it and the worker's address."""
+class BotFolders(WorkerPlugin):
+    """A Dask ``WorkerPlugin`` carrying the bots' folders, zipped (``--ship-bots``): each worker
+    unpacks them into its local directory; its bots start from there."""
+
+    name = FOLDERS
+
+    def __init__(self, folders: dict[str, bytes]) -> None:
+        self.folders = folders
+        self.places: dict[str, str] = {}
+        """(On a worker.) Each shipped folder's copy there."""
+
+    def setup(self, worker: Any) -> None:
+        self.places = shipping.unpack(self.folders, Path(worker.local_directory) / "gin-arena-bots")
+        self.folders = {}  # (unpacked: the bytes are not needed any more)
+
+
+def _worker_plugins(dask_scheduler: Any) -> list[str]:
+    """(On the scheduler.) The names of the worker plugins registered there."""
+    return list(dask_scheduler.worker_plugins)
+
+
+def _places(worker: Any) -> dict[str, str]:
+    """(On a worker.) Where the shipped bot folders are (none shipped: ``{}``)."""
+    plugin = worker.plugins.get(FOLDERS)
+    return plugin.places if isinstance(plugin, BotFolders) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """What a game's task sends back to the arena."""
+
+    played: PlayedMatch
+    """The game's report and replay bytes."""
+    worker: str
+    """The worker's address."""
+    stalls: Stalls
+    """The worker's loop stalls before the game's end."""
+    started: float
+    """When the task started on the worker (``time.time()``: the arena's clock on this machine)."""
+    ended: float
+    """When it ended there."""
+
+
+def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> TaskResult:
+    """One game on this worker's match context."""
+    started = time.time()
     worker = get_worker()
     plugin = worker.plugins[PLUGIN]
-    assert isinstance(plugin, MatchWorker) and plugin.context is not None, "the worker has no match context"
-    return referee.play_match(spec, launches, context=plugin.context), str(worker.address)
+    assert isinstance(plugin, MatchWorker) and plugin._token is not None, "the worker has no match context"
+    if places := _places(worker):
+        launches = tuple(shipping.relocated(b, places) for b in launches)
+    played, stalls = trio.from_thread.run(plugin.play, spec, launches, trio_token=plugin._token)
+    return TaskResult(played, str(worker.address), stalls, started, time.time())
 
 
-def _missing_programs(commands: Sequence[tuple[str, str]]) -> list[str]:
-    """(On a worker.) The bots whose program cannot be found there."""
-    missing = []
-    for name, program in commands:
-        found = os.path.exists(program) if os.sep in program else shutil.which(program) is not None
-        if not found and program != "{python}":
-            missing.append(f"{name}: {program!r}")
-    return missing
+def _startup_problems(bots: Sequence[BotSpec], log_dir: str, dask_worker: Any) -> list[str]:
+    """(On a worker.) Why bots cannot start there: the checks the arena makes before a run
+    (folder, program, a ``python -m`` module and its imports), made with the worker's own file
+    system, ``PATH`` and interpreter (a shipped folder: its copy there); and the bots' log folder
+    must be writable there."""
+    places = _places(dask_worker)
+    problems = [why for why in (startup_problem(shipping.relocated(b, places)) for b in bots) if why]
+    try:
+        Path(log_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        problems.append(f"the bots' log folder {log_dir!r} cannot be made: {e.strerror or e}")
+    return problems
+
+
+async def _outcome(future: Any) -> TaskResult:
+    """A task's result, waited for without holding a thread (trio's threads are limited: a
+    thread per running game would cap the games in flight), then fetched in one."""
+    token = trio.lowlevel.current_trio_token()
+    finished = trio.Event()
+
+    def wake(_: Any) -> None:  # (on Dask's callback thread)
+        with contextlib.suppress(trio.RunFinishedError):
+            token.run_sync_soon(finished.set)
+
+    future.add_done_callback(wake)
+    await finished.wait()
+    result: TaskResult = await trio.to_thread.run_sync(future.result)  # (done: it returns, or raises, at once)
+    return result
 
 
 class Cluster:
@@ -101,22 +190,33 @@ class Cluster:
                                        dashboard_address="127.0.0.1:0", silence_logs=40)  # type: ignore[no-untyped-call]
             self.client = Client(self._local)  # type: ignore[no-untyped-call]
         self.client.register_plugin(MatchWorker(), name=PLUGIN)
+        # An earlier run's shipped folders must not be used by this one.
+        if FOLDERS in self.client.run_on_scheduler(_worker_plugins):  # type: ignore[no-untyped-call]
+            self.client.unregister_worker_plugin(FOLDERS)  # type: ignore[no-untyped-call]
         self.dashboard = str(self.client.dashboard_link or "")
-        self.time_losses: dict[str, int] = {}
-        """Games lost on time, by worker (an overloaded worker shows here)."""
+        self.overheads: list[float] = []
+        """Per game, the seconds it spent on the way rather than being played: from its
+        submission to its task's start, plus from the task's end to the arena holding the
+        result (a remote worker's clock skew adds to it)."""
 
     def workers(self) -> int:
         """Workers connected now."""
         return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
 
-    def check_bots(self, launches: Sequence[BotLaunch]) -> None:
-        """``ValueError`` naming every bot whose program a worker cannot find."""
-        commands = sorted({(b.name, b.command[0]) for b in launches if b.command})
-        answers = self.client.run(_missing_programs, commands)
-        problems = [f"worker {w}: {m}" for w, missing in answers.items() for m in missing]
+    def ship(self, bots: Sequence[BotSpec]) -> None:
+        """Send every bot's folder to the workers (and to workers that join later)."""
+        try:
+            folders = shipping.archives(bots)
+        except shipping.ShippingError as e:
+            raise BotsUnreachable([str(e)]) from None
+        self.client.register_plugin(BotFolders(folders), name=FOLDERS)
+
+    def check_bots(self, bots: Sequence[BotSpec], log_dir: Path) -> None:
+        """:class:`BotsUnreachable` naming every worker and bot that cannot start there."""
+        answers = self.client.run(_startup_problems, [b for b in bots if not b.remote], str(log_dir))
+        problems = [f"worker {w}: {why}" for w, found in sorted(answers.items()) for why in found]
         if problems:
-            raise ValueError("bots not found on the workers (a bot's command must resolve on every worker: "
-                             "the same path on every machine):\n  " + "\n  ".join(problems))
+            raise BotsUnreachable(problems)
 
     @property
     def lost(self) -> bool:
@@ -124,15 +224,17 @@ class Cluster:
         return str(getattr(self.client.status, "value", self.client.status)) not in (
             "running", "connecting", "newly-created")
 
-    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: MatchObserver) -> PlayedMatch:
-        """Run one game as a task; write its replay into the run folder; tell ``observer``."""
+    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
+        """Run one game as a task; write its replay into the run folder; tell ``observer`` (the
+        worker and its stalls first, then the end of the game)."""
         if self.lost:
             raise InfrastructureFailure("the Dask scheduler was lost")
+        submitted = time.time()
         future = self.client.submit(play_task, spec, tuple(launches), key=spec.match_id, pure=False,
                                     retries=RETRIES)
         observer.settled()  # the start-up is the worker's business
         try:
-            played, worker = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+            done = await _outcome(future)
         except trio.Cancelled:
             future.cancel()  # type: ignore[no-untyped-call]
             raise
@@ -140,16 +242,21 @@ class Cluster:
             if self.lost:
                 raise InfrastructureFailure(f"the Dask scheduler was lost ({e!r})") from e
             raise InfrastructureFailure(f"game {spec.match_id} could not be played on the cluster: {e!r}") from e
+        self.overheads.append(done.started - submitted + time.time() - done.ended)
+        played = done.played
         path = self.replay_dir / f"{played.report.match_id}.jsonl"
         if played.replay:
             await trio.to_thread.run_sync(referee.write_atomic, path, played.replay)
         report = dataclasses.replace(played.report, replay_path=str(path) if played.replay else "")
-        if report.termination == "time_forfeit":
-            self.time_losses[worker] = self.time_losses.get(worker, 0) + 1
+        observer.played_on(done.worker, done.stalls)
         observer.finished(report)
         return dataclasses.replace(played, report=report)
 
     def close(self) -> None:
+        if self.overheads:
+            ms = sorted(1000 * o for o in self.overheads)
+            log.info("cluster_overhead", games=len(ms), median_ms=round(ms[len(ms) // 2], 2),
+                     mean_ms=round(sum(ms) / len(ms), 2), max_ms=round(ms[-1], 2))
         self.client.close()  # type: ignore[no-untyped-call]
         if self._local is not None:
             self._local.close()

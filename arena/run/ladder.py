@@ -339,7 +339,8 @@ async def run_ladder(
     run_id = f"{folder.name}-{secrets.token_hex(3)}"
     jobs = ladder.plan(games, run_id, random.Random(seed or secrets.token_hex(8)), seats)
     ladder.start_run(run_id, play)
-    dask = await open_cluster(cluster or ClusterSpec(), folder, list(bots.values()))
+    dask = await open_cluster(cluster or ClusterSpec(), folder, list(bots.values()), concurrency=play.concurrency,
+                              games=len(jobs), referee=referee)
     progress = Progress(console, len(jobs))
     progress.workers = dask.workers() if dask is not None else 0
     sink = _LadderSink(ladder, progress, play, run_id)

@@ -3,12 +3,23 @@ alone imports Dask). The values and the seam the runner needs, without Dask."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch
+
+Stalls = tuple[tuple[float, float], ...]
+"""A loop's stalls: (seconds before now it woke, seconds it stalled), most recent last."""
+
+
+class ClusterObserver(MatchObserver):
+    """A :class:`referee.MatchObserver` that also hears where a game was played."""
+
+    def played_on(self, worker: str, stalls: Stalls) -> None:
+        """The game was played on ``worker``, whose loop stalled so before the game's end."""
 
 
 class GameCluster(Protocol):
@@ -18,13 +29,28 @@ class GameCluster(Protocol):
     def lost(self) -> bool:
         """Whether the scheduler was lost."""
 
-    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: MatchObserver) -> PlayedMatch:
+    async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
         """Play one game on a worker (``InfrastructureFailure`` if it cannot be)."""
+
+
+class BotsUnreachable(Exception):
+    """Bots that cannot start on the cluster's workers, checked before a run starts."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        """One line per worker and bot: ``worker ADDRESS: bot 'NAME': why``."""
+        super().__init__("bots cannot start on the Dask workers (a bot's folder, program and modules must be "
+                         "found on every worker at the same paths as here):\n  " + "\n  ".join(self.problems))
 
 
 class InfrastructureFailure(RuntimeError):
     """A game's task failed on every retry (its workers died, or the scheduler was lost): not a
     bot's loss; the game stays pending and ``--resume`` plays it."""
+
+
+WORKERS_ENV = "GIN_ARENA_WORKERS"
+"""The environment's default for ``--workers`` (unset: ``auto``); the test suite sets it to 1 so
+that its many small runs do not each start a local cluster."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +62,10 @@ class ClusterSpec:
     """Local worker processes (``--workers``; ``auto``: the cores)."""
     scheduler: str = ""
     """An existing cluster's scheduler (``tcp://HOST:8786``); empty: none."""
+    auto: bool = False
+    """Whether ``workers`` came from ``auto`` (then :meth:`sized` trims it to what a run can use)."""
+    ship_bots: bool = False
+    """Whether each bot's folder is sent to the workers (else it must be at the same path there)."""
 
     @property
     def distributed(self) -> bool:
@@ -43,10 +73,20 @@ class ClusterSpec:
         return bool(self.scheduler) or self.workers > 1
 
     @staticmethod
-    def parse_workers(text: str) -> int:
-        """``auto`` (the cores) or a whole number >= 1."""
+    def parse(text: str, scheduler: str = "", ship_bots: bool = False) -> ClusterSpec:
+        """``--workers`` (``auto``: the cores; or a whole number >= 1), ``--scheduler`` and
+        ``--ship-bots``."""
         if text == "auto":
-            return max(1, os.cpu_count() or 1)
+            return ClusterSpec(max(1, os.cpu_count() or 1), scheduler, auto=True, ship_bots=ship_bots)
         if not text.isdigit() or int(text) < 1:
             raise ValueError(f"--workers must be auto or a whole number >= 1; got {text!r}")
-        return int(text)
+        return ClusterSpec(int(text), scheduler, ship_bots=ship_bots)
+
+    def sized(self, *, concurrency: int, games: int, referee: str = "") -> ClusterSpec:
+        """The cluster a run of ``games`` games, ``concurrency`` at once, uses: ``auto`` never
+        starts more workers than games can run at once (one worker plays one game at a time),
+        and none at all for a remote ``referee`` (its games are played there)."""
+        if not self.auto or self.scheduler:
+            return self
+        workers = 1 if referee else max(1, min(self.workers, concurrency, games))
+        return dataclasses.replace(self, workers=workers)

@@ -18,14 +18,13 @@ import trio
 from arena.console import Progress
 from arena.results.records import Outcome, from_report
 from arena.run.manifest import BotSpec
-from arena.run.placement import GameCluster, InfrastructureFailure
+from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, Stalls
 from arena.run.procs import BotLogs, launch_for
 from arena.run.schedule import GameJob, base_name
 from referee import (
     BotFailed,
     FaultPolicy,
     MatchContext,
-    MatchObserver,
     MatchReport,
     MatchSpec,
     TimeControl,
@@ -93,6 +92,11 @@ class StallMonitor:
         """The longest stall (seconds) that overlapped ``[start, end]``."""
         return max((s for woke, s in self._stalls if woke >= start and woke - s - self.period <= end), default=0.0)
 
+    def recent(self, seconds: float) -> Stalls:
+        """The stalls of the last ``seconds``, as (seconds before now it woke, seconds stalled)."""
+        now = trio.current_time()
+        return tuple((now - woke, s) for woke, s in self._stalls if woke >= now - seconds)
+
 
 def default_startup_slots() -> int:
     """Games starting at once: one per two cores."""
@@ -154,6 +158,8 @@ class Runner:
         self.duplicates = 0
         """Results that arrived for a match already recorded (not stored again)."""
         self._recorded: set[str] = set()
+        self.time_losses: Counter[str] = Counter()
+        """Games lost on time, by the worker that played them (an overloaded worker shows here)."""
         self.failed: dict[str, str] = {}
         """Bots whose games were stopped (their process failed to start or crashed too
         often), with why; their games stay pending (``--resume`` plays them)."""
@@ -198,20 +204,25 @@ class Runner:
             log.warning("duplicate_results_ignored", count=self.duplicates)
         self._report(force=True)
 
-    def _suspect(self, outcome: Outcome, attempt: int, tc: TimeControl) -> str:
-        """Why a time loss looks like the arena's fault (``""``: it does not): the arena's own
-        event loop stalled, around the end of the game, for longer than the time control's
-        margin (at least 50 ms) — so the referee may have read the answer late. ``tc`` is the
-        faulting seat's time control."""
-        if outcome.termination != "time_forfeit" or self.stalls is None or attempt >= MAX_SUSPECT_REPLAYS:
+    def _suspect(self, outcome: Outcome, game: _Game, tc: TimeControl) -> str:
+        """Why a time loss looks like the arena's fault (``""``: it does not): the event loop
+        that timed the decision — the arena's own, or the worker's that played the game —
+        stalled, around the end of the game, for longer than the time control's margin (at
+        least 50 ms), so the referee may have read the answer late. ``tc`` is the faulting
+        seat's time control."""
+        if outcome.termination != "time_forfeit" or game.attempt >= MAX_SUSPECT_REPLAYS:
             return ""
         margin_s = max(tc.margin_ms, 50) / 1000
         window = (tc.per_move_ms if tc.is_fixed else min(max(tc.base_ms, tc.increment_ms), 10_000)) / 1000
+        lookback = window + margin_s + 0.5
         end = trio.current_time()
-        stall = self.stalls.stalled(end - window - margin_s - 0.5, end)
+        whose, stall = "the arena's event loop", self.stalls.stalled(end - lookback, end) if self.stalls else 0.0
+        on_worker = max((s for ago, s in game.worker_stalls if ago <= lookback), default=0.0)
+        if on_worker > stall:
+            whose, stall = f"the event loop of worker {game.worker}", on_worker
         if stall < margin_s:
             return ""
-        return (f"the arena's event loop stalled for {stall * 1000:.0f} ms (more than the {margin_s * 1000:.0f} ms "
+        return (f"{whose} stalled for {stall * 1000:.0f} ms (more than the {margin_s * 1000:.0f} ms "
                 "margin) while the decision was timed; the game is played again")
 
     def _report(self, force: bool = False) -> None:
@@ -298,6 +309,13 @@ class Runner:
                 self.progress.update(note="the Dask scheduler was lost: stopping", force=True)
             self._signal()
 
+    def _time_loss_on(self, worker: str) -> None:
+        """Count a time loss against the worker that played the game (shown in the progress line)."""
+        self.time_losses[worker] += 1
+        if self.progress is not None:
+            losses = ", ".join(f"{w.removeprefix('tcp://')} {n}" for w, n in sorted(self.time_losses.items()))
+            self.progress.update(note=f"time losses by worker: {losses}")
+
     def _bot_failed(self, e: BotFailed) -> None:
         """Stop the games of a bot that gets no more matches (they stay pending)."""
         if e.name in self.failed:
@@ -322,7 +340,9 @@ class Runner:
             outcome = dataclasses.replace(outcome, deals=None)
         seat = outcome.faulting_seat
         tc = game.time_controls[seat] if seat is not None else self.settings.time_control
-        suspect = self._suspect(outcome, game.attempt, tc)
+        suspect = self._suspect(outcome, game, tc)
+        if outcome.termination == "time_forfeit" and game.worker:
+            self._time_loss_on(game.worker)
         game.done = True
         if suspect:
             self.sink.discarded(job, outcome, suspect)
@@ -349,9 +369,10 @@ def _bots_of(job: GameJob) -> list[str]:
     return [base_name(name) for name in job.players]
 
 
-class _Game(MatchObserver):
+class _Game(ClusterObserver):
     """One game being played: what the runner hears of its match (processes for the sink's
-    table of processes, the end of the start-up for the start-up slot, the end of the game)."""
+    table of processes, the end of the start-up for the start-up slot, the worker that played
+    it, the end of the game)."""
 
     def __init__(
         self, runner: Runner, job: GameJob, attempt: int, time_controls: tuple[TimeControl, ...],
@@ -367,6 +388,10 @@ class _Game(MatchObserver):
         """Whether the game's result was recorded (or discarded to be played again)."""
         self.holding = False
         """Whether the game holds a start-up slot."""
+        self.worker = ""
+        """The Dask worker that played the game (``""``: this process)."""
+        self.worker_stalls: Stalls = ()
+        """That worker's loop stalls before the game's end."""
         self._tickets: dict[int, object] = {}
 
     def process_started(self, seat: int, pid: int) -> None:
@@ -386,6 +411,9 @@ class _Game(MatchObserver):
         """A game gives up its start-up slot after ``seconds`` even if its bots are still starting."""
         await trio.sleep(seconds)
         self.settled()
+
+    def played_on(self, worker: str, stalls: Stalls) -> None:
+        self.worker, self.worker_stalls = worker, stalls
 
     def finished(self, report: MatchReport) -> None:
         self.runner._finished(self, report)

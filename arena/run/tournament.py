@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,7 +23,7 @@ from arena.results.report import PlayedGame, build_report, render_text, write_fi
 from arena.results.stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
 from arena.run.manifest import BotSpec, new_token
 from arena.run.placement import ClusterSpec
-from arena.run.procs import BotLogs, launch_for
+from arena.run.procs import BotLogs
 from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
 from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.store import DbWriter, RunStore, proc_start_ticks
@@ -60,6 +62,11 @@ def new_bot_tokens(bots: list[BotSpec], instances: int = 1) -> dict[str, str]:
             for name in (b.name, *(f"{b.name}#{k}" for k in range(2, instances + 1)))}
 
 
+TIME_LOSSES = "time_losses_by_worker"
+"""The run's games lost on time by the Dask worker that played them (a meta key and a key of
+results.json; absent when no game was lost on time on a worker)."""
+
+
 def report_for(store: RunStore) -> dict[str, Any]:
     """The results of a run so far."""
     cfg = store.config
@@ -69,7 +76,7 @@ def report_for(store: RunStore) -> dict[str, Any]:
     order = list(cfg.bots)
     if cfg.format == "gauntlet" and cfg.challenger:
         order = [cfg.challenger, *[b for b in order if b != cfg.challenger]]
-    extra = {
+    extra: dict[str, Any] = {
         "discarded": store.discarded(),
         "run": {
             **cfg.to_dict(),
@@ -78,6 +85,8 @@ def report_for(store: RunStore) -> dict[str, Any]:
             "folder": str(store.run_dir),
         },
     }
+    if losses := store.meta(TIME_LOSSES):
+        extra[TIME_LOSSES] = json.loads(losses)
     return build_report(order, played, duplicate=cfg.duplicate, sprt=sprt, scheduled=len(rows), extra=extra)
 
 
@@ -249,17 +258,21 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
     print(flush=True)
 
 
-async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec]) -> Cluster | None:
-    """The Dask cluster the games run on (``None``: this process plays them); the bots'
-    programs are checked on every worker first."""
+async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *, concurrency: int, games: int,
+                       referee: str = "") -> Cluster | None:
+    """The Dask cluster the games run on (``None``: this process plays them; ``auto`` is sized
+    for ``games`` games, ``concurrency`` at once, on ``referee``); the bots are checked on every
+    worker first."""
+    spec = spec.sized(concurrency=concurrency, games=games, referee=referee)
     if not spec.distributed:
         return None
     from arena.run.cluster import Cluster  # (Dask is imported only when used)
 
     cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays")
     try:
-        launches = [launch_for(b, BotLogs(run_dir / "logs"), {}) for b in bots if not b.remote]
-        await trio.to_thread.run_sync(cluster.check_bots, launches)
+        if spec.ship_bots:
+            await trio.to_thread.run_sync(cluster.ship, bots)
+        await trio.to_thread.run_sync(cluster.check_bots, bots, run_dir / "logs")
     except BaseException:
         cluster.close()
         raise
@@ -267,6 +280,18 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec]) ->
     print(f"Games run on Dask ({where}, {cluster.workers()} workers now); dashboard: {cluster.dashboard}", flush=True)
     log.info("cluster_opened", scheduler=spec.scheduler, workers=cluster.workers(), dashboard=cluster.dashboard)
     return cluster
+
+
+def record_time_losses(store: RunStore, losses: Counter[str]) -> None:
+    """Add a run's time losses by worker to the ones stored (results.json shows them), log and
+    print them."""
+    if not losses:
+        return
+    known = Counter[str](json.loads(store.meta(TIME_LOSSES) or "{}"))
+    known.update(losses)
+    store.set_meta(**{TIME_LOSSES: json.dumps(dict(sorted(known.items())))})
+    log.info("time_losses_by_worker", **losses)
+    print("Time losses by worker: " + ", ".join(f"{w}: {n}" for w, n in sorted(losses.items())), flush=True)
 
 
 async def run_tournament(
@@ -295,7 +320,10 @@ async def run_tournament(
     counts = store.counts()
     total = sum(counts.values())
     settings = play_settings(cfg.play)
-    dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots)  # (before the clock starts)
+    remote = {b.name for b in bots if b.remote}  # (a game with a remote seat is played here)
+    on_workers = sum(1 for job, _ in store.pending() if not remote & {base_name(p) for p in job.players})
+    dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots, concurrency=cfg.play.concurrency,
+                              games=on_workers, referee=cfg.referee)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
@@ -321,6 +349,7 @@ async def run_tournament(
     scope = cancel_scope or trio.CancelScope()
     failed: dict[str, str] = {}
     infra: list[str] = []
+    losses: Counter[str] = Counter()
     if dask is not None:
         progress.workers = dask.workers()
     try:
@@ -336,7 +365,8 @@ async def run_tournament(
                         )
                         work = store.pending()
                         progress.update(force=True)
-                        failed, infra = runner.failed, runner.infrastructure_failures  # (filled while it runs)
+                        # (filled while it runs)
+                        failed, infra, losses = runner.failed, runner.infrastructure_failures, runner.time_losses
                         await runner.run(work, stop=sink.stop)
                 if scope.cancelled_caught:
                     status = "interrupted"
@@ -348,9 +378,7 @@ async def run_tournament(
         raise
     finally:
         if dask is not None:
-            if dask.time_losses:
-                log.info("time_losses_by_worker", **dask.time_losses)
-                print("Time losses by worker: " + ", ".join(f"{w}: {n}" for w, n in sorted(dask.time_losses.items())))
+            record_time_losses(store, losses)
             dask.close()
         wstore.close()
         progress.finish()

@@ -1,0 +1,54 @@
+"""``--workers``: ``auto`` (the cores) is the default of ``arena tournament``, ``arena demo`` and
+``arena ladder run``; ``auto`` never starts more workers than games can run at once, and none for
+a remote referee; ``--workers 1`` plays in this process."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from arena.cli.options import UsageError, cluster_spec
+from arena.cli.parser import build_parser
+from arena.run.placement import WORKERS_ENV, ClusterSpec
+
+COMMANDS = (["tournament", "--bots", "bots.toml"], ["demo"], ["ladder", "run"])
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_auto_is_the_default_of_every_command_that_plays(command: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    spec = cluster_spec(build_parser().parse_args(command))
+    cores = os.cpu_count() or 1
+    assert spec == ClusterSpec(cores, auto=True)
+    assert spec.distributed == (cores > 1)
+    one = cluster_spec(build_parser().parse_args([*command, "--workers", "1"]))
+    assert one == ClusterSpec(1) and not one.distributed
+
+
+def test_the_environment_sets_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert cluster_spec(build_parser().parse_args(["demo"])) == ClusterSpec(3)
+
+
+def test_auto_is_sized_for_the_run() -> None:
+    auto = ClusterSpec(8, auto=True)
+    assert auto.sized(concurrency=4, games=100) == ClusterSpec(4, auto=True)
+    assert auto.sized(concurrency=16, games=3) == ClusterSpec(3, auto=True)
+    assert not auto.sized(concurrency=1, games=100).distributed  # one game at a time: in this process
+    assert not auto.sized(concurrency=8, games=100, referee="host:50051").distributed  # played there
+    explicit = ClusterSpec(8)
+    assert explicit.sized(concurrency=2, games=1) == explicit  # what the user asked for
+    remote = ClusterSpec(8, "tcp://h:8786", auto=True)
+    assert remote.sized(concurrency=1, games=1) == remote
+
+
+def test_bad_workers_and_a_remote_referee_with_workers_are_usage_errors() -> None:
+    for bad in ("0", "-2", "many"):
+        with pytest.raises(UsageError, match="--workers must be auto or a whole number"):
+            cluster_spec(build_parser().parse_args(["demo", "--workers", bad]))
+    for extra in (["--workers", "2"], ["--scheduler", "tcp://127.0.0.1:8786"]):
+        with pytest.raises(UsageError, match="give one of them"):
+            cluster_spec(build_parser().parse_args(["demo", "--referee", "127.0.0.1:50051", *extra]))
+    plain = cluster_spec(build_parser().parse_args(["demo", "--referee", "127.0.0.1:50051", "--workers", "auto"]))
+    assert not plain.sized(concurrency=4, games=10, referee="127.0.0.1:50051").distributed
