@@ -51,11 +51,11 @@ def _policy(rng: random.Random, record: Record, seat: int) -> Policy:
         laying = [a for a, k in zip(legal, kinds, strict=True) if k in ("lay_meld", "lay_off")]
         takes = [a for a, k in zip(legal, kinds, strict=True) if k == "take_discard"]
         discards = [a for a, k in zip(legal, kinds, strict=True) if k == "discard"]
-        if rng.random() < 0.1:
+        if rng.random() < 0.05:
             choice = rng.choice(legal)
         elif laying:
             choice = rng.choice(laying)
-        elif takes and rng.random() < 0.7:
+        elif takes:
             choice = rng.choice(takes)
         elif discards:
             choice = max(discards, key=lambda a: (_VALUE[a.rummy.discard.card[0]], rng.random()))
