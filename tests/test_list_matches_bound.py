@@ -21,7 +21,7 @@ async def _call(call: Any) -> Any:
     return await call
 
 
-async def _create(ops: referee_pb2_grpc.RefereeServiceStub, meta: tuple[tuple[str, str], ...], n: int) -> list[str]:
+async def _create(ops: Any, meta: tuple[tuple[str, str], ...], n: int) -> list[str]:
     ids = []
     for i in range(n):
         request = referee_pb2.CreateMatchRequest(
@@ -32,7 +32,7 @@ async def _create(ops: referee_pb2_grpc.RefereeServiceStub, meta: tuple[tuple[st
     return ids
 
 
-async def _page(ops: referee_pb2_grpc.RefereeServiceStub, meta: tuple[tuple[str, str], ...],
+async def _page(ops: Any, meta: tuple[tuple[str, str], ...],
                 after: str | None) -> tuple[list[str], int, int]:
     extra = ((LIST_AFTER_KEY, after),) if after is not None else ()
     call = ops.ListMatches(referee_pb2.ListMatchesRequest(limit=100_000), metadata=meta + extra)

@@ -172,3 +172,37 @@ def test_an_arena_tournament_on_a_remote_tls_referee(pki: Pki, tmp_path: Path) -
     finally:
         serve.send_signal(signal.SIGINT)
         serve.communicate(timeout=30)
+
+
+def test_an_arena_tournament_over_mutual_tls_shows_the_arenas_client_certificate(pki: Pki, tmp_path: Path) -> None:
+    """``arena serve --tls-client-ca``: the arena (``--tls-cert/--tls-key``) and the kit bots it
+    starts (given the same certificate) are let in; without a certificate the arena is not."""
+    address = _free_address()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--listen", address, "--dir", "srv",
+         "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), "--tls-client-ca", str(pki.ca)],
+        cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def tournament(out: str, *cert: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "arena.cli", "tournament", "--games", "2", "--rules", "short", "--tc", "st=2",
+             "--bot", 'name=greedy cmd="{python} -m sample_bots.greedy_bot"',
+             "--bot", 'name=random cmd="{python} -m sample_bots.random_bot"',
+             "--referee", address, "--ca", str(pki.ca), *cert, "--operator-token-file", "srv/operator-token",
+             "--out", out, "--no-progress"],
+            cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=240)
+
+    try:
+        assert "(TLS)" in _first_line(serve, "referee listening on")
+        done = tournament("run", "--tls-cert", str(pki.client_cert), "--tls-key", str(pki.client_key))
+        assert done.returncode == 0, done.stderr[-3000:]
+        results = json.loads((tmp_path / "run" / "results.json").read_text())
+        assert results["games_played"] == 2
+        assert all(g["termination"] == "normal" for g in results["games"]), results["games"]
+        refused = tournament("anonymous")
+        assert refused.returncode != 0
+        assert "cannot reach the referee" in refused.stdout + refused.stderr
+        assert json.loads((tmp_path / "anonymous" / "results.json").read_text())["games_played"] == 0
+    finally:
+        serve.send_signal(signal.SIGINT)
+        serve.communicate(timeout=30)
