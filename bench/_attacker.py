@@ -1,12 +1,12 @@
 """The processes of ``bench/attack.py`` (127.0.0.1 only, bounded in time and rate):
 
-    _attacker.py honest --target ADDR -n 200 --points 10 --think-ms 400   # N matches, each to its end
+    _attacker.py honest --target ADDR -n 100 --first 0 --points 5   # N matches, each to its end
     _attacker.py flood --target ADDR --rate 5000 --seconds S    # pings/empty/unknown-match, reconnecting
     _attacker.py noread --target ADDR --seconds S               # streams that never read a byte
     _attacker.py reset --target ADDR --rate 10000 --seconds S   # HEADERS+RST_STREAM bursts
     _attacker.py idle --target ADDR -n 300 --seconds S          # idle connections held open
 
-``honest`` plays N matches at once (seeds ``attack-<i>``: the calm and the attacked phase play
+``honest`` plays N matches at once (seeds ``attack-<first + i>``: the calm and the attacked phase play
 the same deals with the same trivial bots), each seat on its own connection, and prints
 ``DONE <json>``: every match's termination and every decision's latency (a bot's answer sent →
 the next request of its match arrives). The attackers pin themselves to one CPU and each keeps
@@ -143,6 +143,7 @@ class Honest:
 
     def __init__(self, target: str, points: int, think_s: float) -> None:
         self.target = target
+        self.creating = asyncio.Semaphore(32)  # CreateMatch calls at once on the one operator connection
         self.think_s = think_s
         self.points = points
         self.latencies: list[float] = []
@@ -158,7 +159,8 @@ class Honest:
             connect_timeout_ms=120_000,
         )
         t0 = time.monotonic()
-        created = await ops.CreateMatch(request, metadata=OPERATOR_METADATA)
+        async with self.creating:
+            created = await ops.CreateMatch(request, metadata=OPERATOR_METADATA)
         last = [0.0]  # when a seat of this match last sent an action
         chans = [grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS) for _ in created.seat_tokens]
         try:
@@ -198,10 +200,11 @@ class Honest:
                 last[0] = 0.0
                 await call.done_writing()
 
-    async def run(self, n: int) -> dict[str, Any]:
+    async def run(self, first: int, n: int) -> dict[str, Any]:
         ops = referee_pb2_grpc.RefereeServiceStub(grpc.aio.insecure_channel(self.target))
         t0 = time.monotonic()
-        outcomes = await asyncio.gather(*(self.match(ops, i) for i in range(n)), return_exceptions=True)
+        outcomes = await asyncio.gather(*(self.match(ops, i) for i in range(first, first + n)),
+                                        return_exceptions=True)
         errors = [repr(o) for o in outcomes if isinstance(o, BaseException)]
         if errors:
             self.endings["error"] += len(errors)
@@ -217,14 +220,15 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=5000)
     parser.add_argument("-n", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--points", type=int, default=10, help="honest: each match's target")
+    parser.add_argument("--points", type=int, default=5, help="honest: each match's target")
+    parser.add_argument("--first", type=int, default=0, help="honest: the first match's number (its seed)")
     parser.add_argument("--think-ms", type=float, default=400.0, help="honest: mean thinking time per decision")
     parser.add_argument("--cpu-share", type=float, default=0.25, help="attackers: the most CPU of one core to use")
     args = parser.parse_args()
     if not args.target.startswith("127.0.0.1:"):
         raise SystemExit("attackers run against 127.0.0.1 only")
     if args.mode == "honest":
-        done = asyncio.run(Honest(args.target, args.points, args.think_ms / 1000).run(args.n))
+        done = asyncio.run(Honest(args.target, args.points, args.think_ms / 1000).run(args.first, args.n))
         print("DONE " + json.dumps(done), flush=True)
         return
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # all attackers share one core

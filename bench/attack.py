@@ -5,8 +5,8 @@ each keeping its CPU under a quarter of it, 127.0.0.1 only) that flood 5,000 mes
 never read, rapid-reset 10,000 streams a second and hold 300 idle connections. Both phases play
 the same matches (same seeds, same bots); ``--rounds`` repeats the pair, interleaved.
 
-    .venv/bin/python bench/attack.py                 # 200 matches, 1 round, the rapid-reset probe
-    .venv/bin/python bench/attack.py --quick         # 40 matches, a 200-stream probe
+    .venv/bin/python bench/attack.py                 # 200 matches, 2 rounds, the rapid-reset probe
+    .venv/bin/python bench/attack.py --quick         # 40 matches, 1 round, a 200-stream probe
 
 Passes when every honest match of every phase ended ``normal``, the honest p99 decision latency
 attacked / calm is at most 2, and the referee's RSS peak stays under ``--rss-mb``. It prints the
@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from protocol import PY, Proc, pct, start, start_referee, stop
+from protocol import PY, Proc, pct, split, start, start_referee, stop
 
 ATTACKER = Path(__file__).resolve().parent / "_attacker.py"
 ATTACKS = {
@@ -88,21 +88,40 @@ def phase(name: str, args: argparse.Namespace, tmp: Path, attack: bool) -> dict[
         procs = attackers(target, tmp, name) if attack else []
         time.sleep(2 if attack else 0)  # the idle connections are open, the floods under way
         cpu0, t0 = [p.cpu() for p in procs], time.monotonic()
-        honest = start(f"honest-{name}", [PY, str(ATTACKER), "honest", "--target", target, "-n", str(args.matches),
-                                          "--points", str(args.points), "--think-ms", str(args.think_ms)], tmp)
-        done = json.loads(honest.expect("DONE", args.timeout))
+        honest, first = [], 0
+        for i, n in enumerate(split(args.matches, args.honest_procs)):
+            honest.append(start(f"honest-{name}-{i}", [
+                PY, str(ATTACKER), "honest", "--target", target, "-n", str(n), "--first", str(first),
+                "--points", str(args.points), "--think-ms", str(args.think_ms)], tmp))
+            first += n
+        dones = [json.loads(h.expect("DONE", args.timeout)) for h in honest]
         wall = time.monotonic() - t0
         shares = {p.name.split("-")[1]: round((p.cpu() - c) / wall, 3) for p, c in zip(procs, cpu0, strict=True)}
         said = end_attackers(procs)
-        stop(honest)
+        for h in honest:
+            stop(h)
     finally:
         rss.done.set()
         stop(server)
+    done = merge(dones)
     lat = sorted(done.pop("latencies"))
     return {**done, "decisions": len(lat), "p50_ms": round(pct(lat, 0.5) * 1e3, 2),
             "p99_ms": round(pct(lat, 0.99) * 1e3, 2), "rss_peak_mb": rss.peak_mb, "latencies": lat,
             "attacker_cpu_share": shares, "attacker_cpu_total": round(sum(shares.values()), 3),
             "attackers_said": said}
+
+
+def merge(dones: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``DONE`` reports of the honest processes of one phase, as one."""
+    endings: dict[str, int] = {}
+    for d in dones:
+        for k, v in d["endings"].items():
+            endings[k] = endings.get(k, 0) + v
+    return {"matches": sum(d["matches"] for d in dones), "endings": endings,
+            "errors": [e for d in dones for e in d["errors"]][:3],
+            "details": [x for d in dones for x in d["details"]][:3],
+            "latencies": [x for d in dones for x in d["latencies"]], "wall_s": max(d["wall_s"] for d in dones),
+            "longest_match_s": max(d["longest_match_s"] for d in dones)}
 
 
 def reset_probe(tmp: Path, streams: int) -> dict[str, object]:
@@ -153,18 +172,19 @@ def summary(phases: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="40 matches and a 200-stream probe")
+    parser.add_argument("--quick", action="store_true", help="40 matches, 1 round and a 200-stream probe")
     parser.add_argument("--matches", type=int, default=200, help="honest matches played at once (default 200)")
-    parser.add_argument("--points", type=int, default=10, help="each honest match's target (default 10)")
+    parser.add_argument("--points", type=int, default=5, help="each honest match's target (default 5: a deal or two)")
     parser.add_argument("--think-ms", type=float, default=400, help="the honest bots' mean thinking time")
-    parser.add_argument("--rounds", type=int, default=1, help="calm/attacked pairs, interleaved (default 1)")
+    parser.add_argument("--honest-procs", type=int, default=2, help="processes the honest bots run in (default 2)")
+    parser.add_argument("--rounds", type=int, default=2, help="calm/attacked pairs, interleaved (default 2)")
     parser.add_argument("--rss-mb", type=float, default=300, help="the referee's RSS bound (default 300 MB)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds a phase may take")
     parser.add_argument("--probe-streams", type=int, default=1000,
                         help="new Play streams opened during a rapid-reset burst (0: skip)")
     args = parser.parse_args()
     if args.quick:
-        args.matches, args.probe_streams = min(args.matches, 40), min(args.probe_streams, 200)
+        args.matches, args.probe_streams, args.rounds = min(args.matches, 40), min(args.probe_streams, 200), 1
     print(f"load average before: {os.getloadavg()[0]:.2f}; {args.matches} matches to {args.points} points, "
           f"think {args.think_ms:g} ms, {args.rounds} round(s)", flush=True)
     out: dict[str, Any] = {}
