@@ -6,7 +6,7 @@ does not even import on the base counts as failing there.
     .venv/bin/python bench/issue12_before_after.py            # base 8413415
     .venv/bin/python bench/issue12_before_after.py --base REV --timeout 300
 
-Each run is ``pytest FILE -q -p no:randomly`` with this checkout's interpreter; ``PYTHONPATH``
+Each run is ``pytest FILE -p no:randomly`` (and the project's ``-q``) with this checkout's interpreter; ``PYTHONPATH``
 points at the tree under test, so its ``referee``/``arena`` packages (and the subprocesses the
 tests start) are that tree's. Exit status 0 when every file fails on the base and passes on HEAD.
 """
@@ -42,8 +42,7 @@ TESTS: list[tuple[str, str]] = [
 
 def run(tree: Path, test: str, select: str, timeout: float, first_failure: bool) -> tuple[str, str, float]:
     """``passed``/``failed`` and pytest's summary line for ``test`` run inside ``tree``."""
-    argv = [sys.executable, "-m", "pytest", test, "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-            "-o", f"timeout={timeout:g}"]
+    argv = [sys.executable, "-m", "pytest", test, "-p", "no:randomly", "-o", f"timeout={timeout:g}"]
     argv += ["-k", select] if select else []
     argv += ["-x"] if first_failure else []
     env = {**os.environ, "PYTHONPATH": str(tree)}
