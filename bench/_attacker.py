@@ -168,7 +168,7 @@ class Honest:
                                           for ch, t in zip(chans, created.seat_tokens, strict=True)))
         finally:
             for ch in chans:
-                await ch.close()
+                await ch.close(None)
         self.endings[ends[0]] += 1
         self.durations.append(time.monotonic() - t0)
 
