@@ -150,6 +150,7 @@ class Honest:
         self.endings: Counter[str] = Counter()
         self.details: list[str] = []
         self.durations: list[float] = []
+        self.channels: list[grpc.aio.Channel] = []
 
     async def match(self, ops: Any, i: int) -> None:
         request = referee_pb2.CreateMatchRequest(
@@ -163,12 +164,9 @@ class Honest:
             created = await ops.CreateMatch(request, metadata=OPERATOR_METADATA)
         last = [0.0]  # when a seat of this match last sent an action
         chans = [grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS) for _ in created.seat_tokens]
-        try:
-            ends = await asyncio.gather(*(self.seat(ch, t.token, last, i)
-                                          for ch, t in zip(chans, created.seat_tokens, strict=True)))
-        finally:
-            for ch in chans:
-                await ch.close(None)
+        self.channels += chans  # closed when every match is over (closing hundreds at once crashed grpc's poller)
+        ends = await asyncio.gather(*(self.seat(ch, t.token, last, i)
+                                      for ch, t in zip(chans, created.seat_tokens, strict=True)))
         self.endings[ends[0]] += 1
         self.durations.append(time.monotonic() - t0)
 
@@ -205,6 +203,8 @@ class Honest:
         t0 = time.monotonic()
         outcomes = await asyncio.gather(*(self.match(ops, i) for i in range(first, first + n)),
                                         return_exceptions=True)
+        for ch in self.channels:
+            await ch.close(None)
         errors = [repr(o) for o in outcomes if isinstance(o, BaseException)]
         if errors:
             self.endings["error"] += len(errors)
