@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ._launch import RESTART_HELP as RESTART_HELP
     from ._launch import BotLaunch as BotLaunch
     from ._launch import restart_after as restart_after
+    from ._limits import Limits as Limits
     from ._play import MatchContext as MatchContext
     from ._play import MatchObserver as MatchObserver
     from ._play import PlayedMatch as PlayedMatch
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "OPERATOR_TOKEN_ENV": "_auth", "operator_metadata": "_auth",
-    "ClientTLS": "_tls", "ListenError": "_tls", "ServerTLS": "_tls",
+    "ClientTLS": "_tls", "ListenError": "_tls", "ServerTLS": "_tls", "Limits": "_limits",
     "aio": "_runtime", "run": "_runtime",
     "Referee": "_server", "open_referee": "_server", "serve_referee": "_server", "tune_gc_for_server": "_server",
     "BotLaunch": "_launch", "restart_after": "_launch", "RESTART_HELP": "_launch",

@@ -82,7 +82,8 @@ class MatchHost(Protocol):
     remote: bool
     """Whether the referee is another process (its reports carry no deal counts or think times)."""
     bot_env: tuple[tuple[str, str], ...]
-    """Environment variables the bots started for its matches get (TLS: ``GIN_TLS``, ``GIN_CA``)."""
+    """Environment variables the bots started for its matches get (TLS: ``GIN_TLS``, ``GIN_CA``,
+    and for mutual TLS the arena's client certificate: ``GIN_TLS_CERT``, ``GIN_TLS_KEY``)."""
 
     async def create(self, spec: MatchSpec) -> HostedMatch:
         """Register a match; its seats' tokens are ``spec.seat_tokens``."""
@@ -337,7 +338,8 @@ class RemoteHost:
         self.bot_address = bot_address
         self.description = f"remote referee at {target}" + (" (TLS)" if tls else "")
         self.tls = tls
-        self.bot_env: tuple[tuple[str, str], ...] = (("GIN_TLS", "1"), ("GIN_CA", tls.ca)) if tls is not None else ()
+        self.bot_env: tuple[tuple[str, str], ...] = () if tls is None else (
+            ("GIN_TLS", "1"), ("GIN_CA", tls.ca), ("GIN_TLS_CERT", tls.cert), ("GIN_TLS_KEY", tls.key))
         self._metadata = operator_metadata(operator_token) if operator_token else ()
         self._channel: grpc.aio.Channel | None = None
         self._stub: referee_pb2_grpc.RefereeServiceStub | None = None

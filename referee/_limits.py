@@ -77,6 +77,11 @@ class Limits:
     finished_matches: int = 1_000
     """Default 1000. Finished matches kept for ``GetMatch``/``ListMatches``/``WatchMatch``; the
     oldest are forgotten first (their replays stay on disk)."""
+    list_bytes: int = 1 << 20
+    """Default 1 MiB. The largest ``ListMatches`` reply (a default gRPC client takes 4 MiB):
+    matches past it are left off, newest first; the reply's trailing metadata
+    ``gin-arena-left-off`` says how many, and a call with the request metadata
+    ``gin-arena-after: <the last match id it got>`` lists the next page."""
     finished_bytes: int = 64 << 20
     """Default 64 MiB. What the kept finished matches may hold (their packed spectator logs);
     past it the oldest are forgotten."""

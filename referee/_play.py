@@ -27,6 +27,7 @@ import trio
 
 from ._hosts import EmbeddedHost, HostedMatch, MatchHost, remote_host
 from ._launch import BotLaunch
+from ._limits import Limits
 from ._pool import BotPool, ReusedProcess
 from ._procs import SeatProcess, run_seat
 from ._runtime import run
@@ -173,7 +174,7 @@ def with_seat_tokens(spec: MatchSpec, bots: Sequence[BotLaunch], fixed: Mapping[
 @asynccontextmanager
 async def open_match_context(
     *, listen: str = "127.0.0.1:0", replay_dir: Path | None = None, referee: str = "", bot_address: str = "",
-    operator_token: str = "", tls: ClientTLS | None = None,
+    operator_token: str = "", tls: ClientTLS | None = None, limits: Limits | None = None,
 ) -> AsyncIterator[MatchContext]:
     """A place to play matches, inside :func:`referee.run` (or another trio run hosted by
     asyncio): an embedded referee listening on ``listen`` (``HOST:PORT``, port 0: a free one)
@@ -181,9 +182,12 @@ async def open_match_context(
     default that address; ``listen`` is then the remote referee's business, and each finished
     replay is fetched from it into ``replay_dir``), reached with ``operator_token`` (its operator
     service's secret) and ``tls`` (``None``: plaintext). An embedded referee's operator token
-    stays in memory (no file).
+    stays in memory (no file); ``limits`` are the embedded referee's (a remote referee has its
+    own: ``ValueError`` if both are given).
     Replays are written to ``replay_dir`` and kept; without one, to a scratch folder and only
     their bytes are kept. On exit, running matches are aborted."""
+    if referee and limits is not None:
+        raise ValueError("limits are set on the remote referee itself (referee serve / arena serve --limit)")
     async with contextlib.AsyncExitStack() as stack:
         if referee:
             host: MatchHost = await stack.enter_async_context(
@@ -191,7 +195,8 @@ async def open_match_context(
         else:
             name, _, port = listen.rpartition(":")
             folder = replay_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gin-replays-")))
-            ref = await stack.enter_async_context(open_referee(name or "127.0.0.1", int(port or 0), folder))
+            ref = await stack.enter_async_context(open_referee(name or "127.0.0.1", int(port or 0), folder,
+                                                                         limits))
             host = EmbeddedHost(ref, keep_replays=replay_dir is not None)
         nursery = await stack.enter_async_context(trio.open_nursery())  # the reused bots' processes
         stack.callback(nursery.cancel_scope.cancel)

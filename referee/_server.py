@@ -194,10 +194,12 @@ def tune_gc_for_server() -> None:
 
 
 async def serve_referee(
-    host: str = "127.0.0.1", port: int = 50051, replay_dir: Path | None = None, *, operator_token: str | None = None
+    host: str = "127.0.0.1", port: int = 50051, replay_dir: Path | None = None, *, operator_token: str | None = None,
+    limits: Limits | None = None,
 ) -> None:
     """Run a standalone referee until cancelled (a server entry point: tunes the GC); its
-    operator service takes ``operator_token`` (default: a fresh one, then only in-process)."""
-    async with open_referee(host, port, replay_dir, operator_token=operator_token):
+    operator service takes ``operator_token`` (default: a fresh one, then only in-process);
+    ``limits`` are its bounds (default :class:`Limits`)."""
+    async with open_referee(host, port, replay_dir, limits, operator_token=operator_token):
         tune_gc_for_server()
         await trio.sleep_forever()

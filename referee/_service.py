@@ -39,6 +39,11 @@ HELLO_TIMEOUT_S = 10.0
 """A new stream must say hello within this time."""
 DEFAULT_LIST_LIMIT = 100
 """Matches ListMatches returns when the request gives no limit."""
+LIST_AFTER_KEY = "gin-arena-after"
+"""ListMatches request metadata: list the matches after this match id (the next page)."""
+LIST_LEFT_OFF_KEY = "gin-arena-left-off"
+"""ListMatches trailing metadata: how many matches (past the request's limit or the reply's
+byte bound, ``Limits.list_bytes``) were left off after the last one listed."""
 MAX_NONCE_BYTES = 64
 """The longest nonce a bot may contribute."""
 
@@ -388,8 +393,23 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         tables = list(self.referee.tables.values())[::-1]  # newest first
         if request.state_filter:
             tables = [t for t in tables if _STATE[t.state] == request.state_filter]
-        tables = tables[: request.limit or DEFAULT_LIST_LIMIT]
-        return referee_pb2.ListMatchesResponse(matches=[match_status(t) for t in tables])
+        after = dict(context.invocation_metadata() or ()).get(LIST_AFTER_KEY)
+        if after is not None:
+            ids = [t.match_id for t in tables]
+            if after not in ids:
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"{LIST_AFTER_KEY}: no match {after!r} to list after")
+            tables = tables[ids.index(after) + 1:]
+        reply = referee_pb2.ListMatchesResponse()
+        budget, count = self.referee.limits.list_bytes, min(len(tables), request.limit or DEFAULT_LIST_LIMIT)
+        for table in tables[:count]:
+            status = match_status(table)
+            size = status.ByteSize() + 8  # the field's tag and length
+            if size > budget and len(reply.matches):
+                break
+            budget -= size
+            reply.matches.append(status)
+        context.set_trailing_metadata(((LIST_LEFT_OFF_KEY, str(len(tables) - len(reply.matches))),))
+        return reply
 
     async def CancelMatch(
         self, request: referee_pb2.CancelMatchRequest, context: grpc.aio.ServicerContext[Any, Any]

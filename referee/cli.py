@@ -38,6 +38,13 @@ def add_operator_options(p: argparse.ArgumentParser, default_dir: str) -> None:
                    "still needs the token)")
 
 
+def add_limit_option(p: argparse.ArgumentParser | argparse._ArgumentGroup, what: str = "the referee's") -> None:
+    """``--limit KEY=VALUE`` (repeatable), read with ``Limits.parse(args.limit)``."""
+    p.add_argument("--limit", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"change one of {what} limits (repeatable; the keys and defaults are in "
+                   "docs/security.md, e.g. --limit waiting_matches=200)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="referee", description="The Gin Arena referee (gRPC server).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -49,9 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--replays", type=Path, default=Path("replays"), help="folder for replay files")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--log-json", action="store_true", default=None, help="JSON logs even on a terminal")
-    serve.add_argument("--limit", action="append", default=[], metavar="KEY=VALUE",
-                       help="change one of the referee's limits (repeatable; the keys and defaults are in "
-                       "docs/protocol.md, e.g. --limit waiting_matches=200)")
+    add_limit_option(serve)
     add_operator_options(serve, "the current directory")
     add_server_tls_options(serve)
     args = parser.parse_args(argv)

@@ -258,14 +258,15 @@ def _server_settings(host: str, port: int) -> dict[int, int]:
                 return {k: v for k, v in (struct.unpack_from(">HI", payload, i) for i in range(0, length, 6))}
 
 
-def test_docs_list_every_limit_with_its_default() -> None:
+@pytest.mark.parametrize("page", ["docs/protocol.md", "docs/security.md", "README.md"])
+def test_docs_list_every_limit_with_its_default(page: str) -> None:
     import dataclasses
     from pathlib import Path
-    doc = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text()
+    doc = (Path(__file__).parent.parent / page).read_text()
     for f in dataclasses.fields(Limits):
         row = next((line for line in doc.splitlines() if line.startswith(f"| `{f.name}` |")), None)
-        assert row is not None, f"docs/protocol.md has no row for the limit {f.name}"
-        assert str(f.default) in row, f"{f.name}'s row does not give its default {f.default}"
+        assert row is not None, f"{page} has no row for the limit {f.name}"
+        assert str(f.default) in row, f"{f.name}'s row in {page} does not give its default {f.default}"
 
 
 def test_a_rapid_reset_burst_refuses_no_other_connections_new_streams() -> None:

@@ -82,10 +82,15 @@ def _list_code(channel: grpc.Channel, token: str) -> grpc.StatusCode:
     return grpc.StatusCode.OK
 
 
-def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mutual", [False, True], ids=["tls", "mutual-tls"])
+def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_path: Path, mutual: bool) -> None:
+    """With ``mutual``, the referee asks every client for a certificate: the operator, the kit
+    bot and the JS bot show theirs (``--tls-cert/--tls-key``)."""
+    client_ca = ["--tls-client-ca", str(pki.ca)] if mutual else []
+    cert = ["--tls-cert", str(pki.client_cert), "--tls-key", str(pki.client_key)] if mutual else []
     serve = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0", "--replays", "replays",
-         "--tls-cert", str(pki.cert), "--tls-key", str(pki.key)],
+         "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), *client_ca],
         cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     bots: list[subprocess.Popen[str]] = []
     try:
@@ -95,7 +100,8 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
         token = (tmp_path / "operator-token").read_text().strip()
         with grpc.insecure_channel(address) as plain:
             assert _list_code(plain, token) == grpc.StatusCode.UNAVAILABLE, "no plaintext on a TLS port"
-        creds = grpc.ssl_channel_credentials(pki.ca.read_bytes())
+        creds = grpc.ssl_channel_credentials(pki.ca.read_bytes(), *(
+            (pki.client_key.read_bytes(), pki.client_cert.read_bytes()) if mutual else ()))
         with grpc.secure_channel(address, creds) as channel:
             ops = referee_pb2_grpc.RefereeServiceStub(channel)
             md = referee.operator_metadata(token)
@@ -106,13 +112,13 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
             kit_token, js_token = (t.token for t in created.seat_tokens)
             bots.append(subprocess.Popen(
                 [sys.executable, "-m", "sample_bots.greedy_bot", "--referee", address, "--token", kit_token,
-                 "--ca", str(pki.ca)], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+                 "--ca", str(pki.ca), *cert], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
             node = shutil.which("node")
             if node and (JS_BOT.parent / "node_modules").is_dir():
-                js = [node, str(JS_BOT), "--referee", address, "--token", js_token, "--ca", str(pki.ca)]
+                js = [node, str(JS_BOT), "--referee", address, "--token", js_token, "--ca", str(pki.ca), *cert]
             else:  # without node, the kit plays both seats (over TLS all the same)
                 js = [sys.executable, "-m", "sample_bots.random_bot", "--referee", address, "--token", js_token,
-                      "--tls", "--ca", str(pki.ca)]
+                      "--tls", "--ca", str(pki.ca), *cert]
             bots.append(subprocess.Popen(js, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
             for bot in bots:
                 _, err = bot.communicate(timeout=180)
@@ -169,6 +175,40 @@ def test_an_arena_tournament_on_a_remote_tls_referee(pki: Pki, tmp_path: Path) -
         results = json.loads((tmp_path / "run" / "results.json").read_text())
         assert results["games_played"] == 2
         assert all(g["termination"] == "normal" for g in results["games"]), results["games"]
+    finally:
+        serve.send_signal(signal.SIGINT)
+        serve.communicate(timeout=30)
+
+
+def test_an_arena_tournament_over_mutual_tls_shows_the_arenas_client_certificate(pki: Pki, tmp_path: Path) -> None:
+    """``arena serve --tls-client-ca``: the arena (``--tls-cert/--tls-key``) and the kit bots it
+    starts (given the same certificate) are let in; without a certificate the arena is not."""
+    address = _free_address()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--listen", address, "--dir", "srv",
+         "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), "--tls-client-ca", str(pki.ca)],
+        cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def tournament(out: str, *cert: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "arena.cli", "tournament", "--games", "2", "--rules", "short", "--tc", "st=2",
+             "--bot", 'name=greedy cmd="{python} -m sample_bots.greedy_bot"',
+             "--bot", 'name=random cmd="{python} -m sample_bots.random_bot"',
+             "--referee", address, "--ca", str(pki.ca), *cert, "--operator-token-file", "srv/operator-token",
+             "--out", out, "--no-progress"],
+            cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=240)
+
+    try:
+        assert "(TLS)" in _first_line(serve, "referee listening on")
+        done = tournament("run", "--tls-cert", str(pki.client_cert), "--tls-key", str(pki.client_key))
+        assert done.returncode == 0, done.stderr[-3000:]
+        results = json.loads((tmp_path / "run" / "results.json").read_text())
+        assert results["games_played"] == 2
+        assert all(g["termination"] == "normal" for g in results["games"]), results["games"]
+        refused = tournament("anonymous")
+        assert refused.returncode != 0
+        assert "cannot reach the referee" in refused.stdout + refused.stderr
+        assert json.loads((tmp_path / "anonymous" / "results.json").read_text())["games_played"] == 0
     finally:
         serve.send_signal(signal.SIGINT)
         serve.communicate(timeout=30)

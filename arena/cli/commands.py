@@ -15,6 +15,7 @@ from pathlib import Path
 import grpc
 import trio
 
+import referee
 from arena.cli.options import (
     UsageError,
     address,
@@ -250,13 +251,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace, console: Console) -> int:
     if args.bots is not None or args.bot:
         print("note: --resume uses the run's stored bots and settings; --bots/--bot are ignored", file=sys.stderr)
-    access = remote_access(args)
     store = RunStore.open(args.resume, lock=True)
     try:
         if args.listen is not None and args.listen != store.config.listen:  # a new address for the referee
             address(args.listen, "--listen")
             store.replace_config(dataclasses.replace(store.config, listen=args.listen))
         args.referee = store.config.referee
+        access = remote_access(args)
         check_listen_free(args)
         status = store.meta("status")
         counts = store.counts()
@@ -300,14 +301,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     folder = args.dir or default_folder("serve")
     try:
         tls = server_tls_from_args(args)
+        limits = referee.Limits.parse(args.limit)
         check_can_listen(host or "127.0.0.1", int(port))  # before the folder is created
     except TLSConfigError as e:
         raise UsageError(str(e)) from None
+    except ValueError as e:
+        raise UsageError(f"--limit {e}") from None
 
     async def go(scope: trio.CancelScope) -> None:
         with scope:
             await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
-                        tls=tls)
+                        tls=tls, limits=limits)
 
     try:
         run_cancellable(go)

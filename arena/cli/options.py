@@ -27,6 +27,7 @@ from referee import TimeControl, TimeControlError, games
 from referee._auth import TokenFileError, client_operator_token
 from referee._spec import DEFAULT_GAME
 from referee._tls import check_can_listen, client_tls
+from referee.cli import add_limit_option
 from referee.gin import PRESETS, RuleSet, RuleSetError
 
 T = TypeVar("T")
@@ -107,14 +108,25 @@ def listen_of(args: argparse.Namespace) -> str:
 
 def remote_access(args: argparse.Namespace) -> RemoteAccess:
     """How a remote referee is reached: its operator token (``--operator-token-file`` or the
-    environment) and TLS (``--tls``, ``--ca``)."""
-    if args.ca and not os.access(args.ca, os.R_OK):
-        raise UsageError(f"--ca {args.ca}: cannot read the file")
+    environment) and TLS (``--tls``, ``--ca``, and ``--tls-cert/--tls-key`` for mutual TLS);
+    or, without ``--referee``, the embedded referee's ``--limit``s."""
+    for flag, path in (("--ca", args.ca), ("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
+        if path and not os.access(path, os.R_OK):
+            raise UsageError(f"{flag} {path}: cannot read the file")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise UsageError("give both --tls-cert and --tls-key (mutual TLS with the remote referee)")
+    try:
+        limits = referee.Limits.parse(args.limit) if args.limit else None
+    except ValueError as e:
+        raise UsageError(f"--limit {e}") from None
+    if limits is not None and args.referee:
+        raise UsageError("--limit sets the embedded referee's limits; a remote referee has its own "
+                         "(arena serve --limit KEY=VALUE)")
     try:
         token = client_operator_token(args.operator_token_file)
     except TokenFileError as e:
         raise UsageError(str(e)) from None
-    return RemoteAccess(token, client_tls(args.tls, args.ca))
+    return RemoteAccess(token, client_tls(args.tls, args.ca, args.tls_cert, args.tls_key), limits)
 
 
 def check_listen_free(args: argparse.Namespace) -> None:
@@ -199,6 +211,11 @@ def add_play_options(
     g.add_argument("--tls", action="store_true", help="with --referee: reach the remote referee over TLS")
     g.add_argument("--ca", default="", metavar="FILE",
                    help="with --referee: trust the CA certificates in FILE for its certificate (implies --tls)")
+    g.add_argument("--tls-cert", default="", metavar="FILE",
+                   help="with --referee: mutual TLS, the arena's client certificate (PEM; implies --tls); the bots "
+                   "the arena starts for that referee show it too")
+    g.add_argument("--tls-key", default="", metavar="FILE", help="with --tls-cert: its private key (PEM)")
+    add_limit_option(g, "the embedded referee's")
     g.add_argument("--seed", default="", help="run seed (any text; default random): every deal derives from it")
     g.add_argument("--workers", default=os.environ.get(WORKERS_ENV, "auto"), metavar="N|auto",
                    help="worker processes on this machine (Dask distributed), each with its own referee and "

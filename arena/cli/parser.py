@@ -15,7 +15,7 @@ from arena.replays import view as replay_view
 from arena.results import page as results_page
 from arena.run.schedule import FORMATS
 from referee._tls import add_server_tls_options
-from referee.cli import add_operator_options
+from referee.cli import add_limit_option, add_operator_options
 
 _FMT = argparse.RawDescriptionHelpFormatter
 DB_HELP = "the ladder database (default ~/.gin-arena/ladder.sqlite)"
@@ -116,6 +116,7 @@ def _serve(sub: Any) -> None:
     s.add_argument("--dir", type=Path, default=None, metavar="DIR", help="folder (default runs/serve-<timestamp>)")
     add_operator_options(s, "DIR")
     add_server_tls_options(s)
+    add_limit_option(s)
     add_log_options(s)
 
 

@@ -25,10 +25,11 @@ FORGET_AFTER_S = 600.0
 
 async def serve(
     listen: str, folder: Path, *, ready: trio.Event | None = None, token_file: Path | None = None,
-    public_watch: bool = False, tls: referee.ServerTLS | None = None,
+    public_watch: bool = False, tls: referee.ServerTLS | None = None, limits: referee.Limits | None = None,
 ) -> None:
     """Serve until cancelled, recording every finished match in ``folder/serve.sqlite``. The
-    operator token comes from ``token_file``, the environment or ``folder/operator-token``."""
+    operator token comes from ``token_file``, the environment or ``folder/operator-token``;
+    ``limits`` are the referee's (default :class:`referee.Limits`)."""
     folder.mkdir(parents=True, exist_ok=True)
     token = resolve_operator_token(token_file, folder / DEFAULT_TOKEN_FILE)
     log_to_file(folder / "serve.log")
@@ -37,7 +38,7 @@ async def serve(
     recorded: set[str] = {r["match_id"] for r in db.execute("SELECT match_id FROM games")}
     finished_at: dict[str, float] = {}
     try:
-        async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays",
+        async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays", limits,
                                         operator_token=token.token, public_watch=public_watch, tls=tls) as ref:
             referee.tune_gc_for_server()
             print(f"referee listening on {ref.address}{' (TLS)' if tls else ''}; replays and records in {folder}",

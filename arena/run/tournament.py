@@ -30,7 +30,7 @@ from arena.store import DbWriter, RunStore, proc_start_ticks
 
 if TYPE_CHECKING:
     from arena.run.cluster import Cluster
-from referee import ClientTLS, MatchContext, open_match_context
+from referee import ClientTLS, Limits, MatchContext, open_match_context
 
 log = structlog.get_logger("arena")
 
@@ -220,6 +220,9 @@ class RemoteAccess:
     """The remote referee's operator token."""
     tls: ClientTLS | None = None
     """TLS to the referee (``None``: plaintext)."""
+    limits: Limits | None = None
+    """The embedded referee's limits (``--limit``; ``None``: the defaults). Only without a
+    remote referee, which has its own."""
 
 
 PLAINTEXT = RemoteAccess()
@@ -235,7 +238,7 @@ async def open_context(
     and writing replays to ``folder/replays``."""
     access = access or PLAINTEXT
     async with open_match_context(listen=listen, replay_dir=folder / "replays", referee=referee,
-                                  operator_token=access.operator_token, tls=access.tls) as ctx:
+                                  operator_token=access.operator_token, tls=access.tls, limits=access.limits) as ctx:
         yield ctx
 
 

@@ -7,7 +7,8 @@
 //   node sample_bots/js/bot.js --referee HOST:PORT --token T [--name N] [--matches N]
 //
 // Options may also come from the environment: GIN_REFEREE, GIN_TOKEN, GIN_BOT_NAME, GIN_MATCHES,
-// GIN_TLS=1 (--tls: connect with TLS) and GIN_CA (--ca FILE: the CA certificates to trust).
+// GIN_TLS=1 (--tls: connect with TLS), GIN_CA (--ca FILE: the CA certificates to trust) and, for
+// mutual TLS, GIN_TLS_CERT / GIN_TLS_KEY (--tls-cert FILE --tls-key FILE: the bot's certificate).
 // --matches N: exit after N matches have finished (default 1; 0 = until stopped).
 // --selftest: no network; read stdio-protocol JSON lines on stdin and answer each request
 //             line with {"action": "..."} (see the stdio protocol in sample_bots/stdio_bridge.py).
@@ -39,6 +40,8 @@ function parseArgs(argv) {
     retries: 10,
     tls: ['1', 'true', 'yes'].includes(env.GIN_TLS || ''),
     ca: env.GIN_CA || '',
+    cert: env.GIN_TLS_CERT || '',
+    key: env.GIN_TLS_KEY || '',
     selftest: false,
     checkProto: false,
   };
@@ -55,18 +58,22 @@ function parseArgs(argv) {
     else if (arg === '--retries') opts.retries = Number(next());
     else if (arg === '--tls') opts.tls = true;
     else if (arg === '--ca') opts.ca = next();
+    else if (arg === '--tls-cert') opts.cert = next();
+    else if (arg === '--tls-key') opts.key = next();
     else if (arg === '--selftest') opts.selftest = true;
     else if (arg === '--check-proto') opts.checkProto = true;
     else if (arg === '-h' || arg === '--help') usage(null);
     else usage(`unknown argument ${arg}`);
   }
   if (!Number.isInteger(opts.matches) || opts.matches < 0) usage('--matches must be an integer >= 0');
+  if (!opts.cert !== !opts.key) usage('give both --tls-cert and --tls-key (mutual TLS)');
   return opts;
 }
 
 function usage(error) {
   const text = 'usage: node bot.js --referee HOST:PORT --token T [--name N] [--matches N] [--retries N]\n' +
     '                  [--tls] [--ca FILE]   (TLS; --ca: trust these CA certificates, implies --tls)\n' +
+    '                  [--tls-cert FILE --tls-key FILE]   (mutual TLS: the bot\'s certificate)\n' +
     '       node bot.js --selftest      (stdio JSON lines, no network)\n';
   if (error) {
     process.stderr.write(`bot.js: error: ${error}\n${text}`);
@@ -177,8 +184,9 @@ function play(opts) {
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => finish(0, `stopped by ${sig}`));
 
   function connect() {
-    const creds = opts.tls || opts.ca
-      ? grpc.credentials.createSsl(opts.ca ? fs.readFileSync(opts.ca) : null)
+    const read = (file) => (file ? fs.readFileSync(file) : null);
+    const creds = opts.tls || opts.ca || opts.cert
+      ? grpc.credentials.createSsl(read(opts.ca), read(opts.key), read(opts.cert))
       : grpc.credentials.createInsecure();
     const client = new BotService(opts.referee, creds);
     const call = client.Play();

@@ -142,6 +142,10 @@ class BotConfig:
     or the system's root certificates)."""
     ca: str = ""
     """A PEM file of CA certificates to trust (implies ``tls``); empty: the system's roots."""
+    cert: str = ""
+    """The bot's own certificate chain (PEM), for a referee that asks for one (mutual TLS)."""
+    key: str = ""
+    """The private key of ``cert`` (PEM)."""
     retries: int = 10
     """Connection attempts in a row that may fail before giving up."""
     backoff_s: float = 0.25
@@ -331,9 +335,12 @@ class _Session:
 
     # ----- one connection -----
     def _channel(self) -> grpc.aio.Channel:
-        if self.config.tls or self.config.ca:
-            roots = Path(self.config.ca).read_bytes() if self.config.ca else None
-            return grpc.aio.secure_channel(self.config.referee, grpc.ssl_channel_credentials(roots))
+        config = self.config
+        if config.tls or config.ca or config.cert:
+            roots = Path(config.ca).read_bytes() if config.ca else None
+            key = Path(config.key).read_bytes() if config.key else None
+            chain = Path(config.cert).read_bytes() if config.cert else None
+            return grpc.aio.secure_channel(config.referee, grpc.ssl_channel_credentials(roots, key, chain))
         return grpc.aio.insecure_channel(self.config.referee)
 
     def _wants_events(self) -> bool:
@@ -548,7 +555,8 @@ def make_parser(default_name: str = "bot", description: str | None = None) -> ar
     """The kit's command line; add your own options to it before :func:`parse_config`.
 
     Every option can also come from the environment: ``GIN_REFEREE``, ``GIN_TOKEN``,
-    ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_LOG_LEVEL``, ``GIN_TLS`` (1: TLS), ``GIN_CA``."""
+    ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_LOG_LEVEL``, ``GIN_TLS`` (1: TLS), ``GIN_CA``,
+    ``GIN_TLS_CERT`` and ``GIN_TLS_KEY`` (mutual TLS)."""
     env = os.environ
     p = argparse.ArgumentParser(description=description or f"Gin Arena bot {default_name!r}")
     p.add_argument("--referee", default=env.get("GIN_REFEREE", DEFAULT_REFEREE), metavar="HOST:PORT",
@@ -566,6 +574,10 @@ def make_parser(default_name: str = "bot", description: str | None = None) -> ar
     p.add_argument("--ca", default=env.get("GIN_CA", ""), metavar="FILE",
                    help="trust the CA certificates in FILE (PEM) for the referee's certificate; implies --tls "
                    "(env GIN_CA; default the system's root certificates)")
+    p.add_argument("--tls-cert", default=env.get("GIN_TLS_CERT", ""), metavar="FILE",
+                   help="mutual TLS: the bot's certificate (PEM; env GIN_TLS_CERT; implies --tls)")
+    p.add_argument("--tls-key", default=env.get("GIN_TLS_KEY", ""), metavar="FILE",
+                   help="mutual TLS: the certificate's private key (PEM; env GIN_TLS_KEY)")
     p.add_argument("--retries", type=int, default=10, metavar="N",
                    help="failed connection attempts in a row before giving up (default %(default)s)")
     p.add_argument("--no-nonce", action="store_true", help="send no nonce in Hello")
@@ -583,11 +595,15 @@ def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
         parser.error("a token is required: --token T or the environment variable GIN_TOKEN")
     if ns.matches < 0 or ns.concurrent < 1 or ns.retries < 0:
         parser.error("--matches must be >= 0, --concurrent >= 1, --retries >= 0")
-    if ns.ca and not os.access(ns.ca, os.R_OK):
-        parser.error(f"--ca {ns.ca}: cannot read the file")
+    for flag, path in (("--ca", ns.ca), ("--tls-cert", ns.tls_cert), ("--tls-key", ns.tls_key)):
+        if path and not os.access(path, os.R_OK):
+            parser.error(f"{flag} {path}: cannot read the file")
+    if bool(ns.tls_cert) != bool(ns.tls_key):
+        parser.error("give both --tls-cert and --tls-key (mutual TLS)")
     config = BotConfig(
         token=ns.token, referee=ns.referee, name=ns.name, matches=ns.matches, concurrent=ns.concurrent,
-        tls=ns.tls or bool(ns.ca), ca=ns.ca, retries=ns.retries,
+        tls=ns.tls or bool(ns.ca) or bool(ns.tls_cert), ca=ns.ca, cert=ns.tls_cert, key=ns.tls_key,
+        retries=ns.retries,
     )
     if ns.no_nonce:
         config.nonce = b""
