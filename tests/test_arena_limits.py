@@ -120,3 +120,23 @@ def test_arena_serve_enforces_its_limit_options(tmp_path: Path) -> None:
     finally:
         serve.send_signal(signal.SIGINT)
         serve.communicate(timeout=30)
+
+
+def _worker_referee_streams(dask_worker: object) -> int:
+    """(On a Dask worker.) What the worker's own referee announces."""
+    from arena.run.cluster import PLUGIN
+
+    plugin = dask_worker.plugins[PLUGIN]  # type: ignore[attr-defined]
+    return _announced_streams(plugin.context.bot_address)
+
+
+def test_the_limit_option_reaches_the_referees_of_dask_workers(tmp_path: Path) -> None:
+    from arena.run.cluster import Cluster
+    from arena.run.placement import ClusterSpec
+
+    cluster = Cluster(ClusterSpec(workers=2), tmp_path, referee.Limits(streams_per_connection=9))
+    try:
+        answers = cluster.client.run(_worker_referee_streams)
+    finally:
+        cluster.close()
+    assert sorted(answers.values()) == [9, 9]

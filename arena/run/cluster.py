@@ -53,7 +53,9 @@ class MatchWorker(WorkerPlugin):
 
     name = PLUGIN
 
-    def __init__(self) -> None:
+    def __init__(self, limits: referee.Limits | None = None) -> None:
+        self.limits = limits
+        """The worker's referee's limits (the arena's ``--limit``; ``None``: the defaults)."""
         self.context: referee.MatchContext | None = None
         self.stalls: StallMonitor | None = None
         self._ready: threading.Event | None = None  # (made on the worker: the plugin is pickled)
@@ -71,7 +73,7 @@ class MatchWorker(WorkerPlugin):
         self._stop = trio.Event()
         self._token = trio.lowlevel.current_trio_token()
         self.stalls = StallMonitor(keep_s=STALL_HORIZON_S)
-        async with referee.open_match_context() as ctx, trio.open_nursery() as nursery:
+        async with referee.open_match_context(limits=self.limits) as ctx, trio.open_nursery() as nursery:
             nursery.start_soon(self.stalls.run)
             self.context = ctx
             assert self._ready is not None
@@ -180,7 +182,7 @@ async def _outcome(future: Any) -> TaskResult:
 class Cluster:
     """A Dask client and, for ``--workers N``, the local cluster it talks to."""
 
-    def __init__(self, spec: ClusterSpec, replay_dir: Path) -> None:
+    def __init__(self, spec: ClusterSpec, replay_dir: Path, limits: referee.Limits | None = None) -> None:
         self.replay_dir = replay_dir
         self._local: Any = None
         if spec.scheduler:
@@ -189,7 +191,7 @@ class Cluster:
             self._local = LocalCluster(n_workers=spec.workers, processes=True, threads_per_worker=1,
                                        dashboard_address="127.0.0.1:0", silence_logs=40)  # type: ignore[no-untyped-call]
             self.client = Client(self._local)  # type: ignore[no-untyped-call]
-        self.client.register_plugin(MatchWorker(), name=PLUGIN)
+        self.client.register_plugin(MatchWorker(limits), name=PLUGIN)
         # An earlier run's shipped folders must not be used by this one.
         if FOLDERS in self.client.run_on_scheduler(_worker_plugins):  # type: ignore[no-untyped-call]
             self.client.unregister_worker_plugin(FOLDERS)  # type: ignore[no-untyped-call]

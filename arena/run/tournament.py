@@ -262,16 +262,16 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
 
 
 async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *, concurrency: int, games: int,
-                       referee: str = "") -> Cluster | None:
+                       referee: str = "", limits: Limits | None = None) -> Cluster | None:
     """The Dask cluster the games run on (``None``: this process plays them; ``auto`` is sized
-    for ``games`` games, ``concurrency`` at once, on ``referee``); the bots are checked on every
-    worker first."""
+    for ``games`` games, ``concurrency`` at once, on ``referee``; each worker's referee keeps
+    ``limits``); the bots are checked on every worker first."""
     spec = spec.sized(concurrency=concurrency, games=games, referee=referee)
     if not spec.distributed:
         return None
     from arena.run.cluster import Cluster  # (Dask is imported only when used)
 
-    cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays")
+    cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays", limits)
     try:
         if spec.ship_bots:
             await trio.to_thread.run_sync(cluster.ship, bots)
@@ -326,7 +326,7 @@ async def run_tournament(
     remote = {b.name for b in bots if b.remote}  # (a game with a remote seat is played here)
     on_workers = sum(1 for job, _ in store.pending() if not remote & {base_name(p) for p in job.players})
     dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots, concurrency=cfg.play.concurrency,
-                              games=on_workers, referee=cfg.referee)  # (before the clock starts)
+                              games=on_workers, referee=cfg.referee, limits=access.limits)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
