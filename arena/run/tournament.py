@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from arena.run.cluster import Cluster
 from referee import ClientTLS, Limits, MatchContext, open_match_context
 
+STALE_SUFFIXES = (".jsonl", ".journal", ".live", ".seed")
+"""The files a match leaves in the run's ``replays/`` (a replay, a referee's journal while it
+runs, …): an abandoned game's are removed before it is played again."""
 log = structlog.get_logger("arena")
 
 RESULTS_EVERY_S = 5.0
@@ -297,6 +300,22 @@ def record_time_losses(store: RunStore, losses: Counter[str]) -> None:
     print("Time losses by worker: " + ", ".join(f"{w}: {n}" for w, n in sorted(losses.items())), flush=True)
 
 
+def _forget_abandoned(store: RunStore) -> list[str]:
+    """(On ``--resume``.) The match ids of the games a killed arena left running, now pending
+    again, their files in ``replays/`` removed so that they are played from scratch."""
+    replays = store.run_dir / "replays"
+    abandoned = store.reset_running()
+    # A game marked running is written behind its start: one killed just after its referee
+    # match began is still pending, with that match's files left. It is played again too.
+    abandoned += [mid for job, attempt in store.pending()
+                  if (mid := job.match_id(store.config.run_id, attempt)) not in abandoned
+                  and any((replays / f"{mid}{suffix}").exists() for suffix in STALE_SUFFIXES)]
+    for mid in abandoned:  # played again: its replay, or the journal a killed referee left, goes
+        for suffix in STALE_SUFFIXES:
+            (replays / f"{mid}{suffix}").unlink(missing_ok=True)
+    return abandoned
+
+
 async def run_tournament(
     store: RunStore, console: Console, *, resumed: bool = False, cancel_scope: trio.CancelScope | None = None,
     access: RemoteAccess = PLAINTEXT,
@@ -311,12 +330,7 @@ async def run_tournament(
     bots = store.bots()
     if resumed:
         killed = store.kill_leftover_procs()
-        abandoned = store.reset_running()
-        for mid in abandoned:  # played again: its replay, or the journal a killed referee left, goes
-            for suffix in (".jsonl", ".journal", ".live", ".seed"):
-                stale = run_dir / "replays" / f"{mid}{suffix}"
-                if stale.exists():
-                    stale.unlink()
+        abandoned = _forget_abandoned(store)
         log.info("run_resumed", run_dir=str(run_dir), replayed=len(abandoned), leftover_bots_killed=killed)
         if abandoned:
             print(f"Resuming {run_dir}: {len(abandoned)} game(s) that were running will be played again.")
