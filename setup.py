@@ -17,8 +17,8 @@ from typing import Any
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-COMPILED_PACKAGES = ["referee/gin"]
-"""The games' pure packages (a game's package joins here, e.g. ``referee/rummy``)."""
+COMPILED_PACKAGES = ["referee/_cardcore", "referee/gin", "referee/rummy"]
+"""The games' pure packages and their shared core (a new game's package joins here)."""
 COMPILED_MODULES = ["referee/_wire.py", "referee/_gin_wire.py"]
 """The byte encoders: the game-neutral one and each game's (a game's wire module joins here)."""
 BUILD_REQUIRES = ["mypy>=2", "types-protobuf"]

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from referee._cardcore import Value
+
 
 @dataclass(frozen=True, slots=True)
-class GinDealEnd:
+class GinDealEnd(Value):
     """How a Gin deal ended (``deal_end`` content)."""
 
     kind: str
@@ -36,7 +38,7 @@ class GinDealEnd:
 
 
 @dataclass(frozen=True, slots=True)
-class GinGameEnd:
+class GinGameEnd(Value):
     """Gin's details of a game's result (``game_end`` content)."""
 
     deal_points: tuple[int, ...]

@@ -6,6 +6,8 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from referee._cardcore import Value
+
 from ._actions import (
     Action,
     CallStop,
@@ -28,7 +30,7 @@ MAX_RESHUFFLES = 3
 
 
 @dataclass(frozen=True, slots=True)
-class Move:
+class Move(Value):
     """One action in a deal's history."""
 
     seat: int
@@ -38,7 +40,7 @@ class Move:
 
 
 @dataclass(frozen=True, slots=True)
-class Reshuffle:
+class Reshuffle(Value):
     """A chance step (R6): the discard pile became a new stock and a new upcard."""
 
     number: int

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from referee._cardcore import Value
+
 from ._actions import Action
 from ._deal import Deal
 from ._outcome import RummyOutcome
@@ -19,7 +21,7 @@ def places(totals: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class GameResult:
+class GameResult(Value):
     """The end of one game (R7)."""
 
     number: int
@@ -37,7 +39,7 @@ class GameResult:
 
 
 @dataclass(frozen=True, slots=True)
-class MatchOutcome:
+class MatchOutcome(Value):
     """The end of a match: every game's result and the points summed over the games."""
 
     games: tuple[GameResult, ...]

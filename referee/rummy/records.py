@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from referee._cardcore import Value
+
 
 @dataclass(frozen=True, slots=True)
-class RummyDealEnd:
+class RummyDealEnd(Value):
     """How a rummy deal ended (``deal_end`` content)."""
 
     reason: str
@@ -30,7 +32,7 @@ class RummyDealEnd:
 
 
 @dataclass(frozen=True, slots=True)
-class RummyGameEnd:
+class RummyGameEnd(Value):
     """Rummy's details of a game's result (``game_end`` content)."""
 
     deals: int
