@@ -62,6 +62,29 @@ def test_engine_values_pickle_and_copy_to_equal_values(values: object) -> None:
             assert repr(again) == repr(value)
 
 
+def _play(match: Any, steps: int) -> list[str]:
+    """The texts of the first ``steps`` legal actions played (each the first legal one)."""
+    out = []
+    for _ in range(steps):
+        action = match.deal.legal_actions()[0]
+        match.apply(action)
+        out.append(str(action))
+    return out
+
+
+@pytest.mark.parametrize("game", ["gin", "rummy"])
+def test_a_match_in_play_copies_and_pickles_into_an_independent_equal_state(game: str) -> None:
+    if game == "gin":
+        match: Any = gin.Match(gin.RuleSet.classic(), b"state")
+    else:
+        match = rummy.Match(rummy.RummyRules.preset("rummy"), b"state", 3)
+    _play(match, 5)
+    copies = [copy.deepcopy(match), pickle.loads(pickle.dumps(match))]
+    ahead = _play(match, 12)
+    for other in copies:
+        assert _play(other, 12) == ahead
+
+
 BAD_OPTIONS: list[tuple[type[object], dict[str, Any], str]] = [
     (gin.RuleSet, {"target": "100"}, "target must be an integer; got '100'"),
     (gin.RuleSet, {"big_gin": 1}, "big_gin must be true or false; got 1"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from referee._cardcore import Value
+from referee._cardcore import State, Value
 
 from ._actions import Action, IllegalActionError
 from ._cards import Card
@@ -104,7 +104,7 @@ MatchEvent = DealStarted | DealEnded | GameEnded | MatchEnded
 """What a step of a match can lead to, besides the action itself."""
 
 
-class Game:
+class Game(State):
     """One game: deals until a seat's deal points reach the target."""
 
     def __init__(
@@ -176,7 +176,7 @@ class Game:
         )
 
 
-class Match:
+class Match(State):
     """A match between two seats: games as the rule set says (``games`` or ``match_target``),
     every deck derived from ``seed`` (see ``_shuffle``). ``apply`` plays the current deal and
     moves on to the next deal and game by itself, returning what happened. ``decks`` gives each

@@ -3,18 +3,17 @@
 The referee's records (:mod:`referee.replays`) name no game; a ``deal_end`` or ``game_end``
 record carries one of these as its ``content``, whose fields sit beside the record's own in the
 line's JSON object. Plain frozen dataclasses: the annotations say what each JSON value is (the
-replay codec reads them), cards are their text (``Ts``).
+replay codec reads them, so this module stays interpreted in the compiled build: see setup.py),
+cards are their text (``Ts``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee._cardcore import Value
-
 
 @dataclass(frozen=True, slots=True)
-class GinDealEnd(Value):
+class GinDealEnd:
     """How a Gin deal ended (``deal_end`` content)."""
 
     kind: str
@@ -38,7 +37,7 @@ class GinDealEnd(Value):
 
 
 @dataclass(frozen=True, slots=True)
-class GinGameEnd(Value):
+class GinGameEnd:
     """Gin's details of a game's result (``game_end`` content)."""
 
     deal_points: tuple[int, ...]

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from referee._cardcore import Value
+from referee._cardcore import State, Value
 
 from ._actions import (
     Action,
@@ -96,7 +96,7 @@ def _can_meld_with(card: Card, cards: set[Card], ace_high: bool) -> bool:
     return False
 
 
-class Deal:
+class Deal(State):
     """One deal of rummy. Seats are ``0..n-1`` clockwise; the seat left of ``dealer`` plays
     first. Build it with :meth:`from_deck`; ``apply`` an action of ``to_move``."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee._cardcore import Value
+from referee._cardcore import State, Value
 
 from ._actions import Action
 from ._deal import Deal
@@ -50,7 +50,7 @@ class MatchOutcome(Value):
     """Each seat's place by ``points``."""
 
 
-class Game:
+class Game(State):
     """One game of a match: deals until a total reaches the target after a deal (R7)."""
 
     def __init__(self, rules: RummyRules, seed: bytes, number: int, seats: int, dealer: int | None = None) -> None:
@@ -95,7 +95,7 @@ class Game:
         return outcome
 
 
-class Match:
+class Match(State):
     """A match: ``rules.games`` games between the same seats; each game's first dealer is drawn
     from the seed (R3)."""
 

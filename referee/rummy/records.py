@@ -2,17 +2,17 @@
 
 A ``deal_end`` or ``game_end`` record carries one of these as its ``content`` (its fields sit
 beside the record's own in the line's JSON object). Plain frozen dataclasses; cards are text.
+The replay codec reads their annotations, so this module stays interpreted in the compiled build
+(setup.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee._cardcore import Value
-
 
 @dataclass(frozen=True, slots=True)
-class RummyDealEnd(Value):
+class RummyDealEnd:
     """How a rummy deal ended (``deal_end`` content)."""
 
     reason: str
@@ -32,7 +32,7 @@ class RummyDealEnd(Value):
 
 
 @dataclass(frozen=True, slots=True)
-class RummyGameEnd(Value):
+class RummyGameEnd:
     """Rummy's details of a game's result (``game_end`` content)."""
 
     deals: int
