@@ -194,7 +194,7 @@ def start_referee(
     if code is not None and "--listen" not in (code / "referee" / "cli.py").read_text():
         opts[:2] = ["--port", "0"]  # a copy from before the one address spelling
     if python is not None:  # -P and the temp dir as cwd: this checkout stays off its path
-        proc = start(name, [python, "-P", "-m", "referee.cli", "serve", *opts], log_dir)
+        proc = start(name, [os.path.abspath(python), "-P", "-m", "referee.cli", "serve", *opts], log_dir)
     elif code is None:
         proc = start(name, [str(Path(PY).parent / "referee"), "serve", *opts], log_dir)
     else:
