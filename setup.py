@@ -17,8 +17,11 @@ from typing import Any
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-COMPILED_PACKAGES = ["referee/gin"]
-"""The games' pure packages (a game's package joins here, e.g. ``referee/rummy``)."""
+COMPILED_PACKAGES = ["referee/_cardcore", "referee/gin", "referee/rummy"]
+"""The games' pure packages and their shared core (a new game's package joins here)."""
+INTERPRETED = {"records.py"}
+"""Modules of those packages left to run as Python: a game's replay content classes, whose
+annotations the replay codec reads as text (compiled, a class's annotations become classes)."""
 COMPILED_MODULES = ["referee/_wire.py", "referee/_gin_wire.py"]
 """The byte encoders: the game-neutral one and each game's (a game's wire module joins here)."""
 BUILD_REQUIRES = ["mypy>=2", "types-protobuf"]
@@ -61,7 +64,9 @@ def _extensions() -> list[Any]:
             sys.exit("gin-arena: GIN_ARENA_COMPILE=require but mypyc is not importable (pip install mypy)")
         _note("mypyc is not importable: installing the pure-Python modules")
         return []
-    paths = [str(p) for d in COMPILED_PACKAGES for p in sorted(Path(d).glob("*.py"))] + COMPILED_MODULES
+    paths = [
+        str(p) for d in COMPILED_PACKAGES for p in sorted(Path(d).glob("*.py")) if p.name not in INTERPRETED
+    ] + COMPILED_MODULES
     try:
         # Imports beyond the compiled modules (grpc, trio, …) need not be installed to build.
         return list(mypycify(["--follow-imports=silent", *paths], opt_level="3"))

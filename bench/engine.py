@@ -13,10 +13,18 @@
     11-card hands, with the ratios.
 
 (d) The compiled build (mypyc, ``GIN_ARENA_COMPILE=require pip install .`` into ``.venv-compiled``,
-    or ``--compiled PYTHON``): the same self-play as (a) in that interpreter, run from here, with
-    the ratio compiled/pure.
+    or ``--compiled PYTHON``): the same self-play as (a) in that interpreter, with the ratio
+    compiled/pure.
+(e) With ``--today DIR`` (a source tree of an older commit, e.g. ``git archive COMMIT referee |
+    tar -x -C DIR``): the same self-play of that tree's engine in this interpreter, with the
+    ratio pure/today (is the pure build still as fast as before?).
 
-Run: ``PYTHONPATH=. python bench/engine.py [--quick]``
+The self-play runs of (a), (c), (d) and (e) are interleaved: round ``i`` runs seed ``i`` in each
+(the compiled and "today" engines in child processes kept running, each told one seed at a
+time), so that the machine's load hits them alike; ratios are medians of per-round ratios, and
+the load average is printed before and after.
+
+Run: ``.venv/bin/python bench/engine.py [--quick] [--today DIR]``
 """
 
 from __future__ import annotations
@@ -140,39 +148,64 @@ def import_pyspiel() -> Any | None:
     return pyspiel
 
 
-# ----------------------------------------------------------------------------- compiled build
+# ----------------------------------------------------------------------------- other builds
 
 
-def selfplay_rates(seeds: Sequence[int], deals: int) -> list[float]:
-    """Deals per CPU-second of (a)'s self-play, one run per seed, after a warm-up."""
-    selfplay_ours(999, 20)
-    return [selfplay_ours(s, deals)[0] for s in seeds]
+class SelfPlayChild:
+    """(a)'s self-play in another interpreter or source tree: a child process kept running, told
+    one seed at a time (so that its runs interleave with this process's)."""
+
+    def __init__(self, python: str, source: str | None = None) -> None:
+        env = {**os.environ, _INSTALLED: "1"}
+        env.pop("PYTHONPATH", None)
+        if source is not None:
+            env["PYTHONPATH"] = source
+        self.proc = subprocess.Popen(
+            [python, "-P", __file__, "--child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env=env, cwd="/",
+        )
+        hello = json.loads(self._line())
+        self.compiled: bool = bool(hello["compiled"])
+        self.file: str = str(hello["file"])
+
+    def _line(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the self-play child ended early (see its error above)")
+        return line
+
+    def rate(self, seed: int, deals: int) -> float:
+        """Deals per CPU-second of one run."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{seed} {deals}\n")
+        self.proc.stdin.flush()
+        return float(self._line())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
 
 
-def selfplay_in(python: str, seeds: Sequence[int], deals: int) -> tuple[bool, list[float]]:
-    """(whether its engine is compiled, the rates) of (a)'s self-play in another interpreter."""
-    env = {**os.environ, _INSTALLED: "1"}
-    env.pop("PYTHONPATH", None)
-    out = subprocess.run(
-        [python, "-P", __file__, "--child", "--runs", str(len(seeds)), "--deals", str(deals), "--first-seed",
-         str(seeds[0])], check=True, capture_output=True, text=True, env=env, cwd="/",
-    ).stdout
-    data = json.loads(out)
-    return bool(data["compiled"]), [float(x) for x in data["rates"]]
+def child_loop() -> None:
+    """The child's side: which engine it runs, then one rate per ``seed deals`` line read."""
+    import referee.gin as engine
+
+    selfplay_ours(999, 20)  # warm up
+    print(json.dumps({"compiled": getattr(engine, "COMPILED", False), "file": engine.__file__}), flush=True)
+    for line in sys.stdin:
+        seed, deals = map(int, line.split())
+        print(selfplay_ours(seed, deals)[0], flush=True)
 
 
-def compare_compiled(python: str, seeds: Sequence[int], deals: int, pure_rate: float) -> float | None:
-    """Prints (d): the compiled build's self-play beside the pure build's of this run; its rate."""
-    print()
-    if not Path(python).exists():
-        print(f"(d) compiled build: {python} not found (GIN_ARENA_COMPILE=require pip install . into a venv): skipped")
-        return None
-    compiled, rates = selfplay_in(python, seeds, deals)
-    rate = statistics.median(rates)
-    print(f"(d) {python} (engine {'compiled (mypyc)' if compiled else 'NOT compiled'}), the same self-play as (a)")
-    print(f"    compiled:  {rate:8.0f} deals/CPU-s  (runs: {', '.join(f'{x:.0f}' for x in rates)})")
-    print(f"    ratio compiled/pure: {rate / pure_rate:.2f}x  (acceptance >= 1.6x)")
-    return rate
+def ratio_of_rounds(top: Sequence[float], bottom: Sequence[float]) -> float:
+    """The median of the per-round ratios ``top[i] / bottom[i]``."""
+    return statistics.median(t / b for t, b in zip(top, bottom, strict=True))
+
+
+def runs_text(rates: Sequence[float]) -> str:
+    return ", ".join(f"{x:.0f}" for x in rates)
 
 
 # ----------------------------------------------------------------------------- main
@@ -186,42 +219,87 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=None)
     ap.add_argument("--compiled", default=str(ROOT / ".venv-compiled" / "bin" / "python"),
                     help="the interpreter of the compiled build (default .venv-compiled's)")
+    ap.add_argument("--today", default=None, metavar="DIR",
+                    help="a source tree of an older commit: its engine's self-play beside this one's, as (e)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--first-seed", type=int, default=1000, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        child_loop()
+        return
     runs = args.runs or (3 if args.quick else 5)
     deals = args.deals or (200 if args.quick else 1000)
     hands = args.hands or (4000 if args.quick else 20_000)
-    seeds = [args.first_seed + i for i in range(runs)]
-    if args.child:
-        from referee.gin import COMPILED
+    seeds = [1000 + i for i in range(runs)]
+    print(f"command: {' '.join([sys.executable, *sys.argv])}")
+    print(f"Python {sys.version.split()[0]}; {runs} interleaved rounds x {deals} deals (seeds {seeds[0]}.."
+          f"{seeds[-1]}), {hands} hands; load average {os.getloadavg()[0]:.2f} (before)")
+    rounds = selfplay_rounds(args, seeds, deals)
+    report_selfplay(rounds, seeds)
+    med = report_deadwood(hands)
+    report_openspiel(rounds, med, hands)
+    print(f"\nload average {os.getloadavg()[0]:.2f} (after)")
 
-        print(json.dumps({"compiled": COMPILED, "rates": selfplay_rates(seeds, deals)}))
-        return
-    print(f"Python {sys.version.split()[0]}; {runs} runs x {deals} deals (seeds {seeds[0]}..{seeds[-1]}), "
-          f"{hands} hands")
 
-    # (a) self-play
+def selfplay_rounds(args: argparse.Namespace, seeds: Sequence[int], deals: int) -> dict[str, Any]:
+    """(a), (c), (d), (e) interleaved: per engine, the rate of each round (and what ran)."""
+    pyspiel = import_pyspiel()
+    children: dict[str, SelfPlayChild] = {}
+    if Path(args.compiled).exists():
+        children["compiled"] = SelfPlayChild(args.compiled)
+    if args.today:
+        children["today"] = SelfPlayChild(sys.executable, str(Path(args.today).resolve()))
     selfplay_ours(999, 20)  # warm up
-    results = [selfplay_ours(s, deals) for s in seeds]
-    rates = [r[0] for r in results]
+    if pyspiel is not None:
+        selfplay_openspiel(pyspiel, 999, 5)
+    out: dict[str, Any] = {"pure": [], "steps": [], "kinds": Counter(), "openspiel": [], "pyspiel": pyspiel,
+                           "children": children, **{name: [] for name in children}}
+    for seed in seeds:
+        rate, steps, kinds = selfplay_ours(seed, deals)
+        out["pure"].append(rate)
+        out["steps"].append(steps)
+        out["kinds"].update(kinds)
+        for name, child in children.items():
+            out[name].append(child.rate(seed, deals))
+        if pyspiel is not None:
+            out["openspiel"].append(selfplay_openspiel(pyspiel, seed, max(deals // 5, 20)))
+    for child in children.values():
+        child.close()
+    out["pre"] = statistics.median(selfplay_ours(s, deals, decks_outside=True)[0] for s in seeds)
+    return out
+
+
+def report_selfplay(rounds: dict[str, Any], seeds: Sequence[int]) -> None:
+    """Prints (a), (d), (e)."""
+    rates: list[float] = rounds["pure"]
     ours_rate = statistics.median(rates)
-    ours_steps = statistics.mean(r[1] for r in results)
-    kinds: Counter[str] = Counter()
-    for r in results:
-        kinds.update(r[2])
+    kinds: Counter[str] = rounds["kinds"]
     total = sum(kinds.values())
     print()
     print("(a) random self-play, classic rules, legal_actions() at every step")
-    print(f"    ours:      {ours_rate:8.0f} deals/CPU-s  (median of {runs}; runs: "
-          f"{', '.join(f'{x:.0f}' for x in rates)})  {ours_steps:.1f} steps/deal")
-    pre = statistics.median(selfplay_ours(s, deals, decks_outside=True)[0] for s in seeds)
-    print(f"    ours, decks shuffled before the timer (engine + policy only): {pre:8.0f} deals/CPU-s")
+    print(f"    pure:      {ours_rate:8.0f} deals/CPU-s  (median of {len(seeds)}; runs: {runs_text(rates)})  "
+          f"{statistics.mean(rounds['steps']):.1f} steps/deal")
+    print(f"    pure, decks shuffled before the timer (engine + policy only): {rounds['pre']:8.0f} deals/CPU-s")
     print("    outcomes:  " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in sorted(kinds.items())))
     print(f"    goal: >= {GOAL_DEALS} deals/CPU-s  -> {'met' if ours_rate >= GOAL_DEALS else 'NOT met'}")
-    compiled_rate = compare_compiled(args.compiled, seeds, deals, ours_rate)
+    children: dict[str, SelfPlayChild] = rounds["children"]
+    if "compiled" in children:
+        c = children["compiled"]
+        print(f"(d) compiled build: {c.file} (engine {'compiled (mypyc)' if c.compiled else 'NOT compiled'})")
+        print(f"    compiled:  {statistics.median(rounds['compiled']):8.0f} deals/CPU-s  (runs: "
+              f"{runs_text(rounds['compiled'])})")
+        print(f"    ratio compiled/pure: {ratio_of_rounds(rounds['compiled'], rates):.2f}x  (acceptance >= 1.6x)")
+    else:
+        print("(d) compiled build: not found (GIN_ARENA_COMPILE=require pip install . into .venv-compiled): skipped")
+    if "today" in children:
+        t = children["today"]
+        print(f"(e) today: {t.file}")
+        today = rounds["today"]
+        print(f"    today:     {statistics.median(today):8.0f} deals/CPU-s  (runs: {runs_text(today)})")
+        print(f"    ratio pure/today: {ratio_of_rounds(rates, today):.2f}x  (acceptance: no slower, >= ~1.0x)")
 
-    # (b) deadwood
+
+def report_deadwood(hands: int) -> float:
+    """Prints (b); the median µs per call."""
     rng = random.Random(20240601)
     h11 = random_masks(rng, hands, 11)
     for h in h11[:500]:
@@ -232,33 +310,36 @@ def main() -> None:
     print(f"    ours:      median {med:6.2f} us   p90 {p90:6.2f} us")
     print(f"    goal: <= {GOAL_US:.0f} us (target ~{TARGET_US})  -> {'met' if med <= GOAL_US else 'NOT met'}"
           f"{'' if med <= TARGET_US else ' (above the target)'}")
+    return med
 
-    # (c) OpenSpiel
+
+def report_openspiel(rounds: dict[str, Any], med: float, hands: int) -> None:
+    """Prints (c): OpenSpiel's self-play (run in the same rounds) and deadwood, with the ratios."""
     print()
-    pyspiel = import_pyspiel()
+    pyspiel = rounds["pyspiel"]
     if pyspiel is None:
         print("(c) OpenSpiel: pyspiel not importable (pip install open_spiel): comparison skipped")
         return
-    os_deals = max(deals // 5, 20)
-    selfplay_openspiel(pyspiel, 999, 5)
-    os_results = [selfplay_openspiel(pyspiel, s, os_deals) for s in seeds]
-    os_rate = statistics.median(r[0] for r in os_results)
-    os_steps = statistics.mean(r[1] for r in os_results)
-    os_chance = statistics.mean(r[2] for r in os_results)
-    print(f"(c) OpenSpiel {getattr(pyspiel, '__version__', '')} gin_rummy, random play "
-          f"({runs} runs x {os_deals} deals)")
-    print(f"    OpenSpiel: {os_rate:8.0f} deals/CPU-s  {os_steps:.1f} player steps + {os_chance:.1f} chance "
-          f"steps/deal")
-    print(f"    ratio ours/OpenSpiel: {ours_rate / os_rate:.1f}x deals/CPU-s (goal >= 10x)")
-    if compiled_rate is not None:
-        print(f"    ratio compiled/OpenSpiel: {compiled_rate / os_rate:.1f}x deals/CPU-s (goal >= 20x)")
+    os_results: list[tuple[float, float, float]] = rounds["openspiel"]
+    os_rates = [r[0] for r in os_results]
+    print(f"(c) OpenSpiel {getattr(pyspiel, '__version__', '')} gin_rummy, random play (same rounds, a fifth of "
+          "the deals)")
+    print(f"    OpenSpiel: {statistics.median(os_rates):8.0f} deals/CPU-s  "
+          f"{statistics.mean(r[1] for r in os_results):.1f} player steps + "
+          f"{statistics.mean(r[2] for r in os_results):.1f} chance steps/deal")
+    print(f"    ratio pure/OpenSpiel: {ratio_of_rounds(rounds['pure'], os_rates):.1f}x deals/CPU-s (goal >= 10x)")
+    if "compiled" in rounds["children"]:
+        print(f"    ratio compiled/OpenSpiel: {ratio_of_rounds(rounds['compiled'], os_rates):.1f}x deals/CPU-s "
+              "(goal >= 20x)")
+    if "today" in rounds["children"]:
+        print(f"    ratio today/OpenSpiel: {ratio_of_rounds(rounds['today'], os_rates):.1f}x deals/CPU-s")
     try:
-        utils = pyspiel.gin_rummy.GinRummyUtils(13, 4, 10)
-        fn = utils.min_deadwood
+        fn = pyspiel.gin_rummy.GinRummyUtils(13, 4, 10).min_deadwood
     except AttributeError:
         print("    GinRummyUtils.min_deadwood not reachable from Python: deadwood comparison skipped")
         return
-    os11 = [to_openspiel(h) for h in h11]
+    rng = random.Random(20240601)
+    os11 = [to_openspiel(h) for h in random_masks(rng, hands, 11)]
     for oh in os11[:500]:
         fn(oh)
     omed, op90 = quantiles(per_call_us(fn, os11))

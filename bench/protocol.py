@@ -4,6 +4,8 @@
     .venv/bin/python bench/protocol.py --quick    # ~35 s: bare and referee only, 1 rep
     .venv/bin/python bench/protocol.py --ab DIR --designs referee-ab --skip-b
                                                   # A/B a patched copy of the referee package
+    .venv/bin/python bench/protocol.py --ab-python .venv-compiled/bin/python --designs referee-ab,lean-ab --skip-b
+                                                  # A/B the compiled build (mypyc) against this one
 
 Servers and clients run in separate processes over 127.0.0.1 (the clients and the echo servers
 are ``bench/_protocol_client.py``). Interleaved designs, each at 1 stream (1 match) and at
@@ -183,14 +185,17 @@ os.environ.setdefault("GIN_ARENA_OPERATOR_TOKEN", os.urandom(32).hex())
 
 
 def start_referee(
-    name: str, log_dir: Path, replays: Path, log_level: str, code: Path | None = None
+    name: str, log_dir: Path, replays: Path, log_level: str, code: Path | None = None, python: str | None = None
 ) -> tuple[Proc, str]:
     """``referee serve`` on a free port; with ``code``, the ``referee`` package found in that
-    folder instead of the installed one (for A/B runs of a patched copy)."""
+    folder instead of the installed one (for A/B runs of a patched copy); with ``python``, the
+    package installed in that interpreter's environment (e.g. the compiled build's venv)."""
     opts = ["--listen", "127.0.0.1:0", "--replays", str(replays), "--log-level", log_level]
     if code is not None and "--listen" not in (code / "referee" / "cli.py").read_text():
         opts[:2] = ["--port", "0"]  # a copy from before the one address spelling
-    if code is None:
+    if python is not None:  # -P and the temp dir as cwd: this checkout stays off its path
+        proc = start(name, [os.path.abspath(python), "-P", "-m", "referee.cli", "serve", *opts], log_dir)
+    elif code is None:
         proc = start(name, [str(Path(PY).parent / "referee"), "serve", *opts], log_dir)
     else:
         proc = start(name, [PY, "-m", "referee.cli", "serve", *opts], log_dir,
@@ -319,8 +324,8 @@ DESIGNS = {
     "relay": "grpc.aio relaying each message to the paired stream (a referee without a game)",
     "referee": "referee serve + trivial bots (per decision)",
     "lean": "the same bots asking for no event messages (Hello.skip_event_messages): 1 write per decision",
-    "referee-ab": "the referee package of --ab DIR, same bots",
-    "lean-ab": "the referee package of --ab DIR, lean bots",
+    "referee-ab": "the referee package of --ab DIR (or --ab-python), same bots",
+    "lean-ab": "the referee package of --ab DIR (or --ab-python), lean bots",
 }
 
 
@@ -344,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ab", type=Path, metavar="DIR",
                         help="also run the referee package found in DIR (a patched copy: DIR/referee/...) "
                              "in the interleaved windows, as design referee-ab")
+    parser.add_argument("--ab-python", metavar="PYTHON",
+                        help="instead of --ab: the referee installed for interpreter PYTHON (e.g. the compiled "
+                             "build, .venv-compiled/bin/python) as design referee-ab")
     parser.add_argument("--designs", default="", help="comma-separated subset of the interleaved designs")
     parser.add_argument("--skip-b", action="store_true", help="skip (b) (the 500-match runs)")
     parser.add_argument("--b-bots", choices=["lean", "events"], default="lean",
@@ -401,11 +409,12 @@ def run_interleaved(
         "relay": (relay, "relay", relay_addr, 1, 1), "referee": (ref, "bots", ref_addr, 2, 1),
         "lean": (ref, "bots-lean", ref_addr, 2, 1),
     }
-    if args.ab:
+    if args.ab or args.ab_python:
         ab_replays = tmp / "replays-ab"
         ab_replays.mkdir()
-        ab, ab_addr = start_referee("referee-ab", tmp, ab_replays, args.log_level, args.ab)
-        print(f"A/B: referee-ab pid {ab.pid}: PYTHONPATH={args.ab} {shlex.join(ab.argv)}")
+        ab, ab_addr = start_referee("referee-ab", tmp, ab_replays, args.log_level, args.ab, args.ab_python)
+        where = f"PYTHONPATH={args.ab}" if args.ab_python is None else "installed"
+        print(f"A/B: referee-ab pid {ab.pid}: {where} {shlex.join(ab.argv)}")
         setups["referee-ab"] = (ab, "bots", ab_addr, 2, 1)
         setups["lean-ab"] = (ab, "bots-lean", ab_addr, 2, 1)
         run_window("warm", ab, [client_argv("bots", ab_addr, 2, args)], tmp, 0.5, 0.5)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from referee._cardcore import Value
+
 from ._cards import DECK, Card, parse_card
 
 ActionKind = Literal["pass", "take_upcard", "draw_stock", "draw_discard", "discard", "knock", "big_gin"]
@@ -14,8 +16,8 @@ ACTION_KINDS: tuple[ActionKind, ...] = (
 """Every action kind, in a fixed order."""
 
 
-# Each action's ``kind`` is a plain class attribute (not annotated ``ClassVar``: compiled by
-# mypyc, the dataclass would take it for a field).
+# Each action's ``kind`` is a read-only property: compiled by mypyc, a plain class attribute
+# reads as an unset instance attribute, and a ``ClassVar`` one is taken for a field.
 
 
 class IllegalActionError(ValueError):
@@ -24,75 +26,98 @@ class IllegalActionError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Pass:
+class Pass(Value):
     """Decline the upcard (RULES §4)."""
 
-    kind = "pass"
+    @property
+    def kind(self) -> ActionKind:
+        """``"pass"``."""
+        return "pass"
 
     def __str__(self) -> str:
         return "pass"
 
 
 @dataclass(frozen=True, slots=True)
-class TakeUpcard:
+class TakeUpcard(Value):
     """Take the offered upcard (RULES §4); a discard (or knock) follows."""
 
-    kind = "take_upcard"
+    @property
+    def kind(self) -> ActionKind:
+        """``"take_upcard"``."""
+        return "take_upcard"
 
     def __str__(self) -> str:
         return "take_upcard"
 
 
 @dataclass(frozen=True, slots=True)
-class DrawStock:
+class DrawStock(Value):
     """Draw the top card of the stock (RULES §5)."""
 
-    kind = "draw_stock"
+    @property
+    def kind(self) -> ActionKind:
+        """``"draw_stock"``."""
+        return "draw_stock"
 
     def __str__(self) -> str:
         return "draw_stock"
 
 
 @dataclass(frozen=True, slots=True)
-class DrawDiscard:
+class DrawDiscard(Value):
     """Draw the top card of the discard pile (RULES §5); it may not be discarded this turn."""
 
-    kind = "draw_discard"
+    @property
+    def kind(self) -> ActionKind:
+        """``"draw_discard"``."""
+        return "draw_discard"
 
     def __str__(self) -> str:
         return "draw_discard"
 
 
 @dataclass(frozen=True, slots=True)
-class Discard:
+class Discard(Value):
     """Discard a card face up, ending the turn (RULES §5)."""
 
     card: Card
     """The card discarded."""
-    kind = "discard"
+
+    @property
+    def kind(self) -> ActionKind:
+        """``"discard"``."""
+        return "discard"
 
     def __str__(self) -> str:
         return f"discard {self.card}"
 
 
 @dataclass(frozen=True, slots=True)
-class Knock:
+class Knock(Value):
     """Knock (RULES §6): discard ``card`` face down and end the deal. With 0 deadwood left
     this is gin."""
 
     card: Card
     """The card discarded face down."""
-    kind = "knock"
+
+    @property
+    def kind(self) -> ActionKind:
+        """``"knock"``."""
+        return "knock"
 
     def __str__(self) -> str:
         return f"knock {self.card}"
 
 
 @dataclass(frozen=True, slots=True)
-class BigGin:
+class BigGin(Value):
     """Declare big gin (RULES §6): all 11 cards held form melds; no discard."""
 
-    kind = "big_gin"
+    @property
+    def kind(self) -> ActionKind:
+        """``"big_gin"``."""
+        return "big_gin"
 
     def __str__(self) -> str:
         return "big_gin"

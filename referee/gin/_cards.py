@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from referee._cardcore import Value
+
 RANKS = "A23456789TJQK"
 """Rank characters in order, ace (rank 1) low."""
 SUITS = "shdc"
@@ -17,7 +19,7 @@ SUITS = "shdc"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Card:
+class Card(Value):
     """One playing card. Cards compare by index: suit first (s h d c), then rank. Equality and
     the hash are written out (compiled by mypyc, the dataclass's generated ones are lost)."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from referee._cardcore import State
+
 from ._actions import (
     BIG_GIN,
     DISCARDS,
@@ -100,7 +102,7 @@ _SLOTS = (
 )
 
 
-class Deal:
+class Deal(State):
     """One deal of Gin Rummy. Seats are 0 and 1; ``dealer`` deals, the other seat is offered
     the upcard first. Build it with :meth:`from_deck`; ``apply`` an action of ``to_move``."""
 

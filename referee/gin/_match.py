@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from referee._cardcore import State, Value
+
 from ._actions import Action, IllegalActionError
 from ._cards import Card
 from ._deal import NUM_SEATS, Deal
@@ -18,7 +20,7 @@ DeckSource = Callable[[bytes, int, int], Sequence[Card]]
 
 
 @dataclass(frozen=True, slots=True)
-class GameResult:
+class GameResult(Value):
     """The end of one game."""
 
     game: int
@@ -41,7 +43,7 @@ class GameResult:
 
 
 @dataclass(frozen=True, slots=True)
-class MatchOutcome:
+class MatchOutcome(Value):
     """The end of a match."""
 
     winner: int | None
@@ -57,7 +59,7 @@ class MatchOutcome:
 
 
 @dataclass(frozen=True, slots=True)
-class DealStarted:
+class DealStarted(Value):
     """A new deal was dealt."""
 
     game: int
@@ -69,7 +71,7 @@ class DealStarted:
 
 
 @dataclass(frozen=True, slots=True)
-class DealEnded:
+class DealEnded(Value):
     """A deal ended."""
 
     game: int
@@ -83,7 +85,7 @@ class DealEnded:
 
 
 @dataclass(frozen=True, slots=True)
-class GameEnded:
+class GameEnded(Value):
     """A game ended."""
 
     result: GameResult
@@ -91,7 +93,7 @@ class GameEnded:
 
 
 @dataclass(frozen=True, slots=True)
-class MatchEnded:
+class MatchEnded(Value):
     """The match ended."""
 
     outcome: MatchOutcome
@@ -102,7 +104,7 @@ MatchEvent = DealStarted | DealEnded | GameEnded | MatchEnded
 """What a step of a match can lead to, besides the action itself."""
 
 
-class Game:
+class Game(State):
     """One game: deals until a seat's deal points reach the target."""
 
     def __init__(
@@ -174,7 +176,7 @@ class Game:
         )
 
 
-class Match:
+class Match(State):
     """A match between two seats: games as the rule set says (``games`` or ``match_target``),
     every deck derived from ``seed`` (see ``_shuffle``). ``apply`` plays the current deal and
     moves on to the next deal and game by itself, returning what happened. ``decks`` gives each
@@ -182,7 +184,9 @@ class Match:
     its own)."""
 
     def __init__(self, rules: RuleSet, seed: bytes, *, decks: DeckSource = deck_for_deal) -> None:
-        if not isinstance(seed, bytes) or not seed:
+        if not isinstance(seed, bytes):  # compiled by mypyc, its own TypeError comes first
+            raise TypeError(f"a match's seed must be bytes; got {type(seed).__name__}")
+        if not seed:
             raise ValueError("a match needs a non-empty seed (bytes)")
         self.rules = rules
         self.seed = seed

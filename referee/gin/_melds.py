@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from referee._cardcore import Value
 from referee.gin._cards import DECK, FULL_MASK, Card, from_mask
 
 __all__ = [
@@ -506,7 +507,7 @@ def _arrange_dp(mask: int) -> list[int]:
 
 
 @dataclass(frozen=True, slots=True)
-class Meld:
+class Meld(Value):
     """A set (3 or 4 cards of one rank) or a run (3 or more consecutive ranks of one suit)."""
 
     kind: MeldKind
@@ -564,7 +565,7 @@ def is_meld_mask(mask: int) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class Arrangement:
+class Arrangement(Value):
     """A choice of disjoint melds of a hand; the other cards are its deadwood."""
 
     melds: tuple[Meld, ...]

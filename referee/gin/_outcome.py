@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from referee._cardcore import Value
+
 from ._cards import Card
 from ._showdown import Showdown
 
@@ -13,7 +15,7 @@ Phase = Literal["upcard", "draw", "discard", "over"]
 OutcomeKind = Literal["knock", "undercut", "gin", "big_gin", "dead"]
 
 @dataclass(frozen=True, slots=True)
-class DealOutcome:
+class DealOutcome(Value):
     """How a deal ended and what it scored (RULES §9)."""
 
     kind: OutcomeKind

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from referee._cardcore import rule_set, rules_from_dict, rules_to_dict
 
 KnockMode = Literal["limit", "oklahoma", "gin_only"]
 NextDealer = Literal["alternate", "winner", "loser"]
@@ -28,6 +29,7 @@ class RuleSetError(ValueError):
     """An invalid rule set: unknown option, bad value or a combination that cannot be played."""
 
 
+@rule_set(RuleSetError, _CHOICES)
 @dataclass(frozen=True, slots=True)
 class RuleSet:
     """Every rule option of RULES.md. Build one with a preset (``RuleSet.classic()``) or
@@ -81,18 +83,7 @@ class RuleSet:
     total over the match reaches this (500 or 1000)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise RuleSetError(f"name must be a non-empty text; got {self.name!r}")
-        for option, allowed in _CHOICES.items():
-            value = getattr(self, option)
-            if value not in allowed:
-                raise RuleSetError(f"{option} must be one of {', '.join(allowed)}; got {value!r}")
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool)):
-                raise RuleSetError(f"{f.name} must be an integer; got {value!r}")
-            if f.type == "bool" and not isinstance(value, bool):
-                raise RuleSetError(f"{f.name} must be true or false; got {value!r}")
+        # Each option's type and choices: checked by @rule_set before the fields are set.
         if not 0 <= self.knock_limit <= 100:
             raise RuleSetError(f"knock_limit must be between 0 and 100; got {self.knock_limit}")
         if self.knock != "limit" and self.knock_limit != 10:
@@ -159,16 +150,12 @@ class RuleSet:
     # ----- plain data -----
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON-able data."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return rules_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RuleSet:
         """Build from plain data, refusing unknown options with a clear message."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise RuleSetError(f"unknown rule option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        return cls(**data)
+        return rules_from_dict(cls, data, RuleSetError)
 
     def replace(self, **changes: Any) -> RuleSet:
         """A copy with some options changed (validated)."""

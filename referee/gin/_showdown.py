@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from referee._cardcore import Value
 from referee.gin._cards import Card, from_mask
 from referee.gin._melds import (
     Meld,
@@ -38,7 +39,7 @@ _CLASSIC: Final = RuleSet.classic()
 
 
 @dataclass(frozen=True, slots=True)
-class Showdown:
+class Showdown(Value):
     """The outcome of a deal ended by a knock, gin or big gin."""
 
     kind: ShowdownKind
@@ -114,7 +115,7 @@ def layoff_mask(knocker_melds: Iterable[int], defender_deadwood: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class _DefenderOption:
+class _DefenderOption(Value):
     """One distinct deadwood mask of the defender and an arrangement reaching it."""
 
     dead: int

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from referee._cardcore import Value
+
 from ._actions import Action
 from ._cards import Card
 from ._outcome import DealOutcome, Phase
@@ -14,7 +16,7 @@ from ._rules import RuleSet
 
 
 @dataclass(frozen=True, slots=True)
-class PublicEvent:
+class PublicEvent(Value):
     """One step of the deal as a given seat saw it."""
 
     seat: int
@@ -30,7 +32,7 @@ class PublicEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class InformationState:
+class InformationState(Value):
     """Everything one seat may know at one moment (RULES §12), enough to play without memory."""
 
     rules: RuleSet

@@ -3,7 +3,8 @@
 The referee's records (:mod:`referee.replays`) name no game; a ``deal_end`` or ``game_end``
 record carries one of these as its ``content``, whose fields sit beside the record's own in the
 line's JSON object. Plain frozen dataclasses: the annotations say what each JSON value is (the
-replay codec reads them), cards are their text (``Ts``).
+replay codec reads them, so this module stays interpreted in the compiled build: see setup.py),
+cards are their text (``Ts``).
 """
 
 from __future__ import annotations

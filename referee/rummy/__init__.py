@@ -1,8 +1,11 @@
 """The rummy engine for 2–6 players (RULES-RUMMY.md, in ``docs/``): pure, standard library
 only, no I/O, no clock, no randomness except from a seed it is given.
 
-Everything public is re-exported here; the modules behind it are private.
+Everything public is re-exported here; the modules behind it are private. The package may be
+compiled with mypyc (``GIN_ARENA_COMPILE=1 pip install .``): :data:`COMPILED` tells.
 """
+
+from types import FunctionType as _FunctionType
 
 from ._actions import ACTION_KINDS as ACTION_KINDS
 from ._actions import Action as Action
@@ -60,3 +63,6 @@ from ._view import InformationState as InformationState
 from ._view import PublicEvent as PublicEvent
 from ._view import deal_state as deal_state
 from ._view import seat_event as seat_event
+
+COMPILED: bool = not isinstance(parse_card, _FunctionType)
+"""Whether this package runs compiled by mypyc (its functions are then native, not Python ones)."""

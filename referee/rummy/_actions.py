@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Literal
+
+from referee._cardcore import Value
 
 from ._cards import Card, format_cards, parse_card, parse_cards
 
@@ -22,42 +24,53 @@ class IllegalActionError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class DrawStock:
+class DrawStock(Value):
     """Draw the top card of the stock (R4.1)."""
 
-    kind: ClassVar[ActionKind] = "draw_stock"
+    @property
+    def kind(self) -> ActionKind:
+        """``"draw_stock"``."""
+        return "draw_stock"
 
     def __str__(self) -> str:
         return "draw_stock"
 
 
 @dataclass(frozen=True, slots=True)
-class TakeDiscard:
+class TakeDiscard(Value):
     """Take a card of the discard pile (R4.1; with ``discard_draw = row`` also every card above
     it, R8.2). The first play after it must use that card."""
 
     card: Card
     """The card taken (the top of the pile unless the row may be drawn from)."""
-    kind: ClassVar[ActionKind] = "take_discard"
+
+    @property
+    def kind(self) -> ActionKind:
+        """``"take_discard"``."""
+        return "take_discard"
 
     def __str__(self) -> str:
         return f"take_discard {self.card}"
 
 
 @dataclass(frozen=True, slots=True)
-class LayMeld:
+class LayMeld(Value):
     """Lay a set or a run from the hand on the table (R2, R4.2)."""
 
     cards: tuple[Card, ...]
     """The meld's cards in index order (a run: low to high, except an ace laid high)."""
-    kind: ClassVar[ActionKind] = "meld"
+
+    @property
+    def kind(self) -> ActionKind:
+        """``"meld"``."""
+        return "meld"
 
     def __str__(self) -> str:
         return f"meld {format_cards(self.cards)}"
 
 
 @dataclass(frozen=True, slots=True)
-class LayOff:
+class LayOff(Value):
     """Add one card of the hand to a meld on the table (R2)."""
 
     card: Card
@@ -66,39 +79,53 @@ class LayOff:
     """The meld's number: its position on the table, in the order melds were laid (from 0)."""
     end: End
     """``set`` for a set, ``low`` or ``high`` for the end of a run."""
-    kind: ClassVar[ActionKind] = "lay_off"
+
+    @property
+    def kind(self) -> ActionKind:
+        """``"lay_off"``."""
+        return "lay_off"
 
     def __str__(self) -> str:
         return f"lay_off {self.card} {self.meld} {self.end}"
 
 
 @dataclass(frozen=True, slots=True)
-class Discard:
+class Discard(Value):
     """Discard a card face up, ending the turn (R4.3)."""
 
     card: Card
     """The card discarded."""
-    kind: ClassVar[ActionKind] = "discard"
+
+    @property
+    def kind(self) -> ActionKind:
+        """``"discard"``."""
+        return "discard"
 
     def __str__(self) -> str:
         return f"discard {self.card}"
 
 
 @dataclass(frozen=True, slots=True)
-class CallStop:
+class CallStop(Value):
     """Call "stop" on the last discard (R8.3): its player must take it back and lay it off."""
 
-    kind: ClassVar[ActionKind] = "call_stop"
+    @property
+    def kind(self) -> ActionKind:
+        """``"call_stop"``."""
+        return "call_stop"
 
     def __str__(self) -> str:
         return "call_stop"
 
 
 @dataclass(frozen=True, slots=True)
-class DeclineStop:
+class DeclineStop(Value):
     """Decline to call "stop" on the last discard (R8.3)."""
 
-    kind: ClassVar[ActionKind] = "decline_stop"
+    @property
+    def kind(self) -> ActionKind:
+        """``"decline_stop"``."""
+        return "decline_stop"
 
     def __str__(self) -> str:
         return "decline_stop"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
+
+from referee._cardcore import Value
 
 RANKS = "A23456789TJQK"
 """Rank characters in order, ace (rank 1) low."""
@@ -16,9 +17,10 @@ SUITS = "shdc"
 """Suit characters in index order."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Card:
-    """One playing card; cards order by index (suit first, then rank)."""
+@dataclass(frozen=True, slots=True, eq=False)
+class Card(Value):
+    """One playing card; cards order by index (suit first, then rank). Equality, the hash and
+    the order are written out (compiled by mypyc, the dataclass's generated ones are lost)."""
 
     index: int = field(init=False, repr=False)
     """Position 0..51 in the card index (suit-major), derived from rank and suit."""
@@ -26,8 +28,6 @@ class Card:
     """1 (ace) to 13 (king)."""
     suit: int
     """0 spades, 1 hearts, 2 diamonds, 3 clubs."""
-
-    _by_index: ClassVar[tuple[Card, ...]]
 
     def __post_init__(self) -> None:
         if not (1 <= self.rank <= 13) or not (0 <= self.suit <= 3):
@@ -39,7 +39,7 @@ class Card:
         """The card with this index (0..51)."""
         if not 0 <= index < 52:
             raise ValueError(f"card index out of range: {index!r}")
-        return cls._by_index[index]
+        return DECK[index]
 
     def __str__(self) -> str:
         return RANKS[self.rank - 1] + SUITS[self.suit]
@@ -47,10 +47,36 @@ class Card:
     def __repr__(self) -> str:
         return f"Card({str(self)!r})"
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index == other.index
 
-Card._by_index = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
+    def __hash__(self) -> int:
+        return hash((self.index, self.rank, self.suit))
 
-DECK: tuple[Card, ...] = Card._by_index
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index < other.index
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index <= other.index
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index > other.index
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index >= other.index
+
+
+DECK: tuple[Card, ...] = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
 """The 52 cards in index order."""
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
+from referee._cardcore import State, Value
+
 from ._actions import (
     Action,
     CallStop,
@@ -29,7 +31,7 @@ MAX_RESHUFFLES = 3
 
 
 @dataclass(frozen=True, slots=True)
-class Move:
+class Move(Value):
     """One action in a deal's history."""
 
     seat: int
@@ -39,7 +41,7 @@ class Move:
 
 
 @dataclass(frozen=True, slots=True)
-class Reshuffle:
+class Reshuffle(Value):
     """A chance step (R6): the discard pile became a new stock and a new upcard."""
 
     number: int
@@ -103,7 +105,7 @@ def _can_meld_with(card: Card, cards: set[Card], ace_high: bool) -> bool:
     return False
 
 
-class Deal:
+class Deal(State):
     """One deal of rummy. Seats are ``0..n-1`` clockwise; the seat left of ``dealer`` plays
     first. Build it with :meth:`from_deck`; ``apply`` an action of ``to_move``."""
 

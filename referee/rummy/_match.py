@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from referee._cardcore import State, Value
+
 from ._actions import Action
 from ._cards import Card
 from ._deal import Deal
@@ -24,7 +26,7 @@ def places(totals: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class GameResult:
+class GameResult(Value):
     """The end of one game (R7)."""
 
     number: int
@@ -42,7 +44,7 @@ class GameResult:
 
 
 @dataclass(frozen=True, slots=True)
-class MatchOutcome:
+class MatchOutcome(Value):
     """The end of a match: every game's result and the points summed over the games."""
 
     games: tuple[GameResult, ...]
@@ -53,7 +55,7 @@ class MatchOutcome:
     """Each seat's place by ``points``."""
 
 
-class Game:
+class Game(State):
     """One game of a match: deals until a total reaches the target after a deal (R7)."""
 
     def __init__(self, rules: RummyRules, seed: bytes, number: int, seats: int, dealer: int | None = None,
@@ -101,7 +103,7 @@ class Game:
         return outcome
 
 
-class Match:
+class Match(State):
     """A match: ``rules.games`` games between the same seats; each game's first dealer is drawn
     from the seed (R3). ``decks`` gives each deal's deck order (the seed's shuffle)."""
 

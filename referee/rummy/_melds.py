@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from referee._cardcore import Value
+
 from ._actions import End
 from ._cards import DECK, Card, card_value
 
@@ -18,7 +20,7 @@ MeldKind = Literal["set", "run"]
 
 
 @dataclass(frozen=True, slots=True)
-class Placed:
+class Placed(Value):
     """One card on the table and who put it there."""
 
     card: Card
@@ -33,7 +35,7 @@ class Placed:
 
 
 @dataclass(frozen=True, slots=True)
-class TableMeld:
+class TableMeld(Value):
     """A meld on the table, with the cards laid off onto it."""
 
     number: int

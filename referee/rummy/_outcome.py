@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from referee._cardcore import Value
+
 from ._cards import Card
 
 Phase = Literal["draw", "play", "stop", "lay_back", "over"]
@@ -15,7 +17,7 @@ EndReason = Literal["out", "lowest", "void"]
 
 
 @dataclass(frozen=True, slots=True)
-class RummyOutcome:
+class RummyOutcome(Value):
     """The end of a deal, with its points per seat."""
 
     reason: EndReason

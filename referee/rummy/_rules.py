@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from referee._cardcore import rule_set, rules_from_dict, rules_to_dict
 
 Ace = Literal["low", "low_or_high"]
 DiscardDraw = Literal["top", "row"]
@@ -42,6 +43,7 @@ class RuleSetError(ValueError):
     """An invalid rule set: unknown option, bad value or a combination that cannot be played."""
 
 
+@rule_set(RuleSetError, _CHOICES)
 @dataclass(frozen=True, slots=True)
 class RummyRules:
     """Every rule field of RULES-RUMMY.md. Build one with ``RummyRules.preset(name, **overrides)``;
@@ -78,18 +80,7 @@ class RummyRules:
     """Games in a match."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise RuleSetError(f"name must be a non-empty text; got {self.name!r}")
-        for option, allowed in _CHOICES.items():
-            value = getattr(self, option)
-            if value not in allowed:
-                raise RuleSetError(f"{option} must be one of {', '.join(allowed)}; got {value!r}")
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool)):
-                raise RuleSetError(f"{f.name} must be an integer; got {value!r}")
-            if f.type == "bool" and not isinstance(value, bool):
-                raise RuleSetError(f"{f.name} must be true or false; got {value!r}")
+        # Each option's type and choices: checked by @rule_set before the fields are set.
         for name in ("target", "max_deals_per_game", "games"):
             if getattr(self, name) < 1:
                 raise RuleSetError(f"{name} must be at least 1; got {getattr(self, name)}")
@@ -103,16 +94,12 @@ class RummyRules:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON-able data."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return rules_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RummyRules:
         """Build from plain data, refusing unknown options with a clear message."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise RuleSetError(f"unknown rule option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        return cls(**data)
+        return rules_from_dict(cls, data, RuleSetError)
 
     def replace(self, **changes: Any) -> RummyRules:
         """A copy with some fields changed (validated)."""

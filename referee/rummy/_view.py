@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from referee._cardcore import Value
+
 from ._actions import Action, Discard, DrawStock, LayMeld, LayOff, TakeDiscard
 from ._cards import Card
 from ._deal import Deal, Move, Step
@@ -14,7 +16,7 @@ from ._rules import RummyRules
 
 
 @dataclass(frozen=True, slots=True)
-class PublicEvent:
+class PublicEvent(Value):
     """One step of a deal as a given seat (or a spectator) saw it."""
 
     seat: int
@@ -35,7 +37,7 @@ class PublicEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class InformationState:
+class InformationState(Value):
     """Everything one seat (or a spectator) may know at one moment (R11), enough to play
     without memory."""
 

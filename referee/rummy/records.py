@@ -2,6 +2,8 @@
 
 A ``deal_end`` or ``game_end`` record carries one of these as its ``content`` (its fields sit
 beside the record's own in the line's JSON object). Plain frozen dataclasses; cards are text.
+The replay codec reads their annotations, so this module stays interpreted in the compiled build
+(setup.py).
 """
 
 from __future__ import annotations
