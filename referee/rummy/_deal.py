@@ -18,7 +18,9 @@ from ._actions import (
 )
 from ._cards import DECK, Card, card_value
 from ._melds import (
+    ACES,
     NEAR3,
+    RUN_STARTS,
     SUIT_BITS,
     FitEntry,
     TableMeld,
@@ -75,14 +77,14 @@ _DISCARD_MOVES = tuple(tuple(Move(s, a) for a in _DISCARDS) for s in range(_SEAT
 """By seat, then card index: the discard of that card by that seat."""
 _TAKE_MOVES = tuple(tuple(Move(s, a) for a in _TAKES) for s in range(_SEAT_MOVES))
 """By seat, then card index: the take of that discard by that seat."""
-_SUIT_CARDS: dict[int, tuple[Card, ...]] = {}
-"""Keyed by ``suit << 13 | the suit's 13 bits``: those cards in index order (filled when met)."""
-_SUIT_DISCARDS: dict[int, tuple[Discard, ...]] = {}
-"""Keyed like ``_SUIT_CARDS``: the discards of those cards in index order (filled when met)."""
+_SUIT_CARDS: list[tuple[Card, ...] | None] = [None] * (4 << 13)
+"""At ``suit << 13 | the suit's 13 bits``: those cards in index order (filled when met)."""
+_SUIT_DISCARDS: list[tuple[Discard, ...] | None] = [None] * (4 << 13)
+"""At the same place as ``_SUIT_CARDS``: the discards of those cards (filled when met)."""
 
 
 def _suit_cards(key: int) -> tuple[Card, ...]:
-    cards = _SUIT_CARDS.get(key)
+    cards = _SUIT_CARDS[key]
     if cards is None:
         base = (key >> 13) * 13
         cards = _SUIT_CARDS[key] = tuple(DECK[base + r] for r in range(13) if key >> r & 1)
@@ -90,9 +92,7 @@ def _suit_cards(key: int) -> tuple[Card, ...]:
 
 
 def _suit_discards(key: int) -> tuple[Discard, ...]:
-    discards = _SUIT_DISCARDS.get(key)
-    if discards is None:
-        discards = _SUIT_DISCARDS[key] = tuple(_DISCARDS[c.index] for c in _suit_cards(key))
+    discards = _SUIT_DISCARDS[key] = tuple(_DISCARDS[c.index] for c in _suit_cards(key))
     return discards
 
 
@@ -246,19 +246,27 @@ class Deal:
         keep = self._keep
         must = self.stopped if self.phase == "lay_back" else self.pending
         must_bit = 0 if must is None else 1 << must.index
+        s0, s1, s2, s3 = hand & SUIT_BITS, hand >> 13 & SUIT_BITS, hand >> 26 & SUIT_BITS, hand >> 39
         out: list[Action] = []
-        if self.phase == "play":
+        if self.phase == "play" and (
+            s0 & s1 & (s2 | s3) | s2 & s3 & (s0 | s1)  # a rank held three or four times
+            or hand & hand >> 1 & hand >> 2 & RUN_STARTS
+            or (self._ace_high and hand & hand >> 11 & hand >> 12 & ACES)
+        ):
             room = held - keep
-            out += [action for mask, size, action in meld_entries(hand, self._ace_high)
-                    if size <= room and (not must_bit or mask & must_bit)]
+            for mask, size, action in meld_entries(hand, self._ace_high):
+                if size <= room and (not must_bit or mask & must_bit):
+                    out.append(action)
         if held - 1 >= keep and hand & self._fit_mask:
             for fit in self._fits:
-                out += [action for bit, action in fit if bit & hand and (not must_bit or bit == must_bit)]
+                for bit, layoff in fit:
+                    if bit & hand and (not must_bit or bit == must_bit):
+                        out.append(layoff)
         if not must_bit:
-            out += _suit_discards(hand & SUIT_BITS)
-            out += _suit_discards(1 << 13 | hand >> 13 & SUIT_BITS)
-            out += _suit_discards(2 << 13 | hand >> 26 & SUIT_BITS)
-            out += _suit_discards(3 << 13 | hand >> 39)
+            discards = _SUIT_DISCARDS
+            for key in (s0, s1 | 1 << 13, s2 | 2 << 13, s3 | 3 << 13):
+                known = discards[key]
+                out += known if known is not None else _suit_discards(key)
         return out
 
     # ----- applying -----

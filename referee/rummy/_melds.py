@@ -149,6 +149,12 @@ _SPREAD: Final = 1 | 1 << 13 | 1 << 26 | 1 << 39
 """One bit per suit at the ace: ``hand >> (rank - 1) & _SPREAD`` is which suits of a rank are held."""
 _ACE_HIGH_RUN: Final = 1 << 12 | 1 << 11 | 1
 """Q, K and A of one suit."""
+ACES: Final = _SPREAD
+"""The four aces: ``hand & hand >> 11 & hand >> 12 & ACES`` has the ace of each suit whose
+Q-K-A the hand holds."""
+RUN_STARTS: Final = 0x7FF * _SPREAD
+"""Ranks A..J of every suit: ``hand & hand >> 1 & hand >> 2 & RUN_STARTS`` has the lowest card
+of every three-card run (ace low) the hand holds."""
 
 
 def cards_mask(cards: Iterable[Card]) -> int:
