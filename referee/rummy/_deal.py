@@ -19,6 +19,7 @@ from ._actions import (
 from ._cards import DECK, Card, card_value
 from ._melds import (
     ACES,
+    AROUND,
     NEAR3,
     RUN_STARTS,
     SUIT_BITS,
@@ -69,6 +70,8 @@ _TAKES = tuple(TakeDiscard(c) for c in DECK)
 """The take of each card of the discard pile, by card index."""
 _DRAW = DrawStock()
 """The stock draw (one value for every state)."""
+_VALUES = tuple(tuple(card_value(c, "rank" if by_rank else "ten") for c in DECK) for by_rank in (False, True))
+"""By ``face_values == "rank"``, then card index: the card's value in a hand (R1)."""
 _SEAT_MOVES = 6
 """Seats for which the common moves are built once (rummy is for at most six, ``hand_size``)."""
 _DRAW_MOVES = tuple(Move(s, _DRAW) for s in range(_SEAT_MOVES))
@@ -201,44 +204,51 @@ class Deal:
     # ----- legal actions -----
     def legal_actions(self) -> list[Action]:
         """Every action ``to_move`` may take now, in a fixed order (empty when over)."""
-        if self._legal is None:
-            self._legal = self._generate()
-        return list(self._legal)
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._generate()
+        return list(legal)
 
     def _generate(self) -> list[Action]:
-        if self.phase == "draw":
+        phase = self.phase
+        if phase == "draw":
             return self._draws()
-        if self.phase == "stop":
-            return [CallStop(), DeclineStop()]
-        if self.phase == "play" or self.phase == "lay_back":
+        if phase == "play" or phase == "lay_back":
             return self._plays()
+        if phase == "stop":
+            return [CallStop(), DeclineStop()]
         return []
 
     def _draws(self) -> list[Action]:
         """The stock draw, then each discard that could be used at once (R4.1, R8.2), top first."""
-        out: list[Action] = [_DRAW]
         pile = self.pile
         if not pile:
-            return out
+            return [_DRAW]
         cards = self._hands[self.turn]
         held = cards.bit_count()
-        near3 = NEAR3[self._ace_high]
-        keep = self._keep
-        bottom = -1 if self._row else len(pile) - 2
-        for i in range(len(pile) - 1, bottom, -1):
+        if not self._row:
+            index = pile[-1].index
+            return [_DRAW, _TAKES[index]] if self._usable(index, cards | 1 << index, held + 1) else [_DRAW]
+        out: list[Action] = [_DRAW]
+        for i in range(len(pile) - 1, -1, -1):
             index = pile[i].index
-            bit = 1 << index
-            cards |= bit
+            cards |= 1 << index
             held += 1
-            usable = held - 1 >= keep and bit & self._fit_mask != 0
-            if not usable and held - 3 >= keep:
-                for meld in near3[index]:
-                    if meld & cards == meld:
-                        usable = True
-                        break
-            if usable:
+            if self._usable(index, cards, held):
                 out.append(_TAKES[index])
         return out
+
+    def _usable(self, index: int, cards: int, held: int) -> bool:
+        """Whether the discard ``index`` could be used at once with the ``held`` cards of the
+        mask ``cards`` (it among them): laid off, or in a meld of three."""
+        if held - 1 >= self._keep and self._fit_mask >> index & 1:
+            return True
+        if held - 3 < self._keep or (cards & AROUND[index]).bit_count() < 2:
+            return False
+        for meld in NEAR3[self._ace_high][index]:  # noqa: SIM110 - a loop, not any(): the hot path
+            if meld & cards == meld:
+                return True
+        return False
 
     def _plays(self) -> list[Action]:
         hand = self._hands[self.turn]
@@ -278,37 +288,41 @@ class Deal:
         mover = self.to_move
         if seat is not None and seat != mover:
             raise IllegalActionError(f"it is seat {mover}'s move, not seat {seat}'s")
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._generate()
-        for offered in legal:
-            if offered is action:
-                break
-        else:
-            action = self._accepted(action, legal)
-        self._legal = None
         assert mover is not None
+        if not (
+            (type(action) is Discard and self.phase == "play" and self.pending is None
+            and self._hands[mover] >> action.card.index & 1)
+            or (type(action) is DrawStock and self.phase == "draw")
+        ):  # those two are offered exactly then (see _plays, _draws); anything else is looked up
+            legal = self._legal
+            if legal is None:
+                legal = self._legal = self._generate()
+            for offered in legal:
+                if offered is action:
+                    break
+            else:
+                action = self._accepted(action, legal)
+        self._legal = None
         if isinstance(action, Discard):
             self._discard(mover, action.card.index)
         elif isinstance(action, DrawStock):
             card = self.stock.pop()
-            self._record(_DRAW_MOVES[mover], (card,))
+            self.steps.append(_DRAW_MOVES[mover])
+            self.step_cards.append((card,))
             self._hands[mover] |= 1 << card.index
             self.phase = "play"
         elif isinstance(action, TakeDiscard):
             self._take(mover, action)
-        elif isinstance(action, LayMeld):
-            self._record(Move(mover, action), ())
-            self._lay_meld(mover, action.cards)
-        elif isinstance(action, LayOff):
-            self._record(Move(mover, action), ())
-            self._lay_off(mover, action)
-        elif isinstance(action, CallStop):
-            self._record(Move(mover, action), ())
-            self._call_stop()
         else:
             self._record(Move(mover, action), ())
-            self._decline_stop()
+            if isinstance(action, LayMeld):
+                self._lay_meld(mover, action.cards)
+            elif isinstance(action, LayOff):
+                self._lay_off(mover, action)
+            elif isinstance(action, CallStop):
+                self._call_stop()
+            else:
+                self._decline_stop()
 
     def _accepted(self, action: Action, legal: list[Action]) -> Action:
         """The legal action equal to ``action`` (a meld's cards in any order), or the refusal."""
@@ -392,7 +406,8 @@ class Deal:
         self._laid(mover, used)
 
     def _discard(self, mover: int, index: int) -> None:
-        self._record(_DISCARD_MOVES[mover][index], ())
+        self.steps.append(_DISCARD_MOVES[mover][index])
+        self.step_cards.append(())
         bit = 1 << index
         self._hands[mover] ^= bit
         card = DECK[index]
@@ -445,7 +460,16 @@ class Deal:
 
     # ----- scoring -----
     def _values(self) -> tuple[int, ...]:
-        return tuple(sum(card_value(c, self.rules.face_values) for c in cards_of(m)) for m in self._hands)
+        value = _VALUES[self.rules.face_values == "rank"]
+        out = []
+        for mask in self._hands:
+            total = 0
+            while mask:
+                low = mask & -mask
+                mask ^= low
+                total += value[low.bit_length() - 1]
+            out.append(total)
+        return tuple(out)
 
     def _table_points(self) -> tuple[int, ...]:
         pts = [0] * self.seats
@@ -454,8 +478,8 @@ class Deal:
                 pts[p.seat] += table_value(meld, p, self.rules.face_values)
         return tuple(pts)
 
-    def _finish(self, reason: str, winner: int | None, pay: int, rummy: bool) -> None:
-        values, table = self._values(), self._table_points()
+    def _finish(self, reason: str, winner: int | None, pay: int, rummy: bool, values: tuple[int, ...]) -> None:
+        table = self._table_points()
         points = [0] * self.seats
         if winner is not None:
             if self.rules.scoring == "table":
@@ -471,16 +495,17 @@ class Deal:
 
     def _finish_out(self, winner: int) -> None:
         rummy = self.rules.rummy_doubles and self.began_clean
-        pay = sum(v for s, v in enumerate(self._values()) if s != winner)
-        self._finish("out", winner, pay * (2 if rummy else 1), rummy)
+        values = self._values()
+        pay = sum(v for s, v in enumerate(values) if s != winner)
+        self._finish("out", winner, pay * (2 if rummy else 1), rummy, values)
 
     def _finish_lowest(self) -> None:
         values = self._values()
         low = min(values)
         if values.count(low) > 1:
-            self._finish("void", None, 0, False)
+            self._finish("void", None, 0, False, values)
             return
         winner = values.index(low)
         others = [v for s, v in enumerate(values) if s != winner]
         pay = sum(others) if self.rules.scoring == "table" else sum(v - low for v in others)
-        self._finish("lowest", winner, pay, False)
+        self._finish("lowest", winner, pay, False, values)

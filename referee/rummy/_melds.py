@@ -13,7 +13,9 @@ layoffs a table meld takes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -244,6 +246,9 @@ def _build_near3(ace_high: bool) -> tuple[tuple[int, ...], ...]:
 NEAR3: Final = (_build_near3(False), _build_near3(True))
 """By ``ace_high``, then card index: the masks of every three-card meld holding the card (a
 card is in a meld of some cards exactly when one of these lies within them)."""
+AROUND: Final = tuple((1 << 52) - 1 & ~(1 << i) & functools.reduce(operator.or_, NEAR3[True][i]) for i in range(52))
+"""By card index: the other cards of its three-card melds (ace high or not); a card is in a
+meld only with two of them."""
 
 
 def fit_entries(meld: TableMeld, ace_high: bool) -> tuple[FitEntry, ...]:
