@@ -30,6 +30,7 @@ from ._melds import (
     lay_off,
     meld_entries,
     new_meld,
+    offered_meld,
     table_value,
 )
 from ._outcome import Phase, RummyOutcome
@@ -387,11 +388,9 @@ class Deal:
                 self._fit_mask |= bit
 
     def _lay_meld(self, mover: int, cards: tuple[Card, ...]) -> None:
-        meld = new_meld(len(self.table), mover, cards, self._ace_high)
-        assert meld is not None
-        self.table.append(meld)
-        self._refit(meld.number)
         used = cards_mask(cards)
+        self.table.append(offered_meld(len(self.table), mover, used, cards))
+        self._refit(len(self.table) - 1)
         self._hands[mover] &= ~used
         self._laid(mover, used)
 

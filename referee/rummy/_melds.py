@@ -12,7 +12,6 @@ layoffs a table meld takes.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import operator
@@ -124,11 +123,9 @@ def fits(meld: TableMeld, ace_high: bool) -> list[tuple[Card, End]]:
 def lay_off(meld: TableMeld, card: Card, seat: int, end: End) -> TableMeld:
     """``meld`` with ``card`` laid off at ``end`` by ``seat`` (the caller checked it fits)."""
     placed = (*meld.placed, Placed(card, seat, end, True))
-    if end == "low":
-        return dataclasses.replace(meld, low=meld.low - 1, placed=placed)
-    if end == "high":
-        return dataclasses.replace(meld, high=meld.high + 1, placed=placed)
-    return dataclasses.replace(meld, placed=placed)
+    low = meld.low - 1 if end == "low" else meld.low
+    high = meld.high + 1 if end == "high" else meld.high
+    return TableMeld(meld.number, meld.owner, meld.kind, low, high, placed)
 
 
 def table_value(meld: TableMeld, placed: Placed, face_values: str) -> int:
@@ -167,8 +164,21 @@ def cards_mask(cards: Iterable[Card]) -> int:
     return mask
 
 
-def _entry(cards: Sequence[Card]) -> MeldEntry:
-    return cards_mask(cards), len(cards), LayMeld(tuple(cards))
+_SHAPES: Final[dict[int, tuple[MeldKind, int, int]]] = {}
+"""Keyed by the mask of every meld ``meld_entries`` has offered: ``(kind, low, high)``."""
+
+
+def _entry(cards: Sequence[Card], kind: MeldKind, low: int, high: int) -> MeldEntry:
+    mask = cards_mask(cards)
+    _SHAPES[mask] = kind, low, high
+    return mask, len(cards), LayMeld(tuple(cards))
+
+
+def offered_meld(number: int, owner: int, mask: int, cards: tuple[Card, ...]) -> TableMeld:
+    """The table meld that laying ``cards`` (an offered meld, of mask ``mask``) makes."""
+    kind, low, high = _SHAPES[mask]
+    end: End = "set" if kind == "set" else "low"
+    return TableMeld(number, owner, kind, low, high, tuple([Placed(c, owner, end, False) for c in cards]))
 
 
 def _build_sets() -> tuple[dict[int, tuple[MeldEntry, ...]], ...]:
@@ -181,7 +191,7 @@ def _build_sets() -> tuple[dict[int, tuple[MeldEntry, ...]], ...]:
             group = [DECK[s * 13 + r] for s in range(4) if pattern >> s & 1]
             if len(group) >= 3:
                 melds = [*itertools.combinations(group, 3), *itertools.combinations(group, 4)]
-                by_held[cards_mask(group) >> r] = tuple(_entry(m) for m in melds)
+                by_held[cards_mask(group) >> r] = tuple(_entry(m, "set", r + 1, r + 1) for m in melds)
         out.append(by_held)
     return tuple(out)
 
@@ -203,7 +213,7 @@ def _runs_of(suit: int, bits: int, ace_high: bool) -> tuple[MeldEntry, ...]:
         while high + 1 in present and high + 1 - low < 13:
             high += 1
             if high - low >= 2 and not (low == 2 and high == 14):
-                out.append(_entry(run_cards(suit, low, high)))
+                out.append(_entry(run_cards(suit, low, high), "run", low, high))
     return tuple(out)
 
 
