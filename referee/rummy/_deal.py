@@ -102,8 +102,12 @@ def _suit_discards(key: int) -> tuple[Discard, ...]:
 
 def cards_of(mask: int) -> tuple[Card, ...]:
     """The cards of a mask in index order."""
-    return (_suit_cards(mask & SUIT_BITS) + _suit_cards(1 << 13 | mask >> 13 & SUIT_BITS)
-            + _suit_cards(2 << 13 | mask >> 26 & SUIT_BITS) + _suit_cards(3 << 13 | mask >> 39))
+    out: tuple[Card, ...] = ()
+    for key in (mask & SUIT_BITS, 1 << 13 | mask >> 13 & SUIT_BITS,
+                2 << 13 | mask >> 26 & SUIT_BITS, 3 << 13 | mask >> 39):
+        cards = _SUIT_CARDS[key]
+        out += cards if cards is not None else _suit_cards(key)
+    return out
 
 
 def melds_from(cards: Iterable[Card], ace_high: bool) -> list[tuple[Card, ...]]:
@@ -127,10 +131,10 @@ class Deal:
         self.dealer = dealer
         self.seats = seats
         self.key = key or deck_key(deck)
-        self._hands = [0] * seats
-        """Each seat's hand as a mask (bit ``card.index`` per card held)."""
-        for i in range(seats * h):
-            self._hands[(dealer + 1 + i) % seats] |= 1 << deck[i].index
+        dealt = seats * h
+        self._hands = [cards_mask(deck[(seat - dealer - 1) % seats:dealt:seats]) for seat in range(seats)]
+        """Each seat's hand as a mask (bit ``card.index`` per card held): ``deck[i]`` for ``i <
+        n·h`` went to seat ``(dealer + 1 + i) mod n``."""
         self.pile: list[Card] = [deck[seats * h]]
         self.stock: list[Card] = list(reversed(deck[seats * h + 1:]))
         self.table: list[TableMeld] = []
