@@ -71,8 +71,20 @@ _TAKES = tuple(TakeDiscard(c) for c in DECK)
 """The take of each card of the discard pile, by card index."""
 _DRAW = DrawStock()
 """The stock draw (one value for every state)."""
-_VALUES = tuple(tuple(card_value(c, "rank" if by_rank else "ten") for c in DECK) for by_rank in (False, True))
-"""By ``face_values == "rank"``, then card index: the card's value in a hand (R1)."""
+
+
+def _suit_values(face_values: str) -> list[int]:
+    """At each 13-bit mask of one suit's ranks: the value of those cards in a hand (R1)."""
+    value = [card_value(DECK[r], face_values) for r in range(13)]
+    out = [0] * (1 << 13)
+    for bits in range(1, 1 << 13):
+        low = bits & -bits
+        out[bits] = out[bits ^ low] + value[low.bit_length() - 1]
+    return out
+
+
+_SUIT_VALUES = (_suit_values("ten"), _suit_values("rank"))
+"""By ``face_values == "rank"``: ``_suit_values``."""
 _SEAT_MOVES = 6
 """Seats for which the common moves are built once (rummy is for at most six, ``hand_size``)."""
 _DRAW_MOVES = tuple(Move(s, _DRAW) for s in range(_SEAT_MOVES))
@@ -463,16 +475,9 @@ class Deal:
 
     # ----- scoring -----
     def _values(self) -> tuple[int, ...]:
-        value = _VALUES[self.rules.face_values == "rank"]
-        out = []
-        for mask in self._hands:
-            total = 0
-            while mask:
-                low = mask & -mask
-                mask ^= low
-                total += value[low.bit_length() - 1]
-            out.append(total)
-        return tuple(out)
+        value = _SUIT_VALUES[self.rules.face_values == "rank"]
+        return tuple(value[m & SUIT_BITS] + value[m >> 13 & SUIT_BITS] + value[m >> 26 & SUIT_BITS] + value[m >> 39]
+                     for m in self._hands)
 
     def _table_points(self) -> tuple[int, ...]:
         pts = [0] * self.seats
