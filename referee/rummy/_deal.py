@@ -223,7 +223,10 @@ class Deal:
         """Every action ``to_move`` may take now, in a fixed order (empty when over)."""
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._generate()
+            phase = self.phase
+            legal = self._legal = (
+                self._draws() if phase == "draw" else self._plays() if phase == "play" else self._generate()
+            )
         return list(legal)
 
     def _generate(self) -> list[Action]:
@@ -289,11 +292,16 @@ class Deal:
                 for bit, layoff in fit:
                     if bit & hand and (not must_bit or bit == must_bit):
                         out.append(layoff)
-        if not must_bit:
+        if not must_bit:  # every card of the hand, suit by suit (unrolled: the hot path)
             discards = _SUIT_DISCARDS
-            for key in (s0, s1 | 1 << 13, s2 | 2 << 13, s3 | 3 << 13):
-                known = discards[key]
-                out += known if known is not None else _suit_discards(key)
+            known = discards[s0]
+            out += known if known is not None else _suit_discards(s0)
+            known = discards[s1 | 1 << 13]
+            out += known if known is not None else _suit_discards(s1 | 1 << 13)
+            known = discards[s2 | 2 << 13]
+            out += known if known is not None else _suit_discards(s2 | 2 << 13)
+            known = discards[s3 | 3 << 13]
+            out += known if known is not None else _suit_discards(s3 | 3 << 13)
         return out
 
     # ----- applying -----
