@@ -174,11 +174,18 @@ def _entry(cards: Sequence[Card], kind: MeldKind, low: int, high: int) -> MeldEn
     return mask, len(cards), LayMeld(tuple(cards))
 
 
+_LAID: Final[dict[tuple[int, int], tuple[Placed, ...]]] = {}
+"""Keyed by an offered meld's mask and the seat laying it: its cards as placed (filled when met)."""
+
+
 def offered_meld(number: int, owner: int, mask: int, cards: tuple[Card, ...]) -> TableMeld:
     """The table meld that laying ``cards`` (an offered meld, of mask ``mask``) makes."""
     kind, low, high = _SHAPES[mask]
-    end: End = "set" if kind == "set" else "low"
-    return TableMeld(number, owner, kind, low, high, tuple([Placed(c, owner, end, False) for c in cards]))
+    placed = _LAID.get((mask, owner))
+    if placed is None:
+        end: End = "set" if kind == "set" else "low"
+        placed = _LAID[mask, owner] = tuple([Placed(c, owner, end, False) for c in cards])
+    return TableMeld(number, owner, kind, low, high, placed)
 
 
 def _build_sets() -> tuple[dict[int, tuple[MeldEntry, ...]], ...]:
@@ -261,6 +268,17 @@ AROUND: Final = tuple((1 << 52) - 1 & ~(1 << i) & functools.reduce(operator.or_,
 meld only with two of them."""
 
 
+_LAYOFFS: Final[dict[tuple[int, int, End], FitEntry]] = {}
+"""Keyed by card index, meld number and end: that layoff with its card's bit (filled when met)."""
+
+
 def fit_entries(meld: TableMeld, ace_high: bool) -> tuple[FitEntry, ...]:
     """``fits(meld)`` as layoff actions onto it, each with its card's bit."""
-    return tuple((1 << c.index, LayOff(c, meld.number, end)) for c, end in fits(meld, ace_high))
+    out: list[FitEntry] = []
+    for card, end in fits(meld, ace_high):
+        key = card.index, meld.number, end
+        entry = _LAYOFFS.get(key)
+        if entry is None:
+            entry = _LAYOFFS[key] = 1 << card.index, LayOff(card, meld.number, end)
+        out.append(entry)
+    return tuple(out)
