@@ -1,8 +1,9 @@
 """Speed of the rummy engine beside Gin's: random self-play, per decision and per turn.
 
 Each round plays a batch of random deals of Gin (classic rules, two seats) and of rummy (the
-``rummy`` preset) for 2, 4 and 6 seats, one after the other, so that the games compare under the
-same load; rounds repeat and the figures are medians over rounds. Every step calls
+``rummy`` preset) for 2, 4 and 6 seats, in slices of ``SLICE`` deals taken in turn (Gin's slice,
+then each rummy's, then Gin's next ...), so that the games compare under the same load even when
+the machine's load changes within a round; rounds repeat and the figures are medians over rounds. Every step calls
 ``legal_actions()`` and plays a uniformly random legal action (``random.Random.choice``); the
 decks are shuffled before the timer starts (engine and policy only, ``time.process_time``).
 
@@ -40,6 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee import gin, rummy
 
+SLICE = 10
+"""Deals of one game played before the next game's turn, within a round."""
 GOAL = 2.0
 """A 4-seat rummy decision (and turn) may cost at most this many Gin decisions (turns)."""
 SEATS = (2, 4, 6)
@@ -58,6 +61,9 @@ class Batch:
     turns: int
     """Turns begun."""
 
+    def __add__(self, other: Batch) -> Batch:
+        return Batch(self.seconds + other.seconds, self.decisions + other.decisions, self.turns + other.turns)
+
     @property
     def us_per_decision(self) -> float:
         """CPU microseconds per decision."""
@@ -69,14 +75,14 @@ class Batch:
         return 1e6 * self.seconds / self.turns
 
 
-def gin_batch(seed: int, deals: int) -> Batch:
-    """``deals`` random deals of Gin (classic rules)."""
+def gin_batch(seed: int, first: int, deals: int) -> Batch:
+    """``deals`` random deals of Gin (classic rules), from deal number ``first``."""
     rules = gin.RuleSet.classic()
-    decks = [gin.deck_for_deal(seed.to_bytes(8, "big"), 1, i + 1) for i in range(deals)]
-    choice = random.Random(seed).choice
+    decks = [gin.deck_for_deal(seed.to_bytes(8, "big"), 1, i + 1) for i in range(first, first + deals)]
+    choice = random.Random(seed * 100_003 + first).choice
     decisions = turns = 0
     t0 = time.process_time()
-    for i, deck in enumerate(decks):
+    for i, deck in enumerate(decks, first):
         deal = gin.Deal(deck, i & 1, rules)
         legal = deal.legal_actions()
         while legal:
@@ -88,17 +94,18 @@ def gin_batch(seed: int, deals: int) -> Batch:
     return Batch(time.process_time() - t0, decisions, turns)
 
 
-def rummy_batch(seed: int, deals: int, seats: int) -> Batch:
-    """``deals`` random deals of rummy (the ``rummy`` preset) for ``seats`` seats."""
+def rummy_batch(seed: int, first: int, deals: int, seats: int) -> Batch:
+    """``deals`` random deals of rummy (the ``rummy`` preset) for ``seats`` seats, from deal
+    number ``first``."""
     rules = rummy.RummyRules.preset("rummy")
     match_seed = seed.to_bytes(8, "big")
-    keys = [rummy.deal_key(match_seed, 1, i + 1) for i in range(deals)]
+    keys = [rummy.deal_key(match_seed, 1, i + 1) for i in range(first, first + deals)]
     decks = [rummy.shuffle(rummy.DECK, k) for k in keys]
-    choice = random.Random(seed).choice
+    choice = random.Random(seed * 100_003 + first).choice
     decisions = turns = 0
     t0 = time.process_time()
     for i, deck in enumerate(decks):
-        deal = rummy.Deal.from_deck(deck, i % seats, rules, seats, key=keys[i])
+        deal = rummy.Deal.from_deck(deck, (first + i) % seats, rules, seats, key=keys[i])
         legal = deal.legal_actions()
         while legal:
             action = choice(legal)
@@ -110,16 +117,21 @@ def rummy_batch(seed: int, deals: int, seats: int) -> Batch:
 
 
 def interleaved(rounds: int, deals: int) -> dict[str, list[Batch]]:
-    """Each round: a Gin batch, then a rummy batch per seat count (same seeds per round)."""
-    games: dict[str, Callable[[int], Batch]] = {"gin": functools.partial(gin_batch, deals=deals)}
+    """Each round: ``deals`` deals of Gin and of rummy per seat count, in slices of ``SLICE``
+    deals taken in turn (same seeds per round)."""
+    games: dict[str, Callable[[int, int, int], Batch]] = {"gin": gin_batch}
     for n in SEATS:
-        games[f"rummy-{n}"] = functools.partial(rummy_batch, deals=deals, seats=n)
+        games[f"rummy-{n}"] = functools.partial(rummy_batch, seats=n)
     for play in games.values():  # warm up
-        play(999)
+        play(999, 0, deals)
     out: dict[str, list[Batch]] = {name: [] for name in games}
     for r in range(rounds):
-        for name, play in games.items():
-            out[name].append(play(1000 + r))
+        total = dict.fromkeys(games, Batch(0.0, 0, 0))
+        for first in range(0, deals, SLICE):
+            for name, play in games.items():
+                total[name] += play(1000 + r, first, min(SLICE, deals - first))
+        for name, batch in total.items():
+            out[name].append(batch)
     return out
 
 

@@ -109,7 +109,7 @@ def deal_state(
     return InformationState(
         rules=deal.rules, seat=seat, num_seats=deal.seats, dealer=deal.dealer, turn=deal.turn,
         to_move=deal.to_move, phase=deal.phase, hand=deal.hand(seat) if seat is not None else (),
-        hand_sizes=tuple(len(h) for h in deal.hands), stock_size=len(deal.stock),
+        hand_sizes=deal.hand_sizes(), stock_size=len(deal.stock),
         discard_pile=tuple(deal.pile), table=tuple(deal.table),
         must_use=deal.pending if deal.phase != "over" else None, stopped=deal.stopped,
         events=tuple(seat_event(s, c, seat) for s, c in zip(deal.steps, deal.step_cards, strict=True)),
