@@ -57,7 +57,7 @@ def _demo(sub: Any) -> None:
     demo.add_argument("--game", choices=("gin", "rummy"), default="gin",
                       help="gin (default): the round robin above; rummy: tables of 4 of the sample rummy bots "
                       "(random, hoarder, greedy and the JS bot), 8 games per table, the seats rotated")
-    add_play_options(demo, rules="short", tc="st=0.5 timemargin=100", concurrency=4)
+    add_play_options(demo, rules="short", tc="st=1 timemargin=200", concurrency=4)
     add_log_options(demo)
 
 
