@@ -19,10 +19,9 @@ from .kit.rummy import (
     DECLINE_STOP,
     DRAW_STOCK,
     View,
+    best_discard,
     best_plan,
     card_of,
-    discard_action,
-    discard_order,
     hand_value,
     kind_of,
     penalty,
@@ -61,13 +60,10 @@ def _play(view: View) -> str:
     for action in plan.actions():
         if action in plays:
             return action
-    discards = view.of_kind("discard")
-    if not discards:  # a taken or stopped card to use, and the plan has no legal way: any use
+    discard = best_discard(view)
+    if discard is None:  # a taken or stopped card to use, and the plan has no legal way: any use
         return plays[0]
-    for card in discard_order(view.hand, view.table, r.ace_high, r.face_values):
-        if discard_action(card) in discards:
-            return discard_action(card)
-    return discards[0]
+    return discard
 
 
 def choose(view: View) -> str:

@@ -12,7 +12,7 @@ Run: ``python -m sample_bots.rummy_hoarder_bot --referee HOST:PORT --token T``.
 from __future__ import annotations
 
 from .kit import RummyBot, run_bot
-from .kit.rummy import DRAW_STOCK, View, card_of, discard_action, discard_order, going_out, kind_of
+from .kit.rummy import DRAW_STOCK, View, best_discard, card_of, discard_action, going_out, kind_of
 from .rummy_greedy_bot import MAX_TAKEN, stop_answer
 
 
@@ -40,13 +40,10 @@ def _play(view: View) -> str:
                 return action
         if last is not None and discard_action(last) in view.legal:
             return discard_action(last)
-    discards = view.of_kind("discard")
-    if not discards:  # a stopped card to lay back, or a taken card to use
+    discard = best_discard(view)
+    if discard is None:  # a stopped card to lay back, or a taken card to use
         return plays[0]
-    for card in discard_order(view.hand, view.table, r.ace_high, r.face_values):
-        if discard_action(card) in discards:
-            return discard_action(card)
-    return discards[0]
+    return discard
 
 
 def choose(view: View) -> str:

@@ -24,7 +24,7 @@ from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from arena.replays import rummy_html
 from arena.replays.gin_model import DealEnd, DealView, MatchView, Position, end_text, shutout
 from arena.replays.model import AnyView, ReplayModelError, load
-from arena.replays.page_parts import CSS
+from arena.replays.page_parts import CSS, NAV_JS
 from arena.replays.page_parts import escape as _e
 from arena.replays.page_parts import json_for_script as _json_for_script
 from arena.replays.rummy_model import RummyMatchView
@@ -303,63 +303,7 @@ function show(i){
   const want = '#step=' + cur;
   if (location.hash !== want) { try { history.replaceState(null, '', want); } catch (e) {} }
 }
-function address(){
-  return new URLSearchParams((location.hash || '').replace(/^#/, '') || location.search.replace(/^\?/, ''));
-}
-function fromAddress(){
-  const q = address();
-  if (q.has('step')) return +q.get('step') || 0;
-  if (q.has('deal')) {
-    const d = D.deals[Math.max(0, Math.min(D.deals.length - 1, (+q.get('deal') || 1) - 1))];
-    if (!d) return 0;
-    return Math.min(d.last, d.first + (+q.get('move') || 0));
-  }
-  return 0;
-}
-function dealStep(delta){
-  const p = P[cur], d = D.deals[p.d];
-  if (delta < 0 && cur > d.first) return show(d.first);
-  const t = D.deals[p.d + delta];
-  show(t ? t.first : (delta > 0 ? N - 1 : 0));
-}
-const sel = $('deal-select');
-D.deals.forEach((d, i) => {
-  const o = document.createElement('option'); o.value = String(i);
-  o.textContent = 'Deal ' + (i + 1) + ' — game ' + d.game + '.' + d.deal + ': ' + (d.end ? d.end.text : 'unfinished');
-  sel.append(o);
-});
-sel.addEventListener('change', () => show(D.deals[+sel.value].first));
-$('btn-first').onclick = () => show(0);
-$('btn-prev').onclick = () => show(cur - 1);
-$('btn-next').onclick = () => show(cur + 1);
-$('btn-last').onclick = () => show(N - 1);
-$('btn-prev-deal').onclick = () => dealStep(-1);
-$('btn-next-deal').onclick = () => dealStep(1);
-document.querySelectorAll('#score-sheet tr[data-deal]').forEach(r =>
-  r.addEventListener('click', () => show(D.deals[+r.dataset.deal].first)));
-document.addEventListener('keydown', e => {
-  if (e.target && e.target.tagName === 'SELECT') return;
-  const k = e.key;
-  if (k === 'ArrowRight' || k === 'n' || k === ' ') show(cur + 1);
-  else if (k === 'ArrowLeft' || k === 'p') show(cur - 1);
-  else if (k === 'ArrowDown' || k === 'PageDown' || k === 'd') dealStep(1);
-  else if (k === 'ArrowUp' || k === 'PageUp' || k === 'u') dealStep(-1);
-  else if (k === 'Home') show(0);
-  else if (k === 'End') show(N - 1);
-  else return;
-  e.preventDefault();
-});
-window.addEventListener('hashchange', () => { const i = fromAddress(); if (i !== cur) show(i); });
-const replayKeys = address().get('keys');
-if (N) show(fromAddress());
-// keys=ArrowRight,End,@btn-prev: press keys / click buttons after loading (for automated checks)
-if (replayKeys) for (const k of replayKeys.split(',')) {
-  if (k.startsWith('@')) { const b = $(k.slice(1)); if (b) b.click(); }
-  else document.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true}));
-}
-document.body.classList.add('ready');
-})();
-"""
+""" + NAV_JS
 
 
 def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str = "results") -> str:

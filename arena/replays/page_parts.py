@@ -81,3 +81,67 @@ code{font-size:11px}
 """
 
 """The pages' style sheet (the felt table, cards, controls, the score sheet)."""
+
+
+NAV_JS = r"""function address(){
+  return new URLSearchParams((location.hash || '').replace(/^#/, '') || location.search.replace(/^\?/, ''));
+}
+function fromAddress(){
+  const q = address();
+  if (q.has('step')) return +q.get('step') || 0;
+  if (q.has('deal')) {
+    const d = D.deals[Math.max(0, Math.min(D.deals.length - 1, (+q.get('deal') || 1) - 1))];
+    if (!d) return 0;
+    return Math.min(d.last, d.first + (+q.get('move') || 0));
+  }
+  return 0;
+}
+function dealStep(delta){
+  const p = P[cur], d = D.deals[p.d];
+  if (delta < 0 && cur > d.first) return show(d.first);
+  const t = D.deals[p.d + delta];
+  show(t ? t.first : (delta > 0 ? N - 1 : 0));
+}
+const sel = $('deal-select');
+D.deals.forEach((d, i) => {
+  const o = document.createElement('option'); o.value = String(i);
+  o.textContent = 'Deal ' + (i + 1) + ' — game ' + d.game + '.' + d.deal + ': ' + (d.end ? d.end.text : 'unfinished');
+  sel.append(o);
+});
+sel.addEventListener('change', () => show(D.deals[+sel.value].first));
+$('btn-first').onclick = () => show(0);
+$('btn-prev').onclick = () => show(cur - 1);
+$('btn-next').onclick = () => show(cur + 1);
+$('btn-last').onclick = () => show(N - 1);
+$('btn-prev-deal').onclick = () => dealStep(-1);
+$('btn-next-deal').onclick = () => dealStep(1);
+document.querySelectorAll('#score-sheet tr[data-deal]').forEach(r =>
+  r.addEventListener('click', () => show(D.deals[+r.dataset.deal].first)));
+document.addEventListener('keydown', e => {
+  if (e.target && e.target.tagName === 'SELECT') return;
+  const k = e.key;
+  if (k === 'ArrowRight' || k === 'n' || k === ' ') show(cur + 1);
+  else if (k === 'ArrowLeft' || k === 'p') show(cur - 1);
+  else if (k === 'ArrowDown' || k === 'PageDown' || k === 'd') dealStep(1);
+  else if (k === 'ArrowUp' || k === 'PageUp' || k === 'u') dealStep(-1);
+  else if (k === 'Home') show(0);
+  else if (k === 'End') show(N - 1);
+  else return;
+  e.preventDefault();
+});
+window.addEventListener('hashchange', () => { const i = fromAddress(); if (i !== cur) show(i); });
+const replayKeys = address().get('keys');
+if (N) show(fromAddress());
+// keys=ArrowRight,End,@btn-prev: press keys / click buttons after loading (for automated checks)
+if (replayKeys) for (const k of replayKeys.split(',')) {
+  if (k.startsWith('@')) { const b = $(k.slice(1)); if (b) b.click(); }
+  else document.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true}));
+}
+document.body.classList.add('ready');
+})();
+"""
+"""The end of both games' page scripts (inside their ``(function(){``): reading and writing the
+position in the address (``#step=N``, ``?deal=D&move=M``), the deal menu, the buttons, the score
+sheet's rows and the keys; ``keys=ArrowRight,End,@btn-prev`` in the address presses keys and
+clicks buttons after loading (for automated checks). Each page defines ``$``, ``D``, ``P``,
+``N``, ``cur`` and ``show`` before it."""

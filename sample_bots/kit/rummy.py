@@ -424,6 +424,18 @@ def discard_order(
     return sorted(hand, key=lambda c: (badness(c), c))
 
 
+def best_discard(view: View) -> str | None:
+    """The legal discard of the first card of :func:`discard_order` that may be discarded (else
+    the first legal discard); ``None`` when no discard is legal now (a taken or stopped card
+    must be used first)."""
+    discards = view.of_kind("discard")
+    r = view.rules
+    for card in discard_order(view.hand, view.table, r.ace_high, r.face_values):
+        if discard_action(card) in discards:
+            return discard_action(card)
+    return discards[0] if discards else None
+
+
 # ----- the wire: rummy messages <-> texts and views -----
 ENDS = {game_pb2.RUMMY_LAYOFF_END_SET: "set", game_pb2.RUMMY_LAYOFF_END_LOW: "low",
          game_pb2.RUMMY_LAYOFF_END_HIGH: "high"}
