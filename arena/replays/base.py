@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from referee.replays import HeaderRecord, ResultRecord
+
 
 class ReplayModelError(ValueError):
     """A replay that cannot be shown (unreadable, or an action the engine refuses)."""
@@ -46,3 +48,26 @@ class Style:
 
     def bold(self, text: str) -> str:
         return f"\x1b[1m{text}\x1b[0m" if self.color else text
+
+
+class MatchRecords:
+    """What every game's match view reads straight from its replay's header and result records
+    (a base of the views, which are dataclasses with ``header`` and ``result`` fields)."""
+
+    header: HeaderRecord
+    result: ResultRecord | None
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        """The players' names by seat."""
+        return self.header.players
+
+    @property
+    def match_id(self) -> str:
+        """The match's id."""
+        return self.header.match_id
+
+    @property
+    def detail(self) -> str:
+        """The result record's detail (empty without one)."""
+        return self.result.detail if self.result is not None else ""

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from arena.replays.base import ReplayModelError
+from arena.replays.base import MatchRecords, ReplayModelError
 from referee.gin import Arrangement, Card, Deal, IllegalActionError, Meld, RuleSet, arrange, parse_action, parse_card
 from referee.gin.records import GinGameEnd
 from referee.replays import (
@@ -126,7 +126,7 @@ class DealView:
 
 
 @dataclass(slots=True)
-class MatchView:
+class MatchView(MatchRecords):
     """A whole replay, ready to show."""
 
     header: HeaderRecord
@@ -141,19 +141,6 @@ class MatchView:
     records: int
     faults_at: dict[int, list[FaultRecord]] = field(default_factory=dict)
     """Fault records by the index of the position they came after."""
-
-    @property
-    def players(self) -> tuple[str, ...]:
-        return self.header.players
-
-    @property
-    def match_id(self) -> str:
-        return self.header.match_id
-
-    @property
-    def detail(self) -> str:
-        """The result record's detail (empty without one)."""
-        return self.result.detail if self.result is not None else ""
 
     @property
     def seed(self) -> str:

@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from arena.replays.base import ReplayModelError
+from arena.replays.base import MatchRecords, ReplayModelError
 from referee import rummy
 from referee.games import places_with_forfeits
 from referee.replays import (
@@ -123,7 +123,7 @@ class RummyDealView:
 
 
 @dataclass(slots=True)
-class RummyMatchView:
+class RummyMatchView(MatchRecords):
     """A whole rummy replay, ready to show."""
 
     header: HeaderRecord
@@ -146,21 +146,6 @@ class RummyMatchView:
     """Records in the replay."""
     faults_at: dict[int, list[FaultRecord]] = field(default_factory=dict)
     """Fault records by the index of the position they came after."""
-
-    @property
-    def players(self) -> tuple[str, ...]:
-        """The players' names by seat."""
-        return self.header.players
-
-    @property
-    def match_id(self) -> str:
-        """The match's id."""
-        return self.header.match_id
-
-    @property
-    def detail(self) -> str:
-        """The result record's detail (empty without one)."""
-        return self.result.detail if self.result is not None else ""
 
     def seat_name(self, seat: int | None) -> str:
         """A seat's player name (``?`` for none, ``seat N`` for a seat the header does not name)."""
