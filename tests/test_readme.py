@@ -47,6 +47,8 @@ SKIPS = {
     "`bash .ci/run` makes the same venv and node_modules before the tests, this test links them into "
     "its copy, and the tour's first step runs `arena demo`",
     "ci": "the test command itself: it runs this test",
+    "cluster": "needs several machines; tests/test_arena_cluster.py starts a real `dask scheduler` and two "
+    "`dask worker` processes on 127.0.0.1 and plays a tournament on them with `--scheduler`",
 }
 
 
