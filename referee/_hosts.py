@@ -251,13 +251,7 @@ class RemoteMatch:
                 failures = 0
             except grpc.aio.AioRpcError as e:
                 failures += 1
-                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                    raise
-                if failures > REMOTE_RETRIES:
-                    raise ConnectionError(f"the referee at {self.host.target} went away ({e.code().name}: "
-                                          f"{e.details()})") from None
-                log.warning("remote_referee_unreachable", code=e.code().name, attempt=failures)
-                await trio.sleep(min(2.0, 0.2 * 2**failures))
+                await self.host.unreachable(e, failures)
                 continue
             for seat, up in enumerate(status.connected):
                 if up and seat < len(self._connected):
@@ -331,8 +325,10 @@ class RemoteHost:
     remote = True
 
     def __init__(self, target: str, bot_address: str, operator_token: str = "", tls: ClientTLS | None = None,
-                 replay_dir: Path | None = None) -> None:
+                 replay_dir: Path | None = None, retries: int = REMOTE_RETRIES) -> None:
         self.target = target
+        self.retries = retries
+        """Calls in a row the referee may leave unanswered before it counts as gone."""
         self.replay_dir = replay_dir
         """Where finished matches' replays are fetched to (``None``: left on the referee)."""
         self.bot_address = bot_address
@@ -378,10 +374,33 @@ class RemoteHost:
                 await _call(lambda: channel.close(None))
 
     async def create(self, spec: MatchSpec) -> HostedMatch:
+        """``CreateMatch``, again while the referee is unreachable (as :meth:`RemoteMatch.follow`
+        does, then a :class:`ConnectionError` saying it went away). A retry is safe: the arena
+        names its matches, so a first attempt that did land answers ``ALREADY_EXISTS``."""
         request = create_match_request(spec)
         stub = self.stub
-        response: Any = await _call(lambda: stub.CreateMatch(request, timeout=15, metadata=self._metadata))
-        return RemoteMatch(self, response.match_id, len(spec.players))
+        failures = 0
+        while True:
+            try:
+                response: Any = await _call(lambda: stub.CreateMatch(request, timeout=15, metadata=self._metadata))
+                return RemoteMatch(self, response.match_id, len(spec.players))
+            except grpc.aio.AioRpcError as e:
+                if failures and spec.match_id and e.code() == grpc.StatusCode.ALREADY_EXISTS:
+                    return RemoteMatch(self, spec.match_id, len(spec.players))
+                failures += 1
+                await self.unreachable(e, failures)
+
+    async def unreachable(self, e: grpc.aio.AioRpcError, failures: int) -> None:
+        """After the ``failures``-th call in a row failed with ``e``: re-raise anything but an
+        unreachable referee, give up after :attr:`retries` (a :class:`ConnectionError`
+        saying it went away), else wait before the caller tries again."""
+        if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            raise e
+        if failures > self.retries:
+            raise ConnectionError(f"the referee at {self.target} went away ({e.code().name}: "
+                                  f"{e.details()})") from None
+        log.warning("remote_referee_unreachable", code=e.code().name, attempt=failures)
+        await trio.sleep(min(2.0, 0.2 * 2**failures))
 
     async def get_match(self, match_id: str) -> referee_pb2.MatchStatus:
         stub = self.stub

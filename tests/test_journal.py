@@ -209,6 +209,58 @@ def _referee_at(address: str, replays: Path) -> subprocess.Popen[str]:
     return proc
 
 
+def test_creating_a_match_on_a_killed_referee_says_it_went_away_and_a_landed_retry_is_kept(tmp_path: Path) -> None:
+    """A ``CreateMatch`` that meets an unreachable referee is tried again (a first attempt that
+    landed answers ``ALREADY_EXISTS`` and the match is kept), then stops with one clear error."""
+    from referee._hosts import RemoteHost
+
+    address = f"127.0.0.1:{_free_port()}"
+    proc = _referee_at(address, tmp_path / "srv")
+    spec = MatchSpec(players=("a", "b"), match_id="m-landed", seed=b"s" * 32)
+
+    async def landed() -> str:
+        host = RemoteHost(address, address, TOKEN, retries=2)
+        await host.open()
+        try:
+            await host.create(spec)
+            real = host.stub.CreateMatch
+            calls: list[str] = []
+
+            def flaky(request: object, **kw: object) -> object:  # the first call "fails" after it landed
+                calls.append("x")
+                if len(calls) == 1:
+                    raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(),
+                                               "Stream removed")
+                return real(request, **kw)
+
+            host.stub.CreateMatch = flaky  # type: ignore[method-assign]
+            match = await host.create(spec)
+            assert len(calls) == 2
+            return match.match_id  # type: ignore[attr-defined,no-any-return]
+        finally:
+            await host.close()
+
+    async def gone() -> str:
+        host = RemoteHost(address, address, TOKEN, retries=2)
+        await host.open()
+        try:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+            with pytest.raises(ConnectionError) as e:
+                await host.create(MatchSpec(players=("a", "b"), match_id="m-after", seed=b"s" * 32))
+            return str(e.value)
+        finally:
+            await host.close()
+
+    try:
+        assert referee.run(landed) == "m-landed"
+        said = referee.run(gone)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert said.startswith(f"the referee at {address} went away (UNAVAILABLE"), said
+
+
 def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_path: Path) -> None:
     address, replays, run = f"127.0.0.1:{_free_port()}", tmp_path / "srv", tmp_path / "run"
     (tmp_path / "bots.toml").write_text(
