@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -226,17 +227,17 @@ def test_creating_a_match_on_a_killed_referee_says_it_went_away_and_a_landed_ret
             real = host.stub.CreateMatch
             calls: list[str] = []
 
-            def flaky(request: object, **kw: object) -> object:  # the first call "fails" after it landed
+            def flaky(request: Any, **kw: Any) -> Any:  # the first call "fails" after it landed
                 calls.append("x")
                 if len(calls) == 1:
                     raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(),
-                                               "Stream removed")
+                                               "Stream removed", None)
                 return real(request, **kw)
 
-            host.stub.CreateMatch = flaky  # type: ignore[method-assign]
-            match = await host.create(spec)
+            host.stub.CreateMatch = flaky  # type: ignore[assignment]
+            match: Any = await host.create(spec)
             assert len(calls) == 2
-            return match.match_id  # type: ignore[attr-defined,no-any-return]
+            return str(match.match_id)
         finally:
             await host.close()
 
