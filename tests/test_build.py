@@ -10,6 +10,7 @@ import copy
 import os
 import pickle
 import re
+import tomllib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,6 +29,21 @@ def test_the_engine_and_the_encoders_are_the_build_asked_for() -> None:
         assert module.COMPILED is want, module.__name__
     for module in (*COMPILED_MODULES, _gin_wire):
         assert (Path(module.__file__ or "").suffix == ".so") is want, module.__file__
+
+
+def test_every_package_of_the_tree_is_one_the_distribution_ships() -> None:
+    """A package missing from ``[tool.setuptools] packages`` works in an editable install and
+    is absent from ``pip install .`` (rummy once was)."""
+    root = Path(__file__).resolve().parent.parent
+    config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = {".".join(init.parent.relative_to(root).parts)
+             for top in ("referee", "arena", "sample_bots") for init in (root / top).rglob("__init__.py")}
+    found |= {"gin_arena." + ".".join(init.parent.relative_to(root / "proto" / "gin_arena").parts)
+              for init in (root / "proto" / "gin_arena").rglob("__init__.py")}
+    found = {name.removesuffix(".") for name in found}
+    assert found, "no packages found"
+    assert found <= listed, f"packages the distribution leaves out: {sorted(found - listed)}"
 
 
 def _gin_values() -> list[object]:
