@@ -240,10 +240,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         games = args.games or RUMMY_DEMO_GAMES
     cfg = run_config(args, run_dir, bots, games=games)
     access = remote_access(args)
+    cluster = cluster_spec(args)
     check_listen_free(args)
     store = RunStore.create(run_dir, cfg, bots, {})
     try:
-        return _play_run(store, console, resumed=False, access=access, cluster=cluster_spec(args))
+        return _play_run(store, console, resumed=False, access=access, cluster=cluster)
     finally:
         store.close()
 
@@ -251,6 +252,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace, console: Console) -> int:
     if args.bots is not None or args.bot:
         print("note: --resume uses the run's stored bots and settings; --bots/--bot are ignored", file=sys.stderr)
+    cluster = cluster_spec(args)
     store = RunStore.open(args.resume, lock=True)
     try:
         if args.listen is not None and args.listen != store.config.listen:  # a new address for the referee
@@ -265,7 +267,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
             print(f"{args.resume}: the run is already complete ({status}).")
         else:
             check_startable(store.bots())
-        return _play_run(store, console, resumed=True, access=access, cluster=cluster_spec(args))
+        return _play_run(store, console, resumed=True, access=access, cluster=cluster)
     finally:
         store.close()
 
@@ -286,11 +288,12 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         raise ManifestError(problems)
     check_startable(bots)
     access = remote_access(args)
+    cluster = cluster_spec(args)
     check_listen_free(args)
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
-        return _play_run(store, console, resumed=False, access=access, cluster=cluster_spec(args))
+        return _play_run(store, console, resumed=False, access=access, cluster=cluster)
     finally:
         store.close()
 

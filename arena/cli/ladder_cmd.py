@@ -86,13 +86,13 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
     if seats not in counts:
         raise UsageError(f"--seats {seats}: {play.game} is played by {counts.start} to {counts.stop - 1} seats")
     access = remote_access(args)
+    cluster = cluster_spec(args)
     check_listen_free(args)
     started = time.monotonic()
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:
         return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=listen_of(args),
-                                seed=args.seed, cancel_scope=scope, seats=seats, access=access,
-                                cluster=cluster_spec(args))
+                                seed=args.seed, cancel_scope=scope, seats=seats, access=access, cluster=cluster)
 
     result = run_cancellable(go)
     print(f"{result.done} game(s) played in {time.monotonic() - started:.1f} s (run {result.run_id}); "

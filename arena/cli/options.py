@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import shlex
 import signal
@@ -20,7 +21,7 @@ import referee
 from arena import console as console_mod
 from arena.console import Console
 from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
-from arena.run.placement import WORKERS_ENV, ClusterSpec
+from arena.run.placement import WORKERS_ENV, ClusterSpec, DaskTLS
 from arena.run.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.tournament import RemoteAccess
 from referee import TimeControl, TimeControlError, games
@@ -221,8 +222,14 @@ def add_play_options(
                    help="worker processes on this machine (Dask distributed), each with its own referee and "
                    "reused bots; auto (default, or $" + WORKERS_ENV + "): one per core, at most --concurrency; "
                    "1: this process plays the games")
-    g.add_argument("--scheduler", default="", metavar="tcp://HOST:8786",
-                   help="play the games on an existing Dask cluster (`dask scheduler`, `dask worker`)")
+    g.add_argument("--scheduler", default="", metavar="tls://HOST:8786",
+                   help="play the games on an existing Dask cluster (`dask scheduler`, `dask worker`); "
+                   "tls:// with --scheduler-ca/-cert/-key (tcp:// only on a private network)")
+    g.add_argument("--scheduler-ca", default="", metavar="FILE",
+                   help="with --scheduler tls://: the CA certificates (PEM) the cluster's certificates chain to")
+    g.add_argument("--scheduler-cert", default="", metavar="FILE",
+                   help="with --scheduler tls://: the arena's client certificate (PEM), signed by that CA")
+    g.add_argument("--scheduler-key", default="", metavar="FILE", help="with --scheduler-cert: its private key (PEM)")
     g.add_argument("--ship-bots", action="store_true",
                    help="with workers: send each bot's folder (its cwd) to every worker and start it from the "
                    "copy (default: a bot must be at the same path on every worker)")
@@ -289,9 +296,11 @@ def run_cancellable(fn: Callable[[trio.CancelScope], Awaitable[T]]) -> T:
 
 
 def cluster_spec(args: argparse.Namespace) -> ClusterSpec:
+    scheduler = str(getattr(args, "scheduler", ""))
     try:
-        spec = ClusterSpec.parse(str(getattr(args, "workers", "1")), str(getattr(args, "scheduler", "")),
-                                 bool(getattr(args, "ship_bots", False)))
+        spec = ClusterSpec.parse(str(getattr(args, "workers", "1")), scheduler, bool(getattr(args, "ship_bots", False)))
+        tls = DaskTLS.parse(scheduler, *(str(getattr(args, f"scheduler_{k}", "") or "") for k in ("ca", "cert", "key")))
+        spec = dataclasses.replace(spec, tls=tls)
     except ValueError as e:
         raise UsageError(str(e)) from None
     referee = str(getattr(args, "referee", "") or "")

@@ -26,11 +26,12 @@ from typing import Any
 import structlog
 import trio
 from distributed import Client, LocalCluster, WorkerPlugin, get_worker
+from distributed.security import Security
 
 import referee
 from arena.run import shipping
 from arena.run.manifest import BotSpec, startup_problem
-from arena.run.placement import BotsUnreachable, ClusterObserver, ClusterSpec, InfrastructureFailure, Stalls
+from arena.run.placement import BotsUnreachable, ClusterObserver, ClusterSpec, DaskTLS, InfrastructureFailure, Stalls
 from arena.run.runner import StallMonitor
 from referee import BotLaunch, MatchSpec, PlayedMatch
 
@@ -179,6 +180,15 @@ async def _outcome(future: Any) -> TaskResult:
     return result
 
 
+def client_security(tls: DaskTLS | None) -> Security | None:
+    """The arena's side of an existing cluster's mutual TLS (``None``: Dask's own configuration,
+    e.g. ``distributed.comm.tls`` in a Dask config file, or none)."""
+    if tls is None:
+        return None
+    return Security(tls_ca_file=tls.ca, tls_client_cert=tls.cert, tls_client_key=tls.key,  # type: ignore[no-untyped-call]
+                    require_encryption=True)
+
+
 class Cluster:
     """A Dask client and, for ``--workers N``, the local cluster it talks to."""
 
@@ -186,11 +196,15 @@ class Cluster:
         self.replay_dir = replay_dir
         self._local: Any = None
         if spec.scheduler:
-            self.client = Client(spec.scheduler, timeout="10s")  # type: ignore[no-untyped-call]
+            self.client = Client(spec.scheduler, timeout="10s", security=client_security(spec.tls))  # type: ignore[no-untyped-call]
         else:
+            # Anyone who reaches a Dask scheduler runs code as us: the local cluster speaks TLS
+            # with a certificate made for this run (other users of the machine hold no key).
+            security = Security.temporary()  # type: ignore[no-untyped-call]
             self._local = LocalCluster(n_workers=spec.workers, processes=True, threads_per_worker=1,
+                                       protocol="tls://", security=security,
                                        dashboard_address="127.0.0.1:0", silence_logs=40)  # type: ignore[no-untyped-call]
-            self.client = Client(self._local)  # type: ignore[no-untyped-call]
+            self.client = Client(self._local, security=security)  # type: ignore[no-untyped-call]
         self.client.register_plugin(MatchWorker(limits), name=PLUGIN)
         # An earlier run's shipped folders must not be used by this one.
         if FOLDERS in self.client.run_on_scheduler(_worker_plugins):  # type: ignore[no-untyped-call]

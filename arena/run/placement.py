@@ -7,6 +7,7 @@ import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch
@@ -54,6 +55,40 @@ that its many small runs do not each start a local cluster."""
 
 
 @dataclass(frozen=True, slots=True)
+class DaskTLS:
+    """The arena's side of a Dask cluster's mutual TLS (``--scheduler tls://…``): the files
+    Dask's own ``--tls-ca-file``/``--tls-cert``/``--tls-key`` name on its scheduler and workers."""
+
+    ca: str
+    """CA certificates (PEM) the scheduler's certificate must chain to."""
+    cert: str
+    """The arena's client certificate (PEM), signed by a CA the scheduler trusts."""
+    key: str
+    """Its private key (PEM)."""
+
+    @staticmethod
+    def parse(scheduler: str, ca: str, cert: str, key: str) -> DaskTLS | None:
+        """The TLS files given for ``scheduler`` (``None``: none given); a usage error names a
+        missing one or files given for a scheduler reached in the clear."""
+        given = {"--scheduler-ca": ca, "--scheduler-cert": cert, "--scheduler-key": key}
+        if not any(given.values()):
+            if scheduler.startswith("tls://"):
+                raise ValueError(f"--scheduler {scheduler} takes --scheduler-ca, --scheduler-cert and "
+                                 "--scheduler-key (the arena's side of the cluster's mutual TLS)")
+            return None
+        missing = [flag for flag, value in given.items() if not value]
+        if missing:
+            raise ValueError(f"Dask TLS needs {', '.join(missing)} too")
+        if not scheduler.startswith("tls://"):
+            raise ValueError(f"--scheduler-ca/-cert/-key are for a scheduler at tls://HOST:PORT; got "
+                             f"{scheduler or 'no --scheduler'!r}")
+        for flag, value in given.items():
+            if not Path(value).is_file():
+                raise ValueError(f"{flag} {value}: no such file")
+        return DaskTLS(ca, cert, key)
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterSpec:
     """Where the games run: this process (``workers == 1``, no scheduler), a local cluster, or
     an existing one."""
@@ -66,6 +101,8 @@ class ClusterSpec:
     """Whether ``workers`` came from ``auto`` (then :meth:`sized` trims it to what a run can use)."""
     ship_bots: bool = False
     """Whether each bot's folder is sent to the workers (else it must be at the same path there)."""
+    tls: DaskTLS | None = None
+    """The arena's TLS files for ``scheduler`` (``tls://``); a local cluster always makes its own."""
 
     @property
     def distributed(self) -> bool:
