@@ -170,7 +170,12 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0
-    assert capsys.readouterr().out.startswith("arena (gin-arena) 0.")
+    out = capsys.readouterr().out
+    assert out.startswith("arena (gin-arena) 0.")
+    from referee import _cardcore, _wire, gin, rummy
+    for what, module in (("gin engine", gin), ("rummy engine", rummy), ("card core", _cardcore),
+                         ("wire encoders", _wire)):
+        assert f"{what} {'compiled (mypyc)' if module.COMPILED else 'pure Python'}" in out, out
 
 
 def test_manifest_syntax_and_top_level(tmp_path: Path) -> None:

@@ -30,13 +30,18 @@ def arena_version() -> str:
 
 
 def build_text() -> str:
-    """Which build of the engine and the byte encoders is running: compiled (mypyc) or pure Python."""
-    from referee import _wire, gin
+    """Which build of each game's engine, their shared core and the byte encoders is running:
+    compiled (mypyc) or pure Python."""
+    import importlib
+
+    from referee import _cardcore, _wire, games
 
     def kind(compiled: bool) -> str:
         return "compiled (mypyc)" if compiled else "pure Python"
 
-    return f"engine {kind(gin.COMPILED)}, wire encoders {kind(_wire.COMPILED)}"
+    parts = [f"{name} engine {kind(bool(getattr(importlib.import_module(f'referee.{name}'), 'COMPILED', False)))}"
+             for name in sorted(games.names())]
+    return ", ".join([*parts, f"card core {kind(_cardcore.COMPILED)}", f"wire encoders {kind(_wire.COMPILED)}"])
 
 
 def _demo(sub: Any) -> None:
