@@ -5,6 +5,7 @@ so that nothing here needs the real referee server."""
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import queue
 import random
@@ -372,15 +373,15 @@ def test_reconnects_after_a_dropped_connection(serve: Callable[[FakeReferee], st
 def test_a_bad_token_fails_at_once(serve: Callable[[FakeReferee], str]) -> None:
     referee = FakeReferee(token="other")
     address = serve(referee)
-    t = time.monotonic()
     assert run_bot(greedy_bot.decide, config=_config(address)) == 1
-    assert len(referee.hellos) == 1 and time.monotonic() - t < 5
+    assert len(referee.hellos) == 1  # no second attempt
 
 
-def test_an_unreachable_referee_is_retried_then_given_up() -> None:
-    t = time.monotonic()
-    assert run_bot(greedy_bot.decide, config=_config("127.0.0.1:1", retries=2)) == 1
-    assert time.monotonic() - t < 20
+def test_an_unreachable_referee_is_retried_then_given_up(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        assert run_bot(greedy_bot.decide, config=_config("127.0.0.1:1", retries=2)) == 1
+    attempts = [r.getMessage() for r in caplog.records if "reconnecting in" in r.getMessage()]
+    assert [a.rsplit("(attempt ", 1)[1] for a in attempts] == ["1 of 2)", "2 of 2)"], attempts
 
 
 def test_decide_errors_fall_back_to_a_legal_action(serve: Callable[[FakeReferee], str]) -> None:
