@@ -18,7 +18,7 @@ from gin_arena.v1 import bot_pb2, game_pb2
 from .kit import actions as A
 from .kit import run_bot
 from .kit.cards import rank, value
-from .kit.masks import INDEX, deadwood_mask, to_mask
+from .kit.masks import INDEX, deadwood_after_draw_mask, deadwood_mask, to_mask
 
 
 def decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:
@@ -47,8 +47,9 @@ def decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:
     take_kind = A.TAKE_UPCARD if A.can(request, A.TAKE_UPCARD) else A.DRAW_DISCARD
     if A.can(request, take_kind) and state.discard_pile:
         top = state.discard_pile[-1]
-        now = deadwood_mask(held)
-        if any(deadwood_mask((held & ~(1 << INDEX[c])) | (1 << INDEX[top])) < now for c in hand if c != top):
+        # (the least deadwood after taking it and throwing any card, itself included: lower
+        # than now only if keeping it helps)
+        if deadwood_after_draw_mask(held, INDEX[top]) < deadwood_mask(held):
             return A.action(take_kind)
     for kind in (A.DRAW_STOCK, A.PASS):
         if A.can(request, kind):
