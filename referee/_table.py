@@ -57,6 +57,9 @@ its own requests before its session is closed as a flood (RESOURCE_EXHAUSTED).""
 
 TableState = Literal["waiting", "running", "finished", "aborted", "interrupted"]
 
+_EVENTS = (games.Acted, games.Chance)
+"""The happenings a game's wire tells the seats as ``event`` messages (``GameWire.tell``)."""
+
 
 class Table:
     """One match: created from a :class:`MatchSpec`, run by :meth:`run` in a nursery."""
@@ -518,7 +521,10 @@ class Table:
         spectators; True if the match ends with it (a game ended with a seat forfeited)."""
         self._replay.happening(h)
         tell = self.wire.tell
+        event = isinstance(h, _EVENTS)  # told as an ``event``: not even built for the seats that want none
         for link in self.links:
+            if event and not link.event_messages:
+                continue
             told = tell(match, h, link.seat, think_ms, link.cache)
             if told is not None and (link.event_messages or told[0] != "event"):
                 self._tell(link, bot_pb2.RefereeMessage(match_id=self.match_id, **{told[0]: told[1]}))

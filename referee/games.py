@@ -282,7 +282,9 @@ class GameWire(Protocol):
         self, match: GameMatch, happening: Happening, seat: int, think_ms: int, cache: Any
     ) -> tuple[str, Any] | None:
         """What ``seat`` is told of ``happening``: a ``RefereeMessage`` field and its value
-        (``event`` messages go only to seats that want them), or ``None``."""
+        (``event`` messages go only to seats that want them), or ``None``. An ``Acted`` or a
+        ``Chance`` is told as an ``event`` (or not at all): the referee asks only the seats
+        that want events about them."""
 
     def show(self, match: GameMatch, happening: Happening, match_id: str, think_ms: int) -> bytes:
         """The serialised ``SpectatorEvent`` showing ``happening`` to spectators."""

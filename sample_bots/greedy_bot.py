@@ -4,6 +4,10 @@
 - Discards the card that leaves the least deadwood (on a tie, the higher card).
 - Knocks as soon as it may, with the knock that leaves the least deadwood; big gin when legal.
 
+Deadwood comes from :mod:`.kit.masks` (hands as bit masks, sub-hands cached): the same
+numbers as :mod:`.kit.cards`, several times faster, which matters when bot processes play
+game after game.
+
 Run: ``python -m sample_bots.greedy_bot --referee HOST:PORT --token T``.
 """
 
@@ -13,13 +17,15 @@ from gin_arena.v1 import bot_pb2, game_pb2
 
 from .kit import actions as A
 from .kit import run_bot
-from .kit.cards import deadwood, min_deadwood_after_discard, rank, value
+from .kit.cards import rank, value
+from .kit.masks import INDEX, deadwood_after_draw_mask, deadwood_mask, to_mask
 
 
 def decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:
     """The greedy choice among the request's legal actions."""
     state = request.state
     hand = list(state.hand)
+    held = to_mask(hand)
     legal = request.legal_actions
 
     if A.can(request, A.BIG_GIN):
@@ -27,13 +33,13 @@ def decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:
 
     knocks = A.legal_of_kind(request, A.KNOCK)
     if knocks:
-        after = {k.card: deadwood([c for c in hand if c != k.card]) for k in knocks}
+        after = {k.card: deadwood_mask(held & ~(1 << INDEX[k.card])) for k in knocks}
         card = min(after, key=lambda c: (after[c], -value(c), -rank(c)))
         return A.action(A.KNOCK, card)
 
     discards = A.legal_of_kind(request, A.DISCARD)
     if discards:
-        after = {d.card: deadwood([c for c in hand if c != d.card]) for d in discards}
+        after = {d.card: deadwood_mask(held & ~(1 << INDEX[d.card])) for d in discards}
         card = min(after, key=lambda c: (after[c], -value(c), -rank(c)))
         return A.action(A.DISCARD, card)
 
@@ -41,7 +47,9 @@ def decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:
     take_kind = A.TAKE_UPCARD if A.can(request, A.TAKE_UPCARD) else A.DRAW_DISCARD
     if A.can(request, take_kind) and state.discard_pile:
         top = state.discard_pile[-1]
-        if min_deadwood_after_discard([*hand, top], forbidden=top) < deadwood(hand):
+        # (the least deadwood after taking it and throwing any card, itself included: lower
+        # than now only if keeping it helps)
+        if deadwood_after_draw_mask(held, INDEX[top]) < deadwood_mask(held):
             return A.action(take_kind)
     for kind in (A.DRAW_STOCK, A.PASS):
         if A.can(request, kind):

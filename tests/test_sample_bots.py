@@ -21,6 +21,7 @@ import pytest
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import _gin_wire, gin
 from sample_bots import expert_bot, greedy_bot, random_bot
+from sample_bots.kit import cards
 from sample_bots.kit.actions import action_text, is_legal, parse_action, to_action
 from sample_bots.stdio_bridge import AnswerError, StdioBot, parse_answer, request_json, state_json
 
@@ -158,6 +159,50 @@ def test_greedy_takes_only_improving_cards_and_knocks_at_once() -> None:
             assert gin.min_deadwood_after_discard([*hand, top]) < gin.deadwood(hand)
         match.apply(_gin_wire.action_from_proto(answer), seat)
     assert knock_seen
+
+
+def _greedy_by_cards(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    """The greedy bot's rule written with the readable deadwood of ``kit.cards`` (the bot
+    itself uses ``kit.masks``): what it must choose, request by request."""
+    hand, legal = list(request.state.hand), request.legal_actions
+    kinds = [a.kind for a in legal]
+    if game_pb2.ACTION_KIND_BIG_GIN in kinds:
+        return game_pb2.Action(kind=game_pb2.ACTION_KIND_BIG_GIN)
+    for kind in (game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_DISCARD):
+        after = {a.card: cards.deadwood([c for c in hand if c != a.card]) for a in legal if a.kind == kind}
+        if after:
+            card = min(after, key=lambda c: (after[c], -cards.value(c), -cards.rank(c)))
+            return game_pb2.Action(kind=kind, card=card)
+    take = game_pb2.ACTION_KIND_TAKE_UPCARD if game_pb2.ACTION_KIND_TAKE_UPCARD in kinds \
+        else game_pb2.ACTION_KIND_DRAW_DISCARD
+    pile = request.state.discard_pile
+    if take in kinds and pile and \
+            cards.min_deadwood_after_discard([*hand, pile[-1]], forbidden=pile[-1]) < cards.deadwood(hand):
+        return game_pb2.Action(kind=take)
+    for kind in (game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_PASS):
+        if kind in kinds:
+            return game_pb2.Action(kind=kind)
+    return legal[0]
+
+
+def test_greedy_chooses_what_the_readable_deadwood_gives() -> None:
+    """Every request of greedy-vs-random matches (classic and short rules): the bot's answer
+    on bit masks is the one the readable ``kit.cards`` functions give."""
+    compared = 0
+    for n, rules in enumerate([gin.RuleSet.classic(), gin.RuleSet.preset("short")] * 5):
+        match = gin.Match(rules, b"greedy-masks-%d" % n)
+        other = random_bot.RandomBot(n).decide
+        for rid in range(1, 5000):
+            seat = match.to_move
+            if seat is None:
+                break
+            request = requests_of(match, seat, rid)
+            expected = _greedy_by_cards(request)
+            assert to_action(greedy_bot.decide(request)) == expected, action_text(expected)
+            compared += 1
+            answer = expected if seat == 0 else to_action(other(request))
+            match.apply(_gin_wire.action_from_proto(answer), seat)
+    assert compared > 500
 
 
 # ----- strength -----

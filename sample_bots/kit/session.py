@@ -209,6 +209,13 @@ class _Ended(Exception):
 _T = TypeVar("_T")
 
 
+def _overrides(bot: Bot, hook: str) -> bool:
+    """Whether ``bot`` has its own ``hook`` (its class's or set on the instance): the base
+    class's hooks do nothing, and queueing one on the worker thread would cost two thread
+    hand-overs and trips through the event loop for nothing."""
+    return hook in getattr(bot, "__dict__", ()) or getattr(type(bot), hook, None) is not getattr(Bot, hook)
+
+
 class _Session:
     def __init__(self, bot: BotLike, config: BotConfig) -> None:
         self.config = config
@@ -249,11 +256,11 @@ class _Session:
     def _submit(self, fn: Callable[[], _T]) -> asyncio.Future[_T]:
         fut = asyncio.get_running_loop().run_in_executor(self._worker, fn)
         self._pending.add(fut)
-        fut.add_done_callback(self._pending.discard)
-        fut.add_done_callback(self._check_hook)
+        fut.add_done_callback(self._check_hook)  # (one callback: each is a trip through the loop)
         return fut
 
     def _check_hook(self, fut: asyncio.Future[Any]) -> None:
+        self._pending.discard(fut)
         if fut.cancelled():
             return
         exc = fut.exception()
@@ -266,7 +273,8 @@ class _Session:
         if self._factory is not None and (not match_id or match_id in self._finished):
             return  # per-match bots: no instance for session-level or late messages
         bot = self._bot_for(match_id)
-        self._submit(lambda: getattr(bot, name)(match_id, *args))
+        if _overrides(bot, name):
+            self._submit(lambda: getattr(bot, name)(match_id, *args))
 
     def _request_abort(self, reason: str) -> None:
         if self._abort is None:
@@ -292,7 +300,8 @@ class _Session:
                 action_text(chosen), ", ".join(legal_texts(request)), action_text(fallback),
             )
             return fallback
-        log.debug("match %s request %d: %s", match_id, request.request_id, action_text(chosen))
+        if log.isEnabledFor(logging.DEBUG):  # (the text costs more than the check, every decision)
+            log.debug("match %s request %d: %s", match_id, request.request_id, action_text(chosen))
         return chosen
 
     def _ask(
@@ -488,7 +497,8 @@ class _Session:
                  _enum_name(game_pb2.Termination, result.termination), list(result.games_won),
                  list(result.total_points), f" — {result.detail}" if result.detail else "")
         bot = self._bot_for(mid)
-        self._submit(lambda: bot.on_match_finished(mid, result))
+        if _overrides(bot, "on_match_finished"):
+            self._submit(lambda: bot.on_match_finished(mid, result))
         self._bots.pop(mid, None)
         if self.config.matches and len(self._finished) >= self.config.matches:
             self._done = True
