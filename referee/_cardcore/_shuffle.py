@@ -16,16 +16,25 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 T = TypeVar("T")
 
-_U64 = 1 << 64
+_U64: Final = 1 << 64
+_TWO32: Final = 1 << 32
+_ONES32: Final = (1 << 32) - 1
+# Final: compiled by mypyc these are C statics (other module globals are dictionary lookups).
+_SHA256: Final = hashlib.sha256
+_PACK_COUNTER: Final = struct.Struct(">Q").pack
+_PACK_GAME_DEAL: Final = struct.Struct(">II").pack
 
 
 def label(name: str) -> bytes:
     """The domain-separation prefix of a key: ``"gin-arena/" || name || "/v1\\0"``."""
     return b"gin-arena/" + name.encode() + b"/v1\x00"
+
+
+_DEAL_LABEL: Final = label("deal")
 
 
 def commitment(seed: bytes) -> bytes:
@@ -59,31 +68,36 @@ class Uniform:
                 return x % n
 
 
-def _words(key: bytes, count: int) -> list[int]:
-    """The first ``4 * ceil(count / 4)`` words of ``stream(key)``, computed in one go."""
-    sha = hashlib.sha256
-    pack = struct.Struct(">Q").pack
-    blob = b"".join(sha(key + pack(c)).digest() for c in range((count + 3) // 4))
-    return list(struct.unpack(f">{len(blob) // 8}Q", blob))
+def _halves(key: bytes, first: int, blocks: int) -> list[int]:
+    """Blocks ``first`` to ``first + blocks - 1`` of ``stream(key)`` (four words each), every word
+    as its two 32-bit halves, high first."""
+    blob = b"".join([_SHA256(key + _PACK_COUNTER(c)).digest() for c in range(first, first + blocks)])
+    return list(struct.unpack(f">{8 * blocks}I", blob))
 
 
 def shuffle(items: Sequence[T], key: bytes) -> list[T]:
-    """A new list: ``items`` shuffled by Fisher–Yates driven by ``key`` (see module doc)."""
+    """A new list: ``items`` shuffled by Fisher–Yates driven by ``key`` (see module doc).
+
+    Each word ``x = hi * 2**32 + lo`` is used as its halves, which stay small integers (native
+    ones, compiled): ``x % m == (hi * c + lo) % m`` with ``c = 2**32 % m``, and ``x`` is rejected
+    (``x >= 2**64 - 2**64 % m``, where ``2**64 % m == c * c % m``) only when ``hi`` is all ones and
+    ``lo >= 2**32 - c * c % m``, as ``m`` (at most the number of items) is below ``2**32``."""
     out = list(items)
     n = len(out)
-    words = _words(key, n)  # enough unless a draw is rejected (for small n, about never)
-    w = 0
+    halves = _halves(key, 0, (n + 3) // 4)  # at least n words: one spare
+    h = 0
     for i in range(n - 1, 0, -1):
         m = i + 1
-        limit = _U64 - (_U64 % m)
-        while True:
-            if w == len(words):
-                words.extend(_words(key, 4 * (len(words) // 4 + 1))[len(words):])
-            x = words[w]
-            w += 1
-            if x < limit:
-                break
-        j = x % m
+        c = _TWO32 % m
+        hi = halves[h]
+        lo = halves[h + 1]
+        h += 2
+        while hi == _ONES32 and lo >= _TWO32 - c * c % m:  # rejected: the next word (about never)
+            halves.extend(_halves(key, len(halves) // 8, 1))  # one more block keeps enough for the rest
+            hi = halves[h]
+            lo = halves[h + 1]
+            h += 2
+        j = (hi * c + lo) % m
         out[i], out[j] = out[j], out[i]
     return out
 
@@ -91,7 +105,7 @@ def shuffle(items: Sequence[T], key: bytes) -> list[T]:
 def deal_key(seed: bytes, game: int, deal: int) -> bytes:
     """The key of deal ``deal`` (1-based, void deals count) of game ``game`` (1-based):
     ``SHA-256(label("deal") || seed || u32be(game) || u32be(deal))``."""
-    return hashlib.sha256(label("deal") + seed + struct.pack(">II", game, deal)).digest()
+    return _SHA256(_DEAL_LABEL + seed + _PACK_GAME_DEAL(game, deal)).digest()
 
 
 def mix_seed(seed: bytes, nonces: Sequence[bytes]) -> bytes:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from referee._cardcore import Value
 
 from ._cards import DECK, Card, parse_card
 
 ActionKind = Literal["pass", "take_upcard", "draw_stock", "draw_discard", "discard", "knock", "big_gin"]
-ACTION_KINDS: tuple[ActionKind, ...] = (
+ACTION_KINDS: Final[tuple[ActionKind, ...]] = (
     "pass", "take_upcard", "draw_stock", "draw_discard", "discard", "knock", "big_gin",
 )
 """Every action kind, in a fixed order."""
@@ -126,17 +126,18 @@ class BigGin(Value):
 Action = Pass | TakeUpcard | DrawStock | DrawDiscard | Discard | Knock | BigGin
 """Any action."""
 
-PASS = Pass()
-TAKE_UPCARD = TakeUpcard()
-DRAW_STOCK = DrawStock()
-DRAW_DISCARD = DrawDiscard()
-BIG_GIN = BigGin()
-DISCARDS: tuple[Discard, ...] = tuple(Discard(c) for c in DECK)
+# Final: compiled, the engine reads these as C statics (other module globals are dictionary lookups).
+PASS: Final = Pass()
+TAKE_UPCARD: Final = TakeUpcard()
+DRAW_STOCK: Final = DrawStock()
+DRAW_DISCARD: Final = DrawDiscard()
+BIG_GIN: Final = BigGin()
+DISCARDS: Final[tuple[Discard, ...]] = tuple(Discard(c) for c in DECK)
 """``DISCARDS[card.index]``: shared instances (actions are values; sharing saves allocations)."""
-KNOCKS: tuple[Knock, ...] = tuple(Knock(c) for c in DECK)
+KNOCKS: Final[tuple[Knock, ...]] = tuple(Knock(c) for c in DECK)
 """``KNOCKS[card.index]``: shared instances."""
 
-_SIMPLE: dict[str, Action] = {
+_SIMPLE: Final[dict[str, Action]] = {
     "pass": PASS, "take_upcard": TAKE_UPCARD, "draw_stock": DRAW_STOCK,
     "draw_discard": DRAW_DISCARD, "big_gin": BIG_GIN,
 }

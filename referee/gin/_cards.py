@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Final
 
 from referee._cardcore import Value
 
-RANKS = "A23456789TJQK"
+RANKS: Final = "A23456789TJQK"
 """Rank characters in order, ace (rank 1) low."""
-SUITS = "shdc"
+SUITS: Final = "shdc"
 """Suit characters in index order."""
 
 
@@ -86,9 +87,9 @@ class Card(Value):
         return self.index >= other.index
 
 
-DECK: tuple[Card, ...] = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
+DECK: Final[tuple[Card, ...]] = tuple(Card(i % 13 + 1, i // 13) for i in range(52))
 """The 52 cards in index order."""
-FULL_MASK = (1 << 52) - 1
+FULL_MASK: Final = (1 << 52) - 1
 """The mask holding every card."""
 
 

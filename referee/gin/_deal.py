@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from referee._cardcore import State
 
@@ -34,8 +34,8 @@ from ._showdown import score_showdown
 from ._shuffle import reshuffle_key, shuffle
 from ._view import InformationState, deal_state
 
-NUM_SEATS = 2
-HAND_SIZE = 10
+NUM_SEATS: Final = 2
+HAND_SIZE: Final = 10
 
 
 class Move(NamedTuple):
@@ -51,21 +51,46 @@ class Move(NamedTuple):
     """Cards left in the stock after this step."""
 
 
-_move = tuple.__new__  # builds a Move without the Python-level __new__ of NamedTuple (hot path)
+# Module constants are ``Final``: compiled by mypyc, a ``Final`` name is a C static, any other
+# module global a dictionary lookup at every use.
+_move: Final = tuple.__new__  # builds a Move without the Python-level __new__ of NamedTuple
 
-# _SUIT_DISCARDS[suit][m] = the Discard actions for the cards of 13-bit mask m of that suit.
-_SUIT_DISCARDS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
-    tuple(tuple(DISCARDS[suit * 13 + i] for i in _bits(m)) for m in range(1 << 13)) for suit in range(4)
-)
-_S0, _S1, _S2, _S3 = _SUIT_DISCARDS
-_M13 = (1 << 13) - 1
+# The steps of draws, takes and discards are shared Move values, one per (kind, seat, card, stock
+# size), made the first time they are needed: a step then allocates nothing (and frees nothing
+# when the deal goes). A Move's key is ``kind << 13 | seat << 12 | card index << 6 | stock size``.
+_DRAW_STOCK_KEY: Final = 0
+_DRAW_DISCARD_KEY: Final = 1 << 13
+_TAKE_UPCARD_KEY: Final = 2 << 13
+_DISCARD_KEY: Final = 3 << 13
+_MOVES: Final[list[Move | None]] = [None] * (4 << 13)
 
 
-# A fast lower bound on the deadwood that a discard can leave, used to skip the exact
-# computation when no knock can be possible: a card that fits in no set (fewer than three
-# of its rank held) and no run (no three consecutive held cards of its suit through it) is
+def _new_move(key: int) -> Move:
+    """The shared Move of ``key``, made and kept (the first time it is needed)."""
+    index = key >> 6 & 63
+    action = DISCARDS[index] if key >= _DISCARD_KEY else (DRAW_STOCK, DRAW_DISCARD, TAKE_UPCARD)[key >> 13]
+    move: Move = _move(Move, (key >> 12 & 1, action, DECK[index], key & 63))
+    _MOVES[key] = move
+    return move
+
+
+def _suit_discards(suit: int) -> tuple[tuple[Action, ...], ...]:
+    """``[m]``: the Discard actions for the cards of 13-bit mask ``m`` of that suit."""
+    return tuple(tuple(DISCARDS[suit * 13 + i] for i in _bits(m)) for m in range(1 << 13))
+
+
+_S0: Final = _suit_discards(0)
+_S1: Final = _suit_discards(1)
+_S2: Final = _suit_discards(2)
+_S3: Final = _suit_discards(3)
+_M13: Final = (1 << 13) - 1
+
+
+# A fast lower bound on the deadwood that a discard can leave (in legal_actions), used to skip
+# the exact computation when no knock can be possible: a card that fits in no set (fewer than
+# three of its rank held) and no run (no three consecutive held cards of its suit through it) is
 # deadwood in every arrangement; one discard removes at most 10 of it.
-_VALUE_SUM = tuple(sum(min(i + 1, 10) for i in _bits(m)) for m in range(1 << 13))
+_VALUE_SUM: Final[tuple[int, ...]] = tuple(sum(min(i + 1, 10) for i in _bits(m)) for m in range(1 << 13))
 
 
 def _outside_runs(m: int) -> int:
@@ -74,28 +99,12 @@ def _outside_runs(m: int) -> int:
 
 
 # _OUTSIDE_RUNS[m]: the cards of one suit's 13-bit mask that lie in no run of three or more.
-_OUTSIDE_RUNS = tuple(_outside_runs(m) for m in range(1 << 13))
-
-
-def _deadwood_floor(hand: int) -> int:
-    a, b, c, d = hand & _M13, (hand >> 13) & _M13, (hand >> 26) & _M13, hand >> 39
-    no_set = ~((a & b & (c | d)) | (c & d & (a | b)))  # ranks held fewer than three times
-    loose = _OUTSIDE_RUNS
-    return (
-        _VALUE_SUM[loose[a] & no_set] + _VALUE_SUM[loose[b] & no_set]
-        + _VALUE_SUM[loose[c] & no_set] + _VALUE_SUM[loose[d] & no_set] - 10
-    )
-
-
-def _discard_actions(hand: int) -> list[Action]:
-    return [
-        *_S0[hand & _M13], *_S1[(hand >> 13) & _M13], *_S2[(hand >> 26) & _M13], *_S3[hand >> 39],
-    ]
+_OUTSIDE_RUNS: Final[tuple[int, ...]] = tuple(_outside_runs(m) for m in range(1 << 13))
 
 
 # Deal's attributes, named once: its __slots__, and what copy() carries over (a compiled class
 # has no __slots__ to read at run time).
-_SLOTS = (
+_SLOTS: Final = (
     "_discards", "_forbidden", "_history", "_known", "_no_discard_draw", "_outcome", "_passes",
     "_reshuffled", "_seat_events", "_stock", "_void_at_two", "dealer", "deck", "doubled", "first_upcard",
     "hands", "key", "knock_limit", "phase", "rules", "to_move",
@@ -259,9 +268,19 @@ class Deal(State):
         if phase == "discard":
             hand = self.hands[self.to_move]
             forbidden = self._forbidden
-            actions = _discard_actions(hand if forbidden < 0 else hand ^ (1 << forbidden))
+            h = hand if forbidden < 0 else hand ^ (1 << forbidden)
+            # written out here, not called: a call costs more than the lookups (pure Python)
+            actions = [*_S0[h & _M13], *_S1[(h >> 13) & _M13], *_S2[(h >> 26) & _M13], *_S3[h >> 39]]
             limit = 0 if self.knock_limit is None else self.knock_limit
-            if _deadwood_floor(hand) <= limit and min_deadwood_after_discard_mask(hand) <= limit:
+            a = hand & _M13
+            b = (hand >> 13) & _M13
+            c = (hand >> 26) & _M13
+            d = hand >> 39
+            no_set = ~((a & b & (c | d)) | (c & d & (a | b)))  # ranks held fewer than three times
+            loose = _OUTSIDE_RUNS
+            value = _VALUE_SUM
+            floor = value[loose[a] & no_set] + value[loose[b] & no_set] + value[loose[c] & no_set]
+            if floor + value[loose[d] & no_set] - 10 <= limit and min_deadwood_after_discard_mask(hand) <= limit:
                 actions.extend(
                     KNOCKS[i] for i in _bits(hand) if i != forbidden and deadwood_mask(hand ^ (1 << i)) <= limit
                 )
@@ -275,15 +294,16 @@ class Deal(State):
     def apply(self, action: Action, seat: int | None = None) -> None:
         """Play ``action`` for the seat to move. If ``seat`` is given it must be that seat.
         Raises :class:`IllegalActionError` naming the reason, and then changes nothing."""
-        if self.phase == "over":
+        phase = self.phase
+        if phase == "over":
             raise IllegalActionError("the deal is over")
         mover = self.to_move
         if seat is not None and seat != mover:
             raise IllegalActionError(f"it is seat {mover}'s turn, not seat {seat}'s")
-        phase = self.phase
-        kind = type(action)
-        if kind is Discard:
-            card = action.card  # type: ignore[union-attr]
+        # isinstance (not a type's identity) narrows the union: compiled, the branch then reads
+        # the action's fields natively.
+        if isinstance(action, Discard):
+            card = action.card
             if phase != "discard" or not self.hands[mover] & card.mask or card.index == self._forbidden:
                 self._check_discard(card, "discard")
             self._discard(mover, card)
@@ -291,10 +311,12 @@ class Deal(State):
             if phase != "draw":
                 raise IllegalActionError(f"cannot draw now: {self._phase_text()}")
             index = self._stock.pop()
-            self.hands[mover] |= 1 << index
+            hands = self.hands
+            hands[mover] = hands[mover] | 1 << index  # not |=: compiled, a list item's |= is generic
             self._no_discard_draw = False
             self.phase = "discard"
-            self._history.append(_move(Move, (mover, action, DECK[index], len(self._stock))))
+            key = _DRAW_STOCK_KEY | mover << 12 | index << 6 | len(self._stock)
+            self._history.append(_MOVES[key] or _new_move(key))
         elif isinstance(action, DrawDiscard):
             if phase != "draw":
                 raise IllegalActionError(f"cannot draw now: {self._phase_text()}")
@@ -373,21 +395,28 @@ class Deal(State):
     def _take_discard(self, mover: int, action: Action) -> None:
         index = self._discards.pop()
         bit = 1 << index
-        self.hands[mover] |= bit
-        self._known[mover] |= bit
+        hands = self.hands
+        known = self._known
+        hands[mover] = hands[mover] | bit
+        known[mover] = known[mover] | bit
         self._forbidden = index
         self.phase = "discard"
-        self._history.append(_move(Move, (mover, action, DECK[index], len(self._stock))))
+        key = (_DRAW_DISCARD_KEY if isinstance(action, DrawDiscard) else _TAKE_UPCARD_KEY) | mover << 12 | index << 6
+        key |= len(self._stock)
+        self._history.append(_MOVES[key] or _new_move(key))
 
     def _discard(self, mover: int, card: Card) -> None:
         bit = card.mask
         index = card.index
-        self.hands[mover] ^= bit
-        self._known[mover] &= ~bit
+        hands = self.hands
+        known = self._known
+        hands[mover] = hands[mover] ^ bit
+        known[mover] = known[mover] & ~bit
         self._discards.append(index)
         self._forbidden = -1
         stock = len(self._stock)
-        self._history.append(_move(Move, (mover, DISCARDS[index], card, stock)))
+        key = _DISCARD_KEY | mover << 12 | index << 6 | stock
+        self._history.append(_MOVES[key] or _new_move(key))
         if self._void_at_two:
             if stock <= 2:
                 self._finish_dead()

@@ -182,7 +182,9 @@ def _build_pruned_options() -> tuple[dict[int, tuple[int, ...]], dict[int, tuple
     return plain, discard
 
 
-_PRUNED_PLAIN, _PRUNED_DISCARD = _build_pruned_options()
+_PRUNED: Final = _build_pruned_options()
+_PRUNED_PLAIN: Final = _PRUNED[0]
+_PRUNED_DISCARD: Final = _PRUNED[1]
 
 _RANK_LE_Q: Final = 0xFFF * _SPREAD
 """Every suit's ranks ace to queen (a card with a higher neighbour can be there)."""
