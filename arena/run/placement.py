@@ -18,8 +18,9 @@ Stalls = tuple[tuple[float, float], ...]
 class ClusterObserver(MatchObserver):
     """A :class:`referee.MatchObserver` that also hears where a game was played."""
 
-    def played_on(self, worker: str, stalls: Stalls) -> None:
-        """The game was played on ``worker``, whose loop stalled so before the game's end."""
+    def played_on(self, worker: str, stalls: Stalls, seconds: float) -> None:
+        """The game was played on ``worker``, whose loop stalled so before the game's end, in
+        ``seconds`` there (its task's time: not the time it waited for the worker)."""
 
 
 class GameCluster(Protocol):
@@ -31,6 +32,9 @@ class GameCluster(Protocol):
 
     async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
         """Play one game on a worker (``InfrastructureFailure`` if it cannot be)."""
+
+    def slots(self, concurrency: int) -> int:
+        """Games that may be submitted at once for ``concurrency`` played at once."""
 
 
 class BotsUnreachable(Exception):

@@ -279,6 +279,7 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
         if spec.ship_bots:
             await trio.to_thread.run_sync(cluster.ship, bots)
         await trio.to_thread.run_sync(cluster.check_bots, bots, run_dir / "logs")
+        await trio.to_thread.run_sync(cluster.refresh)
     except BaseException:
         cluster.close()
         raise
