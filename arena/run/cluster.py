@@ -47,6 +47,8 @@ REFRESH_S = 2.0
 """The workers' threads are counted again at most this often (as games end)."""
 PROFILER_CALLBACKS = ("profile", "profile-cycle")
 """A Dask worker's periodic callbacks of its statistical profiler (stopped on a game worker)."""
+TICK_MS = 1000
+"""How often a game worker's Dask loop ticks (Dask's default: every 20 ms)."""
 STALL_HORIZON_S = 30.0
 """A game's task returns its worker's loop stalls of this many seconds before the game's end."""
 
@@ -71,11 +73,14 @@ class MatchWorker(WorkerPlugin):
     def setup(self, worker: Any) -> None:
         # Dask's own profiler samples the task thread's stack 100 times a second, for its
         # dashboard; a game's task only waits there for the match context's run, and the
-        # sampling took ~1.5% of a core per worker (bench/scheduling.py) from the bots and the
-        # referee, which share the cores.
+        # sampling took ~1.5% of a core per worker from the bots and the referee, which share
+        # the cores. Its loop's tick (a warning when that loop was unresponsive for seconds)
+        # every 20 ms took ~1% more: once a second does as well for that.
         for name in PROFILER_CALLBACKS:
             if (callback := worker.periodic_callbacks.pop(name, None)) is not None:
                 callback.stop()
+        if (tick := worker.periodic_callbacks.get("tick")) is not None:
+            tick.callback_time = max(tick.callback_time, TICK_MS)
         self._ready = ready = threading.Event()
         self._thread = threading.Thread(target=referee.run, args=(self._hold,), name="gin-arena-context", daemon=True)
         self._thread.start()
