@@ -17,8 +17,10 @@ worker from playing); the CPU per game over the games' window, of every process,
 and the scheduler, of the scheduler, of the worker processes (Dask and each worker's referee),
 of the bots; the cores busy with all of it, and the load average just after (other work of
 the machine shows there); the games' mean duration (on the worker) and decisions, and how busy
-the workers were (the games' time ÷ (k × the window)): the efficiency is that share relative
-to k=1's times how much slower a game is at k than at k=1.
+the workers were (the games' time ÷ (k × the window)) and how busy they would have been with no
+overhead at all (*ideal*: the same games, of the same durations, each started on the first worker
+free: the end of a run leaves workers idle when games differ in length): the efficiency is the
+busy share relative to k=1's times how much slower a game is at k than at k=1.
 
 The sizes take turns, ``--repeats`` times; medians printed. ``--compare PYTHON`` runs the same
 sizes, interleaved, with another checkout's interpreter (the arena and the workers, its
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import heapq
 import os
 import signal
 import socket
@@ -103,6 +106,10 @@ class Measured:
     """The games' mean duration (as recorded)."""
     decisions: float
     """The games' mean number of decisions."""
+    ideal: float
+    """How busy the workers would have been with no overhead at all: the games' time ÷ (k ×
+    the time k workers take to play these games, of these durations, in schedule order, each
+    game starting on the first worker free)."""
 
 
 class SplitSampler:
@@ -153,9 +160,20 @@ def figure(folder: Path, k: int, args: argparse.Namespace, python: str) -> Measu
         first, last, game_s, decisions = db.execute(
             "SELECT MIN(started_at), MAX(finished_at), AVG(duration), AVG(decisions) FROM games "
             "WHERE status = 'done'").fetchone()
+        durations = [float(d) for (d,) in db.execute("SELECT duration FROM games WHERE status = 'done' ORDER BY idx")]
     finally:
         db.close()
-    return Measured(made, parts, sampler.between(first, last), os.getloadavg()[0], float(game_s), float(decisions))
+    return Measured(made, parts, sampler.between(first, last), os.getloadavg()[0], float(game_s), float(decisions),
+                    sum(durations) / (k * makespan(durations, k)))
+
+
+def makespan(durations: list[float], k: int) -> float:
+    """The time ``k`` workers take to play games of ``durations`` in order, each game starting on
+    the first worker free, with no time between games."""
+    free = [0.0] * k
+    for d in durations:
+        heapq.heappush(free, heapq.heappop(free) + d)
+    return max(free)
 
 
 def median(values: Iterable[float]) -> float:
@@ -174,12 +192,13 @@ def row(k: int, rate: float, base: float, ms: list[Measured]) -> str:
     total = median(m.parts.get("total_median_ms", m.parts.get("median_ms", float("nan"))) for m in ms)
     split = [median(per_game(m.split[i], m) for m in ms) for i in range(3)]
     busy = median(m.game_s * m.made.games / (k * m.made.seconds) for m in ms)
+    ideal = median(m.ideal for m in ms)
     return (f"{k:>7} {rate:>9.1f} {rate / (k * base):>6.2f} | {part('dispatch'):>8.1f} {part('return'):>6.1f} "
             f"{part('bookkeeping'):>6.1f} {total:>6.1f} | {median(per_game(m.made.cpu_s, m) for m in ms):>5.0f} "
             f"{median(per_game(m.made.own_cpu_s, m) for m in ms):>9.0f} {split[0]:>6.0f} {split[1]:>7.0f} "
             f"{split[2]:>6.0f} | {median(m.made.cpu_s / m.made.seconds for m in ms):>5.2f}/{os.cpu_count()} "
             f"{median(m.load for m in ms):>5.2f} | {median(m.game_s for m in ms):>6.2f} "
-            f"{median(m.decisions for m in ms):>6.1f} {busy:>5.2f}")
+            f"{median(m.decisions for m in ms):>6.1f} {busy:>5.2f} {ideal:>5.2f}")
 
 
 def table(title: str, sizes: list[int], runs: dict[int, list[Measured]]) -> dict[int, float]:
@@ -188,10 +207,10 @@ def table(title: str, sizes: list[int], runs: dict[int, list[Measured]]) -> dict
     base = rate[sizes[0]] / sizes[0]
     print(f"\n{title}")
     print(f"{'':>7} {'':>9} {'':>6} | {'overhead/game (ms)':<29} | {'CPU/game (ms)':<39} | {'CPU':<12} | "
-          f"{'games':<19}")
+          f"{'games':<25}")
     print(f"{'workers':>7} {'games/min':>9} {'effic.':>6} | {'dispatch':>8} {'return':>6} {'bookk.':>6} {'total':>6} | "
           f"{'all':>5} {'arena+sch':>9} {'sched':>6} {'workers':>7} {'bots':>6} | {'busy':>6} {'load':>5} | "
-          f"{'s':>6} {'decis.':>6} {'busy':>5}")
+          f"{'s':>6} {'decis.':>6} {'busy':>5} {'ideal':>5}")
     for k in sizes:
         print(row(k, rate[k], base, runs[k]))
     return rate
