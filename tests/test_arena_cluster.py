@@ -314,16 +314,18 @@ def test_ship_bots_sends_each_bot_folder_to_the_workers(tmp_path: Path,
 def test_a_game_is_queued_on_every_worker_only_when_the_concurrency_fills_them(tmp_path: Path) -> None:
     """With at least as many games at once as the workers' threads, one more game per thread is
     submitted (it waits on a worker for that worker's game to end); with fewer, no more than
-    the concurrency (a queued game would start on an idle worker)."""
+    the concurrency (a queued game would start on an idle worker); and none for the run's last
+    games (fewer waiting than threads: each goes to the first worker free)."""
     from arena.run.cluster import Cluster
     from arena.run.placement import ClusterSpec
 
     cluster = Cluster(ClusterSpec(workers=2), tmp_path / "replays")
     try:
-        assert cluster.slots(8) == 8  # (before the threads are counted: the concurrency)
+        assert cluster.slots(8, 100) == 8  # (before the threads are counted: the concurrency)
         cluster.refresh()
         assert cluster.threads == 2
-        assert [cluster.slots(c) for c in (1, 2, 3, 4, 5)] == [1, 4, 4, 4, 5]
+        assert [cluster.slots(c, 100) for c in (1, 2, 3, 4, 5)] == [1, 4, 4, 4, 5]
+        assert [cluster.slots(2, waiting) for waiting in (0, 1, 2)] == [2, 2, 4]
     finally:
         cluster.close()
 

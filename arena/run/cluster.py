@@ -270,13 +270,15 @@ class Cluster:
         self._refreshed = time.monotonic()
         self.threads = int(self.client.scheduler_info(n_workers=0).get("total_threads", 0))
 
-    def slots(self, concurrency: int) -> int:
-        """Games that may be submitted at once for ``concurrency`` games played at once: with
-        at least as many games as threads, one more per thread, queued on a worker so that it
-        starts its next game as soon as one ends (no round-trip through the arena and the
-        scheduler in between); with fewer, ``concurrency`` (a queued game would start on an
-        idle worker and more games would be played at once than asked for)."""
-        if concurrency < self.threads:
+    def slots(self, concurrency: int, waiting: int) -> int:
+        """Games that may be submitted at once for ``concurrency`` games played at once, with
+        ``waiting`` games not submitted yet: with at least as many games at once as threads, one
+        more per thread, queued on a worker so that it starts its next game as soon as one ends
+        (no round-trip through the arena and the scheduler in between); with fewer,
+        ``concurrency`` (a queued game would start on an idle worker and more games would be
+        played at once than asked for); and no game queued for the run's last games (fewer
+        waiting than threads): each goes to the first worker free, not behind a long game."""
+        if concurrency < self.threads or waiting < self.threads:
             return concurrency
         return max(concurrency, 2 * self.threads)
 

@@ -33,8 +33,9 @@ class GameCluster(Protocol):
     async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
         """Play one game on a worker (``InfrastructureFailure`` if it cannot be)."""
 
-    def slots(self, concurrency: int) -> int:
-        """Games that may be submitted at once for ``concurrency`` played at once."""
+    def slots(self, concurrency: int, waiting: int) -> int:
+        """Games that may be submitted at once for ``concurrency`` played at once, with
+        ``waiting`` games not submitted yet."""
 
 
 class BotsUnreachable(Exception):

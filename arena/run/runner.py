@@ -173,7 +173,7 @@ class Runner:
         # there, queued, for the worker's current game to end); the others are played here.
         concurrency = self.settings.concurrency
         if self.cluster is not None and not any(self.bots[name].remote for name in _bots_of(job)):
-            concurrency = self.cluster.slots(concurrency)
+            concurrency = self.cluster.slots(concurrency, len(self._queue))
         if self.running >= concurrency:
             return False
         for name in _bots_of(job):
