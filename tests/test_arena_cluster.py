@@ -309,3 +309,114 @@ def test_ship_bots_sends_each_bot_folder_to_the_workers(tmp_path: Path,
         assert script == str(Path(cwd) / "pkg" / "mybot.py"), starts
         assert not (Path(cwd) / ".git").exists()
     audit(run)
+
+
+def test_a_game_is_queued_on_every_worker_only_when_the_concurrency_fills_them(tmp_path: Path) -> None:
+    """With at least as many games at once as the workers' threads, one more game per thread is
+    submitted (it waits on a worker for that worker's game to end); with fewer, no more than
+    the concurrency (a queued game would start on an idle worker); and none for the run's last
+    games (fewer waiting than threads: each goes to the first worker free)."""
+    from arena.run.cluster import Cluster
+    from arena.run.placement import ClusterSpec
+
+    cluster = Cluster(ClusterSpec(workers=2), tmp_path / "replays")
+    try:
+        assert cluster.slots(8, 100) == 8  # (before the threads are counted: the concurrency)
+        cluster.refresh()
+        assert cluster.threads == 2
+        assert [cluster.slots(c, 100) for c in (1, 2, 3, 4, 5)] == [1, 4, 4, 4, 5]
+        assert [cluster.slots(2, waiting) for waiting in (0, 1, 2)] == [2, 2, 4]
+    finally:
+        cluster.close()
+
+
+REMOTE = """
+[[bot]]
+name = "a"
+command = ["{python}", "-m", "arena._testbot"]
+
+[[bot]]
+name = "visitor"
+remote = true
+"""
+
+
+def play_with_visitor(tmp: Path, run: Path, bots: str, games_each: int, visitor_games: int,
+                      *extra: str) -> tuple[str, str]:
+    """A tournament with the remote bot ``visitor``, which connects by itself (to the address and
+    with the token the arena hands out) and plays ``visitor_games``; the arena's output."""
+    (tmp / "bots.toml").write_text(bots)
+    tour = subprocess.Popen([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp / "bots.toml"),
+                             "--games", str(games_each), "--rules", "short", "--tc", "st=2", "--concurrency", "2",
+                             "--out", str(run), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bot: subprocess.Popen[str] | None = None
+    try:
+        tokens = run / "remote-tokens.txt"
+        deadline = time.monotonic() + 120
+        while not tokens.exists() and time.monotonic() < deadline and tour.poll() is None:
+            time.sleep(0.1)
+        header, *lines = tokens.read_text().splitlines()
+        address = re.search(r"connect to (\S+) with", header)
+        assert address is not None, header
+        token = next(x for x in lines if x.startswith("visitor\t")).split("\t")[1]
+        bot = subprocess.Popen([sys.executable, "-m", "arena._testbot", "--referee", address.group(1), "--token",
+                                token, "--name", "visitor", "--matches", str(visitor_games)],
+                               stderr=subprocess.PIPE, text=True)
+        out, err = tour.communicate(timeout=240)
+        assert tour.returncode == 0, out + err
+        assert bot.wait(timeout=30) == 0
+    finally:
+        for p in (tour, bot):
+            if p is not None and p.poll() is None:
+                p.kill()
+    return out, err
+
+
+def cluster_games(run: Path) -> int:
+    """The games the run played on Dask workers (its ``cluster_overhead`` log line; 0: none)."""
+    lines = [json.loads(x) for x in (run / "run.log").read_text().splitlines() if '"cluster_overhead"' in x]
+    return int(lines[-1]["games"]) if lines else 0
+
+
+def test_games_with_a_remote_seat_run_on_the_arenas_referee_and_are_not_counted_for_auto(tmp_path: Path) -> None:
+    """``--workers auto`` counts only the games that can run on workers: every game of this run
+    has a seat of the remote bot, so no local cluster is started; with ``--workers 2`` the
+    remote bot's games are played on the arena's own referee (where the bot connects) and only
+    the others on the workers; every game ends normally and audits."""
+    run = tmp_path / "auto"
+    out, _ = play_with_visitor(tmp_path, run, REMOTE, 2, 2, "--workers", "auto")
+    assert "Games run on Dask" not in out and cluster_games(run) == 0, out
+    assert games(run)[:2] == (2, 0)
+    audit(run)
+
+    run = tmp_path / "two"
+    three = REMOTE + '\n[[bot]]\nname = "b"\ncommand = ["{python}", "-m", "arena._testbot", "--mode", "random"]\n'
+    out, _ = play_with_visitor(tmp_path, run, three, 2, 4, "--workers", "2")
+    assert "Games run on Dask (2 local worker processes" in out, out
+    assert cluster_games(run) == 2  # a against b; the visitor's four games were played here
+    results = json.loads((run / "results.json").read_text())
+    assert results["games_played"] == 6 and all(g["termination"] == "normal" for g in results["games"])
+    audit(run)
+
+
+def test_a_ladder_run_on_workers_reports_time_losses_by_worker(
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    """``arena ladder run`` on Dask workers: a bot too slow for the time control loses every
+    game on time, and the run prints and logs its time losses by worker, as tournaments do."""
+    address, _ = cluster
+    db = ["--db", str(tmp_path / "ladder.sqlite")]
+    arena = [sys.executable, "-m", "arena.cli", "ladder"]
+    for name, mode in (("a", []), ("slow", ["--mode", "slow", "--delay", "1.5"])):
+        added = subprocess.run([*arena, "add", name, *db, "--", "{python}", "-m", "arena._testbot", *mode],
+                               capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+    out = subprocess.run([*arena, "run", "--games", "2", "--rules", "short", "--tc", "st=0.3", "--concurrency", "2",
+                          "--scheduler", address, *db], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Time losses by worker: tcp://127.0.0.1:" in out.stdout, out.stdout
+    logs = list((tmp_path / "ladder-runs").glob("ladder-*/run.log"))
+    assert len(logs) == 1
+    lines = [json.loads(x) for x in logs[0].read_text().splitlines() if '"time_losses_by_worker"' in x]
+    assert len(lines) == 1
+    losses = {k: v for k, v in lines[0].items() if k.startswith("tcp://")}
+    assert sum(losses.values()) >= 2 and all(k.startswith("tcp://127.0.0.1:") for k in losses), lines[0]

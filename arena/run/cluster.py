@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import statistics
 import threading
 import time
 from collections.abc import Sequence
@@ -43,6 +44,12 @@ FOLDERS = "gin-arena-bot-folders"
 """The name of the worker plugin carrying shipped bot folders (``--ship-bots``)."""
 RETRIES = 2
 """A game whose worker died is run again on another at most this often."""
+REFRESH_S = 2.0
+"""The workers' threads are counted again at most this often (as games end)."""
+PROFILER_CALLBACKS = ("profile", "profile-cycle")
+"""A Dask worker's periodic callbacks of its statistical profiler (stopped on a game worker)."""
+TICK_MS = 1000
+"""How often a game worker's Dask loop ticks (Dask's default: every 20 ms)."""
 STALL_HORIZON_S = 30.0
 """A game's task returns its worker's loop stalls of this many seconds before the game's end."""
 
@@ -65,6 +72,16 @@ class MatchWorker(WorkerPlugin):
         self._thread: threading.Thread | None = None
 
     def setup(self, worker: Any) -> None:
+        # Dask's own profiler samples the task thread's stack 100 times a second, for its
+        # dashboard; a game's task only waits there for the match context's run, and the
+        # sampling took ~1.5% of a core per worker from the bots and the referee, which share
+        # the cores. Its loop's tick (a warning when that loop was unresponsive for seconds)
+        # every 20 ms took ~1% more: once a second does as well for that.
+        for name in PROFILER_CALLBACKS:
+            if (callback := worker.periodic_callbacks.pop(name, None)) is not None:
+                callback.stop()
+        if (tick := worker.periodic_callbacks.get("tick")) is not None:
+            tick.callback_time = max(tick.callback_time, TICK_MS)
         self._ready = ready = threading.Event()
         self._thread = threading.Thread(target=referee.run, args=(self._hold,), name="gin-arena-context", daemon=True)
         self._thread.start()
@@ -136,6 +153,49 @@ class TaskResult:
     """When the task started on the worker (``time.time()``: the arena's clock on this machine)."""
     ended: float
     """When it ended there."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """When one game went where (``time.time()`` of the arena and of its worker: a remote
+    worker's clock skew adds to the differences)."""
+
+    worker: str
+    """The worker that played it."""
+    submitted: float
+    """The arena submitted its task."""
+    started: float
+    """The task started on the worker."""
+    ended: float
+    """The task ended there."""
+    held: float
+    """The arena held the result."""
+    recorded: float
+    """The arena had written the replay and handed the result to the run store (the game's
+    slot is free)."""
+
+
+def overhead_parts(timings: Sequence[Timing]) -> dict[str, float]:
+    """The scheduling overhead per game, in ms (medians and means): ``dispatch``, how long a
+    worker that could play the game sat idle before it started — from its submission, or from
+    the end of that worker's previous game if that was later (a game queued on a busy worker
+    waits for no one); ``return``, from the task's end to the arena holding the result;
+    ``bookkeeping``, from then until its replay is written and its result handed to the run
+    store. With a game queued on every worker (:meth:`Cluster.slots`) only ``dispatch`` keeps
+    a worker from playing; ``return`` and ``bookkeeping`` overlap its next game."""
+    parts: dict[str, list[float]] = {"dispatch": [], "return": [], "bookkeeping": []}
+    last_end: dict[str, float] = {}
+    for t in sorted(timings, key=lambda t: t.started):
+        parts["dispatch"].append(max(0.0, t.started - max(t.submitted, last_end.get(t.worker, t.submitted))))
+        last_end[t.worker] = t.ended
+        parts["return"].append(t.held - t.ended)
+        parts["bookkeeping"].append(t.recorded - t.held)
+    out: dict[str, float] = {}
+    for name, values in parts.items():
+        out[f"{name}_median_ms"] = round(1000 * statistics.median(values), 2)
+        out[f"{name}_mean_ms"] = round(1000 * statistics.fmean(values), 2)
+    out["total_median_ms"] = round(sum(out[f"{n}_median_ms"] for n in parts), 2)
+    return out
 
 
 def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> TaskResult:
@@ -210,14 +270,31 @@ class Cluster:
         if FOLDERS in self.client.run_on_scheduler(_worker_plugins):  # type: ignore[no-untyped-call]
             self.client.unregister_worker_plugin(FOLDERS)  # type: ignore[no-untyped-call]
         self.dashboard = str(self.client.dashboard_link or "")
-        self.overheads: list[float] = []
-        """Per game, the seconds it spent on the way rather than being played: from its
-        submission to its task's start, plus from the task's end to the arena holding the
-        result (a remote worker's clock skew adds to it)."""
+        self.timings: list[Timing] = []
+        self.threads = 0
+        """The workers' threads (:meth:`refresh`): games that can be played at once."""
+        self._refreshed = 0.0
 
     def workers(self) -> int:
         """Workers connected now."""
         return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+
+    def refresh(self) -> None:
+        """(Blocking: in a thread.) Count the workers' threads again."""
+        self._refreshed = time.monotonic()
+        self.threads = int(self.client.scheduler_info(n_workers=0).get("total_threads", 0))
+
+    def slots(self, concurrency: int, waiting: int) -> int:
+        """Games that may be submitted at once for ``concurrency`` games played at once, with
+        ``waiting`` games not submitted yet: with at least as many games at once as threads, one
+        more per thread, queued on a worker so that it starts its next game as soon as one ends
+        (no round-trip through the arena and the scheduler in between); with fewer,
+        ``concurrency`` (a queued game would start on an idle worker and more games would be
+        played at once than asked for); and no game queued for the run's last games (fewer
+        waiting than threads): each goes to the first worker free, not behind a long game."""
+        if concurrency < self.threads or waiting < self.threads:
+            return concurrency
+        return max(concurrency, 2 * self.threads)
 
     def ship(self, bots: Sequence[BotSpec]) -> None:
         """Send every bot's folder to the workers (and to workers that join later)."""
@@ -242,7 +319,7 @@ class Cluster:
 
     async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
         """Run one game as a task; write its replay into the run folder; tell ``observer`` (the
-        worker and its stalls first, then the end of the game)."""
+        worker, its stalls and the game's time there first, then the end of the game)."""
         if self.lost:
             raise InfrastructureFailure("the Dask scheduler was lost")
         submitted = time.time()
@@ -258,22 +335,22 @@ class Cluster:
             if self.lost:
                 raise InfrastructureFailure(f"the Dask scheduler was lost ({e!r})") from e
             raise InfrastructureFailure(f"game {spec.match_id} could not be played on the cluster: {e!r}") from e
-        self.overheads.append(done.started - submitted + time.time() - done.ended)
+        held = time.time()
         played = done.played
         path = self.replay_dir / f"{played.report.match_id}.jsonl"
         if played.replay:
             await trio.to_thread.run_sync(referee.write_atomic, path, played.replay)
         report = dataclasses.replace(played.report, replay_path=str(path) if played.replay else "")
-        observer.played_on(done.worker, done.stalls)
+        observer.played_on(done.worker, done.stalls, done.ended - done.started)
         observer.finished(report)
+        self.timings.append(Timing(done.worker, submitted, done.started, done.ended, held, time.time()))
+        if time.monotonic() - self._refreshed >= REFRESH_S:
+            await trio.to_thread.run_sync(self.refresh)
         return dataclasses.replace(played, report=report)
 
     def close(self) -> None:
-        if self.overheads:
-            ms = sorted(1000 * o for o in self.overheads)
-            log.info("cluster_overhead", games=len(ms), median_ms=round(ms[len(ms) // 2], 2),
-                     mean_ms=round(sum(ms) / len(ms), 2), max_ms=round(ms[-1], 2))
+        if self.timings:
+            log.info("cluster_overhead", games=len(self.timings), **overhead_parts(self.timings))
         self.client.close()  # type: ignore[no-untyped-call]
         if self._local is not None:
             self._local.close()
-

@@ -26,7 +26,15 @@ from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor
 from arena.run.schedule import GameJob, PlayConfig, base_name
-from arena.run.tournament import PLAINTEXT, RemoteAccess, open_cluster, open_context, play_settings, run_folder
+from arena.run.tournament import (
+    PLAINTEXT,
+    RemoteAccess,
+    open_cluster,
+    open_context,
+    play_settings,
+    report_time_losses,
+    run_folder,
+)
 from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
 from referee import games as referee_games
 from referee._spec import DEFAULT_GAME
@@ -300,6 +308,8 @@ class LadderRunResult:
     """Its replays and logs."""
     always_crashed: tuple[str, ...]
     """Bots that crashed or never connected in every game they played."""
+    time_losses: dict[str, int]
+    """Games lost on time by the Dask worker that played them (``{}``: none, or no workers)."""
 
 
 def check_bots(bots: Sequence[BotSpec]) -> None:
@@ -348,16 +358,20 @@ async def run_ladder(
     log.info("ladder_run_started", games=len(jobs), run=run_id, pairs=sorted({j.pairing for j in jobs}))
     settings = play_settings(play)
     scope = cancel_scope or trio.CancelScope()
+    losses: Counter[str] = Counter()
     try:
         with scope:
             async with open_context(referee, listen, folder, access) as context:
-                await Runner(context, bots, {}, settings, logs, sink, progress, run_id=run_id,
-                             stalls=StallMonitor(), cluster=dask).run([(j, 0) for j in jobs])
+                runner = Runner(context, bots, {}, settings, logs, sink, progress, run_id=run_id,
+                                stalls=StallMonitor(), cluster=dask)
+                losses = runner.time_losses  # (filled while it runs)
+                await runner.run([(j, 0) for j in jobs])
     finally:
         if dask is not None:
+            report_time_losses(losses)
             dask.close()
         progress.finish()
         log.info("ladder_run_finished", games=sink.done)
         log_to_file(None)
     crashed = tuple(sorted(b for b, n in sink.crashes.items() if n == sink.played[b]))
-    return LadderRunResult(run_id, sink.done, folder, crashed)
+    return LadderRunResult(run_id, sink.done, folder, crashed, dict(sorted(losses.items())))

@@ -19,8 +19,9 @@ Stalls = tuple[tuple[float, float], ...]
 class ClusterObserver(MatchObserver):
     """A :class:`referee.MatchObserver` that also hears where a game was played."""
 
-    def played_on(self, worker: str, stalls: Stalls) -> None:
-        """The game was played on ``worker``, whose loop stalled so before the game's end."""
+    def played_on(self, worker: str, stalls: Stalls, seconds: float) -> None:
+        """The game was played on ``worker``, whose loop stalled so before the game's end, in
+        ``seconds`` there (its task's time: not the time it waited for the worker)."""
 
 
 class GameCluster(Protocol):
@@ -32,6 +33,10 @@ class GameCluster(Protocol):
 
     async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
         """Play one game on a worker (``InfrastructureFailure`` if it cannot be)."""
+
+    def slots(self, concurrency: int, waiting: int) -> int:
+        """Games that may be submitted at once for ``concurrency`` played at once, with
+        ``waiting`` games not submitted yet."""
 
 
 class BotsUnreachable(Exception):

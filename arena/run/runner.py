@@ -169,7 +169,12 @@ class Runner:
         self._changed = trio.Event()
 
     def _fits(self, job: GameJob) -> bool:
-        if self.running >= self.settings.concurrency:
+        # A game played on the cluster may be submitted before a worker is free (it waits
+        # there, queued, for the worker's current game to end); the others are played here.
+        concurrency = self.settings.concurrency
+        if self.cluster is not None and not any(self.bots[name].remote for name in _bots_of(job)):
+            concurrency = self.cluster.slots(concurrency, len(self._queue))
+        if self.running >= concurrency:
             return False
         for name in _bots_of(job):
             limit = self.bots[name].limit
@@ -335,7 +340,7 @@ class Runner:
             log.warning("duplicate_result", match_id=report.match_id)
             return
         self._recorded.add(report.match_id)
-        outcome = from_report(report, trio.current_time() - game.started)
+        outcome = from_report(report, game.seconds if game.worker else trio.current_time() - game.started)
         if self.context.remote:  # a remote referee's report does not count the deals
             outcome = dataclasses.replace(outcome, deals=None)
         seat = outcome.faulting_seat
@@ -392,6 +397,8 @@ class _Game(ClusterObserver):
         """The Dask worker that played the game (``""``: this process)."""
         self.worker_stalls: Stalls = ()
         """That worker's loop stalls before the game's end."""
+        self.seconds = 0.0
+        """The game's time on that worker."""
         self._tickets: dict[int, object] = {}
 
     def process_started(self, seat: int, pid: int) -> None:
@@ -412,8 +419,8 @@ class _Game(ClusterObserver):
         await trio.sleep(seconds)
         self.settled()
 
-    def played_on(self, worker: str, stalls: Stalls) -> None:
-        self.worker, self.worker_stalls = worker, stalls
+    def played_on(self, worker: str, stalls: Stalls, seconds: float) -> None:
+        self.worker, self.worker_stalls, self.seconds = worker, stalls, seconds
 
     def finished(self, report: MatchReport) -> None:
         self.runner._finished(self, report)

@@ -279,6 +279,7 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
         if spec.ship_bots:
             await trio.to_thread.run_sync(cluster.ship, bots)
         await trio.to_thread.run_sync(cluster.check_bots, bots, run_dir / "logs")
+        await trio.to_thread.run_sync(cluster.refresh)
     except BaseException:
         cluster.close()
         raise
@@ -286,6 +287,14 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
     print(f"Games run on Dask ({where}, {cluster.workers()} workers now); dashboard: {cluster.dashboard}", flush=True)
     log.info("cluster_opened", scheduler=spec.scheduler, workers=cluster.workers(), dashboard=cluster.dashboard)
     return cluster
+
+
+def report_time_losses(losses: Counter[str]) -> None:
+    """Log and print a run's (or a ladder run's) games lost on time by the Dask worker that
+    played them (nothing if there were none)."""
+    if losses:
+        log.info(TIME_LOSSES, **losses)
+        print("Time losses by worker: " + ", ".join(f"{w}: {n}" for w, n in sorted(losses.items())), flush=True)
 
 
 def record_time_losses(store: RunStore, losses: Counter[str]) -> None:
@@ -296,8 +305,7 @@ def record_time_losses(store: RunStore, losses: Counter[str]) -> None:
     known = Counter[str](json.loads(store.meta(TIME_LOSSES) or "{}"))
     known.update(losses)
     store.set_meta(**{TIME_LOSSES: json.dumps(dict(sorted(known.items())))})
-    log.info("time_losses_by_worker", **losses)
-    print("Time losses by worker: " + ", ".join(f"{w}: {n}" for w, n in sorted(losses.items())), flush=True)
+    report_time_losses(losses)
 
 
 def _forget_abandoned(store: RunStore) -> list[str]:
