@@ -30,18 +30,36 @@ def arena_version() -> str:
 
 
 def build_text() -> str:
-    """Which build of each game's engine, their shared core and the byte encoders is running:
-    compiled (mypyc) or pure Python."""
+    """Which build of each game's engine (the games that ship with the referee as a package
+    ``referee.<name>`` with a ``COMPILED`` flag), their shared card core and the byte encoders
+    is running: compiled (mypyc) or pure Python."""
     import importlib
+    import importlib.util
 
     from referee import _cardcore, _wire, games
 
     def kind(compiled: bool) -> str:
         return "compiled (mypyc)" if compiled else "pure Python"
 
-    parts = [f"{name} engine {kind(bool(getattr(importlib.import_module(f'referee.{name}'), 'COMPILED', False)))}"
-             for name in sorted(games.names())]
+    parts = []
+    for name in games.names():
+        if name.isidentifier() and importlib.util.find_spec(f"referee.{name}") is not None:
+            module = importlib.import_module(f"referee.{name}")
+            if hasattr(module, "COMPILED"):
+                parts.append(f"{name} engine {kind(bool(module.COMPILED))}")
     return ", ".join([*parts, f"card core {kind(_cardcore.COMPILED)}", f"wire encoders {kind(_wire.COMPILED)}"])
+
+
+class _Version(argparse.Action):
+    """``--version``: the version and the build, worked out only when asked for (it imports
+    every game's engine)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"arena (gin-arena) {arena_version()}; {build_text()}")
+        parser.exit()
 
 
 def _demo(sub: Any) -> None:
@@ -200,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  arena ladder add greedy --command '{python} -m sample_bots.greedy_bot'\n"
         "  arena ladder run --games 20 && arena ladder show\n",
     )
-    parser.add_argument("--version", action="version", version=f"arena (gin-arena) {arena_version()}; {build_text()}")
+    parser.add_argument("--version", action=_Version, help="show the version and which build runs, and exit")
     sub = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND")
     for add in (_demo, _tournament, _serve, _report, _ladder):
         add(sub)
