@@ -15,7 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,16 +78,20 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def dask_cluster(tmp: Path, worker_envs: list[dict[str, str]]) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
-    """A real ``dask scheduler`` on 127.0.0.1 and a ``dask worker`` per environment."""
+def dask_cluster(tmp: Path, worker_envs: list[dict[str, str]], scheduler_args: Sequence[str] = (),
+                 worker_args: Sequence[str] = (), scheme: str = "tcp",
+                 ) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    """A real ``dask scheduler`` on 127.0.0.1 and a ``dask worker`` per environment (with
+    extra arguments each, e.g. Dask's TLS options and ``scheme="tls"``)."""
     port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
+    address = f"{scheme}://127.0.0.1:{port}"
     log = open(tmp / "dask.log", "wb")  # noqa: SIM115 - closed below
-    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--dashboard-address", "127.0.0.1:0"], stdout=log, stderr=log, start_new_session=True)]
+    procs = [subprocess.Popen([DASK, "scheduler", "--protocol", scheme, "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", "127.0.0.1:0", *scheduler_args],
+                              stdout=log, stderr=log, start_new_session=True)]
     for env in worker_envs:
         procs.append(subprocess.Popen([DASK, "worker", address, "--nthreads", "1", "--no-nanny",
-                                       "--dashboard-address", "127.0.0.1:0"], stdout=log, stderr=log,
+                                       "--dashboard-address", "127.0.0.1:0", *worker_args], stdout=log, stderr=log,
                                       start_new_session=True, env=env))
     try:
         yield address, procs[1:]

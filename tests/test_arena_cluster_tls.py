@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ from distributed.security import Security
 
 from arena.run.cluster import Cluster
 from arena.run.placement import ClusterSpec
-from tests.test_arena_cluster import DASK, audit, free_port, games, tournament
+from tests.test_arena_cluster import audit, dask_cluster, games, tournament
 
 pytestmark = pytest.mark.serial  # a cluster's processes
 
@@ -48,35 +46,23 @@ def test_a_local_cluster_speaks_tls_with_a_key_only_its_run_holds(tmp_path: Path
         cluster.close()
 
 
-@contextlib.contextmanager
-def _tls_cluster(tmp: Path, ca: trustme.CA) -> Iterator[str]:
+Made = contextlib.AbstractContextManager[tuple[str, list[subprocess.Popen[bytes]]]]
+"""A cluster's scheduler address and its workers' processes, while it runs."""
+
+
+def _tls_cluster(tmp: Path, ca: trustme.CA) -> Made:
     """A real ``dask scheduler`` and ``dask worker`` on 127.0.0.1 that speak only mutual TLS."""
     ca.cert_pem.write_to_path(str(tmp / "ca.pem"))
     for who in ("scheduler", "worker"):
         cert = ca.issue_cert("127.0.0.1", "localhost")
         cert.cert_chain_pems[0].write_to_path(str(tmp / f"{who}.pem"))
         cert.private_key_pem.write_to_path(str(tmp / f"{who}-key.pem"))
-    port = free_port()
-    address = f"tls://127.0.0.1:{port}"
 
     def tls(who: str) -> list[str]:
         return ["--tls-ca-file", str(tmp / "ca.pem"), "--tls-cert", str(tmp / f"{who}.pem"),
                 "--tls-key", str(tmp / f"{who}-key.pem")]
 
-    log = open(tmp / "dask.log", "wb")  # noqa: SIM115 - closed below
-    procs = [subprocess.Popen([DASK, "scheduler", "--protocol", "tls", "--host", "127.0.0.1", "--port", str(port),
-                               "--dashboard-address", "127.0.0.1:0", *tls("scheduler")],
-                              stdout=log, stderr=log, start_new_session=True)]
-    procs.append(subprocess.Popen([DASK, "worker", address, "--nthreads", "1", "--no-nanny", "--dashboard-address",
-                                   "127.0.0.1:0", *tls("worker")], stdout=log, stderr=log, start_new_session=True))
-    try:
-        yield address
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-        log.close()
+    return dask_cluster(tmp, [dict(os.environ)], tls("scheduler"), tls("worker"), scheme="tls")
 
 
 def test_a_tournament_on_a_cluster_over_mutual_tls_and_a_stranger_is_refused(tmp_path: Path) -> None:
@@ -87,7 +73,7 @@ def test_a_tournament_on_a_cluster_over_mutual_tls_and_a_stranger_is_refused(tmp
     other = stranger.issue_cert("arena")
     other.cert_chain_pems[0].write_to_path(str(tmp_path / "other.pem"))
     other.private_key_pem.write_to_path(str(tmp_path / "other-key.pem"))
-    with _tls_cluster(tmp_path, ca) as address:
+    with _tls_cluster(tmp_path, ca) as (address, _):
         run = tmp_path / "run"
         keys = ["--scheduler", address, "--scheduler-ca", str(tmp_path / "ca.pem"),
                 "--scheduler-cert", str(tmp_path / "arena.pem"), "--scheduler-key", str(tmp_path / "arena-key.pem")]
