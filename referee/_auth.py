@@ -2,8 +2,10 @@
 
 The operator token is a secret of whoever runs the referee (the arena, an organiser); bots never
 see it. Seat and bot tokens open seats on ``BotService`` only and carry no operator rights. A
-server reads its token from a file (created with 256 random bits, mode 0600, if missing) or
-from :data:`OPERATOR_TOKEN_ENV`; an embedded referee keeps a fresh one in memory.
+server reads its token from a file (created with 256 random bits, mode 0600, at its first start)
+or from :data:`OPERATOR_TOKEN_ENV`; an embedded referee keeps a fresh one in memory. A token file
+that others may read, or that git tracks (so that everyone with the source holds it), is refused
+with an error naming the file.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
+import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +62,55 @@ class OperatorToken:
 
 
 class TokenFileError(Exception):
-    """A token file that cannot be read or created, or is empty."""
+    """A token file that cannot be read or created, is empty, is readable by others or is
+    tracked by git."""
+
+
+PUBLISHED_TOKEN_DIGESTS = frozenset({
+    # The token that stood in this repository's history as ``operator-token`` (until 0.1.x):
+    # everyone with the source has it, so no server may accept it.
+    "999e9f104a9d5e3cc20c8ff97e4a79066ec0211dbed37853d7047fb71f838d8f",
+})
+"""SHA-256 digests (hex) of tokens known to be public: a server refuses to run with one."""
+
+
+def _is_tracked_by_git(path: Path) -> bool:
+    """Whether ``path`` is a file that a git checkout tracks (``False`` without git or a checkout)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(path.parent), "ls-files", "--error-unmatch", "--", path.name],
+            capture_output=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def check_token_file(path: Path) -> None:
+    """Refuses a token file that is not the server's secret alone: readable or writable by its
+    group or others, or tracked by git (committed, so everyone with the source holds it)."""
+    path = path.resolve()
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise TokenFileError(f"cannot read the operator token file {path}: {e.strerror or e}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise TokenFileError(
+            f"the operator token file {path} has mode {stat.filemode(mode)}: others may read it; "
+            f"make it the owner's alone (chmod 600 {path}) and, if anyone else has read it, "
+            f"delete it so that the server creates a new token"
+        )
+    if _is_tracked_by_git(path):
+        raise TokenFileError(
+            f"the operator token file {path} is tracked by git, so everyone with the source holds "
+            f"the token: remove it from the repository (git rm --cached {path.name}), delete the "
+            f"file so that the server creates a new token, and keep token files out of the tree"
+        )
+
+
+def _check_not_published(token: str, source: str) -> None:
+    if hashlib.sha256(token.encode()).hexdigest() in PUBLISHED_TOKEN_DIGESTS:
+        raise TokenFileError(f"{source}: this operator token was published with the source code; make a new one")
 
 
 def _read_token(path: Path) -> str:
@@ -68,14 +120,17 @@ def _read_token(path: Path) -> str:
         raise TokenFileError(f"cannot read the operator token file {path}: {e}") from None
     if len(token) < 16 or not token.isprintable() or " " in token:
         raise TokenFileError(f"{path}: an operator token must be one word of at least 16 characters")
+    _check_not_published(token, str(path))
     return token
 
 
 def read_or_create_token_file(path: Path) -> OperatorToken:
-    """The token in ``path``; a missing file is created with a new token, mode 0600."""
+    """The token in ``path``; a missing file is created with a new token, mode 0600 (the
+    server's first start). An existing file must pass :func:`check_token_file`."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
+        check_token_file(path)
         return OperatorToken(_read_token(path), str(path.resolve()))
     except OSError as e:
         raise TokenFileError(f"cannot create the operator token file {path}: {e.strerror or e}") from None
@@ -94,6 +149,7 @@ def resolve_operator_token(token_file: Path | None, default_file: Path) -> Opera
     if from_env:
         if len(from_env) < 16:
             raise TokenFileError(f"{OPERATOR_TOKEN_ENV} must hold at least 16 characters")
+        _check_not_published(from_env, OPERATOR_TOKEN_ENV)
         return OperatorToken(from_env, f"from the environment variable {OPERATOR_TOKEN_ENV}")
     return read_or_create_token_file(default_file)
 

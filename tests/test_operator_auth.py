@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import secrets
 import stat
 import subprocess
 import sys
@@ -243,6 +244,7 @@ def test_referee_serve_creates_reads_and_tells_where_its_token_is(tmp_path: Path
     # An explicit file is read as it is; the environment variable is the other way.
     given = tmp_path / "mine"
     given.write_text("my-operator-secret-123\n")
+    given.chmod(0o600)
     for args, extra, expect, secret in (
         (["--operator-token-file", str(given)], {}, f"operator token: {given}", "my-operator-secret-123"),
         ([], {TOKEN_ENV: "from-env-secret-4567"},
@@ -256,9 +258,63 @@ def test_referee_serve_creates_reads_and_tells_where_its_token_is(tmp_path: Path
             _stop(proc)
     # An unusable token file: one line, exit 2.
     (tmp_path / "short").write_text("abc\n")
+    (tmp_path / "short").chmod(0o600)
     bad = subprocess.run([sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0",
                           "--operator-token-file", str(tmp_path / "short")],
                          capture_output=True, text=True, timeout=60, cwd=tmp_path,
                          env=ENV)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "at least 16 characters" in bad.stderr
+
+
+def _serve_fails(args: list[str], cwd: Path) -> str:
+    """``referee serve`` that must refuse to start: exit 2 and one line on stderr, which is returned."""
+    bad = subprocess.run([sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0", *args],
+                         capture_output=True, text=True, timeout=60, cwd=cwd, env=ENV)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, (bad.returncode, bad.stderr)
+    return bad.stderr.strip()
+
+
+def test_a_token_file_others_may_read_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "operator-token"
+    path.write_text(secrets.token_hex(32) + "\n")
+    for mode in (0o644, 0o640, 0o604, 0o620):
+        path.chmod(mode)
+        line = _serve_fails([], tmp_path)
+        assert str(path) in line and "others may read it" in line and "chmod 600" in line, line
+    path.chmod(0o600)
+    proc, lines = _serve([], tmp_path)
+    _stop(proc)
+    assert lines[1].strip() == f"operator token: {path}", lines
+
+
+def test_a_token_file_tracked_by_git_is_refused(tmp_path: Path) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", str(tmp_path)], check=True)
+    path = tmp_path / "operator-token"
+    path.write_text(secrets.token_hex(32) + "\n")
+    path.chmod(0o600)
+    subprocess.run([*git, "-C", str(tmp_path), "add", "operator-token"], check=True)
+    line = _serve_fails([], tmp_path)
+    assert str(path) in line and "tracked by git" in line and "git rm --cached" in line, line
+    # Also as an explicit --operator-token-file from another folder.
+    line = _serve_fails(["--operator-token-file", str(path)], tmp_path.parent)
+    assert "tracked by git" in line, line
+    # Untracked (removed from the index), the same file is the server's secret again.
+    subprocess.run([*git, "-C", str(tmp_path), "rm", "-q", "--cached", "operator-token"], check=True)
+    proc, lines = _serve([], tmp_path)
+    _stop(proc)
+    assert lines[1].strip() == f"operator token: {path}", lines
+
+
+def test_the_token_once_published_with_the_source_is_refused(tmp_path: Path) -> None:
+    published = "d22b01ab4e87f415446d93c83223928f99faa96d3d9fe1c99b321274f1b0a080"
+    path = tmp_path / "operator-token"
+    path.write_text(published + "\n")
+    path.chmod(0o600)
+    assert "published with the source" in _serve_fails([], tmp_path)
+    path.unlink()
+    env_line = subprocess.run([sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0"],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                              env={**ENV, TOKEN_ENV: published})
+    assert env_line.returncode == 2 and "published with the source" in env_line.stderr, env_line.stderr

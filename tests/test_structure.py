@@ -4,6 +4,7 @@ only by Gin's own modules, no dead code, no path that only exists on one machine
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -142,3 +143,34 @@ def test_no_tracked_file_names_a_machine_path_or_the_folder_beside_the_checkout(
             hits.extend(f"  {rel}:{number}: {line.strip()[:120]}" for bad in MACHINE_ONLY
                         if bad in line and bad not in MAY_NAME.get(rel, ()))
     assert not hits, f"tracked files naming {list(MACHINE_ONLY)} (only .ci/run may):\n" + "\n".join(hits)
+
+
+CREDENTIAL_NAMES = re.compile(r"(^|/)(operator-token|[^/]*\.(pem|key|p12|pfx|jks)|id_(rsa|ecdsa|ed25519)|\.env)$")
+"""File names that hold credentials: token files, certificates' keys and key stores, ssh keys."""
+CREDENTIAL_TEXT = re.compile(rb"-----BEGIN ([A-Z]+ )?PRIVATE KEY-----|(token|secret|password)\s*[=:]\s*['\"]?[0-9a-f]{32,}")
+"""Text that is a credential: a private key in PEM, or a long hex secret assigned to a token's name."""
+
+
+def test_no_tracked_file_holds_a_credential() -> None:
+    listing = subprocess.run(["git", "ls-files", "-z"], cwd=src.ROOT, capture_output=True, check=False)
+    assert listing.returncode == 0, f"this check reads the tracked files of a git checkout: {listing.stderr!r}"
+    hits: list[str] = []
+    for rel in filter(None, listing.stdout.decode().split("\0")):
+        path = src.ROOT / rel
+        if CREDENTIAL_NAMES.search(rel):
+            hits.append(f"  {rel}: a credential's file name")
+        elif path.is_file() and (m := CREDENTIAL_TEXT.search(path.read_bytes())):
+            hits.append(f"  {rel}: {m.group(0)[:40]!r}")
+    assert not hits, "tracked files holding credentials (tests make theirs at run time):\n" + "\n".join(hits)
+
+
+def test_the_credential_finder_sees_keys_and_token_files() -> None:
+    for name in ("operator-token", "sub/operator-token", "server.key", "ca.pem", "x/.env", "id_ed25519"):
+        assert CREDENTIAL_NAMES.search(name), name
+    for name in ("operator_token.py", "tokens.md", "keys.py", "env.py"):
+        assert not CREDENTIAL_NAMES.search(name), name
+    begin = b"-----BEGIN "
+    assert CREDENTIAL_TEXT.search(begin + b"PRIVATE KEY-----\nMII")
+    assert CREDENTIAL_TEXT.search(begin + b"EC PRIVATE KEY-----")
+    assert CREDENTIAL_TEXT.search(b'token = "' + b"ab" * 32 + b'"')
+    assert not CREDENTIAL_TEXT.search(b"token = secrets.token_hex(32)")
