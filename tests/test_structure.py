@@ -147,7 +147,8 @@ def test_no_tracked_file_names_a_machine_path_or_the_folder_beside_the_checkout(
 
 CREDENTIAL_NAMES = re.compile(r"(^|/)(operator-token|[^/]*\.(pem|key|p12|pfx|jks)|id_(rsa|ecdsa|ed25519)|\.env)$")
 """File names that hold credentials: token files, certificates' keys and key stores, ssh keys."""
-CREDENTIAL_TEXT = re.compile(rb"-----BEGIN ([A-Z]+ )?PRIVATE KEY-----|(token|secret|password)\s*[=:]\s*['\"]?[0-9a-f]{32,}")
+CREDENTIAL_TEXT = re.compile(
+    rb"-----BEGIN ([A-Z]+ )?PRIVATE KEY-----|(token|secret|password)\s*[=:]\s*['\"]?[0-9a-f]{32,}")
 """Text that is a credential: a private key in PEM, or a long hex secret assigned to a token's name."""
 
 
