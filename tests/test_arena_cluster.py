@@ -110,10 +110,20 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]
 
 
 def test_workers_2_on_this_machine(tmp_path: Path) -> None:
+    """The header says where the games are played; the workers' referees log to the run's log
+    folder (a file per worker), not on the arena's stdout or stderr."""
     run = tmp_path / "run"
     out = subprocess.run(tournament(tmp_path, run, 6, "--workers", "2"), capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines()[0].endswith("on 2 local Dask workers (a referee each)"), out.stdout
     assert "Games run on Dask (2 local worker processes" in out.stdout and "dashboard: http" in out.stdout
+    for event in ("referee_listening", "match_started", "session_opened"):
+        assert event not in out.stdout + out.stderr, out.stdout + out.stderr
+    worker_logs = sorted((run / "logs").glob("worker-127.0.0.1-*.log"))
+    assert 1 <= len(worker_logs) <= 2, sorted((run / "logs").iterdir())
+    lines = [json.loads(x) for f in worker_logs for x in f.read_text().splitlines()]
+    started = {e["match_id"] for e in lines if e["event"] == "match_started"}
+    assert started == set(games(run)[2]), started  # every game, each in the log of the worker that played it
     # The progress line: games, workers, running games, games/min.
     assert re.search(r"progress: 6/6 games 100% \| 2 workers \| 0 running \| \d+/min", out.stdout + out.stderr), \
         out.stdout + out.stderr
@@ -136,11 +146,34 @@ def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path,
         if arena.poll() is None:
             arena.kill()
     assert arena.returncode == 0, out
+    assert out.splitlines()[0].endswith(f"on the Dask cluster of the scheduler at {address} (a referee per worker)")
+    # The lost worker is reported (a warning naming it) and the progress line counts one worker.
+    lost = [json.loads(x) for x in out.splitlines() if '"dask_worker_lost"' in x]
+    assert len(lost) == 1 and lost[0]["worker"].startswith("tcp://127.0.0.1:") and lost[0]["workers_left"] == 1, out
+    progress = [x for x in out.splitlines() if x.startswith("progress: ")]
+    assert re.search(r"\| 2 workers \|", progress[0]) and re.search(r"\| 1 worker \|", progress[-1]), progress
     done, pending, ids = games(run)
     assert (done, pending) == (12, 0), out
     assert len(ids) == len(set(ids)) == 12  # every game stored once
     assert len(list((run / "replays").glob("*.jsonl"))) == 12
     audit(run)
+
+
+def test_a_scheduler_without_workers_gives_up_after_worker_wait(tmp_path: Path) -> None:
+    """``--scheduler`` with no worker connected: the arena says it waits, then after
+    ``--worker-wait`` seconds what is missing (a worker, and how to start one), and exits 1;
+    no game was played and the run resumes once a worker is there."""
+    run = tmp_path / "run"
+    with dask_cluster(tmp_path, []) as (address, _):
+        out = subprocess.run(tournament(tmp_path, run, 2, "--scheduler", address, "--worker-wait", "3"),
+                             capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"Waiting up to 3 s for a Dask worker to connect to {address}" in out.stdout, out.stdout
+    errors = [line for line in out.stderr.splitlines() if line.startswith("arena: ")]
+    assert errors == [f"arena: no Dask worker connected to the scheduler at {address} for 3 s (--worker-wait); "
+                      f"start one with: dask worker {address} --nthreads 1"], out.stderr
+    assert f"arena tournament --resume {run}" in out.stderr
+    assert games(run)[:2] == (0, 2)
 
 
 def test_resume_after_the_arena_is_killed_mid_run(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -38,6 +38,10 @@ class GameCluster(Protocol):
         """Games that may be submitted at once for ``concurrency`` played at once, with
         ``waiting`` games not submitted yet."""
 
+    async def watch(self, changed: Callable[[int], None]) -> None:
+        """Follow the workers while the run lasts: ``changed(count)`` when workers are lost or
+        join; after ``worker_wait_s`` without any, the games waiting for one fail."""
+
 
 class BotsUnreachable(Exception):
     """Bots that cannot start on the cluster's workers, checked before a run starts."""
@@ -52,6 +56,16 @@ class BotsUnreachable(Exception):
 class InfrastructureFailure(RuntimeError):
     """A game's task failed on every retry (its workers died, or the scheduler was lost): not a
     bot's loss; the game stays pending and ``--resume`` plays it."""
+
+
+class NoWorkers(InfrastructureFailure):
+    """No Dask worker connected to the scheduler within ``--worker-wait`` seconds (before the
+    run's first game, or after the last worker was lost)."""
+
+
+WORKER_WAIT_S = 60.0
+"""How long a run waits for a Dask worker (``--worker-wait``): before its first game, and after
+its last worker was lost."""
 
 
 WORKERS_ENV = "GIN_ARENA_WORKERS"
@@ -108,6 +122,8 @@ class ClusterSpec:
     """Whether each bot's folder is sent to the workers (else it must be at the same path there)."""
     tls: DaskTLS | None = None
     """The arena's TLS files for ``scheduler`` (``tls://``); a local cluster always makes its own."""
+    worker_wait_s: float = WORKER_WAIT_S
+    """Seconds the run waits for a worker when there is none (``--worker-wait``), then exits 1."""
 
     @property
     def distributed(self) -> bool:
