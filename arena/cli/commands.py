@@ -21,6 +21,7 @@ from arena.cli.options import (
     address,
     bots_from_args,
     check_listen_free,
+    check_referee,
     check_startable,
     cluster_spec,
     listen_of,
@@ -251,6 +252,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     access = remote_access(args)
     cluster = cluster_spec(args)
     check_listen_free(args)
+    check_referee(args, access)
     store = RunStore.create(run_dir, cfg, bots, {})
     try:
         return _play_run(store, console, resumed=False, access=access, cluster=cluster)
@@ -270,6 +272,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
         args.referee = store.config.referee
         access = remote_access(args)
         check_listen_free(args)
+        check_referee(args, access)
         status = store.meta("status")
         counts = store.counts()
         if counts["pending"] + counts["running"] == 0 or status == "stopped":
@@ -299,6 +302,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     access = remote_access(args)
     cluster = cluster_spec(args)
     check_listen_free(args)
+    check_referee(args, access)
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:

@@ -27,7 +27,7 @@ from arena.run.tournament import RemoteAccess
 from referee import TimeControl, TimeControlError, games
 from referee._auth import TokenFileError, client_operator_token
 from referee._spec import DEFAULT_GAME
-from referee._tls import check_can_listen, client_tls
+from referee._tls import ClientConfigError, check_can_listen, client_tls
 from referee.cli import add_limit_option
 from referee.gin import PRESETS, RuleSet, RuleSetError
 
@@ -128,6 +128,24 @@ def remote_access(args: argparse.Namespace) -> RemoteAccess:
     except TokenFileError as e:
         raise UsageError(str(e)) from None
     return RemoteAccess(token, client_tls(args.tls, args.ca, args.tls_cert, args.tls_key), limits)
+
+
+def check_referee(args: argparse.Namespace, access: RemoteAccess) -> None:
+    """Reach a remote referee (``--referee``) once before anything is created: refused TLS, a
+    missing ``--ca`` or client certificate, or a refused operator token is a usage error (exit 2);
+    an unreachable referee a :class:`ConnectionError` (exit 1); either way no run folder is left."""
+    if not args.referee:
+        return
+
+    async def reach() -> None:
+        async with referee.open_match_context(referee=args.referee, operator_token=access.operator_token,
+                                              tls=access.tls):
+            pass
+
+    try:
+        referee.run(reach)
+    except ClientConfigError as e:
+        raise UsageError(str(e)) from None
 
 
 def check_listen_free(args: argparse.Namespace) -> None:
