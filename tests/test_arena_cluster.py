@@ -457,3 +457,15 @@ def test_a_ladder_run_on_workers_reports_time_losses_by_worker(
     assert len(lines) == 1
     losses = {k: v for k, v in lines[0].items() if k.startswith("tcp://")}
     assert sum(losses.values()) >= 2 and all(k.startswith("tcp://127.0.0.1:") for k in losses), lines[0]
+
+
+def test_the_documented_dask_commands_keep_the_dashboards_on_127_0_0_1() -> None:
+    """Dask's dashboards are HTTP without a key and listen on every address unless told: each
+    ``dask scheduler``/``dask worker`` line of the README and docs/arena.md binds its dashboard
+    to 127.0.0.1 (or turns it off)."""
+    root = Path(__file__).resolve().parent.parent
+    lines = [line for doc in (root / "README.md", root / "docs" / "arena.md")
+             for line in doc.read_text().splitlines() if re.match(r"\s*dask (scheduler|worker) ", line)]
+    assert len(lines) >= 4, lines
+    for line in lines:
+        assert re.search(r"--dashboard-address 127\.0\.0\.1:\d+\b", line) or "--no-dashboard" in line, line
