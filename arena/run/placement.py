@@ -63,12 +63,14 @@ class NoWorkers(InfrastructureFailure):
     run's first game, or after the last worker was lost)."""
 
 
-AUTO_GAMES_PER_WORKER = 24
+AUTO_GAMES_PER_WORKER = 32
 """``--workers auto`` starts a local worker only for this many of the run's games (fewer than
 two workers' worth: none, the arena's process plays them). Starting a local cluster costs about
-10 s and each worker starts its own bots, while a second core gains a game in about six (at
-1.2× the rate of one process on two cores): a run of 12 games took 23 s with two workers and
-12 s in the arena's process (``bench/auto_workers.py``)."""
+10 s and each worker starts its own bots, while on two cores two workers play at about 1.2× the
+rate of the arena's process (docs/performance.md) — a third of a second gained per game of two
+seconds: break-even near 30 games per worker pair on a quiet machine, more on a busy one. Measured
+(``bench/auto_workers.py``, a loaded 2-core machine): 12 games 18.4 s in the process, 50.3 s on
+two workers; 48 games 31.5 s against 39.0 s."""
 WORKER_WAIT_S = 60.0
 """How long a run waits for a Dask worker (``--worker-wait``): before its first game, and after
 its last worker was lost."""
