@@ -260,3 +260,17 @@ def test_a_rummy_deal_starts_with_the_upcard_as_its_discard_pile() -> None:
     state = rummy_state(match.view(match.to_move), [0] * seats)  # what a request's `rummy_state` holds
     view = rummy.view_of(bot_pb2.ActionRequest(rummy_state=state), rummy.Rules())
     assert view.discard_pile == (upcard,) and upcard not in view.hand
+
+
+# ----- the set-up's `npm ci` is quiet -----
+@pytest.mark.parametrize("folder", ["sample_bots/js", "proto"])
+def test_every_install_script_of_the_locked_packages_is_allowed_or_denied(folder: str) -> None:
+    # npm 11 runs a dependency's install script only if package.json's allowScripts allows it, and
+    # warns about every one it neither allows nor denies: each must have its entry.
+    package = json.loads((ROOT / folder / "package.json").read_text())
+    lock = json.loads((ROOT / folder / "package-lock.json").read_text())
+    scripted = {path.rsplit("node_modules/", 1)[1] for path, entry in lock["packages"].items()
+                if entry.get("hasInstallScript")}
+    declared = {re.sub(r"(?<=.)@[^@/]*$", "", name) for name in package.get("allowScripts", {})}  # pkg@1.2.3
+    assert declared == scripted, f"{folder}/package.json: allowScripts names {sorted(declared)}; "\
+        f"the packages with install scripts are {sorted(scripted)}"
