@@ -66,6 +66,12 @@ def check_js_bot(work: Path, out: str) -> None:
     assert "my_bot.js:" not in log and "Error" not in log, log[-2000:]
 
 
+def check_rummy_bot(work: Path, out: str) -> None:
+    all_normal(work, "rummy", {"mine", "greedy"}, 2)
+    results = json.loads((work / "runs" / "rummy" / "results.json").read_text())
+    assert results["run"]["game"] == "rummy", results["run"]
+
+
 def check_stdio_by_hand(work: Path, out: str) -> None:
     assert json.loads(out) == {"action": "knock Kh"}, out
 
@@ -98,7 +104,7 @@ def check_verify_decks(work: Path, out: str) -> None:
 
 CHECKS: dict[str, dict[str, Check]] = {
     "engine.md": {"engine-example": check_engine_example},
-    "bots.md": {"js-bot": check_js_bot, "stdio-by-hand": check_stdio_by_hand},
+    "bots.md": {"rummy-bot": check_rummy_bot, "js-bot": check_js_bot, "stdio-by-hand": check_stdio_by_hand},
     "audit.md": {"replay-to-check": check_replay_to_check, "by-hand": check_by_hand,
                  "verify-decks": check_verify_decks},
 }
