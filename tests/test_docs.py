@@ -33,7 +33,7 @@ from referee.rummy import Match as RummyMatch
 from referee.rummy import RummyRules, hand_size
 from referee.rummy import deck_for_deal as rummy_deck_for_deal
 from sample_bots.kit import rummy
-from sample_bots.kit.cards import best_discard
+from sample_bots.kit.cards import best_discard, deadwood
 from tests._markdown import (
     JS_PACKAGES,
     ROOT,
@@ -243,6 +243,10 @@ def test_knock_x_discards_x_face_down() -> None:
         while not deal.is_over:
             legal = deal.legal_actions()
             knocks = [a for a in legal if isinstance(a, Knock)]
+            hand = [str(c) for c in deal.hand(deal.to_move)]
+            if len(hand) == 11:  # a knock of each X leaving at most the limit (gin only: 0)
+                limit = 0 if deal.knock_limit is None else deal.knock_limit
+                assert {str(a.card) for a in knocks} == {c for c in hand if deadwood(set(hand) - {c}) <= limit}
             if knocks:
                 seat, card, pile = deal.to_move, knocks[0].card, deal.discard_pile
                 assert len(deal.hand(seat)) == 11 and card in deal.hand(seat)
