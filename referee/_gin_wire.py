@@ -474,6 +474,10 @@ class GinGame:
         """The classic preset."""
         return gin.RuleSet.classic()
 
+    def preset_names(self) -> tuple[str, ...]:
+        """The presets, the default first."""
+        return tuple(gin.PRESETS)
+
     def rules_preset(self, name: str) -> gin.RuleSet:
         """A preset of the rules."""
         return gin.RuleSet.preset(name)

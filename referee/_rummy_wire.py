@@ -386,6 +386,10 @@ class RummyGame:
         """The ``rummy`` preset."""
         return rummy.RummyRules.preset("rummy")
 
+    def preset_names(self) -> tuple[str, ...]:
+        """The presets, the default first."""
+        return tuple(rummy.PRESETS)
+
     def rules_preset(self, name: str) -> rummy.RummyRules:
         """A preset of the rules."""
         return rummy.RummyRules.preset(name)
