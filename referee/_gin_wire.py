@@ -789,3 +789,6 @@ class GinWire:
 
 REGISTERED = games.Registered(GinGame(), GinWire())
 """Gin, as ``referee.games`` finds it."""
+PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
+"""What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""
+

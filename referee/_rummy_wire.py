@@ -704,3 +704,6 @@ class RummyWire:
 
 REGISTERED = games.Registered(RummyGame(), RummyWire())
 """Rummy, as ``referee.games`` finds it."""
+PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
+"""What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""
+
