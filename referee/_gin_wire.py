@@ -514,6 +514,10 @@ class GinGame:
             raise ValueError(f"gin is played by {_NUM_SEATS} seats; got {seats}")
         return GinMatch(gin.Match(rules, seed))
 
+    def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
+        """The deck and key of a deal, from the seed."""
+        return [str(c) for c in gin.deck_for_deal(seed, game, deal)], gin.deal_key(seed, game, deal)
+
     def deal_from_deck(self, rules: gin.RuleSet, deck: Sequence[str], dealer: int, seats: int,
                        key: bytes) -> gin.Deal:
         """The deal a deck order and dealer give (two seats)."""

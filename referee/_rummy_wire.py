@@ -425,6 +425,10 @@ class RummyGame:
             raise ValueError(f"rummy is played by 2 to 6 seats; got {seats}")
         return RummyMatch(rummy.Match(rules, seed, seats))
 
+    def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
+        """The deck and key of a deal, from the seed."""
+        return [str(c) for c in rummy.deck_for_deal(seed, game, deal)], rummy.deal_key(seed, game, deal)
+
     def deal_from_deck(self, rules: rummy.RummyRules, deck: Sequence[str], dealer: int, seats: int,
                        key: bytes) -> rummy.Deal:
         """The deal a deck order and dealer give (R3)."""

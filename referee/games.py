@@ -17,7 +17,7 @@ game, a later game of the rummy family).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -231,6 +231,11 @@ class Game(Protocol):
     def new_match(self, rules: Any, seed: bytes, seats: int) -> GameMatch:
         """A match for ``seats`` seats, every deck derived from ``seed``."""
 
+    def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
+        """The game's documented shuffle: deal ``deal`` of game ``game``'s deck order (as its
+        ``deal`` record writes it) and key, from the seed. ``arena audit`` re-derives every deck
+        of a replay with it."""
+
     def deal_from_deck(self, rules: Any, deck: Sequence[str], dealer: int, seats: int, key: bytes) -> Any:
         """One deal rebuilt from a ``deal`` record's deck order and dealer (for audits and
         viewers; ``key`` seeds its chance steps): the game's own deal value."""
@@ -238,6 +243,23 @@ class Game(Protocol):
     def result_fields(self, outcome: Any) -> dict[str, Any]:
         """The game's part of the replay's ``result`` record and of the finish log line (plain
         values) for a match ``outcome`` (``None``: no match was played)."""
+
+
+class KnowsCards(Protocol):
+    """What a seat may know, deal by deal: a :class:`Game` that implements this lets
+    ``arena audit`` check that no seat was sent a card it could not know (its check 6; a game
+    without it fails that check, naming this protocol)."""
+
+    def card_text(self, text: str) -> str | None:
+        """The canonical text of a card the game's messages may name, or ``None`` if ``text``
+        is not one of its cards."""
+
+    def known_cards(self, rules: Any, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                    seats: int) -> Sequence[Sequence[Collection[str]]]:
+        """For a ``deal`` record's fields and the deal's moves as the replay records them (the
+        seat and the action's text; seat ``-1`` and ``""`` for a chance step): the cards each
+        seat may know, ``len(moves) + 2`` entries — after ``k`` moves at index ``k``, and last
+        after the deal's end (its showdown) — of one collection per seat."""
 
 
 class WireError(ValueError):

@@ -31,8 +31,15 @@ class ToyRules:
     """Games in a match."""
 
 
+_DECK_SIZE = 12
+
+
 def _deck(seed: bytes, game: int) -> list[int]:
-    return sorted(range(1, 13), key=lambda c: hashlib.sha256(seed + bytes([game, c])).digest())
+    return sorted(range(1, _DECK_SIZE + 1), key=lambda c: hashlib.sha256(seed + bytes([game, c])).digest())
+
+
+def _key(seed: bytes, game: int) -> bytes:
+    return hashlib.sha256(seed + bytes([game])).digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +89,7 @@ class ToyMatch:
         self.turn = (dealer + 1) % self.seats
         self.steps = 0
         self._record = {"game": self.game, "deal": 1, "dealer": dealer, "deck": [str(c) for c in deck],
-                        "key": hashlib.sha256(self.seed + bytes([self.game])).hexdigest()}
+                        "key": _key(self.seed, self.game).hex()}
 
     @property
     def is_over(self) -> bool:
@@ -212,9 +219,28 @@ class ToyGame:
     def new_match(self, rules: ToyRules, seed: bytes, seats: int) -> ToyMatch:
         return ToyMatch(rules, seed, seats)
 
+    def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
+        return [str(c) for c in _deck(seed, game)], _key(seed, game)
+
     def deal_from_deck(self, rules: ToyRules, deck: Sequence[str], dealer: int, seats: int,
                        key: bytes) -> list[list[int]]:
         return [sorted(int(c) for c in deck[2 * s:2 * s + 2]) for s in range(seats)]
+
+    def card_text(self, text: str) -> str | None:
+        return text if text.isdigit() and 1 <= int(text) <= _DECK_SIZE and str(int(text)) == text else None
+
+    def known_cards(self, rules: ToyRules, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                    seats: int) -> list[list[set[str]]]:
+        """A seat knows its two cards and every card played; the rest of the deck stays hidden
+        (nothing is shown at the end)."""
+        deck = [str(c) for c in deal["deck"]]
+        known = [set(deck[2 * s:2 * s + 2]) for s in range(seats)]
+        out = [[set(k) for k in known]]
+        for _seat, text in moves:
+            for k in known:
+                k.add(text)
+            out.append([set(k) for k in known])
+        return [*out, out[-1]]
 
     def result_fields(self, outcome: ToyOutcome | None) -> dict[str, Any]:
         return {"games_won": list(outcome.games_won) if outcome else [],
