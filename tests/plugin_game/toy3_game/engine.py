@@ -9,7 +9,8 @@ its own hand and the cards played; the other hands and the rest of the deck stay
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,8 +69,10 @@ class ToyGameEnd:
 class ToyMatch:
     """One match of the toy (pure)."""
 
-    def __init__(self, rules: ToyRules, seed: bytes, seats: int) -> None:
+    def __init__(self, rules: ToyRules, seed: bytes, seats: int,
+                 decks: Callable[[bytes, int], list[int]] | None = None) -> None:
         self.rules, self.seed, self.seats = rules, seed, seats
+        self._decks = decks or _deck
         self.totals = [0] * seats
         self.won = [0] * seats
         self.game = 0
@@ -82,7 +85,7 @@ class ToyMatch:
 
     def _deal(self) -> None:
         self.game += 1
-        deck = _deck(self.seed, self.game)
+        deck = self._decks(self.seed, self.game)
         dealer = (self.game - 1) % self.seats
         self.hands = [sorted(deck[2 * s:2 * s + 2]) for s in range(self.seats)]
         self.scores = (0,) * self.seats
@@ -247,3 +250,29 @@ class ToyGame:
                 "totals": list(outcome.points) if outcome else []}
 
 
+def hidden_variant(rules: ToyRules, seed: bytes, seats: int, seat: int,
+                   actions: Sequence[tuple[int, int]]) -> ToyMatch:
+    """For ``referee.conformance.check_game``: a match whose current game's deck differs from the
+    seed's only in the cards ``seat`` has not seen after ``actions`` (the other hands' unplayed
+    cards and the undealt ones, shuffled among their places)."""
+    now = ToyMatch(rules, seed, seats)
+    for who, card in actions:
+        now.apply(who, card)
+    game = now.game
+    deck = _deck(seed, game)
+    unplayed = {c for hand in now.hands for c in hand}
+    mine = set(deck[2 * seat:2 * seat + 2])
+    places = [i for i, c in enumerate(deck) if c not in mine and (i >= 2 * seats or c in unplayed)]
+    cards = [deck[i] for i in places]
+    shuffled = cards[:]
+    rng = random.Random(seed + bytes([seat, game]))
+    while len(cards) > 1 and shuffled == cards:
+        rng.shuffle(shuffled)
+    other = list(deck)
+    for i, c in zip(places, shuffled, strict=True):
+        other[i] = c
+
+    def decks(s: bytes, g: int) -> list[int]:
+        return list(other) if g == game else _deck(s, g)
+
+    return ToyMatch(rules, seed, seats, decks)
