@@ -11,8 +11,10 @@ or a spectator is sent for each of those values, and the actions read back.
 
 The plumbing (``_table`` and the pieces it is made of) knows nothing else of a game: it never
 names one and assumes no number of seats. :func:`get` finds a game by the name a
-:class:`~referee.MatchSpec` gives (``MatchSpec.game``); :func:`register` adds one (a test's toy
-game, a later game of the rummy family).
+:class:`~referee.MatchSpec` gives (``MatchSpec.game``): games are plugins, found through the
+entry-point group :data:`ENTRY_POINT_GROUP` — Gin and Rummy exactly as another package's game —
+each naming a :class:`GamePlugin` of :data:`PLUGIN_API` (docs/adding-a-game.md). :func:`register`
+adds a game to one process (a test's). :mod:`referee.conformance` checks a game against the seam.
 """
 
 from __future__ import annotations
