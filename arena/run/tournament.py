@@ -20,7 +20,7 @@ import trio
 from arena.console import Console, Progress, log_to_file
 from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, render_text, write_files
-from arena.results.stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
+from arena.results.stats import GameFacts, SprtSpec, sprt_counts, sprt_state
 from arena.run.manifest import BotSpec, new_token
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
@@ -174,8 +174,7 @@ class RunSink:
             for r in self.wstore.games()
             if r.outcome is not None
         ]
-        w, d, lo = wdl(scoring_units(facts, cfg.duplicate), a, b)
-        state = sprt_state(w, d, lo, self.sprt)
+        state = sprt_state(sprt_counts(facts, a, b, cfg.duplicate), self.sprt)
         if state.decision:
             self.stop_reason = f"SPRT {state.decision} accepted (LLR {state.llr:.2f})"
 
