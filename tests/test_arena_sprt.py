@@ -45,3 +45,44 @@ def test_a_lopsided_match_stops_at_its_sprt_bound(tmp_path: Path) -> None:
     assert sprt["pairs"] == pairs and sprt["games"] == games
     assert "H1 accepted (elo >= elo1)" in out.stdout and "LLR" in out.stdout
     assert "Stopped early: SPRT H1 accepted" in out.stdout
+
+
+TESTBOTS = ["--bot", 'name=g1 cmd="{python} -m arena._testbot"',
+            "--bot", 'name=rnd cmd="{python} -m arena._testbot --mode random"']
+PLAY = ["--rules", "short", "--tc", "st=1 timemargin=100", "--concurrency", "2"]
+
+
+def _interim(stderr: str) -> list[str]:
+    """The headings of the standings printed during a run."""
+    return [line for line in stderr.splitlines() if line.startswith("After ")]
+
+
+def test_standings_every_n_games_during_a_tournament(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    out = arena("tournament", *TESTBOTS, "--games", "6", *PLAY, "--rating-interval", "2", "--out", str(run))
+    assert out.returncode == 0, out.stderr
+    assert _interim(out.stderr) == ["After 2/6 games:", "After 4/6 games:", "After 6/6 games:"]
+    block = out.stderr.split("After 4/6 games:", 1)[1]
+    assert block.lstrip("\n").startswith("Standings (Elo vs the field")
+    assert "g1" in block and "rnd" in block
+    # without the option: only the final standings (on stdout)
+    plain = arena("tournament", *TESTBOTS, "--games", "2", *PLAY, "--out", str(tmp_path / "plain"))
+    assert plain.returncode == 0 and _interim(plain.stderr) == [] and "Standings" in plain.stdout
+
+
+def test_standings_every_n_games_during_a_ladder_run(tmp_path: Path) -> None:
+    db = ["--db", str(tmp_path / "ladder.sqlite")]
+    for name, extra in (("alpha", ""), ("beta", " --mode first")):
+        assert arena("ladder", "add", name, "--command", "{python} -m arena._testbot" + extra, *db).returncode == 0
+    out = arena("ladder", "run", "--games", "4", *PLAY, "--rating-interval", "2", *db)
+    assert out.returncode == 0, out.stderr
+    heads = [line for line in out.stderr.splitlines() if line.startswith("Ladder after ")]
+    assert heads == ["Ladder after 2/4 games of this run:", "Ladder after 4/4 games of this run:"]
+    assert "alpha" in out.stderr.split(heads[0], 1)[1]
+
+
+def test_a_bad_rating_interval_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    for bad in ("-1", "often"):
+        out = arena("tournament", *TESTBOTS, "--rating-interval", bad, "--out", str(tmp_path / "x"))
+        assert out.returncode == 2 and "--rating-interval" in out.stderr, out.stderr
+        assert not (tmp_path / "x").exists()

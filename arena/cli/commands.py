@@ -143,7 +143,7 @@ def _alone(e: BaseException) -> BaseException:
 
 
 def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess,
-              cluster: ClusterSpec | None = None) -> int:
+              cluster: ClusterSpec | None = None, rating_interval: int = 0) -> int:
     cfg = store.config
     where = cfg.referee or "the embedded referee"
     print(
@@ -156,7 +156,8 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     started = time.monotonic()
     try:
         result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope,
-                                                              access=access, cluster=cluster))
+                                                              access=access, cluster=cluster,
+                                                              rating_interval=rating_interval))
     except BaseException as raised:  # a failure inside the run's nursery comes as a group of one
         e = _alone(raised)
         if isinstance(e, ListenError):
@@ -267,7 +268,8 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
             print(f"{args.resume}: the run is already complete ({status}).")
         else:
             check_startable(store.bots())
-        return _play_run(store, console, resumed=True, access=access, cluster=cluster)
+        return _play_run(store, console, resumed=True, access=access, cluster=cluster,
+                         rating_interval=args.rating_interval)
     finally:
         store.close()
 
@@ -293,7 +295,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
-        return _play_run(store, console, resumed=False, access=access, cluster=cluster)
+        return _play_run(store, console, resumed=False, access=access, cluster=cluster,
+                         rating_interval=args.rating_interval)
     finally:
         store.close()
 

@@ -247,6 +247,25 @@ def add_bot_option(p: argparse.ArgumentParser) -> None:
                    "(repeatable; optional tc=TC, protocol=stdio, cwd=DIR)")
 
 
+def _interval(text: str) -> int:
+    """``--rating-interval N``: a whole number >= 0."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of games") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n}: give a number of games >= 1 (0: only at the end)")
+    return n
+
+
+def add_rating_interval_option(p: argparse.ArgumentParser) -> None:
+    """``--rating-interval N``: the standings every N finished games (cutechess-cli's
+    ``-ratinginterval``)."""
+    p.add_argument("--rating-interval", type=_interval, default=0, metavar="N",
+                   help="print the standings every N finished games, above the progress bar (default 0: only at "
+                   "the end)")
+
+
 def add_log_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("-v", "--verbose", action="count", default=0,

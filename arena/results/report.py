@@ -336,6 +336,15 @@ def sprt_text(s: dict[str, Any]) -> str:
             f"LLR {s['llr']:.2f} [{s['lower']:.2f}, {s['upper']:.2f}] — {verdict}")
 
 
+def interim_text(report: dict[str, Any]) -> str:
+    """The standings of a run still being played (``--rating-interval``): a heading with the
+    games so far, the standings (tables of more than two seats: the ranking) and the SPRT."""
+    body = ranking_text(report)[1:] if report.get("seats", 2) > 2 else _standings_text(report)
+    s = report.get("sprt")
+    return "\n".join([f"After {report['games_played']}/{report['games_scheduled']} games:", *body,
+                      *([sprt_text(s)] if s else [])])
+
+
 def render_text(report: dict[str, Any]) -> str:
     """Standings, crosstable and SPRT as text (and, for more than two seats, the ranking and the
     head-to-head table)."""
