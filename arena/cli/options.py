@@ -244,7 +244,7 @@ def inline_text(words: list[str]) -> str:
 def add_bot_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bot", action="append", nargs="+", type=str, default=[], metavar='name=NAME cmd="CMD"',
                    help='a bot without a manifest, e.g. --bot name=greedy cmd="{python} -m sample_bots.greedy_bot" '
-                   "(repeatable; optional tc=TC, protocol=stdio, cwd=DIR)")
+                   "(repeatable; optional tc=TC, protocol=stdio, cwd=DIR, games=G1,G2, memory_mb=N, cpu_seconds=N)")
 
 
 def _interval(text: str) -> int:

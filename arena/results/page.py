@@ -282,7 +282,7 @@ def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict
                  f"<td>{_e(players[0])}</td><td>{_e(players[1] if len(players) > 1 else '?')}</td>")
         grows.append(
             f"<tr><td class='num'>{_e(g.get('idx', i))}</td><td>{name}</td>{seats}<td>{_e(winner or '—')}</td>"
-            f"<td class='num'>{'–'.join(_e(p) for p in pts)}</td><td>{_e(g.get('termination', ''))}</td>"
+            f"<td class='num'>{'–'.join(_e(p) for p in pts)}</td><td>{_end_cell(g)}</td>"
             f"<td class='num'>{_e(g.get('deals') if g.get('deals') is not None else '')}</td><td>{check}</td></tr>"
         )
     heads = "<th>seats (place)</th>" if many else "<th>seat 0</th><th>seat 1</th>"
@@ -290,6 +290,13 @@ def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict
                    "<th>winner</th><th class='num'>points</th><th>end</th><th class='num'>deals</th>"
                    f"<th>final hash</th></tr></thead><tbody>{''.join(grows)}</tbody></table>")
     return games_table
+
+
+def _end_cell(g: dict[str, Any]) -> str:
+    """How a game ended; a fault with its detail (which bot, how — a resource limit exceeded)."""
+    end = _e(g.get("termination", ""))
+    detail = str(g.get("detail") or "")
+    return f"{end}<br><small class='note'>{_e(detail)}</small>" if detail and end != "normal" else end
 
 
 def _ranking_html(report: dict[str, Any]) -> str:
