@@ -76,8 +76,8 @@ def _direct_llr(ll: int, ld: int, wl: int, wd: int, ww: int, elo0: float, elo1: 
     mean = (0.0 * c0 + 0.25 * c1 + 0.5 * c2 + 0.75 * c3 + 1.0 * c4) / total
     second = (0.0 * c0 + 0.0625 * c1 + 0.25 * c2 + 0.5625 * c3 + 1.0 * c4) / total
     var = second - mean * mean
-    s0 = 1.0 / (1.0 + 10.0 ** (-elo0 / 400.0))
-    s1 = 1.0 / (1.0 + 10.0 ** (-elo1 / 400.0))
+    s0: float = 1.0 / (1.0 + 10.0 ** (-elo0 / 400.0))
+    s1: float = 1.0 / (1.0 + 10.0 ** (-elo1 / 400.0))
     return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
 
 

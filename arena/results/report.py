@@ -279,7 +279,7 @@ def _mle_text(report: dict[str, Any]) -> list[str]:
     rows = [
         [
             m["bot"],
-            f"{m['elo']:+.0f}",
+            format_elo(m["elo"]),
             "inf" if m["margin"] is None else f"{m['margin']:.0f}",
             "" if m["los_next"] is None else _pct(m["los_next"]),
         ]

@@ -20,7 +20,7 @@ import trio
 from arena.console import Console, Progress, log_to_file
 from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, ranking_text, table
-from arena.results.stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
+from arena.results.stats import GameFacts, Rating, format_elo, los_between, mle_ratings, scoring_units
 from arena.run.manifest import BotSpec, not_playing, startup_problem
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
@@ -240,7 +240,7 @@ def render_ladder(ratings: Sequence[Rating], report: dict[str, Any], active: set
             [
                 i + 1,
                 r.bot + ("" if r.bot in active else " (removed)"),
-                f"{r.elo:+.0f}",
+                format_elo(r.elo),
                 f"{r.margin:.0f}",
                 "" if nxt is None else f"{100 * nxt:.1f}%",
                 r.units,
