@@ -5,6 +5,9 @@ against the random one) stops at the SPRT's bound before its games are all playe
 from __future__ import annotations
 
 import json
+import os
+import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +89,33 @@ def test_a_bad_rating_interval_is_one_line_and_exit_2(tmp_path: Path) -> None:
         out = arena("tournament", *TESTBOTS, "--rating-interval", bad, "--out", str(tmp_path / "x"))
         assert out.returncode == 2 and "--rating-interval" in out.stderr, out.stderr
         assert not (tmp_path / "x").exists()
+
+
+def test_standings_during_a_run_print_above_the_progress_bar(tmp_path: Path) -> None:
+    """On a terminal (a pseudo-terminal here) the progress bar stays at the bottom and each
+    interim table is printed above it, its lines whole."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "tournament", *TESTBOTS, "--games", "4", *PLAY,
+                             "--rating-interval", "2", "--out", str(tmp_path / "run")],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed: the arena exited
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.wait(timeout=300) == 0
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))  # (colours, cursor moves)
+    text = plain.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.splitlines()
+    assert "After 2/4 games:" in lines and "After 4/4 games:" in lines
+    heading = lines.index("After 2/4 games:")
+    assert lines[heading + 1].startswith("Standings (Elo vs the field")
+    rows = [line.split() for line in lines[heading + 2:heading + 6]]
+    assert {r[1] for r in rows if r and r[0] in ("1", "2")} == {"g1", "rnd"}  # two whole rows of the table
+    assert any("games" in line and "running" in line for line in lines)  # the bar was drawn
