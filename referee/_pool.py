@@ -221,7 +221,7 @@ class BotPool:
             async with trio.open_nursery() as nursery:
                 if proc.stdout is not None and seat_log.file is not None:
                     nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{p.name} pid {proc.pid}] ".encode(),
-                                       pumped, p.tail)
+                                       pumped, p.tail if launch.limits else None)
                 else:
                     pumped.set()
                 await proc.wait()

@@ -190,7 +190,8 @@ async def _supervise(sp: SeatProcess, proc: trio.Process, seat_log: SeatLog, lab
     tail = bytearray()
     async with trio.open_nursery() as nursery:
         if proc.stdout is not None and seat_log.file is not None:
-            nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{label}] ".encode(), done_pumping, tail)
+            nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{label}] ".encode(), done_pumping,
+                               tail if sp.launch.limits else None)
         else:
             done_pumping.set()
         nursery.start_soon(_settle, proc, sp.match, sp.seat, settled)

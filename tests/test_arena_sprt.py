@@ -119,3 +119,15 @@ def test_standings_during_a_run_print_above_the_progress_bar(tmp_path: Path) -> 
     rows = [line.split() for line in lines[heading + 2:heading + 6]]
     assert {r[1] for r in rows if r and r[0] in ("1", "2")} == {"g1", "rnd"}  # two whole rows of the table
     assert any("games" in line and "running" in line for line in lines)  # the bar was drawn
+
+
+def test_the_sprt_is_for_two_bots_at_tables_of_two(tmp_path: Path) -> None:
+    three = arena("tournament", *TESTBOTS, "--bot", 'name=g2 cmd="{python} -m arena._testbot"', "--sprt", "elo1=20",
+                  "--out", str(tmp_path / "three"))
+    assert three.returncode == 2 and "--sprt compares two bots, one against the other; this run has 3" in three.stderr
+    rummy = arena("tournament", *TESTBOTS, "--game", "rummy", "--seats", "4", "--instances", "2", "--games", "4",
+                  "--sprt", "elo1=20", "--out", str(tmp_path / "rummy"))
+    assert rummy.returncode == 2 and "--sprt needs tables of two seats" in rummy.stderr, rummy.stderr
+    bad = arena("tournament", *TESTBOTS, "--sprt", "elo0=5,elo1=5", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and "--sprt: SPRT needs elo1 > elo0" in bad.stderr
+    assert not any((tmp_path / d).exists() for d in ("three", "rummy", "bad"))

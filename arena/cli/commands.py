@@ -109,9 +109,11 @@ def run_config(
         except ValueError as e:
             raise UsageError(f"--sprt: {e}") from None
         if len(bots) != 2:
-            raise UsageError(f"--sprt needs exactly two bots; the manifest has {len(bots)}")
+            raise UsageError(f"--sprt compares two bots, one against the other; this run has {len(bots)} (rank more "
+                             "bots by the standings and ratings)")
         if seats != 2:
-            raise UsageError("--sprt needs tables of two seats")
+            raise UsageError(f"--sprt needs tables of two seats (it compares one bot against the other); --seats "
+                             f"{seats}")
     if challenger and challenger not in [b.name for b in bots]:
         raise UsageError(f"--challenger {challenger!r} is not a bot of the manifest")
     try:
