@@ -79,7 +79,8 @@ class ProcessLimits:
         if not self:
             return argv
         hard = -1 if reused else CPU_HARD_GRACE_S
-        return [sys.executable, "-I", "-S", "-c", _APPLY_LIMITS, str(self.memory_mb), str(self.cpu_seconds), str(hard), *argv]
+        limits = [str(self.memory_mb), str(self.cpu_seconds), str(hard)]
+        return [sys.executable, "-I", "-S", "-c", _APPLY_LIMITS, *limits, *argv]
 
     def exceeded(self, returncode: int | None, output: bytes = b"") -> str:
         """Which limit a process that ended early (``returncode``; ``output``: the end of what it
