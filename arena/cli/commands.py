@@ -112,9 +112,11 @@ def run_config(
         except ValueError as e:
             raise UsageError(f"--sprt: {e}") from None
         if len(bots) != 2:
-            raise UsageError(f"--sprt needs exactly two bots; the manifest has {len(bots)}")
+            raise UsageError(f"--sprt compares two bots, one against the other; this run has {len(bots)} (rank more "
+                             "bots by the standings and ratings)")
         if seats != 2:
-            raise UsageError("--sprt needs tables of two seats")
+            raise UsageError(f"--sprt needs tables of two seats (it compares one bot against the other); --seats "
+                             f"{seats}")
     if challenger and challenger not in [b.name for b in bots]:
         raise UsageError(f"--challenger {challenger!r} is not a bot of the manifest")
     try:
@@ -146,7 +148,7 @@ def _alone(e: BaseException) -> BaseException:
 
 
 def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess,
-              cluster: ClusterSpec | None = None) -> int:
+              cluster: ClusterSpec | None = None, rating_interval: int = 0) -> int:
     cfg = store.config
     cluster = placed(store, cluster or ClusterSpec())
     where = where_played(cfg.referee, cluster)
@@ -160,7 +162,8 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     started = time.monotonic()
     try:
         result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope,
-                                                              access=access, cluster=cluster))
+                                                              access=access, cluster=cluster,
+                                                              rating_interval=rating_interval))
     except BaseException as raised:  # a failure inside the run's nursery comes as a group of one
         e = _alone(raised)
         if isinstance(e, ListenError):
@@ -279,7 +282,8 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
             print(f"{args.resume}: the run is already complete ({status}).")
         else:
             check_startable(store.bots())
-        return _play_run(store, console, resumed=True, access=access, cluster=cluster)
+        return _play_run(store, console, resumed=True, access=access, cluster=cluster,
+                         rating_interval=args.rating_interval)
     finally:
         store.close()
 
@@ -306,7 +310,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
-        return _play_run(store, console, resumed=False, access=access, cluster=cluster)
+        return _play_run(store, console, resumed=False, access=access, cluster=cluster,
+                         rating_interval=args.rating_interval)
     finally:
         store.close()
 

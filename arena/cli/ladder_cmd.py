@@ -94,7 +94,8 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:
         return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=listen_of(args),
-                                seed=args.seed, cancel_scope=scope, seats=seats, access=access, cluster=cluster)
+                                seed=args.seed, cancel_scope=scope, seats=seats, access=access, cluster=cluster,
+                                rating_interval=args.rating_interval)
 
     result = run_cancellable(go)
     print(f"{result.done} game(s) played in {time.monotonic() - started:.1f} s (run {result.run_id}); "

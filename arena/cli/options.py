@@ -265,7 +265,26 @@ def inline_text(words: list[str]) -> str:
 def add_bot_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bot", action="append", nargs="+", type=str, default=[], metavar='name=NAME cmd="CMD"',
                    help='a bot without a manifest, e.g. --bot name=greedy cmd="{python} -m sample_bots.greedy_bot" '
-                   "(repeatable; optional tc=TC, protocol=stdio, cwd=DIR)")
+                   "(repeatable; optional tc=TC, protocol=stdio, cwd=DIR, games=G1,G2, memory_mb=N, cpu_seconds=N)")
+
+
+def _interval(text: str) -> int:
+    """``--rating-interval N``: a whole number >= 0."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of games") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n}: give a number of games >= 1 (0: only at the end)")
+    return n
+
+
+def add_rating_interval_option(p: argparse.ArgumentParser) -> None:
+    """``--rating-interval N``: the standings every N finished games (cutechess-cli's
+    ``-ratinginterval``)."""
+    p.add_argument("--rating-interval", type=_interval, default=0, metavar="N",
+                   help="print the standings every N finished games, above the progress bar (default 0: only at "
+                   "the end)")
 
 
 def add_log_options(p: argparse.ArgumentParser) -> None:

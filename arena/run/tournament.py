@@ -19,8 +19,8 @@ import trio
 
 from arena.console import Console, Progress, log_to_file
 from arena.results.records import Outcome
-from arena.results.report import PlayedGame, build_report, render_text, write_files
-from arena.results.stats import GameFacts, SprtSpec, scoring_units, sprt_state, wdl
+from arena.results.report import PlayedGame, build_report, interim_text, render_text, write_files
+from arena.results.stats import GameFacts, SprtSpec, sprt_counts, sprt_state
 from arena.run.manifest import BotSpec, new_token
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
@@ -104,8 +104,11 @@ class RunSink:
     :class:`DbWriter` thread with their own connection (``wstore``); nothing here blocks the
     event loop."""
 
-    def __init__(self, wstore: RunStore, writer: DbWriter, progress: Progress | None) -> None:
+    def __init__(self, wstore: RunStore, writer: DbWriter, progress: Progress | None, rating_interval: int = 0
+                 ) -> None:
         self.wstore = wstore
+        self.rating_interval = rating_interval
+        """Print the standings every this many finished games (0: never; ``--rating-interval``)."""
         self.writer = writer
         self.progress = progress
         self.done = wstore.counts()["done"]
@@ -125,12 +128,15 @@ class RunSink:
         rewrite = now - self._last_write >= RESULTS_EVERY_S
         if rewrite:
             self._last_write = now
+        show = bool(self.rating_interval) and self.done % self.rating_interval == 0
 
         def record() -> None:
             self.wstore.mark_done(job.idx, outcome)  # committed at once
             self._check_sprt()
             if rewrite:
                 write_results(self.wstore)
+            if show and self.progress is not None:  # (printed above the progress bar)
+                self.progress.console.line(interim_text(report_for(self.wstore)))
 
         self.writer.submit(record)
         if self.progress is not None:
@@ -174,8 +180,7 @@ class RunSink:
             for r in self.wstore.games()
             if r.outcome is not None
         ]
-        w, d, lo = wdl(scoring_units(facts, cfg.duplicate), a, b)
-        state = sprt_state(w, d, lo, self.sprt)
+        state = sprt_state(sprt_counts(facts, a, b, cfg.duplicate), self.sprt)
         if state.decision:
             self.stop_reason = f"SPRT {state.decision} accepted (LLR {state.llr:.2f})"
 
@@ -355,10 +360,12 @@ async def run_tournament(
     store: RunStore, console: Console, *, resumed: bool = False, cancel_scope: trio.CancelScope | None = None,
     access: RemoteAccess = PLAINTEXT,
     cluster: ClusterSpec | None = None,
+    rating_interval: int = 0,
 ) -> RunResult:
     """Play every pending game of a run and write its results. Cancelling ``cancel_scope`` (Ctrl-C)
     stops it cleanly: running games are aborted (and will be re-played by ``--resume``). A remote
-    referee is reached as ``access`` says."""
+    referee is reached as ``access`` says. Every ``rating_interval`` finished games (0: never) the
+    standings are printed to the console."""
     cfg = store.config
     run_dir = store.run_dir
     log_to_file(run_dir / "run.log")
@@ -378,7 +385,7 @@ async def run_tournament(
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
-    sink = RunSink(wstore, writer, progress)
+    sink = RunSink(wstore, writer, progress, rating_interval)
     logs = BotLogs(run_dir / "logs")
     status = "finished"
     store.set_meta(status="running")
