@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 
 from gin_arena.v1 import bot_pb2
-from referee import _gin_wire, gin
+from referee import gin
+from referee.wire import gin as _gin_wire
 from sample_bots import expert_bot, greedy_bot, random_bot
 from sample_bots.kit.actions import Decision, to_action
 

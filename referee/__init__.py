@@ -12,65 +12,68 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._auth import OPERATOR_TOKEN_ENV as OPERATOR_TOKEN_ENV
-    from ._auth import operator_metadata as operator_metadata
-    from ._launch import RESTART_HELP as RESTART_HELP
-    from ._launch import BotLaunch as BotLaunch
-    from ._launch import restart_after as restart_after
-    from ._limits import Limits as Limits
-    from ._play import MatchContext as MatchContext
-    from ._play import MatchObserver as MatchObserver
-    from ._play import PlayedMatch as PlayedMatch
-    from ._play import open_match_context as open_match_context
-    from ._play import play_match as play_match
-    from ._play import play_match_async as play_match_async
-    from ._pool import MAX_CRASHES as MAX_CRASHES
-    from ._pool import BotFailed as BotFailed
-    from ._pool import BotPool as BotPool
-    from ._replay import write_atomic as write_atomic
-    from ._runtime import aio as aio
-    from ._runtime import run as run
-    from ._server import Referee as Referee
-    from ._server import open_referee as open_referee
-    from ._server import serve_referee as serve_referee
-    from ._server import tune_gc_for_server as tune_gc_for_server
-    from ._spec import DEFAULT_GAME as DEFAULT_GAME
-    from ._spec import TERMINATIONS as TERMINATIONS
-    from ._spec import FaultPolicy as FaultPolicy
-    from ._spec import MatchReport as MatchReport
-    from ._spec import MatchSpec as MatchSpec
-    from ._spec import Termination as Termination
-    from ._table import Table as Table
-    from ._timecontrol import TimeControl as TimeControl
-    from ._timecontrol import TimeControlError as TimeControlError
-    from ._tls import ClientTLS as ClientTLS
-    from ._tls import ListenError as ListenError
-    from ._tls import ServerTLS as ServerTLS
-    from ._wire import FAULT_POLICY_FROM_PB as FAULT_POLICY_FROM_PB
-    from ._wire import FAULT_POLICY_TO_PB as FAULT_POLICY_TO_PB
-    from ._wire import create_match_request as create_match_request
-    from ._wire import match_report_from_proto as match_report_from_proto
+    from .model.limits import Limits as Limits
+    from .model.replay import write_atomic as write_atomic
+    from .model.spec import DEFAULT_GAME as DEFAULT_GAME
+    from .model.spec import TERMINATIONS as TERMINATIONS
+    from .model.spec import FaultPolicy as FaultPolicy
+    from .model.spec import MatchReport as MatchReport
+    from .model.spec import MatchSpec as MatchSpec
+    from .model.spec import Termination as Termination
+    from .model.timecontrol import TimeControl as TimeControl
+    from .model.timecontrol import TimeControlError as TimeControlError
+    from .play.launch import RESTART_HELP as RESTART_HELP
+    from .play.launch import BotLaunch as BotLaunch
+    from .play.launch import restart_after as restart_after
+    from .play.matches import MatchContext as MatchContext
+    from .play.matches import MatchObserver as MatchObserver
+    from .play.matches import PlayedMatch as PlayedMatch
+    from .play.matches import open_match_context as open_match_context
+    from .play.matches import play_match as play_match
+    from .play.matches import play_match_async as play_match_async
+    from .play.pool import MAX_CRASHES as MAX_CRASHES
+    from .play.pool import BotFailed as BotFailed
+    from .play.pool import BotPool as BotPool
     from .replays import Replay as Replay
     from .replays import ReplayFormatError as ReplayFormatError
     from .replays import ReplayVisitor as ReplayVisitor
     from .replays import read_replay as read_replay
+    from .table.flow import Table as Table
+    from .transport.auth import OPERATOR_TOKEN_ENV as OPERATOR_TOKEN_ENV
+    from .transport.auth import operator_metadata as operator_metadata
+    from .transport.runtime import aio as aio
+    from .transport.runtime import run as run
+    from .transport.server import Referee as Referee
+    from .transport.server import open_referee as open_referee
+    from .transport.server import serve_referee as serve_referee
+    from .transport.server import tune_gc_for_server as tune_gc_for_server
+    from .transport.tls import ClientTLS as ClientTLS
+    from .transport.tls import ListenError as ListenError
+    from .transport.tls import ServerTLS as ServerTLS
+    from .wire.envelope import FAULT_POLICY_FROM_PB as FAULT_POLICY_FROM_PB
+    from .wire.envelope import FAULT_POLICY_TO_PB as FAULT_POLICY_TO_PB
+    from .wire.envelope import create_match_request as create_match_request
+    from .wire.envelope import match_report_from_proto as match_report_from_proto
 
 _LAZY = {
-    "OPERATOR_TOKEN_ENV": "_auth", "operator_metadata": "_auth",
-    "ClientTLS": "_tls", "ListenError": "_tls", "ServerTLS": "_tls", "Limits": "_limits",
-    "aio": "_runtime", "run": "_runtime",
-    "Referee": "_server", "open_referee": "_server", "serve_referee": "_server", "tune_gc_for_server": "_server",
-    "BotLaunch": "_launch", "restart_after": "_launch", "RESTART_HELP": "_launch",
-    "BotFailed": "_pool", "BotPool": "_pool",
-    "MAX_CRASHES": "_pool", "MatchContext": "_play", "MatchObserver": "_play", "PlayedMatch": "_play",
-    "open_match_context": "_play", "play_match": "_play", "play_match_async": "_play",
-    "DEFAULT_GAME": "_spec", "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec",
-    "MatchSpec": "_spec",
-    "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
-    "create_match_request": "_wire", "FAULT_POLICY_TO_PB": "_wire", "FAULT_POLICY_FROM_PB": "_wire",
-    "match_report_from_proto": "_wire",
-    "write_atomic": "_replay",
+    "Limits": "model.limits",
+    "write_atomic": "model.replay",
+    "DEFAULT_GAME": "model.spec", "TERMINATIONS": "model.spec", "FaultPolicy": "model.spec",
+    "MatchReport": "model.spec", "MatchSpec": "model.spec", "Termination": "model.spec",
+    "TimeControl": "model.timecontrol", "TimeControlError": "model.timecontrol",
+    "BotLaunch": "play.launch", "restart_after": "play.launch", "RESTART_HELP": "play.launch",
+    "MatchContext": "play.matches", "MatchObserver": "play.matches", "PlayedMatch": "play.matches",
+    "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
+    "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
+    "Table": "table.flow",
+    "OPERATOR_TOKEN_ENV": "transport.auth", "operator_metadata": "transport.auth",
+    "aio": "transport.runtime", "run": "transport.runtime",
+    "Referee": "transport.server", "open_referee": "transport.server", "serve_referee": "transport.server",
+    "tune_gc_for_server": "transport.server",
+    "ClientTLS": "transport.tls", "ListenError": "transport.tls", "ServerTLS": "transport.tls",
+    "create_match_request": "wire.envelope", "FAULT_POLICY_TO_PB": "wire.envelope",
+    "FAULT_POLICY_FROM_PB": "wire.envelope", "match_report_from_proto": "wire.envelope",
 }
 __all__ = sorted(_LAZY)
 

@@ -308,7 +308,7 @@ class Registered:
 
 _LOADERS: dict[str, Callable[[], Registered]] = {}
 _LOADED: dict[str, Registered] = {}
-_BUILT_IN = {"gin": "referee._gin_wire", "rummy": "referee._rummy_wire"}
+_BUILT_IN = {"gin": "referee.wire.gin", "rummy": "referee.wire.rummy"}
 """Games that come with the referee: name → the module whose ``REGISTERED`` holds it (loaded
 when first asked for, so that a pure engine is never imported with protobuf needlessly)."""
 

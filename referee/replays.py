@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._replay import (
+from .model.replay import (
     GENESIS,
     RECORD_CLASSES,
     REPLAY_FORMAT,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee._table import SeatLink, Table
+from referee.table.flow import SeatLink, Table
 
 Policy = Callable[[bot_pb2.ActionRequest], game_pb2.Action | None]
 

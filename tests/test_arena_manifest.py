@@ -172,7 +172,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("arena (gin-arena) 0.")
-    from referee import _cardcore, _wire, gin, rummy
+    from referee import cardcore as _cardcore
+    from referee import gin, rummy
+    from referee.wire import envelope as _wire
     for what, module in (("gin engine", gin), ("rummy engine", rummy), ("card core", _cardcore),
                          ("wire encoders", _wire)):
         assert f"{what} {'compiled (mypyc)' if module.COMPILED else 'pure Python'}" in out, out

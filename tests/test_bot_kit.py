@@ -25,7 +25,8 @@ import grpc
 import pytest
 
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
-from referee import _gin_wire, gin
+from referee import gin
+from referee.wire import gin as _gin_wire
 from sample_bots import greedy_bot, stdio_bridge
 from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, masks, run_bot
 from sample_bots.kit.actions import action_text, parse_action, to_action, unseen_cards

@@ -17,7 +17,10 @@ from typing import Any
 
 import pytest
 
-from referee import _cardcore, _gin_wire, _wire, gin, rummy
+from referee import cardcore as _cardcore
+from referee import gin, rummy
+from referee.wire import envelope as _wire
+from referee.wire import gin as _gin_wire
 
 COMPILED_MODULES: tuple[ModuleType, ...] = (_cardcore, gin, rummy, _wire)
 """The modules with a ``COMPILED`` flag."""

@@ -13,7 +13,7 @@ import trio
 
 import referee
 from referee import MatchSpec
-from referee._limits import Limits
+from referee.model.limits import Limits
 
 
 def _rss_mb() -> float:

@@ -17,8 +17,8 @@ import pytest
 from arena.cli import main as arena_main
 from arena.replays import audit
 from arena.results.page import write_results_page
-from referee._replay import _check_annotations
 from referee.gin.records import GinDealEnd, GinGameEnd
+from referee.model.replay import _check_annotations
 from referee.replays import (
     GENESIS,
     RECORD_CLASSES,

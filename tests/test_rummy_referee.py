@@ -18,10 +18,10 @@ import trio.testing
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import MatchReport, MatchSpec, TimeControl, games, rummy
-from referee import _rummy_wire as rw
-from referee._resim import resimulate
-from referee._table import Table
 from referee.replays import read_replay
+from referee.table.flow import Table
+from referee.table.resim import resimulate
+from referee.wire import rummy as rw
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
 
@@ -211,7 +211,7 @@ def test_a_malformed_rummy_action_forfeits_with_a_precise_reason(action: game_pb
 # ----- the rule set and the seam -----
 @pytest.mark.parametrize("preset", rummy.PRESETS)
 def test_every_preset_crosses_create_match(preset: str) -> None:
-    from referee._service import spec_from_request
+    from referee.transport.service import spec_from_request
 
     rules = rummy.RummyRules.preset(preset, face_values="rank", next_dealer="left", stock_exhausted="reshuffle",
                                     rummy_doubles=not rummy.RummyRules.preset(preset).rummy_doubles)

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import _gin_wire, gin
+from referee import gin
+from referee.wire import gin as _gin_wire
 from sample_bots import expert_bot, greedy_bot, random_bot
 from sample_bots.kit import cards
 from sample_bots.kit.actions import action_text, is_legal, parse_action, to_action

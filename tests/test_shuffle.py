@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from referee._cardcore import Uniform as _Uniform
+from referee.cardcore import Uniform as _Uniform
 from referee.gin import (
     DECK,
     Deal,

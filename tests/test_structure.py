@@ -19,7 +19,7 @@ SHORT_FUNCTIONS = ("referee", "arena", "sample_bots", "bench")
 MAX_FUNCTION_LINES = 100
 """From a function's ``def`` line to its last line, both included (decorators not counted)."""
 
-GIN_OWN = ("referee/gin/", "referee/_gin_wire.py")
+GIN_OWN = ("referee/gin/", "referee/wire/gin.py")
 """The only files of ``referee`` that may name Gin: the pure game package (a folder) and its one
 protobuf-conversion module. Everything else reaches Gin through the game seam."""
 PROJECT_NAMES = frozenset({"gin_arena"})

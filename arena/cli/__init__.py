@@ -26,7 +26,7 @@ from arena.run.ladder import LadderError
 from arena.run.manifest import ManifestError
 from arena.run.placement import BotsUnreachable
 from arena.store import StoreError
-from referee._tls import ListenError
+from referee.transport.tls import ListenError
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,

@@ -49,8 +49,8 @@ from arena.run.tournament import (
 )
 from arena.store import RunStore
 from referee import games as referee_games
-from referee._auth import TokenFileError
-from referee._tls import ListenError, TLSConfigError, check_can_listen, server_tls_from_args
+from referee.transport.auth import TokenFileError
+from referee.transport.tls import ListenError, TLSConfigError, check_can_listen, server_tls_from_args
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""

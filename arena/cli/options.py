@@ -25,11 +25,11 @@ from arena.run.placement import WORKERS_ENV, ClusterSpec, DaskTLS
 from arena.run.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.tournament import RemoteAccess
 from referee import TimeControl, TimeControlError, games
-from referee._auth import TokenFileError, client_operator_token
-from referee._spec import DEFAULT_GAME
-from referee._tls import check_can_listen, client_tls
 from referee.cli import add_limit_option
 from referee.gin import PRESETS, RuleSet, RuleSetError
+from referee.model.spec import DEFAULT_GAME
+from referee.transport.auth import TokenFileError, client_operator_token
+from referee.transport.tls import check_can_listen, client_tls
 
 T = TypeVar("T")
 

@@ -14,8 +14,8 @@ from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
 from arena.run.schedule import FORMATS
-from referee._tls import add_server_tls_options
 from referee.cli import add_limit_option, add_operator_options
+from referee.transport.tls import add_server_tls_options
 
 _FMT = argparse.RawDescriptionHelpFormatter
 DB_HELP = "the ladder database (default ~/.gin-arena/ladder.sqlite)"
@@ -36,7 +36,9 @@ def build_text() -> str:
     import importlib
     import importlib.util
 
-    from referee import _cardcore, _wire, games
+    from referee import cardcore as _cardcore
+    from referee import games
+    from referee.wire import envelope as _wire
 
     def kind(compiled: bool) -> str:
         return "compiled (mypyc)" if compiled else "pure Python"

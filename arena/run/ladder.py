@@ -37,7 +37,7 @@ from arena.run.tournament import (
 )
 from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
 from referee import games as referee_games
-from referee._spec import DEFAULT_GAME
+from referee.model.spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
 

@@ -30,7 +30,7 @@ from referee import (
     TimeControl,
     play_match_async,
 )
-from referee._spec import DEFAULT_GAME
+from referee.model.spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from referee import FaultPolicy, TimeControl, games
-from referee._spec import DEFAULT_GAME
 from referee.gin import first_dealer
+from referee.model.spec import DEFAULT_GAME
 
 Format = Literal["round-robin", "gauntlet"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from referee._cardcore import commitment, deal_key, first_dealer, label, mix_seed, shuffle
+from referee.cardcore import commitment, deal_key, first_dealer, label, mix_seed, shuffle
 
 from ._cards import DECK, Card
 

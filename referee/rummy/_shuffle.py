@@ -13,7 +13,7 @@ import hashlib
 import struct
 from collections.abc import Sequence
 
-from referee._cardcore import commitment, deal_key, first_dealer, label, mix_seed, shuffle
+from referee.cardcore import commitment, deal_key, first_dealer, label, mix_seed, shuffle
 
 from ._cards import DECK, Card
 

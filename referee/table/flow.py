@@ -28,16 +28,15 @@ import structlog
 import trio
 
 from gin_arena.v1 import bot_pb2, referee_pb2
-
-from . import _wire as wire
-from . import games
-from ._clocks import Clocks
-from ._digests import StoryDigests
-from ._faults import Fault, FaultLedger
-from ._recording import MatchRecorder
-from ._seats import SeatLink, Session
-from ._spec import MatchReport, MatchSpec, Termination
-from ._spectators import Sink, SpectatorLog
+from referee import games
+from referee.model.spec import MatchReport, MatchSpec, Termination
+from referee.table.clocks import Clocks
+from referee.table.digests import StoryDigests
+from referee.table.faults import Fault, FaultLedger
+from referee.table.recording import MatchRecorder
+from referee.table.seats import SeatLink, Session
+from referee.table.spectators import Sink, SpectatorLog
+from referee.wire import envelope as wire
 
 __all__ = ["MAX_STRAY_MESSAGES", "Fault", "SeatLink", "Session", "Table", "TableState"]
 

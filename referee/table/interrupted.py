@@ -7,9 +7,9 @@ from pathlib import Path
 
 import structlog
 
-from ._journal import Interrupted, journals, recover
-from ._spec import DEFAULT_GAME, MatchReport, MatchSpec
-from ._table import Table
+from referee.model.spec import DEFAULT_GAME, MatchReport, MatchSpec
+from referee.table.flow import Table
+from referee.table.journal import Interrupted, journals, recover
 
 log = structlog.get_logger("referee")
 

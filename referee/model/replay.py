@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, cast
 
-from . import games
+from referee import games
 
 REPLAY_FORMAT = "gin-arena-replay"
 """The ``format`` field of a replay's header record."""
