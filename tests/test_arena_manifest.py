@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, parse_manifest
-from arena.run.schedule import PlayConfig, RunConfig, build_schedule, pair_seeds, schedule_fingerprint
+from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, parse_manifest
+from arena.model.schedule import PlayConfig, RunConfig, build_schedule, pair_seeds, schedule_fingerprint
 from referee import TimeControl
 from referee.gin import RuleSet, first_dealer
 

@@ -31,12 +31,12 @@ from arena.cli.options import (
 )
 from arena.console import Console
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from arena.model.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
+from arena.model.schedule import Format, RunConfig
 from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
-from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
 from arena.run.placement import BotsUnreachable, ClusterSpec
-from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import (
     RemoteAccess,

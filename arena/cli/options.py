@@ -20,9 +20,9 @@ import trio
 import referee
 from arena import console as console_mod
 from arena.console import Console
-from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
+from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
+from arena.model.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.placement import WORKERS_ENV, ClusterSpec, DaskTLS
-from arena.run.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.tournament import RemoteAccess
 from referee import TimeControl, TimeControlError, games
 from referee.cli import add_limit_option

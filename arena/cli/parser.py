@@ -9,11 +9,11 @@ from typing import Any
 
 from arena.cli.options import add_bot_option, add_log_options, add_play_options
 from arena.cli.play_cmd import add_parser as add_play_parser
+from arena.model.schedule import FORMATS
 from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
-from arena.run.schedule import FORMATS
 from referee.cli import add_limit_option, add_operator_options
 from referee.transport.tls import add_server_tls_options
 

@@ -30,8 +30,8 @@ from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 from distributed.security import Security
 
 import referee
+from arena.model.manifest import BotSpec, startup_problem
 from arena.run import shipping
-from arena.run.manifest import BotSpec, startup_problem
 from arena.run.placement import BotsUnreachable, ClusterObserver, ClusterSpec, DaskTLS, InfrastructureFailure, Stalls
 from arena.run.runner import StallMonitor
 from referee import BotLaunch, MatchSpec, PlayedMatch

@@ -18,14 +18,14 @@ import structlog
 import trio
 
 from arena.console import Console, Progress, log_to_file
-from arena.results.records import Outcome
+from arena.model.manifest import BotSpec, not_playing, startup_problem
+from arena.model.records import Outcome
+from arena.model.schedule import GameJob, PlayConfig, base_name
 from arena.results.report import PlayedGame, build_report, ranking_text, table
 from arena.results.stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
-from arena.run.manifest import BotSpec, not_playing, startup_problem
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor
-from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.run.tournament import (
     PLAINTEXT,
     RemoteAccess,

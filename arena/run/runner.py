@@ -16,11 +16,11 @@ import structlog
 import trio
 
 from arena.console import Progress
-from arena.results.records import Outcome, from_report
-from arena.run.manifest import BotSpec
+from arena.model.manifest import BotSpec
+from arena.model.records import Outcome, from_report
+from arena.model.schedule import GameJob, base_name
 from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, Stalls
 from arena.run.procs import BotLogs, launch_for
-from arena.run.schedule import GameJob, base_name
 from referee import (
     BotFailed,
     FaultPolicy,

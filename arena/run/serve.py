@@ -14,7 +14,7 @@ import trio
 
 import referee
 from arena.console import log_to_file
-from arena.results.records import from_report
+from arena.model.records import from_report
 from arena.store import open_db, record_game
 from referee.transport.auth import DEFAULT_TOKEN_FILE, resolve_operator_token
 
