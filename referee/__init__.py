@@ -1,9 +1,21 @@
 """The Gin Arena referee: runs matches between bots over gRPC and owns the truth.
 
-``referee.gin`` is the pure Gin engine, reached through the game seam ``referee.games``; the
-rest of this package is the plumbing, which names no game: matches, seats, clocks, faults,
-replays and the gRPC service. The names below are loaded lazily so that
-``import referee.gin`` stays free of grpc, trio and structlog.
+This module names the referee's public API once: the names below (``__all__``), and beside them
+the public modules ``referee.games`` (the game seam and its registry), ``referee.replays`` (typed
+replays), ``referee.cli`` (the ``referee`` command and the options ``arena serve`` shares), the
+pure games ``referee.gin`` and ``referee.rummy`` and their shared core ``referee.cardcore``. The
+arena imports nothing else of the referee (tests/test_structure.py checks it).
+
+The rest is the plumbing, which names no game, grouped by job into subpackages whose arrows point
+down: ``play`` (one call per match, bot processes, hosts) → ``transport`` (the gRPC service and
+server, auth, TLS, the runtime) → ``table`` (the match flow, seats, clocks, faults, recording,
+journals, digests, spectators, the re-simulation) → ``wire`` (protobuf conversion: the envelope
+and one module per game) → ``model`` (the values: match spec and report, time controls, limits,
+the replay's records). Their modules are reachable for the referee's own unit tests and the
+benches; nothing outside the referee imports a ``referee._…`` name.
+
+The names below are loaded lazily so that ``import referee.gin`` stays free of grpc, trio and
+structlog.
 """
 
 from __future__ import annotations
@@ -39,8 +51,16 @@ if TYPE_CHECKING:
     from .replays import ReplayVisitor as ReplayVisitor
     from .replays import read_replay as read_replay
     from .table.flow import Table as Table
+    from .table.resim import ReplayError as ReplayError
+    from .table.resim import Resimulation as Resimulation
+    from .table.resim import resimulate as resimulate
+    from .transport.auth import DEFAULT_TOKEN_FILE as DEFAULT_TOKEN_FILE
     from .transport.auth import OPERATOR_TOKEN_ENV as OPERATOR_TOKEN_ENV
+    from .transport.auth import TokenFileError as TokenFileError
+    from .transport.auth import client_operator_token as client_operator_token
     from .transport.auth import operator_metadata as operator_metadata
+    from .transport.auth import resolve_operator_token as resolve_operator_token
+    from .transport.logs import configure_logging as configure_logging
     from .transport.runtime import aio as aio
     from .transport.runtime import run as run
     from .transport.server import Referee as Referee
@@ -50,31 +70,47 @@ if TYPE_CHECKING:
     from .transport.tls import ClientTLS as ClientTLS
     from .transport.tls import ListenError as ListenError
     from .transport.tls import ServerTLS as ServerTLS
+    from .transport.tls import TLSConfigError as TLSConfigError
+    from .transport.tls import add_server_tls_options as add_server_tls_options
+    from .transport.tls import check_can_listen as check_can_listen
+    from .transport.tls import client_tls as client_tls
+    from .transport.tls import server_tls_from_args as server_tls_from_args
     from .wire.envelope import FAULT_POLICY_FROM_PB as FAULT_POLICY_FROM_PB
     from .wire.envelope import FAULT_POLICY_TO_PB as FAULT_POLICY_TO_PB
     from .wire.envelope import create_match_request as create_match_request
     from .wire.envelope import match_report_from_proto as match_report_from_proto
 
+    ENCODERS_COMPILED: bool
+    """Whether the byte encoders run compiled by mypyc (``referee.wire.envelope.COMPILED``)."""
+
 _LAZY = {
     "Limits": "model.limits",
     "write_atomic": "model.replay",
-    "DEFAULT_GAME": "model.spec", "TERMINATIONS": "model.spec", "FaultPolicy": "model.spec",
-    "MatchReport": "model.spec", "MatchSpec": "model.spec", "Termination": "model.spec",
+    "DEFAULT_GAME": "model.spec", "FaultPolicy": "model.spec", "MatchReport": "model.spec", "MatchSpec": "model.spec",
+    "TERMINATIONS": "model.spec", "Termination": "model.spec",
     "TimeControl": "model.timecontrol", "TimeControlError": "model.timecontrol",
-    "BotLaunch": "play.launch", "restart_after": "play.launch", "RESTART_HELP": "play.launch",
+    "BotLaunch": "play.launch", "RESTART_HELP": "play.launch", "restart_after": "play.launch",
     "MatchContext": "play.matches", "MatchObserver": "play.matches", "PlayedMatch": "play.matches",
     "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
     "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
     "Table": "table.flow",
-    "OPERATOR_TOKEN_ENV": "transport.auth", "operator_metadata": "transport.auth",
+    "ReplayError": "table.resim", "Resimulation": "table.resim", "resimulate": "table.resim",
+    "DEFAULT_TOKEN_FILE": "transport.auth", "OPERATOR_TOKEN_ENV": "transport.auth",
+    "TokenFileError": "transport.auth", "client_operator_token": "transport.auth",
+    "operator_metadata": "transport.auth", "resolve_operator_token": "transport.auth",
+    "configure_logging": "transport.logs",
     "aio": "transport.runtime", "run": "transport.runtime",
     "Referee": "transport.server", "open_referee": "transport.server", "serve_referee": "transport.server",
     "tune_gc_for_server": "transport.server",
     "ClientTLS": "transport.tls", "ListenError": "transport.tls", "ServerTLS": "transport.tls",
-    "create_match_request": "wire.envelope", "FAULT_POLICY_TO_PB": "wire.envelope",
-    "FAULT_POLICY_FROM_PB": "wire.envelope", "match_report_from_proto": "wire.envelope",
+    "TLSConfigError": "transport.tls", "add_server_tls_options": "transport.tls", "check_can_listen": "transport.tls",
+    "client_tls": "transport.tls", "server_tls_from_args": "transport.tls",
+    "ENCODERS_COMPILED": "wire.envelope:COMPILED", "FAULT_POLICY_FROM_PB": "wire.envelope",
+    "FAULT_POLICY_TO_PB": "wire.envelope", "create_match_request": "wire.envelope",
+    "match_report_from_proto": "wire.envelope",
 }
+"""Each public name: the module that defines it (``module:attribute`` where the name differs)."""
 __all__ = sorted(_LAZY)
 
 
@@ -82,6 +118,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'referee' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    module, _, attribute = module.partition(":")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute or name)
     globals()[name] = value
     return value

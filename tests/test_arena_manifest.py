@@ -172,11 +172,10 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("arena (gin-arena) 0.")
-    from referee import cardcore as _cardcore
-    from referee import gin, rummy
-    from referee.wire import envelope as _wire
-    for what, module in (("gin engine", gin), ("rummy engine", rummy), ("card core", _cardcore),
-                         ("wire encoders", _wire)):
+    from referee import cardcore, gin, rummy
+    from referee.wire import envelope
+    for what, module in (("gin engine", gin), ("rummy engine", rummy), ("card core", cardcore),
+                         ("wire encoders", envelope)):
         assert f"{what} {'compiled (mypyc)' if module.COMPILED else 'pure Python'}" in out, out
 
 

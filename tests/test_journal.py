@@ -28,9 +28,8 @@ import trio.testing
 import referee
 from arena.cli import main as arena_main
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
-from referee import MatchSpec
+from referee import MatchSpec, Table
 from referee.gin import DECK
-from referee.table.flow import Table
 from tests._bots import Client, knock_first
 from tests.test_audit import Answer, Behaviour, _Session, greedy, small_run
 

@@ -11,7 +11,7 @@ import pytest
 
 import referee
 from gin_arena.v1 import referee_pb2, referee_pb2_grpc
-from referee.model.limits import Limits
+from referee import Limits
 from referee.transport.service import LIST_AFTER_KEY, LIST_LEFT_OFF_KEY
 
 LONGEST = Limits().name_length

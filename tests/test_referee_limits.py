@@ -14,9 +14,8 @@ import trio
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
-from referee import MatchSpec
+from referee import Limits, MatchSpec
 from referee.gin import RuleSet
-from referee.model.limits import Limits
 from tests._bots import Client
 from tests._h2 import RawConnection
 

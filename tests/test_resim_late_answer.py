@@ -8,10 +8,8 @@ import trio
 import trio.testing
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchSpec, TimeControl
+from referee import MatchSpec, Table, TimeControl, resimulate
 from referee.replays import FaultRecord, read_replay
-from referee.table.flow import Table
-from referee.table.resim import resimulate
 from tests._tables import FakeSession, seat_sessions
 
 

@@ -17,10 +17,8 @@ import trio.testing
 
 from arena.replays import audit
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchSpec, rummy
+from referee import MatchSpec, Table, resimulate, rummy
 from referee.replays import DealRecord, canonical, read_replay
-from referee.table.flow import Table
-from referee.table.resim import resimulate
 from tests._tables import Policy, seat_sessions
 
 

@@ -17,10 +17,7 @@ import trio.testing
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
-from referee import MatchReport, MatchSpec, TimeControl, games, rummy
-from referee.replays import read_replay
-from referee.table.flow import Table
-from referee.table.resim import resimulate
+from referee import MatchReport, MatchSpec, Table, TimeControl, games, read_replay, resimulate, rummy
 from referee.wire import rummy as rw
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions

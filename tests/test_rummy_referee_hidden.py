@@ -20,8 +20,7 @@ import trio
 import trio.testing
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchSpec, TimeControl, games, rummy
-from referee.table.flow import Table
+from referee import MatchSpec, Table, TimeControl, games, rummy
 from referee.wire import rummy as rw
 from tests._tables import FakeSession, Policy
 

@@ -13,10 +13,7 @@ import trio.testing
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchReport, MatchSpec, TimeControl
-from referee.replays import read_replay
-from referee.table.flow import Table
-from referee.table.resim import resimulate
+from referee import MatchReport, MatchSpec, Table, TimeControl, read_replay, resimulate
 from tests import _toygame
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions

@@ -13,7 +13,7 @@ import pytest
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import gin
-from referee.wire import envelope as envelope
+from referee.wire import envelope
 from referee.wire import gin as wire
 
 PHASE = {"upcard": game_pb2.PHASE_UPCARD_OFFER, "draw": game_pb2.PHASE_DRAW,

@@ -26,7 +26,7 @@ from arena.results import page as results_page
 from arena.run.ladder import LadderError
 from arena.run.placement import BotsUnreachable
 from arena.store import StoreError
-from referee.transport.tls import ListenError
+from referee import ListenError
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,

@@ -48,9 +48,8 @@ from arena.run.tournament import (
     write_results,
 )
 from arena.store import RunStore
+from referee import ListenError, TLSConfigError, TokenFileError, check_can_listen, server_tls_from_args
 from referee import games as referee_games
-from referee.transport.auth import TokenFileError
-from referee.transport.tls import ListenError, TLSConfigError, check_can_listen, server_tls_from_args
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""

@@ -24,12 +24,18 @@ from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_in
 from arena.model.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.placement import WORKERS_ENV, ClusterSpec, DaskTLS
 from arena.run.tournament import RemoteAccess
-from referee import TimeControl, TimeControlError, games
+from referee import (
+    DEFAULT_GAME,
+    TimeControl,
+    TimeControlError,
+    TokenFileError,
+    check_can_listen,
+    client_operator_token,
+    client_tls,
+    games,
+)
 from referee.cli import add_limit_option
 from referee.gin import PRESETS, RuleSet, RuleSetError
-from referee.model.spec import DEFAULT_GAME
-from referee.transport.auth import TokenFileError, client_operator_token
-from referee.transport.tls import check_can_listen, client_tls
 
 T = TypeVar("T")
 

@@ -14,8 +14,8 @@ from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
+from referee import add_server_tls_options
 from referee.cli import add_limit_option, add_operator_options
-from referee.transport.tls import add_server_tls_options
 
 _FMT = argparse.RawDescriptionHelpFormatter
 DB_HELP = "the ladder database (default ~/.gin-arena/ladder.sqlite)"
@@ -36,9 +36,7 @@ def build_text() -> str:
     import importlib
     import importlib.util
 
-    from referee import cardcore as _cardcore
-    from referee import games
-    from referee.wire import envelope as _wire
+    from referee import ENCODERS_COMPILED, cardcore, games
 
     def kind(compiled: bool) -> str:
         return "compiled (mypyc)" if compiled else "pure Python"
@@ -49,7 +47,7 @@ def build_text() -> str:
             module = importlib.import_module(f"referee.{name}")
             if hasattr(module, "COMPILED"):
                 parts.append(f"{name} engine {kind(bool(module.COMPILED))}")
-    return ", ".join([*parts, f"card core {kind(_cardcore.COMPILED)}", f"wire encoders {kind(_wire.COMPILED)}"])
+    return ", ".join([*parts, f"card core {kind(cardcore.COMPILED)}", f"wire encoders {kind(ENCODERS_COMPILED)}"])
 
 
 class _Version(argparse.Action):

@@ -25,9 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from referee import FaultPolicy, TimeControl, games
+from referee import DEFAULT_GAME, FaultPolicy, TimeControl, games
 from referee.gin import first_dealer
-from referee.model.spec import DEFAULT_GAME
 
 Format = Literal["round-robin", "gauntlet"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")

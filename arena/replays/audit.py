@@ -45,10 +45,9 @@ from google.protobuf.message import Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from gin_arena.v1 import bot_pb2
-from referee import games, gin, rummy
+from referee import ReplayError, Resimulation, TimeControl, games, gin, resimulate, rummy
 from referee.gin import DECK, parse_card
 from referee.gin.records import GinDealEnd
-from referee.model.timecontrol import TimeControl
 from referee.replays import (
     GENESIS,
     RECORD_CLASSES,
@@ -72,7 +71,6 @@ from referee.replays import (
 )
 from referee.replays import split_lines as split_lines  # the audit's callers split files too
 from referee.rummy.records import RummyDealEnd
-from referee.table.resim import ReplayError, Resimulation, resimulate
 
 CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
 """The audit's checks, in the order they run."""

@@ -36,8 +36,8 @@ from arena.run.tournament import (
     run_folder,
 )
 from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
+from referee import DEFAULT_GAME
 from referee import games as referee_games
-from referee.model.spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
 

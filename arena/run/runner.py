@@ -22,6 +22,7 @@ from arena.model.schedule import GameJob, base_name
 from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, Stalls
 from arena.run.procs import BotLogs, launch_for
 from referee import (
+    DEFAULT_GAME,
     BotFailed,
     FaultPolicy,
     MatchContext,
@@ -30,7 +31,6 @@ from referee import (
     TimeControl,
     play_match_async,
 )
-from referee.model.spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
 

@@ -16,7 +16,7 @@ import referee
 from arena.console import log_to_file
 from arena.model.records import from_report
 from arena.store import open_db, record_game
-from referee.transport.auth import DEFAULT_TOKEN_FILE, resolve_operator_token
+from referee import DEFAULT_TOKEN_FILE, resolve_operator_token
 
 log = structlog.get_logger("arena")
 
