@@ -250,9 +250,10 @@ def test_vulture_finds_no_dead_code() -> None:
 
 
 # Spelled in pieces so that this file does not name what it looks for.
-MACHINE_ONLY = ("../" + "shared", "/wo" + "rk/", "se" + "eds/")
+MACHINE_ONLY = ("../" + "shared", "/wo" + "rk/", "se" + "eds/", "/t" + "mp/", "/ho" + "me/", "/ro" + "ot/",
+                "/Us" + "ers/", "/private/" + "var/", "/var/" + "folders/")
 """What points at files that only one machine has: the folder beside the checkout, the
-workplace's absolute paths, the seed texts."""
+workplace's and the usual machines' absolute folders (temporary, home), the seed texts."""
 MAY_NAME_MACHINE_PATHS = frozenset({".ci/run"})
 """CI compares ``tests/vectors`` and ``docs/rules-gin.md`` with the originals beside the
 checkout, when they are there."""
@@ -261,24 +262,41 @@ MAY_NAME = {"docs/rules-gin.md": ("se" + "eds/",), "docs/rules-rummy.md": ("se" 
 documents' folder they were written from (a name, not a path anything reads)."""
 
 
+def machine_paths(rel: str, data: bytes) -> list[str]:
+    """Where ``data`` (a tracked file's bytes) names a machine path: ``rel:line: text`` for a text
+    file, ``rel@offset: bytes`` for a binary one (a database keeps what it was given)."""
+    allowed = MAY_NAME.get(rel, ())
+    wanted = [bad for bad in MACHINE_ONLY if bad not in allowed]
+    if b"\0" in data:
+        hits = []
+        for bad in wanted:
+            at = data.find(bad.encode())
+            while at != -1:
+                hits.append(f"  {rel}@{at}: {data[max(0, at - 20):at + 60]!r}")
+                at = data.find(bad.encode(), at + 1)
+        return hits
+    return [f"  {rel}:{number}: {line.strip()[:120]}"
+            for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1)
+            for bad in wanted if bad in line]
+
+
 def test_no_tracked_file_names_a_machine_path_or_the_folder_beside_the_checkout() -> None:
     listing = subprocess.run(["git", "ls-files", "-z"], cwd=src.ROOT, capture_output=True, check=False)
     assert listing.returncode == 0, f"this check reads the tracked files of a git checkout: {listing.stderr!r}"
-    listed = listing.stdout.decode().split("\0")
     hits: list[str] = []
-    for rel in filter(None, listed):
+    for rel in filter(None, listing.stdout.decode().split("\0")):
         path = src.ROOT / rel
-        if rel in MAY_NAME_MACHINE_PATHS or not path.is_file():
-            continue
-        data = path.read_bytes()
-        if b"\0" in data:
-            # Binary files are data: the v0_1 fixture databases keep, byte for byte, the paths of
-            # the machine that made them, and the tests copy them before use.
-            continue
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            hits.extend(f"  {rel}:{number}: {line.strip()[:120]}" for bad in MACHINE_ONLY
-                        if bad in line and bad not in MAY_NAME.get(rel, ()))
+        if rel not in MAY_NAME_MACHINE_PATHS and path.is_file():
+            hits.extend(machine_paths(rel, path.read_bytes()))
     assert not hits, f"tracked files naming {list(MACHINE_ONLY)} (only .ci/run may):\n" + "\n".join(hits)
+
+
+def test_the_machine_path_finder_reads_binary_files() -> None:
+    tmp = ("/t" + "mp/").encode()
+    assert machine_paths("x.sqlite", b"SQLite format 3\0\0" + tmp + b"fx/run/replays/a.jsonl\0") != []
+    assert machine_paths("x.sqlite", b"SQLite format 3\0\0replays/a.jsonl\0") == []
+    assert machine_paths("a.csv", b"0,a," + tmp + b"fx/a.jsonl\n") == ["  a.csv:1: 0,a," + tmp.decode() + "fx/a.jsonl"]
+    assert machine_paths("docs/rules-gin.md", ("from se" + "eds/").encode()) == []
 
 
 CREDENTIAL_NAMES = re.compile(r"(^|/)(operator-token|[^/]*\.(pem|key|p12|pfx|jks)|id_(rsa|ecdsa|ed25519)|\.env)$")
