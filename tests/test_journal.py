@@ -1,4 +1,4 @@
-"""Journaled matches: the replay reaches the disk as the match goes (``referee._journal``).
+"""Journaled matches: the replay reaches the disk as the match goes (``referee.table.journal``).
 
 A finished replay is byte for byte what the in-memory recorder writes; while a deal runs, the
 journal's files (mode 0600) hold only what a spectator may see of it."""

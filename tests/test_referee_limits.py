@@ -1,4 +1,4 @@
-"""The referee's limits (``referee._limits.Limits``) over real gRPC: requests beyond a bound are
+"""The referee's limits (``referee.model.limits.Limits``) over real gRPC: requests beyond a bound are
 refused naming the field, clients that take more than their share are cut off with a status
 that says which limit, and the matches beside them play on."""
 

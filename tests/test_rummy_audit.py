@@ -1,5 +1,5 @@
 """Rummy's replays: a match of 2, 4 or 6 seats re-runs byte for byte through the referee
-(referee/_resim.py) and passes every check of ``arena audit``; a replay changed anywhere fails
+(referee/table/resim.py) and passes every check of ``arena audit``; a replay changed anywhere fails
 it (a broken chain, or — when the forger recomputes the chain — the re-run or the decks); a
 card leaked to a seat is caught by the information check."""
 

@@ -1,4 +1,4 @@
-"""Rummy through the referee (referee/_rummy_wire.py): matches of 2 to 6 seats over real gRPC
+"""Rummy through the referee (referee/wire/rummy.py): matches of 2 to 6 seats over real gRPC
 with bots that declare rummy in Hello; the referee refuses a seat whose bot did not declare the
 match's game; the fault policies for more than two seats and for two; malformed and illegal
 rummy answers; the rule set through CreateMatch; and the hand-made encoding of the state is

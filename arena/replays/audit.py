@@ -15,7 +15,7 @@ expected, found) and the audit fails:
    the seats' nonces when ``mix_nonces``) by the documented shuffle.
 4. **rerun** — the clocks are checked against the time control (a think time beyond the
    allowance must have produced a time forfeit), then the match is played again through the
-   referee's own table from the seats' recorded answers (``referee._resim``): every record must
+   referee's own table from the seats' recorded answers (``referee.table.resim``): every record must
    come out byte for byte the same; the first differing field is named. This re-checks every
    action's legality, every card drawn, every deal result and score, faults and the match result.
 5. **digests** — each seat's message digest (SHA-256 over ``u32be(len) || bytes`` of every

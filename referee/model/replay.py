@@ -541,7 +541,7 @@ class LineSink(Protocol):
 class ReplayRecorder:
     """Collects a match's records, chaining their hashes. The lines are kept deflated until
     the match ends (a few hundred bytes per decision otherwise, for every running match), or,
-    with a :attr:`sink`, handed to it as they come (the journal of ``referee._journal``)."""
+    with a :attr:`sink`, handed to it as they come (the journal of ``referee.table.journal``)."""
 
     def __init__(self) -> None:
         self.last_hash = GENESIS

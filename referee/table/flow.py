@@ -1,7 +1,7 @@
 """One match at the table: the match flow under trio, for any game and any number of seats.
 
 A :class:`Table` owns the truth of one match (the game's :class:`~referee.games.GameMatch`).
-Seats talk to it through their :class:`~referee._seats.SeatLink`; every message to a seat is
+Seats talk to it through their :class:`~referee.table.seats.SeatLink`; every message to a seat is
 built by the game's wire from that seat's information state; nothing else of the match reaches
 a seat. The table is made of small pieces with one job each: the links (``_seats``), the clocks
 (``_clocks``), the fault policy (``_faults``), the story digests (``_digests``), the spectator

@@ -1,5 +1,5 @@
 """Matches a killed referee left behind: on restart each journal becomes an interrupted replay
-(``_journal.recover``) and a table that lists the match as ``interrupted``, its seed revealed."""
+(``referee.table.journal.recover``) and a table that lists the match as ``interrupted``, its seed revealed."""
 
 from __future__ import annotations
 
