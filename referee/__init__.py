@@ -1,10 +1,11 @@
 """The Gin Arena referee: runs matches between bots over gRPC and owns the truth.
 
 This module names the referee's public API once: the names below (``__all__``), and beside them
-the public modules ``referee.games`` (the game seam and its registry), ``referee.replays`` (typed
-replays), ``referee.cli`` (the ``referee`` command and the options ``arena serve`` shares), the
-pure games ``referee.gin`` and ``referee.rummy`` and their shared core ``referee.cardcore``. The
-arena imports nothing else of the referee (tests/test_structure.py checks it).
+the public modules ``referee.games`` (the game seam and its registry), ``referee.conformance``
+(the checks a game plugin passes), ``referee.replays`` (typed replays), ``referee.cli`` (the
+``referee`` command and the options ``arena serve`` shares), the pure games ``referee.gin`` and
+``referee.rummy`` and their shared core ``referee.cardcore``. The arena imports nothing else
+of the referee (tests/test_structure.py checks it).
 
 The rest is the plumbing, which names no game, grouped by job into subpackages whose arrows point
 down: ``play`` (one call per match, bot processes, hosts) → ``transport`` (the gRPC service and

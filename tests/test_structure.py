@@ -17,7 +17,7 @@ CIRCLE_FREE = ("referee", "arena", "sample_bots", "bench")
 """The packages whose modules must not import each other in a circle."""
 
 REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("referee", "referee.cli"),
+    ("referee", "referee.cli", "referee.conformance"),
     ("referee.play",),
     ("referee.transport",),
     ("referee.table",),
@@ -28,8 +28,9 @@ REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("referee.cardcore",),
 )
 """The referee's layers, top first: a module imports only its own layer's and the layers' below
-(the public surface and the command; one call per match; the gRPC transport; one match at a
-table; protobuf conversion; the values and typed replays; the game seam; the games; their core)."""
+(the public surface, the command and a game plugin's conformance checks; one call per match; the
+gRPC transport; one match at a table; protobuf conversion; the values and typed replays; the game
+seam; the games; their core)."""
 ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena", "arena.cli"),
     ("arena.run",),
@@ -40,7 +41,8 @@ ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
 """The arena's layers, top first: the command line; running games; results and replays;
 storage and the run's values; the console and exit codes."""
 REFEREE_SURFACE = frozenset({
-    "referee", "referee.games", "referee.replays", "referee.cli", "referee.gin", "referee.rummy", "referee.cardcore",
+    "referee", "referee.games", "referee.replays", "referee.cli", "referee.conformance", "referee.gin", "referee.rummy",
+    "referee.cardcore",
 })
 """What the arena and the sample bots may import of the referee: the package (its ``__all__``)
 and its public modules (a game's package with its public modules: ``referee.gin.records``)."""
