@@ -4,7 +4,7 @@ needed). ``GIN_ARENA_COMPILE=require`` fails the build where ``1`` falls back to
 modules; unset (or ``0``), nothing is compiled and this file adds nothing to pyproject.toml.
 
 The same ``.py`` files are the source of both builds: ``referee.gin.COMPILED`` and
-``referee._wire.COMPILED`` tell which one is running (``arena --version`` prints them).
+``referee.wire.envelope.COMPILED`` tell which one is running (``arena --version`` prints them).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-COMPILED_PACKAGES = ["referee/_cardcore", "referee/gin", "referee/rummy"]
+COMPILED_PACKAGES = ["referee/cardcore", "referee/gin", "referee/rummy"]
 """The games' pure packages and their shared core (a new game's package joins here)."""
 INTERPRETED = {"records.py"}
 """Modules of those packages left to run as Python: a game's replay content classes, whose
 annotations the replay codec reads as text (compiled, a class's annotations become classes)."""
-COMPILED_MODULES = ["referee/_wire.py", "referee/_gin_wire.py"]
+COMPILED_MODULES = ["referee/wire/envelope.py", "referee/wire/gin.py"]
 """The byte encoders: the game-neutral one and each game's (a game's wire module joins here)."""
 BUILD_REQUIRES = ["mypy>=2", "types-protobuf"]
 """What compiling needs in the build environment (mypyc, and the stubs that the encoders'

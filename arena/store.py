@@ -33,9 +33,9 @@ from typing import Any, Literal
 
 import trio
 
-from arena.results.records import Outcome
-from arena.run.manifest import BotSpec
-from arena.run.schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
+from arena.model.manifest import BotSpec
+from arena.model.records import Outcome
+from arena.model.schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
 
 SCHEMA_VERSION = 2
 """Version 1: gin-arena 0.1's three schemas (``seat0``/``seat1`` columns; a serve database had

@@ -39,8 +39,8 @@ mono = time.monotonic
 # ----------------------------------------------------------------- bare server
 def typical_request() -> bot_pb2.RefereeMessage:
     """A real mid-deal action request (about the referee's average size), built once."""
-    from referee import _gin_wire as wire
     from referee import gin
+    from referee.wire import gin as wire
 
     match = gin.Match(gin.RuleSet.classic(), b"bench-protocol")
     while len(match.deal.history) < 24 or match.deal.phase != "discard":
@@ -90,7 +90,7 @@ class Echo(bot_pb2_grpc.BotServiceServicer):
 
 
 async def bare_server(port: int) -> None:
-    from referee._server import SERVER_OPTIONS
+    from referee.transport.server import SERVER_OPTIONS
 
     server = grpc.aio.server(options=SERVER_OPTIONS)
     bot_pb2_grpc.add_BotServiceServicer_to_server(Echo(), server)
@@ -147,7 +147,7 @@ class Relay(bot_pb2_grpc.BotServiceServicer):
 
 
 async def relay_server(port: int) -> None:
-    from referee._server import SERVER_OPTIONS
+    from referee.transport.server import SERVER_OPTIONS
 
     server = grpc.aio.server(options=SERVER_OPTIONS)
     handler = grpc.method_handlers_generic_handler("gin_arena.v1.BotService", {

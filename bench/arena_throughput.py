@@ -23,11 +23,11 @@ import trio
 
 import referee
 from arena.console import Console, configure
-from arena.results.records import Outcome
-from arena.run.manifest import BotSpec
+from arena.model.manifest import BotSpec
+from arena.model.records import Outcome
+from arena.model.schedule import GameJob, RunConfig, build_schedule
 from arena.run.procs import BotLogs
 from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
-from arena.run.schedule import GameJob, RunConfig, build_schedule
 from referee import TimeControl
 from referee.gin import RuleSet
 from referee.replays import ActionRecord, read_replay

@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 
 from gin_arena.v1 import bot_pb2
-from referee import _gin_wire, gin
+from referee import gin
+from referee.wire import gin as gin_wire
 from sample_bots import expert_bot, greedy_bot, random_bot
 from sample_bots.kit.actions import Decision, to_action
 
@@ -37,11 +38,11 @@ def decision_times(decide: Callable[[bot_pb2.ActionRequest], Decision], seed: by
         seat = match.to_move
         assert seat is not None
         rid += 1
-        request = _gin_wire.action_request(rid, match.view(seat), [60_000, 60_000], 0, BUDGET_MS)
+        request = gin_wire.action_request(rid, match.view(seat), [60_000, 60_000], 0, BUDGET_MS)
         t = time.perf_counter()
         answer = to_action(decide(request))
         times.append(1000 * (time.perf_counter() - t))
-        match.apply(_gin_wire.action_from_proto(answer), seat)
+        match.apply(gin_wire.action_from_proto(answer), seat)
     return times
 
 

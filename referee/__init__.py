@@ -1,9 +1,22 @@
 """The Gin Arena referee: runs matches between bots over gRPC and owns the truth.
 
-``referee.gin`` is the pure Gin engine, reached through the game seam ``referee.games``; the
-rest of this package is the plumbing, which names no game: matches, seats, clocks, faults,
-replays and the gRPC service. The names below are loaded lazily so that
-``import referee.gin`` stays free of grpc, trio and structlog.
+This module names the referee's public API once: the names below (``__all__``), and beside them
+the public modules ``referee.games`` (the game seam and its registry), ``referee.conformance``
+(the checks a game plugin passes), ``referee.replays`` (typed replays), ``referee.cli`` (the
+``referee`` command and the options ``arena serve`` shares), the pure games ``referee.gin`` and
+``referee.rummy`` and their shared core ``referee.cardcore``. The arena imports nothing else
+of the referee (tests/test_structure.py checks it).
+
+The rest is the plumbing, which names no game, grouped by job into subpackages whose arrows point
+down: ``play`` (one call per match, bot processes, hosts) → ``transport`` (the gRPC service and
+server, auth, TLS, the runtime) → ``table`` (the match flow, seats, clocks, faults, recording,
+journals, digests, spectators, the re-simulation) → ``wire`` (protobuf conversion: the envelope
+and one module per game) → ``model`` (the values: match spec and report, time controls, limits,
+the replay's records). Their modules are reachable for the referee's own unit tests and the
+benches; nothing outside the referee imports a ``referee._…`` name.
+
+The names below are loaded lazily so that ``import referee.gin`` stays free of grpc, trio and
+structlog.
 """
 
 from __future__ import annotations
@@ -12,67 +25,97 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._auth import OPERATOR_TOKEN_ENV as OPERATOR_TOKEN_ENV
-    from ._auth import operator_metadata as operator_metadata
-    from ._launch import RESTART_HELP as RESTART_HELP
-    from ._launch import BotLaunch as BotLaunch
-    from ._launch import ProcessLimits as ProcessLimits
-    from ._launch import restart_after as restart_after
-    from ._limits import Limits as Limits
-    from ._play import MatchContext as MatchContext
-    from ._play import MatchObserver as MatchObserver
-    from ._play import PlayedMatch as PlayedMatch
-    from ._play import open_match_context as open_match_context
-    from ._play import play_match as play_match
-    from ._play import play_match_async as play_match_async
-    from ._pool import MAX_CRASHES as MAX_CRASHES
-    from ._pool import BotFailed as BotFailed
-    from ._pool import BotPool as BotPool
-    from ._replay import write_atomic as write_atomic
-    from ._runtime import aio as aio
-    from ._runtime import run as run
-    from ._server import Referee as Referee
-    from ._server import open_referee as open_referee
-    from ._server import serve_referee as serve_referee
-    from ._server import tune_gc_for_server as tune_gc_for_server
-    from ._spec import DEFAULT_GAME as DEFAULT_GAME
-    from ._spec import TERMINATIONS as TERMINATIONS
-    from ._spec import FaultPolicy as FaultPolicy
-    from ._spec import MatchReport as MatchReport
-    from ._spec import MatchSpec as MatchSpec
-    from ._spec import Termination as Termination
-    from ._table import Table as Table
-    from ._timecontrol import TimeControl as TimeControl
-    from ._timecontrol import TimeControlError as TimeControlError
-    from ._tls import ClientTLS as ClientTLS
-    from ._tls import ListenError as ListenError
-    from ._tls import ServerTLS as ServerTLS
-    from ._wire import FAULT_POLICY_FROM_PB as FAULT_POLICY_FROM_PB
-    from ._wire import FAULT_POLICY_TO_PB as FAULT_POLICY_TO_PB
-    from ._wire import create_match_request as create_match_request
-    from ._wire import match_report_from_proto as match_report_from_proto
+    from .model.limits import Limits as Limits
+    from .model.replay import write_atomic as write_atomic
+    from .model.spec import DEFAULT_GAME as DEFAULT_GAME
+    from .model.spec import TERMINATIONS as TERMINATIONS
+    from .model.spec import FaultPolicy as FaultPolicy
+    from .model.spec import MatchReport as MatchReport
+    from .model.spec import MatchSpec as MatchSpec
+    from .model.spec import Termination as Termination
+    from .model.timecontrol import TimeControl as TimeControl
+    from .model.timecontrol import TimeControlError as TimeControlError
+    from .play.launch import RESTART_HELP as RESTART_HELP
+    from .play.launch import BotLaunch as BotLaunch
+    from .play.launch import ProcessLimits as ProcessLimits
+    from .play.launch import restart_after as restart_after
+    from .play.matches import MatchContext as MatchContext
+    from .play.matches import MatchObserver as MatchObserver
+    from .play.matches import PlayedMatch as PlayedMatch
+    from .play.matches import open_match_context as open_match_context
+    from .play.matches import play_match as play_match
+    from .play.matches import play_match_async as play_match_async
+    from .play.pool import MAX_CRASHES as MAX_CRASHES
+    from .play.pool import BotFailed as BotFailed
+    from .play.pool import BotPool as BotPool
     from .replays import Replay as Replay
     from .replays import ReplayFormatError as ReplayFormatError
     from .replays import ReplayVisitor as ReplayVisitor
     from .replays import read_replay as read_replay
+    from .table.flow import Table as Table
+    from .table.resim import ReplayError as ReplayError
+    from .table.resim import Resimulation as Resimulation
+    from .table.resim import resimulate as resimulate
+    from .transport.auth import DEFAULT_TOKEN_FILE as DEFAULT_TOKEN_FILE
+    from .transport.auth import OPERATOR_TOKEN_ENV as OPERATOR_TOKEN_ENV
+    from .transport.auth import TokenFileError as TokenFileError
+    from .transport.auth import client_operator_token as client_operator_token
+    from .transport.auth import operator_metadata as operator_metadata
+    from .transport.auth import resolve_operator_token as resolve_operator_token
+    from .transport.logs import configure_logging as configure_logging
+    from .transport.runtime import aio as aio
+    from .transport.runtime import run as run
+    from .transport.server import Referee as Referee
+    from .transport.server import open_referee as open_referee
+    from .transport.server import serve_referee as serve_referee
+    from .transport.server import tune_gc_for_server as tune_gc_for_server
+    from .transport.tls import ClientConfigError as ClientConfigError
+    from .transport.tls import ClientTLS as ClientTLS
+    from .transport.tls import ListenError as ListenError
+    from .transport.tls import ServerTLS as ServerTLS
+    from .transport.tls import TLSConfigError as TLSConfigError
+    from .transport.tls import add_server_tls_options as add_server_tls_options
+    from .transport.tls import check_can_listen as check_can_listen
+    from .transport.tls import client_tls as client_tls
+    from .transport.tls import server_tls_from_args as server_tls_from_args
+    from .wire.envelope import FAULT_POLICY_FROM_PB as FAULT_POLICY_FROM_PB
+    from .wire.envelope import FAULT_POLICY_TO_PB as FAULT_POLICY_TO_PB
+    from .wire.envelope import create_match_request as create_match_request
+    from .wire.envelope import match_report_from_proto as match_report_from_proto
+
+    ENCODERS_COMPILED: bool
+    """Whether the byte encoders run compiled by mypyc (``referee.wire.envelope.COMPILED``)."""
 
 _LAZY = {
-    "OPERATOR_TOKEN_ENV": "_auth", "operator_metadata": "_auth",
-    "ClientTLS": "_tls", "ListenError": "_tls", "ServerTLS": "_tls", "Limits": "_limits",
-    "aio": "_runtime", "run": "_runtime",
-    "Referee": "_server", "open_referee": "_server", "serve_referee": "_server", "tune_gc_for_server": "_server",
-    "BotLaunch": "_launch", "ProcessLimits": "_launch", "restart_after": "_launch", "RESTART_HELP": "_launch",
-    "BotFailed": "_pool", "BotPool": "_pool",
-    "MAX_CRASHES": "_pool", "MatchContext": "_play", "MatchObserver": "_play", "PlayedMatch": "_play",
-    "open_match_context": "_play", "play_match": "_play", "play_match_async": "_play",
-    "DEFAULT_GAME": "_spec", "TERMINATIONS": "_spec", "FaultPolicy": "_spec", "MatchReport": "_spec",
-    "MatchSpec": "_spec",
-    "Termination": "_spec", "Table": "_table", "TimeControl": "_timecontrol", "TimeControlError": "_timecontrol",
-    "create_match_request": "_wire", "FAULT_POLICY_TO_PB": "_wire", "FAULT_POLICY_FROM_PB": "_wire",
-    "match_report_from_proto": "_wire",
-    "write_atomic": "_replay",
+    "Limits": "model.limits",
+    "write_atomic": "model.replay",
+    "DEFAULT_GAME": "model.spec", "FaultPolicy": "model.spec", "MatchReport": "model.spec", "MatchSpec": "model.spec",
+    "TERMINATIONS": "model.spec", "Termination": "model.spec",
+    "TimeControl": "model.timecontrol", "TimeControlError": "model.timecontrol",
+    "BotLaunch": "play.launch", "ProcessLimits": "play.launch", "RESTART_HELP": "play.launch",
+    "restart_after": "play.launch",
+    "MatchContext": "play.matches", "MatchObserver": "play.matches", "PlayedMatch": "play.matches",
+    "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
+    "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
+    "Table": "table.flow",
+    "ReplayError": "table.resim", "Resimulation": "table.resim", "resimulate": "table.resim",
+    "DEFAULT_TOKEN_FILE": "transport.auth", "OPERATOR_TOKEN_ENV": "transport.auth",
+    "TokenFileError": "transport.auth", "client_operator_token": "transport.auth",
+    "operator_metadata": "transport.auth", "resolve_operator_token": "transport.auth",
+    "configure_logging": "transport.logs",
+    "aio": "transport.runtime", "run": "transport.runtime",
+    "Referee": "transport.server", "open_referee": "transport.server", "serve_referee": "transport.server",
+    "tune_gc_for_server": "transport.server",
+    "ClientConfigError": "transport.tls", "ClientTLS": "transport.tls", "ListenError": "transport.tls",
+    "ServerTLS": "transport.tls",
+    "TLSConfigError": "transport.tls", "add_server_tls_options": "transport.tls", "check_can_listen": "transport.tls",
+    "client_tls": "transport.tls", "server_tls_from_args": "transport.tls",
+    "ENCODERS_COMPILED": "wire.envelope:COMPILED", "FAULT_POLICY_FROM_PB": "wire.envelope",
+    "FAULT_POLICY_TO_PB": "wire.envelope", "create_match_request": "wire.envelope",
+    "match_report_from_proto": "wire.envelope",
 }
+"""Each public name: the module that defines it (``module:attribute`` where the name differs)."""
 __all__ = sorted(_LAZY)
 
 
@@ -80,6 +123,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'referee' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    module, _, attribute = module.partition(":")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute or name)
     globals()[name] = value
     return value

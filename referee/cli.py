@@ -8,12 +8,12 @@ from pathlib import Path
 
 import trio
 
-from ._auth import DEFAULT_TOKEN_FILE, OPERATOR_TOKEN_ENV, TokenFileError, resolve_operator_token
-from ._limits import Limits
-from ._logging import configure_logging
-from ._runtime import install_sigint_cancel, run
-from ._server import open_referee, tune_gc_for_server
-from ._tls import ListenError, TLSConfigError, add_server_tls_options, check_can_listen, server_tls_from_args
+from .model.limits import Limits
+from .transport.auth import DEFAULT_TOKEN_FILE, OPERATOR_TOKEN_ENV, TokenFileError, resolve_operator_token
+from .transport.logs import configure_logging
+from .transport.runtime import install_sigint_cancel, run
+from .transport.server import open_referee, tune_gc_for_server
+from .transport.tls import ListenError, TLSConfigError, add_server_tls_options, check_can_listen, server_tls_from_args
 
 EXIT_USAGE = 2
 """A bad option, a busy port, an unreadable token or certificate file: nothing was started."""

@@ -1,6 +1,6 @@
 """Typed replays: read a replay file into records, walk them with a visitor.
 
-A replay is JSON Lines, one record per line (see :mod:`referee._replay` for the format and the
+A replay is JSON Lines, one record per line (see :mod:`referee.model.replay` for the format and the
 hash chain): a header, then deals, actions, reshuffles, faults, deal and game ends, and a result
 last. :func:`read_replay` turns a file (or its bytes, or its lines) into a :class:`Replay` of
 frozen records, checking the form as it goes: every line a JSON object, the header first with the
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._replay import (
+from .model.replay import (
     GENESIS,
     RECORD_CLASSES,
     REPLAY_FORMAT,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -268,3 +268,76 @@ def identifiers(tree: ast.AST) -> Iterator[tuple[str, int]]:
                 yield node.asname, line
         elif isinstance(node, ast.ImportFrom) and node.module:
             yield from ((part, line) for part in node.module.split("."))
+
+
+def is_private(dotted: str) -> bool:
+    """Whether a dotted name has a private part (``_x``, not ``__x__``) after its first."""
+    return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in dotted.split(".")[1:])
+
+
+def names_of(module: Module, package: str) -> Iterator[tuple[int, str, str]]:
+    """Every name of ``package`` that ``module`` reaches, with its line: as ``(line, module,
+    name)``, where ``module`` is the dotted module an import statement names and ``name`` the
+    dotted name it binds from it (``from referee.x import y`` gives ``referee.x`` and
+    ``referee.x.y``; ``import referee.x`` gives ``referee.x`` twice). When the module imports the
+    package itself, every attribute read through it counts too (``referee._x.y``), unless the
+    module binds the package's name to something else as well (a variable called ``referee``)."""
+    yield from _names_in(module, module.tree, package)
+
+
+def _names_in(module: Module, tree: ast.Module, package: str) -> Iterator[tuple[int, str, str]]:
+    prefix = package + "."
+    binds_package = False
+    rebinds = False
+    for node, _ in import_statements(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == package or alias.name.startswith(prefix):
+                    binds_package |= alias.asname is None
+                    yield node.lineno, alias.name, alias.name
+        else:
+            base = _resolve(module, node)
+            if base == package or base.startswith(prefix):
+                for alias in node.names:
+                    yield node.lineno, base, f"{base}.{alias.name}"
+    for found in ast.walk(tree):
+        if isinstance(found, ast.Name | ast.arg) and isinstance(getattr(found, "ctx", ast.Store()), ast.Store):
+            rebinds |= (found.id if isinstance(found, ast.Name) else found.arg) == package
+        elif isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            rebinds |= found.name == package
+    if not binds_package or rebinds:
+        return
+    for found in ast.walk(tree):
+        if isinstance(found, ast.Attribute):
+            chain: list[str] = []
+            inner: ast.expr = found
+            while isinstance(inner, ast.Attribute):
+                chain.insert(0, inner.attr)
+                inner = inner.value
+            if isinstance(inner, ast.Name) and inner.id == package:
+                dotted = ".".join([package, *chain])
+                yield found.lineno, dotted, dotted
+
+
+def layer_of(name: str, layers: Sequence[Sequence[str]]) -> int | None:
+    """The index of the layer that holds module ``name``: the layer naming it or, for a module
+    inside a subpackage, the layer naming its longest enclosing package (a top-level package
+    named in a layer holds only its ``__init__``). ``None`` when no layer holds it."""
+    best: tuple[int, int] | None = None
+    for index, layer in enumerate(layers):
+        for entry in layer:
+            inside = name == entry or ("." in entry and name.startswith(entry + "."))
+            if inside and (best is None or len(entry) > best[0]):
+                best = (len(entry), index)
+    return None if best is None else best[1]
+
+
+def upward(edges: list[Import], layers: Sequence[Sequence[str]]) -> list[Import]:
+    """The imports that point up: from a module to one of a layer above its own (the first layer
+    is the top; modules of one layer may import each other)."""
+    found: list[Import] = []
+    for edge in edges:
+        source, target = layer_of(edge.source, layers), layer_of(edge.target, layers)
+        if source is not None and target is not None and target < source:
+            found.append(edge)
+    return found

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee._table import SeatLink, Table
+from referee import Table
+from referee.table.seats import SeatLink
 
 Policy = Callable[[bot_pb2.ActionRequest], game_pb2.Action | None]
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from arena.run.placement import WORKERS_ENV
-from referee._logging import configure_logging
+from referee import configure_logging
 
 # The suite's many small runs play in-process (``--workers 1``) unless a test asks for workers:
 # a local Dask cluster costs seconds to start. The default itself (auto) is tested explicitly.

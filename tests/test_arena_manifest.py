@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, parse_manifest
-from arena.run.schedule import PlayConfig, RunConfig, build_schedule, pair_seeds, schedule_fingerprint
+from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, parse_manifest
+from arena.model.schedule import PlayConfig, RunConfig, build_schedule, pair_seeds, schedule_fingerprint
 from referee import TimeControl
 from referee.gin import RuleSet, first_dealer
 
@@ -172,9 +172,10 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("arena (gin-arena) 0.")
-    from referee import _cardcore, _wire, gin, rummy
-    for what, module in (("gin engine", gin), ("rummy engine", rummy), ("card core", _cardcore),
-                         ("wire encoders", _wire)):
+    from referee import cardcore, gin, rummy
+    from referee.wire import envelope
+    for what, module in (("gin engine", gin), ("rummy engine", rummy), ("card core", cardcore),
+                         ("wire encoders", envelope)):
         assert f"{what} {'compiled (mypyc)' if module.COMPILED else 'pure Python'}" in out, out
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from arena.results.records import Outcome
+from arena.model.records import Outcome
 from arena.store import SCHEMA_VERSION, StoreError, open_db, outcome_from_row, record_game, seats_by_game
 
 FIXTURES = Path(__file__).parent / "fixtures" / "v0_1"

@@ -20,11 +20,11 @@ import pytest
 from toy3_game import engine as toy
 
 from arena.cli import main
+from arena.model.records import Outcome
+from arena.model.schedule import PlayConfig, RunConfig, base_name, build_schedule, pairings, schedule_fingerprint
 from arena.results.multi import head_to_head, openskill_ratings
-from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, render_text
 from arena.results.stats import GameFacts, scoring_units
-from arena.run.schedule import PlayConfig, RunConfig, base_name, build_schedule, pairings, schedule_fingerprint
 
 TOY = toy.NAME
 REPO = Path(__file__).resolve().parent.parent

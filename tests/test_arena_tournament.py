@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from arena.results.records import Outcome
-from arena.run.manifest import BotSpec
+from arena.model.manifest import BotSpec
+from arena.model.records import Outcome
+from arena.model.schedule import GameJob
 from arena.run.procs import BotLogs
 from arena.run.runner import PlaySettings, Runner, StallMonitor
-from arena.run.schedule import GameJob
 from referee import MatchContext, MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
 from referee.replays import DealEndRecord, DealRecord, FaultRecord, read_replay

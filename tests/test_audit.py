@@ -33,11 +33,10 @@ import referee
 from arena.cli import main as arena_main
 from arena.replays import audit
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchReport, MatchSpec, TimeControl
-from referee._resim import resimulate
-from referee._table import SeatLink, Table
+from referee import MatchReport, MatchSpec, Table, TimeControl, resimulate
 from referee.gin import DECK, RuleSet
 from referee.replays import GENESIS, ActionRecord, DealEndRecord, DealRecord, Replay, canonical, read_replay
+from referee.table.seats import SeatLink
 
 # ----------------------------------------------------------------------------------------------
 # a small run of matches, in-process on a mock clock

@@ -25,7 +25,8 @@ import grpc
 import pytest
 
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
-from referee import _gin_wire, gin
+from referee import gin
+from referee.wire import gin as gin_wire
 from sample_bots import greedy_bot, stdio_bridge
 from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, masks, run_bot
 from sample_bots.kit.actions import action_text, parse_action, to_action, unseen_cards
@@ -128,7 +129,7 @@ def test_card_text() -> None:
 def test_action_text_round_trip() -> None:
     for text in ("pass", "take_upcard", "draw_stock", "draw_discard", "discard Ts", "knock 2c", "big_gin"):
         assert action_text(parse_action(text)) == text
-        assert _gin_wire.action_from_proto(parse_action(text)) == gin.parse_action(text)
+        assert gin_wire.action_from_proto(parse_action(text)) == gin.parse_action(text)
     assert action_text(parse_action("DISCARD ts")) == "discard Ts"
     for bad, message in [("", "empty"), ("fold", "unknown action"), ("discard", "exactly one card"),
                          ("draw_stock Ts", "takes no card"), ("knock Xx", "not a card")]:
@@ -139,7 +140,7 @@ def test_action_text_round_trip() -> None:
 
 def test_unseen_cards() -> None:
     match = gin.Match(gin.RuleSet.classic(), b"unseen")
-    state = _gin_wire.information_state(match.view(0))
+    state = gin_wire.information_state(match.view(0))
     unseen = unseen_cards(state)
     assert len(unseen) == 52 - 10 - 1
     assert not unseen & set(state.hand) and state.discard_pile[-1] not in unseen
@@ -197,12 +198,12 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
                 continue
             yield bot_pb2.RefereeMessage(match_id=mid, match_started=bot_pb2.MatchStarted(
                 match_id=mid, seat=0, player_names=[first.hello.bot_name, "opponent"]))
-            yield bot_pb2.RefereeMessage(match_id=mid, deal_started=_gin_wire.deal_started(match.view(0)))
+            yield bot_pb2.RefereeMessage(match_id=mid, deal_started=gin_wire.deal_started(match.view(0)))
             while not match.is_over:
                 seat = match.to_move
                 assert seat is not None
                 self._request_id += 1
-                request = _gin_wire.action_request(self._request_id, match.view(seat), [5000, 5000], 0,
+                request = gin_wire.action_request(self._request_id, match.view(seat), [5000, 5000], 0,
                                                5000)
                 if seat == 1:
                     action = to_action(self.opponent(request))
@@ -217,7 +218,7 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
                     if answer.match_id != mid or answer.request_id != self._request_id:
                         self.errors.append(f"bad ids {answer.match_id} {answer.request_id}")
                     action = answer.action
-                domain = _gin_wire.action_from_proto(action)
+                domain = gin_wire.action_from_proto(action)
                 if domain not in match.view(seat).legal_actions:
                     self.errors.append(f"illegal {action_text(action)}")
                     context.abort(grpc.StatusCode.FAILED_PRECONDITION, "illegal action")
@@ -231,9 +232,9 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
                                 scores_after=ev.scores)))
                     elif isinstance(ev, gin.GameEnded):
                         yield bot_pb2.RefereeMessage(match_id=mid, game_finished=bot_pb2.GameFinished(
-                            result=_gin_wire.game_result(ev.result)))
+                            result=gin_wire.game_result(ev.result)))
                     elif isinstance(ev, gin.DealStarted):
-                        yield bot_pb2.RefereeMessage(match_id=mid, deal_started=_gin_wire.deal_started(match.view(0)))
+                        yield bot_pb2.RefereeMessage(match_id=mid, deal_started=gin_wire.deal_started(match.view(0)))
             assert match.outcome is not None
             self.results.append(match.outcome)
             yield bot_pb2.RefereeMessage(match_id=mid, match_finished=bot_pb2.MatchFinished(

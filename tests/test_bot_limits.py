@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from arena.run.manifest import ManifestError, parse_inline_bot, parse_manifest
+from arena.model.manifest import ManifestError, parse_inline_bot, parse_manifest
 from referee import ProcessLimits
-from referee._pool import renew_cpu_limit
+from referee.play.pool import renew_cpu_limit
 
 TESTBOT = '["{python}", "-m", "arena._testbot", "--mode", '
 

@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
-from referee import _cardcore, _gin_wire, _wire, gin, rummy
+from referee import cardcore, gin, rummy
+from referee.wire import envelope
+from referee.wire import gin as gin_wire
 
-COMPILED_MODULES: tuple[ModuleType, ...] = (_cardcore, gin, rummy, _wire)
+COMPILED_MODULES: tuple[ModuleType, ...] = (cardcore, gin, rummy, envelope)
 """The modules with a ``COMPILED`` flag."""
 
 
@@ -27,7 +29,7 @@ def test_the_engine_and_the_encoders_are_the_build_asked_for() -> None:
     want = os.environ.get("GIN_ARENA_EXPECT_COMPILED") == "1"
     for module in COMPILED_MODULES:
         assert module.COMPILED is want, module.__name__
-    for module in (*COMPILED_MODULES, _gin_wire):
+    for module in (*COMPILED_MODULES, gin_wire):
         assert (Path(module.__file__ or "").suffix == ".so") is want, module.__file__
 
 

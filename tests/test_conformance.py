@@ -14,8 +14,9 @@ from toy3_game.wire import REGISTERED as TOY
 from toy3_game.wire import ToyWire
 
 from gin_arena.v1 import bot_pb2
-from referee import _gin_wire, games, gin
+from referee import games, gin
 from referee.conformance import ConformanceError, check_game
+from referee.wire import gin as gin_wire
 from tests._decks import seen_by
 
 
@@ -39,7 +40,7 @@ def _gin_hidden(rules: gin.RuleSet, seed: bytes, seats: int, seat: int,
     def decks(s: bytes, game: int, deal: int) -> list[gin.Card]:
         return list(deck) if (game, deal) == (g, d) else gin.deck_for_deal(s, game, deal)
 
-    return _gin_wire.GinMatch(gin.Match(rules, seed, decks=decks))
+    return gin_wire.GinMatch(gin.Match(rules, seed, decks=decks))
 
 
 def test_the_plugin_game_conforms() -> None:

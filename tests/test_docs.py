@@ -24,14 +24,14 @@ from typing import Any
 
 import pytest
 
-from arena.run.manifest import ManifestError, parse_manifest
+from arena.model.manifest import ManifestError, parse_manifest
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee._gin_wire import information_state
-from referee._rummy_wire import rummy_state
 from referee.gin import Deal, DrawStock, Knock, Match, Pass, RuleSet, deck_for_deal, parse_action
 from referee.rummy import Match as RummyMatch
 from referee.rummy import RummyRules, hand_size
 from referee.rummy import deck_for_deal as rummy_deck_for_deal
+from referee.wire.gin import information_state
+from referee.wire.rummy import rummy_state
 from sample_bots.kit import rummy
 from sample_bots.kit.cards import best_discard, deadwood
 from tests._markdown import (

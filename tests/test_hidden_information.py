@@ -20,10 +20,9 @@ import trio
 import trio.testing
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchSpec, TimeControl, games
-from referee import _gin_wire as wire
-from referee._table import Table
+from referee import MatchSpec, Table, TimeControl, games
 from referee.gin import DECK, Card, Deal, Match, RuleSet, deck_for_deal
+from referee.wire import gin as wire
 from tests._decks import seen_by
 from tests._tables import FakeSession, Policy, seat_sessions
 
@@ -200,8 +199,7 @@ def test_a_seat_that_skips_event_messages_gets_the_same_messages_less_the_events
     """A bot may ask for no ``event`` messages (``Hello.skip_event_messages``): it then gets
     exactly the other messages, byte for byte, so everything above holds for it too; and the
     replay records the choice, so that a re-run tells each seat the same."""
-    from referee._resim import resimulate
-    from referee.replays import read_replay
+    from referee import read_replay, resimulate
 
     for seed in range(12):
         spec = MatchSpec(players=("p0", "p1"), rules=RuleSet.classic(), time_control=TimeControl(per_move_ms=1000),

@@ -1,4 +1,4 @@
-"""Journaled matches: the replay reaches the disk as the match goes (``referee._journal``).
+"""Journaled matches: the replay reaches the disk as the match goes (``referee.table.journal``).
 
 A finished replay is byte for byte what the in-memory recorder writes; while a deal runs, the
 journal's files (mode 0600) hold only what a spectator may see of it."""
@@ -28,8 +28,7 @@ import trio.testing
 import referee
 from arena.cli import main as arena_main
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
-from referee import MatchSpec
-from referee._table import Table
+from referee import MatchSpec, Table
 from referee.gin import DECK
 from tests._bots import Client, knock_first
 from tests.test_audit import Answer, Behaviour, _Session, greedy, small_run
@@ -213,7 +212,7 @@ def _referee_at(address: str, replays: Path) -> subprocess.Popen[str]:
 def test_creating_a_match_on_a_killed_referee_says_it_went_away_and_a_landed_retry_is_kept(tmp_path: Path) -> None:
     """A ``CreateMatch`` that meets an unreachable referee is tried again (a first attempt that
     landed answers ``ALREADY_EXISTS`` and the match is kept), then stops with one clear error."""
-    from referee._hosts import RemoteHost
+    from referee.play.hosts import RemoteHost
 
     address = f"127.0.0.1:{_free_port()}"
     proc = _referee_at(address, tmp_path / "srv")

@@ -11,8 +11,8 @@ import pytest
 
 import referee
 from gin_arena.v1 import referee_pb2, referee_pb2_grpc
-from referee._limits import Limits
-from referee._service import LIST_AFTER_KEY, LIST_LEFT_OFF_KEY
+from referee import Limits
+from referee.transport.service import LIST_AFTER_KEY, LIST_LEFT_OFF_KEY
 
 LONGEST = Limits().name_length
 

@@ -21,9 +21,9 @@ import trio
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
 from referee import BotLaunch, MatchSpec
-from referee._play import with_seat_tokens
-from referee._service import match_status
 from referee.gin import RuleSet
+from referee.play.matches import with_seat_tokens
+from referee.transport.service import match_status
 from tests._bots import Client, knock_first
 
 Call = Callable[[referee_pb2_grpc.RefereeServiceStub, Any], Awaitable[object]]

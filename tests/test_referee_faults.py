@@ -17,10 +17,8 @@ import trio
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchReport, MatchSpec, TimeControl
-from referee._resim import resimulate
+from referee import MatchReport, MatchSpec, TimeControl, read_replay, resimulate
 from referee.gin import RuleSet
-from referee.replays import read_replay
 from tests._bots import Client, knock_first
 
 SHORT = RuleSet.classic(target=60)  # several deals: every seat gets to act
@@ -414,7 +412,7 @@ def test_answers_before_the_match_starts_or_after_it_is_cancelled() -> None:
     operator cancels, answers change nothing and the match ends as aborted."""
     import trio.testing
 
-    from referee._table import Table
+    from referee import Table
     from tests._tables import FakeSession
 
     async def main() -> None:
@@ -451,7 +449,7 @@ def test_a_reconnect_does_not_restart_the_clock() -> None:
     the first send: disconnecting cannot buy time."""
     import trio.testing
 
-    from referee._table import Table
+    from referee import Table
     from tests._tables import FakeSession
 
     class Transport(FakeSession):

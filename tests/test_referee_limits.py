@@ -1,4 +1,4 @@
-"""The referee's limits (``referee._limits.Limits``) over real gRPC: requests beyond a bound are
+"""The referee's limits (``referee.model.limits.Limits``) over real gRPC: requests beyond a bound are
 refused naming the field, clients that take more than their share are cut off with a status
 that says which limit, and the matches beside them play on."""
 
@@ -14,8 +14,7 @@ import trio
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
-from referee import MatchSpec
-from referee._limits import Limits
+from referee import Limits, MatchSpec
 from referee.gin import RuleSet
 from tests._bots import Client
 from tests._h2 import RawConnection

@@ -12,8 +12,7 @@ import pytest
 import trio
 
 import referee
-from referee import MatchSpec
-from referee._limits import Limits
+from referee import Limits, MatchSpec
 
 
 def _rss_mb() -> float:

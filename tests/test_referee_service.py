@@ -129,8 +129,7 @@ def test_health_and_reflection_work_out_of_the_box() -> None:
 
 
 def test_seat_tokens_are_long_random_and_safe_on_a_command_line() -> None:
-    from referee import MatchSpec
-    from referee._table import Table
+    from referee import MatchSpec, Table
 
     tables = [Table(MatchSpec(players=("a", "b")), None, lambda t: None) for _ in range(200)]
     tokens = [link.token for table in tables for link in table.links]

@@ -19,8 +19,7 @@ import pytest
 from arena.replays import view as replay_view
 from arena.replays.model import MatchView, load
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchReport, MatchSpec, TimeControl
-from referee._resim import resimulate
+from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
 from referee.replays import ActionRecord, DealEndRecord, DealRecord, read_replay
 from tests.test_audit import Answer, Behaviour, illegal_at, no_knock_in_first_deal, play_match

@@ -17,8 +17,8 @@ import pytest
 from arena.cli import main as arena_main
 from arena.replays import audit
 from arena.results.page import write_results_page
-from referee._replay import _check_annotations
 from referee.gin.records import GinDealEnd, GinGameEnd
+from referee.model.replay import check_annotations
 from referee.replays import (
     GENESIS,
     RECORD_CLASSES,
@@ -278,4 +278,4 @@ def test_a_content_field_the_codec_cannot_carry_fails_at_once() -> None:
         ratio: float
 
     with pytest.raises(TypeError, match=r"Odd.ratio: a replay field cannot be 'float'"):
-        _check_annotations(Odd)
+        check_annotations(Odd)

@@ -8,9 +8,7 @@ import trio
 import trio.testing
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchSpec, TimeControl
-from referee._resim import resimulate
-from referee._table import Table
+from referee import MatchSpec, Table, TimeControl, resimulate
 from referee.replays import FaultRecord, read_replay
 from tests._tables import FakeSession, seat_sessions
 

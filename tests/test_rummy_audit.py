@@ -1,5 +1,5 @@
 """Rummy's replays: a match of 2, 4 or 6 seats re-runs byte for byte through the referee
-(referee/_resim.py) and passes every check of ``arena audit``; a replay changed anywhere fails
+(referee/table/resim.py) and passes every check of ``arena audit``; a replay changed anywhere fails
 it (a broken chain, or — when the forger recomputes the chain — the re-run or the decks); a
 card leaked to a seat is caught by the information check."""
 
@@ -17,9 +17,7 @@ import trio.testing
 
 from arena.replays import audit
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchSpec, rummy
-from referee._resim import resimulate
-from referee._table import Table
+from referee import MatchSpec, Table, resimulate, rummy
 from referee.replays import DealRecord, canonical, read_replay
 from tests._tables import Policy, seat_sessions
 

@@ -249,13 +249,13 @@ def test_the_hoarder_goes_out_rummy_and_lays_nothing_before() -> None:
 # ----- the wire's action messages -----
 @pytest.mark.parametrize("preset", rummy.PRESETS)
 def test_action_texts_round_trip_through_the_referees_messages(preset: str) -> None:
-    from referee import _rummy_wire
+    from referee.wire import rummy as rummy_wire
 
     for state in _views(preset, 4, 9):
         for action in state.legal_actions:
-            msg = _rummy_wire.action_to_proto(action)
+            msg = rummy_wire.action_to_proto(action)
             assert kr.action_text(msg.rummy) == str(action)
-            assert _rummy_wire.action_from_proto(kr.action_message(str(action))) == action
+            assert rummy_wire.action_from_proto(kr.action_message(str(action))) == action
 
 
 @pytest.mark.parametrize("text", ["", "meld 5s 6s", "lay_off 5s x low", "lay_off 5s 0 middle", "discard", "discard Zz",
@@ -383,9 +383,9 @@ def test_the_bridge_sends_rummy_requests_as_json_lines() -> None:
 
 # ----- the referee's own request bytes -----
 def _wire_request(match: rummy.Match, seat: int, request_id: int) -> bot_pb2.ActionRequest:
-    from referee import _rummy_wire
+    from referee.wire import rummy as rummy_wire
 
-    raw = _rummy_wire.action_request_bytes("m", request_id, match.view(seat), [0] * match.seats,
+    raw = rummy_wire.action_request_bytes("m", request_id, match.view(seat), [0] * match.seats,
                                            [60_000] * match.seats, 0, 1_000)
     return bot_pb2.RefereeMessage.FromString(raw).action_request
 
@@ -420,6 +420,6 @@ def test_the_view_of_the_referees_request_is_the_engines_state(preset: str) -> N
 
 
 def wire_rules(rules: rummy.RummyRules) -> game_pb2.RummyRuleSet:
-    from referee import _rummy_wire
+    from referee.wire import rummy as rummy_wire
 
-    return _rummy_wire.rules_to_proto(rules)
+    return rummy_wire.rules_to_proto(rules)

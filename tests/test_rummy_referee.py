@@ -1,4 +1,4 @@
-"""Rummy through the referee (referee/_rummy_wire.py): matches of 2 to 6 seats over real gRPC
+"""Rummy through the referee (referee/wire/rummy.py): matches of 2 to 6 seats over real gRPC
 with bots that declare rummy in Hello; the referee refuses a seat whose bot did not declare the
 match's game; the fault policies for more than two seats and for two; malformed and illegal
 rummy answers; the rule set through CreateMatch; and the hand-made encoding of the state is
@@ -17,11 +17,8 @@ import trio.testing
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
-from referee import MatchReport, MatchSpec, TimeControl, games, rummy
-from referee import _rummy_wire as rw
-from referee._resim import resimulate
-from referee._table import Table
-from referee.replays import read_replay
+from referee import MatchReport, MatchSpec, Table, TimeControl, games, read_replay, resimulate, rummy
+from referee.wire import rummy as rw
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
 
@@ -211,7 +208,7 @@ def test_a_malformed_rummy_action_forfeits_with_a_precise_reason(action: game_pb
 # ----- the rule set and the seam -----
 @pytest.mark.parametrize("preset", rummy.PRESETS)
 def test_every_preset_crosses_create_match(preset: str) -> None:
-    from referee._service import spec_from_request
+    from referee.transport.service import spec_from_request
 
     rules = rummy.RummyRules.preset(preset, face_values="rank", next_dealer="left", stock_exhausted="reshuffle",
                                     rummy_doubles=not rummy.RummyRules.preset(preset).rummy_doubles)

@@ -20,9 +20,8 @@ import trio
 import trio.testing
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchSpec, TimeControl, games, rummy
-from referee import _rummy_wire as rw
-from referee._table import Table
+from referee import MatchSpec, Table, TimeControl, games, rummy
+from referee.wire import rummy as rw
 from tests._tables import FakeSession, Policy
 
 DEALS = int(os.environ.get("RUMMY_HIDDEN_DEALS", "2100"))

@@ -1,4 +1,4 @@
-"""Rummy through the game seam (referee/_rummy_wire.py): a 4-seat match of the built-in bot
+"""Rummy through the game seam (referee/wire/rummy.py): a 4-seat match of the built-in bot
 plays to its end; the seam reports deciders who are not the player to move (stop), several
 decisions in one turn, chance steps, deal and game ends; a forfeit puts the faulting seats last."""
 
@@ -10,7 +10,7 @@ import random
 import pytest
 
 from referee import games
-from referee._rummy_wire import RummyGame, RummyMatch
+from referee.wire.rummy import RummyGame, RummyMatch
 
 
 def _play(match: RummyMatch) -> list[games.Happening]:

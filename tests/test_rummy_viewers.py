@@ -28,8 +28,7 @@ from arena.replays import view as replay_view
 from arena.replays.model import load
 from arena.replays.rummy_model import RummyMatchView, RummyPosition
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchReport, MatchSpec, TimeControl
-from referee._resim import resimulate
+from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.replays import ActionRecord, DealRecord, read_replay
 from referee.rummy import RummyRules, parse_card
 from tests.test_audit import play_match

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import _gin_wire, gin
+from referee import gin
+from referee.wire import gin as gin_wire
 from sample_bots import expert_bot, greedy_bot, random_bot
 from sample_bots.kit import cards
 from sample_bots.kit.actions import action_text, is_legal, parse_action, to_action
@@ -36,7 +37,7 @@ Policy = Callable[[bot_pb2.ActionRequest], game_pb2.Action | str]
 def requests_of(match: gin.Match, seat: int, request_id: int) -> bot_pb2.ActionRequest:
     """The ActionRequest the referee sends to ``seat`` now."""
     state = match.view(seat)
-    return _gin_wire.action_request(request_id, state, [60_000, 60_000], 0, 1_000)
+    return gin_wire.action_request(request_id, state, [60_000, 60_000], 0, 1_000)
 
 
 def play_match(
@@ -55,7 +56,7 @@ def play_match(
         assert is_legal(request, answer), (
             f"seat {seat} answered {action_text(answer)!r}; legal: {[action_text(a) for a in request.legal_actions]}"
         )
-        match.apply(_gin_wire.action_from_proto(answer), seat)
+        match.apply(gin_wire.action_from_proto(answer), seat)
         assert request_id < 100_000, "the match does not end"
     assert match.outcome is not None
     return match.outcome, request_id
@@ -133,7 +134,7 @@ def test_decisions_only_use_the_request() -> None:
         for policy in (expert_bot.decide, greedy_bot.decide):
             assert to_action(policy(request)) == to_action(policy(bot_pb2.ActionRequest.FromString(
                 request.SerializeToString())))
-        match.apply(_gin_wire.action_from_proto(to_action(greedy_bot.decide(request))), seat)
+        match.apply(gin_wire.action_from_proto(to_action(greedy_bot.decide(request))), seat)
         if match.is_over:
             break
 
@@ -157,7 +158,7 @@ def test_greedy_takes_only_improving_cards_and_knocks_at_once() -> None:
             hand = gin.parse_cards(list(request.state.hand))
             top = gin.parse_card(request.state.discard_pile[-1])
             assert gin.min_deadwood_after_discard([*hand, top]) < gin.deadwood(hand)
-        match.apply(_gin_wire.action_from_proto(answer), seat)
+        match.apply(gin_wire.action_from_proto(answer), seat)
     assert knock_seen
 
 
@@ -201,7 +202,7 @@ def test_greedy_chooses_what_the_readable_deadwood_gives() -> None:
             assert to_action(greedy_bot.decide(request)) == expected, action_text(expected)
             compared += 1
             answer = expected if seat == 0 else to_action(other(request))
-            match.apply(_gin_wire.action_from_proto(answer), seat)
+            match.apply(gin_wire.action_from_proto(answer), seat)
     assert compared > 500
 
 
@@ -231,7 +232,7 @@ def _some_requests(n: int = 60, seed: bytes = b"stdio") -> Iterator[tuple[gin.Ma
             return
         request = requests_of(match, seat, rid)
         yield match, request
-        match.apply(_gin_wire.action_from_proto(to_action(greedy_bot.decide(request))), seat)
+        match.apply(gin_wire.action_from_proto(to_action(greedy_bot.decide(request))), seat)
 
 
 def test_request_line_is_json_with_the_whole_state() -> None:
@@ -268,7 +269,7 @@ def test_notification_payloads_are_json() -> None:
     assert obj["winner"] == 1 and obj["termination"] == "TERMINATION_NORMAL" and obj["games_won"] == [0, 1]
     assert obj["seed"] == "01ff" and obj["games"][0]["final_totals"] == [10, 160]
     assert obj["faulting_seat"] == 0 and obj["detail"] == ""  # every field, defaults included
-    rules = json.loads(json.dumps(message_json(_gin_wire.rules_to_proto(gin.RuleSet.classic()))))
+    rules = json.loads(json.dumps(message_json(gin_wire.rules_to_proto(gin.RuleSet.classic()))))
     assert rules["knock"] == "KNOCK_MODE_LIMIT" and rules["knock_limit"] == 10 and rules["target"] == 100
 
 

@@ -14,10 +14,7 @@ from toy3_game import engine as toy
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchReport, MatchSpec, TimeControl
-from referee._resim import resimulate
-from referee._table import Table
-from referee.replays import read_replay
+from referee import MatchReport, MatchSpec, Table, TimeControl, read_replay, resimulate
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
 
@@ -189,7 +186,7 @@ def test_a_served_three_seat_match_under_substitute() -> None:
 
 
 def test_a_spec_crosses_create_match_with_its_game_and_its_clocks_per_seat() -> None:
-    from referee._service import spec_from_request
+    from referee.transport.service import spec_from_request
 
     tcs = (TimeControl.parse("st=1"), TimeControl.parse("tc=60+1"), TimeControl.parse("st=3"))
     spec = MatchSpec(players=("a", "b", "c"), game=toy.NAME, seat_time_controls=tcs, seed=b"s")
@@ -203,7 +200,7 @@ def test_a_spec_crosses_create_match_with_its_game_and_its_clocks_per_seat() -> 
 
 
 def test_each_seat_runs_on_its_own_clock() -> None:
-    from referee._clocks import Clocks
+    from referee.table.clocks import Clocks
 
     clocks = Clocks([TimeControl(per_move_ms=500), TimeControl(base_ms=2000, increment_ms=100)])
     assert clocks.allowance(0) == 500 and clocks.allowance(1) == 2000

@@ -1,4 +1,4 @@
-"""The shuffle (README "The shuffle", ``referee/_cardcore/_shuffle.py``): published vectors in
+"""The shuffle (README "The shuffle", ``referee/cardcore/_shuffle.py``): published vectors in
 ``tests/vectors/shuffle.jsonl``, checked against the implementation AND against a second
 implementation written here from the documented procedure with nothing but ``hashlib`` and
 ``struct`` (it imports none of the module's helpers).
@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from referee._cardcore import Uniform as _Uniform
+from referee.cardcore import Uniform as _Uniform
 from referee.gin import (
     DECK,
     Deal,

@@ -9,17 +9,57 @@ import subprocess
 import sys
 from collections import defaultdict
 
+import pytest
+
 from tests import _structure as src
 
-CIRCLE_FREE = ("referee", "arena")
+CIRCLE_FREE = ("referee", "arena", "sample_bots", "bench")
 """The packages whose modules must not import each other in a circle."""
+
+REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("referee", "referee.cli", "referee.conformance"),
+    ("referee.play",),
+    ("referee.transport",),
+    ("referee.table",),
+    ("referee.wire",),
+    ("referee.model", "referee.replays"),
+    ("referee.games",),
+    ("referee.gin", "referee.rummy"),
+    ("referee.cardcore",),
+)
+"""The referee's layers, top first: a module imports only its own layer's and the layers' below
+(the public surface, the command and a game plugin's conformance checks; one call per match; the
+gRPC transport; one match at a table; protobuf conversion; the values and typed replays; the game
+seam; the games; their core)."""
+ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("arena", "arena.cli"),
+    ("arena.run",),
+    ("arena.results", "arena.replays"),
+    ("arena.store", "arena.model"),
+    ("arena.console", "arena.exit_codes", "arena._testbot"),
+)
+"""The arena's layers, top first: the command line; running games; results and replays;
+storage and the run's values; the console and exit codes."""
+REFEREE_SURFACE = frozenset({
+    "referee", "referee.games", "referee.replays", "referee.cli", "referee.conformance", "referee.gin", "referee.rummy",
+    "referee.cardcore",
+})
+"""What the arena and the sample bots may import of the referee: the package (its ``__all__``)
+and its public modules (a game's package with its public modules: ``referee.gin.records``)."""
+GAME_PACKAGES = ("referee.gin", "referee.rummy", "referee.cardcore")
+"""The public packages whose public modules are part of the surface."""
+OUTSIDE_REFEREE = ("arena", "sample_bots", "bench", "tests")
+"""The folders that use the referee from outside: none may import a private ``referee._…`` name."""
+ON_THE_SURFACE = ("arena", "sample_bots")
+"""The folders that import only the referee's public surface (tests and benches may import the
+subpackages' modules: ``referee.table.flow``)."""
 
 SHORT_FUNCTIONS = ("referee", "arena", "sample_bots", "bench")
 """The folders whose functions must stay within ``MAX_FUNCTION_LINES``."""
 MAX_FUNCTION_LINES = 100
 """From a function's ``def`` line to its last line, both included (decorators not counted)."""
 
-GIN_OWN = ("referee/gin/", "referee/_gin_wire.py")
+GIN_OWN = ("referee/gin/", "referee/wire/gin.py")
 """The only files of ``referee`` that may name Gin: the pure game package (a folder) and its one
 protobuf-conversion module. Everything else reaches Gin through the game seam."""
 PROJECT_NAMES = frozenset({"gin_arena"})
@@ -33,6 +73,104 @@ def test_referee_and_arena_have_no_import_circle() -> None:
         f"  {src.describe(c)}\n    all the modules in this circle's group: {', '.join(src.members(edges, c))}"
         for c in circles
     )
+
+
+def _layer_report(layers: tuple[tuple[str, ...], ...], package: str) -> tuple[list[str], list[str]]:
+    mods = src.modules(package)
+    unplaced = [m.name for m in mods if src.layer_of(m.name, layers) is None]
+    edges = src.imports(mods)
+    up = [f"  {e.source} line {e.line} ({e.where}) imports {e.target}" for e in src.upward(edges, layers)]
+    return unplaced, up
+
+
+@pytest.mark.parametrize(("layers", "package"), [(REFEREE_LAYERS, "referee"), (ARENA_LAYERS, "arena")],
+                         ids=["referee", "arena"])
+def test_imports_point_down_the_layers(layers: tuple[tuple[str, ...], ...], package: str) -> None:
+    unplaced, up = _layer_report(layers, package)
+    assert not unplaced, f"modules of {package} in no layer (add them to the layers in {__file__}): {unplaced}"
+    assert not up, f"imports pointing up {package}'s layers {layers}:\n" + "\n".join(up)
+
+
+def test_the_layer_check_sees_an_import_pointing_up() -> None:
+    layers = (("p", "p.top"), ("p.mid",), ("p.low",))
+    assert [src.layer_of(n, layers) for n in ("p", "p.top.x", "p.mid", "p.mid.a.b", "p.low", "p.new")] == [
+        0, 0, 1, 1, 2, None]
+    down = src.Import("p.top.cmd", "p.low.values", 1, "top")
+    up = src.Import("p.low.values", "p.mid.flow", 7, "function")
+    side = src.Import("p.mid.a", "p.mid.b", 3, "TYPE_CHECKING")
+    assert src.upward([down, up, side], layers) == [up]
+
+
+def _private_referee_name(name: str) -> bool:
+    """A private name of the referee's own: ``referee._x`` or one inside its plumbing. A game's
+    package keeps its internal modules for the engine's own unit tests (``referee.gin._melds``);
+    the arena and the bots may not reach them either (the surface test)."""
+    return src.is_private(name) and not name.startswith(tuple(f"{p}." for p in GAME_PACKAGES))
+
+
+def _private_referee_names(folders: tuple[str, ...]) -> list[str]:
+    return [f"  {m.rel}:{line}: {name}" for m in src.modules(*folders)
+            for line, _, name in src.names_of(m, "referee") if _private_referee_name(name)]
+
+
+def test_nothing_outside_the_referee_imports_a_private_referee_name() -> None:
+    hits = _private_referee_names(OUTSIDE_REFEREE)
+    assert not hits, ("private referee names used from outside the referee (export them in referee/__init__.py, "
+                      "or reach a subpackage's public module):\n" + "\n".join(hits))
+
+
+def _on_the_surface(module: str) -> bool:
+    return module in REFEREE_SURFACE or (
+        module.startswith(tuple(f"{p}." for p in GAME_PACKAGES)) and not src.is_private(module))
+
+
+def test_the_arena_and_the_bots_import_only_the_referees_public_surface() -> None:
+    referee_modules = {m.name for m in src.modules("referee")}
+    hits: list[str] = []
+    for m in src.modules(*ON_THE_SURFACE):
+        for line, _, name in src.names_of(m, "referee"):
+            parts = name.split(".")
+            reached = next(d for i in range(len(parts), 0, -1) if (d := ".".join(parts[:i])) in referee_modules)
+            if not _on_the_surface(reached):
+                hits.append(f"  {m.rel}:{line}: {reached}")
+    assert not hits, (f"imports beyond the referee's public surface ({sorted(REFEREE_SURFACE)}; export what is "
+                      "needed in referee/__init__.py):\n" + "\n".join(hits))
+
+
+def test_every_public_referee_name_is_named_once_and_resolves() -> None:
+    import referee
+
+    init = next(m for m in src.modules("referee") if m.name == "referee")
+    typed = {alias.asname or alias.name for node, where in src.import_statements(init.tree)
+             if where == "TYPE_CHECKING" and isinstance(node, ast.ImportFrom) for alias in node.names}
+    typed |= {node.target.id for node in ast.walk(init.tree)
+              if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+    assert typed == set(referee.__all__), (
+        f"names for type checkers but not loaded: {sorted(typed - set(referee.__all__))}; "
+        f"loaded but not typed: {sorted(set(referee.__all__) - typed)}")
+    for name in referee.__all__:
+        assert getattr(referee, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = referee.Nope
+
+
+def test_the_private_name_finder_sees_every_way_of_reaching_one() -> None:
+    code = (
+        "import referee\nimport referee._x\nfrom referee import _y, games\nfrom referee._z import w\n"
+        "from referee.table import _q\nfrom referee.gin import records\n"
+        "def f() -> None:\n    from referee.table.flow import _hidden\n"
+        "v = referee._wire.COMPILED\nu = referee.play_match\n"
+    )
+    module = src.Module("tests.fake", src.ROOT / "tests" / "fake.py", False)
+    tree = ast.parse(code)
+    found = [n for _, _, n in src._names_in(module, tree, "referee") if _private_referee_name(n)]
+    assert set(found) == {"referee._x", "referee._y", "referee._z.w", "referee.table._q",
+                          "referee.table.flow._hidden", "referee._wire.COMPILED", "referee._wire"}
+    shadowed = ast.parse("import referee\ndef g(referee: object) -> None:\n    print(referee._connections)\n")
+    assert [n for _, _, n in src._names_in(module, shadowed, "referee") if src.is_private(n)] == []
+    assert not src.is_private("referee.__version__") and src.is_private("referee.gin._cards")
+    assert not _private_referee_name("referee.gin._cards.Card") and _private_referee_name("referee.wire._x")
+    assert not _on_the_surface("referee.gin._cards") and _on_the_surface("referee.gin.records")
 
 
 def test_the_circle_finder_sees_local_and_type_checking_imports() -> None:
@@ -114,9 +252,10 @@ def test_vulture_finds_no_dead_code() -> None:
 
 
 # Spelled in pieces so that this file does not name what it looks for.
-MACHINE_ONLY = ("../" + "shared", "/wo" + "rk/", "se" + "eds/")
+MACHINE_ONLY = ("../" + "shared", "/wo" + "rk/", "se" + "eds/", "/t" + "mp/", "/ho" + "me/", "/ro" + "ot/",
+                "/Us" + "ers/", "/private/" + "var/", "/var/" + "folders/")
 """What points at files that only one machine has: the folder beside the checkout, the
-workplace's absolute paths, the seed texts."""
+workplace's and the usual machines' absolute folders (temporary, home), the seed texts."""
 MAY_NAME_MACHINE_PATHS = frozenset({".ci/run"})
 """CI compares ``tests/vectors`` and ``docs/rules-gin.md`` with the originals beside the
 checkout, when they are there."""
@@ -125,24 +264,41 @@ MAY_NAME = {"docs/rules-gin.md": ("se" + "eds/",), "docs/rules-rummy.md": ("se" 
 documents' folder they were written from (a name, not a path anything reads)."""
 
 
+def machine_paths(rel: str, data: bytes) -> list[str]:
+    """Where ``data`` (a tracked file's bytes) names a machine path: ``rel:line: text`` for a text
+    file, ``rel@offset: bytes`` for a binary one (a database keeps what it was given)."""
+    allowed = MAY_NAME.get(rel, ())
+    wanted = [bad for bad in MACHINE_ONLY if bad not in allowed]
+    if b"\0" in data:
+        hits = []
+        for bad in wanted:
+            at = data.find(bad.encode())
+            while at != -1:
+                hits.append(f"  {rel}@{at}: {data[max(0, at - 20):at + 60]!r}")
+                at = data.find(bad.encode(), at + 1)
+        return hits
+    return [f"  {rel}:{number}: {line.strip()[:120]}"
+            for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1)
+            for bad in wanted if bad in line]
+
+
 def test_no_tracked_file_names_a_machine_path_or_the_folder_beside_the_checkout() -> None:
     listing = subprocess.run(["git", "ls-files", "-z"], cwd=src.ROOT, capture_output=True, check=False)
     assert listing.returncode == 0, f"this check reads the tracked files of a git checkout: {listing.stderr!r}"
-    listed = listing.stdout.decode().split("\0")
     hits: list[str] = []
-    for rel in filter(None, listed):
+    for rel in filter(None, listing.stdout.decode().split("\0")):
         path = src.ROOT / rel
-        if rel in MAY_NAME_MACHINE_PATHS or not path.is_file():
-            continue
-        data = path.read_bytes()
-        if b"\0" in data:
-            # Binary files are data: the v0_1 fixture databases keep, byte for byte, the paths of
-            # the machine that made them, and the tests copy them before use.
-            continue
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            hits.extend(f"  {rel}:{number}: {line.strip()[:120]}" for bad in MACHINE_ONLY
-                        if bad in line and bad not in MAY_NAME.get(rel, ()))
+        if rel not in MAY_NAME_MACHINE_PATHS and path.is_file():
+            hits.extend(machine_paths(rel, path.read_bytes()))
     assert not hits, f"tracked files naming {list(MACHINE_ONLY)} (only .ci/run may):\n" + "\n".join(hits)
+
+
+def test_the_machine_path_finder_reads_binary_files() -> None:
+    tmp = ("/t" + "mp/").encode()
+    assert machine_paths("x.sqlite", b"SQLite format 3\0\0" + tmp + b"fx/run/replays/a.jsonl\0") != []
+    assert machine_paths("x.sqlite", b"SQLite format 3\0\0replays/a.jsonl\0") == []
+    assert machine_paths("a.csv", b"0,a," + tmp + b"fx/a.jsonl\n") == ["  a.csv:1: 0,a," + tmp.decode() + "fx/a.jsonl"]
+    assert machine_paths("docs/rules-gin.md", ("from se" + "eds/").encode()) == []
 
 
 CREDENTIAL_NAMES = re.compile(r"(^|/)(operator-token|[^/]*\.(pem|key|p12|pfx|jks)|id_(rsa|ecdsa|ed25519)|\.env)$")

@@ -12,9 +12,9 @@ import random
 import pytest
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
-from referee import _gin_wire as wire
-from referee import _wire as envelope
 from referee import gin
+from referee.wire import envelope
+from referee.wire import gin as wire
 
 PHASE = {"upcard": game_pb2.PHASE_UPCARD_OFFER, "draw": game_pb2.PHASE_DRAW,
          "discard": game_pb2.PHASE_DISCARD, "over": game_pb2.PHASE_OVER}
@@ -134,7 +134,7 @@ def test_events_are_converted_once_and_restart_with_each_deal() -> None:
 def test_action_records_are_the_canonical_json() -> None:
     """The replay's per-decision record is written without the JSON encoder; it must be the
     same line (and so the same hash chain) as the general canonical form, odd texts included."""
-    from referee._replay import ReplayRecorder, canonical
+    from referee.model.replay import ReplayRecorder, canonical
 
     rng = random.Random(7)
     fast = ReplayRecorder()

@@ -19,15 +19,15 @@ from arena.cli.options import UsageError
 from arena.cli.parser import build_parser
 from arena.cli.play_cmd import run as run_play
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from arena.model.manifest import ManifestError
 from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
 from arena.run.ladder import LadderError
-from arena.run.manifest import ManifestError
 from arena.run.placement import BotsUnreachable, NoWorkers
 from arena.store import StoreError
-from referee._tls import ListenError
+from referee import ListenError
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,

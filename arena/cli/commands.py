@@ -32,12 +32,12 @@ from arena.cli.options import (
 )
 from arena.console import Console
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from arena.model.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
+from arena.model.schedule import Format, RunConfig
 from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
-from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
 from arena.run.placement import BotsUnreachable, ClusterSpec, NoWorkers
-from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import (
     RemoteAccess,
@@ -51,9 +51,8 @@ from arena.run.tournament import (
     write_results,
 )
 from arena.store import RunStore
+from referee import ListenError, TLSConfigError, TokenFileError, check_can_listen, server_tls_from_args
 from referee import games as referee_games
-from referee._auth import TokenFileError
-from referee._tls import ListenError, TLSConfigError, check_can_listen, server_tls_from_args
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""

@@ -25,9 +25,9 @@ from arena.cli.options import (
     run_cancellable,
 )
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_OK
+from arena.model.manifest import BotSpec, ManifestError, check_name, load_manifest, parse_bot, parse_inline_bot
 from arena.results.report import table
 from arena.run.ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
-from arena.run.manifest import BotSpec, ManifestError, check_name, load_manifest, parse_bot, parse_inline_bot
 from referee import games as referee_games
 
 

@@ -20,14 +20,21 @@ import trio
 import referee
 from arena import console as console_mod
 from arena.console import Console
-from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
+from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
+from arena.model.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.placement import WORKER_WAIT_S, WORKERS_ENV, ClusterSpec, DaskTLS
-from arena.run.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.tournament import RemoteAccess
-from referee import TimeControl, TimeControlError, games
-from referee._auth import TokenFileError, client_operator_token
-from referee._spec import DEFAULT_GAME
-from referee._tls import ClientConfigError, check_can_listen, client_tls
+from referee import (
+    DEFAULT_GAME,
+    ClientConfigError,
+    TimeControl,
+    TimeControlError,
+    TokenFileError,
+    check_can_listen,
+    client_operator_token,
+    client_tls,
+    games,
+)
 from referee.cli import add_limit_option
 from referee.gin import PRESETS, RuleSet, RuleSetError
 

@@ -10,12 +10,12 @@ from typing import Any
 from arena.cli import games_cmd
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
+from arena.model.schedule import FORMATS
 from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
-from arena.run.schedule import FORMATS
-from referee._tls import add_server_tls_options
+from referee import add_server_tls_options
 from referee.cli import add_limit_option, add_operator_options
 
 _FMT = argparse.RawDescriptionHelpFormatter
@@ -37,7 +37,7 @@ def build_text() -> str:
     import importlib
     import importlib.util
 
-    from referee import _cardcore, _wire, games
+    from referee import ENCODERS_COMPILED, cardcore, games
 
     def kind(compiled: bool) -> str:
         return "compiled (mypyc)" if compiled else "pure Python"
@@ -48,7 +48,7 @@ def build_text() -> str:
             module = importlib.import_module(f"referee.{name}")
             if hasattr(module, "COMPILED"):
                 parts.append(f"{name} engine {kind(bool(module.COMPILED))}")
-    return ", ".join([*parts, f"card core {kind(_cardcore.COMPILED)}", f"wire encoders {kind(_wire.COMPILED)}"])
+    return ", ".join([*parts, f"card core {kind(cardcore.COMPILED)}", f"wire encoders {kind(ENCODERS_COMPILED)}"])
 
 
 class _Version(argparse.Action):

@@ -12,7 +12,7 @@ import referee
 from arena.cli.options import UsageError, rules_from_args, run_cancellable, tc_from_args
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
 from arena.run.play import BOTS, Screen, play
-from referee._logging import configure_logging
+from referee import configure_logging
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ expected, found) and the audit fails:
    the seats' nonces when ``mix_nonces``) by the documented shuffle.
 4. **rerun** — the clocks are checked against the time control (a think time beyond the
    allowance must have produced a time forfeit), then the match is played again through the
-   referee's own table from the seats' recorded answers (``referee._resim``): every record must
+   referee's own table from the seats' recorded answers (``referee.table.resim``): every record must
    come out byte for byte the same; the first differing field is named. This re-checks every
    action's legality, every card drawn, every deal result and score, faults and the match result.
 5. **digests** — each seat's message digest (SHA-256 over ``u32be(len) || bytes`` of every
@@ -45,9 +45,7 @@ from google.protobuf.message import Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from gin_arena.v1 import bot_pb2
-from referee import games, rummy
-from referee._resim import ReplayError, Resimulation, resimulate
-from referee._timecontrol import TimeControl
+from referee import ReplayError, Resimulation, TimeControl, games, resimulate, rummy
 from referee.gin import DECK, parse_card
 from referee.gin.records import GinDealEnd
 from referee.replays import (

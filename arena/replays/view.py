@@ -35,7 +35,7 @@ from arena.replays.gin_model import DealView, MatchView, Position, end_text, shu
 from arena.replays.model import AnyView, ReplayModelError, load
 from arena.replays.rummy_model import RummyMatchView
 from gin_arena.v1 import bot_pb2, game_pb2
-from referee._resim import ReplayError, resimulate
+from referee import ReplayError, resimulate
 from referee.replays import FaultRecord, Replay, read_replay
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")

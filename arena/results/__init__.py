@@ -1,2 +1,2 @@
-"""Results: game records, statistics and ratings, the one standings engine and its reports,
-the results page."""
+"""Results: statistics and ratings, the one standings engine and its reports, the results page
+(a game's record, ``Outcome``, is in ``arena.model.records``)."""

@@ -3,7 +3,7 @@
 finished ahead of each other).
 
 A seat's player may be an instance of a bot (``greedy#2``): everything here counts it as that bot
-(:func:`arena.run.schedule.base_name`). Two seats of one bot in one game are never compared with
+(:func:`arena.model.schedule.base_name`). Two seats of one bot in one game are never compared with
 each other.
 
 Ratings: the games are rated one after the other, in schedule order, by openskill's
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 from openskill.models import PlackettLuce
 
-from arena.results.records import Outcome
+from arena.model.records import Outcome
+from arena.model.schedule import base_name
 from arena.results.stats import Z95
-from arena.run.schedule import base_name
 
 
 @dataclass(frozen=True, slots=True)

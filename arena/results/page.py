@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from arena.exit_codes import EXIT_OK, EXIT_USAGE
+from arena.model.records import Outcome
 from arena.replays.html import write_replay_html
 from arena.replays.model import ReplayModelError, load
-from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report
 from arena.results.stats import format_elo
 from referee import write_atomic

@@ -18,8 +18,9 @@ from rich.console import Console as RichConsole
 from rich.table import Table
 from rich.text import Text
 
+from arena.model.records import Outcome
+from arena.model.schedule import base_name
 from arena.results.multi import head_to_head, ranking
-from arena.results.records import Outcome
 from arena.results.stats import (
     GameFacts,
     SprtSpec,
@@ -34,7 +35,6 @@ from arena.results.stats import (
     sprt_state,
     wdl,
 )
-from arena.run.schedule import base_name
 from referee import write_atomic
 
 FAULTS = (

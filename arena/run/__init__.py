@@ -1,2 +1,3 @@
-"""Running games: the manifest, the schedule, the runner (games through referee.play_match_async),
-bot processes, tournaments, the ladder, arena serve and a person's play in the terminal."""
+"""Running games: the runner (games through referee.play_match_async), bot processes, tournaments,
+the ladder, the Dask backend, arena serve and a person's play in the terminal (the manifest and
+the schedule they run are in ``arena.model``)."""

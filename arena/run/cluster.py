@@ -32,8 +32,8 @@ from distributed.security import Security
 
 import referee
 from arena.console import file_level, log_only_to_file, log_to_file
+from arena.model.manifest import BotSpec, startup_problem
 from arena.run import shipping
-from arena.run.manifest import BotSpec, startup_problem
 from arena.run.placement import (
     BotsUnreachable,
     ClusterObserver,

@@ -18,14 +18,14 @@ import structlog
 import trio
 
 from arena.console import Console, Progress, log_to_file
-from arena.results.records import Outcome
+from arena.model.manifest import BotSpec, not_playing, startup_problem
+from arena.model.records import Outcome
+from arena.model.schedule import GameJob, PlayConfig, base_name
 from arena.results.report import PlayedGame, build_report, ranking_text, table
 from arena.results.stats import GameFacts, Rating, format_elo, los_between, mle_ratings, scoring_units
-from arena.run.manifest import BotSpec, not_playing, startup_problem
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor
-from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.run.tournament import (
     PLAINTEXT,
     RemoteAccess,
@@ -36,8 +36,8 @@ from arena.run.tournament import (
     run_folder,
 )
 from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
+from referee import DEFAULT_GAME
 from referee import games as referee_games
-from referee._spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
 

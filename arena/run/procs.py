@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from arena.run.manifest import BotSpec
+from arena.model.manifest import BotSpec
 from referee import BotLaunch
 
 

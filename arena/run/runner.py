@@ -16,12 +16,13 @@ import structlog
 import trio
 
 from arena.console import Progress
-from arena.results.records import Outcome, from_report
-from arena.run.manifest import BotSpec
+from arena.model.manifest import BotSpec
+from arena.model.records import Outcome, from_report
+from arena.model.schedule import GameJob, base_name
 from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, NoWorkers, Stalls
 from arena.run.procs import BotLogs, launch_for
-from arena.run.schedule import GameJob, base_name
 from referee import (
+    DEFAULT_GAME,
     BotFailed,
     FaultPolicy,
     MatchContext,
@@ -30,7 +31,6 @@ from referee import (
     TimeControl,
     play_match_async,
 )
-from referee._spec import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
 

@@ -14,9 +14,9 @@ import trio
 
 import referee
 from arena.console import log_to_file
-from arena.results.records import from_report
+from arena.model.records import from_report
 from arena.store import open_db, record_game
-from referee._auth import DEFAULT_TOKEN_FILE, resolve_operator_token
+from referee import DEFAULT_TOKEN_FILE, resolve_operator_token
 
 log = structlog.get_logger("arena")
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from arena.run.manifest import BotSpec
+from arena.model.manifest import BotSpec
 
 SKIPPED = frozenset({".git", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 """Folders never shipped (version control, virtual environments, caches)."""

@@ -18,14 +18,14 @@ import structlog
 import trio
 
 from arena.console import Console, Progress, log_to_file
-from arena.results.records import Outcome
+from arena.model.manifest import BotSpec, new_token
+from arena.model.records import Outcome
+from arena.model.schedule import GameJob, PlayConfig, base_name
 from arena.results.report import PlayedGame, build_report, interim_text, render_text, write_files
 from arena.results.stats import GameFacts, SprtSpec, sprt_counts, sprt_state
-from arena.run.manifest import BotSpec, new_token
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
 from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
-from arena.run.schedule import GameJob, PlayConfig, base_name
 from arena.store import DbWriter, RunStore, proc_start_ticks
 
 if TYPE_CHECKING:

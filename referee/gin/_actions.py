@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 
 from ._cards import DECK, Card, parse_card
 

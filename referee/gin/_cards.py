@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 
 RANKS: Final = "A23456789TJQK"
 """Rank characters in order, ace (rank 1) low."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
-from referee._cardcore import State
+from referee.cardcore import State
 
 from ._actions import (
     BIG_GIN,

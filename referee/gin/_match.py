@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from referee._cardcore import State, Value
+from referee.cardcore import State, Value
 
 from ._actions import Action, IllegalActionError
 from ._cards import Card

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 from referee.gin._cards import DECK, FULL_MASK, Card, from_mask
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from referee._cardcore import rule_set, rules_from_dict, rules_to_dict
+from referee.cardcore import rule_set, rules_from_dict, rules_to_dict
 
 KnockMode = Literal["limit", "oklahoma", "gin_only"]
 NextDealer = Literal["alternate", "winner", "loser"]

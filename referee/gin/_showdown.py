@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 from referee.gin._cards import Card, from_mask
 from referee.gin._melds import (
     Meld,

@@ -1,5 +1,5 @@
 """Deterministic shuffles: every deck order comes from a seed by the procedure of
-``referee._cardcore`` (README "The shuffle"), the same for every game:
+``referee.cardcore`` (README "The shuffle"), the same for every game:
 
 * A deal's deck is ``shuffle(the 52 cards in index order As..Ks Ah..Kh Ad..Kd Ac..Kc,
   deal_key(seed, game, deal))``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from referee._cardcore import commitment, deal_key, first_dealer, label, mix_seed, shuffle
+from referee.cardcore import commitment, deal_key, first_dealer, label, mix_seed, shuffle
 
 from ._cards import DECK, Card
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 
 from ._actions import Action
 from ._cards import Card

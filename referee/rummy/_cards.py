@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 
 RANKS = "A23456789TJQK"
 """Rank characters in order, ace (rank 1) low."""

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 
 from ._actions import End, LayMeld, LayOff
 from ._cards import DECK, Card, card_value

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 
 from ._cards import Card
 

@@ -1,4 +1,4 @@
-"""Seed → deck: the project's shuffle procedure (``referee._cardcore``, the one every game
+"""Seed → deck: the project's shuffle procedure (``referee.cardcore``, the one every game
 uses, so that audits work the same way):
 
 * a deal's deck is ``shuffle(DECK, deal_key(seed, game, deal))``;
@@ -13,7 +13,7 @@ import hashlib
 import struct
 from collections.abc import Sequence
 
-from referee._cardcore import commitment, deal_key, first_dealer, label, mix_seed, shuffle
+from referee.cardcore import commitment, deal_key, first_dealer, label, mix_seed, shuffle
 
 from ._cards import DECK, Card
 

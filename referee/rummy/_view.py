@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee._cardcore import Value
+from referee.cardcore import Value
 
 from ._actions import Action, Discard, DrawStock, LayMeld, LayOff, TakeDiscard
 from ._cards import Card

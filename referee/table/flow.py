@@ -1,7 +1,7 @@
 """One match at the table: the match flow under trio, for any game and any number of seats.
 
 A :class:`Table` owns the truth of one match (the game's :class:`~referee.games.GameMatch`).
-Seats talk to it through their :class:`~referee._seats.SeatLink`; every message to a seat is
+Seats talk to it through their :class:`~referee.table.seats.SeatLink`; every message to a seat is
 built by the game's wire from that seat's information state; nothing else of the match reaches
 a seat. The table is made of small pieces with one job each: the links (``_seats``), the clocks
 (``_clocks``), the fault policy (``_faults``), the story digests (``_digests``), the spectator
@@ -28,16 +28,15 @@ import structlog
 import trio
 
 from gin_arena.v1 import bot_pb2, referee_pb2
-
-from . import _wire as wire
-from . import games
-from ._clocks import Clocks
-from ._digests import StoryDigests
-from ._faults import Fault, FaultLedger
-from ._recording import MatchRecorder
-from ._seats import SeatLink, Session
-from ._spec import MatchReport, MatchSpec, Termination
-from ._spectators import Sink, SpectatorLog
+from referee import games
+from referee.model.spec import MatchReport, MatchSpec, Termination
+from referee.table.clocks import Clocks
+from referee.table.digests import StoryDigests
+from referee.table.faults import Fault, FaultLedger
+from referee.table.recording import MatchRecorder
+from referee.table.seats import SeatLink, Session
+from referee.table.spectators import Sink, SpectatorLog
+from referee.wire import envelope as wire
 
 __all__ = ["MAX_STRAY_MESSAGES", "Fault", "SeatLink", "Session", "Table", "TableState"]
 

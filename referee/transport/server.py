@@ -17,16 +17,15 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
-
-from ._auth import OperatorAuth, new_operator_token
-from ._interrupted import recover_folder
-from ._limits import LimitExceeded, Limits
-from ._runtime import aio
-from ._seats import SeatLink
-from ._service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
-from ._spec import MatchReport, MatchSpec
-from ._table import Table
-from ._tls import ServerTLS, bind
+from referee.model.limits import LimitExceeded, Limits
+from referee.model.spec import MatchReport, MatchSpec
+from referee.table.flow import Table
+from referee.table.interrupted import recover_folder
+from referee.table.seats import SeatLink
+from referee.transport.auth import OperatorAuth, new_operator_token
+from referee.transport.runtime import aio
+from referee.transport.service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
+from referee.transport.tls import ServerTLS, bind
 
 log = structlog.get_logger("referee")
 

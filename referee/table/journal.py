@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._replay import GENESIS, canonical, write_atomic
+from referee.model.replay import GENESIS, canonical, write_atomic
 
 JOURNAL_SUFFIX = ".journal"
 """The journal of a running match: ``<id>.journal``."""

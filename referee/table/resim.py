@@ -16,14 +16,13 @@ import trio
 import trio.testing
 
 from gin_arena.v1 import bot_pb2, game_pb2
-
-from . import games
-from ._faults import Fault
-from ._seats import SeatLink
-from ._spec import MatchReport, MatchSpec, Termination
-from ._table import Table
-from ._timecontrol import TimeControl
-from .replays import ActionRecord, FaultRecord, HeaderRecord, Replay, ReplayVisitor, ResultRecord
+from referee import games
+from referee.model.spec import MatchReport, MatchSpec, Termination
+from referee.model.timecontrol import TimeControl
+from referee.replays import ActionRecord, FaultRecord, HeaderRecord, Replay, ReplayVisitor, ResultRecord
+from referee.table.faults import Fault
+from referee.table.flow import Table
+from referee.table.seats import SeatLink
 
 _T = TypeVar("_T")
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import structlog
 import trio
 
-from ._hosts import HostedMatch, first
-from ._launch import BotLaunch, restart_after
-from ._procs import SeatLog, describe_exit, ended_early, pump_task, terminate
-from ._spec import MatchReport
+from referee.model.spec import MatchReport
+from referee.play.hosts import HostedMatch, first
+from referee.play.launch import BotLaunch, restart_after
+from referee.play.procs import SeatLog, describe_exit, ended_early, pump_task, terminate
 
 log = structlog.get_logger("referee")
 

@@ -17,8 +17,8 @@ from typing import BinaryIO
 import structlog
 import trio
 
-from ._hosts import HostedMatch, first
-from ._launch import BotLaunch
+from referee.play.hosts import HostedMatch, first
+from referee.play.launch import BotLaunch
 
 log = structlog.get_logger("referee")
 

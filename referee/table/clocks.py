@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._limits import WIRE_MS_MAX
-from ._timecontrol import TimeControl
+from referee.model.limits import WIRE_MS_MAX
+from referee.model.timecontrol import TimeControl
 
 
 class Clocks:

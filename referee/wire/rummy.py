@@ -12,15 +12,15 @@ from typing import Any
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import games, rummy
-from referee._wire import LEN as _LEN
-from referee._wire import VARINT as _VARINT
-from referee._wire import WireError
-from referee._wire import len_field as _len_field
-from referee._wire import packed as _packed
-from referee._wire import tags as _tags
-from referee._wire import text as _text
-from referee._wire import uint as _uint
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
+from referee.wire.envelope import LEN as _LEN
+from referee.wire.envelope import VARINT as _VARINT
+from referee.wire.envelope import WireError
+from referee.wire.envelope import len_field as _len_field
+from referee.wire.envelope import packed as _packed
+from referee.wire.envelope import tags as _tags
+from referee.wire.envelope import text as _text
+from referee.wire.envelope import uint as _uint
 
 _SEAT_COUNTS = range(2, 7)
 

@@ -25,15 +25,15 @@ from pathlib import Path
 
 import trio
 
-from ._hosts import EmbeddedHost, HostedMatch, MatchHost, remote_host
-from ._launch import BotLaunch
-from ._limits import Limits
-from ._pool import BotPool, ReusedProcess
-from ._procs import SeatProcess, run_seat
-from ._runtime import run
-from ._server import open_referee
-from ._spec import MatchReport, MatchSpec
-from ._tls import ClientTLS
+from referee.model.limits import Limits
+from referee.model.spec import MatchReport, MatchSpec
+from referee.play.hosts import EmbeddedHost, HostedMatch, MatchHost, remote_host
+from referee.play.launch import BotLaunch
+from referee.play.pool import BotPool, ReusedProcess
+from referee.play.procs import SeatProcess, run_seat
+from referee.transport.runtime import run
+from referee.transport.server import open_referee
+from referee.transport.tls import ClientTLS
 
 CANCELLED_DETAIL = "the match was cancelled before it ended"
 """The ``aborted`` match's detail when the caller stops it (cancellation, Ctrl-C)."""

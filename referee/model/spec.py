@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from . import games
-from ._timecontrol import TimeControl
+from referee import games
+from referee.model.timecontrol import TimeControl
 
 FaultPolicy = Literal["forfeit", "substitute"]
 Termination = Literal[

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ._spec import MatchSpec
+from referee.model.spec import MatchSpec
 
 WIRE_MS_MAX = 2**32 - 1
 """The largest value of the protocol's millisecond fields (``uint32``)."""

@@ -16,15 +16,14 @@ import structlog
 import trio
 
 from gin_arena.v1 import referee_pb2, referee_pb2_grpc
-
-from ._auth import OPERATOR_TOKEN_ENV, operator_metadata
-from ._replay import write_atomic
-from ._runtime import aio
-from ._server import Referee
-from ._spec import MatchReport, MatchSpec
-from ._table import Table
-from ._tls import ClientConfigError, ClientTLS, open_channel, tls_mismatch, tls_probe
-from ._wire import create_match_request, match_report_from_proto
+from referee.model.replay import write_atomic
+from referee.model.spec import MatchReport, MatchSpec
+from referee.table.flow import Table
+from referee.transport.auth import OPERATOR_TOKEN_ENV, operator_metadata
+from referee.transport.runtime import aio
+from referee.transport.server import Referee
+from referee.transport.tls import ClientConfigError, ClientTLS, open_channel, tls_mismatch, tls_probe
+from referee.wire.envelope import create_match_request, match_report_from_proto
 
 log = structlog.get_logger("referee")
 

@@ -25,8 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from referee import FaultPolicy, TimeControl, games
-from referee._spec import DEFAULT_GAME
+from referee import DEFAULT_GAME, FaultPolicy, TimeControl, games
 from referee.gin import first_dealer
 
 Format = Literal["round-robin", "gauntlet"]

@@ -1,5 +1,5 @@
 """Matches a killed referee left behind: on restart each journal becomes an interrupted replay
-(``_journal.recover``) and a table that lists the match as ``interrupted``, its seed revealed."""
+(``referee.table.journal.recover``) and a table that lists the match as ``interrupted``, its seed revealed."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import structlog
 
-from ._journal import Interrupted, journals, recover
-from ._spec import DEFAULT_GAME, MatchReport, MatchSpec
-from ._table import Table
+from referee.model.spec import DEFAULT_GAME, MatchReport, MatchSpec
+from referee.table.flow import Table
+from referee.table.journal import Interrupted, journals, recover
 
 log = structlog.get_logger("referee")
 

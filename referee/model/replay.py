@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, cast
 
-from . import games
+from referee import games
 
 REPLAY_FORMAT = "gin-arena-replay"
 """The ``format`` field of a replay's header record."""
@@ -453,11 +453,11 @@ def content_classes(game: str) -> tuple[type[Any], type[Any]]:
         raise ReplayFormatError(1, "header.game", "one of " + ", ".join(games.names()), game) from None
     classes = entry.game.deal_end_content, entry.game.game_end_content
     for cls in classes:
-        _check_annotations(cls)
+        check_annotations(cls)
     return classes
 
 
-def _check_annotations(cls: type) -> None:
+def check_annotations(cls: type) -> None:
     """Fail at once on a record or content field the codec cannot read or write."""
     for f in dataclasses.fields(cls):
         if f.name != "content" and (str(f.type) not in _DECODERS or not (
@@ -467,7 +467,7 @@ def _check_annotations(cls: type) -> None:
 
 
 for _cls in RECORD_CLASSES.values():
-    _check_annotations(_cls)
+    check_annotations(_cls)
 
 
 def _check_header_keys(obj: Mapping[str, Any]) -> None:
@@ -541,7 +541,7 @@ class LineSink(Protocol):
 class ReplayRecorder:
     """Collects a match's records, chaining their hashes. The lines are kept deflated until
     the match ends (a few hundred bytes per decision otherwise, for every running match), or,
-    with a :attr:`sink`, handed to it as they come (the journal of ``referee._journal``)."""
+    with a :attr:`sink`, handed to it as they come (the journal of ``referee.table.journal``)."""
 
     def __init__(self) -> None:
         self.last_hash = GENESIS

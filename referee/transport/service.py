@@ -22,13 +22,12 @@ import trio
 from google.protobuf.message import DecodeError
 
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
-
-from . import _wire as wire
-from . import games
-from ._limits import LimitExceeded, Limits, check_spec
-from ._seats import SeatLink
-from ._spec import DEFAULT_GAME, MatchSpec
-from ._table import Table
+from referee import games
+from referee.model.limits import LimitExceeded, Limits, check_spec
+from referee.model.spec import DEFAULT_GAME, MatchSpec
+from referee.table.flow import Table
+from referee.table.seats import SeatLink
+from referee.wire import envelope as wire
 
 log = structlog.get_logger("referee")
 _EOF = grpc.aio.EOF  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._spec import FaultPolicy, Termination
+from referee.model.spec import FaultPolicy, Termination
 
 
 class Fault(Exception):

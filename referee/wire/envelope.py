@@ -10,10 +10,9 @@ from types import FunctionType
 from typing import Any
 
 from gin_arena.v1 import game_pb2, referee_pb2
-
-from . import games
-from ._spec import DEFAULT_GAME, TERMINATIONS, FaultPolicy, MatchReport, MatchSpec
-from ._timecontrol import TimeControl
+from referee import games
+from referee.model.spec import DEFAULT_GAME, TERMINATIONS, FaultPolicy, MatchReport, MatchSpec
+from referee.model.timecontrol import TimeControl
 
 WireError = games.WireError
 

@@ -16,9 +16,8 @@ from typing import Any, Protocol
 import trio
 
 from gin_arena.v1 import bot_pb2
-
-from ._faults import Fault
-from ._spec import DEFAULT_GAME
+from referee.model.spec import DEFAULT_GAME
+from referee.table.faults import Fault
 
 
 def _unused(at: float) -> None:

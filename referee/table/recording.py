@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import games
-from ._faults import Fault
-from ._journal import Journal
-from ._replay import FaultRecord, HeaderRecord, ReplayRecorder, ResultRecord, decode_record
-from ._spec import MatchSpec, Termination
+from referee import games
+from referee.model.replay import FaultRecord, HeaderRecord, ReplayRecorder, ResultRecord, decode_record
+from referee.model.spec import MatchSpec, Termination
+from referee.table.faults import Fault
+from referee.table.journal import Journal
 
 _KIND = {games.DealBegun: "deal", games.DealOver: "deal_end", games.GameOver: "game_end"}
 

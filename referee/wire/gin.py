@@ -9,19 +9,18 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
-
-from . import games, gin
-from ._wire import LEN as _LEN
-from ._wire import VARINT as _VARINT
-from ._wire import WireError, spectator_event_bytes
-from ._wire import len_field as _len_field
-from ._wire import packed as _packed
-from ._wire import tags as _tags
-from ._wire import text as _text
-from ._wire import uint as _uint
-from ._wire import uint_field as _uint_field
-from ._wire import v as _v
-from .gin.records import GinDealEnd, GinGameEnd
+from referee import games, gin
+from referee.gin.records import GinDealEnd, GinGameEnd
+from referee.wire.envelope import LEN as _LEN
+from referee.wire.envelope import VARINT as _VARINT
+from referee.wire.envelope import WireError, spectator_event_bytes
+from referee.wire.envelope import len_field as _len_field
+from referee.wire.envelope import packed as _packed
+from referee.wire.envelope import tags as _tags
+from referee.wire.envelope import text as _text
+from referee.wire.envelope import uint as _uint
+from referee.wire.envelope import uint_field as _uint_field
+from referee.wire.envelope import v as _v
 
 _KIND_TO_PB = {
     "pass": game_pb2.ACTION_KIND_PASS,
