@@ -298,13 +298,23 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                                     f"this session plays no match {response.match_id[:64]!r}", response.request_id))
             else:
                 link.deliver(response, at)
+        elif kind == "resign":
+            resign = msg.resign
+            link = session.links.get(resign.match_id)
+            if link is None and not resign.match_id and len(session.links) == 1:
+                link = next(iter(session.links.values()))
+            if link is None:
+                session.send(_error(bot_pb2.ERROR_CODE_UNKNOWN_MATCH,
+                                    f"this session plays no match {resign.match_id[:64]!r}"))
+            else:
+                link.resigned(resign.reason, self.referee.limits.text_length)
         elif kind == "ping":
             session.send(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(
                 ping_id=msg.ping.ping_id, referee_time_ms=int(time.time() * 1000))).SerializeToString())
         elif kind == "hello":
             session.send(_error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION, "hello may be sent only once"))
         else:
-            session.send(_error(bot_pb2.ERROR_CODE_MALFORMED, "a BotMessage must set one of hello, action, ping"))
+            session.send(_error(bot_pb2.ERROR_CODE_MALFORMED, "a BotMessage must set one of hello, action, ping, resign"))
 
 
 @asynccontextmanager
