@@ -205,8 +205,8 @@ def resimulate(replay: Replay) -> Resimulation:
             sessions = []
             for seat, link in enumerate(table.links):
                 s = _ScriptedSeat(seat, bots[seat], nonces[seat], not event_messages[seat], script.answers[seat],
-                                  script.fallbacks[seat], script.silent[seat], script.disconnect[seat], script.late[seat], nursery,
-                                  on_request)
+                                  script.fallbacks[seat], script.silent[seat], script.disconnect[seat],
+                                  script.late[seat], nursery, on_request)
                 s.link = link
                 sessions.append(s)
                 if seat not in missing:

@@ -314,7 +314,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         elif kind == "hello":
             session.send(_error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION, "hello may be sent only once"))
         else:
-            session.send(_error(bot_pb2.ERROR_CODE_MALFORMED, "a BotMessage must set one of hello, action, ping, resign"))
+            session.send(_error(bot_pb2.ERROR_CODE_MALFORMED,
+                                "a BotMessage must set one of hello, action, ping, resign"))
 
 
 @asynccontextmanager

@@ -430,7 +430,7 @@ def test_an_exception_in_a_hook_resigns_by_default_and_is_logged_with_fallback(
     serve: Callable[[FakeReferee], str],
 ) -> None:
     class Hooked(Bot):
-        def decide(self, request: bot_pb2.ActionRequest) -> str:
+        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action:
             return greedy_bot.decide(request)
 
         def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:

@@ -23,7 +23,6 @@ import platform
 import random
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -77,7 +76,9 @@ def exception_line(e: BaseException) -> str:
     """The last line of the traceback Python would print for ``e`` (``ValueError: bad card``):
     its type, module-qualified unless built in, and the first line of its message."""
     kind = type(e)
-    name = kind.__qualname__ if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}.{kind.__qualname__}"
+    name = kind.__qualname__
+    if kind.__module__ not in ("builtins", "__main__"):
+        name = f"{kind.__module__}.{name}"
     text = str(e).strip().splitlines()
     return (f"{name}: {text[0]}" if text else name)[:REASON_CHARS]
 
@@ -301,7 +302,7 @@ class _Session:
         if isinstance(exc, SessionAbort):
             self._request_abort(f"the bot aborted the session: {exc}")
         elif isinstance(exc, BotCodeError):
-            self._resign(exc)
+            self.give_up(exc)
         elif exc is not None:
             log.error("a bot hook raised %r", exc, exc_info=exc)
 
@@ -316,7 +317,7 @@ class _Session:
         """On the worker thread: a hook; what it raises is the bot's error (``on_error``)."""
         try:
             getattr(bot, name)(match_id, *args)
-        except SessionAbort:
+        except (SessionAbort, BotCodeError):
             raise
         except Exception as e:
             if self.config.on_error == "fallback":
@@ -325,9 +326,9 @@ class _Session:
             log.exception("%s() raised %r; resigning", name, e)
             raise BotCodeError(match_id, f"{name}: {exception_line(e)}") from e
 
-    def _resign(self, error: BotCodeError) -> None:
-        """The bot's code failed (``on_error="fault"``): tell the referee, for the match
-        concerned and every other match in progress, then end the session."""
+    def give_up(self, error: BotCodeError) -> None:
+        """The bot's code failed: resign the match concerned and every other match in progress
+        (``Resign``), then end the session (exit code 1). Once; later calls do nothing."""
         if self._abort is not None:
             return
         where = f" in match {error.match_id}" if error.match_id else ""
@@ -370,6 +371,9 @@ class _Session:
             raise
         except Exception as e:
             if self.config.on_error != "fallback":
+                if isinstance(e, BotCodeError):  # the bot's own account (the stdio bridge's)
+                    log.error("%s; resigning", e.reason)
+                    raise
                 log.exception("decide() raised %r; resigning", e)
                 raise BotCodeError(match_id, exception_line(e)) from e
             log.exception("decide() raised %r; answering %s instead (a fallback, counted by the referee)",
@@ -632,6 +636,13 @@ class _Session:
             except Exception:
                 log.exception("close() raised")
         self._worker.shutdown(wait=False, cancel_futures=True)
+
+
+def open_session(bot: BotLike, config: BotConfig) -> _Session:
+    """A session not yet run: ``await session.run()`` plays it (what :func:`play` does); meanwhile
+    ``session.give_up(BotCodeError(match_id, reason))`` resigns its matches and ends it (what the
+    stdio bridge does when its program exits)."""
+    return _Session(bot, config)
 
 
 async def play(bot: BotLike, config: BotConfig) -> SessionResult:
