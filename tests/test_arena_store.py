@@ -45,7 +45,7 @@ def cells(text: str) -> list[list[str]]:
     return [line.split() for line in text.splitlines() if line.strip() and set(line.strip()) - set("- ")]
 
 
-def without_fallbacks(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+def without_fallbacks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows of results.json without the ``fallbacks`` that 0.1 did not have, after checking
     that a migrated database says there were none (per seat or per bot)."""
     for row in rows:
