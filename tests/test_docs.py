@@ -73,7 +73,8 @@ def check_rummy_bot(work: Path, out: str) -> None:
 
 
 def check_new_bot(work: Path, out: str) -> None:
-    assert sorted(p.name for p in (work / "my-bot").iterdir()) == ["README.md", "bot.py", "bots.toml", "test_bot.py"]
+    made = sorted(p.name for p in (work / "my-bot").iterdir() if p.name != "__pycache__")  # (pytest's)
+    assert made == ["README.md", "bot.py", "bots.toml", "test_bot.py"]
     all_normal(work, "my-bot", {"my-bot", "greedy"}, 2)
     assert "1 passed" in out, out[-2000:]  # the scaffold's own test
 
