@@ -72,13 +72,6 @@ def check_rummy_bot(work: Path, out: str) -> None:
     assert results["run"]["game"] == "rummy", results["run"]
 
 
-def check_new_bot(work: Path, out: str) -> None:
-    made = sorted(p.name for p in (work / "my-bot").iterdir() if p.name != "__pycache__")  # (pytest's)
-    assert made == ["README.md", "bot.py", "bots.toml", "test_bot.py"]
-    all_normal(work, "my-bot", {"my-bot", "greedy"}, 2)
-    assert "1 passed" in out, out[-2000:]  # the scaffold's own test
-
-
 def check_stdio_by_hand(work: Path, out: str) -> None:
     assert json.loads(out) == {"action": "knock Kh"}, out
 
@@ -111,8 +104,7 @@ def check_verify_decks(work: Path, out: str) -> None:
 
 CHECKS: dict[str, dict[str, Check]] = {
     "engine.md": {"engine-example": check_engine_example},
-    "bots.md": {"new-bot": check_new_bot, "rummy-bot": check_rummy_bot, "js-bot": check_js_bot,
-                "stdio-by-hand": check_stdio_by_hand},
+    "bots.md": {"rummy-bot": check_rummy_bot, "js-bot": check_js_bot, "stdio-by-hand": check_stdio_by_hand},
     "audit.md": {"replay-to-check": check_replay_to_check, "by-hand": check_by_hand,
                  "verify-decks": check_verify_decks},
 }

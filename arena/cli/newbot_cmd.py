@@ -131,7 +131,7 @@ HERE = Path(__file__).resolve().parent
 def test_{ident}_plays_a_short_tournament_against_greedy(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(HERE / "bots.toml"), "--games", "2",
-         "--rules", "short", "--out", str(tmp_path / "run")],
+         "--rules", "short", "--tc", "st=30", "--out", str(tmp_path / "run")],  # (st=30: a busy machine is no fault)
         capture_output=True, text=True, timeout=600,
     )
     assert out.returncode == 0, out.stdout + out.stderr
@@ -143,7 +143,7 @@ def test_{ident}_plays_a_short_tournament_against_greedy(tmp_path):
     assert mine["games"] == 2 and mine["faults"] == 0 and mine["fallbacks"] == 0, mine
 '''
 
-_MANIFEST = '''# {name} and an opponent: arena tournament --bots {folder}/bots.toml --games 2 --rules short
+_MANIFEST = '''# {name} and an opponent: arena tournament --bots {folder}/bots.toml --games 2 --rules short --tc st=30
 [[bot]]
 name = "{name}"
 command = {command}{protocol}
@@ -158,7 +158,7 @@ _README = '''# {name}
 A Gin Arena bot ({lang}), made by `arena new-bot`. Change the decision in `{bot_file}`, then:
 
 ```sh
-arena tournament --bots {folder}/bots.toml --games 2 --rules short   # play it against greedy
+arena tournament --bots {folder}/bots.toml --games 2 --rules short --tc st=30   # play it against greedy
 python -m pytest {folder}/test_bot.py                                 # the same, checked
 ```
 
@@ -245,7 +245,8 @@ def write_scaffold(name: str, lang: str, parent: Path) -> Scaffold:
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    return Scaffold(folder, tuple(files), f"arena tournament --bots {shown}/bots.toml --games 2 --rules short",
+    play = f"arena tournament --bots {shown}/bots.toml --games 2 --rules short --tc st=30"
+    return Scaffold(folder, tuple(files), play,
                     f"python -m pytest {shown}/test_bot.py")
 
 
