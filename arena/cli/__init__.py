@@ -25,7 +25,7 @@ from arena.replays import view as replay_view
 from arena.results import page as results_page
 from arena.run.ladder import LadderError
 from arena.run.manifest import ManifestError
-from arena.run.placement import BotsUnreachable
+from arena.run.placement import BotsUnreachable, NoWorkers
 from arena.store import StoreError
 from referee._tls import ListenError
 
@@ -69,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     except BotsUnreachable as e:
         print(f"arena: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except NoWorkers as e:  # (a ladder run: a tournament's says how to resume it)
+        print(f"arena: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except ListenError as e:
         print(f"arena: {e}; choose another address with --listen HOST:PORT", file=sys.stderr)
         return EXIT_USAGE
