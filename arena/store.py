@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS game_seats (
     seat INTEGER NOT NULL,
     bot TEXT NOT NULL,
     place INTEGER, points INTEGER, games_won INTEGER, think_ms INTEGER,
+    fallbacks INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (game, seat)
 );
 CREATE INDEX IF NOT EXISTS game_seats_bot ON game_seats (bot);
@@ -280,6 +281,19 @@ def migrate(conn: sqlite3.Connection) -> Kind | None:
     return kind
 
 
+_ADDED_COLUMNS = (("game_seats", "fallbacks", "INTEGER NOT NULL DEFAULT 0"),)
+"""Columns added to schema 2 after it shipped (table, column, declaration): a database made before
+gets them when opened, with their defaults (an arena that predates them ignores them)."""
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    for table, column, decl in _ADDED_COLUMNS:
+        if column not in _columns(conn, table):
+            with transaction(conn):  # (asked again inside: another process may have added it meanwhile)
+                if column not in _columns(conn, table):
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+
+
 def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
@@ -297,6 +311,7 @@ def open_db(path: Path, kind: Kind, *, any_thread: bool = False) -> sqlite3.Conn
     try:
         migrate(conn)
         conn.executescript(_SCHEMA)
+        _add_columns(conn)
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if version is None:
             with transaction(conn):
@@ -344,8 +359,10 @@ def outcome_columns(o: Outcome) -> dict[str, Any]:
 def write_outcome(conn: sqlite3.Connection, idx: int, o: Outcome) -> None:
     """Store an outcome's per-seat results (call it inside a transaction)."""
     conn.executemany(
-        "UPDATE game_seats SET place = ?, points = ?, games_won = ?, think_ms = ? WHERE game = ? AND seat = ?",
-        [(o.places[s], o.points[s], o.games_won[s], o.think_ms[s], idx, s) for s in range(len(o.players))],
+        "UPDATE game_seats SET place = ?, points = ?, games_won = ?, think_ms = ?, fallbacks = ? "
+        "WHERE game = ? AND seat = ?",
+        [(o.places[s], o.points[s], o.games_won[s], o.think_ms[s], o.fallbacks[s] if o.fallbacks else 0, idx, s)
+         for s in range(len(o.players))],
     )
 
 
@@ -394,6 +411,7 @@ def outcome_from_row(r: sqlite3.Row, seats: Sequence[sqlite3.Row], folder: Path 
         seed_hex=r["revealed_seed"] or "",
         duration_s=r["duration"] or 0.0,
         places=tuple(int(s["place"]) for s in seats) if all(s["place"] is not None for s in seats) else (),
+        fallbacks=fallbacks if any(fallbacks := tuple(int(s["fallbacks"] or 0) for s in seats)) else (),
     )
 
 

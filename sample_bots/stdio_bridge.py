@@ -64,8 +64,11 @@ stderr passes through to the bridge's stderr (use it for logs; never log to stdo
 
 Faults: an answer that is not JSON, not an object, without an ``action`` string, or whose
 action text cannot be parsed — or the program closing stdout or exiting — is reported on
-stderr (what was expected, what came, and the line) and ends the session with exit code 1;
-the referee then applies its fault policy. An action that parses but is not legal is passed
+stderr (what was expected, what came, and the line); the bridge resigns the match with that
+reason (the referee records a ``bot_error`` fault whose detail says it and applies its fault
+policy) and ends the session with exit code 1. With ``--on-error fallback`` an unreadable
+answer is replaced by the first legal action instead, marked as a fallback for the referee to
+count; a program that exits still ends the session. An action that parses but is not legal is passed
 on: the referee judges it. The program is stopped (stdin closed, then terminated) when the
 session ends.
 """
@@ -84,10 +87,10 @@ from typing import Any
 
 from gin_arena.v1 import bot_pb2, game_pb2
 
-from .kit import Bot, BotConfig, SessionAbort, SessionResult, make_parser, parse_config, play
+from .kit import Bot, BotCodeError, BotConfig, SessionResult, make_parser, parse_config
 from .kit import rummy as kr
 from .kit.actions import KIND_NAMES, action_text, legal_texts, parse_action
-from .kit.session import EXIT_FAILED, run_until_signal, setup_logging
+from .kit.session import EXIT_FAILED, open_session, run_until_signal, setup_logging
 
 log = logging.getLogger("gin_bot.stdio")
 
@@ -310,7 +313,8 @@ class StdioBot(Bot):
             self.proc.stdin.write(json.dumps(obj, separators=(",", ":")) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
-            raise SessionAbort(f"{self._exit_text()}; could not send it a {obj.get('type')} line") from None
+            raise BotCodeError(str(obj.get("match_id", "")),
+                               f"{self._exit_text()}; could not send it a {obj.get('type')} line") from None
 
     def receive(self, request_id: int, match_id: str, request: bot_pb2.ActionRequest | None = None
                 ) -> game_pb2.Action:
@@ -319,15 +323,13 @@ class StdioBot(Bot):
         while True:
             line = self.proc.stdout.readline()
             if not line:
-                raise SessionAbort(
-                    f"{self._exit_text()} before answering request {request_id} of match {match_id}"
-                )
+                raise BotCodeError(match_id, f"{self._exit_text()} before answering request {request_id}")
             if line.strip():
                 break
         try:
             return parse_answer(line, request_id, request)
         except AnswerError as e:
-            raise SessionAbort(f"stdio protocol error: {e}") from None
+            raise BotCodeError(match_id, f"stdio protocol error: {e}") from None
 
     def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action:
         return self.decide_in_match("", request)
@@ -398,7 +400,8 @@ def _split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
 
 async def bridge_session(bot: StdioBot, config: BotConfig) -> SessionResult:
     """Play the session; end it if the program exits early."""
-    session = asyncio.ensure_future(play(bot, config))
+    running = open_session(bot, config)
+    session = asyncio.ensure_future(running.run())
     exited = asyncio.ensure_future(asyncio.to_thread(bot.proc.wait))
     try:
         await asyncio.wait({session, exited}, return_when=asyncio.FIRST_COMPLETED)
@@ -410,6 +413,10 @@ async def bridge_session(bot: StdioBot, config: BotConfig) -> SessionResult:
         if bot.done:
             return await session
         reason = f"the program exited with code {bot.proc.returncode} while the session was running"
+        running.give_up(BotCodeError("", reason))  # resigns its matches: the referee records why
+        done, _ = await asyncio.wait({session}, timeout=5.0)
+        if done:
+            return session.result()
         log.error("%s", reason)
         return SessionResult(EXIT_FAILED, reason)
     finally:

@@ -169,6 +169,8 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
     hold_open: bool = False  # send welcome, then wait (for signal tests)
     hellos: list[bot_pb2.Hello] = field(default_factory=list)
     answers: list[tuple[str, int]] = field(default_factory=list)
+    fallbacks: list[int] = field(default_factory=list)  # the request ids answered with ``fallback`` set
+    resigns: list[bot_pb2.Resign] = field(default_factory=list)
     results: list[gin.MatchOutcome] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     _matches: dict[str, gin.Match] = field(default_factory=dict)
@@ -213,7 +215,14 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
                     yield bot_pb2.RefereeMessage(match_id=mid, action_request=request)
                     sent += 1
                     reply = next(request_iterator)
+                    if reply.WhichOneof("kind") == "resign":
+                        self.resigns.append(reply.resign)
+                        for _ in request_iterator:
+                            pass
+                        return
                     answer = reply.action
+                    if answer.fallback:
+                        self.fallbacks.append(answer.request_id)
                     self.answers.append((answer.match_id, answer.request_id))
                     if answer.match_id != mid or answer.request_id != self._request_id:
                         self.errors.append(f"bad ids {answer.match_id} {answer.request_id}")
@@ -385,18 +394,66 @@ def test_an_unreachable_referee_is_retried_then_given_up(caplog: pytest.LogCaptu
     assert [a.rsplit("(attempt ", 1)[1] for a in attempts] == ["1 of 2)", "2 of 2)"], attempts
 
 
-def test_decide_errors_fall_back_to_a_legal_action(serve: Callable[[FakeReferee], str]) -> None:
+def test_with_on_error_fallback_decide_errors_answer_a_legal_action_marked_fallback(
+    serve: Callable[[FakeReferee], str],
+) -> None:
     calls = []
 
     def buggy(request: bot_pb2.ActionRequest) -> str:
-        calls.append(1)
+        calls.append(request.request_id)
         if len(calls) % 2:
             raise RuntimeError("bug")
         return "discard Zz" if len(calls) % 4 == 0 else "big_gin"
 
     referee = FakeReferee()
-    assert run_bot(buggy, config=_config(serve(referee))) == 0
-    assert not referee.errors and len(referee.results) == 1
+    assert run_bot(buggy, config=_config(serve(referee), on_error="fallback")) == 0
+    assert not referee.errors and len(referee.results) == 1 and not referee.resigns
+    # every call raised (odd) or chose an illegal action (even: big_gin or a card that is no card)
+    # unless big_gin happened to be legal: each of those answers went out marked as a fallback
+    assert len(referee.fallbacks) >= len(calls) - 1 and set(referee.fallbacks) <= set(calls)
+
+
+def test_by_default_an_exception_in_decide_resigns_with_its_last_line_and_exits_1(
+    serve: Callable[[FakeReferee], str], caplog: pytest.LogCaptureFixture,
+) -> None:
+    def buggy(request: bot_pb2.ActionRequest) -> str:
+        raise ValueError("bad card\nsecond line")
+
+    referee = FakeReferee()
+    with caplog.at_level(logging.ERROR):
+        assert run_bot(buggy, config=_config(serve(referee))) == 1
+    assert [(r.match_id, r.reason) for r in referee.resigns] == [("match-0", "ValueError: bad card")]
+    assert not referee.answers
+    assert "ValueError: bad card" in caplog.text and "Traceback" in caplog.text
+
+
+def test_an_exception_in_a_hook_resigns_by_default_and_is_logged_with_fallback(
+    serve: Callable[[FakeReferee], str],
+) -> None:
+    class Hooked(Bot):
+        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action:
+            return greedy_bot.decide(request)
+
+        def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:
+            raise KeyError("7h")
+
+    referee = FakeReferee()
+    assert run_bot(Hooked, config=_config(serve(referee))) == 1
+    assert [r.reason for r in referee.resigns] == ["on_deal_started: KeyError: '7h'"]
+    referee = FakeReferee()
+    assert run_bot(Hooked, config=_config(serve(referee), on_error="fallback")) == 0
+    assert len(referee.results) == 1 and not referee.resigns and not referee.fallbacks
+
+
+def test_on_error_is_a_command_line_option_checked_like_the_others(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("from sample_bots.kit import run_bot\nraise SystemExit(run_bot(lambda r: 'pass'))\n")
+    out = subprocess.run([sys.executable, str(bot), "--token", "t", "--on-error", "ignore"],
+                         capture_output=True, text=True, env=_env(), cwd=ROOT)
+    assert out.returncode == 2 and "--on-error" in out.stderr and "fallback" in out.stderr
+    out = subprocess.run([sys.executable, str(bot), "--token", "t"], capture_output=True, text=True,
+                         env={**_env(), "GIN_ON_ERROR": "ignore"}, cwd=ROOT)
+    assert out.returncode == 2 and "--on-error must be one of fault, fallback; got 'ignore'" in out.stderr
 
 
 def test_session_abort_ends_the_session_with_1(serve: Callable[[FakeReferee], str]) -> None:

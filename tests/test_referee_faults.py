@@ -16,9 +16,10 @@ import pytest
 import trio
 
 import referee
-from gin_arena.v1 import bot_pb2, game_pb2
-from referee import MatchReport, MatchSpec, TimeControl, read_replay, resimulate
+from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
+from referee.replays import ActionRecord, FaultRecord, read_replay
 from tests._bots import Client, knock_first
 
 SHORT = RuleSet.classic(target=60)  # several deals: every seat gets to act
@@ -525,3 +526,84 @@ def test_undecodable_bytes_mid_match_are_a_malformed_message_by_the_policy(polic
         assert report.termination == "malformed_message" and report.faulting_seat == 0
     else:
         assert report.termination == "normal" and report.substituted_seats == (0,)
+
+
+@pytest.mark.parametrize("policy", ["forfeit", "substitute"])
+def test_a_resigning_bot_is_a_bot_error_fault_with_its_reason_cut_to_one_bounded_line(policy: str) -> None:
+    """``Resign`` (the bot's own code failed): a ``bot_error`` fault of that seat, applied by the
+    policy at once; the detail is the reason's first line, at most ``text_length`` characters."""
+    reason = "ValueError: " + "x" * 400 + "\nthe rest of the traceback"
+
+    async def resigner(c: Client) -> None:
+        asked = 0
+
+        async def decide(msg: bot_pb2.RefereeMessage, client: Client) -> game_pb2.Action | None:
+            nonlocal asked
+            asked += 1
+            if asked == 3:  # the empty match id: the session's only match
+                await client.call.write(bot_pb2.BotMessage(resign=bot_pb2.Resign(reason=reason)))
+                return None
+            return msg.action_request.legal_actions[0]
+
+        await c.play(decide)
+
+    report, _ = run_match(spec(fault_policy=policy), [resigner, good])
+    faults = [r for r in read_replay(Path(report.replay_path)).records if isinstance(r, FaultRecord)]
+    assert [(f.seat, f.termination) for f in faults] == [(0, "bot_error")]
+    detail = faults[0].detail
+    assert detail == f"seat 0 (alice) gave up: {reason.splitlines()[0][:256]}"
+    if policy == "forfeit":
+        assert report.termination == "bot_error" and report.faulting_seat == 0 and report.winner == 1
+        assert report.detail == detail
+    else:
+        assert report.termination == "normal" and report.substituted_seats == (0,)
+
+
+def test_a_resignation_for_a_match_the_session_does_not_play_is_refused_and_ends_nothing() -> None:
+    async def confused(c: Client) -> None:
+        sent = False
+
+        async def decide(msg: bot_pb2.RefereeMessage, client: Client) -> game_pb2.Action | None:
+            nonlocal sent
+            if not sent:
+                sent = True
+                await client.call.write(bot_pb2.BotMessage(resign=bot_pb2.Resign(match_id="nope", reason="x")))
+            return msg.action_request.legal_actions[0]
+
+        await c.play(decide)
+
+    report, clients = run_match(spec(), [confused, good])
+    assert report.termination == "normal"
+    assert [e.code for e in clients[0].errors()] == [bot_pb2.ERROR_CODE_UNKNOWN_MATCH]
+
+
+def test_answers_marked_fallback_are_counted_per_seat_and_re_run_identically() -> None:
+    marked = 0
+
+    async def falls_back(c: Client) -> None:
+        nonlocal marked
+        asked = 0
+        async with grpc.aio.insecure_channel(c.address) as ch:
+            call = bot_pb2_grpc.BotServiceStub(ch).Play(None)
+            await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(token=c.token, protocol_version=1)))
+            async for msg in call:
+                kind = msg.WhichOneof("kind")
+                if kind == "match_finished":
+                    await call.done_writing()
+                    return
+                if kind == "action_request":
+                    asked += 1
+                    req = msg.action_request
+                    fallback = asked % 2 == 0
+                    marked += fallback
+                    await call.write(bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
+                        match_id=msg.match_id, request_id=req.request_id, action=req.legal_actions[0],
+                        fallback=fallback)))
+
+    report, _ = run_match(spec(), [falls_back, good])  # (run_match re-runs the replay byte for byte)
+    assert report.termination == "normal" and marked > 0
+    assert report.fallbacks == (marked, 0)
+    replay = read_replay(Path(report.replay_path))
+    flagged = [r for r in replay.records if isinstance(r, ActionRecord) and r.fallback]
+    assert len(flagged) == marked and {r.seat for r in flagged} == {0}
+    assert replay.result is not None and replay.result.fallbacks == (marked, 0)

@@ -332,25 +332,26 @@ def _python_program(code: str) -> list[str]:
     ("import sys; sys.stdin.readline(); print('{\"act\": 1}', flush=True)", 'no "action" string'),
     ("import sys; sys.stdin.readline(); sys.exit(3)", "exited with code 3 before answering request"),
 ])
-def test_bridge_ends_the_session_on_a_bad_program(code: str, message: str) -> None:
-    from sample_bots.kit import SessionAbort
+def test_bridge_gives_up_the_match_on_a_bad_program(code: str, message: str) -> None:
+    from sample_bots.kit import BotCodeError
 
     bot = StdioBot(_python_program(code))
     try:
         _, request = next(_some_requests())
-        with pytest.raises(SessionAbort, match=message):
+        with pytest.raises(BotCodeError, match=message) as raised:
             bot.decide_in_match("m-1", request)
+        assert raised.value.match_id == "m-1" and message in raised.value.reason
     finally:
         bot.close()
 
 
 def test_bridge_reports_a_program_that_is_gone() -> None:
-    from sample_bots.kit import SessionAbort
+    from sample_bots.kit import BotCodeError
 
     bot = StdioBot(_python_program("import sys; sys.exit(0)"))
     try:
         bot.proc.wait(timeout=10)
-        with pytest.raises(SessionAbort, match="exited with code 0"):
+        with pytest.raises(BotCodeError, match="exited with code 0"):
             for _ in range(3):  # the pipe may accept a line or two before it breaks
                 bot.send({"type": "deal_finished", "match_id": "m", "result": {}})
                 _, request = next(_some_requests())

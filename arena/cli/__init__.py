@@ -1,9 +1,9 @@
 """The ``arena`` command: tournaments between bot programs on a Gin Rummy referee.
 
 Subcommands: ``demo``, ``tournament``, ``serve``, ``report``, ``ladder
-add|remove|run|show|runs|drop``, ``play``, ``audit``, ``replay``, ``replay-html``, ``html``, ``games``.
-Modules: ``parser`` (the options), ``options`` (what commands share), ``commands``,
-``ladder_cmd``, ``play_cmd``, ``games_cmd``. Exit codes: :mod:`arena.exit_codes`.
+add|remove|run|show|runs|drop``, ``play``, ``new-bot``, ``audit``, ``replay``, ``replay-html``, ``html``,
+``games``. Modules: ``parser`` (the options), ``options`` (what commands share), ``commands``,
+``ladder_cmd``, ``play_cmd``, ``games_cmd``, ``newbot_cmd``. Exit codes: :mod:`arena.exit_codes`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from arena.cli import games_cmd
+from arena.cli import games_cmd, newbot_cmd
 from arena.cli.commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
 from arena.cli.ladder_cmd import cmd_ladder
 from arena.cli.options import UsageError
@@ -36,6 +36,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": cmd_report,
     "ladder": cmd_ladder,
     "play": run_play,
+    "new-bot": newbot_cmd.run,
     "audit": audit.run,
     "replay": replay_view.run,
     "replay-html": replay_html.run,

@@ -43,6 +43,9 @@ class Outcome:
     """The revealed shuffle seed."""
     duration_s: float = 0.0
     """Wall time of the game."""
+    fallbacks: tuple[int, ...] = ()
+    """By seat: the answers its bot marked as fallbacks (its code failed and its client answered
+    the first legal action, ``--on-error fallback``); empty when none did."""
     places: tuple[int, ...] = ()
     """The 1-based place of each seat, tied seats sharing one (the referee's ``MatchReport.places``);
     left empty: derived from ``winner`` (the winner first, everyone else next; with no winner every
@@ -72,6 +75,7 @@ class Outcome:
             "decisions": self.decisions,
             "think_ms": list(self.think_ms),
             "substituted_seats": list(self.substituted),
+            "fallbacks": list(self.fallbacks) or [0] * len(self.players),
             "replay_path": self.replay_path,
             "replay_hash": self.replay_hash,
             "seed": self.seed_hex,
@@ -113,4 +117,5 @@ def from_report(report: MatchReport, duration_s: float) -> Outcome:
         seed_hex=report.seed.hex(),
         duration_s=duration_s,
         places=_per_seat(report.places, n) if len(report.places) == n else (),
+        fallbacks=_per_seat(report.fallbacks, n) if any(report.fallbacks) else (),
     )

@@ -44,7 +44,11 @@ FAULTS = (
     "disconnected",
     "crashed",
     "failed_to_connect",
+    "bot_error",
 )
+"""The terminations that are a seat's fault (its bot's record counts them)."""
+FAULT_LIST_MAX = 20
+"""The text report lists at most this many faults (results.json has them all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +97,18 @@ def _standing(bot: str, games: Sequence[Outcome], units: Sequence[Unit]) -> dict
         "points_against": sum(sum(o.points) - o.points[s] for o, s in mine),
         "faults": sum(1 for o, s in mine if o.faulting_seat == s and o.termination in FAULTS),
         "time_forfeits": sum(1 for o, s in mine if o.faulting_seat == s and o.termination == "time_forfeit"),
+        "fallbacks": sum(o.fallbacks[s] for o, s in mine if o.fallbacks),
     }
+
+
+def fault_list(games: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """Every game a seat's fault ended or changed, in game order: the bot, the match, the
+    termination and the referee's detail (a bot's exception: its last line)."""
+    return [
+        {"bot": base_name(o.players[o.faulting_seat]), "seat": o.faulting_seat, "match_id": o.match_id,
+         "termination": o.termination, "detail": o.detail}
+        for o in games if o.faulting_seat is not None and o.termination in FAULTS
+    ]
 
 
 def standings(bots: Sequence[str], games: Sequence[Outcome], units: Sequence[Unit]) -> list[dict[str, Any]]:
@@ -183,6 +198,7 @@ def build_report(
         "games_scheduled": scheduled if scheduled is not None else len(games),
         "terminations": dict(sorted(terminations.items())),
         "standings": standings(bots, outcomes, units),
+        "faults": fault_list(outcomes),
         "crosstable": crosstable(bots, outcomes, units),
         "ratings_mle": _mle(units, bots),
         "sprt": _sprt(facts, bots, sprt, duplicate) if sprt is not None and len(bots) == 2 else None,
@@ -242,11 +258,25 @@ def _standings_text(report: dict[str, Any]) -> list[str]:
                 r["faults"],
             ]
         )
+    headers = ["#", "bot", "Elo", "±95%", "LOS", unit, "score", "%", "games", "W-L", "faults"]
+    if any(r.get("fallbacks") for r in report["standings"]):  # only then: most runs have none
+        headers.append("fallbacks")
+        for row, r in zip(rows, report["standings"], strict=True):
+            row.append(r["fallbacks"])
     return [
         f"Standings (Elo vs the field, 95% interval, LOS; scored by {unit}):",
-        table(["#", "bot", "Elo", "±95%", "LOS", unit, "score", "%", "games", "W-L", "faults"], rows,
-              right=[0, 2, 3, 4, 5, 6, 7, 8, 10]),
+        table(headers, rows, right=[0, 2, 3, 4, 5, 6, 7, 8, 10, 11]),
     ]
+
+
+def _faults_text(report: dict[str, Any]) -> list[str]:
+    faults = report.get("faults") or []
+    if not faults:
+        return []
+    rows = [[f["bot"], f["match_id"], f["termination"], f["detail"]] for f in faults[:FAULT_LIST_MAX]]
+    more = len(faults) - FAULT_LIST_MAX
+    return ["", "Faults:", table(["bot", "match", "termination", "detail"], rows),
+            *([f"… and {more} more (results.json lists them all)"] if more > 0 else [])]
 
 
 def _crosstable_text(report: dict[str, Any]) -> list[str]:
@@ -350,7 +380,7 @@ def render_text(report: dict[str, Any]) -> str:
     head-to-head table)."""
     out = [*ranking_text(report), *_head_to_head_text(report)]
     out = [*out[1:], ""] if out else []
-    out += [*_standings_text(report), *_crosstable_text(report), *_mle_text(report)]
+    out += [*_standings_text(report), *_faults_text(report), *_crosstable_text(report), *_mle_text(report)]
     s = report.get("sprt")
     if s:
         out += ["", sprt_text(s)]
@@ -469,6 +499,7 @@ def write_files(folder: Path, report: dict[str, Any]) -> list[Path]:
         "points_against",
         "faults",
         "time_forfeits",
+        "fallbacks",
     )
     write_atomic(paths[2], _csv(scols, [[r[c] for c in scols] for r in report["standings"]]))
     crows = []

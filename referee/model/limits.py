@@ -70,7 +70,8 @@ class Limits:
     """Default 64. The longest player name, bot name (hello) and match id, in characters: a
     status lists them all, and ``ListMatches`` must stay inside a client's 4 MiB."""
     text_length: int = 256
-    """Default 256. The longest seat token and cancel reason, in characters."""
+    """Default 256. The longest seat token, cancel reason and ``Resign`` reason (a bot's is cut,
+    not refused), in characters."""
     spectator_queue_bytes: int = 1 << 20
     """Default 1 MiB. Events queued for one spectator that it has not read; past it the
     spectator is dropped (``RESOURCE_EXHAUSTED``), the match is not slowed."""

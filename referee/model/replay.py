@@ -290,6 +290,9 @@ class ActionRecord(_Record):
     """The built-in substitute played it."""
     clocks: tuple[int, ...]
     """Each seat's clock shown after the move (ms)."""
+    fallback: bool = field(default=False, metadata=OMITTED)
+    """The bot marked its answer as a fallback (``ActionResponse.fallback``: its own code failed
+    and its client answered for it); written only when true."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,6 +401,9 @@ class ResultRecord(_Record):
     """SHA-256 (hex) of each seat's messages (``u32be(len) || bytes`` of each)."""
     messages: tuple[int, ...]
     """How many messages each seat was sent."""
+    fallbacks: tuple[int, ...] = field(default=(), metadata=OMITTED)
+    """By seat: the answers marked as fallbacks (:attr:`ActionRecord.fallback`); written only
+    when a seat sent one."""
 
 
 Record = HeaderRecord | DealRecord | ActionRecord | ReshuffleRecord | DealEndRecord | GameEndRecord \
@@ -563,12 +569,13 @@ class ReplayRecorder:
         return self._append(canonical(obj), record.KIND)
 
     def add_action(self, seat: int, request_id: int, action: str, card: str | None, think_us: int,
-                   substitute: bool, clocks: list[int] | tuple[int, ...]) -> str:
+                   substitute: bool, clocks: list[int] | tuple[int, ...], fallback: bool = False) -> str:
         """Append an :class:`ActionRecord` given as its fields (the one record of every decision):
-        the same bytes as the canonical encoder's, written without it."""
-        if not (_plain(action) and (card is None or _plain(card))):
+        the same bytes as the canonical encoder's, written without it (a fallback, rare, takes
+        the encoder's path)."""
+        if fallback or not (_plain(action) and (card is None or _plain(card))):
             obj = ActionRecord(seat=seat, request_id=request_id, action=action, card=card, think_us=think_us,
-                               substitute=substitute, clocks=tuple(clocks)).to_json()
+                               substitute=substitute, clocks=tuple(clocks), fallback=fallback).to_json()
             obj["seq"], obj["prev"] = self.count, self.last_hash
             return self._append(canonical(obj), "action")
         card_json = "null" if card is None else f'"{card}"'

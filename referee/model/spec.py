@@ -12,11 +12,11 @@ from referee.model.timecontrol import TimeControl
 FaultPolicy = Literal["forfeit", "substitute"]
 Termination = Literal[
     "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
-    "failed_to_connect", "aborted", "internal_error", "interrupted",
+    "failed_to_connect", "aborted", "internal_error", "interrupted", "bot_error",
 ]
 TERMINATIONS: tuple[Termination, ...] = (
     "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
-    "failed_to_connect", "aborted", "internal_error", "interrupted",
+    "failed_to_connect", "aborted", "internal_error", "interrupted", "bot_error",
 )
 """Every termination reason, in the order of the protocol's ``Termination`` enum."""
 DEFAULT_GAME = "gin"
@@ -151,4 +151,7 @@ class MatchReport:
     """1-based finishing place by seat; tied seats share a place (1, 1, 3)."""
     points: tuple[int, ...] = ()
     """The match's points by seat (the game's own measure)."""
+    fallbacks: tuple[int, ...] = ()
+    """By seat: the answers its bot marked as fallbacks (``ActionResponse.fallback``: its own
+    code failed and its client answered the first legal action); empty when none did."""
 

@@ -96,6 +96,7 @@ class Table:
         self._replay = MatchRecorder()
         self._decisions = 0
         self._think = [0] * n
+        self._fallbacks = [0] * n  # answers each seat marked as its client's fallback
         self._faults = FaultLedger(spec.fault_policy, n)
         self._seed = self.operator_seed
         self.nonces: list[bytes] = [b""] * n
@@ -371,8 +372,11 @@ class Table:
             raise Fault(seat, "time_forfeit", f"seat {seat} answered after {used_us / 1000:.0f} ms; it had "
                         f"{link.allowance_ms} ms (+{tc.margin_ms} ms margin)", **raw)
         self._think[seat] += used_us
+        fallback = response.fallback
+        if fallback:
+            self._fallbacks[seat] += 1
         self._close_request()
-        self._play_action(seat, action, request_id, used_us)
+        self._play_action(seat, action, request_id, used_us, fallback)
         if not self._stalled():
             self._advance()
 
@@ -502,7 +506,7 @@ class Table:
     def _record_fault(self, f: Fault, policy: str) -> None:
         self._replay.fault(f, policy, self._decisions)
 
-    def _play_action(self, seat: int, action: Any, request_id: int, think_us: int) -> None:
+    def _play_action(self, seat: int, action: Any, request_id: int, think_us: int, fallback: bool = False) -> None:
         match = self.match
         assert match is not None
         happenings = match.apply(seat, action)
@@ -511,7 +515,7 @@ class Table:
         for h in happenings:
             if isinstance(h, games.Acted):
                 self._replay.add_action(seat, request_id, h.text, h.revealed, think_us,
-                                        self.links[seat].substituted, self._clocks.shown())
+                                        self.links[seat].substituted, self._clocks.shown(), fallback)
             if self._narrate(match, h, think_ms):
                 return
 
@@ -575,7 +579,7 @@ class Table:
             winner=winner, termination=termination, faulting=faulting, detail=detail, summary=summary,
             seed=self.operator_seed, nonces=self.nonces, substituted=sorted(self._faults.substituted),
             decisions=self._decisions, think_us=self._think, digests=self._digests.hexdigests(),
-            messages=self._digests.told,
+            messages=self._digests.told, fallbacks=self._fallbacks if any(self._fallbacks) else (),
         )
         self.state = state
         self.report = MatchReport(
@@ -584,7 +588,7 @@ class Table:
             substituted_seats=tuple(sorted(self._faults.substituted)), seed=self._seed,
             seed_commitment=self.commitment, replay_path="", replay_hash=self._replay.last_hash,
             decisions=self._decisions, think_ms=tuple(t // 1000 for t in self._think),
-            places=places, points=points,
+            places=places, points=points, fallbacks=tuple(self._fallbacks) if any(self._fallbacks) else (),
         )
         self._open = None
         self._wake.set()

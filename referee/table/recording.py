@@ -75,11 +75,13 @@ class MatchRecorder(ReplayRecorder):
 
     def result(self, *, winner: int | None, termination: Termination, faulting: int | None, detail: str,
                summary: Mapping[str, Any], seed: bytes, nonces: Sequence[bytes], substituted: Sequence[int],
-               decisions: int, think_us: Sequence[int], digests: Sequence[str], messages: Sequence[int]) -> None:
+               decisions: int, think_us: Sequence[int], digests: Sequence[str], messages: Sequence[int],
+               fallbacks: Sequence[int] = ()) -> None:
         """The last record: how the match ended, the seed revealed, the story's digests."""
         given = {k: tuple(v) if isinstance(v, list) else v for k, v in summary.items()}
         self.add_record(ResultRecord(
             winner=winner, termination=termination, faulting_seat=faulting, detail=detail, **given,
             seed=seed.hex(), nonces=tuple(n.hex() for n in nonces), substituted_seats=tuple(sorted(substituted)),
             decisions=decisions, think_us=tuple(think_us), message_digests=tuple(digests), messages=tuple(messages),
+            fallbacks=tuple(fallbacks),
         ))

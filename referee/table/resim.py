@@ -52,6 +52,7 @@ class _ScriptedSeat:
     nonce: bytes
     skip_event_messages: bool
     script: dict[int, tuple[game_pb2.Action, int]]
+    fallbacks: set[int]
     silent: set[int]
     disconnect: set[int]
     late: set[int]
@@ -82,14 +83,14 @@ class _ScriptedSeat:
     async def _answer(self, match_id: str, rid: int, action: game_pb2.Action, used_us: int) -> None:
         await trio.sleep(used_us / 1_000_000)
         assert self.link is not None
-        self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action),
-                          trio.current_time())
+        self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action,
+                                                 fallback=rid in self.fallbacks), trio.current_time())
 
     async def _answer_late(self, match_id: str, rid: int, action: game_pb2.Action, used_us: int,
                            sent: float) -> None:
         assert self.link is not None
-        self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action),
-                          sent + used_us / 1_000_000)
+        self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action,
+                                                 fallback=rid in self.fallbacks), sent + used_us / 1_000_000)
 
     def close(self, code: str, detail: str) -> None:
         pass
@@ -124,6 +125,8 @@ class _Script(ReplayVisitor):
     def __init__(self, seats: int, wire: games.GameWire) -> None:
         self.wire = wire
         self.answers: list[dict[int, tuple[game_pb2.Action, int]]] = [{} for _ in range(seats)]
+        self.fallbacks: list[set[int]] = [set() for _ in range(seats)]
+        """The requests each seat answered with a fallback (``ActionResponse.fallback``)."""
         self.silent: list[set[int]] = [set() for _ in range(seats)]
         self.disconnect: list[set[int]] = [set() for _ in range(seats)]
         self.late: list[set[int]] = [set() for _ in range(seats)]
@@ -136,13 +139,15 @@ class _Script(ReplayVisitor):
         if record.request_id:
             action = self.wire.action_from_text(record.action)
             self.answers[record.seat][record.request_id] = (action, record.think_us)
+            if record.fallback:
+                self.fallbacks[record.seat].add(record.request_id)
 
     def visit_fault(self, record: FaultRecord) -> None:
         seat, term = record.seat, record.termination
         if term == "failed_to_connect":
             self.missing.update(_given(record.missing, "missing"))
-        elif term == "crashed" or (term == "malformed_message" and record.after_request is not None):
-            kind: Termination = "crashed" if term == "crashed" else "malformed_message"
+        elif term in ("crashed", "bot_error") or (term == "malformed_message" and record.after_request is not None):
+            kind: Termination = "malformed_message" if term == "malformed_message" else term  # type: ignore[assignment]
             self.crash = (seat, record.decisions, _given(record.after_request, "after_request"), record.detail, kind)
         elif record.used_us is not None:  # the answer that faulted, as the bot sent it
             raw = self.wire.raw_action_from_record(record.to_json())
@@ -199,8 +204,8 @@ def resimulate(replay: Replay) -> Resimulation:
             sessions = []
             for seat, link in enumerate(table.links):
                 s = _ScriptedSeat(seat, bots[seat], nonces[seat], not event_messages[seat], script.answers[seat],
-                                  script.silent[seat], script.disconnect[seat], script.late[seat], nursery,
-                                  on_request)
+                                  script.fallbacks[seat], script.silent[seat], script.disconnect[seat],
+                                  script.late[seat], nursery, on_request)
                 s.link = link
                 sessions.append(s)
                 if seat not in missing:

@@ -163,6 +163,15 @@ class SeatLink:
         whoever is to move."""
         self.table.alert(Fault(self.seat, "crashed", detail or f"seat {self.seat}'s bot process ended"))
 
+    def resigned(self, reason: str, limit: int) -> None:
+        """The seat's bot gave up (``Resign``: its own code failed): a ``bot_error`` fault of
+        this seat, applied by the match's policy at once, whoever is to move. ``reason`` is cut
+        to its first line and ``limit`` characters."""
+        lines = reason.strip().splitlines()
+        said = lines[0][:limit] if lines else ""
+        detail = f"seat {self.seat} ({self.bot_name or self.name}) gave up: {said or 'no reason given'}"
+        self.table.alert(Fault(self.seat, "bot_error", detail))
+
     def malformed(self, detail: str) -> None:
         """The session sent bytes that are no message: a ``malformed_message`` fault of this
         seat, applied by the match's policy at once, whoever is to move."""

@@ -285,25 +285,35 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 return
             self._dispatch(session, msg, at)
 
+    @staticmethod
+    def _link(session: GrpcSession, match_id: str, request_id: int = 0) -> SeatLink | None:
+        """The session's seat in ``match_id`` (empty: its only one), or ``None`` with an error sent."""
+        link = session.links.get(match_id)
+        if link is None and not match_id and len(session.links) == 1:
+            link = next(iter(session.links.values()))
+        if link is None:
+            session.send(_error(bot_pb2.ERROR_CODE_UNKNOWN_MATCH, f"this session plays no match {match_id[:64]!r}",
+                                request_id))
+        return link
+
     def _dispatch(self, session: GrpcSession, msg: bot_pb2.BotMessage, at: float) -> None:
         kind = msg.WhichOneof("kind")
         if kind == "action":
             response = msg.action
-            link = session.links.get(response.match_id)
-            if link is None and not response.match_id and len(session.links) == 1:
-                link = next(iter(session.links.values()))
-            if link is None:
-                session.send(_error(bot_pb2.ERROR_CODE_UNKNOWN_MATCH,
-                                    f"this session plays no match {response.match_id[:64]!r}", response.request_id))
-            else:
+            if (link := self._link(session, response.match_id, response.request_id)) is not None:
                 link.deliver(response, at)
+        elif kind == "resign":
+            resign = msg.resign
+            if (link := self._link(session, resign.match_id)) is not None:
+                link.resigned(resign.reason, self.referee.limits.text_length)
         elif kind == "ping":
             session.send(bot_pb2.RefereeMessage(pong=bot_pb2.Pong(
                 ping_id=msg.ping.ping_id, referee_time_ms=int(time.time() * 1000))).SerializeToString())
         elif kind == "hello":
             session.send(_error(bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION, "hello may be sent only once"))
         else:
-            session.send(_error(bot_pb2.ERROR_CODE_MALFORMED, "a BotMessage must set one of hello, action, ping"))
+            session.send(_error(bot_pb2.ERROR_CODE_MALFORMED,
+                                "a BotMessage must set one of hello, action, ping, resign"))
 
 
 @asynccontextmanager

@@ -182,6 +182,7 @@ def match_report_from_proto(result: game_pb2.MatchResult, replay_path: str = "",
         seed_commitment=result.seed_commitment, replay_path=replay_path, replay_hash=result.replay_hash,
         decisions=0, think_ms=(0,) * n, places=places,
         points=tuple(int(t) for t in result.points) or tuple(int(t) for t in result.total_points) or (0,) * n,
+        fallbacks=tuple(int(f) for f in result.fallbacks),
     )
 
 
@@ -208,4 +209,5 @@ def match_result(report: MatchReport, operator_seed: bytes, nonces: Sequence[byt
         nonces=nonces,
         places=report.places,
         points=report.points,
+        fallbacks=report.fallbacks,
     )

@@ -10,6 +10,13 @@
 // GIN_TLS=1 (--tls: connect with TLS), GIN_CA (--ca FILE: the CA certificates to trust) and, for
 // mutual TLS, GIN_TLS_CERT / GIN_TLS_KEY (--tls-cert FILE --tls-key FILE: the bot's certificate).
 // --matches N: exit after N matches have finished (default 1; 0 = until stopped).
+// --on-error fault|fallback (env GIN_ON_ERROR): what an exception in the strategy does. fault (the
+//             default): resign the match (a Resign message whose reason is the exception's first
+//             line, "Error: bad card"), which the referee records as the seat's bot_error fault,
+//             and exit 1. fallback: answer the first legal action instead, marked `fallback` so that
+//             the referee counts it.
+// As a module: require('.../sample_bots/js/bot.js').main({ name, decide, decideRummy }) runs the
+// same command line with your own strategy (decide(view) -> action text; see strategy.js).
 // --selftest: no network; read stdio-protocol JSON lines on stdin and answer each request
 //             line with {"action": "..."} (see the stdio protocol in sample_bots/stdio_bridge.py).
 //
@@ -42,6 +49,7 @@ function parseArgs(argv) {
     ca: env.GIN_CA || '',
     cert: env.GIN_TLS_CERT || '',
     key: env.GIN_TLS_KEY || '',
+    onError: env.GIN_ON_ERROR || 'fault',
     selftest: false,
     checkProto: false,
   };
@@ -60,6 +68,7 @@ function parseArgs(argv) {
     else if (arg === '--ca') opts.ca = next();
     else if (arg === '--tls-cert') opts.cert = next();
     else if (arg === '--tls-key') opts.key = next();
+    else if (arg === '--on-error') opts.onError = next();
     else if (arg === '--selftest') opts.selftest = true;
     else if (arg === '--check-proto') opts.checkProto = true;
     else if (arg === '-h' || arg === '--help') usage(null);
@@ -67,6 +76,9 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(opts.matches) || opts.matches < 0) usage('--matches must be an integer >= 0');
   if (!opts.cert !== !opts.key) usage('give both --tls-cert and --tls-key (mutual TLS)');
+  if (!['fault', 'fallback'].includes(opts.onError)) {
+    usage(`--on-error must be one of fault, fallback; got ${JSON.stringify(opts.onError)}`);
+  }
   return opts;
 }
 
@@ -74,6 +86,7 @@ function usage(error) {
   const text = 'usage: node bot.js --referee HOST:PORT --token T [--name N] [--matches N] [--retries N]\n' +
     '                  [--tls] [--ca FILE]   (TLS; --ca: trust these CA certificates, implies --tls)\n' +
     '                  [--tls-cert FILE --tls-key FILE]   (mutual TLS: the bot\'s certificate)\n' +
+    '                  [--on-error fault|fallback]   (an exception in the strategy; default fault)\n' +
     '       node bot.js --selftest      (stdio JSON lines, no network)\n';
   if (error) {
     process.stderr.write(`bot.js: error: ${error}\n${text}`);
@@ -115,9 +128,9 @@ function rummyText(rummy) {
 }
 
 /** A rummy request's answer: the legal action (as received) whose text the strategy chose. */
-function answerRummy(request) {
+function answerRummy(request, chooseRummy) {
   const texts = request.legal_actions.map((a) => rummyText(a.rummy));
-  const chosen = decideRummy({ legal: texts, hand: request.rummy_state.hand });
+  const chosen = chooseRummy({ legal: texts, hand: request.rummy_state.hand });
   const action = request.legal_actions[Math.max(0, texts.indexOf(chosen))];
   return { rummy: { [action.rummy.kind]: action.rummy[action.rummy.kind] } };
 }
@@ -156,7 +169,13 @@ function loadService() {
   return { grpc, BotService: pkg.gin_arena.v1.BotService };
 }
 
-function play(opts) {
+/** The last line of an exception's report, as the referee records it: "TypeError: x is undefined". */
+function errorLine(e) {
+  const text = e instanceof Error ? `${e.name}: ${e.message}` : `thrown: ${String(e)}`;
+  return text.split('\n')[0].slice(0, 256);
+}
+
+function play(opts, strategy) {
   const { grpc, BotService } = loadService();
   const started = new Set();
   const finished = new Set();
@@ -209,13 +228,23 @@ function play(opts) {
         case 'action_request': {
           const request = msg.action_request;
           let action;
+          let fallback = false;
           try {
-            action = request.rummy_state ? answerRummy(request) : actionMessage(decide(fromRequest(request)));
+            action = request.rummy_state ? answerRummy(request, strategy.decideRummy)
+              : actionMessage(strategy.decide(fromRequest(request)));
           } catch (e) {
+            if (opts.onError !== 'fallback') {
+              const reason = errorLine(e);
+              log(`decide failed (${e && e.stack ? e.stack : e}); resigning match ${mid}: ${reason}`);
+              call.write({ resign: { match_id: mid, reason } });
+              finish(1, `the strategy raised in match ${mid}: ${reason}`);
+              break;
+            }
             action = request.legal_actions[0];
-            log(`decide failed (${e.stack}); answering the first legal action`);
+            fallback = true;
+            log(`decide failed (${e && e.stack ? e.stack : e}); answering the first legal action (a fallback)`);
           }
-          call.write({ action: { match_id: mid, request_id: request.request_id, action } });
+          call.write({ action: { match_id: mid, request_id: request.request_id, action, fallback } });
           break;
         }
         case 'action_rejected':
@@ -278,8 +307,9 @@ function play(opts) {
   connect();
 }
 
-function main() {
+function main(strategy = {}) {
   const opts = parseArgs(process.argv.slice(2));
+  if (strategy.name && !process.argv.includes('--name') && !process.env.GIN_BOT_NAME) opts.name = strategy.name;
   if (opts.selftest) return selftest();
   if (opts.checkProto) {
     const { BotService } = loadService();
@@ -287,7 +317,9 @@ function main() {
     return undefined;
   }
   if (!opts.token) usage('a token is required: --token T or the environment variable GIN_TOKEN');
-  return play(opts);
+  return play(opts, { decide: strategy.decide || decide, decideRummy: strategy.decideRummy || decideRummy });
 }
 
-main();
+module.exports = { main, errorLine };
+
+if (require.main === module) main();

@@ -34,6 +34,7 @@ from .actions import legal_texts as legal_texts
 from .actions import parse_action as parse_action
 from .rummy_bot import RummyBot as RummyBot
 from .session import Bot as Bot
+from .session import BotCodeError as BotCodeError
 from .session import BotConfig as BotConfig
 from .session import BotLike as BotLike
 from .session import SessionAbort as SessionAbort

@@ -27,7 +27,7 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import grpc
 import grpc.aio
@@ -49,6 +49,14 @@ or the bot aborted it (:class:`SessionAbort`)."""
 EXIT_USAGE = 2
 """Bad command line (argparse's convention)."""
 
+OnError = Literal["fault", "fallback"]
+"""What an exception in the bot's own code does (``BotConfig.on_error``, ``--on-error``)."""
+ON_ERROR_CHOICES: tuple[OnError, ...] = get_args(OnError)
+"""Every ``on_error`` value."""
+REASON_CHARS = 256
+"""The longest reason the kit sends in a ``Resign`` (the referee's ``text_length`` limit, by
+default the same, bounds it again)."""
+
 # Status codes after which connecting again may help.
 _RETRYABLE = {
     grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNKNOWN,
@@ -62,6 +70,29 @@ _RETRYABLE_AFTER_WELCOME = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.ALR
 class SessionAbort(Exception):
     """Raise this from a hook or ``decide`` to end the session at once, without answering
     and without reconnecting (the referee then applies its fault policy)."""
+
+
+def exception_line(e: BaseException) -> str:
+    """The last line of the traceback Python would print for ``e`` (``ValueError: bad card``):
+    its type, module-qualified unless built in, and the first line of its message."""
+    kind = type(e)
+    name = kind.__qualname__
+    if kind.__module__ not in ("builtins", "__main__"):
+        name = f"{kind.__module__}.{name}"
+    text = str(e).strip().splitlines()
+    return (f"{name}: {text[0]}" if text else name)[:REASON_CHARS]
+
+
+class BotCodeError(Exception):
+    """The bot's own code raised (``decide`` or a hook): under ``on_error="fault"`` the kit
+    resigns the match with :attr:`reason` and ends the session."""
+
+    def __init__(self, match_id: str, reason: str) -> None:
+        super().__init__(reason)
+        self.match_id = match_id
+        """The match whose hook or decision raised ("" for a session-level hook)."""
+        self.reason = reason
+        """The exception's last line, as sent in ``Resign.reason``."""
 
 
 class Bot:
@@ -155,10 +186,14 @@ class BotConfig:
     """Longest wait between reconnection attempts."""
     nonce: bytes = field(default_factory=lambda: os.urandom(16))
     """Randomness for the shuffle's commit–reveal; ``b""`` sends none."""
-    fallback: bool = True
-    """If ``decide`` raises or answers an illegal action, log it and answer the first legal
-    action instead (a bot with a bug then loses on the board, not by forfeit). Without it,
-    an illegal action is sent as it is and an exception ends the session."""
+    on_error: OnError = "fault"
+    """What an exception in ``decide`` or a hook does. ``"fault"`` (the default): the kit sends
+    the referee a ``Resign`` with the exception's last line, which the referee records as the
+    seat's ``bot_error`` fault (its fault policy applies), and the session ends (exit code 1);
+    an illegal action is sent as it is (the referee's ``illegal_action`` fault). ``"fallback"``:
+    the kit logs it and answers the first legal action instead, marked
+    ``ActionResponse.fallback`` so that the referee counts it (results show the fallbacks per
+    bot); an exception in a hook is logged and play goes on."""
     client_info: str = field(
         default_factory=lambda: (
             f"gin-arena python kit; python {platform.python_version()}; grpcio {grpc.__version__}"
@@ -266,6 +301,8 @@ class _Session:
         exc = fut.exception()
         if isinstance(exc, SessionAbort):
             self._request_abort(f"the bot aborted the session: {exc}")
+        elif isinstance(exc, BotCodeError):
+            self.give_up(exc)
         elif exc is not None:
             log.error("a bot hook raised %r", exc, exc_info=exc)
 
@@ -274,7 +311,48 @@ class _Session:
             return  # per-match bots: no instance for session-level or late messages
         bot = self._bot_for(match_id)
         if _overrides(bot, name):
-            self._submit(lambda: getattr(bot, name)(match_id, *args))
+            self._submit(lambda: self._run_hook(bot, match_id, name, *args))
+
+    def _run_hook(self, bot: Bot, match_id: str, name: str, *args: Any) -> None:
+        """On the worker thread: a hook; what it raises is the bot's error (``on_error``)."""
+        try:
+            getattr(bot, name)(match_id, *args)
+        except (SessionAbort, BotCodeError):
+            raise
+        except Exception as e:
+            if self.config.on_error == "fallback":
+                log.exception("%s() raised %r; playing on (--on-error fallback)", name, e)
+                return
+            log.exception("%s() raised %r; resigning", name, e)
+            raise BotCodeError(match_id, f"{name}: {exception_line(e)}") from e
+
+    def give_up(self, error: BotCodeError) -> None:
+        """The bot's code failed: resign the match concerned and every other match in progress
+        (``Resign``), then end the session (exit code 1). Once; later calls do nothing."""
+        if self._abort is not None:
+            return
+        where = f" in match {error.match_id}" if error.match_id else ""
+        self._abort = f"the bot's code raised{where}: {error.reason}"
+        log.error("%s; resigning and ending the session", self._abort)
+        call = self._call
+        in_progress = sorted(self._started - self._finished - {error.match_id})
+        resigns = [(error.match_id, error.reason)] if error.match_id else []
+        resigns += [(mid, f"the session ended: {error.reason}{where}") for mid in in_progress]
+
+        async def send_then_stop() -> None:
+            try:
+                if call is not None and call is self._call and not call.done():
+                    async with self._write_lock:
+                        for mid, reason in resigns:
+                            await call.write(bot_pb2.BotMessage(resign=bot_pb2.Resign(match_id=mid, reason=reason)))
+            except Exception as e:  # the stream closed meanwhile: the referee sees a disconnect
+                log.warning("could not send the resignation: %r", e)
+            finally:
+                self._stop.set()
+
+        task = asyncio.ensure_future(send_then_stop())
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
 
     def _request_abort(self, reason: str) -> None:
         if self._abort is None:
@@ -282,27 +360,34 @@ class _Session:
             log.error("%s", reason)
         self._stop.set()
 
-    def _decide(self, bot: Bot, match_id: str, request: bot_pb2.ActionRequest) -> game_pb2.Action:
-        """On the worker thread: the bot's answer, or a fallback if it has a bug."""
+    def _decide(self, bot: Bot, match_id: str, request: bot_pb2.ActionRequest) -> tuple[game_pb2.Action, bool]:
+        """On the worker thread: the bot's answer and whether it is the kit's fallback (the
+        bot's code failed and ``on_error`` is ``"fallback"``); raises :class:`BotCodeError`
+        if it failed under ``"fault"``."""
         fallback = request.legal_actions[0] if request.legal_actions else game_pb2.Action()
         try:
             chosen = to_action(bot.decide_in_match(match_id, request))
         except SessionAbort:
             raise
         except Exception as e:
-            if not self.config.fallback:
-                raise SessionAbort(f"decide() raised {e!r}") from e
-            log.exception("decide() raised %r; answering %s instead", e, action_text(fallback))
-            return fallback
-        if not is_legal(request, chosen) and self.config.fallback:
+            if self.config.on_error != "fallback":
+                if isinstance(e, BotCodeError):  # the bot's own account (the stdio bridge's)
+                    log.error("%s; resigning", e.reason)
+                    raise
+                log.exception("decide() raised %r; resigning", e)
+                raise BotCodeError(match_id, exception_line(e)) from e
+            log.exception("decide() raised %r; answering %s instead (a fallback, counted by the referee)",
+                          e, action_text(fallback))
+            return fallback, True
+        if self.config.on_error == "fallback" and not is_legal(request, chosen):
             log.error(
-                "decide() chose %r, which is not legal (legal: %s); answering %s instead",
+                "decide() chose %r, which is not legal (legal: %s); answering %s instead (a fallback)",
                 action_text(chosen), ", ".join(legal_texts(request)), action_text(fallback),
             )
-            return fallback
+            return fallback, True
         if log.isEnabledFor(logging.DEBUG):  # (the text costs more than the check, every decision)
             log.debug("match %s request %d: %s", match_id, request.request_id, action_text(chosen))
-        return chosen
+        return chosen, False
 
     def _ask(
         self,
@@ -322,17 +407,16 @@ class _Session:
         call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
         match_id: str,
         request: bot_pb2.ActionRequest,
-        decision: asyncio.Future[game_pb2.Action],
+        decision: asyncio.Future[tuple[game_pb2.Action, bool]],
     ) -> None:
         try:
-            chosen = await decision
+            chosen, fallback = await decision
         except Exception:
-            return  # already reported by _check_hook (abort, or a crash without fallback)
+            return  # already reported by _check_hook (abort, or a resignation)
         if match_id in self._finished:
             return
-        msg = bot_pb2.BotMessage(
-            action=bot_pb2.ActionResponse(match_id=match_id, request_id=request.request_id, action=chosen)
-        )
+        msg = bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
+            match_id=match_id, request_id=request.request_id, action=chosen, fallback=fallback))
         async with self._write_lock:
             if call is not self._call or call.done():
                 log.debug("not answering request %d: its connection is gone", request.request_id)
@@ -554,6 +638,13 @@ class _Session:
         self._worker.shutdown(wait=False, cancel_futures=True)
 
 
+def open_session(bot: BotLike, config: BotConfig) -> _Session:
+    """A session not yet run: ``await session.run()`` plays it (what :func:`play` does); meanwhile
+    ``session.give_up(BotCodeError(match_id, reason))`` resigns its matches and ends it (what the
+    stdio bridge does when its program exits)."""
+    return _Session(bot, config)
+
+
 async def play(bot: BotLike, config: BotConfig) -> SessionResult:
     """Play a session to its end (``config.matches`` matches finished, a fatal error, or
     reconnection given up) and return how it ended. Cancel the task to stop early."""
@@ -561,12 +652,14 @@ async def play(bot: BotLike, config: BotConfig) -> SessionResult:
 
 
 # ----- command line -----
-def make_parser(default_name: str = "bot", description: str | None = None) -> argparse.ArgumentParser:
+def make_parser(default_name: str = "bot", description: str | None = None,
+                on_error: OnError = "fault") -> argparse.ArgumentParser:
     """The kit's command line; add your own options to it before :func:`parse_config`.
 
     Every option can also come from the environment: ``GIN_REFEREE``, ``GIN_TOKEN``,
     ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_LOG_LEVEL``, ``GIN_TLS`` (1: TLS), ``GIN_CA``,
-    ``GIN_TLS_CERT`` and ``GIN_TLS_KEY`` (mutual TLS)."""
+    ``GIN_TLS_CERT`` and ``GIN_TLS_KEY`` (mutual TLS), ``GIN_ON_ERROR``. ``on_error`` is
+    ``--on-error``'s default."""
     env = os.environ
     p = argparse.ArgumentParser(description=description or f"Gin Arena bot {default_name!r}")
     p.add_argument("--referee", default=env.get("GIN_REFEREE", DEFAULT_REFEREE), metavar="HOST:PORT",
@@ -591,6 +684,10 @@ def make_parser(default_name: str = "bot", description: str | None = None) -> ar
     p.add_argument("--retries", type=int, default=10, metavar="N",
                    help="failed connection attempts in a row before giving up (default %(default)s)")
     p.add_argument("--no-nonce", action="store_true", help="send no nonce in Hello")
+    p.add_argument("--on-error", choices=ON_ERROR_CHOICES, default=env.get("GIN_ON_ERROR", on_error),
+                   help="an exception in the bot's code: 'fault' resigns the match with the exception's last "
+                   "line and ends the session; 'fallback' answers the first legal action instead, counted by "
+                   "the referee (env GIN_ON_ERROR; default %(default)s)")
     p.add_argument("--log-level", default=env.get("GIN_LOG_LEVEL", "INFO"),
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
                    help="logging level on stderr (env GIN_LOG_LEVEL; default %(default)s)")
@@ -603,6 +700,8 @@ def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
     ns = parser.parse_args(argv)
     if not ns.token:
         parser.error("a token is required: --token T or the environment variable GIN_TOKEN")
+    if ns.on_error not in ON_ERROR_CHOICES:  # (from the environment: argparse checks only the command line)
+        parser.error(f"--on-error must be one of {', '.join(ON_ERROR_CHOICES)}; got {ns.on_error!r}")
     if ns.matches < 0 or ns.concurrent < 1 or ns.retries < 0:
         parser.error("--matches must be >= 0, --concurrent >= 1, --retries >= 0")
     for flag, path in (("--ca", ns.ca), ("--tls-cert", ns.tls_cert), ("--tls-key", ns.tls_key)):
@@ -613,7 +712,7 @@ def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
     config = BotConfig(
         token=ns.token, referee=ns.referee, name=ns.name, matches=ns.matches, concurrent=ns.concurrent,
         tls=ns.tls or bool(ns.ca) or bool(ns.tls_cert), ca=ns.ca, cert=ns.tls_cert, key=ns.tls_key,
-        retries=ns.retries,
+        retries=ns.retries, on_error=ns.on_error,
     )
     if ns.no_nonce:
         config.nonce = b""
@@ -658,18 +757,21 @@ def run_bot(
     argv: list[str] | None = None,
     config: BotConfig | None = None,
     log_level: str | None = None,
+    on_error: OnError = "fault",
 ) -> int:
     """Connect the bot to the referee and play until done; returns the process exit code.
 
     Without ``config``, the command line (``argv``, default ``sys.argv[1:]``) and the
-    environment are read (see :func:`make_parser`). Typical use::
+    environment are read (see :func:`make_parser`); ``on_error`` is then the default of
+    ``--on-error`` (``"fallback"``: answer the first legal action when the bot's code raises,
+    each counted by the referee; ``"fault"``: resign and end the session). Typical use::
 
         if __name__ == "__main__":
             raise SystemExit(run_bot(decide, name="my-bot"))
     """
     if config is None:
         default_name = name or getattr(bot, "name", None) or "bot"
-        config, ns = parse_config(make_parser(default_name), argv)
+        config, ns = parse_config(make_parser(default_name, on_error=on_error), argv)
         log_level = log_level or ns.log_level
     setup_logging(log_level or "INFO")
     log.info("%s connecting to %s", config.name, config.referee)

@@ -25,45 +25,47 @@ _sym_db = _symbol_database.Default()
 from gin_arena.v1 import game_pb2 as gin__arena_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16gin_arena/v1/bot.proto\x12\x0cgin_arena.v1\x1a\x17gin_arena/v1/game.proto\"\x8e\x01\n\nBotMessage\x12$\n\x05hello\x18\x01 \x01(\x0b\x32\x13.gin_arena.v1.HelloH\x00\x12.\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1c.gin_arena.v1.ActionResponseH\x00\x12\"\n\x04ping\x18\x03 \x01(\x0b\x32\x12.gin_arena.v1.PingH\x00\x42\x06\n\x04kind\"\xb2\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\r\x12\r\n\x05nonce\x18\x04 \x01(\x0c\x12\x1e\n\x16max_concurrent_matches\x18\x05 \x01(\r\x12\x13\n\x0b\x63lient_info\x18\x06 \x01(\t\x12\x1b\n\x13skip_event_messages\x18\x07 \x01(\x08\x12\r\n\x05games\x18\x08 \x03(\t\"\\\n\x0e\x41\x63tionResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\x04\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.gin_arena.v1.Action\"\x17\n\x04Ping\x12\x0f\n\x07ping_id\x18\x01 \x01(\x04\"0\n\x04Pong\x12\x0f\n\x07ping_id\x18\x01 \x01(\x04\x12\x17\n\x0freferee_time_ms\x18\x02 \x01(\x03\"\xc9\x04\n\x0eRefereeMessage\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12(\n\x07welcome\x18\x02 \x01(\x0b\x32\x15.gin_arena.v1.WelcomeH\x00\x12\x33\n\rmatch_started\x18\x03 \x01(\x0b\x32\x1a.gin_arena.v1.MatchStartedH\x00\x12\x31\n\x0c\x64\x65\x61l_started\x18\x04 \x01(\x0b\x32\x19.gin_arena.v1.DealStartedH\x00\x12*\n\x05\x65vent\x18\x05 \x01(\x0b\x32\x19.gin_arena.v1.PublicEventH\x00\x12\x35\n\x0e\x61\x63tion_request\x18\x06 \x01(\x0b\x32\x1b.gin_arena.v1.ActionRequestH\x00\x12\x37\n\x0f\x61\x63tion_rejected\x18\x07 \x01(\x0b\x32\x1c.gin_arena.v1.ActionRejectedH\x00\x12\x33\n\rdeal_finished\x18\x08 \x01(\x0b\x32\x1a.gin_arena.v1.DealFinishedH\x00\x12\x33\n\rgame_finished\x18\t \x01(\x0b\x32\x1a.gin_arena.v1.GameFinishedH\x00\x12\x35\n\x0ematch_finished\x18\n \x01(\x0b\x32\x1b.gin_arena.v1.MatchFinishedH\x00\x12*\n\x05\x65rror\x18\x0b \x01(\x0b\x32\x19.gin_arena.v1.ErrorReportH\x00\x12\"\n\x04pong\x18\x0c \x01(\x0b\x32\x12.gin_arena.v1.PongH\x00\x42\x06\n\x04kind\"`\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x14\n\x0creferee_info\x18\x03 \x01(\t\x12\x11\n\tmatch_ids\x18\x04 \x03(\t\"\xa7\x03\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x14\n\x0cplayer_names\x18\x03 \x03(\t\x12$\n\x05rules\x18\x04 \x01(\x0b\x32\x15.gin_arena.v1.RuleSet\x12/\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x19.gin_arena.v1.TimeControl\x12\x17\n\x0fseed_commitment\x18\x06 \x01(\x0c\x12/\n\x0c\x66\x61ult_policy\x18\x07 \x01(\x0e\x32\x19.gin_arena.v1.FaultPolicy\x12\x1a\n\x12reconnect_grace_ms\x18\x08 \x01(\r\x12\x16\n\x0erepeat_illegal\x18\t \x01(\x08\x12\x16\n\x0emix_bot_nonces\x18\n \x01(\x08\x12\x0c\n\x04game\x18\x0b \x01(\t\x12\x35\n\x12seat_time_controls\x18\x0c \x03(\x0b\x32\x19.gin_arena.v1.TimeControl\x12/\n\x0brummy_rules\x18\r \x01(\x0b\x32\x1a.gin_arena.v1.RummyRuleSet\"\xa5\x01\n\x0b\x44\x65\x61lStarted\x12\x13\n\x0bgame_number\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12-\n\x05state\x18\x04 \x01(\x0b\x32\x1e.gin_arena.v1.InformationState\x12-\n\x0brummy_state\x18\x05 \x01(\x0b\x32\x18.gin_arena.v1.RummyState\"\xed\x01\n\rActionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12+\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x14.gin_arena.v1.Action\x12#\n\x06\x63locks\x18\x03 \x03(\x0b\x32\x13.gin_arena.v1.Clock\x12\x18\n\x10time_for_move_ms\x18\x04 \x01(\r\x12-\n\x05state\x18\x05 \x01(\x0b\x32\x1e.gin_arena.v1.InformationState\x12-\n\x0brummy_state\x18\x06 \x01(\x0b\x32\x18.gin_arena.v1.RummyState\"Z\n\x0e\x41\x63tionRejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12$\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.gin_arena.v1.Action\x12\x0e\n\x06reason\x18\x03 \x01(\t\"8\n\x0c\x44\x65\x61lFinished\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.gin_arena.v1.DealResult\"8\n\x0cGameFinished\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.gin_arena.v1.GameResult\":\n\rMatchFinished\x12)\n\x06result\x18\x01 \x01(\x0b\x32\x19.gin_arena.v1.MatchResult\"h\n\x0b\x45rrorReport\x12%\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x17.gin_arena.v1.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\x04\x12\r\n\x05\x66\x61tal\x18\x04 \x01(\x08*\xad\x03\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45RROR_CODE_BAD_REQUEST_ID\x10\x01\x12\x1c\n\x18\x45RROR_CODE_NOT_YOUR_TURN\x10\x02\x12\x1d\n\x19\x45RROR_CODE_ILLEGAL_ACTION\x10\x03\x12\x18\n\x14\x45RROR_CODE_MALFORMED\x10\x04\x12\x1c\n\x18\x45RROR_CODE_UNKNOWN_MATCH\x10\x05\x12\x19\n\x15\x45RROR_CODE_MATCH_OVER\x10\x06\x12\x1b\n\x17\x45RROR_CODE_RATE_LIMITED\x10\x07\x12\x1e\n\x1a\x45RROR_CODE_UNAUTHENTICATED\x10\x08\x12\"\n\x1e\x45RROR_CODE_UNSUPPORTED_VERSION\x10\t\x12!\n\x1d\x45RROR_CODE_PROTOCOL_VIOLATION\x10\n\x12\x17\n\x13\x45RROR_CODE_TOO_LATE\x10\x0b\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x0c\x12\x1f\n\x1b\x45RROR_CODE_UNSUPPORTED_GAME\x10\r2P\n\nBotService\x12\x42\n\x04Play\x12\x18.gin_arena.v1.BotMessage\x1a\x1c.gin_arena.v1.RefereeMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16gin_arena/v1/bot.proto\x12\x0cgin_arena.v1\x1a\x17gin_arena/v1/game.proto\"\xb6\x01\n\nBotMessage\x12$\n\x05hello\x18\x01 \x01(\x0b\x32\x13.gin_arena.v1.HelloH\x00\x12.\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1c.gin_arena.v1.ActionResponseH\x00\x12\"\n\x04ping\x18\x03 \x01(\x0b\x32\x12.gin_arena.v1.PingH\x00\x12&\n\x06resign\x18\x04 \x01(\x0b\x32\x14.gin_arena.v1.ResignH\x00\x42\x06\n\x04kind\"\xb2\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\r\x12\r\n\x05nonce\x18\x04 \x01(\x0c\x12\x1e\n\x16max_concurrent_matches\x18\x05 \x01(\r\x12\x13\n\x0b\x63lient_info\x18\x06 \x01(\t\x12\x1b\n\x13skip_event_messages\x18\x07 \x01(\x08\x12\r\n\x05games\x18\x08 \x03(\t\"n\n\x0e\x41\x63tionResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\x04\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.gin_arena.v1.Action\x12\x10\n\x08\x66\x61llback\x18\x04 \x01(\x08\"*\n\x06Resign\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x17\n\x04Ping\x12\x0f\n\x07ping_id\x18\x01 \x01(\x04\"0\n\x04Pong\x12\x0f\n\x07ping_id\x18\x01 \x01(\x04\x12\x17\n\x0freferee_time_ms\x18\x02 \x01(\x03\"\xc9\x04\n\x0eRefereeMessage\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12(\n\x07welcome\x18\x02 \x01(\x0b\x32\x15.gin_arena.v1.WelcomeH\x00\x12\x33\n\rmatch_started\x18\x03 \x01(\x0b\x32\x1a.gin_arena.v1.MatchStartedH\x00\x12\x31\n\x0c\x64\x65\x61l_started\x18\x04 \x01(\x0b\x32\x19.gin_arena.v1.DealStartedH\x00\x12*\n\x05\x65vent\x18\x05 \x01(\x0b\x32\x19.gin_arena.v1.PublicEventH\x00\x12\x35\n\x0e\x61\x63tion_request\x18\x06 \x01(\x0b\x32\x1b.gin_arena.v1.ActionRequestH\x00\x12\x37\n\x0f\x61\x63tion_rejected\x18\x07 \x01(\x0b\x32\x1c.gin_arena.v1.ActionRejectedH\x00\x12\x33\n\rdeal_finished\x18\x08 \x01(\x0b\x32\x1a.gin_arena.v1.DealFinishedH\x00\x12\x33\n\rgame_finished\x18\t \x01(\x0b\x32\x1a.gin_arena.v1.GameFinishedH\x00\x12\x35\n\x0ematch_finished\x18\n \x01(\x0b\x32\x1b.gin_arena.v1.MatchFinishedH\x00\x12*\n\x05\x65rror\x18\x0b \x01(\x0b\x32\x19.gin_arena.v1.ErrorReportH\x00\x12\"\n\x04pong\x18\x0c \x01(\x0b\x32\x12.gin_arena.v1.PongH\x00\x42\x06\n\x04kind\"`\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x14\n\x0creferee_info\x18\x03 \x01(\t\x12\x11\n\tmatch_ids\x18\x04 \x03(\t\"\xa7\x03\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x14\n\x0cplayer_names\x18\x03 \x03(\t\x12$\n\x05rules\x18\x04 \x01(\x0b\x32\x15.gin_arena.v1.RuleSet\x12/\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x19.gin_arena.v1.TimeControl\x12\x17\n\x0fseed_commitment\x18\x06 \x01(\x0c\x12/\n\x0c\x66\x61ult_policy\x18\x07 \x01(\x0e\x32\x19.gin_arena.v1.FaultPolicy\x12\x1a\n\x12reconnect_grace_ms\x18\x08 \x01(\r\x12\x16\n\x0erepeat_illegal\x18\t \x01(\x08\x12\x16\n\x0emix_bot_nonces\x18\n \x01(\x08\x12\x0c\n\x04game\x18\x0b \x01(\t\x12\x35\n\x12seat_time_controls\x18\x0c \x03(\x0b\x32\x19.gin_arena.v1.TimeControl\x12/\n\x0brummy_rules\x18\r \x01(\x0b\x32\x1a.gin_arena.v1.RummyRuleSet\"\xa5\x01\n\x0b\x44\x65\x61lStarted\x12\x13\n\x0bgame_number\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12-\n\x05state\x18\x04 \x01(\x0b\x32\x1e.gin_arena.v1.InformationState\x12-\n\x0brummy_state\x18\x05 \x01(\x0b\x32\x18.gin_arena.v1.RummyState\"\xed\x01\n\rActionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12+\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x14.gin_arena.v1.Action\x12#\n\x06\x63locks\x18\x03 \x03(\x0b\x32\x13.gin_arena.v1.Clock\x12\x18\n\x10time_for_move_ms\x18\x04 \x01(\r\x12-\n\x05state\x18\x05 \x01(\x0b\x32\x1e.gin_arena.v1.InformationState\x12-\n\x0brummy_state\x18\x06 \x01(\x0b\x32\x18.gin_arena.v1.RummyState\"Z\n\x0e\x41\x63tionRejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12$\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.gin_arena.v1.Action\x12\x0e\n\x06reason\x18\x03 \x01(\t\"8\n\x0c\x44\x65\x61lFinished\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.gin_arena.v1.DealResult\"8\n\x0cGameFinished\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.gin_arena.v1.GameResult\":\n\rMatchFinished\x12)\n\x06result\x18\x01 \x01(\x0b\x32\x19.gin_arena.v1.MatchResult\"h\n\x0b\x45rrorReport\x12%\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x17.gin_arena.v1.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\x04\x12\r\n\x05\x66\x61tal\x18\x04 \x01(\x08*\xad\x03\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45RROR_CODE_BAD_REQUEST_ID\x10\x01\x12\x1c\n\x18\x45RROR_CODE_NOT_YOUR_TURN\x10\x02\x12\x1d\n\x19\x45RROR_CODE_ILLEGAL_ACTION\x10\x03\x12\x18\n\x14\x45RROR_CODE_MALFORMED\x10\x04\x12\x1c\n\x18\x45RROR_CODE_UNKNOWN_MATCH\x10\x05\x12\x19\n\x15\x45RROR_CODE_MATCH_OVER\x10\x06\x12\x1b\n\x17\x45RROR_CODE_RATE_LIMITED\x10\x07\x12\x1e\n\x1a\x45RROR_CODE_UNAUTHENTICATED\x10\x08\x12\"\n\x1e\x45RROR_CODE_UNSUPPORTED_VERSION\x10\t\x12!\n\x1d\x45RROR_CODE_PROTOCOL_VIOLATION\x10\n\x12\x17\n\x13\x45RROR_CODE_TOO_LATE\x10\x0b\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x0c\x12\x1f\n\x1b\x45RROR_CODE_UNSUPPORTED_GAME\x10\r2P\n\nBotService\x12\x42\n\x04Play\x12\x18.gin_arena.v1.BotMessage\x1a\x1c.gin_arena.v1.RefereeMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'gin_arena.v1.bot_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ERRORCODE']._serialized_start=2455
-  _globals['_ERRORCODE']._serialized_end=2884
+  _globals['_ERRORCODE']._serialized_start=2557
+  _globals['_ERRORCODE']._serialized_end=2986
   _globals['_BOTMESSAGE']._serialized_start=66
-  _globals['_BOTMESSAGE']._serialized_end=208
-  _globals['_HELLO']._serialized_start=211
-  _globals['_HELLO']._serialized_end=389
-  _globals['_ACTIONRESPONSE']._serialized_start=391
-  _globals['_ACTIONRESPONSE']._serialized_end=483
-  _globals['_PING']._serialized_start=485
-  _globals['_PING']._serialized_end=508
-  _globals['_PONG']._serialized_start=510
-  _globals['_PONG']._serialized_end=558
-  _globals['_REFEREEMESSAGE']._serialized_start=561
-  _globals['_REFEREEMESSAGE']._serialized_end=1146
-  _globals['_WELCOME']._serialized_start=1148
-  _globals['_WELCOME']._serialized_end=1244
-  _globals['_MATCHSTARTED']._serialized_start=1247
-  _globals['_MATCHSTARTED']._serialized_end=1670
-  _globals['_DEALSTARTED']._serialized_start=1673
-  _globals['_DEALSTARTED']._serialized_end=1838
-  _globals['_ACTIONREQUEST']._serialized_start=1841
-  _globals['_ACTIONREQUEST']._serialized_end=2078
-  _globals['_ACTIONREJECTED']._serialized_start=2080
-  _globals['_ACTIONREJECTED']._serialized_end=2170
-  _globals['_DEALFINISHED']._serialized_start=2172
-  _globals['_DEALFINISHED']._serialized_end=2228
-  _globals['_GAMEFINISHED']._serialized_start=2230
-  _globals['_GAMEFINISHED']._serialized_end=2286
-  _globals['_MATCHFINISHED']._serialized_start=2288
-  _globals['_MATCHFINISHED']._serialized_end=2346
-  _globals['_ERRORREPORT']._serialized_start=2348
-  _globals['_ERRORREPORT']._serialized_end=2452
-  _globals['_BOTSERVICE']._serialized_start=2886
-  _globals['_BOTSERVICE']._serialized_end=2966
+  _globals['_BOTMESSAGE']._serialized_end=248
+  _globals['_HELLO']._serialized_start=251
+  _globals['_HELLO']._serialized_end=429
+  _globals['_ACTIONRESPONSE']._serialized_start=431
+  _globals['_ACTIONRESPONSE']._serialized_end=541
+  _globals['_RESIGN']._serialized_start=543
+  _globals['_RESIGN']._serialized_end=585
+  _globals['_PING']._serialized_start=587
+  _globals['_PING']._serialized_end=610
+  _globals['_PONG']._serialized_start=612
+  _globals['_PONG']._serialized_end=660
+  _globals['_REFEREEMESSAGE']._serialized_start=663
+  _globals['_REFEREEMESSAGE']._serialized_end=1248
+  _globals['_WELCOME']._serialized_start=1250
+  _globals['_WELCOME']._serialized_end=1346
+  _globals['_MATCHSTARTED']._serialized_start=1349
+  _globals['_MATCHSTARTED']._serialized_end=1772
+  _globals['_DEALSTARTED']._serialized_start=1775
+  _globals['_DEALSTARTED']._serialized_end=1940
+  _globals['_ACTIONREQUEST']._serialized_start=1943
+  _globals['_ACTIONREQUEST']._serialized_end=2180
+  _globals['_ACTIONREJECTED']._serialized_start=2182
+  _globals['_ACTIONREJECTED']._serialized_end=2272
+  _globals['_DEALFINISHED']._serialized_start=2274
+  _globals['_DEALFINISHED']._serialized_end=2330
+  _globals['_GAMEFINISHED']._serialized_start=2332
+  _globals['_GAMEFINISHED']._serialized_end=2388
+  _globals['_MATCHFINISHED']._serialized_start=2390
+  _globals['_MATCHFINISHED']._serialized_end=2448
+  _globals['_ERRORREPORT']._serialized_start=2450
+  _globals['_ERRORREPORT']._serialized_end=2554
+  _globals['_BOTSERVICE']._serialized_start=2988
+  _globals['_BOTSERVICE']._serialized_end=3068
 # @@protoc_insertion_point(module_scope)

@@ -105,6 +105,7 @@ class BotMessage(_message.Message):
     HELLO_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     PING_FIELD_NUMBER: _builtins.int
+    RESIGN_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def hello(self) -> Global___Hello:
         """The first message of a session."""
@@ -117,18 +118,23 @@ class BotMessage(_message.Message):
     def ping(self) -> Global___Ping:
         """A keepalive / latency probe; the referee answers with Pong."""
 
+    @_builtins.property
+    def resign(self) -> Global___Resign:
+        """The bot gives up a match: its own code failed."""
+
     def __init__(
         self,
         *,
         hello: Global___Hello | None = ...,
         action: Global___ActionResponse | None = ...,
         ping: Global___Ping | None = ...,
+        resign: Global___Resign | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "hello", b"hello", "kind", b"kind", "ping", b"ping"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "hello", b"hello", "kind", b"kind", "ping", b"ping", "resign", b"resign"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "hello", b"hello", "kind", b"kind", "ping", b"ping"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "hello", b"hello", "kind", b"kind", "ping", b"ping", "resign", b"resign"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["hello", "action", "ping"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["hello", "action", "ping", "resign"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -204,10 +210,17 @@ class ActionResponse(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    FALLBACK_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match, as in the request."""
     request_id: _builtins.int
     """The request answered, as in the request."""
+    fallback: _builtins.bool
+    """True when the bot's own code failed on this request (e.g. its decision
+    function raised) and `action` is the client's fallback (the kits answer
+    the first legal action). The referee plays it as any answer and counts it
+    per seat in `MatchResult.fallbacks`.
+    """
     @_builtins.property
     def action(self) -> _game_pb2.Action:
         """The chosen action; must be one of the request's `legal_actions`."""
@@ -218,14 +231,48 @@ class ActionResponse(_message.Message):
         match_id: _builtins.str = ...,
         request_id: _builtins.int = ...,
         action: _game_pb2.Action | None = ...,
+        fallback: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "match_id", b"match_id", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "fallback", b"fallback", "match_id", b"match_id", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ActionResponse: _TypeAlias = ActionResponse  # noqa: Y015
+
+@_typing.final
+class Resign(_message.Message):
+    """A bot gives up a match because its own code failed (e.g. its decision
+    function raised an exception). The referee records a fault of the seat,
+    TERMINATION_BOT_ERROR with `reason` as its detail, and applies the match's
+    fault policy at once, whoever is to move.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match given up; empty = the session's only match."""
+    reason: _builtins.str
+    """Why, in one line, e.g. the exception's last line ("ValueError: bad
+    card"). The referee keeps its first `text_length` characters (a limit,
+    256 by default).
+    """
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Resign: _TypeAlias = Resign  # noqa: Y015
 
 @_typing.final
 class Ping(_message.Message):

@@ -338,6 +338,10 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     restarted referee reports it with the seed revealed; its replay holds the
     match up to its last complete deal.
     """
+    TERMINATION_BOT_ERROR: _Termination.ValueType  # 11
+    """A seat's bot gave up because its own code failed (bot.proto's Resign: an
+    exception in its decision function); the detail is the bot's reason.
+    """
 
 class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
     """Why a match ended."""
@@ -366,6 +370,10 @@ TERMINATION_INTERRUPTED: Termination.ValueType  # 10
 """The referee stopped (killed, crashed) while the match ran; no winner. A
 restarted referee reports it with the seed revealed; its replay holds the
 match up to its last complete deal.
+"""
+TERMINATION_BOT_ERROR: Termination.ValueType  # 11
+"""A seat's bot gave up because its own code failed (bot.proto's Resign: an
+exception in its decision function); the detail is the bot's reason.
 """
 Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
@@ -1429,6 +1437,7 @@ class MatchResult(_message.Message):
     NONCES_FIELD_NUMBER: _builtins.int
     PLACES_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
+    FALLBACKS_FIELD_NUMBER: _builtins.int
     winner: _builtins.int
     """The seat that won the match; -1 for a draw or no winner."""
     termination: Global___Termination.ValueType
@@ -1483,6 +1492,13 @@ class MatchResult(_message.Message):
         totals).
         """
 
+    @_builtins.property
+    def fallbacks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """By seat: the answers the seat's bot marked as fallbacks
+        (ActionResponse.fallback: its own code failed and its client answered
+        for it). Empty when no seat sent one.
+        """
+
     def __init__(
         self,
         *,
@@ -1502,10 +1518,11 @@ class MatchResult(_message.Message):
         nonces: _abc.Iterable[_builtins.bytes] | None = ...,
         places: _abc.Iterable[_builtins.int] | None = ...,
         points: _abc.Iterable[_builtins.int] | None = ...,
+        fallbacks: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "faulting_seat", b"faulting_seat", "games", b"games", "games_won", b"games_won", "match_id", b"match_id", "nonces", b"nonces", "places", b"places", "player_names", b"player_names", "points", b"points", "replay_hash", b"replay_hash", "seed", b"seed", "seed_commitment", b"seed_commitment", "substituted_seats", b"substituted_seats", "termination", b"termination", "total_points", b"total_points", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "fallbacks", b"fallbacks", "faulting_seat", b"faulting_seat", "games", b"games", "games_won", b"games_won", "match_id", b"match_id", "nonces", b"nonces", "places", b"places", "player_names", b"player_names", "points", b"points", "replay_hash", b"replay_hash", "seed", b"seed", "seed_commitment", b"seed_commitment", "substituted_seats", b"substituted_seats", "termination", b"termination", "total_points", b"total_points", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

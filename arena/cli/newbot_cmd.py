@@ -1,0 +1,261 @@
+"""``arena new-bot NAME --lang python|js|stdio [--dir DIR]``: a bot folder that plays at once.
+
+The folder holds the bot (``bot.py`` or ``bot.js``), ``bots.toml`` (the bot and ``greedy``, so
+that ``arena tournament --bots NAME/bots.toml`` plays it right away), ``test_bot.py`` (plays that
+tournament and checks that the bot finished every game without a fault or a fallback) and a
+``README.md`` with the commands. An existing folder is never touched: the files are written to
+a temporary folder beside it, which is then renamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.cli.options import UsageError
+from arena.exit_codes import EXIT_OK
+from arena.model.manifest import NAME_RE
+
+LANGS = ("python", "js", "stdio")
+"""The scaffolds ``--lang`` offers."""
+REPO = Path(__file__).resolve().parents[2]
+"""This checkout: the JavaScript scaffold loads the sample bot's session code from it."""
+JS_SESSION = REPO / "sample_bots" / "js" / "bot.js"
+"""The JavaScript bot's gRPC session (its packages are in ``sample_bots/js/node_modules``)."""
+
+_PYTHON_BOT = '''"""{name}: a Gin Arena bot (Python kit). Change decide(); run the test: python -m pytest test_bot.py"""
+
+from sample_bots.kit import run_bot
+from sample_bots.kit.actions import legal_texts
+from sample_bots.kit.cards import best_discard
+
+
+def decide(request):
+    legal = legal_texts(request)  # e.g. ["draw_stock", "draw_discard"]
+    for action in legal:
+        if action == "big_gin" or action.startswith("knock "):
+            return action  # end the deal as soon as we may
+    if any(a.startswith("discard ") for a in legal):
+        state = request.state  # keep the 10 cards with the least deadwood
+        return "discard " + best_discard(state.hand, forbidden=state.forbidden_discard or None)
+    return "draw_stock" if "draw_stock" in legal else "pass"
+
+
+if __name__ == "__main__":
+    # An exception in decide() resigns the match (a bot_error fault with its last line);
+    # --on-error fallback answers the first legal action instead, counted in the results.
+    raise SystemExit(run_bot(decide, name="{name}"))
+'''
+
+_JS_BOT = """// {name}: a Gin Arena bot in JavaScript. Change decide(); run the test: python -m pytest test_bot.py
+// The gRPC session is the sample bot's, from this checkout of gin-arena (its packages:
+// (cd {js_dir} && npm ci)).
+'use strict';
+
+const session = require({session});
+
+const VALUES = {{ A: 1, T: 10, J: 10, Q: 10, K: 10 }};
+const value = (card) => VALUES[card[0]] || Number(card[0]);
+
+/** view: {{ legal: action texts, hand: cards, discard_pile: cards }} -> one of view.legal */
+function decide(view) {{
+  const legal = view.legal;
+  if (legal.includes('big_gin')) return 'big_gin';
+  const byValue = [...view.hand].sort((a, b) => value(b) - value(a));
+  for (const kind of ['knock', 'discard']) {{
+    for (const card of byValue) if (legal.includes(`${{kind}} ${{card}}`)) return `${{kind}} ${{card}}`;
+  }}
+  return legal.includes('draw_stock') ? 'draw_stock' : legal.includes('pass') ? 'pass' : legal[0];
+}}
+
+// An exception in decide() resigns the match (a bot_error fault with its first line);
+// --on-error fallback answers the first legal action instead, counted in the results.
+session.main({{ name: {name_json}, decide }});
+"""
+
+_STDIO_BOT = '''"""{name}: a Gin Arena bot over stdio (JSON lines; any language can do this — see
+sample_bots/stdio_bridge.py for the protocol). Change decide(); run the test: python -m pytest test_bot.py
+Standard library only: the arena runs it through the stdio bridge (protocol = "stdio")."""
+
+import json
+import sys
+
+VALUES = {{"A": 1, "T": 10, "J": 10, "Q": 10, "K": 10}}
+
+
+def value(card):
+    return VALUES.get(card[0]) or int(card[0])
+
+
+def decide(request):
+    legal, state = request["legal"], request["state"]
+    if "big_gin" in legal:
+        return "big_gin"
+    loose = sorted(state["my_deadwood_cards"], key=value, reverse=True)  # outside the referee's melds
+    for kind in ("knock", "discard"):
+        for card in loose + sorted(state["hand"], key=value, reverse=True):
+            if f"{{kind}} {{card}}" in legal:
+                return f"{{kind}} {{card}}"
+    return "draw_stock" if "draw_stock" in legal else "pass" if "pass" in legal else legal[0]
+
+
+def main():
+    for line in sys.stdin:  # one JSON object a line; only requests are answered
+        message = json.loads(line)
+        if message.get("type") == "request":
+            print(json.dumps({{"action": decide(message)}}), flush=True)  # stdout is for answers only
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+_TEST = '''"""{name}: plays a short tournament against greedy through the arena and checks that it
+finished every game without a fault or a fallback. Run: python -m pytest {folder}/test_bot.py"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_{ident}_plays_a_short_tournament_against_greedy(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(HERE / "bots.toml"), "--games", "2",
+         "--rules", "short", "--tc", "st=30", "--out", str(tmp_path / "run")],  # (st=30: a busy machine is no fault)
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert len(results["games"]) == 2
+    for game in results["games"]:
+        assert game["termination"] == "normal", game["detail"]
+    mine = next(row for row in results["standings"] if row["bot"] == "{name}")
+    assert mine["games"] == 2 and mine["faults"] == 0 and mine["fallbacks"] == 0, mine
+'''
+
+_MANIFEST = '''# {name} and an opponent: arena tournament --bots {folder}/bots.toml --games 2 --rules short --tc st=30
+[[bot]]
+name = "{name}"
+command = {command}{protocol}
+
+[[bot]]
+name = "greedy"
+command = ["{{python}}", "-m", "sample_bots.greedy_bot"]
+'''
+
+_README = '''# {name}
+
+A Gin Arena bot ({lang}), made by `arena new-bot`. Change the decision in `{bot_file}`, then:
+
+```sh
+arena tournament --bots {folder}/bots.toml --games 2 --rules short --tc st=30   # play it against greedy
+python -m pytest {folder}/test_bot.py                                 # the same, checked
+```
+
+An exception in the bot's code resigns the match: the results show a `bot_error` fault with the
+exception's last line. `--on-error fallback` answers the first legal action instead; the results
+count those fallbacks per bot (docs/bots.md).
+'''
+
+
+@dataclass(frozen=True, slots=True)
+class Scaffold:
+    """What ``arena new-bot`` wrote."""
+
+    folder: Path
+    """The bot's new folder."""
+    files: tuple[str, ...]
+    """The files in it, in the order they are described."""
+    try_command: str
+    """The command that plays the bot against greedy."""
+    test_command: str
+    """The command that runs its test."""
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``new-bot`` to the ``arena`` command's subparsers."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "new-bot",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="write a bot folder that plays at once (Python, JavaScript or stdio), with its test",
+        description="Write DIR/NAME/: the bot, bots.toml (it and greedy), test_bot.py (plays them) and a README.\n"
+                    "An existing folder is never overwritten.",
+        epilog="Examples:\n  arena new-bot my-bot --lang python\n  arena new-bot fast-js --lang js --dir bots\n"
+               "  arena tournament --bots my-bot/bots.toml --games 2 --rules short",
+    )
+    p.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . + -; at most 40)")
+    p.add_argument("--lang", required=True, choices=LANGS, help="python (the kit), js (gRPC) or stdio (JSON lines)")
+    p.add_argument("--dir", type=Path, default=Path("."), metavar="DIR", help="where the folder goes (default .)")
+    return p
+
+
+def _files(name: str, lang: str, shown: str) -> dict[str, str]:
+    ident = "".join(c if c.isalnum() else "_" for c in name)
+    if lang == "python":
+        bot_file, bot, command, protocol = "bot.py", _PYTHON_BOT.format(name=name), '["{python}", "bot.py"]', ""
+    elif lang == "js":
+        bot_file, command, protocol = "bot.js", '["node", "bot.js"]', ""
+        bot = _JS_BOT.format(name=name, name_json=json.dumps(name), session=json.dumps(str(JS_SESSION)),
+                             js_dir=JS_SESSION.parent)
+    else:
+        bot_file, bot, command = "bot.py", _STDIO_BOT.format(name=name), '["{python}", "bot.py"]'
+        protocol = '\nprotocol = "stdio"         # run through sample_bots.stdio_bridge'
+    return {
+        bot_file: bot,
+        "bots.toml": _MANIFEST.format(name=name, folder=shown, command=command, protocol=protocol),
+        "test_bot.py": _TEST.format(name=name, ident=ident, folder=shown),
+        "README.md": _README.format(name=name, lang=lang, bot_file=bot_file, folder=shown),
+    }
+
+
+def write_scaffold(name: str, lang: str, parent: Path) -> Scaffold:
+    """Write the bot folder ``parent/name`` (raises :class:`UsageError`, writing nothing, for a
+    bad name or language, or a folder that exists)."""
+    if not NAME_RE.match(name):
+        raise UsageError(f"bad bot name {name!r}: use letters, digits and _ . + - (at most 40 characters, "
+                         "starting with a letter or digit)")
+    if lang not in LANGS:
+        raise UsageError(f"--lang must be one of {', '.join(LANGS)}; got {lang!r}")
+    folder = parent / name
+    if folder.exists() or folder.is_symlink():
+        raise UsageError(f"{folder} already exists; nothing was written (choose another NAME or --dir)")
+    if not parent.is_dir():
+        raise UsageError(f"--dir {parent}: no such folder")
+    shown = str(folder)
+    files = _files(name, lang, shown)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=parent))
+    try:
+        for file, text in files.items():
+            (staging / file).write_text(text)
+        os.chmod(staging, 0o755)  # (mkdtemp's 0700 would keep the folder from others)
+        try:
+            staging.rename(folder)  # fails if the folder appeared meanwhile: it is never replaced
+        except OSError as e:
+            raise UsageError(f"{folder} could not be created ({e.strerror}); nothing was written") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    play = f"arena tournament --bots {shown}/bots.toml --games 2 --rules short --tc st=30"
+    return Scaffold(folder, tuple(files), play,
+                    f"python -m pytest {shown}/test_bot.py")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``arena new-bot``."""
+    made = write_scaffold(args.name, args.lang, args.dir)
+    print(f"wrote {made.folder}/: {', '.join(made.files)}")
+    print(f"play it against greedy:  {made.try_command}")
+    print(f"run its test:            {made.test_command}")
+    if args.lang == "js" and not (JS_SESSION.parent / "node_modules").is_dir():
+        print(f"first install the JavaScript bot's packages: (cd {JS_SESSION.parent} && npm ci)", file=sys.stderr)
+    return EXIT_OK
