@@ -44,6 +44,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from arena.replays.page_parts import plural
 from gin_arena.v1 import bot_pb2
 from referee import games, gin, rummy
 from referee._resim import ReplayError, Resimulation, resimulate
@@ -976,8 +977,9 @@ def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet:
                 continue
             out.append(f"OK    {a.path}")
             out.append(f"      {_summary_line(a)}")
-            out.append(f"      {a.games} game(s), {a.deals} deals, {a.actions} actions, {a.records} records; "
-                       f"messages {'/'.join(map(str, a.messages))}, {a.cards_checked} cards checked")
+            out.append(f"      {plural(a.games, 'game')}, {plural(a.deals, 'deal')}, {plural(a.actions, 'action')}, "
+                       f"{plural(a.records, 'record')}; messages {'/'.join(map(str, a.messages))}, "
+                       f"{plural(a.cards_checked, 'card')} checked")
             out.append("      " + "  ".join(c.replace("rerun", "re-run") + " ✓" for c in a.passed))
             out.append(f"      final hash {a.final_hash}" + (" (as expected)" if a.expected_hash else ""))
         else:
@@ -1004,7 +1006,8 @@ def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet:
     deals = sum(a.deals for a in audits)
     actions = sum(a.actions for a in audits)
     verdict = "all checks passed" if failed == 0 else f"{failed} FAILED"
-    out.append(f"Audited {len(audits)} match(es): {ok} passed, {verdict}; {deals} deals, {actions} actions.")
+    out.append(f"Audited {plural(len(audits), 'match', 'matches')}: {ok} passed, {verdict}; "
+               f"{plural(deals, 'deal')}, {plural(actions, 'action')}.")
     return "\n".join(out)
 
 
