@@ -82,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         try:
             status = _main(argv)
-        except SystemExit:  # argparse's --help and errors: their text is still to be flushed
+        except SystemExit:  # argparse's --help and errors (argparse itself swallows a failed write)
             sys.stdout.flush()
+            if _stdout_gone():
+                return _quiet_exit()
             raise
         sys.stdout.flush()  # inside the try: a reader that left shows here, not at exit
     except BaseException as e:

@@ -45,6 +45,7 @@ from google.protobuf.message import Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from arena.replays.page_parts import plural
+from arena.results.paths import find_replay
 from gin_arena.v1 import bot_pb2
 from referee import games, gin, rummy
 from referee._resim import ReplayError, Resimulation, resimulate
@@ -858,19 +859,14 @@ def results_file_for(run_dir: Path) -> Path | None:
 
 
 def _resolve_replay(entry: dict[str, Any], run_dir: Path, found: dict[str, Path]) -> Path | None:
-    raw = entry.get("replay") or entry.get("replay_path") or ""
-    if raw:
-        p = Path(str(raw))
-        for cand in (p, run_dir / p, run_dir.parent / p):
-            if cand.is_file():
-                return cand.resolve()
-        hit = found.get(p.name)
-        if hit is not None:
-            return hit
-    mid = entry.get("match_id")
-    if mid:
-        return found.get(f"{mid}.jsonl")
-    return None
+    """The replay a results entry lists: inside the audited folder first (a copied run's
+    results name its own files, not the original's), then among the files audited by name."""
+    raw = str(entry.get("replay") or entry.get("replay_path") or "")
+    mid = str(entry.get("match_id") or "")
+    hit = find_replay(raw, run_dir, mid)
+    if hit is not None:
+        return hit.resolve()
+    return found.get(Path(raw).name) if raw else found.get(f"{mid}.jsonl") if mid else None
 
 
 def run_expectations(run_dir: Path, files: Sequence[Path]) -> RunCheck:

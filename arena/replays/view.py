@@ -17,7 +17,6 @@ is what checks that the replay is genuine. A rummy match (2–6 seats) is shown 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import os
 import struct
@@ -458,13 +457,7 @@ def run(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO
     if not args.replay.is_file():
         print(f"arena replay: {args.replay}: no such file", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        return _run(args, stdin, out, tty, style)
-    except BrokenPipeError:  # `arena replay ... | head`
-        with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, out.fileno())
-        return EXIT_OK
+    return _run(args, stdin, out, tty, style)  # `arena replay … | head`: arena.cli.main ends it quietly
 
 
 def _run(args: argparse.Namespace, stdin: TextIO, out: TextIO, tty: bool, style: Style) -> int:
