@@ -18,6 +18,7 @@ import select
 import sys
 from collections.abc import Callable
 
+from arena.cli import certs_cmd, operator_cmd
 from arena.cli.commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
 from arena.cli.ladder_cmd import cmd_ladder
 from arena.cli.options import UsageError
@@ -45,6 +46,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": replay_view.run,
     "replay-html": replay_html.run,
     "html": results_page.run,
+    "certs": certs_cmd.run,
+    "operator": operator_cmd.run,
 }
 
 
