@@ -68,7 +68,7 @@ def one_line(msg: Message, names: Sequence[str] = ()) -> str:
     """A message's set fields as ``key=value`` words (enums by their short name, seats by the
     player's name when ``names`` are known), nested messages in braces: any game's events."""
     words = []
-    fields = list(msg.ListFields())
+    fields: list[tuple[Any, Any]] = list(msg.ListFields())
     seat = msg.DESCRIPTOR.fields_by_name.get("seat")
     if seat is not None and not _repeated(seat) and all(f.name != "seat" for f, _ in fields):
         fields.insert(0, (seat, 0))  # seat 0 is proto3's default, left out of ListFields
