@@ -26,7 +26,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 import referee
-from arena.cli.options import UsageError, address, game_rules_from_args, tc_from_args
+from arena.cli.options import UsageError, address, check_client_tls_files, game_rules_from_args, tc_from_args
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
 from arena.run.schedule import FAULT_POLICIES
 from gin_arena.v1 import referee_pb2, referee_pb2_grpc
@@ -177,11 +177,7 @@ def add_connection_options(p: argparse.ArgumentParser, *, top: bool) -> None:
 def connect(args: argparse.Namespace) -> tuple[grpc.Channel, Operator]:
     """The channel and the operator of the command line (``UsageError`` for a bad option)."""
     target = address(args.referee or os.environ.get(REFEREE_ENV, "") or DEFAULT_REFEREE, "--referee")
-    for flag, path in (("--ca", args.ca), ("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
-        if path and not os.access(path, os.R_OK):
-            raise UsageError(f"{flag} {path}: cannot read the file")
-    if bool(args.tls_cert) != bool(args.tls_key):
-        raise UsageError("give both --tls-cert and --tls-key (mutual TLS)")
+    check_client_tls_files(args)
     if args.timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
     try:

@@ -147,15 +147,20 @@ def listen_of(args: argparse.Namespace) -> str:
     return str(args.listen or DEFAULT_LISTEN)
 
 
-def remote_access(args: argparse.Namespace) -> RemoteAccess:
-    """How a remote referee is reached: its operator token (``--operator-token-file`` or the
-    environment) and TLS (``--tls``, ``--ca``, and ``--tls-cert/--tls-key`` for mutual TLS);
-    or, without ``--referee``, the embedded referee's ``--limit``s."""
+def check_client_tls_files(args: argparse.Namespace) -> None:
+    """A client's ``--ca``, ``--tls-cert`` and ``--tls-key``: readable, the last two together."""
     for flag, path in (("--ca", args.ca), ("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
         if path and not os.access(path, os.R_OK):
             raise UsageError(f"{flag} {path}: cannot read the file")
     if bool(args.tls_cert) != bool(args.tls_key):
-        raise UsageError("give both --tls-cert and --tls-key (mutual TLS with the remote referee)")
+        raise UsageError("give both --tls-cert and --tls-key (mutual TLS with the referee)")
+
+
+def remote_access(args: argparse.Namespace) -> RemoteAccess:
+    """How a remote referee is reached: its operator token (``--operator-token-file`` or the
+    environment) and TLS (``--tls``, ``--ca``, and ``--tls-cert/--tls-key`` for mutual TLS);
+    or, without ``--referee``, the embedded referee's ``--limit``s."""
+    check_client_tls_files(args)
     try:
         limits = referee.Limits.parse(args.limit) if args.limit else None
     except ValueError as e:
