@@ -4,7 +4,9 @@
 Modes: ``greedy`` (sheds deadwood, knocks at once: short games), ``random`` (a legal action at
 random), ``first`` (always the first legal action), ``slow`` (greedy, but sleeps ``--delay``
 seconds before every answer), ``crash`` (exits with code 3 at once), ``hang`` (never connects),
-``quit-after`` (exits abruptly after ``--after`` answers). ``random`` and ``first`` play any
+``quit-after`` (exits abruptly after ``--after`` answers), ``burn`` (spins on the CPU at its first
+request, for ever), ``hog`` (at its first request, allocates memory 1 MiB at a time until it
+fails). ``random`` and ``first`` play any
 game; it declares the games of ``--games`` (the arena's ``GIN_GAMES``) in its Hello.
 """
 
@@ -21,7 +23,7 @@ import grpc
 
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
-MODES = ("greedy", "random", "first", "slow", "crash", "hang", "quit-after")
+MODES = ("greedy", "random", "first", "slow", "crash", "hang", "quit-after", "burn", "hog")
 K = game_pb2
 _VALUES = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
 
@@ -78,6 +80,15 @@ async def play(args: argparse.Namespace) -> int:
                     os._exit(4)
                 if args.mode == "slow":
                     await asyncio.sleep(args.delay)
+                if args.mode == "burn":
+                    print("testbot: burning CPU", file=sys.stderr, flush=True)
+                    while True:
+                        answered += 1
+                if args.mode == "hog":
+                    print("testbot: allocating memory", file=sys.stderr, flush=True)
+                    hoard = []
+                    while True:
+                        hoard.append(bytearray(1 << 20))
                 legal = list(req.legal_actions)
                 if args.mode == "first":
                     action = legal[0]

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ._auth import operator_metadata as operator_metadata
     from ._launch import RESTART_HELP as RESTART_HELP
     from ._launch import BotLaunch as BotLaunch
+    from ._launch import ProcessLimits as ProcessLimits
     from ._launch import restart_after as restart_after
     from ._limits import Limits as Limits
     from ._play import MatchContext as MatchContext
@@ -60,7 +61,7 @@ _LAZY = {
     "ClientTLS": "_tls", "ListenError": "_tls", "ServerTLS": "_tls", "Limits": "_limits",
     "aio": "_runtime", "run": "_runtime",
     "Referee": "_server", "open_referee": "_server", "serve_referee": "_server", "tune_gc_for_server": "_server",
-    "BotLaunch": "_launch", "restart_after": "_launch", "RESTART_HELP": "_launch",
+    "BotLaunch": "_launch", "ProcessLimits": "_launch", "restart_after": "_launch", "RESTART_HELP": "_launch",
     "BotFailed": "_pool", "BotPool": "_pool",
     "MAX_CRASHES": "_pool", "MatchContext": "_play", "MatchObserver": "_play", "PlayedMatch": "_play",
     "open_match_context": "_play", "play_match": "_play", "play_match_async": "_play",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from typing import Literal
@@ -25,6 +26,79 @@ def restart_after(restart: str) -> int | None:
     if head == "after" and n.isdigit() and int(n) >= 1:
         return int(n)
     raise ValueError(f"restart must be {RESTART_HELP}; got {restart!r}")
+
+
+CPU_HARD_GRACE_S = 1
+"""A process started for one match is killed (SIGKILL, the hard limit) this many CPU seconds
+after its ``cpu_seconds`` (SIGXCPU, the soft limit), should it survive SIGXCPU."""
+MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "JavaScript heap out of memory", "Cannot allocate memory",
+                  "out of memory")
+"""What a program that ran out of memory prints (Python, C++, Node.js, libc): found in the last
+output of a bot with a ``memory_mb`` limit that ended early, it names the limit in the fault."""
+_APPLY_LIMITS = (
+    "import os,resource as r,sys; m,c,h=(int(x) for x in sys.argv[1:4]); "
+    "m and r.setrlimit(r.RLIMIT_DATA,(m<<20,m<<20)); "
+    "c and r.setrlimit(r.RLIMIT_CPU,(c,c+h if h>=0 else r.RLIM_INFINITY)); "
+    "os.execvp(sys.argv[4],sys.argv[4:])"
+)
+"""Run by the interpreter that starts a limited bot: set the limits, then become the bot (its
+pid, process group and output stay those the referee watches)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessLimits:
+    """Resource limits of a bot's process, set (``setrlimit``) in the process before the bot's
+    program runs; the programs it starts inherit them. Exceeding one ends the process: its game
+    ends with a crash fault that names the limit."""
+
+    memory_mb: int = 0
+    """The process's data memory (heap and private mappings: ``RLIMIT_DATA``) in MiB; 0: no
+    limit. An allocation beyond it fails (Python: ``MemoryError``). Not its virtual size: a
+    Python gRPC bot reserves ~550 MiB of address space but uses ~80 MiB of data."""
+    cpu_seconds: int = 0
+    """CPU time in seconds for each match (``RLIMIT_CPU``; a reused process's limit is renewed
+    before each match, its start-up counts toward its first); 0: no limit. Beyond it the
+    kernel sends SIGXCPU, which ends the process."""
+
+    def __post_init__(self) -> None:
+        for name in ("memory_mb", "cpu_seconds"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0; got {value!r}")
+
+    def __bool__(self) -> bool:
+        return bool(self.memory_mb or self.cpu_seconds)
+
+    def __str__(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in (("memory_mb", self.memory_mb), ("cpu_seconds", self.cpu_seconds))
+                         if v) or "none"
+
+    def wrap(self, argv: list[str], *, reused: bool = False) -> list[str]:
+        """``argv`` run under these limits (unchanged without any). A reused process has no hard
+        CPU limit, so that its soft one can be renewed before each match."""
+        if not self:
+            return argv
+        hard = -1 if reused else CPU_HARD_GRACE_S
+        limits = [str(self.memory_mb), str(self.cpu_seconds), str(hard)]
+        return [sys.executable, "-I", "-S", "-c", _APPLY_LIMITS, *limits, *argv]
+
+    def exceeded(self, returncode: int | None, output: bytes = b"") -> str:
+        """Which limit a process that ended early (``returncode``; ``output``: the end of what it
+        printed) most likely exceeded, in words (``""``: none that it shows)."""
+        if self.cpu_seconds and returncode == -signal.SIGXCPU:
+            return f"cpu_seconds={self.cpu_seconds} exceeded"
+        if self.memory_mb:
+            text = output.decode("utf-8", "replace")
+            for marker in MEMORY_MARKERS:
+                if marker in text:
+                    return f"memory_mb={self.memory_mb} exceeded ({marker})"
+        if self.cpu_seconds and returncode == -signal.SIGKILL:
+            return f"cpu_seconds={self.cpu_seconds} exceeded, or the system ran out of memory"
+        return ""
+
+
+NO_LIMITS = ProcessLimits()
+"""A process without resource limits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +136,9 @@ class BotLaunch:
     max_rss_mb: int = 0
     """A reused process whose resident memory exceeds this many MiB after a match is
     replaced; 0: no limit."""
+    limits: ProcessLimits = NO_LIMITS
+    """The process's resource limits (memory, CPU time); exceeding one ends it with a fault
+    naming the limit."""
 
     def __post_init__(self) -> None:
         if self.remote_token and self.command:
@@ -94,8 +171,10 @@ class BotLaunch:
         command = [sys.executable if part == PYTHON_PLACEHOLDER else part for part in self.command]
         args = ["--referee", address, "--token", token, "--name", name]
         if self.protocol == "stdio":
-            return [sys.executable, "-m", "sample_bots.stdio_bridge", *args, "--", *command]
-        return [*command, *args] if self.pass_args else command
+            argv = [sys.executable, "-m", "sample_bots.stdio_bridge", *args, "--", *command]
+        else:
+            argv = [*command, *args] if self.pass_args else command
+        return self.limits.wrap(argv, reused=self.reused)
 
     def environment(self, address: str, token: str, name: str) -> dict[str, str]:
         """The environment of the bot's process."""

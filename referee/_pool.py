@@ -9,6 +9,10 @@ match, and when its memory exceeds ``max_rss_mb``. The pool also counts every la
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
+import resource
 import secrets
 import subprocess
 from collections import Counter
@@ -20,7 +24,7 @@ import trio
 
 from ._hosts import HostedMatch, first
 from ._launch import BotLaunch, restart_after
-from ._procs import SeatLog, describe_exit, pump_task, terminate
+from ._procs import SeatLog, describe_exit, ended_early, pump_task, terminate
 from ._spec import MatchReport
 
 log = structlog.get_logger("referee")
@@ -38,6 +42,9 @@ class BotFailed(RuntimeError):
         self.name = name
         self.detail = detail
 
+    def __reduce__(self) -> tuple[type[BotFailed], tuple[str, str]]:
+        return BotFailed, (self.name, self.detail)  # (pickled whole: from a Dask worker to the arena)
+
 
 @dataclass(eq=False, slots=True)
 class ReusedProcess:
@@ -50,6 +57,8 @@ class ReusedProcess:
     ended: trio.Event = field(default_factory=trio.Event)
     games: int = 0
     on_end: Callable[[int], None] = lambda pid: None
+    tail: bytearray = field(default_factory=bytearray)
+    """The end of its output (what it printed last says which resource limit it exceeded)."""
 
     @property
     def alive(self) -> bool:
@@ -66,6 +75,26 @@ def rss_mb(pid: int) -> float:
     except (OSError, ValueError):
         pass
     return 0.0
+
+
+def cpu_seconds_used(pid: int) -> float:
+    """The CPU time a process has used so far (user and system; 0 if it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def renew_cpu_limit(pid: int, cpu_seconds: int) -> None:
+    """Give a reused process ``cpu_seconds`` more CPU time (its soft ``RLIMIT_CPU``) for its next
+    match; nothing without a limit."""
+    if not cpu_seconds:
+        return
+    soft = math.ceil(cpu_seconds_used(pid)) + cpu_seconds
+    with contextlib.suppress(OSError, ValueError):  # (it may have just ended)
+        resource.prlimit(pid, resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
 
 
 class BotPool:
@@ -108,6 +137,8 @@ class BotPool:
         while idle:
             p = idle.pop()
             if p.alive:
+                assert p.proc is not None
+                renew_cpu_limit(p.proc.pid, launch.limits.cpu_seconds)
                 return p
         return ReusedProcess(launch, secrets.token_hex(24), launch.name or name)
 
@@ -136,7 +167,7 @@ class BotPool:
             settled.set()
         assert p.proc is not None
         if ended_first and not match.finished.is_set():
-            detail = f"bot {p.name!r} (pid {p.proc.pid}) {describe_exit(p.proc.returncode)} before its match ended"
+            detail = ended_early(p.name, p.proc.pid, p.proc.returncode, p.launch, bytes(p.tail))
             if match.crashed(seat, detail):
                 log.warning("bot_ended_early", pid=p.proc.pid, detail=detail)
                 self.crashed(p.launch, detail)
@@ -193,7 +224,7 @@ class BotPool:
             async with trio.open_nursery() as nursery:
                 if proc.stdout is not None and seat_log.file is not None:
                     nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{p.name} pid {proc.pid}] ".encode(),
-                                       pumped)
+                                       pumped, p.tail if launch.limits else None)
                 else:
                     pumped.set()
                 await proc.wait()

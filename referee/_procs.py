@@ -28,6 +28,9 @@ TERM_GRACE_S = 1.0
 """How long after SIGTERM before SIGKILL."""
 MAX_LOG_BYTES_PER_PROCESS = 2 * 1024 * 1024
 """Output kept per process; beyond it the rest is read and dropped (so the bot never blocks)."""
+OUTPUT_TAIL_BYTES = 8192
+"""The end of a process's output kept in memory: what it printed last says which resource limit
+it exceeded (a ``MemoryError``)."""
 
 
 class SeatLog:
@@ -49,12 +52,15 @@ class SeatLog:
             self.file.close()
 
 
-async def _pump(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes) -> None:
+async def _pump(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes, tail: bytearray | None = None) -> None:
     kept = 0
     pending = b""
     truncated = False
     try:
         async for chunk in stream:
+            if tail is not None:
+                tail += chunk
+                del tail[:-OUTPUT_TAIL_BYTES]
             if truncated:
                 continue
             lines = (pending + chunk).split(b"\n")
@@ -92,6 +98,15 @@ async def terminate(proc: trio.Process) -> None:
                 _signal_group(proc.pid, signal.SIGKILL)
                 await proc.wait()
         _signal_group(proc.pid, signal.SIGKILL)
+
+
+def ended_early(name: str, pid: int, code: int | None, launch: BotLaunch, output: bytes) -> str:
+    """The fault's detail of a bot process that ended before its match did, with the resource
+    limit it exceeded, if it shows."""
+    detail = f"bot {name!r} (pid {pid}) {describe_exit(code)} before its match ended"
+    if why := launch.limits.exceeded(code, output):
+        return f"{detail}: {why}"
+    return f"{detail} (limits: {launch.limits})" if launch.limits else detail
 
 
 def describe_exit(code: int | None) -> str:
@@ -172,13 +187,15 @@ async def run_seat(sp: SeatProcess, settled: trio.Event) -> str:
 
 async def _supervise(sp: SeatProcess, proc: trio.Process, seat_log: SeatLog, label: str, settled: trio.Event) -> str:
     done_pumping = trio.Event()
+    tail = bytearray()
     async with trio.open_nursery() as nursery:
         if proc.stdout is not None and seat_log.file is not None:
-            nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{label}] ".encode(), done_pumping)
+            nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{label}] ".encode(), done_pumping,
+                               tail if sp.launch.limits else None)
         else:
             done_pumping.set()
         nursery.start_soon(_settle, proc, sp.match, sp.seat, settled)
-        how = await _watch(sp, proc, seat_log, label)
+        how = await _watch(sp, proc, seat_log, label, done_pumping, tail)
         with trio.move_on_after(1.0):  # the pipe closes once the group is gone
             await done_pumping.wait()
         nursery.cancel_scope.cancel()
@@ -190,17 +207,22 @@ async def _settle(proc: trio.Process, match: HostedMatch, seat: int, settled: tr
     settled.set()
 
 
-async def pump_task(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes, done: trio.Event) -> None:
+async def pump_task(stream: trio.abc.ReceiveStream, out: BinaryIO, prefix: bytes, done: trio.Event,
+                    tail: bytearray | None = None) -> None:
     try:
-        await _pump(stream, out, prefix)
+        await _pump(stream, out, prefix, tail)
     finally:
         done.set()
 
 
-async def _watch(sp: SeatProcess, proc: trio.Process, seat_log: SeatLog, label: str) -> str:
+async def _watch(sp: SeatProcess, proc: trio.Process, seat_log: SeatLog, label: str, pumped: trio.Event,
+                 tail: bytearray) -> str:
     match = sp.match
     ended_first = await first(proc.wait, match.finished.wait) == 0
-    detail = f"bot {sp.name!r} (pid {proc.pid}) {describe_exit(proc.returncode)} before its match ended"
+    if ended_first and sp.launch.limits:
+        with trio.move_on_after(1.0):  # its last words say which limit it exceeded
+            await pumped.wait()
+    detail = ended_early(sp.name, proc.pid, proc.returncode, sp.launch, bytes(tail))
     # A bot that exits on hearing MatchFinished wins the race with ``finished`` (set once the
     # replay is written): the match tells whether it was still being played.
     if ended_first and not match.finished.is_set() and match.crashed(sp.seat, detail):

@@ -10,6 +10,7 @@ import pytest
 from arena.results.stats import (
     GameFacts,
     Rating,
+    SprtCounts,
     SprtSpec,
     Unit,
     elo_estimate,
@@ -20,6 +21,7 @@ from arena.results.stats import (
     los_between,
     mle_ratings,
     scoring_units,
+    sprt_counts,
     sprt_llr,
     sprt_state,
     wdl,
@@ -65,28 +67,70 @@ def test_perfect_and_empty_records() -> None:
     assert empty.n == 0 and empty.score == 0.5 and empty.los == 0.5
 
 
-def test_sprt_llr_by_hand() -> None:
-    # W=30 D=10 L=20: n=60, mean 35/60 = 0.583333; variance
-    # (30*(0.416667)² + 10*(0.083333)² + 20*(0.583333)²)/60 = 0.2013889;
-    # s0 = 0.5, s1 = 1/(1+10^(-10/400)) = 0.5143872;
-    # LLR = 60 * 0.0143872 * (2*0.583333 - 0.5 - 0.5143872) / (2 * 0.2013889) = 0.3263645
-    assert sprt_llr(30, 10, 20, 0.0, 10.0) == pytest.approx(0.3263645, abs=1e-6)
+def _direct_llr(ll: int, ld: int, wl: int, wd: int, ww: int, elo0: float, elo1: float) -> float:
+    """The pentanomial LLR written out plainly: one virtual pair spread as 0.2 on each pair score,
+    the mean and variance of the pair scores, N (s1 - s0)(2m - s0 - s1) / (2v)."""
+    n = ll + ld + wl + wd + ww
+    c0, c1, c2, c3, c4 = ll + 0.2, ld + 0.2, wl + 0.2, wd + 0.2, ww + 0.2
+    total = c0 + c1 + c2 + c3 + c4  # n + 1
+    mean = (0.0 * c0 + 0.25 * c1 + 0.5 * c2 + 0.75 * c3 + 1.0 * c4) / total
+    second = (0.0 * c0 + 0.0625 * c1 + 0.25 * c2 + 0.5625 * c3 + 1.0 * c4) / total
+    var = second - mean * mean
+    s0: float = 1.0 / (1.0 + 10.0 ** (-elo0 / 400.0))
+    s1: float = 1.0 / (1.0 + 10.0 ** (-elo1 / 400.0))
+    return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+
+
+@pytest.mark.parametrize("counts", [(0, 0, 0, 0, 20), (3, 1, 10, 2, 7), (12, 0, 30, 0, 9), (0, 0, 40, 0, 0),
+                                    (1, 0, 0, 0, 0)])
+def test_pentanomial_llr_against_a_direct_computation(counts: tuple[int, int, int, int, int]) -> None:
+    for elo0, elo1 in ((0.0, 20.0), (-10.0, 5.0), (0.0, 200.0)):
+        assert sprt_llr(SprtCounts(counts), elo0, elo1) == pytest.approx(_direct_llr(*counts, elo0, elo1), rel=1e-12)
+
+
+def test_trinomial_llr_by_hand() -> None:
+    # Games L-D-W 20-10-30 with ⅓ virtual game on each score: weights 20.333, 10.333, 30.333 (61);
+    # mean (5.1667 + 30.3333)/61 = 0.5819672; E[x²] = (2.5833 + 30.3333)/61 = 0.5396175;
+    # variance 0.5396175 - 0.3386858 = 0.2009317; s0 = 0.5, s1 = 0.5143872 (10 Elo):
+    # LLR = 60 * 0.0143872 * (1.1639344 - 1.0143872) / (2 * 0.2009317) = 0.3212382
+    assert sprt_llr(SprtCounts(games=(20, 10, 30)), 0.0, 10.0) == pytest.approx(0.3212382, abs=1e-6)
     spec = SprtSpec(0.0, 10.0, 0.05, 0.05)
     assert spec.lower == pytest.approx(math.log(0.05 / 0.95)) == pytest.approx(-2.9444390, abs=1e-6)
     assert spec.upper == pytest.approx(2.9444390, abs=1e-6)
-    assert sprt_state(30, 10, 20, spec).decision == ""
+    assert sprt_state(SprtCounts(games=(20, 10, 30)), spec).decision == ""
+    # pairs and single games are independent samples: their LLRs add
+    both = SprtCounts((3, 1, 10, 2, 7), (20, 10, 30))
+    assert sprt_llr(both, 0, 10) == pytest.approx(_direct_llr(3, 1, 10, 2, 7, 0, 10) + 0.3212382, abs=1e-6)
+    assert sprt_llr(SprtCounts(), 0, 10) == 0.0
 
 
-def test_sprt_decides_both_ways() -> None:
-    spec = SprtSpec.parse("elo0=0,elo1=50,alpha=0.05,beta=0.05")
-    assert (spec.elo0, spec.elo1, spec.alpha, spec.beta) == (0.0, 50.0, 0.05, 0.05)
-    strong = sprt_state(70, 10, 20, spec)  # mean 0.75 ≫ s1 = 0.5715
-    assert strong.decision == "H1" and strong.llr >= spec.upper
-    # 120-60-120: mean 0.5, variance 0.2, s1 = 0.5714631: LLR = 300 * 0.0714631 * -0.0714631 / 0.4 = -3.83
-    equal = sprt_state(120, 60, 120, spec)
-    assert equal.decision == "H0" and equal.llr == pytest.approx(-3.8302, abs=1e-3)
-    # No evidence before a win and a loss (drawn pairs alone prove nothing).
-    assert sprt_llr(0, 5, 0, 0, 50) == 0.0 and sprt_llr(3, 0, 0, 0, 50) == 0.0
+def test_a_one_sided_record_decides() -> None:
+    """Issue 22: 20 won pairs and none lost at elo0=0, elo1=20, α=β=0.05 accept H1 (the old
+    test said "LLR 0.00 … undecided" until a pair was lost) — and 20 lost pairs accept H0."""
+    spec = SprtSpec.parse("elo0=0,elo1=20,alpha=0.05,beta=0.05")
+    won = sprt_state(SprtCounts((0, 0, 0, 0, 20)), spec)
+    assert won.decision == "H1" and won.llr >= spec.upper
+    assert sprt_state(SprtCounts((20, 0, 0, 0, 0)), spec).decision == "H0"
+    assert sprt_state(SprtCounts(games=(0, 0, 20)), spec).decision == "H1"
+    # The prior keeps one or two won pairs from proving anything.
+    assert sprt_state(SprtCounts((0, 0, 0, 0, 2)), spec).decision == ""
+    # Equal bots (each wins on the same cards) soon accept H0 at elo1 = 20.
+    assert sprt_state(SprtCounts((0, 0, 40, 0, 0)), spec).decision == "H0"
+
+
+def test_sprt_counts_pairs_and_leftover_games() -> None:
+    games = [
+        GameFacts(("a", "b"), 0, "p1"), GameFacts(("b", "a"), 1, "p1"),  # a won both: WW
+        GameFacts(("a", "b"), 1, "p2"), GameFacts(("b", "a"), 1, "p2"),  # one each: WL
+        GameFacts(("a", "b"), 1, "p3"), GameFacts(("b", "a"), 0, "p3"),  # b won both: LL
+        GameFacts(("a", "b"), 0, "p4"), GameFacts(("b", "a"), None, "p4"),  # half aborted: a single win
+        GameFacts(("a", "b"), 1, "p5"),  # the other half not played yet: a single loss
+        GameFacts(("a", "c"), 0, "p6"),  # another opponent: not counted
+    ]
+    counts = sprt_counts(games, "a", "b", duplicate=True)
+    assert counts.pairs == (1, 0, 1, 0, 1) and counts.games == (1, 0, 1) and counts.units == 5
+    alone = sprt_counts(games, "a", "b", duplicate=False)
+    assert alone.pairs == (0, 0, 0, 0, 0) and alone.games == (4, 0, 4)
 
 
 def test_sprt_spec_errors() -> None:

@@ -6,6 +6,7 @@ audited by ``arena audit RUN_DIR``, the results page linking every game to its r
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,7 @@ def _check_run(run: Path, games: int, seats: int, bots: set[str]) -> dict[str, o
     audit = _arena("audit", str(run))
     assert audit.returncode == 0, audit.stdout[-3000:] + audit.stderr[-3000:]
     index = (run / "index.html").read_text()
+    assert not re.findall(r"[-−]0(?![\w.])", index)  # never a negative zero (issue 22)
     for g in results["games"]:
         page = run / "html" / f"{g['match_id']}.html"
         assert f"href='html/{g['match_id']}.html'" in index and page.is_file()

@@ -15,6 +15,7 @@ import trio
 from arena.cli.options import (
     UsageError,
     check_listen_free,
+    check_referee,
     cluster_spec,
     inline_text,
     listen_of,
@@ -88,11 +89,13 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
     access = remote_access(args)
     cluster = cluster_spec(args)
     check_listen_free(args)
+    check_referee(args, access)
     started = time.monotonic()
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:
         return await run_ladder(ladder, console, play, args.games, referee=args.referee, listen=listen_of(args),
-                                seed=args.seed, cancel_scope=scope, seats=seats, access=access, cluster=cluster)
+                                seed=args.seed, cancel_scope=scope, seats=seats, access=access, cluster=cluster,
+                                rating_interval=args.rating_interval)
 
     result = run_cancellable(go)
     print(f"{result.done} game(s) played in {time.monotonic() - started:.1f} s (run {result.run_id}); "

@@ -7,8 +7,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from arena.cli import certs_cmd, operator_cmd
-from arena.cli.options import add_bot_option, add_log_options, add_play_options
+from arena.cli import certs_cmd, games_cmd, operator_cmd
+from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.replays import audit
 from arena.replays import html as replay_html
@@ -122,6 +122,7 @@ def _tournament(sub: Any) -> None:
                    help="two bots only: sequential test, stop when decided, e.g. elo0=0,elo1=10,alpha=0.05,beta=0.05")
     t.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="run folder (default runs/tournament-<timestamp>)")
+    add_rating_interval_option(t)
     add_play_options(t)
     add_log_options(t)
 
@@ -188,6 +189,7 @@ def _ladder(sub: Any) -> None:
     lrun.add_argument("--game", default="gin", metavar="NAME", help="the game played (default gin; one per ladder)")
     lrun.add_argument("--seats", type=int, default=0, metavar="N",
                       help="seats of every table (default: the game's smallest, 2 for Gin)")
+    add_rating_interval_option(lrun)
     add_play_options(lrun)
     add_log_options(lrun)
     lshow = lsub.add_parser("show", help="ratings from every stored game")
@@ -226,6 +228,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_play_parser(sub)
     certs_cmd.add_parser(sub)
     operator_cmd.add_parser(sub)
-    for module in (audit, replay_view, replay_html, results_page):
+    for module in (audit, replay_view, replay_html, results_page, games_cmd):
         module.add_parser(sub)
     return parser

@@ -27,6 +27,7 @@ from arena.replays.model import ReplayModelError, load
 from arena.results.paths import find_replay
 from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report
+from arena.results.stats import format_elo
 from referee import write_atomic
 
 
@@ -140,7 +141,7 @@ def rating_chart(rows: list[dict[str, Any]], width: int = 640) -> str:
         step //= 2
     t = math.ceil(lo / step) * step
     while t <= hi:
-        out.append(f'<text x="{x(t):.1f}" y="{height - 6}" text-anchor="middle" font-size="10">{t:+.0f}</text>')
+        out.append(f'<text x="{x(t):.1f}" y="{height - 6}" text-anchor="middle" font-size="10">{format_elo(t)}</text>')
         out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{height - 22}" y2="{height - 18}" stroke="#666"/>')
         t += step
     for i, r in enumerate(rows):
@@ -155,7 +156,7 @@ def rating_chart(rows: list[dict[str, Any]], width: int = 640) -> str:
             out.append(f'<path d="M{b:.1f},{y:.1f} l-8,-5 v10 z" fill="#2b6cb0"/>')
         if r["elo"] is not None:
             out.append(f'<circle cx="{x(r["elo"]):.1f}" cy="{y:.1f}" r="5" fill="#c05621"><title>{_e(r["bot"])}: '
-                       f'{r["elo"]:+.0f}</title></circle>')
+                       f'{format_elo(r["elo"])}</title></circle>')
     out.append("</svg>")
     return "".join(out)
 
@@ -180,9 +181,9 @@ def _elo_cell(s: dict[str, Any]) -> str:
     if elo is None:
         text = "—" if not s.get("games") else "+∞" if float(s.get("score") or 0) >= 0.5 else "−∞"
     else:
-        text = f"{elo:+.0f}"
-    lo_t = f"{low:+.0f}" if low is not None else "−∞"
-    hi_t = f"{high:+.0f}" if high is not None else "+∞"
+        text = format_elo(elo)  # (never "-0": an Elo that rounds to 0 is "0")
+    lo_t = format_elo(low) if low is not None else "−∞"
+    hi_t = format_elo(high) if high is not None else "+∞"
     return f"{_e(text)} <small>[{lo_t}, {hi_t}]</small>"
 
 
@@ -276,7 +277,7 @@ def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict
                  f"<td>{_e(players[0])}</td><td>{_e(players[1] if len(players) > 1 else '?')}</td>")
         grows.append(
             f"<tr><td class='num'>{_e(g.get('idx', i))}</td><td>{name}</td>{seats}<td>{_e(winner or '—')}</td>"
-            f"<td class='num'>{'–'.join(_e(p) for p in pts)}</td><td>{_e(g.get('termination', ''))}</td>"
+            f"<td class='num'>{'–'.join(_e(p) for p in pts)}</td><td>{_end_cell(g)}</td>"
             f"<td class='num'>{_e(g.get('deals') if g.get('deals') is not None else '')}</td><td>{check}</td></tr>"
         )
     heads = "<th>seats (place)</th>" if many else "<th>seat 0</th><th>seat 1</th>"
@@ -284,6 +285,13 @@ def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict
                    "<th>winner</th><th class='num'>points</th><th>end</th><th class='num'>deals</th>"
                    f"<th>final hash</th></tr></thead><tbody>{''.join(grows)}</tbody></table>")
     return games_table
+
+
+def _end_cell(g: dict[str, Any]) -> str:
+    """How a game ended; a fault with its detail (which bot, how — a resource limit exceeded)."""
+    end = _e(g.get("termination", ""))
+    detail = str(g.get("detail") or "")
+    return f"{end}<br><small class='note'>{_e(detail)}</small>" if detail and end != "normal" else end
 
 
 def _ranking_html(report: dict[str, Any]) -> str:

@@ -30,6 +30,7 @@ from arena.results.stats import (
     los_between,
     mle_ratings,
     scoring_units,
+    sprt_counts,
     sprt_state,
     wdl,
 )
@@ -142,16 +143,15 @@ def _mle(units: Sequence[Unit], bots: Sequence[str]) -> list[dict[str, Any]]:
     ]
 
 
-def _sprt(units: Sequence[Unit], bots: Sequence[str], sprt: SprtSpec) -> dict[str, Any]:
-    w, d, lo = wdl(units, bots[0], bots[1])
-    st = sprt_state(w, d, lo, sprt)
+def _sprt(facts: Sequence[GameFacts], bots: Sequence[str], sprt: SprtSpec, duplicate: bool) -> dict[str, Any]:
+    counts = sprt_counts(facts, bots[0], bots[1], duplicate)
+    st = sprt_state(counts, sprt)
     return {
         "spec": str(sprt),
         "bot": bots[0],
         "opponent": bots[1],
-        "wins": w,
-        "draws": d,
-        "losses": lo,
+        "pairs": list(counts.pairs),
+        "games": list(counts.games),
         "llr": round(st.llr, 4),
         "lower": round(st.lower, 4),
         "upper": round(st.upper, 4),
@@ -171,8 +171,9 @@ def build_report(
     """Everything about a set of finished games, as plain JSON-able data."""
     ordered = sorted(games, key=lambda g: g.idx)
     outcomes = [g.outcome for g in ordered]
-    units = scoring_units([GameFacts(tuple(base_name(p) for p in o.players), o.winner, g.pair_key, o.places)
-                           for o, g in zip(outcomes, ordered, strict=True)], duplicate)
+    facts = [GameFacts(tuple(base_name(p) for p in o.players), o.winner, g.pair_key, o.places)
+             for o, g in zip(outcomes, ordered, strict=True)]
+    units = scoring_units(facts, duplicate)
     seats = max((len(o.players) for o in outcomes), default=2)
     terminations = Counter(o.termination for o in outcomes)
     report: dict[str, Any] = {
@@ -184,7 +185,7 @@ def build_report(
         "standings": standings(bots, outcomes, units),
         "crosstable": crosstable(bots, outcomes, units),
         "ratings_mle": _mle(units, bots),
-        "sprt": _sprt(units, bots, sprt) if sprt is not None and len(bots) == 2 else None,
+        "sprt": _sprt(facts, bots, sprt, duplicate) if sprt is not None and len(bots) == 2 else None,
         "seats": seats,
         "head_to_head": head_to_head(bots, outcomes),
         **({"ranking": ranking(bots, outcomes)} if seats > 2 else {}),
@@ -278,7 +279,7 @@ def _mle_text(report: dict[str, Any]) -> list[str]:
     rows = [
         [
             m["bot"],
-            f"{m['elo']:+.0f}",
+            format_elo(m["elo"]),
             "inf" if m["margin"] is None else f"{m['margin']:.0f}",
             "" if m["los_next"] is None else _pct(m["los_next"]),
         ]
@@ -320,6 +321,30 @@ def _head_to_head_text(report: dict[str, Any]) -> list[str]:
             table(["", *bots], rows)]
 
 
+def sprt_text(s: dict[str, Any]) -> str:
+    """A report's SPRT in one line: the counts, the LLR with its bounds, the decision."""
+    verdict = {"H1": "H1 accepted (elo >= elo1)", "H0": "H0 accepted (elo <= elo0)"}.get(s["decision"], "undecided")
+    counted = []
+    if "pairs" in s:  # (a report written before the pentanomial counted W-D-L units)
+        if any(s["pairs"]):
+            counted.append("pairs LL-LD-LW/DD-DW-WW " + "-".join(map(str, s["pairs"])))
+        if any(s["games"]) or not any(s["pairs"]):
+            counted.append("games L-D-W " + "-".join(map(str, s["games"])))
+    else:
+        counted.append(f"W-D-L {s['wins']}-{s['draws']}-{s['losses']}")
+    return (f"SPRT {s['spec']} for {s['bot']} vs {s['opponent']}: {', '.join(counted)}; "
+            f"LLR {s['llr']:.2f} [{s['lower']:.2f}, {s['upper']:.2f}] — {verdict}")
+
+
+def interim_text(report: dict[str, Any]) -> str:
+    """The standings of a run still being played (``--rating-interval``): a heading with the
+    games so far, the standings (tables of more than two seats: the ranking) and the SPRT."""
+    body = ranking_text(report)[1:] if report.get("seats", 2) > 2 else _standings_text(report)
+    s = report.get("sprt")
+    return "\n".join([f"After {report['games_played']}/{report['games_scheduled']} games:", *body,
+                      *([sprt_text(s)] if s else [])])
+
+
 def render_text(report: dict[str, Any]) -> str:
     """Standings, crosstable and SPRT as text (and, for more than two seats, the ranking and the
     head-to-head table)."""
@@ -328,14 +353,7 @@ def render_text(report: dict[str, Any]) -> str:
     out += [*_standings_text(report), *_crosstable_text(report), *_mle_text(report)]
     s = report.get("sprt")
     if s:
-        verdict = {"H1": "H1 accepted (elo >= elo1)", "H0": "H0 accepted (elo <= elo0)"}.get(
-            s["decision"], "undecided"
-        )
-        out.append("")
-        out.append(
-            f"SPRT {s['spec']} for {s['bot']} vs {s['opponent']}: {s['wins']}-{s['draws']}-{s['losses']} "
-            f"({report['scoring_unit']}), LLR {s['llr']:.2f} [{s['lower']:.2f}, {s['upper']:.2f}] — {verdict}"
-        )
+        out += ["", sprt_text(s)]
     terms = report.get("terminations", {})
     if terms:
         out.append("")

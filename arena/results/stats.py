@@ -291,12 +291,16 @@ def los_between(a: Rating, b: Rating) -> float:
 # ----- SPRT -----
 @dataclass(frozen=True, slots=True)
 class SprtSpec:
-    """``elo0``, ``elo1`` (logistic Elo), error rates ``alpha`` and ``beta``."""
+    """An SPRT's hypotheses and error rates."""
 
     elo0: float = 0.0
+    """H0: the first bot is at most this much stronger (logistic Elo of one game)."""
     elo1: float = 10.0
+    """H1: the first bot is at least this much stronger."""
     alpha: float = 0.05
+    """The chance of accepting H1 when H0 is true."""
     beta: float = 0.05
+    """The chance of accepting H0 when H1 is true."""
 
     def __post_init__(self) -> None:
         if not self.elo1 > self.elo0:
@@ -332,35 +336,112 @@ class SprtSpec:
         return f"elo0={self.elo0:g},elo1={self.elo1:g},alpha={self.alpha:g},beta={self.beta:g}"
 
 
+SPRT_PRIOR_UNITS = 1.0
+"""The SPRT's regularising prior: this many virtual scoring units, spread evenly over the
+possible outcomes (⅕ of a pair on each pair score, ⅓ of a game on each game score), mixed into
+the observed counts before their mean and variance are taken. It keeps the variance of a
+one-sided record (every pair won) away from 0 — fishtest mixes in 0.001 of a unit for each empty
+outcome, which lets a single won pair "prove" anything — and it weighs nothing once there are a
+few dozen units."""
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""A pair's score for the first bot (its two games' scores, 1 / ½ / 0 each, averaged): the
+pentanomial's outcomes, in the order of :attr:`SprtCounts.pairs`."""
+GAME_SCORES = (0.0, 0.5, 1.0)
+"""A game's score for the first bot: the trinomial's outcomes (loss, draw, win)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SprtCounts:
+    """What the SPRT counts of the games between its two bots, for the first of them."""
+
+    pairs: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+    """Complete duplicate pairs by their score (:data:`PAIR_SCORES`: 0, ¼, ½, ¾, 1): LL, LD, LW or
+    DD, DW, WW."""
+    games: tuple[int, int, int] = (0, 0, 0)
+    """Rated games outside a complete pair (no duplicate deals, or a pair's other game aborted
+    or not yet played) by their score (:data:`GAME_SCORES`): losses, draws, wins (a game of Gin
+    always has a winner; a game without one is not rated, so draws stay 0)."""
+
+    @property
+    def units(self) -> int:
+        """Pairs and single games counted."""
+        return sum(self.pairs) + sum(self.games)
+
+
+def _score_of(g: GameFacts, bot: str) -> float:
+    """``bot``'s score in a rated game of two seats: 1 or 0."""
+    return 1.0 if g.winner is not None and g.players[g.winner] == bot else 0.0
+
+
+def sprt_counts(games: Iterable[GameFacts], a: str, b: str, duplicate: bool) -> SprtCounts:
+    """The pentanomial (complete duplicate pairs) and trinomial (every other rated game) counts
+    of ``a``'s results against ``b``, over the games of two seats between them. A game is rated
+    as in :func:`scoring_units` (no result: left out); with ``duplicate``, the two rated games of a
+    pair make one pair."""
+    pairs = [0] * 5
+    single = [0] * 3
+    grouped: dict[str, list[GameFacts]] = defaultdict(list)
+    for g in games:
+        if len(g.players) != 2 or set(g.players) != {a, b}:
+            continue
+        if g.winner is None:  # no result: not rated
+            continue
+        if duplicate and g.pair_key:
+            grouped[g.pair_key].append(g)
+        else:
+            single[round(2 * _score_of(g, a))] += 1
+    for members in grouped.values():
+        if len(members) == 2:
+            pairs[round(2 * (_score_of(members[0], a) + _score_of(members[1], a)))] += 1
+        else:
+            for g in members:
+                single[round(2 * _score_of(g, a))] += 1
+    return SprtCounts((pairs[0], pairs[1], pairs[2], pairs[3], pairs[4]), (single[0], single[1], single[2]))
+
+
+def outcome_llr(counts: Sequence[int], outcomes: Sequence[float], s0: float, s1: float,
+                prior: float = SPRT_PRIOR_UNITS) -> float:
+    """The generalised SPRT log-likelihood ratio of ``s = s1`` against ``s = s0`` (``s``: the
+    expected score of a unit) for units counted by outcome, in fishtest's normal approximation
+    ``N (s1 - s0) (2 m - s0 - s1) / (2 v)``: ``N`` the units observed, ``m`` and ``v`` the mean
+    and variance of their scores with ``prior`` virtual units spread evenly over the outcomes
+    (:data:`SPRT_PRIOR_UNITS`). 0 without units."""
+    n = sum(counts)
+    if n == 0:
+        return 0.0
+    weights = [c + prior / len(outcomes) for c in counts]
+    total = sum(weights)
+    mean = sum(w * x for w, x in zip(weights, outcomes, strict=True)) / total
+    var = sum(w * (x - mean) ** 2 for w, x in zip(weights, outcomes, strict=True)) / total
+    return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+
+
+def sprt_llr(counts: SprtCounts, elo0: float, elo1: float) -> float:
+    """The LLR of ``elo1`` against ``elo0`` (logistic Elo of one game: ``s_i`` the expected score
+    at ``elo_i``; a pair's expected score is a game's): the pentanomial LLR of the pairs plus the
+    trinomial LLR of the single games — independent samples, each with its own variance."""
+    s0, s1 = expected_score(elo0), expected_score(elo1)
+    return (outcome_llr(counts.pairs, PAIR_SCORES, s0, s1)
+            + outcome_llr(counts.games, GAME_SCORES, s0, s1))
+
+
 @dataclass(frozen=True, slots=True)
 class SprtState:
     """Where an SPRT stands."""
 
     llr: float
+    """The log-likelihood ratio so far (:func:`sprt_llr`)."""
     lower: float
+    """Accept H0 at or below this."""
     upper: float
+    """Accept H1 at or above this."""
     decision: str
     """``"H1"`` (elo ≥ elo1 accepted), ``"H0"`` (elo ≤ elo0 accepted) or ``""`` (go on)."""
 
 
-def sprt_llr(wins: int, draws: int, losses: int, elo0: float, elo1: float) -> float:
-    """The generalised SPRT log-likelihood ratio for logistic Elo (the normal approximation used
-    by fishtest, ``LLR_logistic``): ``N (s1 - s0) (2 m - s0 - s1) / (2 v)`` with ``m`` and ``v`` the
-    mean and variance of the unit scores and ``s_i`` the expected scores at ``elo_i``. It is 0
-    (no evidence yet) until there is at least one win and one loss: before that the sample
-    variance says nothing (a few drawn pairs would otherwise "prove" anything)."""
-    if wins == 0 or losses == 0:
-        return 0.0
-    n = wins + draws + losses
-    mean = (wins + 0.5 * draws) / n
-    var = (wins * (1.0 - mean) ** 2 + draws * (0.5 - mean) ** 2 + losses * mean**2) / n
-    s0, s1 = expected_score(elo0), expected_score(elo1)
-    return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
-
-
-def sprt_state(wins: int, draws: int, losses: int, spec: SprtSpec) -> SprtState:
+def sprt_state(counts: SprtCounts, spec: SprtSpec) -> SprtState:
     """The LLR and the decision so far."""
-    llr = sprt_llr(wins, draws, losses, spec.elo0, spec.elo1)
+    llr = sprt_llr(counts, spec.elo0, spec.elo1)
     decision = "H1" if llr >= spec.upper else "H0" if llr <= spec.lower else ""
     return SprtState(llr, spec.lower, spec.upper, decision)
 

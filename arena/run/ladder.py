@@ -20,7 +20,7 @@ import trio
 from arena.console import Console, Progress, log_to_file
 from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, ranking_text, table
-from arena.results.stats import GameFacts, Rating, los_between, mle_ratings, scoring_units
+from arena.results.stats import GameFacts, Rating, format_elo, los_between, mle_ratings, scoring_units
 from arena.run.manifest import BotSpec, not_playing, startup_problem
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
@@ -240,7 +240,7 @@ def render_ladder(ratings: Sequence[Rating], report: dict[str, Any], active: set
             [
                 i + 1,
                 r.bot + ("" if r.bot in active else " (removed)"),
-                f"{r.elo:+.0f}",
+                format_elo(r.elo),
                 f"{r.margin:.0f}",
                 "" if nxt is None else f"{100 * nxt:.1f}%",
                 r.units,
@@ -262,8 +262,11 @@ def render_ladder(ratings: Sequence[Rating], report: dict[str, Any], active: set
 
 
 class _LadderSink:
-    def __init__(self, ladder: Ladder, progress: Progress, play: PlayConfig, run: str) -> None:
+    def __init__(self, ladder: Ladder, progress: Progress, play: PlayConfig, run: str, rating_interval: int = 0
+                 ) -> None:
         self.ladder = ladder
+        self.rating_interval = rating_interval
+        """Print the ladder's standings every this many finished games of the run (0: never)."""
         self.progress = progress
         self.play = play
         self.run = run
@@ -282,6 +285,11 @@ class _LadderSink:
         if outcome.faulting_seat is not None and outcome.termination in ("crashed", "failed_to_connect"):
             self.crashes[outcome.players[outcome.faulting_seat]] += 1
         self.progress.update(done=self.done)
+        if self.rating_interval and self.done % self.rating_interval == 0:
+            ratings, report = self.ladder.standings()
+            active = {b.name for b in self.ladder.bots()}
+            self.progress.console.line(f"Ladder after {self.done}/{self.progress.total} games of this run:\n"
+                                       + render_ladder(ratings, report, active))
 
     def abandoned(self, job: GameJob) -> None:
         pass
@@ -332,9 +340,11 @@ async def run_ladder(
     seats: int = 2,
     access: RemoteAccess = PLAINTEXT,
     cluster: ClusterSpec | None = None,
+    rating_interval: int = 0,
 ) -> LadderRunResult:
     """Play ``games`` new ladder games at tables of ``seats`` (a remote ``referee`` reached as
-    ``access`` says; on Dask workers with a distributed ``cluster``)."""
+    ``access`` says; on Dask workers with a distributed ``cluster``); the standings are printed
+    every ``rating_interval`` finished games (0: never)."""
     bots = {b.name: b for b in ladder.bots()}
     remote = [b.name for b in bots.values() if b.remote]
     if remote:
@@ -353,7 +363,7 @@ async def run_ladder(
                               games=len(jobs), referee=referee, limits=access.limits)
     progress = Progress(console, len(jobs))
     progress.workers = dask.workers() if dask is not None else 0
-    sink = _LadderSink(ladder, progress, play, run_id)
+    sink = _LadderSink(ladder, progress, play, run_id, rating_interval)
     logs = BotLogs(folder / "logs")
     log.info("ladder_run_started", games=len(jobs), run=run_id, pairs=sorted({j.pairing for j in jobs}))
     settings = play_settings(play)

@@ -13,6 +13,10 @@ restart = "never"          # one process plays game after game (default); "alway
                            # per game; "after:N": a new process every N games
 max_rss_mb = 2000          # a new process once the bot's memory exceeds this (default: no limit)
 
+[bot.limits]               # resource limits of its process (default: none); exceeding one ends
+memory_mb = 512            # the process, and its game ends with a crash fault naming the limit
+cpu_seconds = 60           # (CPU time per game)
+
 [[bot]]
 name = "visitor"
 remote = true              # connects by itself with the token the arena prints
@@ -37,15 +41,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from referee import RESTART_HELP, TimeControl, TimeControlError, restart_after
+from referee import RESTART_HELP, ProcessLimits, TimeControl, TimeControlError, restart_after
 
 Protocol = Literal["grpc", "stdio"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
 """Bot names: they appear in file names and match ids."""
 BOT_FIELDS = (
     "name", "command", "cwd", "env", "protocol", "remote", "max_concurrent", "pass_args", "tc", "games", "restart",
-    "max_rss_mb",
+    "max_rss_mb", "limits",
 )
+LIMIT_FIELDS = ("memory_mb", "cpu_seconds")
+"""The keys of a bot's ``[bot.limits]`` (:class:`referee.ProcessLimits`)."""
 DEFAULT_GAMES = ("gin",)
 """The games a bot plays when its manifest entry does not say."""
 PYTHON_PLACEHOLDER = "{python}"
@@ -90,6 +96,9 @@ class BotSpec:
     max_rss_mb: int = 0
     """A new process once the bot's resident memory exceeds this (MiB, checked after each
     game); 0: no limit."""
+    limits: ProcessLimits = field(default_factory=ProcessLimits)
+    """Resource limits of its process (manifest ``[bot.limits]``: ``memory_mb``,
+    ``cpu_seconds``); exceeding one ends the process with a fault naming the limit."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (the time control as its text)."""
@@ -106,6 +115,8 @@ class BotSpec:
             **({"games": list(self.games)} if self.games != DEFAULT_GAMES else {}),
             "restart": self.restart,
             "max_rss_mb": self.max_rss_mb,
+            **({"limits": {k: getattr(self.limits, k) for k in LIMIT_FIELDS if getattr(self.limits, k)}}
+               if self.limits else {}),
         }
 
     @classmethod
@@ -124,6 +135,7 @@ class BotSpec:
             # a run stored before reuse started a process per game: resume it the same way
             restart=str(data.get("restart", "always")),
             max_rss_mb=int(data.get("max_rss_mb", 0)),
+            limits=ProcessLimits(**{k: int(v) for k, v in dict(data.get("limits", {})).items()}),
         )
 
     @property
@@ -277,6 +289,9 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
     tc = _parse_tc(raw, bad)
     plays = _parse_games(raw, bad)
     restart, max_rss_mb = _parse_restart(raw, bad)
+    limits = _parse_limits(raw, bad)
+    if remote and limits:
+        bad("limits", "a remote bot's process is not the arena's to limit; remove [bot.limits] or remote = true")
     if argv and cwd and not problems and (why := _program_missing(argv[0], cwd)):
         bad("command", why)
     if problems:
@@ -295,7 +310,27 @@ def parse_bot(raw: Mapping[str, Any], base: Path, where: str) -> tuple[BotSpec |
         games=plays,
         restart=restart,
         max_rss_mb=max_rss_mb,
+        limits=limits,
     ), []
+
+
+def _parse_limits(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> ProcessLimits:
+    table = raw.get("limits", {})
+    if not isinstance(table, dict):
+        bad("limits", f"must be a table, e.g. [bot.limits] memory_mb = 512, cpu_seconds = 60; got {table!r}")
+        return ProcessLimits()
+    values: dict[str, int] = {}
+    for key, value in table.items():
+        if key not in LIMIT_FIELDS:
+            bad("limits", f"{key!r}: unknown limit (known: {', '.join(LIMIT_FIELDS)})")
+        elif isinstance(value, str) and value.isdigit():  # an inline bot's memory_mb=512
+            values[key] = int(value)
+        elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            unit = "MiB" if key == "memory_mb" else "seconds"
+            bad("limits", f"{key}: must be a whole number of {unit} >= 1; got {value!r}")
+        else:
+            values[key] = value
+    return ProcessLimits(**values)
 
 
 def _parse_restart(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> tuple[str, int]:
@@ -324,13 +359,13 @@ def _program_missing(program: str, cwd: str) -> str:
 
 
 INLINE_KEYS = {"name": "name", "cmd": "command", "command": "command", "tc": "tc", "protocol": "protocol",
-               "cwd": "cwd", "games": "games"}
+               "cwd": "cwd", "games": "games", "memory_mb": "limits", "cpu_seconds": "limits"}
 """The keys of an inline bot (``--bot name=greedy cmd="python -m …" tc=st=0.5``) and their manifest fields."""
 
 
 def parse_inline_bot(text: str, base: Path) -> BotSpec:
     """A bot given on the command line: ``name=NAME cmd="PROGRAM ARGS" [tc=TC] [protocol=stdio]
-    [cwd=DIR]``; raises :class:`ManifestError`."""
+    [cwd=DIR] [games=…] [memory_mb=N] [cpu_seconds=N]``; raises :class:`ManifestError`."""
     where = f"--bot {text!r}"
     raw: dict[str, Any] = {}
     try:
@@ -341,8 +376,11 @@ def parse_inline_bot(text: str, base: Path) -> BotSpec:
         key, sep, value = word.partition("=")
         if not sep or key not in INLINE_KEYS:
             raise ManifestError([f"{where}: {word!r}: expected KEY=VALUE with KEY one of name, cmd, tc, protocol, cwd, "
-                                 "games"])
-        raw[INLINE_KEYS[key]] = shlex.split(value) if INLINE_KEYS[key] == "command" else value
+                                 "games, memory_mb, cpu_seconds"])
+        if INLINE_KEYS[key] == "limits":
+            raw.setdefault("limits", {})[key] = value
+        else:
+            raw[INLINE_KEYS[key]] = shlex.split(value) if INLINE_KEYS[key] == "command" else value
     if "name" not in raw or "command" not in raw:
         raise ManifestError([f'{where}: give at least name=NAME and cmd="PROGRAM ARGS"'])
     bot, problems = parse_bot(raw, base, where)
@@ -352,6 +390,13 @@ def parse_inline_bot(text: str, base: Path) -> BotSpec:
 
 
 _PYTHON_RE = re.compile(r"^python[0-9.]*$")
+SCRIPT_INTERPRETERS = re.compile(r"^(python[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|sh|bash|zsh|Rscript)$")
+"""Programs whose first argument that is not an option is a script file they run: that file must
+exist (relative to the bot's folder) before the run starts."""
+_INTERPRETER_VALUE_OPTIONS = frozenset({"-W", "-X", "-Q", "-r", "--require", "-I", "--import", "--loader"})
+"""Options of those interpreters that take the next argument as their value (not the script)."""
+_INTERPRETER_STOP_OPTIONS = frozenset({"-m", "-c", "-e", "--eval", "-p", "--print", "-"})
+"""Options after which no script file follows (a module, code given inline, or stdin)."""
 _PROBE = """
 import ast, importlib.util, sys
 def missing(name, seen):
@@ -401,6 +446,8 @@ def startup_problem(bot: BotSpec) -> str:
         return f"bot {bot.name!r}: {why}"
     program = sys.executable if bot.command[0] == PYTHON_PLACEHOLDER else bot.command[0]
     args = bot.command[1:]
+    if why := script_missing(program, args, cwd):
+        return f"bot {bot.name!r}: {why}"
     if not (_PYTHON_RE.match(Path(program).name) and len(args) >= 2 and args[0] == "-m"):
         return ""
     try:
@@ -413,6 +460,25 @@ def startup_problem(bot: BotSpec) -> str:
         return (f"bot {bot.name!r}: {program!r} cannot import {args[1]!r} (from {cwd}; missing: {what}); use the "
                 f"arena's own interpreter ({PYTHON_PLACEHOLDER} in the command, i.e. {sys.executable}) or install "
                 "what is missing")
+    return ""
+
+
+def script_missing(program: str, args: Sequence[str], cwd: str) -> str:
+    """Why an interpreter's script cannot be run (``""``: it is there, or the command runs no
+    script file): ``python bot.py``, ``node bot.js``, ``sh run.sh`` … need the file, relative to
+    ``cwd`` — else every game of the bot would end ``crashed``."""
+    if not SCRIPT_INTERPRETERS.match(Path(program).name):
+        return ""
+    words = iter(args)
+    for word in words:
+        if word in _INTERPRETER_STOP_OPTIONS:
+            return ""
+        if word in _INTERPRETER_VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            if Path(cwd, word).is_file():
+                return ""
+            return f"{Path(program).name} would run the script {word!r}, which is not found (relative to cwd {cwd!r})"
     return ""
 
 

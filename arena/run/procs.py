@@ -41,4 +41,5 @@ def launch_for(bot: BotSpec, logs: BotLogs, bot_tokens: Mapping[str, str], insta
         name=name,
         restart=bot.restart,
         max_rss_mb=bot.max_rss_mb,
+        limits=bot.limits,
     )
