@@ -34,6 +34,7 @@ from typing import Any, Literal
 import trio
 
 from arena.model.manifest import BotSpec
+from arena.model.paths import find_replay
 from arena.model.records import Outcome
 from arena.model.schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
 
@@ -383,12 +384,13 @@ def seats_by_game(conn: sqlite3.Connection, where: str = "", args: Sequence[Any]
 
 
 def resolve_replay(path: str, folder: Path | None) -> str:
-    """A stored replay path; if it does not exist (the database came from another machine or
-    folder) but ``folder/replays`` has a file of that name, that file."""
-    if not path or folder is None or Path(path).exists():
+    """A stored replay path as the file in the run ``folder`` (the database may come from
+    another machine or folder, or the folder was copied): see :func:`find_replay`; unchanged
+    if no file is found."""
+    if not path or folder is None:
         return path
-    moved = folder / "replays" / Path(path).name
-    return str(moved) if moved.exists() else path
+    found = find_replay(path, folder)
+    return str(found) if found is not None else path
 
 
 def outcome_from_row(r: sqlite3.Row, seats: Sequence[sqlite3.Row], folder: Path | None = None) -> Outcome:

@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from .transport.server import open_referee as open_referee
     from .transport.server import serve_referee as serve_referee
     from .transport.server import tune_gc_for_server as tune_gc_for_server
+    from .transport.service import LIST_AFTER_KEY as LIST_AFTER_KEY
+    from .transport.service import LIST_LEFT_OFF_KEY as LIST_LEFT_OFF_KEY
     from .transport.tls import ClientConfigError as ClientConfigError
     from .transport.tls import ClientTLS as ClientTLS
     from .transport.tls import ListenError as ListenError
@@ -107,6 +109,7 @@ _LAZY = {
     "aio": "transport.runtime", "run": "transport.runtime",
     "Referee": "transport.server", "open_referee": "transport.server", "serve_referee": "transport.server",
     "tune_gc_for_server": "transport.server",
+    "LIST_AFTER_KEY": "transport.service", "LIST_LEFT_OFF_KEY": "transport.service",
     "ClientConfigError": "transport.tls", "ClientTLS": "transport.tls", "ListenError": "transport.tls",
     "ServerTLS": "transport.tls",
     "TLSConfigError": "transport.tls", "add_server_tls_options": "transport.tls", "check_can_listen": "transport.tls",

@@ -210,6 +210,9 @@ class Game(Protocol):
     def rules_preset(self, name: str) -> Any:
         """The rule set a preset names (``ValueError`` naming the presets otherwise)."""
 
+    def rules_presets(self) -> Sequence[str]:
+        """The names :meth:`rules_preset` takes, the default's first (for help and errors)."""
+
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless ``rules`` is this game's rule-set type."""
 

@@ -157,7 +157,7 @@ def test_serve_remote_referee_and_remote_bot(tmp_path: Path) -> None:
         assert results["games_played"] == 2
         assert all(g["termination"] == "normal" for g in results["games"])
         # each finished replay is fetched from the remote referee into the run folder (GetReplay)
-        assert all(Path(g["replay_path"]).parent == run / "replays" for g in results["games"])
+        assert all((run / g["replay_path"]).parent == run / "replays" for g in results["games"])
         assert arena("audit", str(run)).returncode == 0
         deadline = time.monotonic() + 5
         recorded = 0

@@ -233,7 +233,7 @@ def test_a_three_seat_tournament_of_the_toy_game_resumes(tmp_path: Path) -> None
     assert results["games_played"] == 6 and results["terminations"] == {"normal": 6}
     assert [r["bot"] for r in results["ranking"]] != [] and {r["bot"] for r in results["ranking"]} == {"first", "rnd"}
     for g in results["games"]:
-        header = json.loads(Path(g["replay_path"]).read_text().splitlines()[0])
+        header = json.loads((run / g["replay_path"]).read_text().splitlines()[0])
         assert header["game"] == TOY and header["bots"] == g["players"]  # each instance said its own name
         assert sorted(g["places"]) in ([1, 2, 3], [1, 1, 3], [1, 2, 2], [1, 1, 1])
     # every instance is its own process (reused from game to game): the bot's log names each

@@ -56,7 +56,7 @@ def test_concurrency_8_no_time_losses(tmp_path: Path) -> None:
     assert peak == 8
     worst = 0.0
     for r in rows:
-        for rec in read_replay(r["replay_path"]).records:
+        for rec in read_replay(run / r["replay_path"]).records:
             if isinstance(rec, ActionRecord):
                 worst = max(worst, rec.think_us / 1000)
     assert worst <= 550

@@ -43,7 +43,7 @@ def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
                           timeout=timeout)
 
 
-def final_hash(path: str) -> str:
+def final_hash(path: str | Path) -> str:
     lines = Path(path).read_bytes().splitlines()
     return hashlib.sha256(lines[-1]).hexdigest()
 
@@ -112,11 +112,11 @@ def test_round_robin_with_concurrency_and_duplicate_deals(tmp_path: Path) -> Non
         assert r["termination"] == "normal", r
         assert r["winner"] in (r["seat0"], r["seat1"])
         assert int(r["deals"]) >= 1 and int(r["points0"]) + int(r["points1"]) > 0
-        assert final_hash(r["replay_path"]) == r["replay_hash"]
+        assert final_hash(run / r["replay_path"]) == r["replay_hash"]
         by_pair.setdefault(r["pair_key"], []).append(r)
     assert len(by_pair) == 6
     for key, (a, b) in by_pair.items():
-        ra, rb = read_replay(a["replay_path"]), read_replay(b["replay_path"])
+        ra, rb = read_replay(run / a["replay_path"]), read_replay(run / b["replay_path"])
         ha, hb = ra.header, rb.header
         assert ha.players == hb.players[::-1], key  # seats swapped
         deals_a = {(d.game, d.deal): d for d in ra.records if isinstance(d, DealRecord)}
@@ -162,7 +162,7 @@ def test_faulty_bots_are_scored_by_the_fault_policy(tmp_path: Path) -> None:
         assert r["termination"] == expected[opponent], r
         assert r["faulting_seat"] == str(bad_seat), r
         assert r["winner"] == "good", r
-        assert Path(r["replay_path"]).exists()
+        assert (run / r["replay_path"]).exists()
     results = json.loads((run / "results.json").read_text())
     faults = {s["bot"]: s["faults"] for s in results["standings"]}
     assert faults == {"good": 0, "crash": 2, "slow": 2, "hang": 2}
@@ -184,7 +184,7 @@ def test_substitute_policy_plays_on(tmp_path: Path) -> None:
         quitter_seat = g["players"].index("quitter")
         assert g["termination"] == "normal", g
         assert g["substituted_seats"] == [quitter_seat], g
-        faults = [r for r in read_replay(g["replay_path"]).records if isinstance(r, FaultRecord)]
+        faults = [r for r in read_replay(run / g["replay_path"]).records if isinstance(r, FaultRecord)]
         assert faults and faults[0].termination == "crashed" and faults[0].policy == "substitute"
 
 

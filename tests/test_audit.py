@@ -272,7 +272,7 @@ def test_audit_command_on_the_run_folder(run: RunFixture, capsys: pytest.Capture
     assert arena_main(["audit", str(run.folder)]) == 0
     out = capsys.readouterr().out
     assert f"Results file {run.folder / 'results.json'}: {len(run.replays)} listed replay hash(es) checked" in out
-    assert f"Audited {len(run.replays)} match(es): {len(run.replays)} passed, all checks passed" in out
+    assert f"Audited {len(run.replays)} matches: {len(run.replays)} passed, all checks passed" in out
     for r in run.reports.values():
         assert r.replay_hash in out
     assert arena_main(["audit", str(run.replays["late"]), "--json"]) == 0

@@ -243,7 +243,7 @@ def test_the_old_run_audits_and_views(tmp_path: Path, capsys: pytest.CaptureFixt
     shutil.copytree(FIXTURES / "demo_run", run)
     assert arena_main(["audit", str(run)]) == 0
     out = capsys.readouterr().out
-    assert "Audited 6 match(es): 6 passed, all checks passed" in out and "6 listed replay hash(es) checked" in out
+    assert "Audited 6 matches: 6 passed, all checks passed" in out and "6 listed replay hash(es) checked" in out
     replay = sorted((run / "replays").glob("*.jsonl"))[0]
     assert arena_main(["replay", str(replay), "--all"]) == 0
     out = capsys.readouterr().out

@@ -37,7 +37,7 @@ def _check_run(run: Path, games: int, seats: int, bots: set[str]) -> dict[str, o
     assert results["games_played"] == games and results["terminations"] == {"normal": games}, results["terminations"]
     assert results["seats"] == seats and {r["bot"] for r in results["ranking"]} == bots
     for g in results["games"]:
-        header = json.loads(Path(g["replay_path"]).read_text().splitlines()[0])
+        header = json.loads((run / g["replay_path"]).read_text().splitlines()[0])
         assert header["game"] == "rummy" and len(header["players"]) == seats
         assert sorted(g["places"])[0] == 1 and len(g["places"]) == seats
     audit = _arena("audit", str(run))

@@ -207,6 +207,11 @@ def _check(dom: _Dom, view: RummyMatchView, pos: RummyPosition) -> None:
         assert ("to-move" in dom.attrs[f"seat-{seat}"]["class"]) == (pos.to_move == seat)
         scores = deal.end.scores if at_end and deal.end is not None else deal.scores_before
         assert dom.text[f"score-{seat}"] == str(scores[seat])
+        assert dom.text[f"count-{seat}"] == (f"{len(hand)} card" if len(hand) == 1 else f"{len(hand)} cards")
+    marker = dom.attrs["chart-marker"]
+    moves = max(1, len(deal.positions) - 1)
+    x = float(marker["data-x0"]) + float(marker["data-dx"]) * (deal.index + pos.step / moves)
+    assert abs(float(marker["x1"]) - x) < 0.1, "the chart's marker stands at the position shown"
     assert dom.attrs["discard"]["data-cards"] == _texts(pos.discard_pile)
     assert dom.text["stock-count"] == str(pos.stock_size)
     assert [(m["data-owner"], m["data-cards"]) for m in dom.melds] == [
@@ -223,6 +228,7 @@ def _check(dom: _Dom, view: RummyMatchView, pos: RummyPosition) -> None:
 
 def _positions(view: RummyMatchView) -> Iterator[RummyPosition]:
     yield view.positions[0]
+    yield from [p for p in view.positions if any(len(h) == 1 for h in p.hands)][:1]  # "1 card"
     yield next(p for p in view.positions if len(p.table) >= 2 and any(
         pl.layoff for m in p.table for pl in m.placed))
     yield view.deals[0].positions[-1]
@@ -249,7 +255,8 @@ def test_the_html_page_is_self_contained_with_a_score_sheet_for_every_seat(
     out = tmp_path / "r6.html"
     assert arena_main(["replay-html", str(path), "-o", str(out)]) == 0
     text = out.read_text()
-    assert "http" not in text.replace("http-equiv", "") and "<link" not in text and "src=" not in text
+    offline = text.replace("http-equiv", "").replace('xmlns="http://www.w3.org/2000/svg"', "")  # a name, not a fetch
+    assert "http" not in offline and "<link" not in text and "src=" not in text
     data = json.loads(text.split('<script type="application/json" id="replay-data">')[1].split("</script>")[0])
     assert data["players"] == list(view.players) and len(data["positions"]) == len(view.positions)
     sheet = text.split('id="score-sheet">')[1].split("</table>")[0]
@@ -264,6 +271,33 @@ def test_the_html_page_is_self_contained_with_a_score_sheet_for_every_seat(
         p.stopped is not None for p in view.positions) else view.positions[len(view.positions) // 2]
     _check(_open(out, f"step={pos.index}", tmp_path / "profile"), view, pos)
     assert parse_card(data["positions"][0]["p"][-1])  # the upcard, as card text
+
+
+def test_the_html_page_charts_every_seats_total_through_the_match(six: tuple[Path, RummyMatchView],
+                                                                  tmp_path: Path) -> None:
+    """The score chart (SVG drawn by the arena, as on Gin's page): per game, one line per seat
+    from its total before the game's first deal through its total after each deal; a higher
+    total stands higher, and the first seat's legend names it."""
+    path, view = six
+    out = tmp_path / "chart.html"
+    assert arena_main(["replay-html", str(path), "-o", str(out)]) == 0
+    svg = out.read_text().split('<svg id="score-chart"')[1].split("</svg>")[0]
+    lines = [chunk.split('points="')[1].split('"')[0] for chunk in svg.split("<polyline")[1:]]
+    seats = len(view.players)
+    games = sorted({d.game for d in view.deals})
+    assert len(lines) == seats * len(games)
+    for g, game in enumerate(games):
+        deals = [d for d in view.deals if d.game == game and d.end is not None]
+        ys = [[float(xy.split(",")[1]) for xy in lines[g * seats + seat].split()] for seat in range(seats)]
+        assert all(len(y) == len(deals) + 1 for y in ys)
+        for k, deal in enumerate(deals):
+            assert deal.end is not None
+            totals = deal.end.scores
+            for a in range(seats):
+                for b in range(seats):
+                    if totals[a] > totals[b]:
+                        assert ys[a][k + 1] < ys[b][k + 1], (game, deal.index, totals)
+    assert "ann" in svg.split('class="legend"')[1] and "bob &lt;b&gt;" in svg  # names escaped
 
 
 # ----------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import difflib
 import os
 import shlex
 import signal
@@ -64,6 +65,8 @@ def _rule_value(text: str) -> object:
 
 def rules_from_args(preset: str, overrides: list[str]) -> RuleSet:
     """``--rules PRESET`` with ``--rule KEY=VALUE`` overrides."""
+    if preset not in PRESETS:
+        raise unknown_preset(DEFAULT_GAME, preset)
     values: dict[str, object] = {}
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -76,15 +79,52 @@ def rules_from_args(preset: str, overrides: list[str]) -> RuleSet:
         raise UsageError(f"rules: {e}") from None
 
 
+PRESET_NEAR_MISS = 0.6
+"""How alike (``difflib``'s ratio, 0–1) an unknown ``--rules`` name and a preset must be for the
+error to ask "did you mean …?"."""
+
+
+def game_presets() -> dict[str, list[str]]:
+    """Every installed game's presets, by game (a game that cannot be loaded is left out)."""
+    found: dict[str, list[str]] = {}
+    for name in games.names():
+        try:
+            found[name] = list(games.get(name).game.rules_presets())
+        except Exception:  # a broken plugin must not hide the other games' presets
+            continue
+    return found
+
+
+def unknown_preset(game: str, preset: str) -> UsageError:
+    """The error of ``--rules PRESET`` that is not a preset of ``game``: the presets of every
+    game, which game has it (``--game NAME``) or, for a near miss, the preset meant."""
+    presets = game_presets()
+    listing = "; ".join(f"{g}: {', '.join(ps)}" for g, ps in presets.items())
+    owners = [g for g, ps in presets.items() if preset in ps and g != game]
+    if owners:
+        return UsageError(f"--rules {preset}: that is a preset of {' and '.join(owners)}, not of {game}; "
+                          f"add --game {owners[0]} (presets: {listing})")
+    candidates = {p: g for g, ps in reversed(list(presets.items())) for p in ps}
+    candidates.update({p: game for p in presets.get(game, [])})  # the game played wins a tie
+    close = difflib.get_close_matches(preset, list(candidates), n=1, cutoff=PRESET_NEAR_MISS)
+    hint = ""
+    if close:
+        owner = candidates[close[0]]
+        hint = f"; did you mean {close[0]}" + ("" if owner == game else f" (--game {owner})") + "?"
+    return UsageError(f"--rules {preset}: {game} has no such preset{hint} (presets: {listing})")
+
+
 def game_rules_from_args(game: str, preset: str, overrides: list[str]) -> object:
     """``--rules PRESET`` (``""``: the game's default) with ``--rule`` overrides (Gin only) for
     ``game``, a name in ``referee.games``' registry."""
-    if game == DEFAULT_GAME:
-        return rules_from_args(preset or "classic", overrides)
     try:
         engine = games.get(game).game
     except ValueError as e:
         raise UsageError(f"--game: {e}") from None
+    if preset and preset not in engine.rules_presets():
+        raise unknown_preset(game, preset)
+    if game == DEFAULT_GAME:
+        return rules_from_args(preset or "classic", overrides)
     if overrides:
         raise UsageError(f"--rule: {game}'s rules are chosen by preset only (--rules NAME)")
     try:
@@ -114,15 +154,20 @@ def listen_of(args: argparse.Namespace) -> str:
     return str(args.listen or DEFAULT_LISTEN)
 
 
-def remote_access(args: argparse.Namespace) -> RemoteAccess:
-    """How a remote referee is reached: its operator token (``--operator-token-file`` or the
-    environment) and TLS (``--tls``, ``--ca``, and ``--tls-cert/--tls-key`` for mutual TLS);
-    or, without ``--referee``, the embedded referee's ``--limit``s."""
+def check_client_tls_files(args: argparse.Namespace) -> None:
+    """A client's ``--ca``, ``--tls-cert`` and ``--tls-key``: readable, the last two together."""
     for flag, path in (("--ca", args.ca), ("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
         if path and not os.access(path, os.R_OK):
             raise UsageError(f"{flag} {path}: cannot read the file")
     if bool(args.tls_cert) != bool(args.tls_key):
-        raise UsageError("give both --tls-cert and --tls-key (mutual TLS with the remote referee)")
+        raise UsageError("give both --tls-cert and --tls-key (mutual TLS with the referee)")
+
+
+def remote_access(args: argparse.Namespace) -> RemoteAccess:
+    """How a remote referee is reached: its operator token (``--operator-token-file`` or the
+    environment) and TLS (``--tls``, ``--ca``, and ``--tls-cert/--tls-key`` for mutual TLS);
+    or, without ``--referee``, the embedded referee's ``--limit``s."""
+    check_client_tls_files(args)
     try:
         limits = referee.Limits.parse(args.limit) if args.limit else None
     except ValueError as e:

@@ -44,6 +44,8 @@ from typing import Any
 from google.protobuf.message import Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from arena.model.paths import find_replay
+from arena.replays.page_parts import plural
 from gin_arena.v1 import bot_pb2
 from referee import ReplayError, Resimulation, TimeControl, games, resimulate, rummy
 from referee.gin import DECK, parse_card
@@ -900,19 +902,14 @@ def results_file_for(run_dir: Path) -> Path | None:
 
 
 def _resolve_replay(entry: dict[str, Any], run_dir: Path, found: dict[str, Path]) -> Path | None:
-    raw = entry.get("replay") or entry.get("replay_path") or ""
-    if raw:
-        p = Path(str(raw))
-        for cand in (p, run_dir / p, run_dir.parent / p):
-            if cand.is_file():
-                return cand.resolve()
-        hit = found.get(p.name)
-        if hit is not None:
-            return hit
-    mid = entry.get("match_id")
-    if mid:
-        return found.get(f"{mid}.jsonl")
-    return None
+    """The replay a results entry lists: inside the audited folder first (a copied run's
+    results name its own files, not the original's), then among the files audited by name."""
+    raw = str(entry.get("replay") or entry.get("replay_path") or "")
+    mid = str(entry.get("match_id") or "")
+    hit = find_replay(raw, run_dir, mid)
+    if hit is not None:
+        return hit.resolve()
+    return found.get(Path(raw).name) if raw else found.get(f"{mid}.jsonl") if mid else None
 
 
 def run_expectations(run_dir: Path, files: Sequence[Path]) -> RunCheck:
@@ -1019,8 +1016,9 @@ def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet:
                 continue
             out.append(f"OK    {a.path}")
             out.append(f"      {_summary_line(a)}")
-            out.append(f"      {a.games} game(s), {a.deals} deals, {a.actions} actions, {a.records} records; "
-                       f"messages {'/'.join(map(str, a.messages))}, {a.cards_checked} cards checked")
+            out.append(f"      {plural(a.games, 'game')}, {plural(a.deals, 'deal')}, {plural(a.actions, 'action')}, "
+                       f"{plural(a.records, 'record')}; messages {'/'.join(map(str, a.messages))}, "
+                       f"{plural(a.cards_checked, 'card')} checked")
             out.append("      " + "  ".join(c.replace("rerun", "re-run") + " ✓" for c in a.passed))
             out.append(f"      final hash {a.final_hash}" + (" (as expected)" if a.expected_hash else ""))
         else:
@@ -1047,7 +1045,8 @@ def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet:
     deals = sum(a.deals for a in audits)
     actions = sum(a.actions for a in audits)
     verdict = "all checks passed" if failed == 0 else f"{failed} FAILED"
-    out.append(f"Audited {len(audits)} match(es): {ok} passed, {verdict}; {deals} deals, {actions} actions.")
+    out.append(f"Audited {plural(len(audits), 'match', 'matches')}: {ok} passed, {verdict}; "
+               f"{plural(deals, 'deal')}, {plural(actions, 'action')}.")
     return "\n".join(out)
 
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from arena.replays import rummy_html
+from arena.replays import page_parts, rummy_html
 from arena.replays.gin_model import DealEnd, DealView, MatchView, Position, end_text, shutout
 from arena.replays.model import AnyView, ReplayModelError, load
-from arena.replays.page_parts import CSS, NAV_JS
+from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, plural
 from arena.replays.page_parts import escape as _e
 from arena.replays.page_parts import json_for_script as _json_for_script
 from arena.replays.rummy_model import RummyMatchView
@@ -148,63 +148,9 @@ def score_sheet(view: MatchView) -> str:
     return f'<table id="score-sheet"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-SEAT_COLORS = ("#2b6cb0", "#c05621")
-
-
-def score_chart(view: MatchView, width: int = 560, height: int = 220) -> str:
-    """An inline SVG: each seat's game score after every deal (a new line per game)."""
-    n = len(view.deals)
-    left, right, top, bottom = 40, 12, 24, 28
-    top_score = max([view.rules.target] + [max(d.end.scores) for d in view.deals if d.end is not None] + [1])
-
-    def x(i: float) -> float:
-        return left + (width - left - right) * (i / max(1, n))
-
-    def y(v: float) -> float:
-        return top + (height - top - bottom) * (1 - v / top_score)
-
-    parts = [f'<svg id="score-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" preserveAspectRatio="xMinYMin meet" role="img" '
-             'aria-label="scores through the match">',
-             f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
-             'fill="#fbfbf8" stroke="#ccc"/>']
-    for v in sorted({0, view.rules.target // 2, view.rules.target}):
-        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"'
-                     + (' stroke-dasharray="4 3" stroke="#999"' if v == view.rules.target else "") + "/>")
-        parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="10">{v}</text>')
-    # game boundaries, and one polyline per seat and game
-    games: dict[int, list[DealView]] = {}
-    for d in view.deals:
-        games.setdefault(d.game, []).append(d)
-    for game, deals in games.items():
-        start = deals[0].index
-        if start:
-            parts.append(f'<line x1="{x(start):.1f}" x2="{x(start):.1f}" y1="{top}" y2="{height - bottom}" '
-                         'stroke="#aaa" stroke-dasharray="2 2"/>')
-        parts.append(f'<text x="{x(start) + 3:.1f}" y="{top + 11}" font-size="10" fill="#666">game {game}</text>')
-        for seat in range(2):
-            pts = [(x(start), y(deals[0].scores_before[seat]))]
-            for d in deals:
-                if d.end is not None:
-                    pts.append((x(d.index + 1), y(d.end.scores[seat])))
-            path = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
-            parts.append(f'<polyline class="seat-{seat}" points="{path}" fill="none" stroke="{SEAT_COLORS[seat]}" '
-                         'stroke-width="2"/>')
-            for px, py in pts[1:]:
-                parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2.5" fill="{SEAT_COLORS[seat]}"/>')
-    for i in range(0, n + 1, max(1, n // 10)):
-        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle" font-size="10">{i}</text>')
-    parts.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 3}" text-anchor="middle" font-size="10" '
-                 'fill="#666">deals</text>')
-    # the script moves the marker to the position shown: x0 + dx * (deal index + share of its moves)
-    parts.append(f'<line id="chart-marker" data-x0="{left}" data-dx="{(width - left - right) / max(1, n):.4f}" '
-                 f'x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top}" y2="{height - bottom}" stroke="#c53030" '
-                 'stroke-width="1.5"/>')
-    for seat, name in enumerate(view.players):
-        parts.append(f'<rect x="{left + 110 * seat}" y="8" width="12" height="4" fill="{SEAT_COLORS[seat]}"/>'
-                     f'<text x="{left + 16 + 110 * seat}" y="13" font-size="11">{_e(name)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+def score_chart(view: MatchView) -> str:
+    """The chart of the scores through the match (:func:`page_parts.score_chart`)."""
+    return page_parts.score_chart(view.players, view.deals, view.rules.target)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -218,7 +164,7 @@ const SUITS = {s:'\u2660',h:'\u2665',d:'\u2666',c:'\u2663'};
 const ORDER = c => 'shdc'.indexOf(c[1]) * 13 + 'A23456789TJQK'.indexOf(c[0]);
 const $ = id => document.getElementById(id);
 let cur = 0;
-function card(t, extra){
+""" + JS_PLURAL + CHART_JS + r"""function card(t, extra){
   const e = document.createElement('span');
   e.className = 'card ' + ('hd'.includes(t[1]) ? 'red' : 'black') + (extra ? ' ' + extra : '');
   e.dataset.card = t; e.title = t;
@@ -238,7 +184,7 @@ function hand(seat, p, fresh){
   if (h.x.length) el.append(group('loose', h.x, '', fresh));
   const all = [].concat(...h.m, h.x).sort((a, b) => ORDER(a) - ORDER(b));
   el.dataset.cards = all.join(' ');
-  $('deadwood-' + seat).textContent = 'deadwood ' + h.v + ' · ' + all.length + ' cards';
+  $('deadwood-' + seat).textContent = 'deadwood ' + h.v + ' · ' + plural(all.length, 'card');
   $('seat-' + seat).classList.toggle('to-move', p.t === seat);
   $('tomove-' + seat).textContent = p.t === seat ? '▶ to move (' + p.ph + ')' : '';
 }
@@ -294,12 +240,7 @@ function show(i){
   $('deal-select').value = String(p.d);
   document.querySelectorAll('#score-sheet tr.current').forEach(r => r.classList.remove('current'));
   const row = $('sheet-row-' + p.d); if (row) row.classList.add('current');
-  const mk = $('chart-marker');
-  if (mk) {
-    const x0 = +mk.dataset.x0, dx = +mk.dataset.dx, steps = Math.max(1, d.last - d.first);
-    const x = x0 + dx * (p.d + (p.s / steps));
-    mk.setAttribute('x1', x.toFixed(1)); mk.setAttribute('x2', x.toFixed(1));
-  }
+  chartMarker(p.d, p.s, d.last - d.first);
   const want = '#step=' + cur;
   if (location.hash !== want) { try { history.replaceState(null, '', want); } catch (e) {} }
 }
@@ -367,8 +308,8 @@ revealed seed <code>{_e(view.seed)}</code> — check with <code>arena audit</cod
 {score_sheet(view)}
 </section>
 </main>
-<footer>Gin Arena replay · {len(view.deals)} deals · {len(view.positions)} positions ·
-{view.records} records</footer>"""
+<footer>Gin Arena replay · {plural(len(view.deals), "deal")} · {plural(len(view.positions), "position")} ·
+{plural(view.records, "record")}</footer>"""
     title = f"{' vs '.join(names)} — {view.match_id}"
     return (
         "<!DOCTYPE html>\n"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 
 def escape(text: Any) -> str:
@@ -145,3 +146,121 @@ position in the address (``#step=N``, ``?deal=D&move=M``), the deal menu, the bu
 sheet's rows and the keys; ``keys=ArrowRight,End,@btn-prev`` in the address presses keys and
 clicks buttons after loading (for automated checks). Each page defines ``$``, ``D``, ``P``,
 ``N``, ``cur`` and ``show`` before it."""
+
+
+JS_PLURAL = r"""function plural(n, one, many){ return n + ' ' + (n === 1 ? one : (many || one + 's')); }
+"""
+"""A page script's ``plural(n, 'card')``: "1 card", "2 cards" (inside its ``(function(){``)."""
+
+
+def plural(n: int, one: str, many: str = "") -> str:
+    """``n`` with the noun's singular or plural: "1 deal", "3 deals"."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+# ----------------------------------------------------------------------------------------------
+# the score chart (SVG drawn here, for every game's page)
+# ----------------------------------------------------------------------------------------------
+SEAT_COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#805ad5", "#b7791f", "#d53f8c")
+"""One line colour per seat (six seats at most), in seat order."""
+CHART_SIZE = (560, 220)
+"""The chart's width and height (SVG units; the page scales it to its column)."""
+LEGEND_NAME = 14
+"""Characters of a player's name shown in the chart's legend (the rest is cut, with "…")."""
+
+
+class _Ended(Protocol):
+    @property
+    def scores(self) -> tuple[int, ...]: ...
+
+
+class ChartDeal(Protocol):
+    """What the chart reads of a deal: any game's deal view has it."""
+
+    @property
+    def index(self) -> int:
+        """The deal's index in the match, from 0."""
+
+    @property
+    def game(self) -> int:
+        """Its game's number, from 1."""
+
+    @property
+    def scores_before(self) -> tuple[int, ...]:
+        """The game's totals before the deal, by seat."""
+
+    @property
+    def end(self) -> _Ended | None:
+        """How it ended (its ``scores``: the totals after it); ``None`` if unfinished."""
+
+
+def score_chart(players: Sequence[str], deals: Sequence[ChartDeal], target: int) -> str:
+    """An inline SVG: each seat's game score after every deal (a new line per game), the
+    target dashed, and a marker (``#chart-marker``) that :data:`CHART_JS` moves to the position
+    shown. Negative totals (rummy's penalties) extend the scale below 0."""
+    width, height = CHART_SIZE
+    n = len(deals)
+    seats = len(players)
+    left, right, top, bottom = 40, 12, 24 + 12 * ((seats - 1) // 3), 28
+    values = [v for d in deals for v in (*d.scores_before, *(d.end.scores if d.end is not None else ()))]
+    high = max([target, 1, *values])
+    low = min([0, *values])
+
+    def x(i: float) -> float:
+        return left + (width - left - right) * (i / max(1, n))
+
+    def y(v: float) -> float:
+        return top + (height - top - bottom) * (high - v) / (high - low)
+
+    parts = [f'<svg id="score-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}" preserveAspectRatio="xMinYMin meet" role="img" '
+             f'aria-label="scores through the match" data-seats="{seats}" data-deals="{n}">',
+             f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
+             'fill="#fbfbf8" stroke="#ccc"/>']
+    for v in sorted({low, 0, target // 2, target}):
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"'
+                     + (' stroke-dasharray="4 3" stroke="#999"' if v == target else "") + "/>")
+        parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="10">{v}</text>')
+    by_game: dict[int, list[ChartDeal]] = {}
+    for d in deals:
+        by_game.setdefault(d.game, []).append(d)
+    for game, its in by_game.items():
+        start = its[0].index
+        if start:
+            parts.append(f'<line x1="{x(start):.1f}" x2="{x(start):.1f}" y1="{top}" y2="{height - bottom}" '
+                         'stroke="#aaa" stroke-dasharray="2 2"/>')
+        parts.append(f'<text x="{x(start) + 3:.1f}" y="{top + 11}" font-size="10" fill="#666">game {game}</text>')
+        for seat in range(seats):
+            color = SEAT_COLORS[seat % len(SEAT_COLORS)]
+            pts = [(x(start), y(its[0].scores_before[seat]))]
+            pts += [(x(d.index + 1), y(d.end.scores[seat])) for d in its if d.end is not None]
+            path = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
+            parts.append(f'<polyline class="seat-{seat}" data-seat="{seat}" points="{path}" fill="none" '
+                         f'stroke="{color}" stroke-width="2"/>')
+            parts += [f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2.5" fill="{color}"/>' for px, py in pts[1:]]
+    for i in range(0, n + 1, max(1, n // 10)):
+        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle" font-size="10">{i}</text>')
+    parts.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 3}" text-anchor="middle" font-size="10" '
+                 'fill="#666">deals</text>')
+    parts.append(f'<line id="chart-marker" data-x0="{left}" data-dx="{(width - left - right) / max(1, n):.4f}" '
+                 f'x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top}" y2="{height - bottom}" stroke="#c53030" '
+                 'stroke-width="1.5"/>')
+    step = (width - left - right) // 3
+    for seat, name in enumerate(players):
+        lx, ly = left + step * (seat % 3), 8 + 12 * (seat // 3)
+        shown = name if len(name) <= LEGEND_NAME else name[:LEGEND_NAME - 1] + "…"
+        parts.append(f'<rect x="{lx}" y="{ly}" width="12" height="4" fill="{SEAT_COLORS[seat % len(SEAT_COLORS)]}"/>'
+                     f'<text class="legend" x="{lx + 16}" y="{ly + 5}" font-size="11">{escape(shown)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+CHART_JS = r"""function chartMarker(deal, move, moves){
+  const mk = $('chart-marker');
+  if (!mk) return;
+  const x = +mk.dataset.x0 + +mk.dataset.dx * (deal + move / Math.max(1, moves));
+  mk.setAttribute('x1', x.toFixed(1)); mk.setAttribute('x2', x.toFixed(1));
+}
+"""
+"""A page script's ``chartMarker(deal index, move, moves in the deal)``: the chart's marker at
+the position shown (inside its ``(function(){``, after ``$``)."""

@@ -3,6 +3,7 @@
 The page shows every hand (complete information), the table's melds by owner with who laid off
 which card, the discard row and the stock; step controls (buttons; ← → moves, ↑ ↓ deals,
 Home/End; a deal selector); at a deal's end every hand left with its value and the deal points;
+a chart of every seat's game total through the match (SVG drawn here, shared with Gin's page)
 and the score sheet for n players (deal points and game totals by seat). ``OUT#step=K`` opens at
 position K, ``OUT#deal=D`` at the start of deal D; ``&keys=ArrowRight,@btn-next`` as for Gin.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.replays.page_parts import CSS, NAV_JS, escape, json_for_script
+from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, escape, json_for_script, plural, score_chart
 from arena.replays.rummy_model import RummyDealView, RummyMatchView, RummyPosition, end_text, game_end_text
 from referee.rummy import TableMeld
 
@@ -114,7 +115,7 @@ const P = D.positions, N = P.length, S = D.players.length;
 const SUITS = {s:'\u2660',h:'\u2665',d:'\u2666',c:'\u2663'};
 const $ = id => document.getElementById(id);
 let cur = 0;
-function card(t, extra){
+""" + JS_PLURAL + CHART_JS + r"""function card(t, extra){
   const e = document.createElement('span');
   e.className = 'card ' + ('hd'.includes(t[1]) ? 'red' : 'black') + (extra ? ' ' + extra : '');
   e.dataset.card = t; e.title = t;
@@ -160,7 +161,7 @@ function show(i){
   document.body.dataset.position = cur; document.body.dataset.deal = p.d + 1; document.body.dataset.move = p.s;
   for (let s = 0; s < S; s++) {
     row($('hand-' + s), p.h[s], '', fresh);
-    $('count-' + s).textContent = p.h[s].length + ' cards';
+    $('count-' + s).textContent = plural(p.h[s].length, 'card');
     $('seat-' + s).classList.toggle('to-move', p.t === s);
     $('tomove-' + s).textContent = p.t === s ? '▶ to move (' + p.ph + ')' : '';
     $('score-' + s).textContent = (atEnd && d.end ? d.end.scores : d.before)[s];
@@ -189,6 +190,7 @@ function show(i){
   $('deal-select').value = String(p.d);
   document.querySelectorAll('#score-sheet tr.current').forEach(r => r.classList.remove('current'));
   const sr = $('sheet-row-' + p.d); if (sr) sr.classList.add('current');
+  chartMarker(p.d, p.s, d.last - d.first);
   const want = '#step=' + cur;
   if (location.hash !== want) { try { history.replaceState(null, '', want); } catch (e) {} }
 }
@@ -248,12 +250,14 @@ seed commitment <code>{escape(h.seed_commitment)}</code> · revealed seed <code>
 <code>#deal=D&amp;move=M</code>.</div>
 </section>
 <section id="side-col">
+<h2>Scores through the match</h2>
+{score_chart(view.players, view.deals, view.rules.target)}
 <h2>Score sheet</h2>
 {score_sheet(view)}
 </section>
 </main>
-<footer>Gin Arena replay · rummy · {len(view.deals)} deals · {len(view.positions)} positions ·
-{view.records} records</footer>"""
+<footer>Gin Arena replay · rummy · {plural(len(view.deals), "deal")} · {plural(len(view.positions), "position")} ·
+{plural(view.records, "record")}</footer>"""
     title = f"{' · '.join(view.players)} — {view.match_id}"
     return (
         "<!DOCTYPE html>\n"

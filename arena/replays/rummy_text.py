@@ -10,6 +10,7 @@ from __future__ import annotations
 from google.protobuf import text_format
 
 from arena.replays.base import Style
+from arena.replays.page_parts import plural
 from arena.replays.rummy_model import RummyDealView, RummyMatchView, RummyPosition, end_text, game_end_text
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee.replays import FaultRecord
@@ -122,8 +123,8 @@ def render_position(view: RummyMatchView, pos: RummyPosition, style: Style | Non
 
 def render_summary(view: RummyMatchView, style: Style | None = None) -> str:
     """The match in a few lines: one per deal."""
-    lines = [header_text(view), f"{len(view.deals)} deals, {len(view.positions)} positions, final hash "
-             f"{view.final_hash}"]
+    lines = [header_text(view), f"{plural(len(view.deals), 'deal')}, {plural(len(view.positions), 'position')}, "
+             f"final hash {view.final_hash}"]
     for deal in view.deals:
         res = end_text(view, deal.end) if deal.end else "not finished"
         sc = f" → {'–'.join(str(s) for s in deal.end.scores)}" if deal.end else ""

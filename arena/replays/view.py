@@ -17,7 +17,6 @@ is what checks that the replay is genuine. A rummy match (2–6 seats) is shown 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import os
 import struct
@@ -33,6 +32,7 @@ from arena.replays import rummy_text
 from arena.replays.base import Style as Style
 from arena.replays.gin_model import DealView, MatchView, Position, end_text, shutout
 from arena.replays.model import AnyView, ReplayModelError, load
+from arena.replays.page_parts import plural
 from arena.replays.rummy_model import RummyMatchView
 from gin_arena.v1 import bot_pb2, game_pb2
 from referee import ReplayError, resimulate
@@ -172,8 +172,8 @@ def render_position(view: MatchView, pos: Position, style: Style | None = None) 
 def render_summary(view: MatchView, style: Style | None = None) -> str:
     """The match in a few lines: one per deal."""
     style = style or Style()
-    lines = [header_text(view), f"{len(view.deals)} deals, {len(view.positions)} positions, final hash "
-             f"{view.final_hash}"]
+    lines = [header_text(view), f"{plural(len(view.deals), 'deal')}, {plural(len(view.positions), 'position')}, "
+             f"final hash {view.final_hash}"]
     for deal in view.deals:
         res = end_text(view, deal.end) if deal.end else "not finished"
         sc = f" → {deal.end.scores[0]}–{deal.end.scores[1]}" if deal.end else ""
@@ -457,13 +457,7 @@ def run(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO
     if not args.replay.is_file():
         print(f"arena replay: {args.replay}: no such file", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        return _run(args, stdin, out, tty, style)
-    except BrokenPipeError:  # `arena replay ... | head`
-        with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, out.fileno())
-        return EXIT_OK
+    return _run(args, stdin, out, tty, style)  # `arena replay … | head`: arena.cli.main ends it quietly
 
 
 def _run(args: argparse.Namespace, stdin: TextIO, out: TextIO, tty: bool, style: Style) -> int:

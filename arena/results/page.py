@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.exit_codes import EXIT_OK, EXIT_USAGE
+from arena.model.paths import find_replay
 from arena.model.records import Outcome
 from arena.replays.html import write_replay_html
 from arena.replays.model import ReplayModelError, load
@@ -105,14 +106,7 @@ def load_results(run_dir: Path) -> dict[str, Any]:
 
 
 def _replay_file(g: dict[str, Any], run_dir: Path) -> Path | None:
-    raw = g.get("replay") or g.get("replay_path") or ""
-    cands = []
-    if raw:
-        p = Path(str(raw))
-        cands += [p, run_dir / p, run_dir / "replays" / p.name]
-    if g.get("match_id"):
-        cands.append(run_dir / "replays" / f"{g['match_id']}.jsonl")
-    return next((c for c in cands if c.is_file()), None)
+    return find_replay(str(g.get("replay") or g.get("replay_path") or ""), run_dir, str(g.get("match_id") or ""))
 
 
 def _last_line_hash(path: Path) -> str:

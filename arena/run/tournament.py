@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import trio
 
 from arena.console import Console, Progress, log_to_file
 from arena.model.manifest import BotSpec, new_token
+from arena.model.paths import in_folder
 from arena.model.records import Outcome
 from arena.model.schedule import GameJob, PlayConfig, base_name
 from arena.results.report import PlayedGame, build_report, interim_text, render_text, write_files
@@ -71,16 +73,20 @@ results.json; absent when no game was lost on time on a worker)."""
 
 
 def report_for(store: RunStore) -> dict[str, Any]:
-    """The results of a run so far."""
+    """The results of a run so far; the replays are named relative to the run folder (it may be
+    copied or moved: :mod:`arena.model.paths`)."""
     cfg = store.config
     rows = store.games()
-    played = [PlayedGame(r.job.idx, r.job.pair_key, r.outcome) for r in rows if r.outcome is not None]
+    played = [PlayedGame(r.job.idx, r.job.pair_key,
+                         dataclasses.replace(r.outcome, replay_path=in_folder(r.outcome.replay_path, store.run_dir)))
+              for r in rows if r.outcome is not None]
     sprt = SprtSpec.parse(cfg.sprt) if cfg.sprt else None
     order = list(cfg.bots)
     if cfg.format == "gauntlet" and cfg.challenger:
         order = [cfg.challenger, *[b for b in order if b != cfg.challenger]]
     extra: dict[str, Any] = {
-        "discarded": store.discarded(),
+        "discarded": [{**d, "replay_path": in_folder(str(d["replay_path"] or ""), store.run_dir)}
+                      for d in store.discarded()],
         "run": {
             **cfg.to_dict(),
             "status": store.meta("status"),

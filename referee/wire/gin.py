@@ -481,6 +481,10 @@ class GinGame:
         """A preset of the rules."""
         return gin.RuleSet.preset(name)
 
+    def rules_presets(self) -> Sequence[str]:
+        """classic, oklahoma, straight, short."""
+        return gin.PRESETS
+
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless a Gin rule set."""
         if not isinstance(rules, gin.RuleSet):

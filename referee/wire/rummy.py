@@ -394,6 +394,10 @@ class RummyGame:
         """A preset of the rules."""
         return rummy.RummyRules.preset(name)
 
+    def rules_presets(self) -> Sequence[str]:
+        """rummy, open, michigan, bozenkill."""
+        return rummy.PRESETS
+
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless a rummy rule set."""
         if not isinstance(rules, rummy.RummyRules):

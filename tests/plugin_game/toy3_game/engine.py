@@ -200,6 +200,9 @@ class ToyGame:
             raise ValueError(f"unknown preset {name!r}; the toy has: standard, short")
         return ToyRules(games=1)
 
+    def rules_presets(self) -> Sequence[str]:
+        return ("short",)
+
     def check_rules(self, rules: Any) -> None:
         if not isinstance(rules, ToyRules):
             raise ValueError("the toy needs ToyRules")
