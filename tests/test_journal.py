@@ -262,6 +262,46 @@ def test_creating_a_match_on_a_killed_referee_says_it_went_away_and_a_landed_ret
     assert said.startswith(f"the referee at {address} went away (UNAVAILABLE"), said
 
 
+def test_a_replay_the_killed_referee_can_no_longer_hand_out_stops_the_match_instead_of_losing_it(
+        tmp_path: Path) -> None:
+    """The race behind a resumed run auditing 15 of its 16 replays: the arena saw a match over,
+    then the referee was killed before ``GetReplay``. The fetch must say the referee went away
+    (the game is then played again on ``--resume``), not record the result without its replay."""
+    from referee._hosts import RemoteHost
+
+    address, fetched = f"127.0.0.1:{_free_port()}", tmp_path / "fetched"
+    fetched.mkdir()
+    proc = _referee_at(address, tmp_path / "srv")
+
+    async def main() -> str:
+        host = RemoteHost(address, address, TOKEN, replay_dir=fetched, retries=1)
+        await host.open()
+        try:
+            matches = []
+            for mid in ("m-kept", "m-lost"):  # both cancelled before a bot connects: over at once
+                match = await host.create(MatchSpec(players=("a", "b"), match_id=mid, seed=SEED))
+                await host.cancel_match(mid, "the test is over")
+                await match.follow()
+                matches.append(match)
+            kept, lost = matches
+            assert await kept.replay(), "a referee that is up hands the replay out"
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+            with pytest.raises(ConnectionError) as gone:
+                await lost.replay()
+            return str(gone.value)
+        finally:
+            await host.close()
+
+    try:
+        said = referee.run(main)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert said.startswith(f"the referee at {address} went away (UNAVAILABLE"), said
+    assert sorted(p.name for p in fetched.iterdir()) == ["m-kept.jsonl"]
+
+
 def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_path: Path) -> None:
     address, replays, run = f"127.0.0.1:{_free_port()}", tmp_path / "srv", tmp_path / "run"
     (tmp_path / "bots.toml").write_text(
