@@ -32,6 +32,7 @@ from referee import MatchSpec
 from referee._table import Table
 from referee.gin import DECK
 from tests._bots import Client, knock_first
+from tests._wait import HANG_S
 from tests.test_audit import Answer, Behaviour, _Session, greedy, small_run
 
 
@@ -302,6 +303,11 @@ def test_a_replay_the_killed_referee_can_no_longer_hand_out_stops_the_match_inst
     assert sorted(p.name for p in fetched.iterdir()) == ["m-kept.jsonl"]
 
 
+GAMES = 8
+"""The killed run's games, two at a time: the referee goes after two replays, with three rounds
+of games still to play (however late this test notices the second replay)."""
+
+
 def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_path: Path) -> None:
     address, replays, run = f"127.0.0.1:{_free_port()}", tmp_path / "srv", tmp_path / "run"
     (tmp_path / "bots.toml").write_text(
@@ -310,15 +316,16 @@ def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_p
     proc = _referee_at(address, replays)
     try:
         tour = subprocess.Popen(
-            [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games", "16",
-             "--rules", "short", "--tc", "st=1", "--referee", address, "--out", str(run), "--no-progress"],
+            [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games",
+             str(GAMES), "--concurrency", "2", "--rules", "short", "--tc", "st=1", "--referee", address, "--out",
+             str(run), "--no-progress"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
         while len(list(replays.glob("*.jsonl"))) < 2 and tour.poll() is None:
             time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-    _, err = tour.communicate(timeout=180)
+    _, err = tour.communicate(timeout=HANG_S)
     said = [line for line in err.splitlines() if not line.startswith(("{", "progress: "))]
     assert tour.returncode == 1 and "Traceback" not in err, err[-3000:]
     assert len(said) == 1 and said[0].startswith(f"arena: the run stopped: the referee at {address} went away"), said
@@ -327,12 +334,12 @@ def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_p
     proc = _referee_at(address, replays)
     try:
         resumed = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run),
-                                  "--no-progress"], capture_output=True, text=True, timeout=300, env=ENV)
+                                  "--no-progress"], capture_output=True, text=True, timeout=HANG_S, env=ENV)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert json.loads((run / "results.json").read_text())["games_played"] == 16
+    assert json.loads((run / "results.json").read_text())["games_played"] == GAMES
     audited = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(run)], capture_output=True, text=True,
-                             timeout=300)
-    assert audited.returncode == 0 and "16 passed" in audited.stdout, audited.stdout[-2000:]
+                             timeout=HANG_S)
+    assert audited.returncode == 0 and f"{GAMES} passed" in audited.stdout, audited.stdout[-2000:]
