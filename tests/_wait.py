@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gin_arena.v1 import referee_pb2
+
 HANG_S = 240.0
 """How long a test waits for something another process does before calling it a hang: far
 above what it takes on a loaded two-core machine, below pytest's per-test ``timeout``."""
@@ -32,3 +34,16 @@ def until(ready: Callable[[], object], what: str, *, alive: subprocess.Popen[Any
         if time.monotonic() > deadline:
             raise AssertionError(f"waiting for {what}: nothing after {bound_s:.0f} s (a hang)")
         time.sleep(POLL_S)
+
+
+def finished_match(ops: Any, match_id: str, metadata: Any) -> referee_pb2.MatchStatus:
+    """The status of a match once the referee reports it finished (``ops``: a synchronous
+    ``RefereeServiceStub``): the bots may end before the referee has written the match's end."""
+
+    def now() -> referee_pb2.MatchStatus:
+        found: referee_pb2.MatchStatus = ops.GetMatch(referee_pb2.GetMatchRequest(match_id=match_id),
+                                                      metadata=metadata).match
+        return found
+
+    until(lambda: now().state == referee_pb2.MATCH_STATE_FINISHED, f"match {match_id} to finish")
+    return now()

@@ -9,7 +9,7 @@ from pathlib import Path
 import grpc
 
 from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
-from tests._wait import until
+from tests._wait import finished_match
 
 
 def _start_referee(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
@@ -48,14 +48,7 @@ def test_two_bot_processes_play_a_full_game_to_100_through_a_standalone_referee(
             for bot in bots:
                 _, err = bot.communicate(timeout=240)
                 assert bot.returncode == 0, err.decode()[-2000:]
-
-            def status_now() -> referee_pb2.MatchStatus:
-                found: referee_pb2.MatchStatus = ops.GetMatch(
-                    referee_pb2.GetMatchRequest(match_id=created.match_id), metadata=md).match
-                return found
-
-            until(lambda: status_now().state == referee_pb2.MATCH_STATE_FINISHED, "the match to finish")
-            status = status_now()
+            status = finished_match(ops, created.match_id, md)
         assert status.state == referee_pb2.MATCH_STATE_FINISHED
         result = status.result
         assert result.termination == game_pb2.TERMINATION_NORMAL, result.detail

@@ -22,7 +22,7 @@ import trustme
 
 import referee
 from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
-from tests._wait import until
+from tests._wait import finished_match
 
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
 """(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
@@ -124,14 +124,7 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
             for bot in bots:
                 _, err = bot.communicate(timeout=180)
                 assert bot.returncode == 0, err[-2000:]
-
-            def status_now() -> referee_pb2.MatchStatus:
-                found: referee_pb2.MatchStatus = ops.GetMatch(
-                    referee_pb2.GetMatchRequest(match_id=created.match_id), metadata=md).match
-                return found
-
-            until(lambda: status_now().state == referee_pb2.MATCH_STATE_FINISHED, "the match to finish")
-            status = status_now()
+            status = finished_match(ops, created.match_id, md)
             assert status.result.termination == game_pb2.TERMINATION_NORMAL, status.result.detail
     finally:
         for bot in bots:
