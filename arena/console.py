@@ -135,6 +135,21 @@ def log_to_file(path: Path | None) -> None:
         _SINK.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by log_to_file(None)
 
 
+def file_level() -> str:
+    """The level of ``run.log`` (``info`` unless configured otherwise)."""
+    return logging.getLevelName(_SINK.file_level).lower() if _SINK is not None else "info"
+
+
+def log_only_to_file(path: Path, level: str = "info") -> None:
+    """Every event of this process at ``level`` or above to ``path`` as JSON lines, none on
+    stdout or stderr (a Dask worker of the run: its lines would garble the arena's progress bar,
+    and the run's log folder is where they are looked for)."""
+    configure(Console(stream=sys.stderr, progress=False), log_json=True, file_level=level)
+    assert _SINK is not None
+    _SINK.console_level = _SINK.referee_level = _LEVELS["CRITICAL"] + 1
+    log_to_file(path)
+
+
 def _clock(seconds: float) -> str:
     s = int(max(0, seconds))
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
@@ -165,7 +180,7 @@ class Progress:
         self._start_done = done
         self._start = time.monotonic()
         self._last_line = time.monotonic()
-        self._last_shown = (-1, -1)
+        self._last_shown: tuple[int, int, int, str] = (-1, -1, -1, "")
         self._bar: rich.progress.Progress | None = None
         self._task = rich.progress.TaskID(0)
         if console.show_progress and console.tty:
@@ -205,13 +220,14 @@ class Progress:
                              note=f"| {self.note}" if self.note else "", refresh=force)
             return
         now = time.monotonic()
-        if (force or now - self._last_line >= self.every_s) and (self.done, self.running) != self._last_shown:
+        shown = (self.done, self.running, self.workers, self.note)
+        if (force or now - self._last_line >= self.every_s) and shown != self._last_shown:
             self._last_line = now
-            self._last_shown = (self.done, self.running)
+            self._last_shown = shown
             self.console.line("progress: " + self.text(now))
 
     def _workers_text(self) -> str:
-        return f"{self.workers} workers | " if self.workers else ""
+        return f"{self.workers} worker{'s' if self.workers != 1 else ''} | " if self.workers else ""
 
     def text(self, now: float | None = None) -> str:
         """The state as one line of text (what a log without a terminal shows)."""

@@ -474,6 +474,10 @@ class GinGame:
         """The classic preset."""
         return gin.RuleSet.classic()
 
+    def preset_names(self) -> tuple[str, ...]:
+        """The presets, the default first."""
+        return tuple(gin.PRESETS)
+
     def rules_preset(self, name: str) -> gin.RuleSet:
         """A preset of the rules."""
         return gin.RuleSet.preset(name)
@@ -509,6 +513,10 @@ class GinGame:
         if seats != _NUM_SEATS:
             raise ValueError(f"gin is played by {_NUM_SEATS} seats; got {seats}")
         return GinMatch(gin.Match(rules, seed))
+
+    def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
+        """The deck and key of a deal, from the seed."""
+        return [str(c) for c in gin.deck_for_deal(seed, game, deal)], gin.deal_key(seed, game, deal)
 
     def deal_from_deck(self, rules: gin.RuleSet, deck: Sequence[str], dealer: int, seats: int,
                        key: bytes) -> gin.Deal:
@@ -785,3 +793,6 @@ class GinWire:
 
 REGISTERED = games.Registered(GinGame(), GinWire())
 """Gin, as ``referee.games`` finds it."""
+PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
+"""What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""
+

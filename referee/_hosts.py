@@ -23,7 +23,7 @@ from ._runtime import aio
 from ._server import Referee
 from ._spec import MatchReport, MatchSpec
 from ._table import Table
-from ._tls import ClientTLS, open_channel
+from ._tls import ClientConfigError, ClientTLS, open_channel, tls_mismatch, tls_probe
 from ._wire import create_match_request, match_report_from_proto
 
 log = structlog.get_logger("referee")
@@ -362,16 +362,24 @@ class RemoteHost:
         self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
         stub, md = self._stub, self._metadata
         deadline = time.monotonic() + 15
+        probed = False
         while True:
             try:
                 await _call(lambda: stub.ListMatches(referee_pb2.ListMatchesRequest(limit=1), timeout=5, metadata=md))
                 return
             except grpc.aio.AioRpcError as e:
                 if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
-                    raise ConnectionError(
+                    raise ClientConfigError(
                         f"the referee at {self.target} refused the operator token ({e.code().name}): give "
                         f"--operator-token-file FILE (the referee's token file) or set {OPERATOR_TOKEN_ENV}"
                     ) from None
+                if e.code() == grpc.StatusCode.UNAVAILABLE and not probed:
+                    # A server that speaks TLS to a plaintext channel (or the reverse) looks like one
+                    # that is not up yet: ask it once with a handshake of our own, not for 15 s.
+                    answer = await trio.to_thread.run_sync(tls_probe, self.target, self.tls)
+                    probed = bool(answer)
+                    if why := tls_mismatch(self.target, self.tls, answer):
+                        raise ClientConfigError(why) from None
                 if time.monotonic() > deadline or e.code() != grpc.StatusCode.UNAVAILABLE:
                     raise ConnectionError(
                         f"cannot reach the referee at {self.target}: {e.code().name} {e.details()}"

@@ -38,6 +38,9 @@ class BotFailed(RuntimeError):
         self.name = name
         self.detail = detail
 
+    def __reduce__(self) -> tuple[type[BotFailed], tuple[str, str]]:
+        return BotFailed, (self.name, self.detail)  # (pickled whole: from a Dask worker to the arena)
+
 
 @dataclass(eq=False, slots=True)
 class ReusedProcess:

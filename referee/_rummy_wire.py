@@ -386,6 +386,10 @@ class RummyGame:
         """The ``rummy`` preset."""
         return rummy.RummyRules.preset("rummy")
 
+    def preset_names(self) -> tuple[str, ...]:
+        """The presets, the default first."""
+        return tuple(rummy.PRESETS)
+
     def rules_preset(self, name: str) -> rummy.RummyRules:
         """A preset of the rules."""
         return rummy.RummyRules.preset(name)
@@ -420,6 +424,10 @@ class RummyGame:
         if seats not in _SEAT_COUNTS:
             raise ValueError(f"rummy is played by 2 to 6 seats; got {seats}")
         return RummyMatch(rummy.Match(rules, seed, seats))
+
+    def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
+        """The deck and key of a deal, from the seed."""
+        return [str(c) for c in rummy.deck_for_deal(seed, game, deal)], rummy.deal_key(seed, game, deal)
 
     def deal_from_deck(self, rules: rummy.RummyRules, deck: Sequence[str], dealer: int, seats: int,
                        key: bytes) -> rummy.Deal:
@@ -700,3 +708,6 @@ class RummyWire:
 
 REGISTERED = games.Registered(RummyGame(), RummyWire())
 """Rummy, as ``referee.games`` finds it."""
+PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
+"""What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""
+

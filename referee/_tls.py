@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import errno
 import socket
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,89 @@ class ListenError(OSError):
 
 class TLSConfigError(ValueError):
     """A certificate, key or CA file that cannot be read."""
+
+
+class ClientConfigError(ConnectionError):
+    """The referee was reached and refuses how the client came (TLS or not, its certificate, a
+    client certificate, the operator token): the client's command line must change."""
+
+
+PROBE_TIMEOUT_S = 3.0
+"""How long :func:`tls_probe` waits for a connection, a handshake, or a TLS alert after it."""
+
+ProbeAnswer = str
+"""What :func:`tls_probe` found: ``tls``, ``tls-untrusted: WHY``, ``tls-needs-client-cert``,
+``plain`` or ``""`` (nothing answered: the server may not be up yet)."""
+
+
+def tls_probe(target: str, tls: ClientTLS | None = None, timeout_s: float = PROBE_TIMEOUT_S) -> ProbeAnswer:
+    """Whether the server at ``target`` (``HOST:PORT``) speaks TLS, found with a TLS handshake of
+    our own: a plaintext server answers a ClientHello with bytes that are no TLS record (or hangs
+    up); a TLS server completes it, or sends an alert. With ``tls`` (the client's own settings):
+    whether its ``ca`` verifies the server's certificate, and whether the server asks for a client
+    certificate the client does not show (mutual TLS: an alert right after the handshake)."""
+    host, _, port = target.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        sock = socket.create_connection((host, int(port)), timeout=timeout_s)
+    except (OSError, ValueError):
+        return ""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["h2"])
+    if tls is not None:  # (as the client's channel checks the certificate)
+        context.check_hostname = True
+        context.verify_mode = ssl.CERT_REQUIRED
+        try:
+            context.load_verify_locations(tls.ca) if tls.ca else context.load_default_certs()
+            if tls.cert and tls.key:
+                context.load_cert_chain(tls.cert, tls.key)
+        except (OSError, ssl.SSLError):  # (unreadable files: the channel says so itself)
+            sock.close()
+            return ""
+    try:
+        with context.wrap_socket(sock, server_hostname=host) as wrapped:
+            # An HTTP/2 server speaks first (its SETTINGS); one that hangs up (or sends an alert)
+            # right after the handshake did not take the client's certificate, or its lack of one.
+            try:
+                first = wrapped.recv(1)
+            except ssl.SSLError as e:
+                return "tls-needs-client-cert" if "CERTIFICATE" in str(e).upper() else "tls"
+            except OSError:  # (a timeout: it waits for our preface)
+                return "tls"
+            return "tls" if first else "tls-needs-client-cert"
+    except ssl.SSLCertVerificationError as e:
+        return f"tls-untrusted: {e.verify_message}"
+    except ssl.SSLError as e:
+        reason = str(getattr(e, "reason", "") or e).upper()
+        if "CERTIFICATE_REQUIRED" in reason:
+            return "tls-needs-client-cert"
+        return "tls" if "ALERT" in reason else "plain"
+    except OSError:  # (hung up on the ClientHello)
+        return "plain"
+    finally:
+        sock.close()
+
+
+def tls_mismatch(target: str, tls: ClientTLS | None, answer: ProbeAnswer) -> str:
+    """Why a client with ``tls`` cannot talk to the server at ``target`` that :func:`tls_probe`
+    found ``answer`` (``""``: nothing wrong with TLS found)."""
+    where = f"the referee at {target}"
+    if tls is None and answer.startswith("tls"):
+        return (f"{where} speaks TLS: give --ca FILE (the CA certificate that signed its certificate), or --tls "
+                "if a CA this system trusts signed it")
+    if tls is not None and answer == "plain":
+        return f"{where} does not speak TLS (it is plaintext): leave out --tls, --ca and --tls-cert/--tls-key"
+    if tls is not None and answer.startswith("tls-untrusted"):
+        return (f"{where} speaks TLS, but its certificate is not trusted ({answer.partition(': ')[2]}): give "
+                "--ca FILE with the CA certificate that signed it")
+    if tls is not None and answer == "tls-needs-client-cert":
+        if not tls.cert:
+            return f"{where} asks for a client certificate (mutual TLS): give --tls-cert FILE and --tls-key FILE"
+        return (f"{where} hung up after the TLS handshake: it does not accept the client certificate "
+                f"{tls.cert} (mutual TLS: it must be signed by the CA the referee trusts)")
+    return ""
 
 
 def _read(path: str, what: str) -> bytes:

@@ -11,14 +11,15 @@ or a spectator is sent for each of those values, and the actions read back.
 
 The plumbing (``_table`` and the pieces it is made of) knows nothing else of a game: it never
 names one and assumes no number of seats. :func:`get` finds a game by the name a
-:class:`~referee.MatchSpec` gives (``MatchSpec.game``); :func:`register` adds one (a test's toy
-game, a later game of the rummy family).
+:class:`~referee.MatchSpec` gives (``MatchSpec.game``): games are plugins, found through the
+entry-point group :data:`ENTRY_POINT_GROUP` — Gin and Rummy exactly as another package's game —
+each naming a :class:`GamePlugin` of :data:`PLUGIN_API` (docs/adding-a-game.md). :func:`register`
+adds a game to one process (a test's). :mod:`referee.conformance` checks a game against the seam.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -203,6 +204,9 @@ class Game(Protocol):
     def default_rules(self) -> Any:
         """The rule set a match gets when its spec names none."""
 
+    def preset_names(self) -> Sequence[str]:
+        """The names :meth:`rules_preset` knows, the default's first."""
+
     def rules_preset(self, name: str) -> Any:
         """The rule set a preset names (``ValueError`` naming the presets otherwise)."""
 
@@ -229,6 +233,11 @@ class Game(Protocol):
     def new_match(self, rules: Any, seed: bytes, seats: int) -> GameMatch:
         """A match for ``seats`` seats, every deck derived from ``seed``."""
 
+    def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
+        """The game's documented shuffle: deal ``deal`` of game ``game``'s deck order (as its
+        ``deal`` record writes it) and key, from the seed. ``arena audit`` re-derives every deck
+        of a replay with it."""
+
     def deal_from_deck(self, rules: Any, deck: Sequence[str], dealer: int, seats: int, key: bytes) -> Any:
         """One deal rebuilt from a ``deal`` record's deck order and dealer (for audits and
         viewers; ``key`` seeds its chance steps): the game's own deal value."""
@@ -236,6 +245,23 @@ class Game(Protocol):
     def result_fields(self, outcome: Any) -> dict[str, Any]:
         """The game's part of the replay's ``result`` record and of the finish log line (plain
         values) for a match ``outcome`` (``None``: no match was played)."""
+
+
+class KnowsCards(Protocol):
+    """What a seat may know, deal by deal: a :class:`Game` that implements this lets
+    ``arena audit`` check that no seat was sent a card it could not know (its check 6; a game
+    without it fails that check, naming this protocol)."""
+
+    def card_text(self, text: str) -> str | None:
+        """The canonical text of a card the game's messages may name, or ``None`` if ``text``
+        is not one of its cards."""
+
+    def known_cards(self, rules: Any, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                    seats: int) -> Sequence[Sequence[Collection[str]]]:
+        """For a ``deal`` record's fields and the deal's moves as the replay records them (the
+        seat and the action's text; seat ``-1`` and ``""`` for a chance step): the cards each
+        seat may know, ``len(moves) + 2`` entries — after ``k`` moves at index ``k``, and last
+        after the deal's end (its showdown) — of one collection per seat."""
 
 
 class WireError(ValueError):
@@ -306,36 +332,198 @@ class Registered:
     """The protobuf conversion."""
 
 
+# ----- the registry: games found by entry point, and games registered in process -----
+PLUGIN_API = 1
+"""The version of this seam a game plugin is written for (:attr:`GamePlugin.plugin_api`). It
+changes when :class:`Game`, :class:`GameMatch` or :class:`GameWire` change incompatibly; a
+plugin written for another version is refused with a one-line error naming it."""
+
+ENTRY_POINT_GROUP = "gin_arena.games"
+"""The entry-point group games are found by: each entry point's name is the game's name
+(``MatchSpec.game``), its value an object of :class:`GamePlugin`, e.g. in a ``pyproject.toml``::
+
+    [project.entry-points."gin_arena.games"]
+    toy3 = "toy3_game.plugin:PLUGIN"
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class GamePlugin:
+    """What a game's entry point names: cheap to import (the engine is imported by ``load``,
+    only when the game is first used)."""
+
+    plugin_api: int
+    """The seam's version the game is written for (:data:`PLUGIN_API` when it was built)."""
+    load: Callable[[], Registered]
+    """Imports the game and returns its engine and wire (called once per process)."""
+
+
+class GamePluginError(ValueError):
+    """A game that cannot be used: unknown, broken (it fails to import or load), incompatible
+    (another plugin API version) or installed twice. The text is one line naming the game, its
+    distribution and its entry point."""
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """One installed game as ``arena games`` lists it."""
+
+    name: str
+    """The game's registry name."""
+    origin: str
+    """Where it comes from: ``distribution version`` (``+`` between several), or ``in process``."""
+    entry_point: str
+    """The entry point (``name = module:object``), or ``""`` for a game registered in process."""
+    plugin_api: int | None
+    """The plugin API version it declares (``None`` if that could not be read)."""
+    seats: range | None
+    """The numbers of seats it is played by (``None`` if it did not load)."""
+    presets: tuple[str, ...]
+    """Its rule-set presets (empty if it did not load)."""
+    problem: str | None
+    """Why it cannot be used (the one-line error a command asking for it gets), or ``None``."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """An entry point of the group, with what names it."""
+
+    dist: str
+    """Its distribution's name and version."""
+    point: Any
+    """The ``importlib.metadata.EntryPoint``."""
+
+    @property
+    def where(self) -> str:
+        return f"entry point '{self.point.name} = {self.point.value}' of {self.dist}"
+
+
 _LOADERS: dict[str, Callable[[], Registered]] = {}
+"""Games registered in process (:func:`register`)."""
 _LOADED: dict[str, Registered] = {}
-_BUILT_IN = {"gin": "referee._gin_wire", "rummy": "referee._rummy_wire"}
-"""Games that come with the referee: name → the module whose ``REGISTERED`` holds it (loaded
-when first asked for, so that a pure engine is never imported with protobuf needlessly)."""
+_FOUND: dict[str, list[_Entry]] | None = None
+
+
+def _found() -> dict[str, list[_Entry]]:
+    """The group's entry points by game name (read once per process from the installed
+    distributions' metadata: no game is imported)."""
+    global _FOUND
+    if _FOUND is None:
+        from importlib import metadata
+
+        found: dict[str, list[_Entry]] = {}
+        for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = point.dist
+            label = f"{dist.name} {dist.version}" if dist is not None else "an unknown distribution"
+            found.setdefault(point.name, []).append(_Entry(label, point))
+        _FOUND = found
+    return _FOUND
 
 
 def register(name: str, loader: Callable[[], Registered]) -> None:
-    """Add a game under ``name`` (``loader`` is called once, when the game is first needed)."""
-    if name in _LOADERS or name in _BUILT_IN:
+    """Add a game under ``name`` in this process only (``loader`` is called once, when the game
+    is first needed): a test's game. Installed games are found by entry point instead."""
+    if name in _LOADERS or name in _found():
         raise ValueError(f"a game named {name!r} is registered already")
     _LOADERS[name] = loader
 
 
+def _plugin(name: str, entry: _Entry) -> GamePlugin:
+    """The entry point's object, checked (:class:`GamePluginError` if broken or incompatible)."""
+    try:
+        obj = entry.point.load()
+    except Exception as e:
+        raise GamePluginError(f"game {name!r} is broken: {entry.where} fails to import: "
+                              f"{type(e).__name__}: {_one_line(e)}") from e
+    api = getattr(obj, "plugin_api", None)
+    if not isinstance(api, int) or not callable(getattr(obj, "load", None)):
+        raise GamePluginError(f"game {name!r} is broken: {entry.where} names a {type(obj).__name__}, "
+                              "not a referee.games.GamePlugin")
+    if api != PLUGIN_API:
+        raise GamePluginError(f"game {name!r} is incompatible: {entry.where} is written for plugin API {api}; "
+                              f"this referee speaks plugin API {PLUGIN_API}")
+    return GamePlugin(api, obj.load)
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or "(no message)"
+
+
+def _duplicate(name: str, entries: Sequence[_Entry]) -> GamePluginError:
+    places = "; ".join(e.where for e in entries)
+    return GamePluginError(f"game {name!r} is installed more than once ({places}): uninstall all but one")
+
+
+def _load(name: str) -> Registered:
+    if name in _LOADERS:
+        return _LOADERS[name]()
+    entries = _found().get(name)
+    if not entries:
+        known = ", ".join(names()) or "none"
+        raise GamePluginError(f"unknown game {name!r}; known: {known} (`arena games` lists them)")
+    if len(entries) > 1:
+        raise _duplicate(name, entries)
+    entry = entries[0]
+    plugin = _plugin(name, entry)
+    try:
+        found = plugin.load()
+    except Exception as e:
+        raise GamePluginError(f"game {name!r} is broken: loading {entry.where} fails: "
+                              f"{type(e).__name__}: {_one_line(e)}") from e
+    if not isinstance(found, Registered):
+        raise GamePluginError(f"game {name!r} is broken: {entry.where} loads a {type(found).__name__}, "
+                              "not a referee.games.Registered")
+    if getattr(found.game, "name", None) != name:
+        raise GamePluginError(f"game {name!r} is broken: {entry.where} loads a game named "
+                              f"{getattr(found.game, 'name', None)!r}")
+    return found
+
+
 def get(name: str) -> Registered:
-    """The game registered as ``name`` (``ValueError`` naming the known games otherwise)."""
+    """The game named ``name``, imported when first asked for (:class:`GamePluginError`, a
+    ``ValueError``, in one line naming the game and where it comes from: unknown — naming the
+    known games —, broken, incompatible or installed twice)."""
     found = _LOADED.get(name)
-    if found is not None:
-        return found
-    if name in _BUILT_IN:
-        found = importlib.import_module(_BUILT_IN[name]).REGISTERED
-    elif name in _LOADERS:
-        found = _LOADERS[name]()
-    else:
-        raise ValueError(f"unknown game {name!r}; known: {', '.join(names())}")
-    assert found is not None
-    _LOADED[name] = found
+    if found is None:
+        found = _LOADED[name] = _load(name)
     return found
 
 
 def names() -> list[str]:
-    """Every registered game's name."""
-    return sorted({*_BUILT_IN, *_LOADERS})
+    """Every game's name: installed (whether or not it loads) and registered in process."""
+    return sorted({*_found(), *_LOADERS})
+
+
+def installed() -> list[Installed]:
+    """Every game with where it comes from and whether it loads (this imports each game)."""
+    out = []
+    for name in names():
+        entries = [] if name in _LOADERS else _found()[name]
+        api: int | None = None
+        if len(entries) == 1:
+            api = getattr(_safe_load_point(entries[0]), "plugin_api", None)
+        elif not entries:
+            api = PLUGIN_API
+        seats: range | None = None
+        presets: tuple[str, ...] = ()
+        problem = None
+        try:
+            game = get(name).game
+            seats, presets = game.seat_counts(), tuple(game.preset_names())
+        except ValueError as e:
+            problem = str(e)
+        out.append(Installed(
+            name=name,
+            origin=" + ".join(e.dist for e in entries) if entries else "in process",
+            entry_point="; ".join(f"{e.point.name} = {e.point.value}" for e in entries),
+            plugin_api=api if isinstance(api, int) else None,
+            seats=seats, presets=presets, problem=problem,
+        ))
+    return out
+
+
+def _safe_load_point(entry: _Entry) -> object:
+    try:
+        return entry.point.load()
+    except Exception:
+        return None

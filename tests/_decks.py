@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from referee.gin import DECK, Card, parse_cards
+from referee.gin import DECK, Card, Deal, parse_cards
 
 
 def make_deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[Card]:
@@ -19,3 +19,15 @@ def make_deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> lis
     for a, b in zip(nd, dl, strict=True):
         deck += [a, b]
     return deck + up + top + rest
+
+
+def seen_by(deal: Deal, seat: int) -> set[Card]:
+    """Every card ``seat`` saw face up or held during the deal."""
+    seen = set(deal.deck[0:20:2]) if seat != deal.dealer else set(deal.deck[1:20:2])
+    seen.add(deal.first_upcard)
+    for m in deal.history:
+        if m.card is None or m.action is None:
+            continue
+        if m.action.kind in ("discard", "take_upcard", "draw_discard") or m.seat == seat:
+            seen.add(m.card)
+    return seen

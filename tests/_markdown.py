@@ -222,7 +222,10 @@ def make_venv(work: Path) -> None:
         check=True, capture_output=True, text=True,
     ).stdout.strip()
     deps = sorted({sysconfig.get_paths()[kind] for kind in ("purelib", "platlib")})
-    Path(site, "gin_arena_checkout.pth").write_text("".join(f"{p}\n" for p in [work, work / "proto", *deps]))
+    # the copy's tests/plugin_game too: its distribution (and entry point) is among the downloads'
+    # metadata, as .ci/run installs it beside the package (docs/adding-a-game.md)
+    paths = [work, work / "proto", work / "tests" / "plugin_game", *deps]
+    Path(site, "gin_arena_checkout.pth").write_text("".join(f"{p}\n" for p in paths))
     scripts: dict[str, str] = tomllib.loads((work / "pyproject.toml").read_text())["project"]["scripts"]
     for name, target in scripts.items():
         module, function = target.split(":")

@@ -112,10 +112,20 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]
 
 
 def test_workers_2_on_this_machine(tmp_path: Path) -> None:
+    """The header says where the games are played; the workers' referees log to the run's log
+    folder (a file per worker), not on the arena's stdout or stderr."""
     run = tmp_path / "run"
     out = subprocess.run(tournament(tmp_path, run, 6, "--workers", "2"), capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines()[0].endswith("on 2 local Dask workers (a referee each)"), out.stdout
     assert "Games run on Dask (2 local worker processes" in out.stdout and "dashboard: http" in out.stdout
+    for event in ("referee_listening", "match_started", "session_opened"):
+        assert event not in out.stdout + out.stderr, out.stdout + out.stderr
+    worker_logs = sorted((run / "logs").glob("worker-127.0.0.1-*.log"))
+    assert 1 <= len(worker_logs) <= 2, sorted((run / "logs").iterdir())
+    lines = [json.loads(x) for f in worker_logs for x in f.read_text().splitlines()]
+    started = {e["match_id"] for e in lines if e["event"] == "match_started"}
+    assert started == set(games(run)[2]), started  # every game, each in the log of the worker that played it
     # The progress line: games, workers, running games, games/min.
     assert re.search(r"progress: 6/6 games 100% \| 2 workers \| 0 running \| \d+/min", out.stdout + out.stderr), \
         out.stdout + out.stderr
@@ -138,10 +148,66 @@ def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path,
         if arena.poll() is None:
             arena.kill()
     assert arena.returncode == 0, out
+    assert out.splitlines()[0].endswith(f"on the Dask cluster of the scheduler at {address} (a referee per worker)")
+    # The lost worker is reported (a warning naming it) and the progress line counts one worker.
+    lost = [json.loads(x) for x in out.splitlines() if '"dask_worker_lost"' in x]
+    assert len(lost) == 1 and lost[0]["worker"].startswith("tcp://127.0.0.1:") and lost[0]["workers_left"] == 1, out
+    progress = [x for x in out.splitlines() if x.startswith("progress: ")]
+    assert re.search(r"\| 2 workers \|", progress[0]) and re.search(r"\| 1 worker \|", progress[-1]), progress
     done, pending, ids = games(run)
     assert (done, pending) == (12, 0), out
     assert len(ids) == len(set(ids)) == 12  # every game stored once
     assert len(list((run / "replays").glob("*.jsonl"))) == 12
+    audit(run)
+
+
+def test_a_scheduler_without_workers_gives_up_after_worker_wait(tmp_path: Path) -> None:
+    """``--scheduler`` with no worker connected: the arena says it waits, then after
+    ``--worker-wait`` seconds what is missing (a worker, and how to start one), and exits 1;
+    no game was played and the run resumes once a worker is there."""
+    run = tmp_path / "run"
+    with dask_cluster(tmp_path, []) as (address, _):
+        out = subprocess.run(tournament(tmp_path, run, 2, "--scheduler", address, "--worker-wait", "3"),
+                             capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"Waiting up to 3 s for a Dask worker to connect to {address}" in out.stdout, out.stdout
+    errors = [line for line in out.stderr.splitlines() if line.startswith("arena: ")]
+    assert errors == [f"arena: no Dask worker connected to the scheduler at {address} for 3 s (--worker-wait); "
+                      f"start one with: dask worker {address} --nthreads 1"], out.stderr
+    assert f"arena tournament --resume {run}" in out.stderr
+    assert games(run)[:2] == (0, 2)
+
+
+def test_every_worker_lost_mid_run_stops_it_after_worker_wait(
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    """Both workers killed mid-run: each loss is reported, and ``--worker-wait`` seconds later the
+    run stops (no game is anyone's loss, exit 1, the rest pending) and ``--resume`` finishes it."""
+    address, workers = cluster
+    run = tmp_path / "run"
+    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address, "--worker-wait", "3"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_done(run, 1, arena)
+        for w in workers:
+            os.killpg(w.pid, signal.SIGKILL)
+        out, err = arena.communicate(timeout=120)
+    finally:
+        if arena.poll() is None:
+            arena.kill()
+    assert arena.returncode == 1, out + err
+    lost = [json.loads(x) for x in err.splitlines() if '"dask_worker_lost"' in x]
+    assert len({e["worker"] for e in lost}) == 2 and lost[-1]["workers_left"] == 0, err  # (in one poll, or two)
+    assert "arena: no Dask worker was left; the games finished so far are kept." in err, err
+    assert f"no Dask worker connected to the scheduler at {address} for 3 s" in err
+    assert f"arena tournament --resume {run}" in err
+    done, pending, _ = games(run)
+    assert done >= 1 and pending >= 1 and done + pending == 12
+    results = json.loads((run / "results.json").read_text())
+    assert all(g["termination"] == "normal" for g in results["games"]), results["games"]
+    resumed = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run), "--workers", "1"],
+                             capture_output=True, text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert games(run)[:2] == (12, 0)
     audit(run)
 
 
@@ -425,3 +491,15 @@ def test_a_ladder_run_on_workers_reports_time_losses_by_worker(
     assert len(lines) == 1
     losses = {k: v for k, v in lines[0].items() if k.startswith("tcp://")}
     assert sum(losses.values()) >= 2 and all(k.startswith("tcp://127.0.0.1:") for k in losses), lines[0]
+
+
+def test_the_documented_dask_commands_keep_the_dashboards_on_127_0_0_1() -> None:
+    """Dask's dashboards are HTTP without a key and listen on every address unless told: each
+    ``dask scheduler``/``dask worker`` line of the README and docs/arena.md binds its dashboard
+    to 127.0.0.1 (or turns it off)."""
+    root = Path(__file__).resolve().parent.parent
+    lines = [line for doc in (root / "README.md", root / "docs" / "arena.md")
+             for line in doc.read_text().splitlines() if re.match(r"\s*dask (scheduler|worker) ", line)]
+    assert len(lines) >= 4, lines
+    for line in lines:
+        assert re.search(r"--dashboard-address 127\.0\.0\.1:\d+\b", line) or "--no-dashboard" in line, line

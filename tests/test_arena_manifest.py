@@ -213,6 +213,32 @@ def test_cli_exit_code_2_with_the_messages(tmp_path: Path, capsys: pytest.Captur
     assert "'no-such-prog' is not found" in capsys.readouterr().err and not (tmp_path / "run2").exists()
 
 
+
+@pytest.mark.parametrize("how", ["inline", "manifest"])
+def test_a_missing_script_is_refused_before_any_run_folder_exists(tmp_path: Path, how: str) -> None:
+    """``{python} no_such_file.py`` would start (the interpreter is there) and every game would
+    end ``crashed``: an inline bot and a manifest's bot are both refused, exit 2, one line naming
+    the bot and the file, and no run folder is made. ``python -m`` and options before the script
+    (``-u``, ``-X dev``) are understood; a script that is there is taken."""
+    (tmp_path / "real.py").write_text("raise SystemExit(0)\n")
+    good = 'name=good cmd="{python} -u -X dev real.py"'
+    bad = 'name=broken cmd="{python} -u no_such_file.py"'
+    if how == "inline":
+        bots = ["--bot", good, "--bot", bad]
+    else:
+        (tmp_path / "bots.toml").write_text(
+            '[[bot]]\nname = "good"\ncommand = ["{python}", "-u", "-X", "dev", "real.py"]\n\n'
+            '[[bot]]\nname = "broken"\ncommand = ["{python}", "-u", "no_such_file.py"]\n')
+        bots = ["--bots", str(tmp_path / "bots.toml")]
+    run = tmp_path / "run"
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", *bots, "--games", "2", "--workers", "1",
+                          "--out", str(run)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    problems = [line.strip() for line in out.stderr.splitlines() if "no_such_file.py" in line]
+    assert len(problems) == 1 and "bot 'broken'" in problems[0] and "not found" in problems[0], out.stderr
+    assert "bot 'good'" not in out.stderr
+    assert not run.exists() and not (tmp_path / "runs").exists()
+
 def test_help_lists_the_commands() -> None:
     out = subprocess.run([sys.executable, "-m", "arena.cli", "--help"], capture_output=True, text=True, check=True)
     for word in ("demo", "tournament", "serve", "report", "ladder"):

@@ -1,8 +1,8 @@
 """Tables of n seats in the arena: schedules (every combination, random tables, instances of one
 bot, seats rotated over the same deck), results for n seats (places, the ranking with openskill
 ratings and intervals, head to head, a bot's instances rated as the bot), and a three-seat
-tournament of the toy game (tests/_toygame.py) through the real ``arena`` command line and bot
-processes, interrupted and resumed."""
+tournament of the toy game (``toy3``, the plugin game of tests/plugin_game) through the real
+``arena`` command line and bot processes, interrupted and resumed."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toy3_game import engine as toy
 
 from arena.cli import main
 from arena.results.multi import head_to_head, openskill_ratings
@@ -24,10 +25,8 @@ from arena.results.records import Outcome
 from arena.results.report import PlayedGame, build_report, render_text
 from arena.results.stats import GameFacts, scoring_units
 from arena.run.schedule import PlayConfig, RunConfig, base_name, build_schedule, pairings, schedule_fingerprint
-from tests import _toygame
 
-_toygame.register()
-TOY = _toygame.NAME
+TOY = toy.NAME
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -202,7 +201,7 @@ def test_two_seat_reports_have_no_ranking() -> None:
 
 # ----- a three-seat tournament of the toy game, end to end -----
 def _arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tests._toyarena", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
                           timeout=300, cwd=REPO)
 
 
@@ -229,7 +228,7 @@ def test_a_three_seat_tournament_of_the_toy_game_resumes(tmp_path: Path) -> None
     out = _arena("tournament", "--bots", str(bots), "--game", TOY, "--seats", "3", "--instances", "2", "--games",
                  "3", "--concurrency", "3", "--tc", "st=2 timemargin=200", "--seed", "toy", "--out", str(run))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "toy-high-cards, round-robin, 2 bots, 3 seats" in out.stdout and "Ranking (3 seats" in out.stdout
+    assert "toy3, round-robin, 2 bots, 3 seats" in out.stdout and "Ranking (3 seats" in out.stdout
     results = json.loads((run / "results.json").read_text())
     assert results["games_played"] == 6 and results["terminations"] == {"normal": 6}
     assert [r["bot"] for r in results["ranking"]] != [] and {r["bot"] for r in results["ranking"]} == {"first", "rnd"}

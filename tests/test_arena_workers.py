@@ -5,12 +5,15 @@ a remote referee; ``--workers 1`` plays in this process."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from arena.cli.options import UsageError, cluster_spec
 from arena.cli.parser import build_parser
-from arena.run.placement import WORKERS_ENV, ClusterSpec
+from arena.run.placement import AUTO_GAMES_PER_WORKER, WORKERS_ENV, ClusterSpec
 
 COMMANDS = (["tournament", "--bots", "bots.toml"], ["demo"], ["ladder", "run"])
 
@@ -33,8 +36,12 @@ def test_the_environment_sets_the_default(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_auto_is_sized_for_the_run() -> None:
     auto = ClusterSpec(8, auto=True)
-    assert auto.sized(concurrency=4, games=100) == ClusterSpec(4, auto=True)
-    assert auto.sized(concurrency=16, games=3) == ClusterSpec(3, auto=True)
+    assert auto.sized(concurrency=4, games=1000) == ClusterSpec(4, auto=True)  # at most the concurrency
+    per = AUTO_GAMES_PER_WORKER
+    assert auto.sized(concurrency=16, games=3 * per) == ClusterSpec(3, auto=True)  # a worker per PER games
+    assert auto.sized(concurrency=16, games=3 * per - 1) == ClusterSpec(2, auto=True)
+    assert not auto.sized(concurrency=16, games=2 * per - 1).distributed  # too small to gain: in this process
+    assert not auto.sized(concurrency=16, games=3).distributed
     assert not auto.sized(concurrency=1, games=100).distributed  # one game at a time: in this process
     assert not auto.sized(concurrency=8, games=100, referee="host:50051").distributed  # played there
     explicit = ClusterSpec(8)
@@ -52,3 +59,18 @@ def test_bad_workers_and_a_remote_referee_with_workers_are_usage_errors() -> Non
             cluster_spec(build_parser().parse_args(["demo", "--referee", "127.0.0.1:50051", *extra]))
     plain = cluster_spec(build_parser().parse_args(["demo", "--referee", "127.0.0.1:50051", "--workers", "auto"]))
     assert not plain.sized(concurrency=4, games=10, referee="127.0.0.1:50051").distributed
+
+
+def test_a_small_run_with_auto_is_played_in_the_arenas_process(tmp_path: Path) -> None:
+    """A run of 4 games with ``--workers auto`` starts no local cluster (its start-up would cost
+    more than the workers gain, bench/auto_workers.py) and its header says so."""
+    env = {k: v for k, v in os.environ.items() if k != WORKERS_ENV}
+    bot = 'name={} cmd="{{python}} -m arena._testbot"'
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--bot", bot.format("a"), "--bot",
+                          bot.format("b"), "--games", "4", "--rules", "short", "--concurrency", "4",
+                          "--workers", "auto", "--out", str(tmp_path / "run")],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines()[0].endswith(", on the embedded referee"), out.stdout
+    assert "Games run on Dask" not in out.stdout
+    assert not list((tmp_path / "run" / "logs").glob("worker-*.log"))

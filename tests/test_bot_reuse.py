@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import structlog
 
 import referee
@@ -95,7 +96,11 @@ def test_a_crashing_bot_is_restarted_scored_by_the_fault_policy_and_then_stopped
     assert len(starts.pids) == 1 + len(played)  # good: one process; crashy: a new one per match
 
 
-def test_the_arena_stops_the_games_of_a_bot_that_crashes_more_than_three_times(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_arena_stops_the_games_of_a_bot_that_crashes_more_than_three_times(tmp_path: Path, workers: str) -> None:
+    """In the arena's process and on Dask workers (each counts the crashes it saw) alike: the
+    bot's games stop, the arena says why in a sentence (no exception's repr), the run is called
+    incomplete (not "Interrupted": nobody interrupted it) and exits 1."""
     bots = tmp_path / "bots.toml"
     bots.write_text(
         '[[bot]]\nname = "good"\ncommand = ["{python}", "-m", "arena._testbot"]\n\n'
@@ -104,16 +109,21 @@ def test_the_arena_stops_the_games_of_a_bot_that_crashes_more_than_three_times(t
     run = tmp_path / "run"
     out = subprocess.run(
         [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "12", "--rules", "short",
-         "--tc", "st=1", "--concurrency", "1", "--workers", "1", "--out", str(run)], capture_output=True,
-        text=True, timeout=180)
+         "--tc", "st=1", "--concurrency", "1", "--workers", workers, "--out", str(run)], capture_output=True,
+        text=True, timeout=240)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "bot 'broken': its games were stopped: its process crashed 4 times (more than 3)" in out.stderr
     assert f"arena tournament --resume {run}" in out.stderr
+    assert "Interrupted" not in out.stdout + out.stderr and "BotFailed" not in out.stdout + out.stderr
     db = sqlite3.connect(run / "run.sqlite")
     done, pending = (db.execute("SELECT COUNT(*) FROM games WHERE status = ?", (s,)).fetchone()[0]
                      for s in ("done", "pending"))
     db.close()
-    assert done == 4 and pending == 8  # the rest is left for --resume, not recorded as crashed
+    assert f"Incomplete: {pending} game(s) not played" in out.stdout, out.stdout
+    if workers == "1":
+        assert done == 4 and pending == 8  # the rest is left for --resume, not recorded as crashed
+    else:  # each worker stops the bot after its own fourth crash
+        assert 4 <= done <= 8 and done + pending == 12
 
 
 KIT_BOT = """

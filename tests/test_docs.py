@@ -102,7 +102,27 @@ def check_verify_decks(work: Path, out: str) -> None:
     assert all(line.endswith(" OK") for line in lines), out
 
 
+def check_toy3_conforms(work: Path, out: str) -> None:
+    assert "ConformanceReport(game='toy3', matches=15" in out, out
+
+
+def check_games_listed(work: Path, out: str) -> None:
+    rows = {line.split()[0]: line for line in out.strip().splitlines()[1:]}
+    assert set(rows) == {"gin", "rummy", "toy3"} and all(r.endswith(" ok") for r in rows.values()), out
+    page = (DOCS / "adding-a-game.md").read_text()
+    assert all(line.rstrip() in page for line in out.strip().splitlines()), "the page shows other output: " + out
+
+
+def check_toy3_played(work: Path, out: str) -> None:
+    all_normal(work, "toy3", {"high", "low", "high2"}, 3)
+    results = json.loads((work / "runs" / "toy3" / "results.json").read_text())
+    assert results["run"]["game"] == "toy3" and len(results["ranking"]) == 3, results["run"]
+    assert "Audited 3 match(es): 3 passed, all checks passed" in out, out[-2000:]
+
+
 CHECKS: dict[str, dict[str, Check]] = {
+    "adding-a-game.md": {"conformance": check_toy3_conforms, "games": check_games_listed,
+                         "play-toy3": check_toy3_played},
     "engine.md": {"engine-example": check_engine_example},
     "bots.md": {"rummy-bot": check_rummy_bot, "js-bot": check_js_bot, "stdio-by-hand": check_stdio_by_hand},
     "audit.md": {"replay-to-check": check_replay_to_check, "by-hand": check_by_hand,

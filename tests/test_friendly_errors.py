@@ -112,8 +112,9 @@ def test_a_remote_referee_that_refuses_the_token_is_one_clear_line(tmp_path: Pat
         for extra in ([], ["--operator-token-file", "wrong"]):
             done = _run("arena.cli", "tournament", "--bot", BOT, "--bot", BOT.replace("local", "other"),
                         "--referee", address, "--out", f"run{len(extra)}", *extra, cwd=tmp_path)
-            assert done.returncode == 1, done.stderr
+            assert done.returncode == 2, done.stderr  # (the command line must change)
             assert "refused the operator token" in done.stderr and "--operator-token-file" in done.stderr
             assert "Traceback" not in done.stderr
+            assert not (tmp_path / f"run{len(extra)}").exists()  # (checked before the run folder is made)
     finally:
         _interrupt(serve)

@@ -24,6 +24,7 @@ from referee import MatchSpec, TimeControl, games
 from referee import _gin_wire as wire
 from referee._table import Table
 from referee.gin import DECK, Card, Deal, Match, RuleSet, deck_for_deal
+from tests._decks import seen_by
 from tests._tables import FakeSession, Policy, seat_sessions
 
 SEEDS = int(__import__("os").environ.get("HIDDEN_INFO_SEEDS", "700"))  # x3 deals each
@@ -107,18 +108,6 @@ async def _play(spec: MatchSpec, policies, stop_after_deal: int,  # type: ignore
     return table, sessions
 
 
-def _seen_by(deal: Deal, seat: int) -> set[Card]:
-    """Every card ``seat`` saw face up or held during the deal."""
-    seen = set(deal.deck[0:20:2]) if seat != deal.dealer else set(deal.deck[1:20:2])
-    seen.add(deal.first_upcard)
-    for m in deal.history:
-        if m.card is None or m.action is None:
-            continue
-        if m.action.kind in ("discard", "take_upcard", "draw_discard") or m.seat == seat:
-            seen.add(m.card)
-    return seen
-
-
 def _check_seed(seed: int) -> int:
     rng = random.Random(seed)
     rules = RuleSet.classic()
@@ -146,7 +135,7 @@ def _check_seed(seed: int) -> int:
         if not deal.is_over:
             continue
         seat = rng.randrange(2)
-        hidden = [i for i, c in enumerate(deck) if c not in _seen_by(deal, seat)]
+        hidden = [i for i, c in enumerate(deck) if c not in seen_by(deal, seat)]
         cards = [deck[i] for i in hidden]
         shuffled = cards[:]
         while len(cards) > 1 and shuffled == cards:

@@ -1,5 +1,5 @@
-"""A match of a toy three-seat game (tests/_toygame.py) through the referee's real plumbing:
-the Table, its seats, clocks, fault policy, recorder and digests, with fake sessions."""
+"""A match of a toy three-seat game (``toy3``, the plugin game of tests/plugin_game) through the
+referee's real plumbing: the Table, its seats, clocks, fault policy, recorder and digests, with fake sessions."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from toy3_game import engine as toy
 
 import referee
 from gin_arena.v1 import bot_pb2, game_pb2
@@ -17,11 +18,8 @@ from referee import MatchReport, MatchSpec, TimeControl
 from referee._resim import resimulate
 from referee._table import Table
 from referee.replays import read_replay
-from tests import _toygame
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
-
-_toygame.register()
 
 
 def _first(request: bot_pb2.ActionRequest) -> game_pb2.Action:
@@ -42,8 +40,8 @@ def _faulty(after: int) -> Policy:
 
 
 def _play(policy: str, policies: list[Policy]) -> tuple[Table, list[FakeSession], MatchReport]:
-    spec = MatchSpec(players=("a", "b", "c"), game=_toygame.NAME, fault_policy=policy,  # type: ignore[arg-type]
-                     rules=_toygame.ToyRules(games=2), seed=b"toy seed", match_id="toy",
+    spec = MatchSpec(players=("a", "b", "c"), game=toy.NAME, fault_policy=policy,  # type: ignore[arg-type]
+                     rules=toy.ToyRules(games=2), seed=b"toy seed", match_id="toy",
                      seat_time_controls=(TimeControl(per_move_ms=1000), TimeControl(per_move_ms=2000),
                                          TimeControl(per_move_ms=3000)))
 
@@ -85,7 +83,7 @@ def test_three_seats_play_to_the_end() -> None:
         assert _kinds(s).count("action_request") == 4
         assert _kinds(s)[-1] == "match_finished"
     header = records[0]
-    assert header["game"] == _toygame.NAME and header["seat_time_controls"] == ["st=1", "st=2", "st=3"]
+    assert header["game"] == toy.NAME and header["seat_time_controls"] == ["st=1", "st=2", "st=3"]
     _replays_byte_for_byte(table)
 
 
@@ -132,7 +130,7 @@ def test_substitute_counts_the_seats_results_as_they_fall_and_plays_on() -> None
 @pytest.mark.parametrize("players", [("a",), tuple("abcdefg")])
 def test_the_game_says_how_many_seats_it_allows(players: tuple[str, ...]) -> None:
     with pytest.raises(ValueError, match="played by 2 to 6 seats"):
-        MatchSpec(players=players, game=_toygame.NAME)
+        MatchSpec(players=players, game=toy.NAME)
 
 
 def test_gin_still_refuses_three_seats() -> None:
@@ -143,8 +141,8 @@ def test_gin_still_refuses_three_seats() -> None:
 def _served(policy: str, quitting_seat: int) -> tuple[MatchReport, list[Client]]:
     """The toy match on a real referee: three gRPC bot sessions, one quits at its first request
     (a disconnect fault once the reconnect grace runs out)."""
-    spec = MatchSpec(players=("a", "b", "c"), game=_toygame.NAME, fault_policy=policy,  # type: ignore[arg-type]
-                     rules=_toygame.ToyRules(games=2), reconnect_grace_ms=100,
+    spec = MatchSpec(players=("a", "b", "c"), game=toy.NAME, fault_policy=policy,  # type: ignore[arg-type]
+                     rules=toy.ToyRules(games=2), reconnect_grace_ms=100,
                      time_control=TimeControl(per_move_ms=5000))
     replay_dir = Path(tempfile.mkdtemp(prefix="toy-replays-"))
 
@@ -154,7 +152,7 @@ def _served(policy: str, quitting_seat: int) -> tuple[MatchReport, list[Client]]
     async def main() -> tuple[MatchReport, list[Client]]:
         async with referee.open_referee(replay_dir=replay_dir) as ref:
             table = ref.create_match(spec)
-            clients = [Client(ref.address, link.token, name=link.name, games=(_toygame.NAME,))
+            clients = [Client(ref.address, link.token, name=link.name, games=(toy.NAME,))
                        for link in table.links]
             async with trio.open_nursery() as nursery:
                 for seat, client in enumerate(clients):
@@ -194,10 +192,10 @@ def test_a_spec_crosses_create_match_with_its_game_and_its_clocks_per_seat() -> 
     from referee._service import spec_from_request
 
     tcs = (TimeControl.parse("st=1"), TimeControl.parse("tc=60+1"), TimeControl.parse("st=3"))
-    spec = MatchSpec(players=("a", "b", "c"), game=_toygame.NAME, seat_time_controls=tcs, seed=b"s")
+    spec = MatchSpec(players=("a", "b", "c"), game=toy.NAME, seat_time_controls=tcs, seed=b"s")
     again = spec_from_request(referee.create_match_request(spec))
-    assert again.game == _toygame.NAME and again.seat_time_controls == tcs
-    assert again.rules == _toygame.ToyRules()
+    assert again.game == toy.NAME and again.seat_time_controls == tcs
+    assert again.rules == toy.ToyRules()
     gin_spec = MatchSpec(players=("a", "b"))
     request = referee.create_match_request(gin_spec)
     assert not request.game and not request.seat_time_controls  # the default game's bytes as before
@@ -219,11 +217,11 @@ def test_each_seat_runs_on_its_own_clock() -> None:
 def test_the_registry_names_its_games_and_refuses_unknown_ones() -> None:
     from referee import games
 
-    assert {"gin", _toygame.NAME} <= set(games.names())
+    assert {"gin", toy.NAME} <= set(games.names())
     with pytest.raises(ValueError, match="unknown game 'chess'"):
         MatchSpec(players=("a", "b"), game="chess")
     with pytest.raises(ValueError, match="registered already"):
-        games.register(_toygame.NAME, lambda: games.get(_toygame.NAME))
+        games.register(toy.NAME, lambda: games.get(toy.NAME))
 
 
 def test_places_put_the_forfeiting_seats_last_latest_first() -> None:

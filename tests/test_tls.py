@@ -203,9 +203,58 @@ def test_an_arena_tournament_over_mutual_tls_shows_the_arenas_client_certificate
         assert results["games_played"] == 2
         assert all(g["termination"] == "normal" for g in results["games"]), results["games"]
         refused = tournament("anonymous")
-        assert refused.returncode != 0
-        assert "cannot reach the referee" in refused.stdout + refused.stderr
-        assert json.loads((tmp_path / "anonymous" / "results.json").read_text())["games_played"] == 0
+        assert refused.returncode == 2, refused.stderr
+        assert [line for line in refused.stderr.splitlines() if line.startswith("arena: ")] == [
+            f"arena: the referee at {address} asks for a client certificate (mutual TLS): give --tls-cert FILE "
+            "and --tls-key FILE"], refused.stderr
+        assert not (tmp_path / "anonymous").exists()
     finally:
         serve.send_signal(signal.SIGINT)
         serve.communicate(timeout=30)
+
+
+def test_tls_and_plaintext_mixed_up_are_one_line_each_and_leave_no_run_folder(pki: Pki, tmp_path: Path) -> None:
+    """A TLS referee reached without ``--ca``, a plaintext one with ``--ca``, and a TLS one with a
+    CA that did not sign its certificate: the arena finds out with a handshake of its own (not by
+    waiting for the channel to give up), says what is wrong in one line and exits 2 before any
+    run folder exists."""
+    tls_address, plain_address = _free_address(), _free_address()
+    servers = [
+        subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--listen", address, "--dir", folder, *extra],
+                         cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for address, folder, extra in (
+            (tls_address, "srv-tls", ["--tls-cert", str(pki.cert), "--tls-key", str(pki.key)]),
+            (plain_address, "srv-plain", []))]
+    other_ca = tmp_path / "other-ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(other_ca))
+
+    def tournament(out: str, address: str, token: str, *tls: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "arena.cli", "tournament", "--games", "2", "--rules", "short",
+             "--bot", 'name=greedy cmd="{python} -m sample_bots.greedy_bot"',
+             "--bot", 'name=random cmd="{python} -m sample_bots.random_bot"',
+             "--referee", address, *tls, "--operator-token-file", token, "--out", out, "--no-progress"],
+            cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
+
+    try:
+        for server in servers:
+            assert _first_line(server, "referee listening on")
+        cases = [
+            ("no-ca", tls_address, "srv-tls/operator-token", (),
+             f"the referee at {tls_address} speaks TLS: give --ca FILE"),
+            ("plain", plain_address, "srv-plain/operator-token", ("--ca", str(pki.ca)),
+             f"the referee at {plain_address} does not speak TLS (it is plaintext): leave out --tls"),
+            ("wrong-ca", tls_address, "srv-tls/operator-token", ("--ca", str(other_ca)),
+             f"the referee at {tls_address} speaks TLS, but its certificate is not trusted"),
+        ]
+        for out, address, token, tls, said in cases:
+            done = tournament(out, address, token, *tls)
+            assert done.returncode == 2, (out, done.stderr)
+            errors = [line for line in done.stderr.splitlines() if line.startswith("arena: ")]
+            assert len(errors) == 1 and errors[0].startswith(f"arena: {said}"), (out, done.stderr)
+            assert "Socket closed" not in done.stderr and "Traceback" not in done.stderr
+            assert not (tmp_path / out).exists(), out
+    finally:
+        for server in servers:
+            server.send_signal(signal.SIGINT)
+            server.communicate(timeout=30)

@@ -1,9 +1,9 @@
 """The ``arena`` command: tournaments between bot programs on a Gin Rummy referee.
 
 Subcommands: ``demo``, ``tournament``, ``serve``, ``report``, ``ladder
-add|remove|run|show|runs|drop``, ``play``, ``audit``, ``replay``, ``replay-html``, ``html``.
+add|remove|run|show|runs|drop``, ``play``, ``audit``, ``replay``, ``replay-html``, ``html``, ``games``.
 Modules: ``parser`` (the options), ``options`` (what commands share), ``commands``,
-``ladder_cmd``, ``play_cmd``. Exit codes: :mod:`arena.exit_codes`.
+``ladder_cmd``, ``play_cmd``, ``games_cmd``. Exit codes: :mod:`arena.exit_codes`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from arena.cli import games_cmd
 from arena.cli.commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
 from arena.cli.ladder_cmd import cmd_ladder
 from arena.cli.options import UsageError
@@ -24,7 +25,7 @@ from arena.replays import view as replay_view
 from arena.results import page as results_page
 from arena.run.ladder import LadderError
 from arena.run.manifest import ManifestError
-from arena.run.placement import BotsUnreachable
+from arena.run.placement import BotsUnreachable, NoWorkers
 from arena.store import StoreError
 from referee._tls import ListenError
 
@@ -39,6 +40,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": replay_view.run,
     "replay-html": replay_html.run,
     "html": results_page.run,
+    "games": games_cmd.run,
 }
 
 
@@ -66,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     except BotsUnreachable as e:
         print(f"arena: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except NoWorkers as e:  # (a ladder run: a tournament's says how to resume it)
+        print(f"arena: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except ListenError as e:
         print(f"arena: {e}; choose another address with --listen HOST:PORT", file=sys.stderr)
         return EXIT_USAGE

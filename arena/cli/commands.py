@@ -21,6 +21,7 @@ from arena.cli.options import (
     address,
     bots_from_args,
     check_listen_free,
+    check_referee,
     check_startable,
     cluster_spec,
     listen_of,
@@ -35,16 +36,18 @@ from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
 from arena.run.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
-from arena.run.placement import BotsUnreachable, ClusterSpec
+from arena.run.placement import BotsUnreachable, ClusterSpec, NoWorkers
 from arena.run.schedule import Format, RunConfig
 from arena.run.serve import serve
 from arena.run.tournament import (
     RemoteAccess,
     new_bot_tokens,
     new_run_id,
+    placed,
     run_folder,
     run_tournament,
     summary_text,
+    where_played,
     write_results,
 )
 from arena.store import RunStore
@@ -145,7 +148,8 @@ def _alone(e: BaseException) -> BaseException:
 def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess,
               cluster: ClusterSpec | None = None) -> int:
     cfg = store.config
-    where = cfg.referee or "the embedded referee"
+    cluster = placed(store, cluster or ClusterSpec())
+    where = where_played(cfg.referee, cluster)
     print(
         f"Run {store.run_dir}: {cfg.play.game}, {cfg.format}, {len(cfg.bots)} bots, {cfg.seats} seats, "
         f"{cfg.games} games per {'pairing' if cfg.seats == 2 else 'table'}"
@@ -165,6 +169,10 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
             print(f"arena: {e}\nNo game was played; once the bots start there, play the run with: "
                   f"arena tournament --resume {store.run_dir}", file=sys.stderr)
             return EXIT_USAGE
+        if isinstance(e, NoWorkers):
+            print(f"arena: {e}\nNo game was played; once a worker is connected, play the run with: "
+                  f"arena tournament --resume {store.run_dir}", file=sys.stderr)
+            return EXIT_FAILED
         why = network_failure(e)
         if why is None:
             raise
@@ -180,9 +188,11 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
         print(f"arena: could not write the results page: {e}", file=sys.stderr)
     print(f"Time: {time.monotonic() - started:.1f} s")
     if result.infrastructure_failures:
-        lost = any("scheduler was lost" in f for f in result.infrastructure_failures)
+        lost = next((f for f in result.infrastructure_failures
+                     if "scheduler was lost" in f or "no Dask worker" in f), "")
         if lost:
-            print("arena: the Dask scheduler was lost; the games finished so far are kept.", file=sys.stderr)
+            why = "no Dask worker was left" if "no Dask worker" in lost else "the Dask scheduler was lost"
+            print(f"arena: {why}; the games finished so far are kept.", file=sys.stderr)
         print(f"arena: {len(result.infrastructure_failures)} game(s) could not be played on the cluster (the "
               f"first: {result.infrastructure_failures[0]}); they are not anyone's loss. Play them with: "
               f"arena tournament --resume {store.run_dir}", file=sys.stderr)
@@ -242,6 +252,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     access = remote_access(args)
     cluster = cluster_spec(args)
     check_listen_free(args)
+    check_referee(args, access)
     store = RunStore.create(run_dir, cfg, bots, {})
     try:
         return _play_run(store, console, resumed=False, access=access, cluster=cluster)
@@ -261,6 +272,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
         args.referee = store.config.referee
         access = remote_access(args)
         check_listen_free(args)
+        check_referee(args, access)
         status = store.meta("status")
         counts = store.counts()
         if counts["pending"] + counts["running"] == 0 or status == "stopped":
@@ -290,6 +302,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     access = remote_access(args)
     cluster = cluster_spec(args)
     check_listen_free(args)
+    check_referee(args, access)
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:

@@ -15,6 +15,7 @@ import trio
 from arena.cli.options import (
     UsageError,
     check_listen_free,
+    check_referee,
     cluster_spec,
     inline_text,
     listen_of,
@@ -88,6 +89,7 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
     access = remote_access(args)
     cluster = cluster_spec(args)
     check_listen_free(args)
+    check_referee(args, access)
     started = time.monotonic()
 
     async def go(scope: trio.CancelScope) -> LadderRunResult:

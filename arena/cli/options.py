@@ -21,13 +21,13 @@ import referee
 from arena import console as console_mod
 from arena.console import Console
 from arena.run.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
-from arena.run.placement import WORKERS_ENV, ClusterSpec, DaskTLS
+from arena.run.placement import WORKER_WAIT_S, WORKERS_ENV, ClusterSpec, DaskTLS
 from arena.run.schedule import FAULT_POLICIES, PlayConfig
 from arena.run.tournament import RemoteAccess
 from referee import TimeControl, TimeControlError, games
 from referee._auth import TokenFileError, client_operator_token
 from referee._spec import DEFAULT_GAME
-from referee._tls import check_can_listen, client_tls
+from referee._tls import ClientConfigError, check_can_listen, client_tls
 from referee.cli import add_limit_option
 from referee.gin import PRESETS, RuleSet, RuleSetError
 
@@ -130,6 +130,24 @@ def remote_access(args: argparse.Namespace) -> RemoteAccess:
     return RemoteAccess(token, client_tls(args.tls, args.ca, args.tls_cert, args.tls_key), limits)
 
 
+def check_referee(args: argparse.Namespace, access: RemoteAccess) -> None:
+    """Reach a remote referee (``--referee``) once before anything is created: refused TLS, a
+    missing ``--ca`` or client certificate, or a refused operator token is a usage error (exit 2);
+    an unreachable referee a :class:`ConnectionError` (exit 1); either way no run folder is left."""
+    if not args.referee:
+        return
+
+    async def reach() -> None:
+        async with referee.open_match_context(referee=args.referee, operator_token=access.operator_token,
+                                              tls=access.tls):
+            pass
+
+    try:
+        referee.run(reach)
+    except ClientConfigError as e:
+        raise UsageError(str(e)) from None
+
+
 def check_listen_free(args: argparse.Namespace) -> None:
     """Refuse (one line, exit 2) an embedded referee's busy address before anything is created."""
     if not args.referee:
@@ -230,6 +248,9 @@ def add_play_options(
     g.add_argument("--scheduler-cert", default="", metavar="FILE",
                    help="with --scheduler tls://: the arena's client certificate (PEM), signed by that CA")
     g.add_argument("--scheduler-key", default="", metavar="FILE", help="with --scheduler-cert: its private key (PEM)")
+    g.add_argument("--worker-wait", type=float, default=WORKER_WAIT_S, metavar="S",
+                   help="with workers: how long the run waits for a Dask worker when there is none (before its "
+                   f"first game, and after its last worker was lost), then exits 1 (default {WORKER_WAIT_S:g})")
     g.add_argument("--ship-bots", action="store_true",
                    help="with workers: send each bot's folder (its cwd) to every worker and start it from the "
                    "copy (default: a bot must be at the same path on every worker)")
@@ -303,6 +324,10 @@ def cluster_spec(args: argparse.Namespace) -> ClusterSpec:
         spec = dataclasses.replace(spec, tls=tls)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    wait = float(getattr(args, "worker_wait", WORKER_WAIT_S))
+    if not wait > 0:
+        raise UsageError(f"--worker-wait must be a number of seconds > 0; got {wait:g}")
+    spec = dataclasses.replace(spec, worker_wait_s=wait)
     referee = str(getattr(args, "referee", "") or "")
     if referee and (spec.scheduler or (spec.workers > 1 and not spec.auto)):
         raise UsageError(f"--workers {spec.workers}/--scheduler play the games on Dask workers' own referees, "

@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from arena.cli import games_cmd
 from arena.cli.options import add_bot_option, add_log_options, add_play_options
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.replays import audit
@@ -223,6 +224,6 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_demo, _tournament, _serve, _report, _ladder):
         add(sub)
     add_play_parser(sub)
-    for module in (audit, replay_view, replay_html, results_page):
+    for module in (audit, replay_view, replay_html, results_page, games_cmd):
         module.add_parser(sub)
     return parser

@@ -36,7 +36,7 @@ import hashlib
 import json
 import struct
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from google.protobuf.message import Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from gin_arena.v1 import bot_pb2
-from referee import games, gin, rummy
+from referee import games, rummy
 from referee._resim import ReplayError, Resimulation, resimulate
 from referee._timecontrol import TimeControl
 from referee.gin import DECK, parse_card
@@ -100,11 +100,6 @@ _CARD_FIELDS = frozenset({
     "card", "cards", "hand", "my_deadwood_cards", "discard_pile", "first_upcard", "forbidden_discard",
     "laid_off", "deadwood_cards", "knock_discard", "upcard", "must_use", "stopped", "drawn_card", "taken_cards",
 })
-_SHUFFLES: dict[str, tuple[Any, Any]] = {
-    "gin": (gin.deck_for_deal, gin.deal_key),
-    "rummy": (rummy.deck_for_deal, rummy.deal_key),
-}
-"""Each game's documented shuffle: (deck order of a deal, the deal's key), from the seed."""
 _TEXT_FIELDS = frozenset({
     "match_id", "player_names", "name", "text", "detail", "reason", "message", "session_id", "referee_info",
     "match_ids", "replay_hash", "bot_name", "token", "client_info",
@@ -307,11 +302,7 @@ def _game(replay: Replay, check: str) -> games.Game:
 def check_decks(replay: Replay, seed: bytes) -> int:
     """Check 3; returns the number of deals."""
     deals = 0
-    shuffle = _SHUFFLES.get(replay.header.game)
-    if shuffle is None:
-        raise _fail("decks", 0, "game", f"a game whose shuffle this audit knows ({', '.join(_SHUFFLES)})",
-                    replay.header.game)
-    deck_for_deal, deal_key = shuffle
+    engine = _game(replay, "decks")
     for seq, rec in enumerate(replay.records):
         if not isinstance(rec, DealRecord):
             continue
@@ -319,14 +310,14 @@ def check_decks(replay: Replay, seed: bytes) -> int:
         g, d = rec.game, rec.deal
         if not (1 <= g < 2**32 and 1 <= d < 2**32):
             raise _fail("decks", seq, "game/deal", "game and deal numbers from 1", [g, d])
-        expected = [str(c) for c in deck_for_deal(seed, g, d)]
-        if len(rec.deck) != 52:
-            raise _fail("decks", seq, "deck", "52 cards", list(rec.deck))
+        expected, key_bytes = engine.deal_deck(seed, g, d)
+        if len(rec.deck) != len(expected):
+            raise _fail("decks", seq, "deck", f"{len(expected)} cards", list(rec.deck))
         for i, (want, got) in enumerate(zip(expected, rec.deck, strict=True)):
             if want != got:
                 raise _fail("decks", seq, f"deck[{i}]", want, got,
                             f"game {g} deal {d}: the deck re-derived from the revealed seed differs")
-        key = deal_key(seed, g, d).hex()
+        key = key_bytes.hex()
         if rec.key != key:
             raise _fail("decks", seq, "key", key, rec.key, f"game {g} deal {d}: the deal key")
     return deals
@@ -652,7 +643,8 @@ def _card_text(text: str) -> str | None:
         return None
 
 
-def _first_unknown(msg: Message, knowledge: set[str], count: list[int]) -> tuple[str, str] | None:
+def _first_unknown(msg: Message, knowledge: Collection[str], count: list[int],
+                   card_text: Callable[[str], str | None] = _card_text) -> tuple[str, str] | None:
     """The first card of ``msg`` not in ``knowledge``, as (field path, text); counts the cards seen.
     Card fields are known by name; a string field this audit does not know is checked when its
     value reads as a card. Paths are built only for a failure."""
@@ -660,17 +652,17 @@ def _first_unknown(msg: Message, knowledge: set[str], count: list[int]) -> tuple
         if fd.type == fd.TYPE_MESSAGE:
             if fd.is_repeated:
                 for i, v in enumerate(value):
-                    bad = _first_unknown(v, knowledge, count)
+                    bad = _first_unknown(v, knowledge, count, card_text)
                     if bad is not None:
                         return f"{fd.name}[{i}].{bad[0]}", bad[1]
             else:
-                bad = _first_unknown(value, knowledge, count)
+                bad = _first_unknown(value, knowledge, count, card_text)
                 if bad is not None:
                     return f"{fd.name}.{bad[0]}", bad[1]
         elif fd.type == fd.TYPE_STRING and fd.name not in _TEXT_FIELDS:
             card_field = fd.name in _CARD_FIELDS
             for i, v in enumerate(value if fd.is_repeated else (value,)):
-                canon = _card_text(v)
+                canon = card_text(v)
                 if canon is None and not card_field:
                     continue
                 count[0] += 1
@@ -686,6 +678,8 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
     truths = visitor.deals
     count = [0]
     header = replay.header
+    if header.game not in ("gin", "rummy"):
+        return _check_information_by_seam(replay, truths, seat_messages)
     for seat, msgs in enumerate(seat_messages):
         # A seat that asked for no event messages learns a deal's moves from its requests: the
         # state of a request comes after every move before the one answering it.
@@ -746,6 +740,57 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
                 raise _fail("information", seq, f"{where} {path}", f"a card seat {seat} could know", card,
                             f"{card} is hidden from seat {seat} at this point: not in its hand, never face up, "
                             "not drawn by it, not shown at a showdown")
+    return count[0]
+
+
+def _check_information_by_seam(replay: Replay, truths: Mapping[tuple[int, int], _DealTruth],
+                               seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
+    """Check 6 for a game that says what a seat may know (``referee.games.KnowsCards``): every
+    card a seat was sent, at the point it was sent, must be one the game says it may know."""
+    engine = _game(replay, "information")
+    known_cards = getattr(engine, "known_cards", None)
+    card_text = getattr(engine, "card_text", None)
+    if known_cards is None or card_text is None:
+        raise _fail("information", 0, "game", "a game that says what each seat may know "
+                    "(referee.games.KnowsCards)", replay.header.game)
+    header = replay.header
+    rules = engine.rules_from_dict(dict(header.rules))
+    known: dict[tuple[int, int], Sequence[Sequence[Collection[str]]]] = {}
+    count = [0]
+    for seat, msgs in enumerate(seat_messages):
+        cur: _DealTruth | None = None
+        k, ended = 0, False
+        for i, msg in enumerate(story(msgs)):
+            kind = str(msg.WhichOneof("kind"))
+            where = f"seat {seat} message #{i} ({kind})"
+            if kind == "deal_started":
+                g, d = msg.deal_started.game_number, msg.deal_started.deal_number
+                cur = truths.get((g, d))
+                if cur is None:
+                    raise _fail("information", None, where, "a deal of the replay", f"game {g} deal {d}")
+                k, ended = 0, False
+            elif kind == "event" and cur is not None:
+                k = min(k + 1, len(cur.moves))
+            elif kind == "action_request" and cur is not None:
+                k = _moves_before_request(cur, seat, k, msg.action_request.request_id)
+            elif kind == "deal_finished":
+                ended = True
+            if cur is None or kind in ("match_started", "game_finished"):
+                knowledge: Collection[str] = ()
+            else:
+                table = known.get((cur.game, cur.deal))
+                if table is None:
+                    table = known[(cur.game, cur.deal)] = known_cards(
+                        rules, {"game": cur.game, "deal": cur.deal, "dealer": cur.dealer, "deck": list(cur.deck),
+                                "key": cur.key}, [(m[0], t) for m, t in zip(cur.moves, cur.texts, strict=True)],
+                        header.seats)
+                knowledge = table[-1 if ended else k][seat]
+            seq = cur.seq if cur is not None else 0
+            bad = _first_unknown(msg, knowledge, count, card_text)
+            if bad is not None:
+                path, text = bad
+                raise _fail("information", seq, f"{where} {path}", f"a card seat {seat} could know", text,
+                            f"{text} is hidden from seat {seat} at this point")
     return count[0]
 
 

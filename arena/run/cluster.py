@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import statistics
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,18 @@ from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 from distributed.security import Security
 
 import referee
+from arena.console import file_level, log_only_to_file, log_to_file
 from arena.run import shipping
 from arena.run.manifest import BotSpec, startup_problem
-from arena.run.placement import BotsUnreachable, ClusterObserver, ClusterSpec, DaskTLS, InfrastructureFailure, Stalls
+from arena.run.placement import (
+    BotsUnreachable,
+    ClusterObserver,
+    ClusterSpec,
+    DaskTLS,
+    InfrastructureFailure,
+    NoWorkers,
+    Stalls,
+)
 from arena.run.runner import StallMonitor
 from referee import BotLaunch, MatchSpec, PlayedMatch
 
@@ -52,6 +62,8 @@ TICK_MS = 1000
 """How often a game worker's Dask loop ticks (Dask's default: every 20 ms)."""
 STALL_HORIZON_S = 30.0
 """A game's task returns its worker's loop stalls of this many seconds before the game's end."""
+WATCH_S = 1.0
+"""How often the arena asks the scheduler which workers it has (a lost worker is reported)."""
 
 
 class MatchWorker(WorkerPlugin):
@@ -61,9 +73,13 @@ class MatchWorker(WorkerPlugin):
 
     name = PLUGIN
 
-    def __init__(self, limits: referee.Limits | None = None) -> None:
+    def __init__(self, limits: referee.Limits | None = None, log_dir: str = "", log_level: str = "info") -> None:
         self.limits = limits
         """The worker's referee's limits (the arena's ``--limit``; ``None``: the defaults)."""
+        self.log_dir = log_dir
+        """The run's log folder (``""``: the worker's log lines stay where its process writes them)."""
+        self.log_level = log_level
+        """The level of those lines (the arena's ``--log-level``)."""
         self.context: referee.MatchContext | None = None
         self.stalls: StallMonitor | None = None
         self._ready: threading.Event | None = None  # (made on the worker: the plugin is pickled)
@@ -77,6 +93,12 @@ class MatchWorker(WorkerPlugin):
         # sampling took ~1.5% of a core per worker from the bots and the referee, which share
         # the cores. Its loop's tick (a warning when that loop was unresponsive for seconds)
         # every 20 ms took ~1% more: once a second does as well for that.
+        if self.log_dir:  # (not on the arena's stdout: its referee's lines go to the run's log folder)
+            name = worker_log_name(str(worker.address))
+            try:
+                log_only_to_file(Path(self.log_dir) / name, self.log_level)
+            except OSError:  # (not writable here: the bots' check says so; the lines stay on this machine)
+                log_only_to_file(Path(worker.local_directory) / name, self.log_level)
         for name in PROFILER_CALLBACKS:
             if (callback := worker.periodic_callbacks.pop(name, None)) is not None:
                 callback.stop()
@@ -110,6 +132,13 @@ class MatchWorker(WorkerPlugin):
             trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
         if self._thread is not None:
             self._thread.join(10)
+        if self.log_dir:
+            log_to_file(None)
+
+
+def worker_log_name(address: str) -> str:
+    """The file a worker's log lines go to in the run's log folder: ``worker-HOST-PORT.log``."""
+    return "worker-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", address.split("://")[-1]).strip("-") or "unknown") + ".log"
 
 
 class BotFolders(WorkerPlugin):
@@ -198,15 +227,20 @@ def overhead_parts(timings: Sequence[Timing]) -> dict[str, float]:
     return out
 
 
-def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> TaskResult:
-    """One game on this worker's match context."""
+def play_task(spec: MatchSpec, launches: tuple[BotLaunch, ...]) -> TaskResult | referee.BotFailed:
+    """One game on this worker's match context; a bot that gets no more games there comes back
+    as its :class:`referee.BotFailed` (a value: a raised one would be retried on other workers as
+    if the worker had failed)."""
     started = time.time()
     worker = get_worker()
     plugin = worker.plugins[PLUGIN]
     assert isinstance(plugin, MatchWorker) and plugin._token is not None, "the worker has no match context"
     if places := _places(worker):
         launches = tuple(shipping.relocated(b, places) for b in launches)
-    played, stalls = trio.from_thread.run(plugin.play, spec, launches, trio_token=plugin._token)
+    try:
+        played, stalls = trio.from_thread.run(plugin.play, spec, launches, trio_token=plugin._token)
+    except referee.BotFailed as e:
+        return e
     return TaskResult(played, str(worker.address), stalls, started, time.time())
 
 
@@ -224,7 +258,7 @@ def _startup_problems(bots: Sequence[BotSpec], log_dir: str, dask_worker: Any) -
     return problems
 
 
-async def _outcome(future: Any) -> TaskResult:
+async def _outcome(future: Any) -> TaskResult | referee.BotFailed:
     """A task's result, waited for without holding a thread (trio's threads are limited: a
     thread per running game would cap the games in flight), then fetched in one."""
     token = trio.lowlevel.current_trio_token()
@@ -236,8 +270,14 @@ async def _outcome(future: Any) -> TaskResult:
 
     future.add_done_callback(wake)
     await finished.wait()
-    result: TaskResult = await trio.to_thread.run_sync(future.result)  # (done: it returns, or raises, at once)
+    result: TaskResult | referee.BotFailed = await trio.to_thread.run_sync(future.result)  # (done: at once)
     return result
+
+
+def failure_text(e: BaseException) -> str:
+    """A task's failure as a sentence (its kind in words, then its message), not a repr."""
+    kind = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", type(e).__name__).lower()
+    return f"{kind}: {e}" if str(e) else kind
 
 
 def client_security(tls: DaskTLS | None) -> Security | None:
@@ -252,8 +292,14 @@ def client_security(tls: DaskTLS | None) -> Security | None:
 class Cluster:
     """A Dask client and, for ``--workers N``, the local cluster it talks to."""
 
-    def __init__(self, spec: ClusterSpec, replay_dir: Path, limits: referee.Limits | None = None) -> None:
+    def __init__(self, spec: ClusterSpec, replay_dir: Path, limits: referee.Limits | None = None,
+                 log_dir: Path | None = None) -> None:
         self.replay_dir = replay_dir
+        self.scheduler = spec.scheduler
+        self.worker_wait_s = spec.worker_wait_s
+        self.gave_up = ""
+        """Why the run stopped waiting for a worker (``""``: it did not)."""
+        self._no_workers = trio.Event()
         self._local: Any = None
         if spec.scheduler:
             self.client = Client(spec.scheduler, timeout="10s", security=client_security(spec.tls))  # type: ignore[no-untyped-call]
@@ -265,7 +311,7 @@ class Cluster:
                                        protocol="tls://", security=security,
                                        dashboard_address="127.0.0.1:0", silence_logs=40)  # type: ignore[no-untyped-call]
             self.client = Client(self._local, security=security)  # type: ignore[no-untyped-call]
-        self.client.register_plugin(MatchWorker(limits), name=PLUGIN)
+        self.client.register_plugin(MatchWorker(limits, str(log_dir or ""), file_level()), name=PLUGIN)
         # An earlier run's shipped folders must not be used by this one.
         if FOLDERS in self.client.run_on_scheduler(_worker_plugins):  # type: ignore[no-untyped-call]
             self.client.unregister_worker_plugin(FOLDERS)  # type: ignore[no-untyped-call]
@@ -277,7 +323,7 @@ class Cluster:
 
     def workers(self) -> int:
         """Workers connected now."""
-        return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        return len(self.addresses())
 
     def refresh(self) -> None:
         """(Blocking: in a thread.) Count the workers' threads again."""
@@ -313,28 +359,107 @@ class Cluster:
 
     @property
     def lost(self) -> bool:
-        """Whether the client lost its scheduler (it gave up reconnecting)."""
-        return str(getattr(self.client.status, "value", self.client.status)) not in (
+        """Whether the client lost its scheduler (it gave up reconnecting), or the run gave up
+        waiting for a worker (:attr:`gave_up`)."""
+        return bool(self.gave_up) or str(getattr(self.client.status, "value", self.client.status)) not in (
             "running", "connecting", "newly-created")
+
+    def addresses(self) -> set[str]:
+        """(Blocking: in a thread.) The workers connected now."""
+        return set(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+
+    def _none_for(self, seconds: float) -> str:
+        where = f"the scheduler at {self.scheduler}" if self.scheduler else "the local cluster"
+        return (f"no Dask worker connected to {where} for {seconds:g} s (--worker-wait); start one with: "
+                f"dask worker {self.scheduler or 'SCHEDULER'} --nthreads 1")
+
+    async def wait_for_workers(self) -> None:
+        """Return once a worker is connected; :class:`NoWorkers` after ``worker_wait_s`` without one."""
+        deadline = time.monotonic() + self.worker_wait_s
+        told = False
+        while not await trio.to_thread.run_sync(self.addresses):
+            if time.monotonic() >= deadline:
+                raise NoWorkers(self._none_for(self.worker_wait_s))
+            if not told:
+                told = True
+                print(f"Waiting up to {self.worker_wait_s:g} s for a Dask worker to connect to "
+                      f"{self.scheduler or 'the local cluster'} …", flush=True)
+            await trio.sleep(min(WATCH_S, max(0.0, deadline - time.monotonic())))
+
+    async def watch(self, changed: Callable[[int], None]) -> None:
+        """Follow the workers while the run lasts (a task of the runner): a lost worker and a
+        joining one are logged (a lost one as a warning, on the console) and ``changed(count)``
+        is called; after ``worker_wait_s`` without a worker the run gives up (:attr:`gave_up`):
+        the games waiting for one end as :class:`NoWorkers` and no more are submitted."""
+        known = await trio.to_thread.run_sync(self.addresses)
+        alone_since: float | None = None
+        while True:
+            await trio.sleep(WATCH_S)
+            try:
+                now = await trio.to_thread.run_sync(self.addresses)
+            except Exception as e:  # (a lost scheduler: the games' tasks say so)
+                log.debug("cluster_watch_failed", detail=failure_text(e))
+                continue
+            for address in sorted(known - now):
+                log.warning("dask_worker_lost", worker=address, workers_left=len(now))
+            for address in sorted(now - known):
+                log.info("dask_worker_joined", worker=address, workers=len(now))
+            if now != known:
+                known = now
+                changed(len(now))
+            if now:
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+                log.warning("dask_no_workers", waiting_s=self.worker_wait_s)
+            elif time.monotonic() - alone_since >= self.worker_wait_s:
+                self.gave_up = self._none_for(self.worker_wait_s)
+                log.error("dask_no_workers_gave_up", detail=self.gave_up)
+                self._no_workers.set()
+                return
 
     async def play(self, spec: MatchSpec, launches: Sequence[BotLaunch], observer: ClusterObserver) -> PlayedMatch:
         """Run one game as a task; write its replay into the run folder; tell ``observer`` (the
         worker, its stalls and the game's time there first, then the end of the game)."""
         if self.lost:
-            raise InfrastructureFailure("the Dask scheduler was lost")
+            raise InfrastructureFailure(self.gave_up or "the Dask scheduler was lost")
         submitted = time.time()
         future = self.client.submit(play_task, spec, tuple(launches), key=spec.match_id, pure=False,
                                     retries=RETRIES)
         observer.settled()  # the start-up is the worker's business
+        outcome: list[TaskResult | referee.BotFailed] = []
+        failure: list[Exception] = []
         try:
-            done = await _outcome(future)
-        except trio.Cancelled:
+            async with trio.open_nursery() as nursery:
+
+                async def wait() -> None:
+                    try:
+                        outcome.append(await _outcome(future))
+                    except Exception as e:  # KilledWorker after the retries, a lost scheduler, …
+                        failure.append(e)
+                    nursery.cancel_scope.cancel()
+
+                async def give_up() -> None:  # (no worker for worker_wait_s)
+                    await self._no_workers.wait()
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(wait)
+                nursery.start_soon(give_up)
+        except BaseException:
             future.cancel()  # type: ignore[no-untyped-call]
             raise
-        except Exception as e:  # KilledWorker after the retries, a lost scheduler, …
+        if failure:
+            e = failure[0]
             if self.lost:
-                raise InfrastructureFailure(f"the Dask scheduler was lost ({e!r})") from e
-            raise InfrastructureFailure(f"game {spec.match_id} could not be played on the cluster: {e!r}") from e
+                raise InfrastructureFailure(f"the Dask scheduler was lost ({failure_text(e)})") from e
+            raise InfrastructureFailure(f"game {spec.match_id} could not be played on the cluster: "
+                                        f"{failure_text(e)}") from e
+        if not outcome:
+            future.cancel()  # type: ignore[no-untyped-call]
+            raise NoWorkers(self.gave_up)
+        done = outcome[0]
+        if isinstance(done, referee.BotFailed):
+            raise done
         held = time.time()
         played = done.played
         path = self.replay_dir / f"{played.report.match_id}.jsonl"

@@ -352,6 +352,13 @@ def parse_inline_bot(text: str, base: Path) -> BotSpec:
 
 
 _PYTHON_RE = re.compile(r"^python[0-9.]*$")
+SCRIPT_INTERPRETERS = re.compile(r"^(python[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|sh|bash|zsh|Rscript)$")
+"""Programs whose first argument that is not an option is a script file they run: that file must
+exist (relative to the bot's folder) before the run starts."""
+_INTERPRETER_VALUE_OPTIONS = frozenset({"-W", "-X", "-Q", "-r", "--require", "-I", "--import", "--loader"})
+"""Options of those interpreters that take the next argument as their value (not the script)."""
+_INTERPRETER_STOP_OPTIONS = frozenset({"-m", "-c", "-e", "--eval", "-p", "--print", "-"})
+"""Options after which no script file follows (a module, code given inline, or stdin)."""
 _PROBE = """
 import ast, importlib.util, sys
 def missing(name, seen):
@@ -401,6 +408,8 @@ def startup_problem(bot: BotSpec) -> str:
         return f"bot {bot.name!r}: {why}"
     program = sys.executable if bot.command[0] == PYTHON_PLACEHOLDER else bot.command[0]
     args = bot.command[1:]
+    if why := script_missing(program, args, cwd):
+        return f"bot {bot.name!r}: {why}"
     if not (_PYTHON_RE.match(Path(program).name) and len(args) >= 2 and args[0] == "-m"):
         return ""
     try:
@@ -413,6 +422,25 @@ def startup_problem(bot: BotSpec) -> str:
         return (f"bot {bot.name!r}: {program!r} cannot import {args[1]!r} (from {cwd}; missing: {what}); use the "
                 f"arena's own interpreter ({PYTHON_PLACEHOLDER} in the command, i.e. {sys.executable}) or install "
                 "what is missing")
+    return ""
+
+
+def script_missing(program: str, args: Sequence[str], cwd: str) -> str:
+    """Why an interpreter's script cannot be run (``""``: it is there, or the command runs no
+    script file): ``python bot.py``, ``node bot.js``, ``sh run.sh`` … need the file, relative to
+    ``cwd`` — else every game of the bot would end ``crashed``."""
+    if not SCRIPT_INTERPRETERS.match(Path(program).name):
+        return ""
+    words = iter(args)
+    for word in words:
+        if word in _INTERPRETER_STOP_OPTIONS:
+            return ""
+        if word in _INTERPRETER_VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            if Path(cwd, word).is_file():
+                return ""
+            return f"{Path(program).name} would run the script {word!r}, which is not found (relative to cwd {cwd!r})"
     return ""
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -38,6 +38,10 @@ class GameCluster(Protocol):
         """Games that may be submitted at once for ``concurrency`` played at once, with
         ``waiting`` games not submitted yet."""
 
+    async def watch(self, changed: Callable[[int], None]) -> None:
+        """Follow the workers while the run lasts: ``changed(count)`` when workers are lost or
+        join; after ``worker_wait_s`` without any, the games waiting for one fail."""
+
 
 class BotsUnreachable(Exception):
     """Bots that cannot start on the cluster's workers, checked before a run starts."""
@@ -52,6 +56,24 @@ class BotsUnreachable(Exception):
 class InfrastructureFailure(RuntimeError):
     """A game's task failed on every retry (its workers died, or the scheduler was lost): not a
     bot's loss; the game stays pending and ``--resume`` plays it."""
+
+
+class NoWorkers(InfrastructureFailure):
+    """No Dask worker connected to the scheduler within ``--worker-wait`` seconds (before the
+    run's first game, or after the last worker was lost)."""
+
+
+AUTO_GAMES_PER_WORKER = 32
+"""``--workers auto`` starts a local worker only for this many of the run's games (fewer than
+two workers' worth: none, the arena's process plays them). Starting a local cluster costs about
+10 s and each worker starts its own bots, while on two cores two workers play at about 1.2× the
+rate of the arena's process (docs/performance.md) — a third of a second gained per game of two
+seconds: break-even near 30 games per worker pair on a quiet machine, more on a busy one. Measured
+(``bench/auto_workers.py``, a loaded 2-core machine): 12 games 18.4 s in the process, 50.3 s on
+two workers; 48 games 31.5 s against 39.0 s."""
+WORKER_WAIT_S = 60.0
+"""How long a run waits for a Dask worker (``--worker-wait``): before its first game, and after
+its last worker was lost."""
 
 
 WORKERS_ENV = "GIN_ARENA_WORKERS"
@@ -108,6 +130,8 @@ class ClusterSpec:
     """Whether each bot's folder is sent to the workers (else it must be at the same path there)."""
     tls: DaskTLS | None = None
     """The arena's TLS files for ``scheduler`` (``tls://``); a local cluster always makes its own."""
+    worker_wait_s: float = WORKER_WAIT_S
+    """Seconds the run waits for a worker when there is none (``--worker-wait``), then exits 1."""
 
     @property
     def distributed(self) -> bool:
@@ -127,8 +151,11 @@ class ClusterSpec:
     def sized(self, *, concurrency: int, games: int, referee: str = "") -> ClusterSpec:
         """The cluster a run of ``games`` games, ``concurrency`` at once, uses: ``auto`` never
         starts more workers than games can run at once (one worker plays one game at a time),
-        and none at all for a remote ``referee`` (its games are played there)."""
+        nor more than the run has :data:`AUTO_GAMES_PER_WORKER` games for (a worker's start-up
+        and its own bots cost more than a few games gain), and none at all for a remote
+        ``referee`` (its games are played there) or when fewer than two would be started (the
+        arena's process plays the games)."""
         if not self.auto or self.scheduler:
             return self
-        workers = 1 if referee else max(1, min(self.workers, concurrency, games))
-        return dataclasses.replace(self, workers=workers)
+        workers = 1 if referee else min(self.workers, concurrency, games // AUTO_GAMES_PER_WORKER)
+        return dataclasses.replace(self, workers=workers if workers >= 2 else 1)

@@ -18,7 +18,7 @@ import trio
 from arena.console import Progress
 from arena.results.records import Outcome, from_report
 from arena.run.manifest import BotSpec
-from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, Stalls
+from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, NoWorkers, Stalls
 from arena.run.procs import BotLogs, launch_for
 from arena.run.schedule import GameJob, base_name
 from referee import (
@@ -190,6 +190,8 @@ class Runner:
         async with trio.open_nursery() as nursery:
             if self.stalls is not None:
                 nursery.start_soon(self.stalls.run)
+            if self.cluster is not None:
+                nursery.start_soon(self.cluster.watch, self._workers_changed)
             while (self._queue or self.running) and not stop():
                 pick = next((i for i, (job, _) in enumerate(self._queue) if self._fits(job)), None)
                 if pick is None:
@@ -303,15 +305,23 @@ class Runner:
             if not game.done:
                 self.sink.abandoned(job)
 
+    def _workers_changed(self, count: int) -> None:
+        """The cluster has ``count`` workers now (one was lost, or joined): the progress line says so."""
+        if self.progress is not None:
+            self.progress.workers = count
+            self.progress.update(force=True)
+
     def _infrastructure_failure(self, job: GameJob, e: InfrastructureFailure) -> None:
-        """A game the cluster could not play stays pending; a lost scheduler stops the run."""
+        """A game the cluster could not play stays pending; a lost scheduler (or no worker for
+        ``--worker-wait`` seconds) stops the run."""
         self.infrastructure_failures.append(str(e))
         log.error("game_infrastructure_failure", idx=job.idx, detail=str(e))
         if self.cluster is not None and self.cluster.lost and self._queue:
-            log.error("scheduler_lost", games_left=len(self._queue))
+            log.error("cluster_lost", games_left=len(self._queue))
             self._queue.clear()  # (they stay pending: --resume plays them)
             if self.progress is not None:
-                self.progress.update(note="the Dask scheduler was lost: stopping", force=True)
+                why = "no Dask worker" if isinstance(e, NoWorkers) else "the Dask scheduler was lost"
+                self.progress.update(note=f"{why}: stopping", force=True)
             self._signal()
 
     def _time_loss_on(self, worker: str) -> None:

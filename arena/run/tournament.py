@@ -193,7 +193,9 @@ class RunSink:
 @dataclass(slots=True)
 class RunResult:
     status: str
-    """``finished``, ``stopped`` (SPRT decided), ``interrupted`` or ``failed``."""
+    """``finished``, ``stopped`` (SPRT decided), ``interrupted`` (Ctrl-C, SIGTERM), ``incomplete``
+    (games left because a bot's games were stopped or the cluster could not play them) or
+    ``failed``."""
     report: dict[str, Any]
     failed_bots: dict[str, str] = field(default_factory=dict)
     """Bots whose games were stopped (their process failed to start or crashed too often)."""
@@ -264,6 +266,30 @@ def _announce_remote(console: Console, store: RunStore, bots: list[BotSpec], add
     print(flush=True)
 
 
+def games_on_workers(store: RunStore) -> int:
+    """The run's pending games that Dask workers may play (a game with a remote seat is played on
+    the arena's own referee, where that bot connects)."""
+    remote = {b.name for b in store.bots() if b.remote}
+    return sum(1 for job, _ in store.pending() if not remote & {base_name(p) for p in job.players})
+
+
+def placed(store: RunStore, spec: ClusterSpec) -> ClusterSpec:
+    """Where the run's pending games are played (``auto`` sized for them)."""
+    cfg = store.config
+    return spec.sized(concurrency=cfg.play.concurrency, games=games_on_workers(store), referee=cfg.referee)
+
+
+def where_played(referee: str, spec: ClusterSpec) -> str:
+    """Where a run's games are played, for its header (``spec`` already :meth:`~ClusterSpec.sized`)."""
+    if referee:
+        return f"the remote referee at {referee}"
+    if spec.scheduler:
+        return f"the Dask cluster of the scheduler at {spec.scheduler} (a referee per worker)"
+    if spec.distributed:
+        return f"{spec.workers} local Dask workers (a referee each)"
+    return "the embedded referee"
+
+
 async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *, concurrency: int, games: int,
                        referee: str = "", limits: Limits | None = None) -> Cluster | None:
     """The Dask cluster the games run on (``None``: this process plays them; ``auto`` is sized
@@ -274,8 +300,9 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
         return None
     from arena.run.cluster import Cluster  # (Dask is imported only when used)
 
-    cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays", limits)
+    cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays", limits, run_dir / "logs")
     try:
+        await cluster.wait_for_workers()  # (with none, the bots' check below would pass vacuously)
         if spec.ship_bots:
             await trio.to_thread.run_sync(cluster.ship, bots)
         await trio.to_thread.run_sync(cluster.check_bots, bots, run_dir / "logs")
@@ -345,10 +372,9 @@ async def run_tournament(
     counts = store.counts()
     total = sum(counts.values())
     settings = play_settings(cfg.play)
-    remote = {b.name for b in bots if b.remote}  # (a game with a remote seat is played here)
-    on_workers = sum(1 for job, _ in store.pending() if not remote & {base_name(p) for p in job.players})
     dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots, concurrency=cfg.play.concurrency,
-                              games=on_workers, referee=cfg.referee, limits=access.limits)  # (before the clock starts)
+                              games=games_on_workers(store), referee=cfg.referee,
+                              limits=access.limits)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()
@@ -411,7 +437,8 @@ async def run_tournament(
         if status == "finished" and sink.stop_reason:
             status = "stopped"
         elif status == "finished" and counts["pending"]:
-            status = "interrupted"
+            # (games left, not by Ctrl-C: a bot's games were stopped, or the cluster could not play some)
+            status = "incomplete" if failed or infra else "interrupted"
         store.set_meta(status=status, stop_reason=sink.stop_reason)
         report = write_results(store)
         log.info("run_finished", status=status, games_done=counts["done"], games_pending=counts["pending"])
@@ -447,6 +474,9 @@ def summary_text(result: RunResult, run_dir: Path) -> str:
         lines += [faults, ""]
     if result.status == "interrupted":
         lines.append(f"Interrupted; finish it with: arena tournament --resume {run_dir}")
+    elif result.status == "incomplete":
+        left = result.report.get("games_scheduled", 0) - result.report.get("games_played", 0)
+        lines.append(f"Incomplete: {left} game(s) not played (why: the arena's last lines)")
     elif result.status == "stopped":
         lines.append(f"Stopped early: {result.report['run']['stop_reason']}")
     lines.append(

@@ -1,23 +1,27 @@
-"""A toy game for three (or more) seats, registered through the referee's game seam: it proves
-that the plumbing names no game and assumes no number of seats.
+"""High cards, pure: standard library only (and ``referee.games``, the seam's plain values).
 
-"High cards": each game is one deal; every seat is dealt two cards from a deck 1..12 shuffled
-from the seed; from the dealer's left, clockwise, each seat plays one of its cards until every
-hand is empty. A seat scores the cards it played; the match is ``games`` games; places by
-points. Actions travel as ``Action{kind: DISCARD, card: "7"}``.
+Each game is one deal; every seat is dealt two cards from a deck 1..12 shuffled from the seed;
+from the dealer's left, clockwise, each seat plays one of its cards until every hand is empty.
+A seat scores the cards it played; the match is ``games`` games; places by points. A seat sees
+its own hand and the cards played; the other hands and the rest of the deck stay hidden.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Container, Mapping, Sequence
+import random
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import games
 
-NAME = "toy-high-cards"
+NAME = "toy3"
+"""The game's registry name (its entry point's name)."""
+
+
+class IllegalMoveError(ValueError):
+    """An action the rules do not allow now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +32,15 @@ class ToyRules:
     """Games in a match."""
 
 
+_DECK_SIZE = 12
+
+
 def _deck(seed: bytes, game: int) -> list[int]:
-    return sorted(range(1, 13), key=lambda c: hashlib.sha256(seed + bytes([game, c])).digest())
+    return sorted(range(1, _DECK_SIZE + 1), key=lambda c: hashlib.sha256(seed + bytes([game, c])).digest())
+
+
+def _key(seed: bytes, game: int) -> bytes:
+    return hashlib.sha256(seed + bytes([game])).digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +69,10 @@ class ToyGameEnd:
 class ToyMatch:
     """One match of the toy (pure)."""
 
-    def __init__(self, rules: ToyRules, seed: bytes, seats: int) -> None:
+    def __init__(self, rules: ToyRules, seed: bytes, seats: int,
+                 decks: Callable[[bytes, int], list[int]] | None = None) -> None:
         self.rules, self.seed, self.seats = rules, seed, seats
+        self._decks = decks or _deck
         self.totals = [0] * seats
         self.won = [0] * seats
         self.game = 0
@@ -72,14 +85,14 @@ class ToyMatch:
 
     def _deal(self) -> None:
         self.game += 1
-        deck = _deck(self.seed, self.game)
+        deck = self._decks(self.seed, self.game)
         dealer = (self.game - 1) % self.seats
         self.hands = [sorted(deck[2 * s:2 * s + 2]) for s in range(self.seats)]
         self.scores = (0,) * self.seats
         self.turn = (dealer + 1) % self.seats
         self.steps = 0
         self._record = {"game": self.game, "deal": 1, "dealer": dealer, "deck": [str(c) for c in deck],
-                        "key": hashlib.sha256(self.seed + bytes([self.game])).hexdigest()}
+                        "key": _key(self.seed, self.game).hex()}
 
     @property
     def is_over(self) -> bool:
@@ -112,10 +125,13 @@ class ToyMatch:
         return tuple(self.hands[seat]) if seat == self.turn else ()
 
     def why_illegal(self, seat: int, action: Any) -> str:
+        if seat != self.turn:
+            return f"it is not seat {seat}'s turn"
         return f"card {action} is not in seat {seat}'s hand"
 
     def apply(self, seat: int, action: int) -> list[games.Happening]:
-        assert seat == self.turn and action in self.hands[seat]
+        if seat != self.turn or action not in self.hands[seat]:
+            raise IllegalMoveError(self.why_illegal(seat, action))
         self.hands[seat].remove(action)
         self.steps += 1
         scores = list(self.scores)
@@ -161,9 +177,6 @@ class ToyMatch:
         return self.outcome or games.Ranking.by_points(self.totals)
 
 
-Ranking = games.Ranking
-
-
 class ToyGame:
     """The toy's engine side."""
 
@@ -177,9 +190,14 @@ class ToyGame:
     def default_rules(self) -> ToyRules:
         return ToyRules()
 
+    def preset_names(self) -> tuple[str, ...]:
+        return ("standard", "short")
+
     def rules_preset(self, name: str) -> ToyRules:
+        if name == "standard":
+            return ToyRules()
         if name != "short":
-            raise ValueError(f"unknown preset {name!r}; the toy has: short")
+            raise ValueError(f"unknown preset {name!r}; the toy has: standard, short")
         return ToyRules(games=1)
 
     def check_rules(self, rules: Any) -> None:
@@ -204,86 +222,57 @@ class ToyGame:
     def new_match(self, rules: ToyRules, seed: bytes, seats: int) -> ToyMatch:
         return ToyMatch(rules, seed, seats)
 
+    def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
+        return [str(c) for c in _deck(seed, game)], _key(seed, game)
+
     def deal_from_deck(self, rules: ToyRules, deck: Sequence[str], dealer: int, seats: int,
                        key: bytes) -> list[list[int]]:
         return [sorted(int(c) for c in deck[2 * s:2 * s + 2]) for s in range(seats)]
+
+    def card_text(self, text: str) -> str | None:
+        return text if text.isdigit() and 1 <= int(text) <= _DECK_SIZE and str(int(text)) == text else None
+
+    def known_cards(self, rules: ToyRules, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                    seats: int) -> list[list[set[str]]]:
+        """A seat knows its two cards and every card played; the rest of the deck stays hidden
+        (nothing is shown at the end)."""
+        deck = [str(c) for c in deal["deck"]]
+        known = [set(deck[2 * s:2 * s + 2]) for s in range(seats)]
+        out = [[set(k) for k in known]]
+        for _seat, text in moves:
+            for k in known:
+                k.add(text)
+            out.append([set(k) for k in known])
+        return [*out, out[-1]]
 
     def result_fields(self, outcome: ToyOutcome | None) -> dict[str, Any]:
         return {"games_won": list(outcome.games_won) if outcome else [],
                 "totals": list(outcome.points) if outcome else []}
 
 
-def _action(card: int) -> game_pb2.Action:
-    return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card=str(card))
+def hidden_variant(rules: ToyRules, seed: bytes, seats: int, seat: int,
+                   actions: Sequence[tuple[int, int]]) -> ToyMatch:
+    """For ``referee.conformance.check_game``: a match whose current game's deck differs from the
+    seed's only in the cards ``seat`` has not seen after ``actions`` (the other hands' unplayed
+    cards and the undealt ones, shuffled among their places)."""
+    now = ToyMatch(rules, seed, seats)
+    for who, card in actions:
+        now.apply(who, card)
+    game = now.game
+    deck = _deck(seed, game)
+    unplayed = {c for hand in now.hands for c in hand}
+    mine = set(deck[2 * seat:2 * seat + 2])
+    places = [i for i, c in enumerate(deck) if c not in mine and (i >= 2 * seats or c in unplayed)]
+    cards = [deck[i] for i in places]
+    shuffled = cards[:]
+    rng = random.Random(seed + bytes([seat, game]))
+    while len(cards) > 1 and shuffled == cards:
+        rng.shuffle(shuffled)
+    other = list(deck)
+    for i, c in zip(places, shuffled, strict=True):
+        other[i] = c
 
+    def decks(s: bytes, g: int) -> list[int]:
+        return list(other) if g == game else _deck(s, g)
 
-class ToyWire:
-    """The toy's messages."""
-
-    def start_fields(self, rules: ToyRules) -> dict[str, Any]:
-        return {}
-
-    def rules_from_request(self, request: referee_pb2.CreateMatchRequest) -> ToyRules | None:
-        return None
-
-    def new_seat_cache(self) -> None:
-        return None
-
-    def request(self, match: games.GameMatch, seat: int, match_id: str, request_id: int, clocks: Sequence[int],
-                increment_ms: int, allowance_ms: int, cache: Any) -> tuple[bytes, Container[Any]]:
-        assert isinstance(match, ToyMatch)
-        legal = match.legal(seat)
-        msg = bot_pb2.RefereeMessage(match_id=match_id, action_request=bot_pb2.ActionRequest(
-            request_id=request_id, legal_actions=[_action(c) for c in legal], time_for_move_ms=allowance_ms))
-        return msg.SerializeToString(deterministic=True), legal
-
-    def action_from_proto(self, msg: game_pb2.Action) -> int:
-        if msg.kind != game_pb2.ACTION_KIND_DISCARD or not msg.card.isdigit():
-            raise games.WireError(f"not a toy card: {msg.card!r}")
-        return int(msg.card)
-
-    def raw_action(self, msg: game_pb2.Action) -> dict[str, Any]:
-        return {"raw_kind": int(msg.kind), "raw_card": msg.card}
-
-    def raw_action_from_record(self, record: Mapping[str, Any]) -> game_pb2.Action:
-        return game_pb2.Action(kind=record["raw_kind"], card=record["raw_card"])
-
-    def action_from_text(self, text: str) -> game_pb2.Action:
-        return _action(int(text))
-
-    def deal_started(self, match: games.GameMatch, seat: int, cache: Any) -> bot_pb2.DealStarted:
-        return bot_pb2.DealStarted(game_number=match.game_number, deal_number=1)
-
-    def tell(self, match: games.GameMatch, happening: games.Happening, seat: int, think_ms: int,
-             cache: Any) -> tuple[str, Any] | None:
-        if isinstance(happening, games.Acted):
-            return "event", game_pb2.PublicEvent(seat=happening.seat, kind=game_pb2.ACTION_KIND_DISCARD,
-                                                 card=happening.text, think_ms=think_ms)
-        if isinstance(happening, games.DealBegun):
-            return "deal_started", self.deal_started(match, seat, cache)
-        if isinstance(happening, games.GameOver):
-            return "game_finished", bot_pb2.GameFinished(result=self._game_result(happening))
-        return None
-
-    def _game_result(self, h: games.GameOver) -> game_pb2.GameResult:
-        return game_pb2.GameResult(game_number=h.record["game"], winner=h.ranking.winner if h.ranking.winner
-                                   is not None else -1, final_totals=h.ranking.points)
-
-    def show(self, match: games.GameMatch, happening: games.Happening, match_id: str, think_ms: int) -> bytes:
-        told = self.tell(match, happening, 0, think_ms, None)
-        if told is None or told[0] == "deal_started":
-            return referee_pb2.SpectatorEvent(match_id=match_id).SerializeToString()
-        kind = told[1] if told[0] == "event" else told[1].result
-        return referee_pb2.SpectatorEvent(match_id=match_id, **{told[0]: kind}).SerializeToString()
-
-    def game_results(self, outcome: Any) -> list[game_pb2.GameResult]:
-        return []
-
-    def outcome_from_result(self, result: game_pb2.MatchResult, termination_normal: bool) -> Any:
-        return None
-
-
-def register() -> None:
-    """Register the toy once per process."""
-    if NAME not in games.names():
-        games.register(NAME, lambda: games.Registered(ToyGame(), ToyWire()))
+    return ToyMatch(rules, seed, seats, decks)

@@ -1,0 +1,191 @@
+"""A third game is one folder: tests/plugin_game is a package of its own (``gin-arena-toy3``,
+its pyproject.toml registering the entry point ``toy3``), installed into the test venv beside
+gin-arena (``.ci/run``: ``pip install -e tests/plugin_game``). This test follows
+docs/adding-a-game.md's steps with real processes: ``arena games`` lists it, a tournament of
+its own bots plays it and rates it, ``arena audit`` passes, its replays go as far as the viewers
+go without game-specific code. And the registry's failures: a broken, an incompatible and a
+twice-installed plugin each get one line naming the distribution and the entry point, while
+every other command still works."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from referee import games
+
+REPO = Path(__file__).resolve().parent.parent
+PLUGIN = REPO / "tests" / "plugin_game"
+
+
+def _arena(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd, env=env)
+
+
+def test_the_plugin_is_installed_from_its_own_folder() -> None:
+    """Step 1 of docs/adding-a-game.md: the package is installed (editable) from tests/plugin_game."""
+    dist = metadata.distribution("gin-arena-toy3")
+    points = [p for p in dist.entry_points if p.group == games.ENTRY_POINT_GROUP]
+    assert [(p.name, p.value) for p in points] == [("toy3", "toy3_game.plugin:PLUGIN")]
+    import toy3_game
+
+    assert Path(toy3_game.__file__).resolve().parent == PLUGIN / "toy3_game"
+    ours = {p.name: p.value for p in metadata.distribution("gin-arena").entry_points
+            if p.group == games.ENTRY_POINT_GROUP}
+    assert ours == {"gin": "referee._gin_wire:PLUGIN", "rummy": "referee._rummy_wire:PLUGIN"}
+
+
+def test_discovery_imports_no_game() -> None:
+    """Listing the games reads metadata only; a game is imported when first used."""
+    code = ("import sys; from referee import games; names = games.names(); "
+            "loaded = sorted(m for m in sys.modules if m.startswith(('toy3_game', 'referee.gin', 'referee.rummy', "
+            "'referee._gin_wire', 'referee._rummy_wire', 'gin_arena'))); "
+            "games.get('toy3'); print(names, loaded, 'toy3_game.engine' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "['gin', 'rummy', 'toy3'] [] True", out.stdout + out.stderr
+
+
+def test_arena_games_lists_what_is_installed(tmp_path: Path) -> None:
+    out = _arena("games", cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    rows = {line.split()[0]: line for line in out.stdout.splitlines()[1:]}
+    assert set(rows) == {"gin", "rummy", "toy3"}
+    assert "gin-arena-toy3 0.1.0" in rows["toy3"] and "2-6" in rows["toy3"] and "standard, short" in rows["toy3"]
+    assert rows["toy3"].split()[-1] == "ok" and "classic, oklahoma" in rows["gin"]
+    listed = json.loads(_arena("games", "--json", cwd=tmp_path).stdout)
+    toy = next(g for g in listed if g["name"] == "toy3")
+    assert toy == {"name": "toy3", "origin": "gin-arena-toy3 0.1.0", "entry_point": "toy3 = toy3_game.plugin:PLUGIN",
+                   "plugin_api": games.PLUGIN_API, "seats": [2, 3, 4, 5, 6], "presets": ["standard", "short"],
+                   "problem": None}
+    assert _arena("games", "--check", cwd=tmp_path).returncode == 0
+
+
+def test_a_tournament_of_the_plugin_game_is_rated_and_audited(tmp_path: Path) -> None:
+    """Steps 4 and 5: the plugin's own bots play ``arena tournament --game toy3``; the run is
+    rated, every replay passes ``arena audit``, and the viewers say what they lack."""
+    bots = tmp_path / "bots.toml"
+    bots.write_text("".join(
+        f'[[bot]]\nname = "{name}"\ngames = ["toy3"]\n'
+        f'command = ["{{python}}", "-m", "toy3_game.bot", "--strategy", "{strategy}"]\n'
+        for name, strategy in (("high", "high"), ("low", "low"), ("high2", "high"))))
+    run = tmp_path / "run"
+    out = _arena("tournament", "--bots", str(bots), "--game", "toy3", "--seats", "3", "--games", "3",
+                 "--rules", "short", "--concurrency", "2", "--tc", "st=5", "--seed", "plugin", "--out", str(run),
+                 cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "toy3, round-robin, 3 bots, 3 seats" in out.stdout and "Ranking (3 seats" in out.stdout
+    results = json.loads((run / "results.json").read_text())
+    assert results["games_played"] == 3 and results["terminations"] == {"normal": 3}
+    ranking = {r["bot"]: r for r in results["ranking"]}
+    assert set(ranking) == {"high", "low", "high2"}
+    assert all(r["rated_games"] == 3 and r["sigma"] > 0 and r["low"] < r["mu"] < r["high"] for r in ranking.values())
+    replays = sorted((run / "replays").glob("*.jsonl"))
+    assert len(replays) == 3
+    for path in replays:
+        header = json.loads(path.read_text().splitlines()[0])
+        assert header["game"] == "toy3" and header["rules"] == {"games": 1} and len(header["players"]) == 3
+
+    audit = _arena("audit", str(run), cwd=tmp_path)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert audit.stdout.count("OK ") == 3 and "Audited 3 match(es): 3 passed, all checks passed" in audit.stdout
+    assert "chain ✓  commitment ✓  decks ✓  re-run ✓  digests ✓  information ✓" in audit.stdout
+    # a replay with one card changed fails the audit (its chain first)
+    lines = replays[0].read_text().splitlines()
+    deal = next(i for i, line in enumerate(lines) if json.loads(line).get("type") == "deal")
+    rec = json.loads(lines[deal])
+    rec["deck"][0], rec["deck"][1] = rec["deck"][1], rec["deck"][0]
+    lines[deal] = json.dumps(rec, separators=(",", ":"))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    assert _arena("audit", str(bad), cwd=tmp_path).returncode == 1
+
+    # The results page is game-neutral; the replay viewers have a model per game (arena/replays/
+    # model.py's MODELS: gin, rummy) and none for a plugin's game yet: a clear one-line refusal.
+    assert "id='ranking'" in (run / "index.html").read_text()
+    for extra in ((), ("--html", str(tmp_path / "replay.html"))):
+        shown = _arena("replay", str(replays[0]), *extra, cwd=tmp_path)
+        assert shown.returncode == 1 and "no viewer for the game 'toy3'" in shown.stderr, shown.stderr
+        assert len(shown.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "replay.html").exists()
+
+
+def _fake_dist(site: Path, name: str, points: dict[str, str], modules: dict[str, str]) -> None:
+    """An installed distribution as importlib.metadata reads one: its dist-info with METADATA and
+    entry_points.txt, and its modules."""
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    lines = "".join(f"{k} = {v}\n" for k, v in points.items())
+    (info / "entry_points.txt").write_text(f"[{games.ENTRY_POINT_GROUP}]\n{lines}")
+    for module, text in modules.items():
+        (site / f"{module}.py").write_text(text)
+
+
+PLUGIN_OF = "from referee.games import GamePlugin\n"
+
+
+def test_broken_incompatible_and_duplicate_plugins_are_named_and_the_rest_works(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _fake_dist(site, "broken-game", {"broken": "broken_game:PLUGIN"},
+               {"broken_game": "import no_such_module_anywhere\n"})
+    _fake_dist(site, "future-game", {"future": "future_game:PLUGIN"},
+               {"future_game": PLUGIN_OF + "PLUGIN = GamePlugin(plugin_api=99, load=lambda: None)\n"})
+    _fake_dist(site, "failing-game", {"failing": "failing_game:PLUGIN"},
+               {"failing_game": PLUGIN_OF + "def _load():\n    raise RuntimeError('engine\\nmissing')\n"
+                                           "PLUGIN = GamePlugin(plugin_api=1, load=_load)\n"})
+    _fake_dist(site, "other-toy3", {"toy3": "other_toy3:PLUGIN"}, {"other_toy3": "PLUGIN = 42\n"})
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    listed = _arena("games", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    status = {line.split()[0]: line.split()[-1] for line in listed.stdout.splitlines()[1:]}
+    assert status == {"broken": "PROBLEM", "failing": "PROBLEM", "future": "PROBLEM", "gin": "ok", "rummy": "ok",
+                      "toy3": "PROBLEM"}
+    warnings = listed.stderr.splitlines()
+    assert len(warnings) == 4 and all(w.startswith("arena: warning: game '") for w in warnings), warnings
+    text = listed.stderr
+    assert ("game 'broken' is broken: entry point 'broken = broken_game:PLUGIN' of broken-game 1.0 fails to "
+            "import: ModuleNotFoundError: No module named 'no_such_module_anywhere'") in text
+    assert ("game 'future' is incompatible: entry point 'future = future_game:PLUGIN' of future-game 1.0 is "
+            f"written for plugin API 99; this referee speaks plugin API {games.PLUGIN_API}") in text
+    assert ("game 'failing' is broken: loading entry point 'failing = failing_game:PLUGIN' of failing-game 1.0 "
+            "fails: RuntimeError: engine missing") in text
+    assert "game 'toy3' is installed more than once (" in text
+    assert "toy3_game.plugin:PLUGIN' of gin-arena-toy3 0.1.0" in text and "other_toy3:PLUGIN' of other-toy3 1.0" in text
+    assert _arena("games", "--check", cwd=tmp_path, env=env).returncode == 1
+
+    # a command asking for a game with a problem gets its one line (exit 2, nothing written) ...
+    for game, says in (("broken", "is broken"), ("future", "is incompatible"), ("toy3", "installed more than once")):
+        run = tmp_path / f"run-{game}"
+        out = _arena("tournament", "--game", game, "--seats", "3", "--games", "3", "--out", str(run),
+                     *(a for n in "abc" for a in ("--bot", f'name={n} cmd="{{python}}"')), cwd=tmp_path, env=env)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and says in out.stderr, out.stderr
+        assert f"game '{game}'" in out.stderr and not run.exists()
+    # ... and every other command still works: the version, and a game of Gin
+    assert _arena("--version", cwd=tmp_path, env=env).returncode == 0
+    gin = _arena("tournament", "--games", "2", "--rules", "short", "--out", str(tmp_path / "gin"), "--bot",
+                 'name=r1 cmd="{python} -m sample_bots.random_bot"', "--bot",
+                 'name=r2 cmd="{python} -m sample_bots.random_bot"', cwd=REPO, env=env)
+    assert gin.returncode == 0, gin.stdout + gin.stderr
+    assert json.loads((tmp_path / "gin" / "results.json").read_text())["games_played"] == 2
+
+
+def test_register_adds_a_game_in_process_and_refuses_a_taken_name() -> None:
+    from toy3_game.wire import REGISTERED
+
+    with pytest.raises(ValueError, match="'gin' is registered already"):
+        games.register("gin", lambda: REGISTERED)
+    with pytest.raises(ValueError, match="'toy3' is registered already"):
+        games.register("toy3", lambda: REGISTERED)
+    games.register("toy3-in-process", lambda: REGISTERED)
+    assert "toy3-in-process" in games.names() and games.get("toy3-in-process") is REGISTERED
+    origin = next(g for g in games.installed() if g.name == "toy3-in-process")
+    assert origin.origin == "in process" and origin.problem is None and origin.presets == ("standard", "short")
+    with pytest.raises(games.GamePluginError, match=r"unknown game 'chess'; known: gin, rummy, toy3, toy3-in-process"):
+        games.get("chess")
