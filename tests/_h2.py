@@ -9,6 +9,8 @@ import socket
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST_STREAM, SETTINGS = 0x0, 0x1, 0x3, 0x4
 END_HEADERS = 0x4
+INITIAL_WINDOW_SIZE = 0x4
+"""The SETTINGS parameter: how many bytes of DATA the server may send on a stream unread."""
 
 
 def frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
@@ -35,12 +37,17 @@ def grpc_message(data: bytes) -> bytes:
 class RawConnection:
     """One TCP connection with the HTTP/2 preface sent; the caller writes frames."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, stream_window: int | None = None) -> None:
+        """``stream_window``: the streams' flow-control window (``None``: HTTP/2's 65,535
+        bytes); a small one stops the server's writes on a stream after that many bytes, not
+        after the connection's 64 KiB."""
         self.sock = socket.create_connection((host, port), timeout=10)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # keep little for us unread
         self.authority = f"{host}:{port}"
         self.next_stream = 1
-        self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0))
+        settings = b"" if stream_window is None else INITIAL_WINDOW_SIZE.to_bytes(2, "big") + stream_window.to_bytes(
+            4, "big")
+        self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0, settings))
 
     def open_stream(self, messages: list[bytes], path: str = "/gin_arena.v1.BotService/Play") -> int:
         """Open a stream of the method ``path`` and write ``messages`` (serialised) on it; its id."""

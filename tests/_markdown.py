@@ -31,10 +31,12 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests._wait import HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 """The repository's top folder."""
@@ -42,8 +44,8 @@ SHELL_LANGS = ("sh", "bash", "console")
 """The languages of blocks that run in a shell."""
 RUNNABLE_LANGS = (*SHELL_LANGS, "python")
 """The languages a ``run`` block may have."""
-BLOCK_TIMEOUT_S = 240
-"""How long one ``run`` block may take before it counts as failed."""
+BLOCK_TIMEOUT_S = HANG_S
+"""How long one ``run`` block may take before it counts as failed (a hang, not slowness)."""
 JS_PACKAGES = "sample_bots/js/node_modules"
 """What the JavaScript bot's ``npm ci`` makes; a copy links it in from this checkout, when it has it."""
 MARKER = re.compile(r"<!--\s*readme-test:\s*(run|skip|file)\s+(\S+)(?:\s+(.*?))?\s*-->")
@@ -263,9 +265,11 @@ def prepare(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return work, user_env(work, home)
 
 
-def run_page(blocks: list[Block], work: Path, env: dict[str, str], checks: Mapping[str, Check]) -> list[str]:
-    """Save the ``file`` blocks and run the ``run`` blocks in order in ``work``; every block runs,
-    so that one report names every broken one. Returns the failures."""
+def run_page(blocks: list[Block], work: Path, env: dict[str, str], checks: Mapping[str, Check],
+             only: Collection[str] | None = None) -> list[str]:
+    """Save the ``file`` blocks and run the ``run`` blocks in order in ``work`` (of those, only
+    the ones named in ``only``, when given); every block runs, so that one report names every
+    broken one. Returns the failures."""
     failures: list[str] = []
     for block in blocks:
         if block.marker is None or block.marker.kind == "skip":
@@ -274,6 +278,8 @@ def run_page(blocks: list[Block], work: Path, env: dict[str, str], checks: Mappi
         if kind == "file":
             (work / arg).parent.mkdir(parents=True, exist_ok=True)
             (work / arg).write_text(block.text)
+            continue
+        if only is not None and arg not in only:
             continue
         argv = (["bash", "-euo", "pipefail", "-c", commands(block)] if block.lang in SHELL_LANGS
                 else [str(work / ".venv" / "bin" / "python"), "-c", block.text])

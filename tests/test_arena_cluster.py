@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from tests._wait import until
+
 pytestmark = pytest.mark.serial  # several interpreters and worker processes at once
 
 BOTS = """
@@ -328,9 +330,8 @@ def test_a_bot_a_worker_cannot_start_stops_the_run_before_it_starts(tmp_path: Pa
                     '[[bot]]\nname = "b"\ncommand = ["{python}", "-m", "arena._testbot"]\n')
     run = tmp_path / "run"
     with dask_cluster(tmp_path, [with_bin, without]) as (address, _):
-        deadline = time.monotonic() + 60  # both workers connected before the check
-        while (tmp_path / "dask.log").read_bytes().count(b"Registered to") < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
+        until(lambda: (tmp_path / "dask.log").read_bytes().count(b"Registered to") >= 2,
+              "both workers connected before the check")
         out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "2",
                               "--rules", "short", "--tc", "st=1", "--scheduler", address, "--out", str(run)],
                              capture_output=True, text=True, timeout=120, env=with_bin)

@@ -30,6 +30,7 @@ from referee.wire import gin as gin_wire
 from sample_bots import greedy_bot, stdio_bridge
 from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, masks, run_bot
 from sample_bots.kit.actions import action_text, parse_action, to_action, unseen_cards
+from tests._wait import HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -507,13 +508,9 @@ def test_sigterm_and_sigint_stop_the_bot_cleanly(serve: Callable[[FakeReferee], 
             lines.put(line)
 
     threading.Thread(target=pump, daemon=True).start()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if "welcome" in lines.get(timeout=1):
-                break
-        except queue.Empty:
-            pass
+    deadline = time.monotonic() + HANG_S  # the signal comes once the bot is playing
+    while "welcome" not in lines.get(timeout=max(0.0, deadline - time.monotonic())):
+        pass
     proc.send_signal(sig)
     assert proc.wait(timeout=30) == 0
 

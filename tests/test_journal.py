@@ -31,6 +31,7 @@ from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
 from referee import MatchSpec, Table
 from referee.gin import DECK
 from tests._bots import Client, knock_first
+from tests._wait import HANG_S
 from tests.test_audit import Answer, Behaviour, _Session, greedy, small_run
 
 
@@ -261,6 +262,51 @@ def test_creating_a_match_on_a_killed_referee_says_it_went_away_and_a_landed_ret
     assert said.startswith(f"the referee at {address} went away (UNAVAILABLE"), said
 
 
+def test_a_replay_the_killed_referee_can_no_longer_hand_out_stops_the_match_instead_of_losing_it(
+        tmp_path: Path) -> None:
+    """The race behind a resumed run auditing 15 of its 16 replays: the arena saw a match over,
+    then the referee was killed before ``GetReplay``. The fetch must say the referee went away
+    (the game is then played again on ``--resume``), not record the result without its replay."""
+    from referee.play.hosts import RemoteHost
+
+    address, fetched = f"127.0.0.1:{_free_port()}", tmp_path / "fetched"
+    fetched.mkdir()
+    proc = _referee_at(address, tmp_path / "srv")
+
+    async def main() -> str:
+        host = RemoteHost(address, address, TOKEN, replay_dir=fetched, retries=1)
+        await host.open()
+        try:
+            matches = []
+            for mid in ("m-kept", "m-lost"):  # both cancelled before a bot connects: over at once
+                match = await host.create(MatchSpec(players=("a", "b"), match_id=mid, seed=SEED))
+                await host.cancel_match(mid, "the test is over")
+                await match.follow()
+                matches.append(match)
+            kept, lost = matches
+            assert await kept.replay(), "a referee that is up hands the replay out"
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+            with pytest.raises(ConnectionError) as gone:
+                await lost.replay()
+            return str(gone.value)
+        finally:
+            await host.close()
+
+    try:
+        said = referee.run(main)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert said.startswith(f"the referee at {address} went away (UNAVAILABLE"), said
+    assert sorted(p.name for p in fetched.iterdir()) == ["m-kept.jsonl"]
+
+
+GAMES = 8
+"""The killed run's games, two at a time: the referee goes after two replays, with three rounds
+of games still to play (however late this test notices the second replay)."""
+
+
 def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_path: Path) -> None:
     address, replays, run = f"127.0.0.1:{_free_port()}", tmp_path / "srv", tmp_path / "run"
     (tmp_path / "bots.toml").write_text(
@@ -269,15 +315,16 @@ def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_p
     proc = _referee_at(address, replays)
     try:
         tour = subprocess.Popen(
-            [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games", "16",
-             "--rules", "short", "--tc", "st=1", "--referee", address, "--out", str(run), "--no-progress"],
+            [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games",
+             str(GAMES), "--concurrency", "2", "--rules", "short", "--tc", "st=1", "--referee", address, "--out",
+             str(run), "--no-progress"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
         while len(list(replays.glob("*.jsonl"))) < 2 and tour.poll() is None:
             time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-    _, err = tour.communicate(timeout=180)
+    _, err = tour.communicate(timeout=HANG_S)
     said = [line for line in err.splitlines() if not line.startswith(("{", "progress: "))]
     assert tour.returncode == 1 and "Traceback" not in err, err[-3000:]
     assert len(said) == 1 and said[0].startswith(f"arena: the run stopped: the referee at {address} went away"), said
@@ -286,12 +333,12 @@ def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_p
     proc = _referee_at(address, replays)
     try:
         resumed = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run),
-                                  "--no-progress"], capture_output=True, text=True, timeout=300, env=ENV)
+                                  "--no-progress"], capture_output=True, text=True, timeout=HANG_S, env=ENV)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert json.loads((run / "results.json").read_text())["games_played"] == 16
+    assert json.loads((run / "results.json").read_text())["games_played"] == GAMES
     audited = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(run)], capture_output=True, text=True,
-                             timeout=300)
-    assert audited.returncode == 0 and "16 passed" in audited.stdout, audited.stdout[-2000:]
+                             timeout=HANG_S)
+    assert audited.returncode == 0 and f"{GAMES} passed" in audited.stdout, audited.stdout[-2000:]

@@ -2,9 +2,10 @@
 
 How (tests/_markdown.py): every fenced block of README.md carries a ``readme-test`` marker
 (``run NAME``, ``file PATH`` or ``skip NAME REASON``); the run blocks must exit 0 and pass
-``CHECKS[NAME]``. They run in README order in a fresh copy of the repository with a venv made
-offline, as the set-up block would make it. A block without a marker, a skip without a reason, or
-a check without its block fails the test: nothing is skipped silently.
+``CHECKS[NAME]``. They run in chains (``CHAINS``, two tests side by side), each in README order
+in a fresh copy of the repository with a venv made offline, as the set-up block would make it.
+A block without a marker, a skip without a reason, or a check without its block fails the test:
+nothing is skipped silently.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import re
 from importlib import metadata
 from pathlib import Path
+
+import pytest
 
 from tests._markdown import ROOT, Check, all_normal, fenced_blocks, games, marker_problems, prepare, run_page
 
@@ -55,16 +58,27 @@ CHECKS: dict[str, Check] = {
     "tour-audit": check_audit,
 }
 
+CHAINS: dict[str, tuple[str, ...]] = {
+    "demo": ("version", "tour-demo"),
+    "tour": ("tour-bot", "tour-tournament", "tour-audit"),
+}
+"""The run blocks in chains that share nothing but the set-up: each chain runs in a fresh copy
+of its own (in README order, with every ``file`` block saved), beside the other on another
+core. A block that reads what another wrote is in that block's chain."""
+
 
 # ----- the tests -----
 def test_every_block_is_marked_and_every_run_block_has_its_check() -> None:
     problems = marker_problems(fenced_blocks(README), CHECKS)
     assert not problems, "\n".join(problems)
+    chained = [name for chain in CHAINS.values() for name in chain]
+    assert sorted(chained) == sorted(CHECKS), f"every run block in exactly one chain: {CHAINS}"
 
 
-def test_the_readme_commands_work_in_a_fresh_copy(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_the_readme_commands_work_in_a_fresh_copy(tmp_path: Path, chain: str) -> None:
     work, env = prepare(tmp_path)
-    failures = run_page(fenced_blocks(README), work, env, CHECKS)
+    failures = run_page(fenced_blocks(README), work, env, CHECKS, only=CHAINS[chain])
     assert not failures, "\n\n".join(failures)
 
 

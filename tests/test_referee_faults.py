@@ -63,6 +63,11 @@ async def good(c: Client) -> None:
     await c.play()
 
 
+ROOMY = TimeControl(per_move_ms=120_000)
+"""The clock of a seat that must not lose on time however loaded the machine is (its opponent's
+clock is the one under test)."""
+
+
 def spec(**kw: Any) -> MatchSpec:
     base: dict[str, Any] = {"players": ("alice", "bob"), "rules": SHORT,
                             "time_control": TimeControl(per_move_ms=2000), "reconnect_grace_ms": 300}
@@ -91,7 +96,8 @@ def test_time_forfeit_when_a_bot_does_not_answer_in_time() -> None:
 
         await c.play(decide)
 
-    report, _ = run_match(spec(time_control=TimeControl(per_move_ms=200, margin_ms=50)), [slow, good])
+    tight = TimeControl(per_move_ms=200, margin_ms=50)  # the good seat's clock: one no load can run out
+    report, _ = run_match(spec(time_control=tight, seat_time_controls=(tight, ROOMY)), [slow, good])
     assert report.termination == "time_forfeit" and report.faulting_seat == 0 and report.winner == 1
     assert "200 ms" in report.detail
 
@@ -104,7 +110,8 @@ def test_time_bank_runs_out_with_tc() -> None:
 
         await c.play(decide)
 
-    report, clients = run_match(spec(time_control=TimeControl(base_ms=500, increment_ms=10)), [good, slowish])
+    bank = TimeControl(base_ms=500, increment_ms=10)
+    report, clients = run_match(spec(time_control=bank, seat_time_controls=(ROOMY, bank)), [good, slowish])
     assert report.termination == "time_forfeit" and report.faulting_seat == 1
     requests = [m.action_request for m in clients[1].received if m.WhichOneof("kind") == "action_request"]
     banks = [r.clocks[1].remaining_ms for r in requests]

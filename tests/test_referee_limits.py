@@ -195,21 +195,29 @@ def test_a_client_that_never_reads_is_cut_off_and_never_slows_a_match() -> None:
 
 def test_a_spectator_that_never_reads_is_dropped_and_the_match_plays_on() -> None:
     async def body(ref: referee.Referee, ch: grpc.aio.Channel) -> None:
-        table = ref.create_match(MatchSpec(players=("a", "b"), rules=RuleSet.classic(games=10)))
+        table = ref.create_match(MatchSpec(players=("a", "b"), rules=RuleSet.classic(games=1)))
         host, _, port = ref.address.rpartition(":")
-        conn = await trio.to_thread.run_sync(RawConnection, host, int(port))
+        # A stream window of 0: the server cannot send this spectator a byte, so its queue fills
+        # from the first events on (not after the connection's 64 KiB of them: ten games).
+        conn = await trio.to_thread.run_sync(RawConnection, host, int(port), 0)
         request = referee_pb2.WatchMatchRequest(match_id=table.match_id).SerializeToString()
         await trio.to_thread.run_sync(conn.open_stream, [request], "/gin_arena.v1.RefereeService/WatchMatch")
         while not table.spectators:
             await trio.sleep(0.01)
+        (sink,) = table.spectators
         async with trio.open_nursery() as n:
             for link in table.links:
                 n.start_soon(referee.aio, Client(ref.address, link.token).play())
             await table.finished.wait()
         assert table.report is not None and table.report.termination == "normal"
-        while ref.open_streams:  # the spectator's stream ended (dropped, as the match went on)
-            await trio.sleep(0.01)
+        # The spectator's queue overflowed and it was dropped: nothing more is queued for it.
+        dropped: str = sink.__self__.dropped  # type: ignore[attr-defined]
+        assert dropped.startswith("the spectator did not read: more than 4096 bytes queued"), dropped
+        # Its stream, whose write flow control holds, ends when the connection goes (gRPC itself
+        # would end it only a minute later, for the SETTINGS this client never acknowledges).
         conn.close()
+        while ref.open_streams:
+            await trio.sleep(0.01)
 
     with_referee(body, Limits(spectator_queue_bytes=4_096), public_watch=True)  # a raw client, no token
 

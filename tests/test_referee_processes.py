@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import grpc
 
 from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
+from tests._wait import finished_match
 
 
 def _start_referee(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
@@ -48,12 +48,7 @@ def test_two_bot_processes_play_a_full_game_to_100_through_a_standalone_referee(
             for bot in bots:
                 _, err = bot.communicate(timeout=240)
                 assert bot.returncode == 0, err.decode()[-2000:]
-            deadline = time.monotonic() + 10
-            while True:
-                status = ops.GetMatch(referee_pb2.GetMatchRequest(match_id=created.match_id), metadata=md).match
-                if status.state == referee_pb2.MATCH_STATE_FINISHED or time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
+            status = finished_match(ops, created.match_id, md)
         assert status.state == referee_pb2.MATCH_STATE_FINISHED
         result = status.result
         assert result.termination == game_pb2.TERMINATION_NORMAL, result.detail

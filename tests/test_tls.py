@@ -22,6 +22,7 @@ import trustme
 
 import referee
 from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
+from tests._wait import finished_match
 
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
 """(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
@@ -123,11 +124,7 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
             for bot in bots:
                 _, err = bot.communicate(timeout=180)
                 assert bot.returncode == 0, err[-2000:]
-            deadline = time.monotonic() + 10
-            status = ops.GetMatch(referee_pb2.GetMatchRequest(match_id=created.match_id), metadata=md).match
-            while status.state != referee_pb2.MATCH_STATE_FINISHED and time.monotonic() < deadline:
-                time.sleep(0.05)
-                status = ops.GetMatch(referee_pb2.GetMatchRequest(match_id=created.match_id), metadata=md).match
+            status = finished_match(ops, created.match_id, md)
             assert status.result.termination == game_pb2.TERMINATION_NORMAL, status.result.detail
     finally:
         for bot in bots:

@@ -224,6 +224,10 @@ _OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED, refe
 REMOTE_RETRIES = 8
 """Status calls in a row a remote referee may leave unanswered (about 10 s) before the match,
 and the run, stop with a :class:`ConnectionError` saying it went away."""
+REPLAY_COMPLETE_WAIT_S = 120.0
+"""How long a remote referee that reports a match over may take to complete its replay file
+(``GetReplay`` answers ``FAILED_PRECONDITION`` meanwhile) before the fetch gives up: a hang
+catcher, far above what a loaded machine needs."""
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 * 1024 * 1024)]
 """The operator channel's options: a replay (``GetReplay``) may be large."""
 
@@ -280,16 +284,24 @@ class RemoteMatch:
 
     async def _fetch(self) -> bytes:
         """``GetReplay``, again while the referee is still writing the replay of a match it
-        reports over (its status changes before the file is complete)."""
-        attempt = 0
+        reports over (its status changes before the file is complete; up to
+        :data:`REPLAY_COMPLETE_WAIT_S`), and again while it is unreachable, as :meth:`follow`
+        does: a referee that went away between reporting the match over and handing out its
+        replay raises a :class:`ConnectionError`, so that the match is not recorded without
+        its replay (it is played again on ``--resume``)."""
+        deadline = trio.current_time() + REPLAY_COMPLETE_WAIT_S
+        failures = 0
         while True:
             try:
                 return await self.host.get_replay(self.match_id)
             except grpc.aio.AioRpcError as e:
-                attempt += 1
-                if e.code() != grpc.StatusCode.FAILED_PRECONDITION or attempt >= 50:
-                    raise
-                await trio.sleep(0.1)
+                if e.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                    if trio.current_time() >= deadline:
+                        raise
+                    await trio.sleep(0.1)
+                    continue
+                failures += 1
+                await self.host.unreachable(e, failures)  # re-raises what is not an unreachable referee
 
     def report(self) -> MatchReport:
         assert self._status is not None, "report() before the match finished"
