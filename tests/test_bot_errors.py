@@ -109,8 +109,9 @@ def _tournament(folder: Path, on_error: str) -> tuple[Path, dict[str, object]]:
     return run, json.loads((run / "results.json").read_text())
 
 
-def _audit(path: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "arena.cli", "audit", path], capture_output=True, text=True,
+def _audit(path: Path) -> None:
+    """``arena audit`` of one replay (results.json names replays relative to the run folder)."""
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(path)], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -157,8 +158,8 @@ def test_a_bot_whose_code_fails_loses_by_a_bot_error_fault_that_says_why(tmp_pat
     text = _report(run)
     assert "Faults:" in text and "ValueError: bad card" in text and "bot_error" in text
     # the replay re-runs to the same bytes (the fault included)
-    _audit(next(g["replay_path"] for g in games if "buggy-py" in g["players"]))
-    _audit(next(g["replay_path"] for g in games if "stdio-crash" in g["players"]))
+    _audit(run / next(g["replay_path"] for g in games if "buggy-py" in g["players"]))
+    _audit(run / next(g["replay_path"] for g in games if "stdio-crash" in g["players"]))
 
 
 def test_with_on_error_fallback_games_finish_and_the_referee_counts_the_fallbacks(tmp_path: Path) -> None:
@@ -183,7 +184,7 @@ def test_with_on_error_fallback_games_finish_and_the_referee_counts_the_fallback
     text = _report(run)
     header = next(line for line in text.splitlines() if line.lstrip().startswith("#") and "fallbacks" in line)
     assert header.split()[-1] == "fallbacks"
-    _audit(next(g["replay_path"] for g in games if "buggy-py" in g["players"]))
+    _audit(run / next(g["replay_path"] for g in games if "buggy-py" in g["players"]))
 
 
 @pytest.mark.skipif(not HAS_JS, reason="node or sample_bots/js/node_modules missing")

@@ -117,7 +117,7 @@ def check_toy3_played(work: Path, out: str) -> None:
     all_normal(work, "toy3", {"high", "low", "high2"}, 3)
     results = json.loads((work / "runs" / "toy3" / "results.json").read_text())
     assert results["run"]["game"] == "toy3" and len(results["ranking"]) == 3, results["run"]
-    assert "Audited 3 match(es): 3 passed, all checks passed" in out, out[-2000:]
+    assert "Audited 3 matches: 3 passed, all checks passed" in out, out[-2000:]
 
 
 CHECKS: dict[str, dict[str, Check]] = {

@@ -93,7 +93,7 @@ def test_a_tournament_of_the_plugin_game_is_rated_and_audited(tmp_path: Path) ->
 
     audit = _arena("audit", str(run), cwd=tmp_path)
     assert audit.returncode == 0, audit.stdout + audit.stderr
-    assert audit.stdout.count("OK ") == 3 and "Audited 3 match(es): 3 passed, all checks passed" in audit.stdout
+    assert audit.stdout.count("OK ") == 3 and "Audited 3 matches: 3 passed, all checks passed" in audit.stdout
     assert "chain ✓  commitment ✓  decks ✓  re-run ✓  digests ✓  information ✓" in audit.stdout
     # a replay with one card changed fails the audit (its chain first)
     lines = replays[0].read_text().splitlines()

@@ -36,10 +36,10 @@ ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena.run",),
     ("arena.results", "arena.replays"),
     ("arena.store", "arena.model"),
-    ("arena.console", "arena.exit_codes", "arena._testbot"),
+    ("arena.console", "arena.exit_codes", "arena._testbot", "arena.certs"),
 )
 """The arena's layers, top first: the command line; running games; results and replays;
-storage and the run's values; the console and exit codes."""
+storage and the run's values; the console, exit codes and the certificate maker."""
 REFEREE_SURFACE = frozenset({
     "referee", "referee.games", "referee.replays", "referee.cli", "referee.conformance", "referee.gin", "referee.rummy",
     "referee.cardcore",
