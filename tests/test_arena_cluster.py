@@ -178,6 +178,39 @@ def test_a_scheduler_without_workers_gives_up_after_worker_wait(tmp_path: Path) 
     assert games(run)[:2] == (0, 2)
 
 
+def test_every_worker_lost_mid_run_stops_it_after_worker_wait(
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    """Both workers killed mid-run: each loss is reported, and ``--worker-wait`` seconds later the
+    run stops (no game is anyone's loss, exit 1, the rest pending) and ``--resume`` finishes it."""
+    address, workers = cluster
+    run = tmp_path / "run"
+    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address, "--worker-wait", "3"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_done(run, 1, arena)
+        for w in workers:
+            os.killpg(w.pid, signal.SIGKILL)
+        out, err = arena.communicate(timeout=120)
+    finally:
+        if arena.poll() is None:
+            arena.kill()
+    assert arena.returncode == 1, out + err
+    lost = [json.loads(x) for x in err.splitlines() if '"dask_worker_lost"' in x]
+    assert len({e["worker"] for e in lost}) == 2 and lost[-1]["workers_left"] == 0, err  # (in one poll, or two)
+    assert "arena: no Dask worker was left; the games finished so far are kept." in err, err
+    assert f"no Dask worker connected to the scheduler at {address} for 3 s" in err
+    assert f"arena tournament --resume {run}" in err
+    done, pending, _ = games(run)
+    assert done >= 1 and pending >= 1 and done + pending == 12
+    results = json.loads((run / "results.json").read_text())
+    assert all(g["termination"] == "normal" for g in results["games"]), results["games"]
+    resumed = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run), "--workers", "1"],
+                             capture_output=True, text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert games(run)[:2] == (12, 0)
+    audit(run)
+
+
 def test_resume_after_the_arena_is_killed_mid_run(tmp_path: Path) -> None:
     run = tmp_path / "run"
     arena = subprocess.Popen(tournament(tmp_path, run, 10, "--workers", "2"), stdout=subprocess.DEVNULL,

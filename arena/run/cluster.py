@@ -270,7 +270,11 @@ async def _outcome(future: Any) -> TaskResult | referee.BotFailed:
 
     future.add_done_callback(wake)
     await finished.wait()
-    result: TaskResult | referee.BotFailed = await trio.to_thread.run_sync(future.result)  # (done: at once)
+    # Done, the result is usually there at once; but a worker that dies after finishing and
+    # before its result is gathered leaves Dask rescheduling the task, and the fetch then waits
+    # for a worker. Abandoned on cancel, so that giving up on the cluster (--worker-wait) is not
+    # held up by a thread that never returns.
+    result: TaskResult | referee.BotFailed = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
     return result
 
 
