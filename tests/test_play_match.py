@@ -114,7 +114,9 @@ def test_a_bot_that_crashes_mid_match_loses_by_crash(tmp_path: Path) -> None:
 
 
 def test_a_bot_that_never_connects_fails_to_connect_and_is_ended(tmp_path: Path) -> None:
-    spec = MatchSpec(players=("good", "hang"), rules=RuleSet.preset("short"), connect_timeout_ms=1_500)
+    # Long enough for the good bot's Python to start on a loaded machine (1.5 s was not, once);
+    # the hanging one never connects, however long it is given.
+    spec = MatchSpec(players=("good", "hang"), rules=RuleSet.preset("short"), connect_timeout_ms=15_000)
     played, pids = play_observed(spec, [arena_bot("greedy"), arena_bot("hang")])
     report = played.report
     assert report.termination == "failed_to_connect" and report.faulting_seat == 1, report.detail
