@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
+from types import FunctionType
 from typing import Any, Final, Literal
 
 from referee import games
@@ -39,7 +40,15 @@ from referee.table.notices import (
 )
 from referee.table.recording import MatchRecorder
 
-__all__ = ["ASKING", "MAX_STRAY_MESSAGES", "PLAIN", "LogEvent", "MatchFlow", "Outbox", "SeatState", "TableState"]
+__all__ = ["ASKING", "COMPILED", "MAX_STRAY_MESSAGES", "PLAIN", "LogEvent", "MatchFlow", "Outbox", "SeatState",
+           "TableState"]
+
+def _probe() -> None:
+    """A function whose type tells whether this module runs compiled (mypyc) or as Python."""
+
+
+COMPILED: bool = not isinstance(_probe, FunctionType)
+"""Whether the match flow runs compiled (``GIN_ARENA_COMPILE``, see setup.py)."""
 
 MAX_STRAY_MESSAGES: Final = 100
 """Answers that fit no open request (wrong id, out of turn, …) a seat may send between two of
