@@ -159,11 +159,6 @@ class Table:
         """An answer from a seat, handled now."""
         self._handle(self.flow.answer, link.seat, response.request_id, response.action, response.fallback, at)
 
-    def seat_written(self, link: SeatLink, request_id: int, at: float) -> None:
-        """The transport wrote the seat's request: its clock runs from ``at`` (a later deadline:
-        the supervisor finds it when it wakes)."""
-        self.flow.written(link.seat, request_id, at)
-
     # ----- operator side -----
     def alert(self, fault: Fault) -> None:
         """A fault that does not wait for the seat's turn (its process died)."""
@@ -233,25 +228,17 @@ class Table:
     def _handle(self, step: Callable[..., None], *args: Any) -> None:
         """Hand one input to the flow now, or right after the one that is running (a session
         may answer from inside ``send``), and deliver what it produced."""
-        self._inputs.append((step, args))
         if self._busy:
+            self._inputs.append((step, args))
             return
         self._busy = True
         flow = self.flow
         try:
-            while self._inputs:
-                step, args = self._inputs.popleft()
-                try:
-                    step(*args)
-                    self._deliver(flow.take())
-                except Exception as e:  # a bug of ours (delivering): this match ends, the server lives on
-                    self._log.exception("match_internal_error")
-                    try:
-                        flow.fail(e)
-                        self._deliver(flow.take())
-                    except Exception:  # the finish itself failed: the supervisor ends the match
-                        self._log.exception("match_internal_error")
-                        flow.broken = True
+            self._step(step, args)
+            inputs = self._inputs
+            while inputs:
+                step, args = inputs.popleft()
+                self._step(step, args)
         finally:
             self._busy = False
         if flow.report is not None or flow.alerted:
@@ -264,6 +251,20 @@ class Table:
                 deadline = flow.deadline
                 if deadline < timer.deadline:
                     timer.deadline = deadline
+
+    def _step(self, step: Callable[..., None], args: tuple[Any, ...]) -> None:
+        flow = self.flow
+        try:
+            step(*args)
+            self._deliver(flow.take())
+        except Exception as e:  # a bug of ours (delivering): this match ends, the server lives on
+            self._log.exception("match_internal_error")
+            try:
+                flow.fail(e)
+                self._deliver(flow.take())
+            except Exception:  # the finish itself failed: the supervisor ends the match
+                self._log.exception("match_internal_error")
+                flow.broken = True
 
     def _deliver(self, out: Outbox) -> None:
         """Send the flow's outputs: messages to the seats' sessions, closes, spectators' events,
@@ -280,7 +281,7 @@ class Table:
             elif ask == ASKING:
                 session.send(data, _unused)
             else:
-                session.send(data, partial(links[seat].sent, ask))
+                session.send(data, partial(self.flow.written, seat, ask))  # its clock runs from then
         for seat, code, detail in out.closes:
             session = links[seat].session
             if session is not None:

@@ -66,9 +66,6 @@ class SeatOwner(Protocol):
     def seat_answered(self, link: SeatLink, response: bot_pb2.ActionResponse, at: float) -> None:
         """An answer arrived from a seat (read at ``at``)."""
 
-    def seat_written(self, link: SeatLink, request_id: int, at: float) -> None:
-        """The transport finished writing the seat's request ``request_id`` at ``at``."""
-
     def alert(self, fault: Fault) -> None:
         """A fault that does not wait for the seat's turn."""
 
@@ -135,10 +132,6 @@ class SeatLink:
     def deliver(self, response: bot_pb2.ActionResponse, at: float) -> None:
         """An action arrived from this seat's session (``at``: when it was read)."""
         self.table.seat_answered(self, response, at)
-
-    def sent(self, request_id: int, at: float) -> None:
-        """The transport finished writing the request ``request_id`` at ``at``."""
-        self.table.seat_written(self, request_id, at)
 
     def crashed(self, detail: str) -> None:
         """The operator reports that this seat's bot process died: the fault applies at once,
