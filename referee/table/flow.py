@@ -254,10 +254,13 @@ class Table:
 
     def _step(self, step: Callable[..., None], args: tuple[Any, ...]) -> None:
         flow = self.flow
+        out = flow.out  # delivered, then emptied: an input that arrives meanwhile waits in _inputs
         try:
             step(*args)
-            self._deliver(flow.take())
+            self._deliver(out)
+            out.clear()
         except Exception as e:  # a bug of ours (delivering): this match ends, the server lives on
+            out.clear()
             self._log.exception("match_internal_error")
             try:
                 flow.fail(e)

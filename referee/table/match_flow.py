@@ -95,6 +95,15 @@ class Outbox:
         self.logs: list[LogEvent] = []
         """Log lines, in order."""
 
+    def clear(self) -> None:
+        """Empty the box (its outputs were delivered)."""
+        self.sends.clear()
+        if self.closes:
+            self.closes.clear()
+        self.public.clear()
+        if self.logs:
+            self.logs.clear()
+
 
 class SeatState:
     """What the flow knows of one seat: its bot, whether it is online, its open request."""
