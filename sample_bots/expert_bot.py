@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 from gin_arena.v1 import bot_pb2, game_pb2
 
-from .kit import actions as A
 from .kit import run_bot
-from .kit.cards import DECK
-from .kit.masks import (
+from .kit.gin import actions as A
+from .kit.gin.cards import DECK
+from .kit.gin.masks import (
     INDEX,
     LED_BY,
     VALUES,

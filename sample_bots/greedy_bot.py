@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from gin_arena.v1 import bot_pb2, game_pb2
 
-from .kit import actions as A
 from .kit import run_bot
-from .kit.cards import rank, value
-from .kit.masks import INDEX, deadwood_after_draw_mask, deadwood_mask, to_mask
+from .kit.gin import actions as A
+from .kit.gin.cards import rank, value
+from .kit.gin.masks import INDEX, deadwood_after_draw_mask, deadwood_mask, to_mask
 
 
 def decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:

@@ -34,7 +34,7 @@ import grpc.aio
 
 from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
-from .actions import Decision, action_text, is_legal, legal_texts, to_action
+from .games import Decision, action_text, is_legal, legal_texts, to_action
 
 log = logging.getLogger("gin_bot")
 
@@ -101,8 +101,9 @@ class Bot:
     name = "bot"
     """The default bot name (``--name`` / ``GIN_BOT_NAME`` override it)."""
     games: tuple[str, ...] = ()
-    """The games this bot plays, declared in Hello (``"gin"``, ``"rummy"``); empty = gin only.
-    The referee seats a bot only in matches of a game it declared."""
+    """The games this bot plays, declared in Hello by their names (``MatchStarted.game``);
+    empty: the referee's default game. The referee seats a bot only in matches of a game it
+    declared."""
 
     def decide(self, request: bot_pb2.ActionRequest) -> Decision:
         """Choose one of ``request.legal_actions``."""
@@ -366,7 +367,7 @@ class _Session:
         if it failed under ``"fault"``."""
         fallback = request.legal_actions[0] if request.legal_actions else game_pb2.Action()
         try:
-            chosen = to_action(bot.decide_in_match(match_id, request))
+            chosen = to_action(bot.decide_in_match(match_id, request), request)
         except SessionAbort:
             raise
         except Exception as e:
@@ -537,8 +538,8 @@ class _Session:
                 log.info("match %s resumed (seat %d)", mid, ms.seat)
                 return
             self._started.add(mid)
-            log.info("match %s started: seat %d, players %s, rules %s, time %s",
-                     mid, ms.seat, list(ms.player_names), ms.rules.name, ms.time_control.text)
+            log.info("match %s started: game %s, seat %d, players %s, time %s",
+                     mid, ms.game or "(default)", ms.seat, list(ms.player_names), ms.time_control.text)
             self._hook(mid, "on_match_started", ms)
         elif kind == "deal_started":
             self._hook(mid, "on_deal_started", msg.deal_started)
@@ -552,9 +553,8 @@ class _Session:
             self._hook(mid, "on_action_rejected", rj)
         elif kind == "deal_finished":
             r = msg.deal_finished.result
-            log.info("match %s game %d deal %d: %s, winner %d, %d points, scores %s", mid, r.game_number,
-                     r.deal_number, _enum_name(game_pb2.DealOutcome, r.outcome), r.winner, r.points,
-                     list(r.scores_after))
+            log.info("match %s game %d deal %d: winner %d, scores %s", mid, r.game_number,
+                     r.deal_number, r.winner, list(r.scores_after))
             self._hook(mid, "on_deal_finished", r)
         elif kind == "game_finished":
             self._hook(mid, "on_game_finished", msg.game_finished.result)

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from gin_arena.v1 import bot_pb2, game_pb2
 
-from .actions import Decision
-from .rummy import Rules, View, answer, rules_of, view_of
-from .session import Bot
+from ..games import Decision
+from ..session import Bot
+from . import Rules, View, answer, rules_of, view_of
 
 
 class RummyBot(Bot):

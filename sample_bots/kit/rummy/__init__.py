@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 
 from gin_arena.v1 import bot_pb2, game_pb2
 
-from .cards import SUITS, make_card, parse_card, rank, sort_cards, suit
+from ..deck import SUITS, make_card, parse_card, rank, sort_cards, suit
+from ..games import GameKit, register
 
 HIGH_ACE = 14
 """The position of an ace laid above a king in a run (``ace_high`` only)."""
@@ -519,3 +520,9 @@ def answer(request: bot_pb2.ActionRequest, text: str) -> game_pb2.Action:
         if action_text(a.rummy) == normal:
             return a
     return built
+
+
+NAME = "rummy"
+"""The game's name on the wire."""
+KIT = register(GameKit(NAME, lambda a: action_text(a.rummy), action_message))
+"""Rummy's action texts, registered with the kit (:mod:`sample_bots.kit.games`)."""
