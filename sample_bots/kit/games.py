@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from google.protobuf import text_format
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 
-Action = game_pb2.Action
-"""The envelope's action message (one game's action inside)."""
+Action = common_pb2.Action
+"""The envelope's action message: one game's action in its ``oneof game``."""
 Decision = Action | str
 """What a bot's ``decide`` may return: an Action message or its text form."""
 
@@ -32,6 +33,10 @@ class GameKit:
     """The text form of one of the game's actions (``"discard Ts"``)."""
     parse_action: Callable[[str], Action]
     """The action of a text; raises ``ValueError`` naming what is wrong."""
+    any_type: str = ""
+    """A plugin game, whose actions travel as ``google.protobuf.Any`` (``oneof game``'s
+    ``other``): the full name of its action message; empty for a game with its own member of
+    the ``oneof`` (named as the game)."""
 
 
 _KITS: dict[str, GameKit] = {}
@@ -41,6 +46,8 @@ def register(kit: GameKit) -> GameKit:
     """Make ``kit`` the one for its game (a second registration of the same name replaces the
     first); returns it."""
     _KITS[kit.name] = kit
+    if kit.any_type:
+        _KITS[kit.any_type] = kit
     return kit
 
 
@@ -49,14 +56,26 @@ def kit_for(game: str) -> GameKit | None:
     return _KITS.get(game)
 
 
+def _game_of(msg: Any) -> str:
+    """Which game a message's ``oneof game`` holds: its member's name, or for a packed plugin
+    message (``other``) the message's full name; ``""`` if unset."""
+    member = msg.WhichOneof("game")
+    if member == "other":
+        return str(msg.other.TypeName())
+    return member or ""
+
+
 def game_of_action(action: Action) -> str:
-    """The game an action message belongs to."""
-    return "rummy" if action.HasField("rummy") else "gin"
+    """The game an action message belongs to (see :class:`GameKit` for a plugin's)."""
+    return _game_of(action)
 
 
 def game_of_request(request: bot_pb2.ActionRequest) -> str:
-    """The game a request belongs to."""
-    return "rummy" if request.HasField("rummy_state") else "gin"
+    """The game a request belongs to: its state's, else its legal actions'."""
+    game = _game_of(request)
+    if not game and request.legal_actions:
+        game = _game_of(request.legal_actions[0])
+    return game
 
 
 def action_text(action: Action) -> str:
