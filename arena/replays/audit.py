@@ -46,7 +46,7 @@ from google.protobuf.message import Message
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from arena.model.paths import find_replay
 from arena.replays.page_parts import plural
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2
 from referee import ReplayError, Resimulation, TimeControl, games, resimulate, rummy
 from referee.gin import DECK, parse_card
 from referee.gin.records import GinDealEnd
@@ -707,15 +707,16 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
                 seq = cur.moves[k - 1][3]
             elif kind == "action_request":
                 ar = msg.action_request
-                st: Any = ar.rummy_state if ar.HasField("rummy_state") else ar.state
+                member = ar.WhichOneof("game")  # the game's state (a plugin's is packed: not read here)
+                st: Any = getattr(ar, member) if member is not None and member != "other" else None
                 if lean and cur is not None:
                     k = _moves_before_request(cur, seat, k + 1 if answered else k, msg.action_request.request_id)
                     answered = k < len(cur.moves) and cur.moves[k][4] == msg.action_request.request_id
                     seq = cur.moves[k - 1][3] if k else cur.seq
-                if cur is None or (st.game_number, st.deal_number) != (cur.game, cur.deal) \
-                        or len(st.events) != k:
+                at = (st.game_number, st.deal_number) if st is not None else (cur.game, cur.deal) if cur else (0, 0)
+                if cur is None or at != (cur.game, cur.deal) or len(ar.events) != k:
                     raise _fail("information", seq, where, f"the state after {k} events of the current deal",
-                                f"game {st.game_number} deal {st.deal_number} after {len(st.events)} events")
+                                f"game {at[0]} deal {at[1]} after {len(ar.events)} events")
             elif kind == "deal_finished":
                 ended = True
                 if lean and cur is not None:
