@@ -37,7 +37,7 @@ from arena.replays.rummy_model import RummyMatchView
 from gin_arena.v2 import bot_pb2, common_pb2
 from gin_arena.v2.games import gin_pb2 as game_pb2
 from referee import ReplayError, resimulate
-from referee.replays import FaultRecord, Replay, read_replay
+from referee.replays import PROTOCOL_VERSION, FaultRecord, Replay, read_replay
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
 
@@ -308,6 +308,9 @@ def seat_story(replay: Replay, seat: int) -> tuple[list[bot_pb2.RefereeMessage],
     count = counts[seat] if seat < len(counts) else None
     if h.hexdigest() == recorded:
         note = f"{len(msgs)} messages; their digest {recorded} matches the replay's result record ✓"
+    elif replay.header.protocol != PROTOCOL_VERSION:
+        note = (f"{len(msgs)} messages, shown in bot protocol {PROTOCOL_VERSION}; the replay's digest {recorded} is "
+                f"of protocol {replay.header.protocol}'s bytes (not comparable)")
     elif count is not None and len(msgs) < count:
         note = (f"{len(msgs)} of {count} messages: the seat's session ended (disconnected) and the rest was not "
                 "delivered")
