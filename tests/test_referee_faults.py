@@ -303,8 +303,8 @@ def test_out_of_turn_action_is_refused_with_not_your_turn() -> None:
     def poke_while_the_opponent_thinks(c: Client, m: bot_pb2.RefereeMessage) -> bool:
         # The opponent has just acted and thinks 100 ms about its next decision, or it is its turn:
         # either way no request of ours is open.
-        if m.WhichOneof("kind") == "event" and m.event.seat == 1 and m.event.gin.kind == gin_pb2.ACTION_KIND_DRAW_STOCK \
-                and not pokes:
+        if m.WhichOneof("kind") == "event" and m.event.seat == 1 \
+                and m.event.gin.kind == gin_pb2.ACTION_KIND_DRAW_STOCK and not pokes:
             pokes.append(asyncio.ensure_future(c.send_action(m.match_id, 1, common_pb2.Action(gin=gin_pb2.Action(
                 kind=gin_pb2.ACTION_KIND_DRAW_STOCK)))))
         return False

@@ -82,7 +82,8 @@ def test_positions_agree_with_what_the_seats_were_told(view: MatchView, match: t
                 continue
             st = m.action_request.gin
             deal = by_deal[(st.game_number, st.deal_number)]
-            pos = deal.positions[sum(1 for e in m.action_request.events if not e.gin.reshuffled)]  # a reshuffle is no move
+            moves = sum(1 for e in m.action_request.events if not e.gin.reshuffled)  # a reshuffle is no move
+            pos = deal.positions[moves]
             assert [str(c) for c in pos.hands[seat]] == list(st.hand)
             assert [str(c) for c in pos.discard_pile] == list(st.discard_pile)
             assert pos.stock_size == st.stock_size and pos.to_move == seat

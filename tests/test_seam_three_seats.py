@@ -11,10 +11,10 @@ import pytest
 import trio
 import trio.testing
 from toy3_game import engine as toy
+from toy3_game.wire import ToyWire
 
 import referee
 from gin_arena.v2 import bot_pb2, common_pb2
-from gin_arena.v2.games import gin_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, read_replay, resimulate
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
@@ -31,7 +31,7 @@ def _faulty(after: int) -> Policy:
     def policy(request: bot_pb2.ActionRequest) -> common_pb2.Action:
         asked[0] += 1
         if asked[0] == after:
-            return common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DISCARD, card="99"))
+            return ToyWire().action_from_text("99")  # a toy play (packed in action.other) of a card not held
         return request.legal_actions[0]
 
     return policy
