@@ -253,9 +253,9 @@ def test_second_live_stream_for_a_seat_is_refused() -> None:
 
 def test_wrong_protocol_version_and_missing_hello() -> None:
     async def probe(_ref: referee.Referee, table: referee.Table) -> None:
-        v2 = Client(_ref.address, table.links[0].token, protocol_version=2)
-        await referee.aio(v2.play())
-        assert v2.status == grpc.StatusCode.FAILED_PRECONDITION and "version 2" in v2.details
+        v3 = Client(_ref.address, table.links[0].token, protocol_version=3)
+        await referee.aio(v3.play())
+        assert v3.status == grpc.StatusCode.FAILED_PRECONDITION and "version 3" in v3.details
         nohello = Client(_ref.address, table.links[0].token)
         await referee.aio(nohello.play(first=bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=1))))
         assert nohello.status == grpc.StatusCode.INVALID_ARGUMENT and "hello" in nohello.details

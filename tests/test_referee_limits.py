@@ -63,8 +63,8 @@ def test_limits_parse_validate_and_name_the_bad_key() -> None:
 REFUSED = [
     ("connect_timeout_ms", {"connect_timeout_ms": 4_000_000_000}),
     ("reconnect_grace_ms", {"reconnect_grace_ms": 4_000_000_000}),
-    ("rules.games", {"rules": gin_pb2.RuleSet(games=10**9)}),
-    ("rules.target", {"rules": gin_pb2.RuleSet(target=10**9)}),
+    ("rules.games", {"gin": gin_pb2.RuleSet(games=10**9)}),
+    ("rules.target", {"gin": gin_pb2.RuleSet(target=10**9)}),
     ("time_control.per_move_ms", {"time_control": common_pb2.TimeControl(
         per_move=common_pb2.FixedPerMove(move_ms=4_000_000_000))}),
     ("time_control.margin_ms", {"time_control": common_pb2.TimeControl(text="st=1 timemargin=4000000000")}),

@@ -134,4 +134,4 @@ def test_a_card_leaked_to_a_seat_is_caught(replays: dict[str, Path]) -> None:
     with pytest.raises(audit._Stop) as e:
         audit.check_information(replay, leaked)
     d = e.value.discrepancy
-    assert d.check == "information" and "rummy_state.hand[" in d.field and d.found == hidden
+    assert d.check == "information" and "rummy.hand[" in d.field and d.found == hidden
