@@ -17,9 +17,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2
 from referee import gin
-from referee.wire import gin as gin_wire
+from referee.gin import wire as gin_wire
 from sample_bots import expert_bot, greedy_bot, random_bot
 from sample_bots.kit.actions import Decision, to_action
 
