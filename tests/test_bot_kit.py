@@ -5,6 +5,7 @@ so that nothing here needs the real referee server."""
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import queue
@@ -25,9 +26,10 @@ from typing import Any
 import grpc
 import pytest
 
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import gin
-from referee.wire import gin as gin_wire
+from referee.gin import wire as gin_wire
 from sample_bots import greedy_bot, stdio_bridge
 from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, masks, run_bot
 from sample_bots.kit.actions import action_text, parse_action, to_action, unseen_cards
@@ -138,8 +140,9 @@ def test_action_text_round_trip() -> None:
         with pytest.raises(ValueError, match=message):
             parse_action(bad)
     legal = [parse_action(t) for t in ("draw_stock", "draw_discard")]
-    request = bot_pb2.ActionRequest(legal_actions=legal, state=game_pb2.InformationState(hand=["As"]))
-    assert to_action("draw_stock", request) == game_pb2.Action(kind=game_pb2.ACTION_KIND_DRAW_STOCK)
+    request = bot_pb2.ActionRequest(legal_actions=legal, gin=gin_pb2.State(hand=["As"]))
+    draw = common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DRAW_STOCK))
+    assert to_action("draw_stock", request) == draw and to_action("draw_stock", request) is legal[0]
     assert to_action(legal[1], request) is legal[1]
     with pytest.raises(ValueError, match="unknown action"):
         to_action("meld 5s 6s 7s", request)
@@ -175,11 +178,11 @@ def test_unseen_cards() -> None:
 
 # ----- a fake referee -----
 OUTCOMES = {
-    "knock": game_pb2.DEAL_OUTCOME_KNOCK, "undercut": game_pb2.DEAL_OUTCOME_UNDERCUT,
-    "gin": game_pb2.DEAL_OUTCOME_GIN, "big_gin": game_pb2.DEAL_OUTCOME_BIG_GIN,
-    "dead": game_pb2.DEAL_OUTCOME_DEAD_HAND,
+    "knock": gin_pb2.DEAL_OUTCOME_KNOCK, "undercut": gin_pb2.DEAL_OUTCOME_UNDERCUT,
+    "gin": gin_pb2.DEAL_OUTCOME_GIN, "big_gin": gin_pb2.DEAL_OUTCOME_BIG_GIN,
+    "dead": gin_pb2.DEAL_OUTCOME_DEAD_HAND,
 }
-Policy = Callable[[bot_pb2.ActionRequest], "game_pb2.Action | str"]
+Policy = Callable[[bot_pb2.ActionRequest], "common_pb2.Action | str"]
 
 
 @dataclass
@@ -214,7 +217,7 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
         self.hellos.append(first.hello)
         if first.hello.token != self.token:
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
-        yield bot_pb2.RefereeMessage(welcome=bot_pb2.Welcome(protocol_version=1, session_id=f"s{self._connections}"))
+        yield bot_pb2.RefereeMessage(welcome=bot_pb2.Welcome(protocol_version=2, session_id=f"s{self._connections}"))
         if self.hold_open:
             for _ in request_iterator:
                 pass
@@ -226,7 +229,8 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
             if match.is_over:
                 continue
             yield bot_pb2.RefereeMessage(match_id=mid, match_started=bot_pb2.MatchStarted(
-                match_id=mid, seat=0, player_names=[first.hello.bot_name, "opponent"]))
+                match_id=mid, seat=0, player_names=[first.hello.bot_name, "opponent"], game_name="gin",
+                gin=gin_wire.rules_to_proto(match.rules)))
             yield bot_pb2.RefereeMessage(match_id=mid, deal_started=gin_wire.deal_started(match.view(0)))
             while not match.is_over:
                 seat = match.to_move
@@ -235,7 +239,7 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
                 request = gin_wire.action_request(self._request_id, match.view(seat), [5000, 5000], 0,
                                                5000)
                 if seat == 1:
-                    action = to_action(self.opponent(request))
+                    action = to_action(self.opponent(request), request)
                 else:
                     if self.drop_after_requests and self._connections == 1 and sent >= self.drop_after_requests:
                         context.abort(grpc.StatusCode.UNAVAILABLE, "dropped for the test")
@@ -262,10 +266,10 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
                     if isinstance(ev, gin.DealEnded):
                         o = ev.outcome
                         yield bot_pb2.RefereeMessage(match_id=mid, deal_finished=bot_pb2.DealFinished(
-                            result=game_pb2.DealResult(
-                                outcome=OUTCOMES[o.kind], game_number=ev.game, deal_number=ev.deal,
-                                winner=-1 if o.winner is None else o.winner, points=o.points,
-                                scores_after=ev.scores)))
+                            result=common_pb2.DealResult(
+                                game_number=ev.game, deal_number=ev.deal,
+                                winner=-1 if o.winner is None else o.winner, scores_after=ev.scores,
+                                gin=gin_pb2.DealResult(outcome=OUTCOMES[o.kind], points=o.points))))
                     elif isinstance(ev, gin.GameEnded):
                         yield bot_pb2.RefereeMessage(match_id=mid, game_finished=bot_pb2.GameFinished(
                             result=gin_wire.game_result(ev.result)))
@@ -274,8 +278,9 @@ class FakeReferee(bot_pb2_grpc.BotServiceServicer):
             assert match.outcome is not None
             self.results.append(match.outcome)
             yield bot_pb2.RefereeMessage(match_id=mid, match_finished=bot_pb2.MatchFinished(
-                result=game_pb2.MatchResult(match_id=mid, winner=match.outcome.winner if match.outcome.winner
-                                            is not None else -1, termination=game_pb2.TERMINATION_NORMAL)))
+                result=common_pb2.MatchResult(match_id=mid, winner=match.outcome.winner if match.outcome.winner
+                                              is not None else -1, termination=common_pb2.TERMINATION_NORMAL,
+                                              game_name="gin")))
         for _ in request_iterator:  # until the bot closes its side
             pass
 
@@ -308,7 +313,7 @@ def test_run_bot_plays_a_match_and_returns_0(serve: Callable[[FakeReferee], str]
     assert not referee.errors
     assert len(referee.results) == 1 and referee.answers
     hello = referee.hellos[0]
-    assert hello.bot_name == "greedy-test" and hello.protocol_version == 1 and len(hello.nonce) == 16
+    assert hello.bot_name == "greedy-test" and hello.protocol_version == 2 and len(hello.nonce) == 16
     assert hello.max_concurrent_matches == 1 and "python" in hello.client_info
     assert hello.skip_event_messages  # a decide function needs no event messages
 
@@ -317,14 +322,14 @@ def test_the_kit_asks_for_event_messages_only_for_bots_that_read_them() -> None:
     from sample_bots.kit.session import _Session
 
     class Listener(Bot):
-        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action | str:
+        def decide(self, request: bot_pb2.ActionRequest) -> common_pb2.Action | str:
             return greedy_bot.decide(request)
 
-        def on_event(self, match_id: str, event: game_pb2.PublicEvent) -> None:
+        def on_event(self, match_id: str, event: common_pb2.Event) -> None:
             pass
 
     class Plain(Bot):
-        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action | str:
+        def decide(self, request: bot_pb2.ActionRequest) -> common_pb2.Action | str:
             return greedy_bot.decide(request)
 
     def skips(bot: Any, **kw: Any) -> bool:
@@ -339,7 +344,7 @@ class _Recorder(Bot):
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action | str:
+    def decide(self, request: bot_pb2.ActionRequest) -> common_pb2.Action | str:
         self.calls.append("decide")
         return greedy_bot.decide(request)
 
@@ -349,13 +354,13 @@ class _Recorder(Bot):
     def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:
         self.calls.append("deal_started")
 
-    def on_deal_finished(self, match_id: str, result: game_pb2.DealResult) -> None:
+    def on_deal_finished(self, match_id: str, result: common_pb2.DealResult) -> None:
         self.calls.append("deal_finished")
 
-    def on_game_finished(self, match_id: str, result: game_pb2.GameResult) -> None:
+    def on_game_finished(self, match_id: str, result: common_pb2.GameResult) -> None:
         self.calls.append("game_finished")
 
-    def on_match_finished(self, match_id: str, result: game_pb2.MatchResult) -> None:
+    def on_match_finished(self, match_id: str, result: common_pb2.MatchResult) -> None:
         self.calls.append(f"match_finished {match_id}")
 
     def close(self) -> None:
@@ -386,7 +391,7 @@ def test_a_bot_class_gets_one_instance_per_match(serve: Callable[[FakeReferee], 
             created.append(self)
             self.match_ids: set[str] = set()
 
-        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action | str:
+        def decide(self, request: bot_pb2.ActionRequest) -> common_pb2.Action | str:
             return greedy_bot.decide(request)
 
         def on_match_started(self, match_id: str, info: bot_pb2.MatchStarted) -> None:
@@ -458,7 +463,7 @@ def test_an_exception_in_a_hook_resigns_by_default_and_is_logged_with_fallback(
     serve: Callable[[FakeReferee], str],
 ) -> None:
     class Hooked(Bot):
-        def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action:
+        def decide(self, request: bot_pb2.ActionRequest) -> common_pb2.Action:
             return greedy_bot.decide(request)
 
         def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:
@@ -541,14 +546,21 @@ def test_sigterm_and_sigint_stop_the_bot_cleanly(serve: Callable[[FakeReferee], 
     assert proc.wait(timeout=30) == 0
 
 
-def test_stdio_bridge_plays_a_match_end_to_end(serve: Callable[[FakeReferee], str]) -> None:
-    """The bridge, as a process, with a Python stdio program (node may be absent)."""
+def test_stdio_bridge_plays_a_match_end_to_end(serve: Callable[[FakeReferee], str], tmp_path: Path) -> None:
+    """The bridge, as a process, with a Python stdio program (node may be absent) that answers
+    every request with its first legal action, copied, and keeps the lines it was sent: each is a
+    RefereeMessage in exactly the proto3 JSON mapping (json_format's standard options)."""
+    from google.protobuf import json_format
+
+    seen = tmp_path / "lines.jsonl"
     program = (
         "import json, sys\n"
+        f"log = open({str(seen)!r}, 'w')\n"
         "for line in sys.stdin:\n"
+        "    log.write(line); log.flush()\n"
         "    msg = json.loads(line)\n"
-        "    if msg['type'] == 'request':\n"
-        "        print(json.dumps({'action': msg['legal'][0]}), flush=True)\n"
+        "    if 'actionRequest' in msg:\n"
+        "        print(json.dumps({'action': {'action': msg['actionRequest']['legalActions'][0]}}), flush=True)\n"
     )
     referee = FakeReferee()
     address = serve(referee)
@@ -556,7 +568,28 @@ def test_stdio_bridge_plays_a_match_end_to_end(serve: Callable[[FakeReferee], st
                            "good-token", "--", sys.executable, "-c", program], env=_env(), capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert len(referee.results) == 1 and not referee.errors
+    assert len(referee.results) == 1 and not referee.errors and referee.answers
+    kinds = []
+    for line in seen.read_text().splitlines():
+        msg = json_format.Parse(line, bot_pb2.RefereeMessage())
+        assert json.loads(line) == json_format.MessageToDict(msg), line  # the mapping, nothing else
+        assert msg.match_id == "match-0"
+        kinds.append(msg.WhichOneof("kind"))
+    assert kinds[0] == "match_started" and kinds[1] == "deal_started" and kinds[-1] == "match_finished"
+    assert {"action_request", "deal_finished", "game_finished"} <= set(kinds) and "event" not in kinds
+    assert kinds.count("action_request") == len(referee.answers)
+
+
+def test_stdio_bridge_resigns_when_the_program_says_so(serve: Callable[[FakeReferee], str]) -> None:
+    program = ("import sys\nfor line in sys.stdin:\n    if 'actionRequest' in line:\n"
+               "        print('{\"resign\": {\"reason\": \"no idea\"}}', flush=True)\n")
+    referee = FakeReferee()
+    done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", serve(referee),
+                           "--token", "good-token", "--on-error", "fallback", "--", sys.executable, "-c", program],
+                          env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert [(r.match_id, r.reason) for r in referee.resigns] == [("match-0", "the program resigned: no idea")]
+    assert not referee.answers
 
 
 def test_stdio_bridge_plays_the_sample_node_program(serve: Callable[[FakeReferee], str]) -> None:
