@@ -22,8 +22,8 @@ COMPILED_PACKAGES = ["referee/cardcore", "referee/gin", "referee/rummy"]
 INTERPRETED = {"records.py"}
 """Modules of those packages left to run as Python: a game's replay content classes, whose
 annotations the replay codec reads as text (compiled, a class's annotations become classes)."""
-COMPILED_MODULES = ["referee/wire/envelope.py", "referee/wire/gin.py"]
-"""The byte encoders: the game-neutral one and each game's (a game's wire module joins here)."""
+COMPILED_MODULES = ["referee/wire/envelope.py"]
+"""The game-neutral byte encoders (each game's, its ``wire.py``, is compiled with its package)."""
 BUILD_REQUIRES = ["mypy>=2", "types-protobuf"]
 """What compiling needs in the build environment (mypyc, and the stubs that the encoders'
 protobuf messages are checked against)."""

@@ -29,7 +29,7 @@ import referee
 from arena.cli.options import UsageError, address, check_client_tls_files, game_rules_from_args, tc_from_args
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
 from arena.model.schedule import FAULT_POLICIES
-from gin_arena.v1 import referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from referee import LIST_AFTER_KEY as LIST_AFTER
 from referee import LIST_LEFT_OFF_KEY as LIST_LEFT_OFF
 from referee import TLSConfigError, TokenFileError, client_operator_token, client_tls

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import structlog
 import trio
 
-from gin_arena.v1 import bot_pb2, referee_pb2
+from gin_arena.v2 import bot_pb2, referee_pb2
 from referee import games
 from referee.model.spec import MatchReport, MatchSpec, Termination
 from referee.table.clocks import Clocks
@@ -229,8 +229,7 @@ class Table:
             "seed_commitment": self.commitment, "fault_policy": wire.FAULT_POLICY_TO_PB[spec.fault_policy],
             **self.wire.start_fields(spec.rules),
         }
-        if not spec.default_game:
-            fields["game"] = spec.game
+        fields["game_name"] = spec.game
         if spec.seat_time_controls:
             fields["seat_time_controls"] = [wire.time_control_to_proto(tc) for tc in spec.seat_time_controls]
         return fields
@@ -607,7 +606,7 @@ class Table:
         report = self.report
         assert report is not None
         return wire.match_result(report, self.operator_seed, self.nonces, self.game.result_fields(report.outcome),
-                                 self.wire.game_results(report.outcome))
+                                 self.wire.game_results(report.outcome), self.spec.game)
 
     async def _persist(self) -> None:
         """Write the replay (in a worker thread: its fsyncs must not stall other matches),

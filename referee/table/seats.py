@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import trio
 
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2
 from referee.model.spec import DEFAULT_GAME
 from referee.table.faults import Fault
 

@@ -16,7 +16,7 @@ import trio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import bot_pb2, referee_pb2, referee_pb2_grpc
 from referee.model.limits import LimitExceeded, Limits
 from referee.model.spec import MatchReport, MatchSpec
 from referee.table.flow import Table
