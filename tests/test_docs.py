@@ -28,11 +28,11 @@ from arena.model.manifest import ManifestError, parse_manifest
 from gin_arena.v2 import bot_pb2
 from gin_arena.v2.games import gin_pb2
 from referee.gin import Deal, DrawStock, Knock, Match, Pass, RuleSet, deck_for_deal, parse_action
+from referee.gin.wire import information_state
 from referee.rummy import Match as RummyMatch
 from referee.rummy import RummyRules, hand_size
 from referee.rummy import deck_for_deal as rummy_deck_for_deal
-from referee.wire.gin import information_state
-from referee.wire.rummy import rummy_state
+from referee.rummy.wire import rummy_state
 from sample_bots.kit import rummy
 from sample_bots.kit.gin.cards import best_discard, deadwood
 from tests._markdown import (
