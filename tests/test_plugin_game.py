@@ -38,14 +38,14 @@ def test_the_plugin_is_installed_from_its_own_folder() -> None:
     assert Path(toy3_game.__file__).resolve().parent == PLUGIN / "toy3_game"
     ours = {p.name: p.value for p in metadata.distribution("gin-arena").entry_points
             if p.group == games.ENTRY_POINT_GROUP}
-    assert ours == {"gin": "referee.wire.gin:PLUGIN", "rummy": "referee.wire.rummy:PLUGIN"}
+    assert ours == {"gin": "referee.gin.wire:PLUGIN", "rummy": "referee.rummy.wire:PLUGIN"}
 
 
 def test_discovery_imports_no_game() -> None:
     """Listing the games reads metadata only; a game is imported when first used."""
     code = ("import sys; from referee import games; names = games.names(); "
             "loaded = sorted(m for m in sys.modules if m.startswith(('toy3_game', 'referee.gin', 'referee.rummy', "
-            "'referee.wire.gin', 'referee.wire.rummy', 'gin_arena'))); "
+            "'referee.gin.wire', 'referee.rummy.wire', 'gin_arena'))); "
             "games.get('toy3'); print(names, loaded, 'toy3_game.engine' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "['gin', 'rummy', 'toy3'] [] True", out.stdout + out.stderr

@@ -508,7 +508,7 @@ def test_undecodable_bytes_mid_match_are_a_malformed_message_by_the_policy(polic
             call = ch.stream_stream("/gin_arena.v1.BotService/Play", request_serializer=None,
                                     response_deserializer=bot_pb2.RefereeMessage.FromString)(None)
             await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
-                token=c.token, protocol_version=1)).SerializeToString())
+                token=c.token, protocol_version=2)).SerializeToString())
             requests = 0
             try:
                 async for msg in call:
@@ -592,7 +592,7 @@ def test_answers_marked_fallback_are_counted_per_seat_and_re_run_identically() -
         asked = 0
         async with grpc.aio.insecure_channel(c.address) as ch:
             call = bot_pb2_grpc.BotServiceStub(ch).Play(None)
-            await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(token=c.token, protocol_version=1)))
+            await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(token=c.token, protocol_version=2)))
             async for msg in call:
                 kind = msg.WhichOneof("kind")
                 if kind == "match_finished":

@@ -144,7 +144,7 @@ def test_every_inbound_message_counts_against_the_stream_budget(kind: str) -> No
     async def body(ref: referee.Referee, ch: grpc.aio.Channel) -> None:
         table = ref.create_match(_spec(connect_timeout_ms=60_000))
         call = _raw_play(ch)
-        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=table.links[0].token, protocol_version=1))
+        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=table.links[0].token, protocol_version=2))
         msg = {"ping": bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=1)), "empty": bot_pb2.BotMessage(),
                "unknown_match": bot_pb2.BotMessage(action=bot_pb2.ActionResponse(match_id="elsewhere"))}[kind]
 
@@ -172,7 +172,7 @@ def test_a_client_that_never_reads_is_cut_off_and_never_slows_a_match() -> None:
         match = ref.create_match(_spec())
         host, _, port = ref.address.rpartition(":")
         conn = await trio.to_thread.run_sync(RawConnection, host, int(port))
-        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=idle.links[0].token, protocol_version=1))
+        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=idle.links[0].token, protocol_version=2))
         ping = bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=2**62)).SerializeToString()
         stream = await trio.to_thread.run_sync(conn.open_stream, [hello.SerializeToString()])
         async with trio.open_nursery() as n:
@@ -296,7 +296,7 @@ def test_a_rapid_reset_burst_refuses_no_other_connections_new_streams() -> None:
                     continue
 
         def probe() -> dict[str, int]:
-            hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="x" * 32, protocol_version=1)).SerializeToString()
+            hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="x" * 32, protocol_version=2)).SerializeToString()
             chans = [grpc.insecure_channel(ref.address, options=[("grpc.use_local_subchannel_pool", 1)])
                      for _ in range(10)]
             codes: dict[str, int] = {}

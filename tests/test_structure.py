@@ -21,6 +21,7 @@ REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("referee.play",),
     ("referee.transport",),
     ("referee.table",),
+    ("referee.gin.wire", "referee.rummy.wire"),
     ("referee.wire",),
     ("referee.model", "referee.replays"),
     ("referee.games",),
@@ -29,8 +30,9 @@ REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """The referee's layers, top first: a module imports only its own layer's and the layers' below
 (the public surface, the command and a game plugin's conformance checks; one call per match; the
-gRPC transport; one match at a table; protobuf conversion; the values and typed replays; the game
-seam; the games; their core)."""
+gRPC transport; one match at a table; each game's protobuf conversion, its package's ``wire``
+module; the game-neutral envelope; the values and typed replays; the game seam; the games; their
+core)."""
 ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena", "arena.cli"),
     ("arena.run",),
@@ -59,9 +61,9 @@ SHORT_FUNCTIONS = ("referee", "arena", "sample_bots", "bench")
 MAX_FUNCTION_LINES = 100
 """From a function's ``def`` line to its last line, both included (decorators not counted)."""
 
-GIN_OWN = ("referee/gin/", "referee/wire/gin.py")
-"""The only files of ``referee`` that may name Gin: the pure game package (a folder) and its one
-protobuf-conversion module. Everything else reaches Gin through the game seam."""
+GIN_OWN = ("referee/gin/",)
+"""The only files of ``referee`` that may name Gin: the game's folder (the pure engine and its
+protobuf conversion, ``wire.py``). Everything else reaches Gin through the game seam."""
 PROJECT_NAMES = frozenset({"gin_arena"})
 """Identifiers that contain the word but name the project (its protobuf package), not the game."""
 
