@@ -621,6 +621,34 @@ def test_stdio_bridge_resigns_when_the_program_says_so(serve: Callable[[FakeRefe
     assert not referee.answers
 
 
+def test_stdio_bridge_writes_a_plugin_games_messages_it_knows_by_reflection(tmp_path: Path) -> None:
+    """toy3 (tests/plugin_game) travels as ``Any``: the bridge, which imports nothing of the game,
+    asks the referee's reflection for its types and writes them in the JSON mapping (``@type``);
+    the program answers with one of the legal actions, copied, and the tournament is normal."""
+    program = tmp_path / "toy.py"
+    program.write_text(
+        "import json, sys\n"
+        "log = open(sys.argv[1], 'a')\n"
+        "for line in sys.stdin:\n"
+        "    log.write(line); log.flush()\n"
+        "    request = json.loads(line).get('actionRequest')\n"
+        "    if request is not None:\n"
+        "        best = max(request['legalActions'], key=lambda a: a['other'].get('card', 0))\n"
+        "        print(json.dumps({'action': {'action': best}}), flush=True)\n")
+    bots = [a for n in "abc" for a in ("--bot", f'name={n} cmd="{{python}} {program} {tmp_path / n}.jsonl" '
+                                                  "protocol=stdio games=toy3")]
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--game", "toy3", "--seats", "3",
+                          "--games", "3", "--tc", "st=10", "--out", str(tmp_path / "run"), *bots],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=_env())
+    assert out.returncode == 0, out.stdout + out.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["terminations"] == {"normal": 3}, results
+    lines = [json.loads(line) for n in "abc" for line in (tmp_path / f"{n}.jsonl").read_text().splitlines()]
+    requests = [m["actionRequest"] for m in lines if "actionRequest" in m]
+    assert requests and all(a["other"]["@type"] == "type.googleapis.com/toy3.v1.Play"
+                            for r in requests for a in r["legalActions"])
+
+
 def test_stdio_bridge_plays_the_sample_node_program(serve: Callable[[FakeReferee], str]) -> None:
     referee = FakeReferee()
     done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", serve(referee),
@@ -709,10 +737,12 @@ def test_js_bot_fails_on_a_bad_token(js_modules: Path, serve: Callable[[FakeRefe
 
 
 def test_sample_bots_import_only_the_standard_library_grpc_and_the_protocol() -> None:
-    """A bot is an independent client: never ``referee`` or ``arena`` (``google`` is protobuf)."""
+    """A bot is an independent client: never ``referee`` or ``arena`` (``google`` is protobuf;
+    ``grpc_reflection`` the stdio bridge's way to a plugin game's types)."""
     import ast
 
-    allowed = set(sys.stdlib_module_names) | {"__future__", "grpc", "google", "gin_arena", "sample_bots"}
+    allowed = set(sys.stdlib_module_names) | {"__future__", "grpc", "grpc_reflection", "google", "gin_arena",
+                                              "sample_bots"}
     for path in (ROOT / "sample_bots").rglob("*.py"):
         if "node_modules" in path.parts:
             continue
