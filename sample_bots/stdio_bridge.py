@@ -14,7 +14,9 @@ mapping, exactly as ``google.protobuf.json_format`` writes it with its standard 
 fields by their lowerCamelCase JSON names (``matchId``, ``legalActions``), enums by name
 (``"ACTION_KIND_KNOCK"``), 64-bit integers as strings (``"requestId": "7"``), bytes in base64,
 and a field at its default value (0, ``""``, ``false``, an empty list, an unset message)
-left out. A message's game content is its ``oneof game``: ``gin`` or ``rummy``.
+left out. A message's game content is its ``oneof game``: ``gin`` or ``rummy``, or a plugin
+game's ``other`` (an ``Any``, written as its message with an ``@type``; the bridge asks the
+referee's gRPC reflection for the types it does not know).
 
 Bridge → program (stdin): one ``RefereeMessage`` per line, for the session's matches:
 ``matchStarted``, ``dealStarted``, ``actionRequest``, ``actionRejected``, ``dealFinished``,
