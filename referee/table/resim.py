@@ -193,6 +193,7 @@ def resimulate(replay: Replay) -> Resimulation:
 
     async def main() -> Resimulation:
         table = Table(spec, None, lambda t: None, quiet=True)
+        table._replay.protocol = header.protocol
 
         def on_request(seat: int, request_id: int) -> None:
             if crash is not None and table._decisions == crash[1] and request_id == crash[2]:

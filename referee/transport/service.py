@@ -24,6 +24,7 @@ from google.protobuf.message import DecodeError
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 from referee import games
 from referee.model.limits import LimitExceeded, Limits, check_spec
+from referee.model.replay import PROTOCOL_VERSION
 from referee.model.spec import DEFAULT_GAME, MatchSpec
 from referee.table.flow import Table
 from referee.table.seats import SeatLink
@@ -32,8 +33,6 @@ from referee.wire import envelope as wire
 log = structlog.get_logger("referee")
 _EOF = grpc.aio.EOF  # type: ignore[attr-defined]
 
-PROTOCOL_VERSION = 2
-"""The bot protocol version this referee speaks."""
 HELLO_TIMEOUT_S = 10.0
 """A new stream must say hello within this time."""
 DEFAULT_LIST_LIMIT = 100
