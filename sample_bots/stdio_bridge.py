@@ -67,10 +67,6 @@ from .kit.session import EXIT_FAILED, channel_credentials, open_session, run_unt
 
 log = logging.getLogger("gin_bot.stdio")
 
-PROTOCOL = 2
-"""The stdio protocol's version: the protocol's (lines are its messages)."""
-
-
 # ----- JSON lines -----
 def message_line(msg: Message, pool: DescriptorPool | None = None) -> str:
     """A message as one line of the stdio protocol: its proto3 JSON mapping, compact. A plugin

@@ -191,7 +191,10 @@ def test_the_kits_session_names_no_game(module: str) -> None:
 
 def test_each_games_helpers_are_found_by_its_name() -> None:
     from sample_bots.kit import games, gin, rummy
-    assert games.kit_for("gin") is gin.KIT and games.kit_for("rummy") is rummy.KIT
+    found = {name: games.kit_for(name) for name in (gin.NAME, rummy.NAME)}
+    assert {name: kit.name for name, kit in found.items() if kit} == {"gin": "gin", "rummy": "rummy"}
+    assert games.parse_action("meld 5s 6s 7s", "rummy").HasField("rummy")
+    assert games.parse_action("knock 5s", "gin").gin.card == "5s"
     assert games.kit_for("toy3") is None
     with pytest.raises(ValueError, match="no action texts of the game 'toy3'"):
         games.parse_action("7", "toy3")
