@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from arena.run.play import action_text, parse_answer
-from gin_arena.v1 import game_pb2
+from gin_arena.v2 import common_pb2
 
 ROOT = Path(__file__).resolve().parent.parent
-K = game_pb2
+K = common_pb2
 
 
 def play(tmp_path: Path, answers: str, *extra: str) -> subprocess.CompletedProcess[str]:

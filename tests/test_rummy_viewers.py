@@ -27,7 +27,7 @@ from arena.replays import audit
 from arena.replays import view as replay_view
 from arena.replays.model import load
 from arena.replays.rummy_model import RummyMatchView, RummyPosition
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.replays import ActionRecord, DealRecord, read_replay
 from referee.rummy import RummyRules, parse_card
@@ -35,7 +35,7 @@ from tests.test_audit import play_match
 from tests.test_replay_html import CHROMIUM_FLAGS, chromium
 
 
-def player(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> tuple[game_pb2.Action, int]:
+def player(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> tuple[common_pb2.Action, int]:
     """Mostly lays what it can, else any legal action (draws, takes, discards, stop calls)."""
     legal = list(req.legal_actions)
     plays = [a for a in legal if a.rummy.WhichOneof("kind") in ("lay_meld", "lay_off")]

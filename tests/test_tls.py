@@ -109,7 +109,7 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
             md = referee.operator_metadata(token)
             created = ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="kit"), referee_pb2.SeatSpec(name="js")],
-                game_name="gin", gin=gin_pb2.RuleSet(name="short"), time_control=common_pb2.TimeControl(text="st=5"),
+                gin=gin_pb2.RuleSet(name="short"), time_control=common_pb2.TimeControl(text="st=5"),
             ), metadata=md)
             kit_token, js_token = (t.token for t in created.seat_tokens)
             bots.append(subprocess.Popen(
