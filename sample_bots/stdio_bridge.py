@@ -14,7 +14,9 @@ mapping, exactly as ``google.protobuf.json_format`` writes it with its standard 
 fields by their lowerCamelCase JSON names (``matchId``, ``legalActions``), enums by name
 (``"ACTION_KIND_KNOCK"``), 64-bit integers as strings (``"requestId": "7"``), bytes in base64,
 and a field at its default value (0, ``""``, ``false``, an empty list, an unset message)
-left out. A message's game content is its ``oneof game``: ``gin`` or ``rummy``.
+left out. A message's game content is its ``oneof game``: ``gin`` or ``rummy``, or a plugin
+game's ``other`` (an ``Any``, written as its message with an ``@type``; the bridge asks the
+referee's gRPC reflection for the types it does not know).
 
 Bridge → program (stdin): one ``RefereeMessage`` per line, for the session's matches:
 ``matchStarted``, ``dealStarted``, ``actionRequest``, ``actionRejected``, ``dealFinished``,
@@ -52,33 +54,65 @@ import subprocess
 import sys
 import time
 
+import grpc
 from google.protobuf import json_format
+from google.protobuf.descriptor_pool import DescriptorPool
 from google.protobuf.message import Message
 
 from gin_arena.v2 import bot_pb2, common_pb2
 
 from .kit import Bot, BotCodeError, BotConfig, SessionResult, make_parser, parse_config
 from .kit.games import action_text
-from .kit.session import EXIT_FAILED, open_session, run_until_signal, setup_logging
+from .kit.session import EXIT_FAILED, channel_credentials, open_session, run_until_signal, setup_logging
 
 log = logging.getLogger("gin_bot.stdio")
 
-PROTOCOL = 2
-"""The stdio protocol's version: the protocol's (lines are its messages)."""
-
-
 # ----- JSON lines -----
-def message_line(msg: Message) -> str:
-    """A message as one line of the stdio protocol: its proto3 JSON mapping, compact."""
-    return json.dumps(json_format.MessageToDict(msg), separators=(",", ":"), ensure_ascii=False)
+def message_line(msg: Message, pool: DescriptorPool | None = None) -> str:
+    """A message as one line of the stdio protocol: its proto3 JSON mapping, compact. A plugin
+    game's message packed in an ``Any`` needs its type's descriptor: in ``pool``, or else in
+    this process's (``TypeError`` if neither has it)."""
+    return json.dumps(json_format.MessageToDict(msg, descriptor_pool=pool), separators=(",", ":"),
+                      ensure_ascii=False)
 
 
-def referee_line(match_id: str, kind: str, msg: Message) -> str:
+def referee_line(match_id: str, kind: str, msg: Message, pool: DescriptorPool | None = None) -> str:
     """The line of a ``RefereeMessage`` about ``match_id`` whose ``kind`` (a member of its
     ``oneof kind``, e.g. ``"action_request"``) is ``msg``."""
     out = bot_pb2.RefereeMessage(match_id=match_id)
     getattr(out, kind).CopyFrom(msg)
-    return message_line(out)
+    return message_line(out, pool)
+
+
+class ReflectedTypes:
+    """The descriptors of a plugin game's messages (which travel packed in ``Any``), asked of the
+    referee through gRPC server reflection the first time a message holds a type this process
+    does not know; the referee serves them (protocol.md)."""
+
+    def __init__(self, config: BotConfig) -> None:
+        self.config = config
+        """How to reach the referee (its address, TLS)."""
+        self._pool: DescriptorPool | None = None
+        self._channel: grpc.Channel | None = None
+
+    def pool(self) -> DescriptorPool:
+        """A descriptor pool that finds every type the referee's reflection serves."""
+        if self._pool is None:
+            from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+                ProtoReflectionDescriptorDatabase,
+            )
+
+            creds = channel_credentials(self.config)
+            self._channel = (grpc.secure_channel(self.config.referee, creds) if creds is not None
+                             else grpc.insecure_channel(self.config.referee))
+            self._pool = DescriptorPool(ProtoReflectionDescriptorDatabase(self._channel))
+        return self._pool
+
+    def close(self) -> None:
+        """Close the reflection channel, if one was opened."""
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
 
 
 class AnswerError(ValueError):
@@ -94,9 +128,11 @@ class Resignation(Exception):
         """The program's reason (may be empty)."""
 
 
-def parse_answer(line: str, match_id: str, request: bot_pb2.ActionRequest) -> common_pb2.Action:
+def parse_answer(line: str, match_id: str, request: bot_pb2.ActionRequest,
+                 pool: DescriptorPool | None = None) -> common_pb2.Action:
     """The action of an answer line to ``request`` (of ``match_id``), or :class:`AnswerError`
-    saying precisely what is wrong; :class:`Resignation` for a ``resign`` line."""
+    saying precisely what is wrong; :class:`Resignation` for a ``resign`` line. ``pool``: where
+    a plugin game's ``Any`` types are found (as :func:`message_line`)."""
     rid = request.request_id
     shown = line.rstrip("\n")
     shown = shown if len(shown) <= 200 else shown[:200] + "…"
@@ -109,7 +145,7 @@ def parse_answer(line: str, match_id: str, request: bot_pb2.ActionRequest) -> co
         raise AnswerError(f"the answer to request {rid} must be a JSON object like {example}; got {shown!r}")
     msg = bot_pb2.BotMessage()
     try:
-        json_format.ParseDict(obj, msg)
+        json_format.ParseDict(obj, msg, descriptor_pool=pool)
     except json_format.ParseError as e:
         raise AnswerError(f"the answer to request {rid} is not a BotMessage ({e}): {shown!r}") from None
     kind = msg.WhichOneof("kind")
@@ -138,11 +174,15 @@ class StdioBot(Bot):
 
     name = "stdio"
 
-    def __init__(self, command: list[str], matches: int = 1, games: tuple[str, ...] = ()) -> None:
+    def __init__(self, command: list[str], matches: int = 1, games: tuple[str, ...] = (),
+                 types: ReflectedTypes | None = None) -> None:
         self.command = command
         self.games = games
         self.matches = matches
         self.finished = 0
+        self.types = types
+        """Where a plugin game's message types are found (``None``: only in this process)."""
+        self._pool: DescriptorPool | None = None
         self.proc = subprocess.Popen(  # stderr passes through
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1,
         )
@@ -163,11 +203,26 @@ class StdioBot(Bot):
     def send(self, match_id: str, kind: str, msg: Message) -> None:
         """Write one ``RefereeMessage`` line (about ``match_id``, ``kind`` ``msg``) to the program."""
         assert self.proc.stdin is not None
+        line = self._line(match_id, kind, msg)
         try:
-            self.proc.stdin.write(referee_line(match_id, kind, msg) + "\n")
+            self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             raise BotCodeError(match_id, f"{self._exit_text()}; could not send it the {kind} line") from None
+
+    def _line(self, match_id: str, kind: str, msg: Message) -> str:
+        """The message's line; a type this process does not know is asked of the referee."""
+        try:
+            return referee_line(match_id, kind, msg, self._pool)
+        except TypeError as e:  # json_format: an Any of an unknown type
+            if self.types is None or self._pool is not None:
+                raise BotCodeError(match_id, f"cannot write the {kind} message as JSON: {e}") from None
+            self._pool = self.types.pool()
+        try:
+            return referee_line(match_id, kind, msg, self._pool)
+        except Exception as e:  # reflection failed, or the referee does not know the type either
+            raise BotCodeError(match_id, f"cannot write the {kind} message as JSON (its types asked of "
+                               f"the referee): {e}") from None
 
     def receive(self, match_id: str, request: bot_pb2.ActionRequest) -> common_pb2.Action:
         """Read the answer line to a request."""
@@ -179,7 +234,7 @@ class StdioBot(Bot):
             if line.strip():
                 break
         try:
-            return parse_answer(line, match_id, request)
+            return parse_answer(line, match_id, request, self._pool)
         except AnswerError as e:
             raise BotCodeError(match_id, f"stdio protocol error: {e}") from None
         except Resignation as e:
@@ -223,6 +278,8 @@ class StdioBot(Bot):
 
     def close(self) -> None:
         """Close the program's stdin, then stop it if it does not exit by itself."""
+        if self.types is not None:
+            self.types.close()
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError, ValueError):
                 self.proc.stdin.close()
@@ -290,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no program given: put its command after --, e.g. -- node sample_bots/stdio/bot.js")
     setup_logging(ns.log_level)
     try:
-        bot = StdioBot(command, config.matches, games)
+        bot = StdioBot(command, config.matches, games, ReflectedTypes(config))
     except OSError as e:
         log.error("cannot start %s: %s", " ".join(command), e)
         return EXIT_FAILED

@@ -228,6 +228,17 @@ class SessionResult:
         return self.exit_code == EXIT_OK
 
 
+def channel_credentials(config: BotConfig) -> grpc.ChannelCredentials | None:
+    """The TLS credentials ``config`` asks for (``tls``, ``ca``, ``cert``/``key``); ``None``:
+    plaintext."""
+    if not (config.tls or config.ca or config.cert):
+        return None
+    roots = Path(config.ca).read_bytes() if config.ca else None
+    key = Path(config.key).read_bytes() if config.key else None
+    chain = Path(config.cert).read_bytes() if config.cert else None
+    return grpc.ssl_channel_credentials(roots, key, chain)
+
+
 def _enum_name(enum: Any, value: int) -> str:
     """An enum value's name; the number if this client does not know it (a newer referee)."""
     try:
@@ -432,12 +443,9 @@ class _Session:
 
     # ----- one connection -----
     def _channel(self) -> grpc.aio.Channel:
-        config = self.config
-        if config.tls or config.ca or config.cert:
-            roots = Path(config.ca).read_bytes() if config.ca else None
-            key = Path(config.key).read_bytes() if config.key else None
-            chain = Path(config.cert).read_bytes() if config.cert else None
-            return grpc.aio.secure_channel(config.referee, grpc.ssl_channel_credentials(roots, key, chain))
+        creds = channel_credentials(self.config)
+        if creds is not None:
+            return grpc.aio.secure_channel(self.config.referee, creds)
         return grpc.aio.insecure_channel(self.config.referee)
 
     def _wants_events(self) -> bool:

@@ -11,5 +11,4 @@ from . import masks as masks
 
 NAME = "gin"
 """The game's name on the wire."""
-KIT = register(GameKit(NAME, actions.action_text, actions.parse_action))
-"""Gin's action texts, registered."""
+register(GameKit(NAME, actions.action_text, actions.parse_action))

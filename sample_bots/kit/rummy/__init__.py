@@ -525,5 +525,4 @@ def answer(request: bot_pb2.ActionRequest, text: str) -> common_pb2.Action:
 
 NAME = "rummy"
 """The game's name on the wire."""
-KIT = register(GameKit(NAME, lambda a: action_text(a.rummy), action_message))
-"""Rummy's action texts, registered with the kit (:mod:`sample_bots.kit.games`)."""
+register(GameKit(NAME, lambda a: action_text(a.rummy), action_message))  # its texts, for the kit (.games)
