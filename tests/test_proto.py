@@ -80,14 +80,12 @@ def test_generation_is_deterministic(tmp_path: Path) -> None:
     assert first, "nothing was generated"
     for rel in first:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
-    assert set(first) >= V2_GENERATED
-    # v1 is retired once nothing imports it (phase 2 of issue 19); until then it is generated too.
-    assert all(rel.startswith("gin_arena/v1/") for rel in set(first) - V2_GENERATED)
+    assert set(first) == V2_GENERATED  # v1 is retired (there was no release)
 
 
 def test_check_reports_stale_missing_and_extra(tmp_path: Path) -> None:
     root = tmp_path / "proto"
-    for src in PROTO_DIR.rglob("*.proto"):  # v2 alone
+    for src in PROTO_DIR.rglob("*.proto"):
         dst = root / "gin_arena" / "v2" / _rel(src)
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(src.read_bytes())
