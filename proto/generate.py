@@ -27,7 +27,8 @@ from importlib import metadata, resources
 from pathlib import Path
 
 PROTO_ROOT = Path(__file__).resolve().parent
-"""The directory holding the .proto tree (``gin_arena/v2/*.proto``, ``gin_arena/v2/games/*.proto``) and the generated code."""
+"""The directory holding the .proto tree (``gin_arena/v2/*.proto``, ``gin_arena/v2/games/*.proto``)
+and the generated code."""
 
 SOURCE_DIRS = ("gin_arena",)
 """Top-level directories of PROTO_ROOT searched for .proto files."""
