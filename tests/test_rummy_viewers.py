@@ -313,11 +313,11 @@ def test_the_audit_catches_a_card_a_rummy_seat_could_not_know(six: tuple[Path, R
     other = next(c for i, c in enumerate(deal.deck[:36]) if (deal.dealer + 1 + i) % 6 == (seat + 1) % 6)
     i = next(j for j, m in enumerate(msgs[seat]) if m.WhichOneof("kind") == "action_request")
     leaked = copy.deepcopy(msgs)
-    leaked[seat][i].action_request.rummy_state.hand.append(other)
+    leaked[seat][i].action_request.rummy.hand.append(other)
     with pytest.raises(audit._Stop) as e:
         audit.check_information(replay, leaked)
     d = e.value.discrepancy
-    assert d.check == "information" and "rummy_state.hand[" in d.field and d.found == other
+    assert d.check == "information" and "rummy.hand[" in d.field and d.found == other
     # another seat's stock draw shown in an event
     draw = next(r for r in replay.records if isinstance(r, ActionRecord) and r.action == "draw_stock" and r.seat != 0)
     assert draw.card is not None
