@@ -134,26 +134,13 @@ def gin_action_from_proto(msg: gin_pb2.Action) -> gin.Action:
 # ----- rules and time -----
 def rules_to_proto(rules: gin.RuleSet) -> gin_pb2.RuleSet:
     """Every field filled, so a bot never needs to know the presets."""
-    msg = gin_pb2.RuleSet(name=rules.name)
-    for field, table in _ENUMS.items():
-        setattr(msg, field, table[getattr(rules, field)])
-    for field in _SCALARS:
-        setattr(msg, field, getattr(rules, field))
-    return msg
+    out: gin_pb2.RuleSet = _env.fill_rules(gin_pb2.RuleSet(name=rules.name), rules, _ENUMS, _SCALARS)
+    return out
 
 
 def rules_from_proto(msg: gin_pb2.RuleSet) -> gin.RuleSet:
     """The preset named (classic if empty) with every field that is set overriding it."""
-    overrides: dict[str, object] = {}
-    for field, table in _ENUMS_BACK.items():
-        value = getattr(msg, field)
-        if value:
-            if value not in table:
-                raise WireError(f"rules.{field}: unknown value {value}")
-            overrides[field] = table[value]
-    for field in _SCALARS:
-        if msg.HasField(field):  # type: ignore[arg-type]
-            overrides[field] = getattr(msg, field)
+    overrides = _env.rules_overrides(msg, _ENUMS_BACK, _SCALARS, "rules")
     try:
         return gin.RuleSet.preset(msg.name or "classic", **overrides)
     except ValueError as e:

@@ -76,30 +76,17 @@ def card_from_text(text: str, what: str) -> rummy.Card:
 
 def rules_to_proto(rules: rummy.RummyRules) -> rummy_pb2.RuleSet:
     """Every field filled, so a bot never needs to know the presets."""
-    msg = rummy_pb2.RuleSet(name=rules.name)
-    for field, table in _ENUMS.items():
-        setattr(msg, field, table[getattr(rules, field)])
-    for field in _SCALARS:
-        setattr(msg, field, getattr(rules, field))
-    return msg
+    out: rummy_pb2.RuleSet = _env.fill_rules(rummy_pb2.RuleSet(name=rules.name), rules, _ENUMS, _SCALARS)
+    return out
 
 
 def rules_from_proto(msg: rummy_pb2.RuleSet) -> rummy.RummyRules:
     """The preset named (``rummy`` if empty) with every field that is set overriding it."""
-    overrides: dict[str, object] = {}
-    for field, table in _ENUMS_BACK.items():
-        value = getattr(msg, field)
-        if value:
-            if value not in table:
-                raise WireError(f"rummy_rules.{field}: unknown value {value}")
-            overrides[field] = table[value]
-    for field in _SCALARS:
-        if msg.HasField(field):  # type: ignore[arg-type]
-            overrides[field] = getattr(msg, field)
+    overrides = _env.rules_overrides(msg, _ENUMS_BACK, _SCALARS, "rules.rummy")
     try:
         return rummy.RummyRules.preset(msg.name or "rummy", **overrides)
     except ValueError as e:
-        raise WireError(f"rummy_rules: {e}") from None
+        raise WireError(f"rules.rummy: {e}") from None
 
 
 def _rummy_action(a: rummy.Action) -> rummy_pb2.Action:

@@ -143,6 +143,35 @@ def spectator_event_bytes(match_id: str, event: bytes) -> bytes:
 
 
 # ----- the shape every game's encoder shares -----
+def fill_rules(msg: Any, rules: Any, enums: Mapping[str, Mapping[str, int]], scalars: Iterable[str]) -> Any:
+    """``msg`` (a game's ``RuleSet`` message) with every field of ``rules`` set: each field of
+    ``enums`` through its table (the rule's value to the enum's number), each of ``scalars`` as
+    it is; returns ``msg``. Every field filled, so a bot never needs to know the presets."""
+    for name, table in enums.items():
+        setattr(msg, name, table[getattr(rules, name)])
+    for name in scalars:
+        setattr(msg, name, getattr(rules, name))
+    return msg
+
+
+def rules_overrides(msg: Any, enums_back: Mapping[str, Mapping[int, str]], scalars: Iterable[str],
+                    what: str) -> dict[str, object]:
+    """The fields a game's ``RuleSet`` message sets (enums not UNSPECIFIED, scalars with
+    presence), as the rule set's values: the overrides of the preset its ``name`` picks
+    (:class:`WireError` naming ``what.field`` for an unknown enum value)."""
+    overrides: dict[str, object] = {}
+    for name, table in enums_back.items():
+        value = getattr(msg, name)
+        if value:
+            if value not in table:
+                raise WireError(f"{what}.{name}: unknown value {value}")
+            overrides[name] = table[value]
+    for name in scalars:
+        if msg.HasField(name):
+            overrides[name] = getattr(msg, name)
+    return overrides
+
+
 def game_tag(message: type, member: str) -> bytes:
     """The encoded tag of ``member`` (``gin``, ``rummy``, ``other``) of ``message``'s ``oneof game``."""
     return tags(message, {member: LEN})[member]
