@@ -189,3 +189,41 @@ def test_register_adds_a_game_in_process_and_refuses_a_taken_name() -> None:
     assert origin.origin == "in process" and origin.problem is None and origin.presets == ("standard", "short")
     with pytest.raises(games.GamePluginError, match=r"unknown game 'chess'; known: gin, rummy, toy3, toy3-in-process"):
         games.get("chess")
+
+
+def test_the_plugin_games_messages_are_served_through_reflection() -> None:
+    """The toy's content travels packed in the envelope's Any: a generic client finds the
+    descriptor of its message type through the referee's gRPC reflection (once the game is
+    loaded), and unpacks what the referee sent with it."""
+    import grpc
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    import referee
+
+    wire = games.get("toy3").wire
+    action = wire.action_from_text("7")
+    assert action.WhichOneof("game") == "other" and action.other.type_url.endswith("/toy3.v1.Play")
+
+    async def ask(address: str) -> list[bytes]:
+        async with grpc.aio.insecure_channel(address) as ch:
+            stub = reflection_pb2_grpc.ServerReflectionStub(ch)
+            call = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
+                file_containing_symbol="toy3.v1.Play")]))
+            async for reply in call:
+                return list(reply.file_descriptor_response.file_descriptor_proto)
+        return []
+
+    async def main() -> list[bytes]:
+        async with referee.open_referee() as ref:
+            found: list[bytes] = await referee.aio(ask(ref.address))
+            return found
+
+    files = referee.run(main)
+    assert files, "reflection knows no file declaring toy3.v1.Play"
+    pool = descriptor_pool.DescriptorPool()
+    for raw in files:
+        pool.Add(descriptor_pb2.FileDescriptorProto.FromString(raw))
+    play_type = message_factory.GetMessageClass(pool.FindMessageTypeByName("toy3.v1.Play"))
+    decoded = play_type.FromString(action.other.value)
+    assert decoded.card == 7  # type: ignore[attr-defined]
