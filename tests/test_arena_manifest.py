@@ -138,7 +138,9 @@ def test_a_bot_has_its_own_time_control(tmp_path: Path) -> None:
         'cwd = "sub"\n', ""))
     alpha, beta, _ = load_manifest(path)
     assert alpha.time_control is None and beta.time_control == TimeControl.parse("tc=60+0.5")
-    assert beta.to_dict()["tc"] == "tc=60+0.5" and BotSpec.from_dict(beta.to_dict()) == beta
+    assert beta.to_dict()["tc"] == {"base_ms": 60_000, "increment_ms": 500} and BotSpec.from_dict(beta.to_dict()) == beta
+    # a bot stored before the canonical form kept the text: it still reads
+    assert BotSpec.from_dict({**beta.to_dict(), "tc": "tc=60+0.5"}) == beta
 
 
 def test_inline_bots(tmp_path: Path) -> None:
@@ -159,9 +161,11 @@ def test_run_config_is_typed_and_stored_flat() -> None:
                       fault_policy="substitute", concurrency=3, connect_timeout_ms=5000)
     cfg = RunConfig(run_id="r", bots=("a", "b"), games=4, seed="s", play=play)
     stored = cfg.to_dict()
-    assert stored["time_control"] == "tc=30+1 timemargin=20" and stored["rules"]["name"] == "short"
+    assert stored["time_control"] == {"base_ms": 30_000, "increment_ms": 1000, "margin_ms": 20}
+    assert stored["rules"]["name"] == "short"
     assert stored["fault_policy"] == "substitute" and "play" not in stored  # gin-arena 0.1's keys
     assert RunConfig.from_dict(stored) == cfg
+    assert RunConfig.from_dict({**stored, "time_control": "tc=30+1 timemargin=20"}) == cfg  # a 0.1 run's text
     with pytest.raises(ValueError, match="concurrency"):
         PlayConfig(concurrency=0)
 

@@ -111,7 +111,7 @@ class BotSpec:
             "remote": self.remote,
             "max_concurrent": self.max_concurrent,
             "pass_args": self.pass_args,
-            **({"tc": str(self.time_control)} if self.time_control is not None else {}),
+            **({"tc": self.time_control.to_dict()} if self.time_control is not None else {}),
             **({"games": list(self.games)} if self.games != DEFAULT_GAMES else {}),
             "restart": self.restart,
             "max_rss_mb": self.max_rss_mb,
@@ -130,7 +130,7 @@ class BotSpec:
             remote=bool(data.get("remote", False)),
             max_concurrent=int(data.get("max_concurrent", 0)),
             pass_args=bool(data.get("pass_args", True)),
-            time_control=TimeControl.parse(str(data["tc"])) if data.get("tc") else None,
+            time_control=TimeControl.from_dict(data["tc"]) if data.get("tc") else None,
             games=tuple(data.get("games", DEFAULT_GAMES)),
             # a run stored before reuse started a process per game: resume it the same way
             restart=str(data.get("restart", "always")),

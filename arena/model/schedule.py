@@ -74,12 +74,13 @@ class PlayConfig:
         return str(getattr(self.rules, "name", self.game))
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored form (the rule set as a table, the time control as its text; the game only
-        when it is not the default, so that a Gin run's stored form is what it always was)."""
+        """The stored form (the rule set as the game writes it, the time control in its canonical
+        form ``TimeControl.to_dict``; the game only when it is not the default, so that a run of
+        the default game keeps the keys it always had)."""
         return {
             **({"game": self.game} if self.game != DEFAULT_GAME else {}),
             "rules": games.get(self.game).game.rules_to_dict(self.rules),
-            "time_control": str(self.time_control),
+            "time_control": self.time_control.to_dict(),
             "fault_policy": self.fault_policy,
             "concurrency": self.concurrency,
             "connect_timeout_ms": self.connect_timeout_ms,
@@ -92,7 +93,7 @@ class PlayConfig:
         return cls(
             game=game,
             rules=games.get(game).game.rules_from_dict(dict(data["rules"])) if "rules" in data else None,
-            time_control=TimeControl.parse(str(data["time_control"])) if "time_control" in data else DEFAULT_TC,
+            time_control=TimeControl.from_dict(data["time_control"]) if "time_control" in data else DEFAULT_TC,
             fault_policy=data.get("fault_policy", "forfeit"),
             concurrency=int(data.get("concurrency", 2)),
             connect_timeout_ms=int(data.get("connect_timeout_ms", 60_000)),

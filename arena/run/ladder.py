@@ -35,9 +35,8 @@ from arena.run.tournament import (
     report_time_losses,
     run_folder,
 )
-from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
+from arena.store import open_db, outcome_from_row, play_columns, record_game, seats_by_game, transaction
 from referee import DEFAULT_GAME
-from referee import games as referee_games
 
 log = structlog.get_logger("arena")
 
@@ -138,10 +137,9 @@ class Ladder:
 
     def record(self, job: GameJob, outcome: Outcome, play: PlayConfig, run: str) -> None:
         """Store a finished game (committed at once)."""
-        rules = json.dumps(referee_games.get(play.game).game.rules_to_dict(play.rules))
         record_game(self.conn, {"run": run, "seed": job.seed.hex(), "pairing": job.pairing, "pair": job.pair,
-                                "leg": job.leg, "pair_key": job.pair_key, "rules": rules,
-                                "time_control": str(play.time_control), "finished_at": time.time()}, outcome)
+                                "leg": job.leg, "pair_key": job.pair_key, "finished_at": time.time(),
+                                **play_columns(play.game, play.rules, play.time_control)}, outcome)
 
     def runs(self) -> list[LadderRun]:
         """Every ladder run with games on the ladder, oldest first."""

@@ -89,6 +89,7 @@ def report_for(store: RunStore) -> dict[str, Any]:
                       for d in store.discarded()],
         "run": {
             **cfg.to_dict(),
+            "time_control": str(cfg.play.time_control),  # the report is read by people: the text
             "status": store.meta("status"),
             "stop_reason": store.meta("stop_reason"),
             "folder": str(store.run_dir),
