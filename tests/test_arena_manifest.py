@@ -138,7 +138,8 @@ def test_a_bot_has_its_own_time_control(tmp_path: Path) -> None:
         'cwd = "sub"\n', ""))
     alpha, beta, _ = load_manifest(path)
     assert alpha.time_control is None and beta.time_control == TimeControl.parse("tc=60+0.5")
-    assert beta.to_dict()["tc"] == {"base_ms": 60_000, "increment_ms": 500} and BotSpec.from_dict(beta.to_dict()) == beta
+    assert beta.to_dict()["tc"] == {"base_ms": 60_000, "increment_ms": 500}
+    assert BotSpec.from_dict(beta.to_dict()) == beta
     # a bot stored before the canonical form kept the text: it still reads
     assert BotSpec.from_dict({**beta.to_dict(), "tc": "tc=60+0.5"}) == beta
 
