@@ -134,7 +134,7 @@ def test_ladder_refuses_a_bot_that_cannot_start(tmp_path: Path, book: Book) -> N
         specs = [json.loads(r[0]) for r in conn.execute("SELECT spec FROM bots")]
     finally:
         conn.close()
-    assert [(s["name"], s["tc"]) for s in specs] == [("fine", "st=0.5")]
+    assert [(s["name"], s["tc"]) for s in specs] == [("fine", {"per_move_ms": 500})]  # TimeControl.to_dict
 
     # A bot that starts but crashes in every game: the run says so and how to undo it.
     assert book("ladder", "add", "crasher", "--db", str(db), "--", "{python}", "-m", "arena._testbot",

@@ -25,13 +25,12 @@ from arena.results.report import PlayedGame, build_report, ranking_text, table
 from arena.results.stats import GameFacts, Rating, format_elo, los_between, mle_ratings, scoring_units
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
-from arena.run.runner import Runner, StallMonitor
+from arena.run.runner import Runner, StallMonitor, default_startup_slots
 from arena.run.tournament import (
     PLAINTEXT,
     RemoteAccess,
     open_cluster,
     open_context,
-    play_settings,
     report_time_losses,
     run_folder,
 )
@@ -364,14 +363,13 @@ async def run_ladder(
     sink = _LadderSink(ladder, progress, play, run_id, rating_interval)
     logs = BotLogs(folder / "logs")
     log.info("ladder_run_started", games=len(jobs), run=run_id, pairs=sorted({j.pairing for j in jobs}))
-    settings = play_settings(play)
     scope = cancel_scope or trio.CancelScope()
     losses: Counter[str] = Counter()
     try:
         with scope:
             async with open_context(referee, listen, folder, access) as context:
-                runner = Runner(context, bots, {}, settings, logs, sink, progress, run_id=run_id,
-                                stalls=StallMonitor(), cluster=dask)
+                runner = Runner(context, bots, {}, play, logs, sink, progress, run_id=run_id,
+                                stalls=StallMonitor(), cluster=dask, startup_slots=default_startup_slots())
                 losses = runner.time_losses  # (filled while it runs)
                 await runner.run([(j, 0) for j in jobs])
     finally:
