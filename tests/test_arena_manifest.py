@@ -13,7 +13,8 @@ import pytest
 from arena.cli import main
 from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, parse_manifest
 from arena.model.schedule import PlayConfig, RunConfig, build_schedule, pair_seeds, schedule_fingerprint
-from referee import TimeControl
+from referee import DEFAULT_GAME, TimeControl
+from referee import games as referee_games
 from referee.gin import RuleSet, first_dealer
 
 GOOD = """
@@ -282,13 +283,20 @@ def test_round_robin_schedule() -> None:
 
 
 def test_non_duplicate_seeds_keep_the_first_dealer_swapped() -> None:
+    draws = referee_games.get(DEFAULT_GAME).game
+    assert hasattr(draws, "first_dealer")  # referee.games.DrawsFirstDealer
     for pair in range(20):
-        s0, s1 = pair_seeds("run", "a|b", pair, duplicate=False)
+        s0, s1 = pair_seeds("run", "a|b", pair, duplicate=False, first_dealer=lambda s: first_dealer(s, 1))
         assert s0 != s1
         # Same dealing seat with the bots swapped = the other bot deals first.
         assert first_dealer(s0, 1) == first_dealer(s1, 1)
+    assert pair_seeds("run", "a|b", 0, duplicate=False)[0] == pair_seeds("run", "a|b", 0, duplicate=True)[0]
     jobs = build_schedule(_config(duplicate=False))
     assert all(j.pair_key == "" for j in jobs)
+    # The schedule reaches the first dealer through the game seam: its pairs are the ones above.
+    for j0, j1 in zip(jobs[::2], jobs[1::2], strict=True):
+        assert (j0.seed, j1.seed) == pair_seeds("s", j0.pairing, j0.pair, duplicate=False,
+                                                first_dealer=lambda s: draws.first_dealer(s, 2))
 
 
 def test_gauntlet_schedule() -> None:

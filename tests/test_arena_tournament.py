@@ -310,5 +310,5 @@ def test_inline_bots_without_a_manifest_with_their_own_time_control(tmp_path: Pa
     db = sqlite3.connect(run / "run.sqlite")
     specs = {name: json.loads(spec) for name, spec in db.execute("SELECT name, spec FROM bots")}
     db.close()
-    assert specs["quick"]["tc"] == "st=0.7 timemargin=30" and "tc" not in specs["plain"]
+    assert specs["quick"]["tc"] == {"per_move_ms": 700, "margin_ms": 30} and "tc" not in specs["plain"]
     assert BotSpec.from_dict(specs["quick"]).time_control == TimeControl.parse("st=0.7 timemargin=30")
