@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from referee import RESTART_HELP, ProcessLimits, TimeControl, TimeControlError, restart_after
+from referee import DEFAULT_GAME, RESTART_HELP, ProcessLimits, TimeControl, TimeControlError, restart_after
 
 Protocol = Literal["grpc", "stdio"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
@@ -52,7 +52,7 @@ BOT_FIELDS = (
 )
 LIMIT_FIELDS = ("memory_mb", "cpu_seconds")
 """The keys of a bot's ``[bot.limits]`` (:class:`referee.ProcessLimits`)."""
-DEFAULT_GAMES = ("gin",)
+DEFAULT_GAMES = (DEFAULT_GAME,)
 """The games a bot plays when its manifest entry does not say."""
 PYTHON_PLACEHOLDER = "{python}"
 """In a command, replaced by the Python interpreter running the arena."""
