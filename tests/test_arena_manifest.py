@@ -304,3 +304,20 @@ def test_gauntlet_schedule() -> None:
     assert {j.pairing for j in jobs} == {"b|a", "b|c"}
     with pytest.raises(ValueError, match="even"):
         _config(games=3)
+
+
+def test_rule_overrides_work_through_every_games_rule_set() -> None:
+    from arena.cli.options import UsageError, game_rules_from_args
+
+    for name in referee_games.names():
+        engine = referee_games.get(name).game
+        plain = engine.rules_to_dict(engine.default_rules())
+        assert engine.rules_to_dict(game_rules_from_args(name, "", ["games=3"]))["games"] == 3
+        assert game_rules_from_args(name, "", []) == engine.default_rules()
+        with pytest.raises(UsageError, match="unknown rule option"):
+            game_rules_from_args(name, "", ["colour=red"])
+        with pytest.raises(UsageError, match="expected KEY=VALUE"):
+            game_rules_from_args(name, "", ["games"])
+        assert "games" in plain
+    short = game_rules_from_args(DEFAULT_GAME, "short", ["target=40", "big_gin=off"])
+    assert short == RuleSet.preset("short", target=40, big_gin=False)

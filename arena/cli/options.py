@@ -131,8 +131,13 @@ def game_rules_from_args(game: str, preset: str, overrides: list[str]) -> object
         raise UsageError(f"--rules {preset!r}: {e}") from None
     if not values:
         return rules
+    plain = engine.rules_to_dict(rules)
+    unknown = sorted(set(values) - set(plain))
+    if unknown:
+        raise UsageError(f"--rule: unknown rule option(s) of {game}: {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(plain))}")
     try:
-        return engine.rules_from_dict({**engine.rules_to_dict(rules), **values})
+        return engine.rules_from_dict({**plain, **values})
     except ValueError as e:
         raise UsageError(f"rules: {e}") from None
 
