@@ -14,7 +14,7 @@ Databases made by gin-arena 0.1 (schema 1: ``seat0``/``seat1`` columns) are migr
 
 A game's ``rules`` are stored as its game writes them (``Game.rules_to_dict`` of the registered
 game, JSON), its ``time_control`` in the canonical form of ``TimeControl.to_json`` (rows written
-before keep the text ``TimeControl.from_json`` still reads): :func:`play_columns`.
+before keep the text ``TimeControl.from_dict`` still reads): :func:`play_columns`.
 
 A run's database holds the run's configuration, its bots, every scheduled game and every result. A result is
 committed the moment its game ends, so a run stopped in any way (Ctrl-C, ``kill -9``, power)

@@ -270,7 +270,7 @@ class KnowsCards(Protocol):
 class DrawsFirstDealer(Protocol):
     """A :class:`Game` whose first dealer is drawn from the match's seed implements this: a
     tournament's two-seat tables without duplicate deals then pick each pair's second seed so
-    that the same seat deals first in both games — that is, the other bot (``arena``'s schedule)."""
+    that the same seat deals first in both games — that is, the other bot (the arena's schedule)."""
 
     def first_dealer(self, seed: bytes, seats: int) -> int:
         """The seat that deals the first deal of a match of ``seats`` seats from ``seed``."""

@@ -209,9 +209,9 @@ def test_rules_are_stored_through_their_game_and_the_time_control_in_one_form(tm
         assert columns["game"] == name
         assert engine.rules_from_dict(json.loads(columns["rules"])) == rules
         assert json.loads(columns["time_control"]) == {"base_ms": 30_000, "increment_ms": 500, "margin_ms": 20}
-        assert TimeControl.from_json(columns["time_control"]) == tc
-    assert TimeControl.from_json("st=1 timemargin=50") == TimeControl(per_move_ms=1000, margin_ms=50)  # rows of before
+        assert TimeControl.from_dict(json.loads(columns["time_control"])) == tc
+    assert TimeControl.from_dict("st=1 timemargin=50") == TimeControl(per_move_ms=1000, margin_ms=50)  # rows of before
     with pytest.raises(ValueError, match="unknown time control field"):
-        TimeControl.from_json('{"per_move": 1000}')
+        TimeControl.from_dict({"per_move": 1000})
     with pytest.raises(ValueError, match="not a whole number"):
-        TimeControl.from_json('{"per_move_ms": "1000"}')
+        TimeControl.from_dict({"per_move_ms": "1000"})

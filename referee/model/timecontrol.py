@@ -108,14 +108,9 @@ class TimeControl:
         return cls(**values)
 
     def to_json(self) -> str:
-        """:meth:`to_dict` as compact JSON (a database column)."""
+        """:meth:`to_dict` as compact JSON (a database column; ``from_dict(json.loads(text))``
+        reads it back)."""
         return json.dumps(self.to_dict(), separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> TimeControl:
-        """Back from :meth:`to_json` (or from a stored text, see :meth:`from_dict`)."""
-        stripped = text.strip()
-        return cls.from_dict(json.loads(stripped) if stripped.startswith("{") else stripped)
 
     def __str__(self) -> str:
         def s(ms: int) -> str:
