@@ -1,4 +1,5 @@
-"""What the card games share: the 52 cards (their value, text forms and bitmasks), the project's
+"""What the card games share: the 52 cards (their value, text forms and bitmasks), the actions
+they all have (draw from the stock, discard) and the illegal-action error, the project's
 shuffle procedure (seed → deck, the same for every game so that audits work alike), the plumbing
 of a game's rule-set value (validation of each field's type and choices before the value is
 built, plain data in and out) and the bases of the games' frozen values and mutable states
@@ -10,6 +11,9 @@ The package may be compiled with mypyc with the games (``GIN_ARENA_COMPILE=1 pip
 
 from types import FunctionType as _FunctionType
 
+from ._actions import Discard as Discard
+from ._actions import DrawStock as DrawStock
+from ._actions import IllegalActionError as IllegalActionError
 from ._cards import DECK as DECK
 from ._cards import FULL_MASK as FULL_MASK
 from ._cards import RANKS as RANKS
