@@ -119,7 +119,8 @@ class Referee:
         return self.events.subscribe([table_event(t) for t in held])
 
     def _table_started(self, table: Table) -> None:
-        self.events.publish(table_event(table))
+        if self.events.subscribers:  # (no event is built for nobody)
+            self.events.publish(table_event(table))
 
     def links_for_token(self, token: str) -> list[SeatLink]:
         """The seats a token opens (compared in constant time after the lookup)."""
@@ -144,7 +145,8 @@ class Referee:
                 links.remove(link)
             if not links:
                 self._by_token.pop(key, None)
-        self.events.publish(table_event(table))  # before the table may be forgotten below
+        if self.events.subscribers:  # before the table may be forgotten below
+            self.events.publish(table_event(table))
         size = table.spectator_log.size
         self._finished.append((table.match_id, size))
         self._finished_bytes += size
