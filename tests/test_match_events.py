@@ -5,6 +5,11 @@ replays the finished matches the referee holds; a subscription ends when the ref
 
 from __future__ import annotations
 
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
 import pytest
 import trio
 import trio.testing
@@ -13,6 +18,7 @@ import referee
 from referee.gin import RuleSet
 from referee.table.events import MatchEventHub
 from tests._bots import Client
+from tests.test_audit import Answer
 
 SHORT = RuleSet.preset("short", target=25)
 
@@ -113,3 +119,35 @@ def test_subscriptions_end_when_the_referee_closes() -> None:
             MatchEventHub(0)
 
     trio.run(main)
+
+
+def test_past_holds_the_matches_a_killed_referee_left_as_interrupted(tmp_path: Path) -> None:
+    from tests.test_audit import greedy, small_run
+    from tests.test_journal import _run
+
+    spec = small_run()[0][1]
+    left = tmp_path / "left"
+
+    def killed_here(n: int, req: Any, rng: random.Random) -> Answer:
+        if n == 9 and not left.exists():  # what a SIGKILL now would leave on disk
+            left.mkdir()
+            for p in (tmp_path / "played").iterdir():
+                if p.suffix in (".journal", ".live"):
+                    shutil.copy(p, left / p.name)
+        return greedy(n, req, rng)
+
+    _run(spec, (killed_here, greedy), tmp_path / "played")
+    assert any(p.suffix == ".journal" for p in left.iterdir())
+
+    async def main() -> None:
+        async with referee.open_referee(replay_dir=left) as ref, ref.open_match_events(past=True) as events:
+            (event,) = await take(events, 1)
+            assert (event.kind, event.match_id, event.state) == ("finished", spec.match_id, "interrupted")
+            assert event.termination == "interrupted" and event.players == spec.players
+            assert event.report is not None and Path(event.report.replay_path).is_file()
+        async with referee.open_referee(replay_dir=left) as ref, ref.open_match_events() as events:
+            with trio.move_on_after(0.2):  # without ``past``: nothing happened since it opened
+                await events.receive()
+                raise AssertionError("an event without ``past``")
+
+    referee.run(main)
