@@ -267,6 +267,15 @@ class KnowsCards(Protocol):
         after the deal's end (its showdown) — of one collection per seat."""
 
 
+class DrawsFirstDealer(Protocol):
+    """A :class:`Game` whose first dealer is drawn from the match's seed implements this: a
+    tournament's two-seat tables without duplicate deals then pick each pair's second seed so
+    that the same seat deals first in both games — that is, the other bot (the arena's schedule)."""
+
+    def first_dealer(self, seed: bytes, seats: int) -> int:
+        """The seat that deals the first deal of a match of ``seats`` seats from ``seed``."""
+
+
 class WireError(ValueError):
     """A message that does not describe a valid domain value; the text says what is wrong."""
 

@@ -234,6 +234,28 @@ def test_nothing_in_referee_outside_gins_own_modules_names_gin() -> None:
     )
 
 
+ARENA_STILL_NAMING_A_GAME = ("arena/replays/", "arena/run/play.py", "arena/_testbot.py")
+"""The arena's modules that still name a game in code, on their way to the games' presentation and
+protocol v2 (issue 19); no other module of the arena may (its default game is ``DEFAULT_GAME``,
+help text and docstrings may name games)."""
+GAME_WORDS = frozenset({"gin", "rummy"})
+"""The first-party games' names, as words of an identifier."""
+
+
+def test_no_module_of_the_arena_names_a_game_in_code() -> None:
+    hits: dict[str, set[tuple[int, str]]] = defaultdict(set)
+    for m in src.modules("arena"):
+        if any(m.rel.startswith(own) if own.endswith("/") else m.rel == own for own in ARENA_STILL_NAMING_A_GAME):
+            continue
+        for ident, line in src.identifiers(m.tree):
+            if ident not in PROJECT_NAMES and GAME_WORDS & set(src.words(ident)):
+                hits[m.rel].add((line, ident))
+    report = [f"  {rel}: " + ", ".join(f"{line}:{ident}" for line, ident in sorted(found))
+              for rel, found in sorted(hits.items())]
+    assert not hits, "modules of arena name a game (line:identifier); reach it through referee.games:\n" + "\n".join(
+        report)
+
+
 def test_the_gin_word_finder() -> None:
     assert src.words("ACTION_KIND_BIG_GIN") == ["action", "kind", "big", "gin"]
     assert src.words("BigGin") == ["big", "gin"]

@@ -385,10 +385,11 @@ def _add_create(p: argparse.ArgumentParser) -> None:
                    help="a seat's player, in seat order (repeatable; at least two)")
     p.add_argument("--token", action="append", default=[], metavar="TOKEN",
                    help="the seats' tokens, in seat order (default: the referee makes them)")
-    p.add_argument("--game", default=referee.DEFAULT_GAME, metavar="NAME", help="the game (default gin)")
+    p.add_argument("--game", default=referee.DEFAULT_GAME, metavar="NAME",
+                   help=f"the game (default {referee.DEFAULT_GAME})")
     p.add_argument("--rules", default="", metavar="PRESET", help="the game's rules preset (default: the game's own)")
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one rule option (Gin), e.g. --rule target=50 (repeatable)")
+                   help="override one option of the game's rules, e.g. --rule target=50 (repeatable)")
     p.add_argument("--tc", default="st=10", metavar="TC", help='time control (default "st=10")')
     p.add_argument("--fault-policy", choices=FAULT_POLICIES, default="forfeit")
     p.add_argument("--seed", default="", metavar="HEX", help="a fixed secret seed (default: the referee draws one)")

@@ -500,6 +500,10 @@ class GinGame:
         """SHA-256 of the seed."""
         return gin.commitment(seed)
 
+    def first_dealer(self, seed: bytes, seats: int) -> int:
+        """The first game's dealer a match from ``seed`` draws (``games.DrawsFirstDealer``)."""
+        return gin.first_dealer(seed, 1, seats)
+
     def mix_seed(self, seed: bytes, nonces: Sequence[bytes]) -> bytes:
         """The seed with the nonces mixed in."""
         return gin.mix_seed(seed, list(nonces))

@@ -64,7 +64,8 @@ class Table:
     """One match: created from a :class:`MatchSpec`, run by :meth:`run` in a nursery."""
 
     def __init__(
-        self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None], *, quiet: bool = False
+        self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None], *, quiet: bool = False,
+        on_start: Callable[[Table], None] | None = None,
     ) -> None:
         self.spec = spec
         entry = spec.game_entry
@@ -91,6 +92,7 @@ class Table:
         self._cancel_reason = ""
         self._cancelled = False
         self._on_finish = on_finish
+        self._on_start = on_start
         self._request_id = 0
         self._clocks = Clocks([spec.seat_time_control(s) for s in range(n)])
         self._replay = MatchRecorder()
@@ -212,6 +214,8 @@ class Table:
         match = self.game.new_match(spec.rules, self._seed, len(self.links))
         self.match = match
         self._log.info("match_started", players=list(spec.players))
+        if self._on_start is not None:
+            self._on_start(self)
         for link in self.links:
             self._tell(link, self._match_started(link.seat))
         self._public(header=referee_pb2.SpectatorHeader(**self._start_fields()))
