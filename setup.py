@@ -22,9 +22,9 @@ COMPILED_PACKAGES = ["referee/cardcore", "referee/gin", "referee/rummy"]
 INTERPRETED = {"records.py"}
 """Modules of those packages left to run as Python: a game's replay content classes, whose
 annotations the replay codec reads as text (compiled, a class's annotations become classes)."""
-COMPILED_MODULES = ["referee/wire/envelope.py", "referee/wire/gin.py",
+COMPILED_MODULES = ["referee/wire/envelope.py",
                     "referee/table/match_flow.py", "referee/table/clocks.py", "referee/table/digests.py"]
-"""The byte encoders: the game-neutral one and each game's (a game's wire module joins here);
+"""The game-neutral byte encoders (each game's, its ``wire.py``, is compiled with its package);
 the match flow (the synchronous state machine of a match, run on every decision) and the
 clocks and story digests it drives."""
 BUILD_REQUIRES = ["mypy>=2", "types-protobuf"]

@@ -21,10 +21,11 @@ import time
 
 import grpc
 
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
+from gin_arena.v2.games import gin_pb2
 
 MODES = ("greedy", "random", "first", "slow", "crash", "hang", "quit-after", "burn", "hog")
-K = game_pb2
+K = gin_pb2
 _VALUES = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
 
 
@@ -32,27 +33,27 @@ def _value(card: str) -> int:
     return _VALUES.get(card[:1], 0)
 
 
-def greedy(req: bot_pb2.ActionRequest) -> game_pb2.Action:
+def greedy(req: bot_pb2.ActionRequest) -> common_pb2.Action:
     """A quick, dependency-free strategy that ends deals: big gin or knock whenever allowed,
     discard the highest deadwood card (the referee's arrangement is in the state), never take
     a face-up card."""
     legal = list(req.legal_actions)
-    deadwood = set(req.state.my_deadwood_cards)
+    deadwood = set(req.gin.my_deadwood_cards)
 
-    def badness(a: game_pb2.Action) -> tuple[int, int]:
-        return (1 if a.card in deadwood else 0, _value(a.card))
+    def badness(a: common_pb2.Action) -> tuple[int, int]:
+        return (1 if a.gin.card in deadwood else 0, _value(a.gin.card))
 
     for a in legal:
-        if a.kind == K.ACTION_KIND_BIG_GIN:
+        if a.gin.kind == K.ACTION_KIND_BIG_GIN:
             return a
-    knocks = [a for a in legal if a.kind == K.ACTION_KIND_KNOCK]
+    knocks = [a for a in legal if a.gin.kind == K.ACTION_KIND_KNOCK]
     if knocks:
         return max(knocks, key=badness)
-    discards = [a for a in legal if a.kind == K.ACTION_KIND_DISCARD]
+    discards = [a for a in legal if a.gin.kind == K.ACTION_KIND_DISCARD]
     if discards:
         return max(discards, key=badness)
     for a in legal:
-        if a.kind in (K.ACTION_KIND_DRAW_STOCK, K.ACTION_KIND_PASS):
+        if a.gin.kind in (K.ACTION_KIND_DRAW_STOCK, K.ACTION_KIND_PASS):
             return a
     return legal[0]
 
@@ -66,7 +67,7 @@ async def play(args: argparse.Namespace) -> int:
         await call.write(
             bot_pb2.BotMessage(
                 hello=bot_pb2.Hello(
-                    bot_name=args.name, token=args.token, protocol_version=1, client_info="arena._testbot",
+                    bot_name=args.name, token=args.token, protocol_version=2, client_info="arena._testbot",
                     games=[g for g in args.games.split(",") if g],
                 )
             )

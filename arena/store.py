@@ -3,12 +3,18 @@
 
 - ``meta`` (``schema_version``, ``kind`` = run | ladder | serve, a run's ``config`` …), ``bots``,
   ``runs`` (the ladder's runs);
-- ``games``: a row per game (schedule, status, how it ended, its replay) and ``game_seats``: a
-  row per seat (``bot``, ``place``, ``points``, ``games_won``, ``think_ms``), so 2–6 seats fit;
+- ``games``: a row per game (the game played, schedule, rules and time control, status, how it
+  ended, its replay) and ``game_seats``: a row per seat (``bot``, ``place``, ``points``,
+  ``games_won``, ``think_ms``), so 2–6 seats fit;
 - ``discarded`` and ``procs`` (a run's thrown-away results and live bot processes).
 
 Databases made by gin-arena 0.1 (schema 1: ``seat0``/``seat1`` columns) are migrated when opened
-(:func:`migrate`, one transaction).
+(:func:`migrate`, one transaction); columns added to schema 2 since are added when opened
+(``games.game``: filled from the run's or the ladder run's configuration).
+
+A game's ``rules`` are stored as its game writes them (``Game.rules_to_dict`` of the registered
+game, JSON), its ``time_control`` in the canonical form of ``TimeControl.to_json`` (rows written
+before keep the text ``TimeControl.from_dict`` still reads): :func:`play_columns`.
 
 A run's database holds the run's configuration, its bots, every scheduled game and every result. A result is
 committed the moment its game ends, so a run stopped in any way (Ctrl-C, ``kill -9``, power)
@@ -37,6 +43,7 @@ from arena.model.manifest import BotSpec
 from arena.model.paths import find_replay
 from arena.model.records import Outcome
 from arena.model.schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
+from referee import DEFAULT_GAME, TimeControl, games
 
 SCHEMA_VERSION = 2
 """Version 1: gin-arena 0.1's three schemas (``seat0``/``seat1`` columns; a serve database had
@@ -54,6 +61,7 @@ CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, started_at REAL NOT NULL, 
 CREATE TABLE IF NOT EXISTS games (
     idx INTEGER PRIMARY KEY,
     run TEXT NOT NULL DEFAULT '',
+    game TEXT NOT NULL DEFAULT '',
     seed TEXT NOT NULL DEFAULT '', pairing TEXT NOT NULL DEFAULT '', pair INTEGER NOT NULL DEFAULT 0,
     leg INTEGER NOT NULL DEFAULT 0, pair_key TEXT NOT NULL DEFAULT '',
     rules TEXT NOT NULL DEFAULT '', time_control TEXT NOT NULL DEFAULT '',
@@ -282,9 +290,22 @@ def migrate(conn: sqlite3.Connection) -> Kind | None:
     return kind
 
 
-_ADDED_COLUMNS = (("game_seats", "fallbacks", "INTEGER NOT NULL DEFAULT 0"),)
+_ADDED_COLUMNS = (
+    ("game_seats", "fallbacks", "INTEGER NOT NULL DEFAULT 0"),
+    ("games", "game", "TEXT NOT NULL DEFAULT ''"),
+)
 """Columns added to schema 2 after it shipped (table, column, declaration): a database made before
 gets them when opened, with their defaults (an arena that predates them ignores them)."""
+
+_FILL_GAME = {
+    "run": "UPDATE games SET game = :game WHERE game = ''",
+    "ladder": ("UPDATE games SET game = COALESCE((SELECT json_extract(runs.config, '$.game') FROM runs "
+               "WHERE runs.id = games.run), :game) WHERE game = ''"),
+    "serve": "UPDATE games SET game = :game WHERE game = ''",
+}
+"""How the rows written before ``games.game`` existed learn their game: a run's from its stored
+configuration (its ``game``, else the default game), a ladder's from its run's configuration; a
+serve database recorded the default game's matches only."""
 
 
 def _add_columns(conn: sqlite3.Connection) -> None:
@@ -293,6 +314,14 @@ def _add_columns(conn: sqlite3.Connection) -> None:
             with transaction(conn):  # (asked again inside: another process may have added it meanwhile)
                 if column not in _columns(conn, table):
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+    if conn.execute("SELECT 1 FROM games WHERE game = '' LIMIT 1").fetchone() is None:
+        return
+    kind = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
+    config = conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+    game = str(json.loads(config[0]).get("game", DEFAULT_GAME)) if config is not None else DEFAULT_GAME
+    with transaction(conn):
+        conn.execute(_FILL_GAME.get(str(kind[0]) if kind is not None else "serve", _FILL_GAME["serve"]),
+                     {"game": game})
 
 
 def _statements(script: str) -> list[str]:
@@ -326,6 +355,13 @@ def open_db(path: Path, kind: Kind, *, any_thread: bool = False) -> sqlite3.Conn
         conn.close()
         raise
     return conn
+
+
+def play_columns(game: str, rules: Any, time_control: TimeControl) -> dict[str, str]:
+    """The ``games`` columns of how a game was played: its game, its rules as that game writes
+    them (JSON) and its time control in the canonical form (``TimeControl.to_json``)."""
+    return {"game": game, "rules": json.dumps(games.get(game).game.rules_to_dict(rules)),
+            "time_control": time_control.to_json()}
 
 
 def insert_game(conn: sqlite3.Connection, values: Mapping[str, Any], players: Sequence[str]) -> int:
@@ -466,7 +502,8 @@ class RunStore:
                     [(b.name, i, json.dumps(b.to_dict()), tokens.get(b.name, "")) for i, b in enumerate(bots)],
                 )
                 for j in jobs:
-                    insert_game(conn, {"idx": j.idx, "run": config.run_id, "seed": j.seed.hex(), "pairing": j.pairing,
+                    insert_game(conn, {"idx": j.idx, "run": config.run_id, "game": config.play.game,
+                                       "seed": j.seed.hex(), "pairing": j.pairing,
                                        "pair": j.pair, "leg": j.leg, "pair_key": j.pair_key}, j.players)
         finally:
             conn.close()

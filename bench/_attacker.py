@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grpc
 from _protocol_client import CHANNEL_OPTIONS, EOF, OPERATOR_METADATA, choose
 
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2.games import gin_pb2
 from tests._h2 import RawConnection
 
 
@@ -69,7 +70,7 @@ def _seat_token(target: str) -> str:
 
 def flood(target: str, rate: int, seconds: float, gov: Governor, stats: dict[str, Any]) -> None:
     host, _, port = target.rpartition(":")
-    hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=_seat_token(target), protocol_version=1)).SerializeToString()
+    hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=_seat_token(target), protocol_version=2)).SerializeToString()
     junk = [bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=7)).SerializeToString(), b"",
             bot_pb2.BotMessage(action=bot_pb2.ActionResponse(match_id="nope")).SerializeToString()]
     stats.update(sent=0, streams=1)
@@ -96,7 +97,7 @@ def noread(target: str, seconds: float, gov: Governor, stats: dict[str, Any]) ->
     conns = []
     for _ in range(10):
         conn = RawConnection(host, int(port))
-        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=_seat_token(target), protocol_version=1))
+        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=_seat_token(target), protocol_version=2))
         stream = conn.open_stream([hello.SerializeToString()])
         conns.append((conn, stream))
     ping = bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=2**62)).SerializeToString()
@@ -155,8 +156,8 @@ class Honest:
     async def match(self, ops: Any, i: int) -> None:
         request = referee_pb2.CreateMatchRequest(
             seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
-            rules=game_pb2.RuleSet(name="classic", target=self.points), seed=f"attack-{i}".encode(),
-            time_control=game_pb2.TimeControl(text="st=10", per_move=game_pb2.FixedPerMove(move_ms=10_000)),
+            gin=gin_pb2.RuleSet(name="classic", target=self.points), seed=f"attack-{i}".encode(),
+            time_control=common_pb2.TimeControl(text="st=10", per_move=common_pb2.FixedPerMove(move_ms=10_000)),
             connect_timeout_ms=120_000,
         )
         t0 = time.monotonic()
@@ -172,7 +173,7 @@ class Honest:
 
     async def seat(self, ch: grpc.aio.Channel, token: str, last: list[float], i: int) -> str:
         call = bot_pb2_grpc.BotServiceStub(ch).Play()  # type: ignore[call-arg]
-        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="honest", token=token, protocol_version=1)))
+        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="honest", token=token, protocol_version=2)))
         rng = (i * 7919) % 1000 / 1000  # a fixed spread of thinking times per match
         ending = "no match_finished"
         while True:
@@ -192,7 +193,7 @@ class Honest:
                 await call.write(out)
             elif kind == "match_finished":
                 result = msg.match_finished.result
-                ending = game_pb2.Termination.Name(result.termination).removeprefix("TERMINATION_").lower()
+                ending = common_pb2.Termination.Name(result.termination).removeprefix("TERMINATION_").lower()
                 if ending != "normal":
                     self.details.append(result.detail)
                 last[0] = 0.0

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import time
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from sample_bots.greedy_bot import decide
 from sample_bots.kit import run_bot
 
 BUSY_S = float(os.environ.get("BENCH_BUSY_MS", "20")) / 1000
 
 
-def busy_decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+def busy_decide(request: bot_pb2.ActionRequest) -> common_pb2.Action:
     """Spin, then decide as the greedy bot does."""
     end = time.process_time() + BUSY_S
     while time.process_time() < end:

@@ -29,7 +29,8 @@ from typing import Any
 
 import grpc
 
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2.games import gin_pb2
 
 EOF: Any = grpc.aio.EOF  # type: ignore[attr-defined]
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # one TCP connection per channel, like separate bots
@@ -40,7 +41,7 @@ mono = time.monotonic
 def typical_request() -> bot_pb2.RefereeMessage:
     """A real mid-deal action request (about the referee's average size), built once."""
     from referee import gin
-    from referee.wire import gin as wire
+    from referee.gin import wire
 
     match = gin.Match(gin.RuleSet.classic(), b"bench-protocol")
     while len(match.deal.history) < 24 or match.deal.phase != "discard":
@@ -65,8 +66,8 @@ class Echo(bot_pb2_grpc.BotServiceServicer):
 
     def __init__(self) -> None:
         self.big = typical_request()
-        self.small = bot_pb2.RefereeMessage(match_id="0123456789abcdef", event=game_pb2.PublicEvent(
-            seat=1, kind=game_pb2.ACTION_KIND_DISCARD, card="Td", stock_size_after=20, think_ms=0))
+        self.small = bot_pb2.RefereeMessage(match_id="0123456789abcdef", event=common_pb2.Event(
+            seat=1, think_ms=0, gin=gin_pb2.Event(kind=gin_pb2.ACTION_KIND_DISCARD, card="Td", stock_size_after=20)))
 
     async def Play(  # type: ignore[override]
         self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
@@ -150,7 +151,7 @@ async def relay_server(port: int) -> None:
     from referee.transport.server import SERVER_OPTIONS
 
     server = grpc.aio.server(options=SERVER_OPTIONS)
-    handler = grpc.method_handlers_generic_handler("gin_arena.v1.BotService", {
+    handler = grpc.method_handlers_generic_handler("gin_arena.v2.BotService", {
         "Play": grpc.stream_stream_rpc_method_handler(
             Relay().Play, request_deserializer=bot_pb2.BotMessage.FromString,
             response_serializer=lambda b: b)})
@@ -302,27 +303,27 @@ async def ping_main(target: str, n: int, replies: int) -> None:
 
 
 # ----------------------------------------------------------------- trivial bots
-KNOCK, BIG_GIN = game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_BIG_GIN
-DRAW_STOCK, TAKE_UPCARD, DISCARD = game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_TAKE_UPCARD, \
-    game_pb2.ACTION_KIND_DISCARD
-PASS = game_pb2.Action(kind=game_pb2.ACTION_KIND_PASS)
+KNOCK, BIG_GIN = gin_pb2.ACTION_KIND_KNOCK, gin_pb2.ACTION_KIND_BIG_GIN
+DRAW_STOCK, TAKE_UPCARD, DISCARD = gin_pb2.ACTION_KIND_DRAW_STOCK, gin_pb2.ACTION_KIND_TAKE_UPCARD, \
+    gin_pb2.ACTION_KIND_DISCARD
+PASS = common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_PASS))
 
 
-def choose(req: bot_pb2.ActionRequest) -> game_pb2.Action:
+def choose(req: bot_pb2.ActionRequest) -> common_pb2.Action:
     """Knock or big gin if legal; else draw stock, pass the upcard, discard the highest deadwood."""
     legal = req.legal_actions
     for a in legal:
-        if a.kind == KNOCK or a.kind == BIG_GIN:
+        if a.gin.kind == KNOCK or a.gin.kind == BIG_GIN:
             return a
     first = legal[0]
-    if first.kind == DRAW_STOCK:
+    if first.gin.kind == DRAW_STOCK:
         return first
-    if first.kind == TAKE_UPCARD:
+    if first.gin.kind == TAKE_UPCARD:
         return PASS
-    discards = {a.card for a in legal if a.kind == DISCARD}
-    for card in reversed(req.state.my_deadwood_cards):
+    discards = {a.gin.card for a in legal if a.gin.kind == DISCARD}
+    for card in reversed(req.gin.my_deadwood_cards):
         if card in discards:
-            return game_pb2.Action(kind=DISCARD, card=card)
+            return common_pb2.Action(gin=gin_pb2.Action(kind=DISCARD, card=card))
     return first
 
 
@@ -359,8 +360,8 @@ class Bots:
         self.creating = asyncio.Semaphore(CREATE_AT_ONCE)
         self.request = referee_pb2.CreateMatchRequest(
             seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
-            rules=game_pb2.RuleSet(name="classic", target=points),
-            time_control=game_pb2.TimeControl(text="st=10", per_move=game_pb2.FixedPerMove(move_ms=10_000)),
+            gin=gin_pb2.RuleSet(name="classic", target=points),
+            time_control=common_pb2.TimeControl(text="st=10", per_move=common_pb2.FixedPerMove(move_ms=10_000)),
             reconnect_grace_ms=200,
         )
         self.started = 0  # slots whose first match has sent its first request
@@ -387,7 +388,7 @@ class Bots:
     async def seat(self, ch: grpc.aio.Channel, token: str, m: Match, where: list[str], i: int, first: bool) -> None:
         where[i] = "open"
         call = bot_pb2_grpc.BotServiceStub(ch).Play()  # type: ignore[call-arg]
-        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="trivial", token=token, protocol_version=1,
+        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="trivial", token=token, protocol_version=2,
                                                                 skip_event_messages=self.skip_events)))
         where[i] = "hello"
         rec = self.rec
@@ -426,7 +427,7 @@ class Bots:
                 await call.write(out)
                 ops.append(sent)
             elif kind == "match_finished":
-                if msg.match_finished.result.termination != game_pb2.TERMINATION_NORMAL:
+                if msg.match_finished.result.termination != common_pb2.TERMINATION_NORMAL:
                     rec.abnormal += 1
                     rec.errors.append(msg.match_finished.result.detail)
                 m.last = 0.0

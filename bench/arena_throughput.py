@@ -25,9 +25,9 @@ import referee
 from arena.console import Console, configure
 from arena.model.manifest import BotSpec
 from arena.model.records import Outcome
-from arena.model.schedule import GameJob, RunConfig, build_schedule
+from arena.model.schedule import GameJob, PlayConfig, RunConfig, build_schedule
 from arena.run.procs import BotLogs
-from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
+from arena.run.runner import Runner, StallMonitor, default_startup_slots
 from referee import TimeControl
 from referee.gin import RuleSet
 from referee.replays import ActionRecord, read_replay
@@ -82,7 +82,7 @@ async def level(
         run_id=f"bench-c{concurrency}", bots=("greedy", "greedy2"), games=games, seed=f"bench-{concurrency}"
     )
     jobs = build_schedule(cfg)
-    settings = PlaySettings(rules=rules, time_control=tc, concurrency=concurrency, startup_slots=slots)
+    play = PlayConfig(rules=rules, time_control=tc, concurrency=concurrency)
     tally = Tally()
     logs = BotLogs(folder / f"logs-c{concurrency}")
     cpu0, child0, t0 = time.process_time(), children_cpu(), time.monotonic()
@@ -100,8 +100,8 @@ async def level(
     ):
         nursery.start_soon(lag_monitor)
         await Runner(
-            context, {"greedy": spec, "greedy2": spec2}, {}, settings, logs, tally, run_id=cfg.run_id,
-            stalls=StallMonitor(),
+            context, {"greedy": spec, "greedy2": spec2}, {}, play, logs, tally, run_id=cfg.run_id,
+            stalls=StallMonitor(), startup_slots=slots,
         ).run([(j, 0) for j in jobs])
         nursery.cancel_scope.cancel()
     lags.sort()

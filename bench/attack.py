@@ -130,17 +130,17 @@ def reset_probe(tmp: Path, streams: int) -> dict[str, object]:
     unknown), none CANCELLED or UNAVAILABLE."""
     import grpc
 
-    from gin_arena.v1 import bot_pb2
+    from gin_arena.v2 import bot_pb2
     server, target = start_referee("referee-resets", tmp, tmp / "replays-resets", "warning")
     attacker = start("attacker-resets", [PY, str(ATTACKER), "reset", "--rate", "10000", "--target", target,
                                          "--seconds", "600", "--cpu-share", "1"], tmp)
     codes: dict[str, int] = {}
     try:
         attacker.expect("READY", 30)
-        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="x" * 32, protocol_version=1)).SerializeToString()
+        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="x" * 32, protocol_version=2)).SerializeToString()
         chans = [grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(10)]
         for i in range(streams):
-            play = chans[i % 10].stream_stream("/gin_arena.v1.BotService/Play", request_serializer=None,
+            play = chans[i % 10].stream_stream("/gin_arena.v2.BotService/Play", request_serializer=None,
                                                response_deserializer=None)
             try:
                 for _ in play(iter([hello]), timeout=10):

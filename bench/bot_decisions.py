@@ -17,9 +17,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2
 from referee import gin
-from referee.wire import gin as gin_wire
+from referee.gin import wire as gin_wire
 from sample_bots import expert_bot, greedy_bot, random_bot
 from sample_bots.kit.actions import Decision, to_action
 
@@ -40,7 +40,7 @@ def decision_times(decide: Callable[[bot_pb2.ActionRequest], Decision], seed: by
         rid += 1
         request = gin_wire.action_request(rid, match.view(seat), [60_000, 60_000], 0, BUDGET_MS)
         t = time.perf_counter()
-        answer = to_action(decide(request))
+        answer = to_action(decide(request), request)
         times.append(1000 * (time.perf_counter() - t))
         match.apply(gin_wire.action_from_proto(answer), seat)
     return times

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # `tests._bots` (after the installed referee)
 
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2
 from referee import MatchSpec, TimeControl
 from referee.gin import RuleSet
 from referee.table import match_flow

@@ -27,7 +27,8 @@ from importlib import metadata, resources
 from pathlib import Path
 
 PROTO_ROOT = Path(__file__).resolve().parent
-"""The directory holding the .proto tree (``gin_arena/v1/*.proto``) and the generated code."""
+"""The directory holding the .proto tree (``gin_arena/v2/*.proto``, ``gin_arena/v2/games/*.proto``)
+and the generated code."""
 
 SOURCE_DIRS = ("gin_arena",)
 """Top-level directories of PROTO_ROOT searched for .proto files."""
@@ -66,7 +67,7 @@ def generated_files(root: Path) -> list[str]:
 
 def package_inits(root: Path = PROTO_ROOT) -> list[str]:
     """The ``__init__.py`` files that every directory holding .proto files (and its parents
-    below ``root``) needs, so that the generated modules import as ``gin_arena.v1.xxx_pb2``."""
+    below ``root``) needs, so that the generated modules import as ``gin_arena.v2.xxx_pb2``."""
     needed: set[str] = set()
     for rel in proto_files(root):
         parts = Path(rel).parts[:-1]

@@ -25,6 +25,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .model.events import MatchEvent as MatchEvent
+    from .model.events import MatchEventsDropped as MatchEventsDropped
     from .model.limits import Limits as Limits
     from .model.replay import write_atomic as write_atomic
     from .model.spec import DEFAULT_GAME as DEFAULT_GAME
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from .replays import ReplayFormatError as ReplayFormatError
     from .replays import ReplayVisitor as ReplayVisitor
     from .replays import read_replay as read_replay
+    from .table.events import MatchEvents as MatchEvents
     from .table.flow import Table as Table
     from .table.resim import ReplayError as ReplayError
     from .table.resim import Resimulation as Resimulation
@@ -89,6 +92,7 @@ if TYPE_CHECKING:
     """Whether the byte encoders run compiled by mypyc (``referee.wire.envelope.COMPILED``)."""
 
 _LAZY = {
+    "MatchEvent": "model.events", "MatchEventsDropped": "model.events",
     "Limits": "model.limits",
     "write_atomic": "model.replay",
     "DEFAULT_GAME": "model.spec", "FaultPolicy": "model.spec", "MatchReport": "model.spec", "MatchSpec": "model.spec",
@@ -100,7 +104,7 @@ _LAZY = {
     "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
     "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
-    "Table": "table.flow",
+    "MatchEvents": "table.events", "Table": "table.flow",
     "ReplayError": "table.resim", "Resimulation": "table.resim", "resimulate": "table.resim",
     "DEFAULT_TOKEN_FILE": "transport.auth", "OPERATOR_TOKEN_ENV": "transport.auth",
     "TokenFileError": "transport.auth", "client_operator_token": "transport.auth",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+    from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +267,15 @@ class KnowsCards(Protocol):
         after the deal's end (its showdown) — of one collection per seat."""
 
 
+class DrawsFirstDealer(Protocol):
+    """A :class:`Game` whose first dealer is drawn from the match's seed implements this: a
+    tournament's two-seat tables without duplicate deals then pick each pair's second seed so
+    that the same seat deals first in both games — that is, the other bot (the arena's schedule)."""
+
+    def first_dealer(self, seed: bytes, seats: int) -> int:
+        """The seat that deals the first deal of a match of ``seats`` seats from ``seed``."""
+
+
 class WireError(ValueError):
     """A message that does not describe a valid domain value; the text says what is wrong."""
 
@@ -292,16 +301,16 @@ class GameWire(Protocol):
         """The serialised ``RefereeMessage`` asking ``seat`` for a decision, and its legal
         actions."""
 
-    def action_from_proto(self, msg: game_pb2.Action) -> Any:
+    def action_from_proto(self, msg: common_pb2.Action) -> Any:
         """A bot's action as the game's value (:class:`WireError` naming what is malformed)."""
 
-    def raw_action(self, msg: game_pb2.Action) -> dict[str, Any]:
+    def raw_action(self, msg: common_pb2.Action) -> dict[str, Any]:
         """A bot's action as plain values, for a fault record (a re-run sends it again)."""
 
-    def raw_action_from_record(self, record: Mapping[str, Any]) -> game_pb2.Action:
+    def raw_action_from_record(self, record: Mapping[str, Any]) -> common_pb2.Action:
         """The action :meth:`raw_action` recorded."""
 
-    def action_from_text(self, text: str) -> game_pb2.Action:
+    def action_from_text(self, text: str) -> common_pb2.Action:
         """The action a replay's ``action`` record names, as a bot would send it."""
 
     def deal_started(self, match: GameMatch, seat: int, cache: Any) -> bot_pb2.DealStarted:
@@ -318,10 +327,10 @@ class GameWire(Protocol):
     def show(self, match: GameMatch, happening: Happening, match_id: str, think_ms: int) -> bytes:
         """The serialised ``SpectatorEvent`` showing ``happening`` to spectators."""
 
-    def game_results(self, outcome: Any) -> list[game_pb2.GameResult]:
+    def game_results(self, outcome: Any) -> list[common_pb2.GameResult]:
         """A match outcome's games, for ``MatchResult.games``."""
 
-    def outcome_from_result(self, result: game_pb2.MatchResult, termination_normal: bool) -> Any:
+    def outcome_from_result(self, result: common_pb2.MatchResult, termination_normal: bool) -> Any:
         """A remote referee's ``MatchResult`` as the game's match outcome (or ``None``)."""
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from .model.replay import (
     GENESIS,
+    PROTOCOL_VERSION,
     RECORD_CLASSES,
     REPLAY_FORMAT,
     REPLAY_VERSION,
@@ -45,6 +46,7 @@ from .model.replay import (
 
 __all__ = [
     "GENESIS",
+    "PROTOCOL_VERSION",
     "RECORD_CLASSES",
     "REPLAY_FORMAT",
     "REPLAY_VERSION",

@@ -30,14 +30,16 @@ Run: ``python -m sample_bots.expert_bot --referee HOST:PORT --token T``.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import gin_pb2
 
-from .kit import actions as A
 from .kit import run_bot
-from .kit.cards import DECK
-from .kit.masks import (
+from .kit.gin import actions as A
+from .kit.gin.cards import DECK
+from .kit.gin.masks import (
     INDEX,
     LED_BY,
     VALUES,
@@ -128,16 +130,16 @@ NEAR = tuple(_near(i) for i in range(52))
 NEIGHBOURS = tuple(tuple(_neighbours(i)) for i in range(52))
 
 
-def read_state(state: game_pb2.InformationState, p: Params = DEFAULT) -> View:
-    """Turn the information state into masks and estimates."""
+def read_state(state: gin_pb2.State, p: Params = DEFAULT, opp_discarded: Iterable[str] = ()) -> View:
+    """Turn the information state (and the opponent's discards this deal, from the request's
+    ``events``) into masks and estimates."""
     opp = A.opponent(state)
     hand = to_mask(state.hand)
     pile = to_mask(state.discard_pile)
     opp_known = to_mask(A.known_cards_of(state, opp))
     unseen = FULL & ~(hand | pile | opp_known)
     # Cards next to the opponent's discards are less likely in its hand.
-    opp_discards = [INDEX[e.card] for e in state.events
-                    if e.seat == opp and e.kind == A.DISCARD and e.card]
+    opp_discards = [INDEX[c] for c in opp_discarded]
     weight = {i: 1.0 for i in indices(unseen)}
     for d in opp_discards:
         for j in NEIGHBOURS[d]:
@@ -302,16 +304,16 @@ def should_knock(h10: int, v: View, p: Params, rng: random.Random) -> bool:
     return p.undercut_max >= 1.0 or undercut_chance(h10, v, p, rng) <= p.undercut_max
 
 
-def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> game_pb2.Action:
+def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> common_pb2.Action:
     """The expert's choice among the request's legal actions."""
-    state = request.state
-    v = read_state(state, p)
+    state = request.gin
+    v = read_state(state, p, A.discards_of(request, A.opponent(state)))
     if A.can(request, A.BIG_GIN):
         return A.action(A.BIG_GIN)
 
     knocks = A.legal_of_kind(request, A.KNOCK)
     if knocks:
-        after = {k.card: deadwood_mask(v.hand & ~(1 << INDEX[k.card])) for k in knocks}
+        after = {k.gin.card: deadwood_mask(v.hand & ~(1 << INDEX[k.gin.card])) for k in knocks}
         card = min(after, key=lambda c: (after[c], -VALUES[INDEX[c]]))
         rng = random.Random(request.request_id * 7919 + v.hand % 1_000_003)
         if should_knock(v.hand & ~(1 << INDEX[card]), v, p, rng):
@@ -319,7 +321,7 @@ def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> game_pb2.Acti
 
     discards = A.legal_of_kind(request, A.DISCARD)
     if discards:
-        allowed = [INDEX[d.card] for d in discards]
+        allowed = [INDEX[d.gin.card] for d in discards]
         score = {
             i: evaluate(v.hand & ~(1 << i), v, p) + p.beta * danger(i, v)
             for i in candidates(v.hand, allowed, p)

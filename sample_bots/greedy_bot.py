@@ -13,17 +13,17 @@ Run: ``python -m sample_bots.greedy_bot --referee HOST:PORT --token T``.
 
 from __future__ import annotations
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 
-from .kit import actions as A
 from .kit import run_bot
-from .kit.cards import rank, value
-from .kit.masks import INDEX, deadwood_after_draw_mask, deadwood_mask, to_mask
+from .kit.gin import actions as A
+from .kit.gin.cards import rank, value
+from .kit.gin.masks import INDEX, deadwood_after_draw_mask, deadwood_mask, to_mask
 
 
-def decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+def decide(request: bot_pb2.ActionRequest) -> common_pb2.Action:
     """The greedy choice among the request's legal actions."""
-    state = request.state
+    state = request.gin
     hand = list(state.hand)
     held = to_mask(hand)
     legal = request.legal_actions
@@ -33,13 +33,13 @@ def decide(request: bot_pb2.ActionRequest) -> game_pb2.Action:
 
     knocks = A.legal_of_kind(request, A.KNOCK)
     if knocks:
-        after = {k.card: deadwood_mask(held & ~(1 << INDEX[k.card])) for k in knocks}
+        after = {k.gin.card: deadwood_mask(held & ~(1 << INDEX[k.gin.card])) for k in knocks}
         card = min(after, key=lambda c: (after[c], -value(c), -rank(c)))
         return A.action(A.KNOCK, card)
 
     discards = A.legal_of_kind(request, A.DISCARD)
     if discards:
-        after = {d.card: deadwood_mask(held & ~(1 << INDEX[d.card])) for d in discards}
+        after = {d.gin.card: deadwood_mask(held & ~(1 << INDEX[d.gin.card])) for d in discards}
         card = min(after, key=lambda c: (after[c], -value(c), -rank(c)))
         return A.action(A.DISCARD, card)
 

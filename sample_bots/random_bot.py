@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 
 from .kit import Bot, make_parser, parse_config, run_bot
 
@@ -20,7 +20,7 @@ class RandomBot(Bot):
     def __init__(self, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
 
-    def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def decide(self, request: bot_pb2.ActionRequest) -> common_pb2.Action:
         return self.rng.choice(list(request.legal_actions))
 
 

@@ -1,76 +1,46 @@
 """The stdio bridge: play a program that speaks JSON lines on stdin/stdout.
 
 For programs written where no gRPC library is at hand. The bridge connects to the referee as
-an ordinary gRPC bot (same options as every kit bot), starts the program, and talks to it
-with one JSON object per line::
+an ordinary gRPC bot (same options as every kit bot), starts the program, and passes the
+session's messages to it, one JSON object per line::
 
     python -m sample_bots.stdio_bridge --referee HOST:PORT --token T [--name N] -- <command...>
     python -m sample_bots.stdio_bridge --token T -- node sample_bots/stdio/bot.js
 
-The stdio protocol (version 1)
+The stdio protocol (version 2)
 ------------------------------
-Bridge → program (stdin). Every line is a JSON object with a ``type``:
+Every line is a protocol v2 message (``proto/gin_arena/v2/bot.proto``) in the proto3 JSON
+mapping, exactly as ``google.protobuf.json_format`` writes it with its standard options:
+fields by their lowerCamelCase JSON names (``matchId``, ``legalActions``), enums by name
+(``"ACTION_KIND_KNOCK"``), 64-bit integers as strings (``"requestId": "7"``), bytes in base64,
+and a field at its default value (0, ``""``, ``false``, an empty list, an unset message)
+left out. A message's game content is its ``oneof game``: ``gin`` or ``rummy``, or a plugin
+game's ``other`` (an ``Any``, written as its message with an ``@type``; the bridge asks the
+referee's gRPC reflection for the types it does not know).
 
-``request`` — the program must answer with exactly one line::
+Bridge → program (stdin): one ``RefereeMessage`` per line, for the session's matches:
+``matchStarted``, ``dealStarted``, ``actionRequest``, ``actionRejected``, ``dealFinished``,
+``gameFinished``, ``matchFinished`` and match-level ``error``; never ``welcome``, ``pong`` or
+``event`` (a request's ``events`` hold the deal so far). A program must ignore messages and
+fields it does not know: more may come.
 
-    {"type": "request", "match_id": "m-1", "request_id": 7, "time_ms": 950,
-     "legal": ["draw_stock", "draw_discard"],
-     "clocks": [{"seat": 0, "remaining_ms": 59000, "running": true}, ...],
-     "state": {...}}
+Program → bridge (stdout): one line per ``actionRequest``, a ``BotMessage``, either
+``{"action": {"action": <one of the request's legalActions>}}`` (an ``ActionResponse``; its
+``matchId`` and ``requestId`` may be left out — the bridge fills them in — and must be the
+request's when given) or ``{"resign": {"reason": "why"}}`` (the program gives the match up).
+Blank lines are skipped. The program's stderr passes through to the bridge's stderr (use it
+for logs; never log to stdout).
 
-``state`` is the seat's complete information state (it is enough to decide; the program
-may be stateless): ``seat``, ``num_seats``, ``dealer``, ``to_move``, ``phase``
-(``upcard_offer`` | ``draw`` | ``discard`` | ``over``), ``hand``, ``my_melds`` (list of
-card lists), ``my_deadwood_cards``, ``my_deadwood``, ``discard_pile`` (bottom first; the
-last card is the top), ``stock_size``, ``hand_sizes``, ``known_cards`` (by seat: cards
-taken from the discard pile and still held), ``first_upcard``, ``knock_limit`` (-1 = gin
-only), ``forbidden_discard`` (card or null), ``upcard_passes``, ``events`` (the deal so far:
-``{"seat": 1, "kind": "discard", "card": "Ts", "stock_size": 20}``; ``card`` is null for
-the opponent's stock draws and knock; ``{"kind": "reshuffle", ...}`` when the pile became the
-stock), ``game_number``, ``deal_number``, ``scores``, ``deals_won``, ``match_scores``,
-``spade_double``, ``reshuffled``.
-
-Notifications — no answer:
-``{"type": "match_started", "match_id", "seat", "player_names", "rules": {...},
-"time_control": "..."}``, ``{"type": "deal_started", "match_id", "game_number",
-"deal_number", "dealer", "state": {...}}``, ``{"type": "action_rejected", "match_id",
-"request_id", "action", "reason"}``, ``{"type": "deal_finished", "match_id", "result": {...}}``,
-``{"type": "game_finished", "match_id", "result": {...}}``, ``{"type": "match_finished",
-"match_id", "result": {...}}``. ``rules`` and ``result`` carry the protobuf messages' fields
-by name (enums by name, bytes in hex). A program must ignore types and fields it does not
-know: more may come.
-
-Rummy (a match whose game is ``rummy``, 2–6 seats; start the bridge with ``--games rummy``,
-or ``--games gin,rummy``, or set ``GIN_GAMES``): ``match_started`` says ``"game": "rummy"`` and its ``rules`` are the
-``RummyRuleSet`` fields (``ace``, ``discard_draw``, ``stop``, ``rummy_doubles``,
-``out_needs_discard``, ``scoring``, ``face_values``, ``next_dealer``, ``stock_exhausted``,
-``target``, …). A request line carries ``"game": "rummy"``, rummy action texts in ``legal``
-(``draw_stock``, ``take_discard 7h``, ``meld 5s 6s 7s``, ``lay_off 8s 0 high``, ``discard Kd``,
-``call_stop``, ``decline_stop``) and a rummy ``state``: ``seat``, ``num_seats``, ``dealer``,
-``turn``, ``to_move`` (-1 when over), ``phase`` (``draw`` | ``play`` | ``stop`` | ``lay_back``
-| ``over``), ``hand``, ``hand_sizes``, ``stock_size``, ``discard_pile`` (bottom first),
-``table`` (``{"number", "owner", "kind": "set"|"run", "cards", "placed": [{"card", "seat",
-"end", "layoff"}]}``), ``must_use`` and ``stopped`` (card or null), ``events`` (``{"seat",
-"kind", "card", "cards", "meld", "end"}`` as the kind has them; ``card`` null for another
-seat's stock draw; ``{"kind": "reshuffle", "card": upcard, "number"}``), ``scores``,
-``game_number``, ``deal_number``, ``match_points``, ``reshuffles``. ``deal_finished`` and
-``game_finished`` results carry their ``rummy`` part. Answer with a rummy action text.
-
-Program → bridge (stdout): one line per request: ``{"action": "discard Ts"}``. The action
-text is ``pass``, ``take_upcard``, ``draw_stock``, ``draw_discard``, ``discard <card>``,
-``knock <card>`` or ``big_gin``; it should be one of ``legal``. An optional
-``"request_id"`` must then match the request's. Blank lines are skipped. The program's
-stderr passes through to the bridge's stderr (use it for logs; never log to stdout).
-
-Faults: an answer that is not JSON, not an object, without an ``action`` string, or whose
-action text cannot be parsed — or the program closing stdout or exiting — is reported on
-stderr (what was expected, what came, and the line); the bridge resigns the match with that
-reason (the referee records a ``bot_error`` fault whose detail says it and applies its fault
-policy) and ends the session with exit code 1. With ``--on-error fallback`` an unreadable
-answer is replaced by the first legal action instead, marked as a fallback for the referee to
-count; a program that exits still ends the session. An action that parses but is not legal is passed
-on: the referee judges it. The program is stopped (stdin closed, then terminated) when the
-session ends.
+Faults: an answer that is not JSON, not a ``BotMessage``, neither ``action`` nor ``resign``,
+names another request, or carries no action — or the program closing stdout or exiting — is
+reported on stderr (what was expected, what came, and the line); the bridge resigns the match
+with that reason (the referee records a ``bot_error`` fault whose detail says it and applies
+its fault policy) and ends the session with exit code 1. With ``--on-error fallback`` an
+unreadable answer is replaced by the first legal action instead, marked as a fallback for the
+referee to count (``ActionResponse.fallback`` is the bridge's: a program's is not passed on);
+a ``resign`` line still resigns and a program that exits still ends the session. An action
+that is well formed but not legal is passed on: the referee judges it. The program is stopped
+(stdin closed, then terminated) when the session ends.
 """
 
 from __future__ import annotations
@@ -83,199 +53,119 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any
 
-from gin_arena.v1 import bot_pb2, game_pb2
+import grpc
+from google.protobuf import json_format
+from google.protobuf.descriptor_pool import DescriptorPool
+from google.protobuf.message import Message
+
+from gin_arena.v2 import bot_pb2, common_pb2
 
 from .kit import Bot, BotCodeError, BotConfig, SessionResult, make_parser, parse_config
-from .kit import rummy as kr
-from .kit.actions import KIND_NAMES, action_text, legal_texts, parse_action
-from .kit.session import EXIT_FAILED, open_session, run_until_signal, setup_logging
+from .kit.games import action_text
+from .kit.session import EXIT_FAILED, channel_credentials, open_session, run_until_signal, setup_logging
 
 log = logging.getLogger("gin_bot.stdio")
 
-PROTOCOL = 1
-"""The stdio protocol's version."""
-
-_PHASES = {
-    game_pb2.PHASE_UPCARD_OFFER: "upcard_offer",
-    game_pb2.PHASE_DRAW: "draw",
-    game_pb2.PHASE_DISCARD: "discard",
-    game_pb2.PHASE_OVER: "over",
-}
+# ----- JSON lines -----
+def message_line(msg: Message, pool: DescriptorPool | None = None) -> str:
+    """A message as one line of the stdio protocol: its proto3 JSON mapping, compact. A plugin
+    game's message packed in an ``Any`` needs its type's descriptor: in ``pool``, or else in
+    this process's (``TypeError`` if neither has it)."""
+    return json.dumps(json_format.MessageToDict(msg, descriptor_pool=pool), separators=(",", ":"),
+                      ensure_ascii=False)
 
 
-# ----- JSON encoding -----
-def message_json(msg: Any) -> dict[str, Any]:
-    """A protobuf message as a JSON-ready dict: every field by name, enums by name, bytes in hex."""
-    out: dict[str, Any] = {}
-    for field in msg.DESCRIPTOR.fields:
-        out[field.name] = _field_json(field, getattr(msg, field.name))
-    return out
+def referee_line(match_id: str, kind: str, msg: Message, pool: DescriptorPool | None = None) -> str:
+    """The line of a ``RefereeMessage`` about ``match_id`` whose ``kind`` (a member of its
+    ``oneof kind``, e.g. ``"action_request"``) is ``msg``."""
+    out = bot_pb2.RefereeMessage(match_id=match_id)
+    getattr(out, kind).CopyFrom(msg)
+    return message_line(out, pool)
 
 
-def _field_json(field: Any, value: Any) -> Any:
-    if field.is_repeated:
-        return [_scalar_json(field, v) for v in value]
-    return _scalar_json(field, value)
+class ReflectedTypes:
+    """The descriptors of a plugin game's messages (which travel packed in ``Any``), asked of the
+    referee through gRPC server reflection the first time a message holds a type this process
+    does not know; the referee serves them (protocol.md)."""
 
+    def __init__(self, config: BotConfig) -> None:
+        self.config = config
+        """How to reach the referee (its address, TLS)."""
+        self._pool: DescriptorPool | None = None
+        self._channel: grpc.Channel | None = None
 
-def _scalar_json(field: Any, value: Any) -> Any:
-    if field.type == field.TYPE_MESSAGE:
-        return message_json(value)
-    if field.type == field.TYPE_ENUM:
-        enum_value = field.enum_type.values_by_number.get(value)
-        return enum_value.name if enum_value is not None else int(value)
-    if field.type == field.TYPE_BYTES:
-        return bytes(value).hex()
-    return value
+    def pool(self) -> DescriptorPool:
+        """A descriptor pool that finds every type the referee's reflection serves."""
+        if self._pool is None:
+            from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+                ProtoReflectionDescriptorDatabase,
+            )
 
+            creds = channel_credentials(self.config)
+            self._channel = (grpc.secure_channel(self.config.referee, creds) if creds is not None
+                             else grpc.insecure_channel(self.config.referee))
+            self._pool = DescriptorPool(ProtoReflectionDescriptorDatabase(self._channel))
+        return self._pool
 
-def event_json(event: game_pb2.PublicEvent) -> dict[str, Any]:
-    """One event of the deal."""
-    if event.reshuffled and event.kind == game_pb2.ACTION_KIND_UNSPECIFIED:
-        return {"kind": "reshuffle", "stock_size": event.stock_size_after}
-    return {
-        "seat": event.seat,
-        "kind": KIND_NAMES.get(event.kind, str(event.kind)),
-        "card": event.card or None,
-        "stock_size": event.stock_size_after,
-    }
-
-
-def state_json(state: game_pb2.InformationState) -> dict[str, Any]:
-    """The information state as the stdio protocol sends it."""
-    known: list[list[str]] = [[] for _ in range(max(state.num_seats, 2))]
-    for entry in state.known_cards:
-        if entry.seat < len(known):
-            known[entry.seat] = list(entry.cards)
-    return {
-        "seat": state.seat,
-        "num_seats": state.num_seats,
-        "dealer": state.dealer,
-        "to_move": state.to_move,
-        "phase": _PHASES.get(state.phase, "unknown"),
-        "hand": list(state.hand),
-        "my_melds": [list(m.cards) for m in state.my_melds],
-        "my_deadwood_cards": list(state.my_deadwood_cards),
-        "my_deadwood": state.my_deadwood,
-        "discard_pile": list(state.discard_pile),
-        "stock_size": state.stock_size,
-        "hand_sizes": list(state.hand_sizes),
-        "known_cards": known,
-        "first_upcard": state.first_upcard,
-        "knock_limit": state.knock_limit,
-        "forbidden_discard": state.forbidden_discard or None,
-        "upcard_passes": state.upcard_passes,
-        "events": [event_json(e) for e in state.events],
-        "game_number": state.game_number,
-        "deal_number": state.deal_number,
-        "scores": list(state.scores),
-        "deals_won": list(state.deals_won),
-        "match_scores": list(state.match_scores),
-        "spade_double": state.spade_double,
-        "reshuffled": state.reshuffled,
-    }
-
-
-def rummy_event_json(event: game_pb2.PublicEvent) -> dict[str, Any]:
-    """One event of a rummy deal: ``seat``, ``kind`` (an action kind, ``meld`` for a laid meld,
-    or ``reshuffle``), and per kind ``card`` (null: another seat's stock draw), ``cards``
-    (a meld; every card a take moved), ``meld`` and ``end`` (a layoff)."""
-    ev = event.rummy
-    if ev.WhichOneof("kind") == "reshuffle":
-        return {"seat": None, "kind": "reshuffle", "card": ev.reshuffle.upcard, "number": ev.reshuffle.number}
-    text = kr.action_text(ev.action)
-    out: dict[str, Any] = {"seat": event.seat, "kind": kr.kind_of(text)}
-    a = ev.action
-    which = a.WhichOneof("kind")
-    if which == "draw_stock":
-        out["card"] = ev.drawn_card or None
-    elif which == "take_discard":
-        out.update(card=a.take_discard.card, cards=list(ev.taken_cards))
-    elif which == "lay_meld":
-        out["cards"] = text.split()[1:]
-    elif which == "lay_off":
-        out.update(card=a.lay_off.card, meld=a.lay_off.meld, end=text.split()[3])
-    elif which == "discard":
-        out["card"] = a.discard.card
-    return out
-
-
-def rummy_state_json(state: game_pb2.RummyState) -> dict[str, Any]:
-    """A rummy seat's information state as the stdio protocol sends it."""
-    return {
-        "seat": state.seat, "num_seats": state.num_seats, "dealer": state.dealer, "turn": state.turn,
-        "to_move": state.to_move, "phase": kr.PHASES.get(state.phase, "unknown"), "hand": list(state.hand),
-        "hand_sizes": list(state.hand_sizes), "stock_size": state.stock_size,
-        "discard_pile": list(state.discard_pile),
-        "table": [
-            {"number": m.number, "owner": m.owner, "kind": "set" if m.kind == game_pb2.MELD_KIND_SET else "run",
-             "cards": list(m.cards),
-             "placed": [{"card": p.card, "seat": p.seat, "end": kr.ENDS.get(p.end, "?"), "layoff": p.layoff}
-                        for p in m.placed]}
-            for m in state.table
-        ],
-        "must_use": state.must_use or None, "stopped": state.stopped or None,
-        "events": [rummy_event_json(e) for e in state.events],
-        "scores": list(state.scores), "game_number": state.game_number, "deal_number": state.deal_number,
-        "match_points": list(state.match_points), "reshuffles": state.reshuffles,
-    }
-
-
-def request_json(match_id: str, request: bot_pb2.ActionRequest) -> dict[str, Any]:
-    """The ``request`` line for an ActionRequest (a rummy one says ``"game": "rummy"``)."""
-    rummy = request.HasField("rummy_state")
-    out: dict[str, Any] = {
-        "type": "request",
-        "match_id": match_id,
-        "request_id": request.request_id,
-        "legal": legal_texts(request),
-        "time_ms": request.time_for_move_ms,
-        "clocks": [
-            {"seat": c.seat, "remaining_ms": c.remaining_ms, "running": c.running} for c in request.clocks
-        ],
-        "state": rummy_state_json(request.rummy_state) if rummy else state_json(request.state),
-    }
-    if rummy:
-        out["game"] = "rummy"
-    return out
+    def close(self) -> None:
+        """Close the reflection channel, if one was opened."""
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
 
 
 class AnswerError(ValueError):
     """An answer line that does not follow the protocol; the text says how."""
 
 
-def parse_answer(line: str, request_id: int, request: bot_pb2.ActionRequest | None = None) -> game_pb2.Action:
-    """The action of an answer line, or :class:`AnswerError` saying precisely what is wrong.
-    For a rummy ``request`` the text is a rummy action."""
+class Resignation(Exception):
+    """The program answered with a ``resign`` line."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        """The program's reason (may be empty)."""
+
+
+def parse_answer(line: str, match_id: str, request: bot_pb2.ActionRequest,
+                 pool: DescriptorPool | None = None) -> common_pb2.Action:
+    """The action of an answer line to ``request`` (of ``match_id``), or :class:`AnswerError`
+    saying precisely what is wrong; :class:`Resignation` for a ``resign`` line. ``pool``: where
+    a plugin game's ``Any`` types are found (as :func:`message_line`)."""
+    rid = request.request_id
     shown = line.rstrip("\n")
     shown = shown if len(shown) <= 200 else shown[:200] + "…"
+    example = '{"action": {"action": <one of the request\'s legalActions>}}'
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
-        raise AnswerError(f"the answer to request {request_id} is not JSON ({e}): {shown!r}") from None
+        raise AnswerError(f"the answer to request {rid} is not JSON ({e}): {shown!r}") from None
     if not isinstance(obj, dict):
-        raise AnswerError(
-            f'the answer to request {request_id} must be a JSON object like {{"action": "draw_stock"}}; '
-            f"got {shown!r}"
-        )
-    if "request_id" in obj and obj["request_id"] != request_id:
-        raise AnswerError(
-            f"the answer names request_id {obj['request_id']!r} but request {request_id} was asked: {shown!r}"
-        )
-    text = obj.get("action")
-    if not isinstance(text, str):
-        raise AnswerError(
-            f'the answer to request {request_id} has no "action" string (e.g. {{"action": "draw_stock"}}): '
-            f"{shown!r}"
-        )
+        raise AnswerError(f"the answer to request {rid} must be a JSON object like {example}; got {shown!r}")
+    msg = bot_pb2.BotMessage()
     try:
-        if request is not None and request.HasField("rummy_state"):
-            return kr.answer(request, text)
-        return parse_action(text)
-    except ValueError as e:
-        raise AnswerError(f"the answer to request {request_id} has a malformed action: {e}: {shown!r}") from None
+        json_format.ParseDict(obj, msg, descriptor_pool=pool)
+    except json_format.ParseError as e:
+        raise AnswerError(f"the answer to request {rid} is not a BotMessage ({e}): {shown!r}") from None
+    kind = msg.WhichOneof("kind")
+    if kind == "resign":
+        if msg.resign.match_id and msg.resign.match_id != match_id:
+            raise AnswerError(f"the resign names match {msg.resign.match_id!r} but request {rid} is of "
+                              f"match {match_id!r}: {shown!r}")
+        raise Resignation(msg.resign.reason)
+    if kind != "action":
+        raise AnswerError(f"the answer to request {rid} must be an action like {example} (or a resign); "
+                          f"got {kind or 'nothing'}: {shown!r}")
+    answer = msg.action
+    if answer.request_id and answer.request_id != rid:
+        raise AnswerError(f"the answer names requestId {answer.request_id} but request {rid} was asked: {shown!r}")
+    if answer.match_id and answer.match_id != match_id:
+        raise AnswerError(f"the answer names matchId {answer.match_id!r} but request {rid} is of match "
+                          f"{match_id!r}: {shown!r}")
+    if answer.action.WhichOneof("game") is None:
+        raise AnswerError(f"the answer to request {rid} has no action (e.g. {example}): {shown!r}")
+    return answer.action
 
 
 # ----- the bridge -----
@@ -284,11 +174,15 @@ class StdioBot(Bot):
 
     name = "stdio"
 
-    def __init__(self, command: list[str], matches: int = 1, games: tuple[str, ...] = ()) -> None:
+    def __init__(self, command: list[str], matches: int = 1, games: tuple[str, ...] = (),
+                 types: ReflectedTypes | None = None) -> None:
         self.command = command
         self.games = games
         self.matches = matches
         self.finished = 0
+        self.types = types
+        """Where a plugin game's message types are found (``None``: only in this process)."""
+        self._pool: DescriptorPool | None = None
         self.proc = subprocess.Popen(  # stderr passes through
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1,
         )
@@ -306,77 +200,86 @@ class StdioBot(Bot):
             return "the program closed its stdout but is still running"
         return f"the program exited with code {code}"
 
-    def send(self, obj: dict[str, Any]) -> None:
-        """Write one line to the program."""
+    def send(self, match_id: str, kind: str, msg: Message) -> None:
+        """Write one ``RefereeMessage`` line (about ``match_id``, ``kind`` ``msg``) to the program."""
         assert self.proc.stdin is not None
+        line = self._line(match_id, kind, msg)
         try:
-            self.proc.stdin.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
-            raise BotCodeError(str(obj.get("match_id", "")),
-                               f"{self._exit_text()}; could not send it a {obj.get('type')} line") from None
+            raise BotCodeError(match_id, f"{self._exit_text()}; could not send it the {kind} line") from None
 
-    def receive(self, request_id: int, match_id: str, request: bot_pb2.ActionRequest | None = None
-                ) -> game_pb2.Action:
+    def _line(self, match_id: str, kind: str, msg: Message) -> str:
+        """The message's line; a type this process does not know is asked of the referee."""
+        try:
+            return referee_line(match_id, kind, msg, self._pool)
+        except TypeError as e:  # json_format: an Any of an unknown type
+            if self.types is None or self._pool is not None:
+                raise BotCodeError(match_id, f"cannot write the {kind} message as JSON: {e}") from None
+            self._pool = self.types.pool()
+        try:
+            return referee_line(match_id, kind, msg, self._pool)
+        except Exception as e:  # reflection failed, or the referee does not know the type either
+            raise BotCodeError(match_id, f"cannot write the {kind} message as JSON (its types asked of "
+                               f"the referee): {e}") from None
+
+    def receive(self, match_id: str, request: bot_pb2.ActionRequest) -> common_pb2.Action:
         """Read the answer line to a request."""
         assert self.proc.stdout is not None
         while True:
             line = self.proc.stdout.readline()
             if not line:
-                raise BotCodeError(match_id, f"{self._exit_text()} before answering request {request_id}")
+                raise BotCodeError(match_id, f"{self._exit_text()} before answering request {request.request_id}")
             if line.strip():
                 break
         try:
-            return parse_answer(line, request_id, request)
+            return parse_answer(line, match_id, request, self._pool)
         except AnswerError as e:
             raise BotCodeError(match_id, f"stdio protocol error: {e}") from None
+        except Resignation as e:
+            raise BotCodeError(match_id, f"the program resigned: {e.reason or 'no reason given'}",
+                               deliberate=True) from None
 
-    def decide(self, request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def decide(self, request: bot_pb2.ActionRequest) -> common_pb2.Action:
         return self.decide_in_match("", request)
 
-    def decide_in_match(self, match_id: str, request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def decide_in_match(self, match_id: str, request: bot_pb2.ActionRequest) -> common_pb2.Action:
         """Send the request line and read the answer line."""
         started = time.monotonic()
-        self.send(request_json(match_id, request))
-        chosen = self.receive(request.request_id, match_id, request)
+        self.send(match_id, "action_request", request)
+        chosen = self.receive(match_id, request)
         log.debug("request %d answered in %.0f ms: %s", request.request_id,
                   (time.monotonic() - started) * 1000, action_text(chosen))
         return chosen
 
     def on_match_started(self, match_id: str, info: bot_pb2.MatchStarted) -> None:
-        rummy = info.HasField("rummy_rules")
-        self.send({
-            "type": "match_started", "match_id": match_id, "protocol": PROTOCOL, "seat": info.seat,
-            "game": info.game or "gin", "player_names": list(info.player_names),
-            "rules": message_json(info.rummy_rules if rummy else info.rules), "time_control": info.time_control.text,
-        })
+        self.send(match_id, "match_started", info)
 
     def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:
-        rummy = deal.HasField("rummy_state")
-        self.send({
-            "type": "deal_started", "match_id": match_id, "game_number": deal.game_number,
-            "deal_number": deal.deal_number, "dealer": deal.dealer,
-            "state": rummy_state_json(deal.rummy_state) if rummy else state_json(deal.state),
-        })
+        self.send(match_id, "deal_started", deal)
 
     def on_action_rejected(self, match_id: str, rejected: bot_pb2.ActionRejected) -> None:
-        self.send({
-            "type": "action_rejected", "match_id": match_id, "request_id": rejected.request_id,
-            "action": action_text(rejected.action), "reason": rejected.reason,
-        })
+        self.send(match_id, "action_rejected", rejected)
 
-    def on_deal_finished(self, match_id: str, result: game_pb2.DealResult) -> None:
-        self.send({"type": "deal_finished", "match_id": match_id, "result": message_json(result)})
+    def on_deal_finished(self, match_id: str, result: common_pb2.DealResult) -> None:
+        self.send(match_id, "deal_finished", bot_pb2.DealFinished(result=result))
 
-    def on_game_finished(self, match_id: str, result: game_pb2.GameResult) -> None:
-        self.send({"type": "game_finished", "match_id": match_id, "result": message_json(result)})
+    def on_game_finished(self, match_id: str, result: common_pb2.GameResult) -> None:
+        self.send(match_id, "game_finished", bot_pb2.GameFinished(result=result))
 
-    def on_match_finished(self, match_id: str, result: game_pb2.MatchResult) -> None:
-        self.send({"type": "match_finished", "match_id": match_id, "result": message_json(result)})
+    def on_match_finished(self, match_id: str, result: common_pb2.MatchResult) -> None:
+        self.send(match_id, "match_finished", bot_pb2.MatchFinished(result=result))
         self.finished += 1
+
+    def on_error(self, match_id: str, error: bot_pb2.ErrorReport) -> None:
+        if match_id:
+            self.send(match_id, "error", error)
 
     def close(self) -> None:
         """Close the program's stdin, then stop it if it does not exit by itself."""
+        if self.types is not None:
+            self.types.close()
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError, ValueError):
                 self.proc.stdin.close()
@@ -444,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no program given: put its command after --, e.g. -- node sample_bots/stdio/bot.js")
     setup_logging(ns.log_level)
     try:
-        bot = StdioBot(command, config.matches, games)
+        bot = StdioBot(command, config.matches, games, ReflectedTypes(config))
     except OSError as e:
         log.error("cannot start %s: %s", " ".join(command), e)
         return EXIT_FAILED

@@ -9,20 +9,21 @@ from typing import Any
 
 import grpc
 
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
+from gin_arena.v2.games import gin_pb2
 
-Decide = Callable[[bot_pb2.RefereeMessage, "Client"], Awaitable[game_pb2.Action | None]]
+Decide = Callable[[bot_pb2.RefereeMessage, "Client"], Awaitable[common_pb2.Action | None]]
 
 
-def knock_first(rng: random.Random) -> Callable[[bot_pb2.ActionRequest], game_pb2.Action]:
+def knock_first(rng: random.Random) -> Callable[[bot_pb2.ActionRequest], common_pb2.Action]:
     """Knock or go gin when allowed, else a random legal action: short deals."""
 
-    def pick(req: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def pick(req: bot_pb2.ActionRequest) -> common_pb2.Action:
         legal = list(req.legal_actions)
-        ends = [a for a in legal if a.kind in (game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_BIG_GIN)]
+        ends = [a for a in legal if a.gin.kind in (gin_pb2.ACTION_KIND_KNOCK, gin_pb2.ACTION_KIND_BIG_GIN)]
         if ends:
             return ends[0]
-        draws = [a for a in legal if a.kind == game_pb2.ACTION_KIND_DRAW_STOCK]
+        draws = [a for a in legal if a.gin.kind == gin_pb2.ACTION_KIND_DRAW_STOCK]
         if draws and rng.random() < 0.7:
             return draws[0]
         return rng.choice(legal)
@@ -37,7 +38,7 @@ class Client:
     address: str
     token: str
     name: str = "bot"
-    protocol_version: int = 1
+    protocol_version: int = 2
     nonce: bytes = b""
     games: tuple[str, ...] = ()
     received: list[bot_pb2.RefereeMessage] = field(default_factory=list)
@@ -51,13 +52,13 @@ class Client:
     def errors(self) -> list[bot_pb2.ErrorReport]:
         return [m.error for m in self.received if m.WhichOneof("kind") == "error"]
 
-    async def send_action(self, match_id: str, request_id: int, action: game_pb2.Action) -> None:
+    async def send_action(self, match_id: str, request_id: int, action: common_pb2.Action) -> None:
         await self.call.write(bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
             match_id=match_id, request_id=request_id, action=action)))
 
     async def play(
         self,
-        decide: Callable[[bot_pb2.RefereeMessage, Client], Awaitable[game_pb2.Action | None]] | None = None,
+        decide: Callable[[bot_pb2.RefereeMessage, Client], Awaitable[common_pb2.Action | None]] | None = None,
         *,
         stop: Callable[[bot_pb2.RefereeMessage], bool] | None = None,
         first: bot_pb2.BotMessage | None = None,
@@ -67,7 +68,7 @@ class Client:
         rng = random.Random(hash(self.token) & 0xFFFF)
         pick = knock_first(rng)
 
-        async def default(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def default(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             return pick(msg.action_request)
 
         decide = decide or default

@@ -23,7 +23,7 @@ def _literal(name: bytes, value: bytes) -> bytes:
     return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
 
 
-def play_headers(authority: str, path: str = "/gin_arena.v1.BotService/Play") -> bytes:
+def play_headers(authority: str, path: str = "/gin_arena.v2.BotService/Play") -> bytes:
     """The HPACK block of a gRPC call: ``:method POST`` and ``:scheme http`` from the static table."""
     return (b"\x83\x86" + _literal(b":path", path.encode()) + _literal(b":authority", authority.encode())
             + _literal(b"content-type", b"application/grpc") + _literal(b"te", b"trailers"))
@@ -49,7 +49,7 @@ class RawConnection:
             4, "big")
         self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0, settings))
 
-    def open_stream(self, messages: list[bytes], path: str = "/gin_arena.v1.BotService/Play") -> int:
+    def open_stream(self, messages: list[bytes], path: str = "/gin_arena.v2.BotService/Play") -> int:
         """Open a stream of the method ``path`` and write ``messages`` (serialised) on it; its id."""
         stream = self.next_stream
         self.next_stream += 2

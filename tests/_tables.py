@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import Table
 from referee.table.seats import SeatLink
 
-Policy = Callable[[bot_pb2.ActionRequest], game_pb2.Action | None]
+Policy = Callable[[bot_pb2.ActionRequest], common_pb2.Action | None]
 
 
 @dataclass

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gin_arena.v1 import referee_pb2
+from gin_arena.v2 import referee_pb2
 
 HANG_S = 240.0
 """How long a test waits for something another process does before calling it a hang: far

@@ -19,7 +19,7 @@ from pathlib import Path
 import grpc
 
 import referee
-from gin_arena.v1 import referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
@@ -33,7 +33,7 @@ CHEAT = textwrap.dedent('''
 
     import grpc
 
-    from gin_arena.v1 import referee_pb2, referee_pb2_grpc
+    from gin_arena.v2 import referee_pb2, referee_pb2_grpc
     from sample_bots import greedy_bot
     from sample_bots.kit import Bot, make_parser, parse_config, run_bot
 

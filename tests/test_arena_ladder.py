@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main as arena_main
+from referee import DEFAULT_GAME, games
 from tests._wait import HANG_S, until
 
 
@@ -134,7 +135,7 @@ def test_ladder_refuses_a_bot_that_cannot_start(tmp_path: Path, book: Book) -> N
         specs = [json.loads(r[0]) for r in conn.execute("SELECT spec FROM bots")]
     finally:
         conn.close()
-    assert [(s["name"], s["tc"]) for s in specs] == [("fine", "st=0.5")]
+    assert [(s["name"], s["tc"]) for s in specs] == [("fine", {"per_move_ms": 500})]  # TimeControl.to_dict
 
     # A bot that starts but crashes in every game: the run says so and how to undo it.
     assert book("ladder", "add", "crasher", "--db", str(db), "--", "{python}", "-m", "arena._testbot",
@@ -195,6 +196,16 @@ def test_serve_remote_referee_and_remote_bot(tmp_path: Path) -> None:
 
         until(lambda: recorded() >= 2, "arena serve recording both games", alive=serve)
         assert recorded() == 2
+        # serve recorded them from the referee's match events: the game, its rules through the game,
+        # the time control in its canonical form
+        conn = sqlite3.connect(tmp_path / "srv" / "serve.sqlite")
+        try:
+            rows = conn.execute("SELECT game, rules, time_control FROM games").fetchall()
+        finally:
+            conn.close()
+        assert {(game, tc) for game, _, tc in rows} == {(DEFAULT_GAME, '{"per_move_ms":1000}')}
+        engine = games.get(DEFAULT_GAME).game
+        assert all(engine.rules_from_dict(json.loads(r)) == engine.rules_preset("short") for _, r, _ in rows)
     finally:
         if bot is not None and bot.poll() is None:
             bot.kill()

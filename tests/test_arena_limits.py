@@ -20,7 +20,7 @@ import referee
 from arena.cli.options import UsageError, remote_access
 from arena.cli.parser import build_parser
 from arena.run.tournament import open_context
-from gin_arena.v1 import referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"

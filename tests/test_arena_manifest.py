@@ -13,7 +13,8 @@ import pytest
 from arena.cli import main
 from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, parse_manifest
 from arena.model.schedule import PlayConfig, RunConfig, build_schedule, pair_seeds, schedule_fingerprint
-from referee import TimeControl
+from referee import DEFAULT_GAME, TimeControl
+from referee import games as referee_games
 from referee.gin import RuleSet, first_dealer
 
 GOOD = """
@@ -138,7 +139,10 @@ def test_a_bot_has_its_own_time_control(tmp_path: Path) -> None:
         'cwd = "sub"\n', ""))
     alpha, beta, _ = load_manifest(path)
     assert alpha.time_control is None and beta.time_control == TimeControl.parse("tc=60+0.5")
-    assert beta.to_dict()["tc"] == "tc=60+0.5" and BotSpec.from_dict(beta.to_dict()) == beta
+    assert beta.to_dict()["tc"] == {"base_ms": 60_000, "increment_ms": 500}
+    assert BotSpec.from_dict(beta.to_dict()) == beta
+    # a bot stored before the canonical form kept the text: it still reads
+    assert BotSpec.from_dict({**beta.to_dict(), "tc": "tc=60+0.5"}) == beta
 
 
 def test_inline_bots(tmp_path: Path) -> None:
@@ -159,9 +163,11 @@ def test_run_config_is_typed_and_stored_flat() -> None:
                       fault_policy="substitute", concurrency=3, connect_timeout_ms=5000)
     cfg = RunConfig(run_id="r", bots=("a", "b"), games=4, seed="s", play=play)
     stored = cfg.to_dict()
-    assert stored["time_control"] == "tc=30+1 timemargin=20" and stored["rules"]["name"] == "short"
+    assert stored["time_control"] == {"base_ms": 30_000, "increment_ms": 1000, "margin_ms": 20}
+    assert stored["rules"]["name"] == "short"
     assert stored["fault_policy"] == "substitute" and "play" not in stored  # gin-arena 0.1's keys
     assert RunConfig.from_dict(stored) == cfg
+    assert RunConfig.from_dict({**stored, "time_control": "tc=30+1 timemargin=20"}) == cfg  # a 0.1 run's text
     with pytest.raises(ValueError, match="concurrency"):
         PlayConfig(concurrency=0)
 
@@ -277,13 +283,20 @@ def test_round_robin_schedule() -> None:
 
 
 def test_non_duplicate_seeds_keep_the_first_dealer_swapped() -> None:
+    draws = referee_games.get(DEFAULT_GAME).game
+    assert hasattr(draws, "first_dealer")  # referee.games.DrawsFirstDealer
     for pair in range(20):
-        s0, s1 = pair_seeds("run", "a|b", pair, duplicate=False)
+        s0, s1 = pair_seeds("run", "a|b", pair, duplicate=False, first_dealer=lambda s: first_dealer(s, 1))
         assert s0 != s1
         # Same dealing seat with the bots swapped = the other bot deals first.
         assert first_dealer(s0, 1) == first_dealer(s1, 1)
+    assert pair_seeds("run", "a|b", 0, duplicate=False)[0] == pair_seeds("run", "a|b", 0, duplicate=True)[0]
     jobs = build_schedule(_config(duplicate=False))
     assert all(j.pair_key == "" for j in jobs)
+    # The schedule reaches the first dealer through the game seam: its pairs are the ones above.
+    for j0, j1 in zip(jobs[::2], jobs[1::2], strict=True):
+        assert (j0.seed, j1.seed) == pair_seeds("s", j0.pairing, j0.pair, duplicate=False,
+                                                first_dealer=lambda s: draws.first_dealer(s, 2))
 
 
 def test_gauntlet_schedule() -> None:
@@ -291,3 +304,20 @@ def test_gauntlet_schedule() -> None:
     assert {j.pairing for j in jobs} == {"b|a", "b|c"}
     with pytest.raises(ValueError, match="even"):
         _config(games=3)
+
+
+def test_rule_overrides_work_through_every_games_rule_set() -> None:
+    from arena.cli.options import UsageError, game_rules_from_args
+
+    for name in referee_games.names():
+        engine = referee_games.get(name).game
+        plain = engine.rules_to_dict(engine.default_rules())
+        assert engine.rules_to_dict(game_rules_from_args(name, "", ["games=3"]))["games"] == 3
+        assert game_rules_from_args(name, "", []) == engine.default_rules()
+        with pytest.raises(UsageError, match="unknown rule option"):
+            game_rules_from_args(name, "", ["colour=red"])
+        with pytest.raises(UsageError, match="expected KEY=VALUE"):
+            game_rules_from_args(name, "", ["games"])
+        assert "games" in plain
+    short = game_rules_from_args(DEFAULT_GAME, "short", ["target=40", "big_gin=off"])
+    assert short == RuleSet.preset("short", target=40, big_gin=False)

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from arena.run.play import action_text, parse_answer
-from gin_arena.v1 import game_pb2
+from gin_arena.v2 import common_pb2
+from gin_arena.v2.games import gin_pb2 as G
 
 ROOT = Path(__file__).resolve().parent.parent
-K = game_pb2
 
 
 def play(tmp_path: Path, answers: str, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -58,8 +58,9 @@ def test_end_of_input_resigns(tmp_path: Path) -> None:
 
 
 def test_parse_answer() -> None:
-    legal = [K.Action(kind=K.ACTION_KIND_DISCARD, card="Kh"), K.Action(kind=K.ACTION_KIND_DISCARD, card="Td"),
-             K.Action(kind=K.ACTION_KIND_KNOCK, card="Td"), K.Action(kind=K.ACTION_KIND_KNOCK, card="Kh")]
+    legal = [common_pb2.Action(gin=G.Action(kind=kind, card=card)) for kind, card in (
+        (G.ACTION_KIND_DISCARD, "Kh"), (G.ACTION_KIND_DISCARD, "Td"), (G.ACTION_KIND_KNOCK, "Td"),
+        (G.ACTION_KIND_KNOCK, "Kh"))]
     after = {"Kh": 0, "Td": 4}
     pick = {t: parse_answer(t, legal, after) for t in ("2", "d Kh", "discard kh", "10d", "k td", "KNOCK Kh", "gin")}
     assert {t: action_text(a) if not isinstance(a, str) else a for t, a in pick.items()} == {

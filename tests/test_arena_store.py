@@ -1,5 +1,7 @@
 """The one storage schema: databases made by gin-arena 0.1 (tests/fixtures/v0_1) are migrated and
-then report, resume and show the same results; a game with more than two seats fits."""
+then report, resume and show the same results; a game with more than two seats fits; every game
+row names its game (filled in for databases made before), its rules as its game writes them and
+its time control in the canonical form."""
 
 from __future__ import annotations
 
@@ -14,7 +16,18 @@ from typing import Any
 import pytest
 
 from arena.model.records import Outcome
-from arena.store import SCHEMA_VERSION, StoreError, open_db, outcome_from_row, record_game, seats_by_game
+from arena.model.schedule import PlayConfig, RunConfig
+from arena.store import (
+    SCHEMA_VERSION,
+    RunStore,
+    StoreError,
+    open_db,
+    outcome_from_row,
+    play_columns,
+    record_game,
+    seats_by_game,
+)
+from referee import DEFAULT_GAME, TimeControl, games
 
 FIXTURES = Path(__file__).parent / "fixtures" / "v0_1"
 REPO = Path(__file__).resolve().parent.parent
@@ -60,6 +73,7 @@ def assert_migrated(db: Path, kind: str) -> None:
     columns = {r[1] for r in query(db, "PRAGMA table_info(games)")}
     assert "seat0" not in columns and "points0" not in columns
     assert not query(db, "SELECT name FROM sqlite_master WHERE name IN ('games_v1', 'matches')")
+    assert query(db, "SELECT DISTINCT game FROM games") == [(DEFAULT_GAME,)]  # 0.1 played one game
 
 
 def test_finished_run_migrates_and_reports_the_same_results(tmp_path: Path) -> None:
@@ -161,3 +175,43 @@ def test_a_game_of_three_seats_fits(tmp_path: Path) -> None:
     finally:
         conn.close()
     assert back == o and places == [2, 2, 1]
+
+
+def test_the_games_rows_name_their_game_and_older_databases_learn_it(tmp_path: Path) -> None:
+    other = next(name for name in games.names() if name != DEFAULT_GAME)
+    config = RunConfig(run_id="r", bots=("a", "b"), games=2, seed="s", play=PlayConfig(game=other))
+    RunStore.create(tmp_path / "run", config, [], {}).close()
+    db = tmp_path / "run" / "run.sqlite"
+    assert query(db, "SELECT DISTINCT game FROM games") == [(other,)]
+    conn = sqlite3.connect(db)  # a database of schema 2 made before the column existed
+    conn.execute("ALTER TABLE games DROP COLUMN game")
+    conn.close()
+    RunStore.open(tmp_path / "run").close()
+    assert query(db, "SELECT DISTINCT game FROM games") == [(other,)]  # from the run's configuration
+
+    ladder = tmp_path / "ladder.sqlite"
+    conn = open_db(ladder, "ladder")
+    conn.execute("INSERT INTO runs VALUES ('l1', 0, ?)", (json.dumps(PlayConfig(game=other).to_dict()),))
+    conn.execute("INSERT INTO runs VALUES ('l2', 0, ?)", (json.dumps(PlayConfig().to_dict()),))
+    conn.execute("INSERT INTO games (run, match_id) VALUES ('l1', 'm1'), ('l2', 'm2')")
+    conn.execute("ALTER TABLE games DROP COLUMN game")
+    conn.close()
+    open_db(ladder, "ladder").close()
+    assert query(ladder, "SELECT match_id, game FROM games ORDER BY match_id") == [("m1", other), ("m2", DEFAULT_GAME)]
+
+
+def test_rules_are_stored_through_their_game_and_the_time_control_in_one_form(tmp_path: Path) -> None:
+    tc = TimeControl.parse("tc=30+0.5 timemargin=20")
+    for name in games.names():
+        engine = games.get(name).game
+        rules = engine.default_rules()
+        columns = play_columns(name, rules, tc)
+        assert columns["game"] == name
+        assert engine.rules_from_dict(json.loads(columns["rules"])) == rules
+        assert json.loads(columns["time_control"]) == {"base_ms": 30_000, "increment_ms": 500, "margin_ms": 20}
+        assert TimeControl.from_dict(json.loads(columns["time_control"])) == tc
+    assert TimeControl.from_dict("st=1 timemargin=50") == TimeControl(per_move_ms=1000, margin_ms=50)  # rows of before
+    with pytest.raises(ValueError, match="unknown time control field"):
+        TimeControl.from_dict({"per_move": 1000})
+    with pytest.raises(ValueError, match="not a whole number"):
+        TimeControl.from_dict({"per_move_ms": "1000"})

@@ -18,9 +18,9 @@ import trio
 
 from arena.model.manifest import BotSpec
 from arena.model.records import Outcome
-from arena.model.schedule import GameJob
+from arena.model.schedule import GameJob, PlayConfig
 from arena.run.procs import BotLogs
-from arena.run.runner import PlaySettings, Runner, StallMonitor
+from arena.run.runner import Runner, StallMonitor
 from referee import MatchContext, MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
 from referee.replays import DealEndRecord, DealRecord, FaultRecord, read_replay
@@ -267,7 +267,7 @@ class _Sink:
 def test_time_loss_during_an_arena_stall_is_played_again(tmp_path: Path) -> None:
     stalls = StallMonitor()
     assert stalls.stalled(0, 10) == 0.0
-    settings = PlaySettings(rules=RuleSet.preset("short"), time_control=TimeControl.parse("st=0.5 timemargin=50"))
+    settings = PlayConfig(rules=RuleSet.preset("short"), time_control=TimeControl.parse("st=0.5 timemargin=50"))
     bots = {n: BotSpec(name=n, remote=True) for n in ("a", "b")}
     job = GameJob(0, ("a", "b"), b"s" * 32, "a|b", 0, 0, "")
 
@@ -310,5 +310,5 @@ def test_inline_bots_without_a_manifest_with_their_own_time_control(tmp_path: Pa
     db = sqlite3.connect(run / "run.sqlite")
     specs = {name: json.loads(spec) for name, spec in db.execute("SELECT name, spec FROM bots")}
     db.close()
-    assert specs["quick"]["tc"] == "st=0.7 timemargin=30" and "tc" not in specs["plain"]
+    assert specs["quick"]["tc"] == {"per_move_ms": 700, "margin_ms": 30} and "tc" not in specs["plain"]
     assert BotSpec.from_dict(specs["quick"]).time_control == TimeControl.parse("st=0.7 timemargin=30")

@@ -32,7 +32,8 @@ import trio.testing
 import referee
 from arena.cli import main as arena_main
 from arena.replays import audit
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, resimulate
 from referee.gin import DECK, RuleSet
 from referee.replays import GENESIS, ActionRecord, DealEndRecord, DealRecord, Replay, canonical, read_replay
@@ -41,7 +42,7 @@ from referee.table.seats import SeatLink
 # ----------------------------------------------------------------------------------------------
 # a small run of matches, in-process on a mock clock
 # ----------------------------------------------------------------------------------------------
-Answer = tuple[game_pb2.Action | None, int] | str
+Answer = tuple[common_pb2.Action | None, int] | str
 """What a seat does with a request: (action or None for silence, think time in µs), or
 ``"disconnect"`` / ``"crash"`` / ``"cancel"`` (the operator aborts the match)."""
 Behaviour = Callable[[int, bot_pb2.ActionRequest, random.Random], Answer]
@@ -50,21 +51,21 @@ Behaviour = Callable[[int, bot_pb2.ActionRequest, random.Random], Answer]
 _VALUE = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
 
 
-def greedy_action(req: bot_pb2.ActionRequest, *, knock: bool = True) -> game_pb2.Action:
+def greedy_action(req: bot_pb2.ActionRequest, *, knock: bool = True) -> common_pb2.Action:
     """Short deals: knock or go gin as soon as allowed, pass the upcard, draw from the stock,
     discard the highest deadwood card."""
     legal = list(req.legal_actions)
-    ends = [a for a in legal if a.kind in (game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_BIG_GIN)]
+    ends = [a for a in legal if a.gin.kind in (gin_pb2.ACTION_KIND_KNOCK, gin_pb2.ACTION_KIND_BIG_GIN)]
     if ends and knock:
         return ends[0]
-    for kind in (game_pb2.ACTION_KIND_PASS, game_pb2.ACTION_KIND_DRAW_STOCK):
+    for kind in (gin_pb2.ACTION_KIND_PASS, gin_pb2.ACTION_KIND_DRAW_STOCK):
         for a in legal:
-            if a.kind == kind:
+            if a.gin.kind == kind:
                 return a
-    loose = set(req.state.my_deadwood_cards)
-    discards = [a for a in legal if a.kind == game_pb2.ACTION_KIND_DISCARD]
-    pick = [a for a in discards if a.card in loose] or discards
-    return max(pick, key=lambda a: (_VALUE[a.card[0]], a.card)) if pick else legal[0]
+    loose = set(req.gin.my_deadwood_cards)
+    discards = [a for a in legal if a.gin.kind == gin_pb2.ACTION_KIND_DISCARD]
+    pick = [a for a in discards if a.gin.card in loose] or discards
+    return max(pick, key=lambda a: (_VALUE[a.gin.card[0]], a.gin.card)) if pick else legal[0]
 
 
 def greedy(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> Answer:
@@ -86,9 +87,9 @@ def silent_at(k: int) -> Behaviour:
 def illegal_at(k: int) -> Behaviour:
     def behave(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> Answer:
         if n == k:
-            hand = set(req.state.hand)
+            hand = set(req.gin.hand)
             card = next(str(c) for c in DECK if str(c) not in hand)
-            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card=card), 3_000
+            return common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DISCARD, card=card)), 3_000
         return greedy(n, req, rng)
     return behave
 
@@ -100,7 +101,7 @@ def event_at(k: int, what: str) -> Behaviour:
 
 
 def no_knock_in_first_deal(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> Answer:
-    return greedy_action(req, knock=req.state.deal_number > 1 or req.state.game_number > 1), rng.randint(100, 5000)
+    return greedy_action(req, knock=req.gin.deal_number > 1 or req.gin.game_number > 1), rng.randint(100, 5000)
 
 
 @dataclass
@@ -132,7 +133,7 @@ class _Session:
         elif isinstance(answer, tuple) and answer[0] is not None:
             self.nursery.start_soon(self._answer, msg.match_id, msg.action_request.request_id, answer[0], answer[1])
 
-    async def _answer(self, match_id: str, rid: int, action: game_pb2.Action, think_us: int) -> None:
+    async def _answer(self, match_id: str, rid: int, action: common_pb2.Action, think_us: int) -> None:
         await trio.sleep(think_us / 1_000_000)
         self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action), trio.current_time())
 
@@ -322,7 +323,7 @@ def test_a_match_over_real_grpc_streams_passes(tmp_path: Path) -> None:
             clients = [Client(ref.address, link.token, name=f"{link.name}-bot", nonce=b"n" * (link.seat + 1))
                        for link in table.links]
 
-            async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+            async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
                 return greedy_action(msg.action_request)
 
             async with trio.open_nursery() as nursery:
@@ -550,11 +551,11 @@ def test_a_leaked_card_in_a_hand_is_caught(run: RunFixture) -> None:
     seat = 1
     i = next(j for j, m in enumerate(msgs[seat]) if m.WhichOneof("kind") == "action_request")
     leaked = copy.deepcopy(msgs)
-    leaked[seat][i].action_request.state.hand.append(_opponent_card(records, seat))
+    leaked[seat][i].action_request.gin.hand.append(_opponent_card(records, seat))
     with pytest.raises(audit._Stop) as e:
         audit.check_information(records, leaked)
     d = e.value.discrepancy
-    assert d.check == "information" and "action_request" in d.field and "state.hand[" in d.field
+    assert d.check == "information" and "action_request" in d.field and "gin.hand[" in d.field
     assert d.found == _opponent_card(records, seat)
 
 
@@ -577,13 +578,13 @@ def test_an_opponents_stock_draw_shown_in_an_event_is_caught(run: RunFixture) ->
             if events == k:
                 target = j
                 break
-    assert target is not None and msgs[watcher][target].event.card == ""
+    assert target is not None and msgs[watcher][target].event.gin.card == ""
     leaked = copy.deepcopy(msgs)
     assert draw.card is not None
-    leaked[watcher][target].event.card = draw.card
+    leaked[watcher][target].event.gin.card = draw.card
     with pytest.raises(audit._Stop) as e:
         audit.check_information(records, leaked)
-    assert e.value.discrepancy.field.endswith("(event) event.card") and e.value.discrepancy.seq == draw_seq
+    assert e.value.discrepancy.field.endswith("(event) event.gin.card") and e.value.discrepancy.seq == draw_seq
 
 
 def test_a_defender_shown_the_knock_discard_is_caught(run: RunFixture) -> None:
@@ -597,9 +598,9 @@ def test_a_defender_shown_the_knock_discard_is_caught(run: RunFixture) -> None:
     defender = 1 - end.content.knocker
     j = next(j for j, m in enumerate(msgs[defender]) if m.WhichOneof("kind") == "deal_finished"
              and (m.deal_finished.result.game_number, m.deal_finished.result.deal_number) == (end.game, end.deal))
-    assert msgs[defender][j].deal_finished.result.knock_discard == ""
+    assert msgs[defender][j].deal_finished.result.gin.knock_discard == ""
     leaked = copy.deepcopy(msgs)
-    leaked[defender][j].deal_finished.result.knock_discard = end.content.knock_discard
+    leaked[defender][j].deal_finished.result.gin.knock_discard = end.content.knock_discard
     with pytest.raises(audit._Stop) as e:
         audit.check_information(records, leaked)
     assert e.value.discrepancy.found == end.content.knock_discard and e.value.discrepancy.seq == end_seq

@@ -58,8 +58,8 @@ import json, sys
 crash = "crash" in sys.argv[1:]
 n = 0
 for line in sys.stdin:
-    msg = json.loads(line)
-    if msg["type"] != "request":
+    request = json.loads(line).get("actionRequest")
+    if request is None:
         continue
     n += 1
     if n % 3 == 0:
@@ -67,9 +67,9 @@ for line in sys.stdin:
             sys.exit(3)
         print("oops", flush=True)
         continue
-    legal = msg["legal"]
-    ends = [a for a in legal if a == "big_gin" or a.startswith("knock")]
-    print(json.dumps({"action": (ends or legal)[0]}), flush=True)
+    legal = request["legalActions"]
+    ends = [a for a in legal if a["gin"]["kind"] in ("ACTION_KIND_BIG_GIN", "ACTION_KIND_KNOCK")]
+    print(json.dumps({"action": {"action": (ends or legal)[0]}}), flush=True)
 """
 
 

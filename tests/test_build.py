@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from referee import cardcore, gin, rummy
+from referee.gin import wire as gin_wire
 from referee.table import clocks, digests, match_flow
 from referee.wire import envelope
-from referee.wire import gin as gin_wire
 
 COMPILED_MODULES: tuple[ModuleType, ...] = (cardcore, gin, rummy, envelope, match_flow)
 """The modules with a ``COMPILED`` flag."""

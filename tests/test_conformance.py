@@ -13,10 +13,10 @@ from toy3_game import engine as toy
 from toy3_game.wire import REGISTERED as TOY
 from toy3_game.wire import ToyWire
 
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2
 from referee import games, gin
 from referee.conformance import ConformanceError, check_game
-from referee.wire import gin as gin_wire
+from referee.gin import wire as gin_wire
 from tests._decks import seen_by
 
 

@@ -25,15 +25,16 @@ from typing import Any
 import pytest
 
 from arena.model.manifest import ManifestError, parse_manifest
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2
+from gin_arena.v2.games import gin_pb2
 from referee.gin import Deal, DrawStock, Knock, Match, Pass, RuleSet, deck_for_deal, parse_action
+from referee.gin.wire import information_state
 from referee.rummy import Match as RummyMatch
 from referee.rummy import RummyRules, hand_size
 from referee.rummy import deck_for_deal as rummy_deck_for_deal
-from referee.wire.gin import information_state
-from referee.wire.rummy import rummy_state
+from referee.rummy.wire import rummy_state
 from sample_bots.kit import rummy
-from sample_bots.kit.cards import best_discard, deadwood
+from sample_bots.kit.gin.cards import best_discard, deadwood
 from tests._markdown import (
     JS_PACKAGES,
     ROOT,
@@ -73,7 +74,7 @@ def check_rummy_bot(work: Path, out: str) -> None:
 
 
 def check_stdio_by_hand(work: Path, out: str) -> None:
-    assert json.loads(out) == {"action": "knock Kh"}, out
+    assert json.loads(out) == {"action": {"action": {"gin": {"kind": "ACTION_KIND_KNOCK", "card": "Kh"}}}}, out
 
 
 def check_replay_to_check(work: Path, out: str) -> None:
@@ -198,7 +199,7 @@ def documented_fields(header: str) -> list[str]:
 
 def test_the_documented_request_and_state_fields_are_the_messages_fields() -> None:
     assert documented_fields("`request.`") == [f.name for f in bot_pb2.ActionRequest.DESCRIPTOR.fields]
-    assert documented_fields("`state.`") == [f.name for f in game_pb2.InformationState.DESCRIPTOR.fields]
+    assert documented_fields("`state.`") == [f.name for f in gin_pb2.State.DESCRIPTOR.fields]
 
 
 def test_the_documented_view_fields_are_the_dataclasss_fields() -> None:
@@ -232,7 +233,7 @@ def documented_calls(header: str) -> dict[str, list[tuple[str, str | None]]]:
     return calls
 
 
-@pytest.mark.parametrize("module", ["cards", "masks", "actions", "rummy"])
+@pytest.mark.parametrize("module", ["deck", "gin.cards", "gin.masks", "gin.actions", "games", "rummy"])
 def test_the_documented_helpers_are_the_modules_with_their_arguments(module: str) -> None:
     documented = documented_calls(f"`kit.{module}`")
     real = public_functions(f"sample_bots.kit.{module}")
@@ -249,7 +250,7 @@ def test_the_upcard_is_in_the_discard_pile_and_take_upcard_takes_it() -> None:
     seat = match.to_move
     assert seat is not None
     start = information_state(match.view(seat))  # what a request's `state` holds
-    assert start.phase == game_pb2.PHASE_UPCARD_OFFER
+    assert start.phase == gin_pb2.PHASE_UPCARD_OFFER
     assert list(start.discard_pile) == [start.first_upcard]  # the upcard is the pile's one card
     match.apply(parse_action("take_upcard"), seat)
     taken = information_state(match.view(seat))
@@ -287,8 +288,8 @@ def test_a_rummy_deal_starts_with_the_upcard_as_its_discard_pile() -> None:
     seats = 4
     match = RummyMatch(RummyRules.preset("rummy"), seed=bytes(32), seats=seats)
     upcard = str(rummy_deck_for_deal(bytes(32), 1, 1)[seats * hand_size(seats)])  # R3: after the hands
-    state = rummy_state(match.view(match.to_move), [0] * seats)  # what a request's `rummy_state` holds
-    view = rummy.view_of(bot_pb2.ActionRequest(rummy_state=state), rummy.Rules())
+    state = rummy_state(match.view(match.to_move), [0] * seats)  # what a request's `rummy` holds
+    view = rummy.view_of(bot_pb2.ActionRequest(rummy=state), rummy.Rules())
     assert view.discard_pile == (upcard,) and upcard not in view.hand
 
 

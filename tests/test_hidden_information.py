@@ -19,10 +19,11 @@ import pytest
 import trio
 import trio.testing
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import MatchSpec, Table, TimeControl, games
 from referee.gin import DECK, Card, Deal, Match, RuleSet, deck_for_deal
-from referee.wire import gin as wire
+from referee.gin import wire as wire
 from tests._decks import seen_by
 from tests._tables import FakeSession, Policy, seat_sessions
 
@@ -37,33 +38,33 @@ DEALS_PER_MATCH = 3
 _VALUE = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
 
 
-def _policy(rng: random.Random, record: list[tuple[int, int, game_pb2.Action]], seat: int) -> Policy:
+def _policy(rng: random.Random, record: list[tuple[int, int, common_pb2.Action]], seat: int) -> Policy:
     """Mostly sound play (so deals end in knocks, gins and undercuts too), sometimes random."""
 
-    def decide(req: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def decide(req: bot_pb2.ActionRequest) -> common_pb2.Action:
         legal = list(req.legal_actions)
-        ends = [a for a in legal if a.kind in (game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_BIG_GIN)]
-        passive = [a for a in legal if a.kind in (game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_PASS)]
-        loose = set(req.state.my_deadwood_cards)
-        discards = [a for a in legal if a.kind == game_pb2.ACTION_KIND_DISCARD and a.card in loose]
+        ends = [a for a in legal if a.gin.kind in (gin_pb2.ACTION_KIND_KNOCK, gin_pb2.ACTION_KIND_BIG_GIN)]
+        passive = [a for a in legal if a.gin.kind in (gin_pb2.ACTION_KIND_DRAW_STOCK, gin_pb2.ACTION_KIND_PASS)]
+        loose = set(req.gin.my_deadwood_cards)
+        discards = [a for a in legal if a.gin.kind == gin_pb2.ACTION_KIND_DISCARD and a.gin.card in loose]
         if ends and rng.random() < 0.9:
             choice = rng.choice(ends)
         elif passive and rng.random() < 0.7:
             choice = passive[0]
         elif discards and rng.random() < 0.8:
-            choice = max(discards, key=lambda a: _VALUE[a.card[0]])
+            choice = max(discards, key=lambda a: _VALUE[a.gin.card[0]])
         else:
             choice = rng.choice(legal)
-        record.append((req.state.deal_number, seat, choice))
+        record.append((req.gin.deal_number, seat, choice))
         return choice
 
     return decide
 
 
-def _replayer(actions: list[game_pb2.Action]) -> Callable[[bot_pb2.ActionRequest], game_pb2.Action | None]:
+def _replayer(actions: list[common_pb2.Action]) -> Callable[[bot_pb2.ActionRequest], common_pb2.Action | None]:
     it = iter(actions)
 
-    def decide(req: bot_pb2.ActionRequest) -> game_pb2.Action | None:
+    def decide(req: bot_pb2.ActionRequest) -> common_pb2.Action | None:
         return next(it, None)
 
     return decide
@@ -112,7 +113,7 @@ def _check_seed(seed: int) -> int:
     rules = RuleSet.classic()
     spec = MatchSpec(players=("p0", "p1"), rules=rules, time_control=TimeControl(per_move_ms=1000), match_id="m",
                      seed=seed.to_bytes(8, "big"))
-    record: list[tuple[int, int, game_pb2.Action]] = []
+    record: list[tuple[int, int, common_pb2.Action]] = []
     base_table, base_sessions = trio.run(
         _play, spec, [_policy(rng, record, 0), _policy(rng, record, 1)], DEALS_PER_MATCH,
         clock=trio.testing.MockClock(autojump_threshold=0),

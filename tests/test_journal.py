@@ -27,7 +27,8 @@ import trio.testing
 
 import referee
 from arena.cli import main as arena_main
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2.games import gin_pb2
 from referee import MatchSpec, Table
 from referee.gin import DECK
 from tests._bots import Client, knock_first
@@ -73,7 +74,7 @@ def test_while_a_deal_runs_its_journal_holds_only_what_a_spectator_sees(tmp_path
     snapshots: list[dict[str, bytes]] = []
 
     def snooping(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> Answer:
-        if n in (3, 9, 17) or (req.state.deal_number == 2 and len(snapshots) < 4):
+        if n in (3, 9, 17) or (req.gin.deal_number == 2 and len(snapshots) < 4):
             snap = {}
             for p in sorted(tmp_path.iterdir()):
                 if p.suffix in (".journal", ".live"):
@@ -131,15 +132,15 @@ async def _play_until_deal(address: str, deal: int, replays: Path) -> tuple[str,
     async with grpc.aio.insecure_channel(address) as channel:
         created = await referee_pb2_grpc.RefereeServiceStub(channel).CreateMatch(referee_pb2.CreateMatchRequest(
             seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
-            rules=game_pb2.RuleSet(name="classic"), time_control=game_pb2.TimeControl(text="st=30"),
+            gin=gin_pb2.RuleSet(name="classic"), time_control=common_pb2.TimeControl(text="st=30"),
             seed=SEED, mix_bot_nonces=True), metadata=OPS)
     paused = asyncio.Event()
     snap: dict[str, bytes] = {}
     pick = knock_first(random.Random(7))
 
-    async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+    async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
         req = msg.action_request
-        if req.state.deal_number >= deal and not paused.is_set():
+        if req.gin.deal_number >= deal and not paused.is_set():
             for p in replays.iterdir():
                 assert stat.S_IMODE(p.stat().st_mode) == 0o600, p.name
                 snap[p.suffix] = p.read_bytes()
@@ -183,7 +184,7 @@ def test_a_referee_killed_mid_match_lists_it_interrupted_after_restart_and_its_r
         proc.wait(timeout=10)
     (status,) = [m for m in listed.matches if m.match_id == match_id]
     assert status.state == referee_pb2.MATCH_STATE_INTERRUPTED
-    assert status.result.termination == game_pb2.TERMINATION_INTERRUPTED
+    assert status.result.termination == common_pb2.TERMINATION_INTERRUPTED
     assert status.result.seed == SEED, "the seed of an interrupted match is revealed"
     assert sorted(p.name for p in replays.iterdir()) == [f"{match_id}.jsonl"]
     replay = replays / f"{match_id}.jsonl"

@@ -10,7 +10,7 @@ import grpc
 import pytest
 
 import referee
-from gin_arena.v1 import referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from referee import Limits
 from referee.transport.service import LIST_AFTER_KEY, LIST_LEFT_OFF_KEY
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
 from referee.replays import read_replay
@@ -207,9 +208,10 @@ def test_an_illegal_answer_is_rejected_and_asked_again_under_repeat_illegal() ->
 
 def _every_action() -> list[Any]:
     """Well-formed actions of every kind that needs no card, and a discard of each card."""
-    kinds = (game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_DRAW_DISCARD, game_pb2.ACTION_KIND_PASS)
-    return [game_pb2.Action(kind=k) for k in kinds] + [
-        game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card=r + s) for r in "A23456789TJQK" for s in "cdhs"]
+    kinds = (gin_pb2.ACTION_KIND_DRAW_STOCK, gin_pb2.ACTION_KIND_DRAW_DISCARD, gin_pb2.ACTION_KIND_PASS)
+    return [common_pb2.Action(gin=gin_pb2.Action(kind=k)) for k in kinds] + [
+        common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DISCARD, card=r + s))
+        for r in "A23456789TJQK" for s in "cdhs"]
 
 
 def test_an_alert_is_applied_by_the_policy_and_substitute_plays_on() -> None:

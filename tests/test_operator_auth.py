@@ -19,7 +19,7 @@ import pytest
 import trio
 
 import referee
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2, referee_pb2_grpc
 from referee import BotLaunch, MatchSpec
 from referee.gin import RuleSet
 from referee.play.matches import with_seat_tokens
@@ -117,7 +117,7 @@ def test_a_bot_that_tries_to_cancel_its_own_match_is_refused() -> None:
             refusals: list[grpc.StatusCode] = []
             pick = knock_first(random.Random(1))
 
-            async def cheat(msg: bot_pb2.RefereeMessage, client: Client) -> game_pb2.Action | None:
+            async def cheat(msg: bot_pb2.RefereeMessage, client: Client) -> common_pb2.Action | None:
                 if not refusals:
                     async with grpc.aio.insecure_channel(ref.address) as ch:
                         ops = referee_pb2_grpc.RefereeServiceStub(ch)
@@ -156,7 +156,7 @@ def test_a_cancelled_match_reports_the_games_it_played() -> None:
                 table.cancel("enough")  # what CancelMatch does
             await table.finished.wait()
             result = match_status(table).result  # what GetMatch answers
-            assert result.termination == game_pb2.TERMINATION_ABORTED
+            assert result.termination == common_pb2.TERMINATION_ABORTED
             played = len(result.games)
             assert played >= 4
             assert sum(result.games_won) == played

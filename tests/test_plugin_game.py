@@ -38,14 +38,14 @@ def test_the_plugin_is_installed_from_its_own_folder() -> None:
     assert Path(toy3_game.__file__).resolve().parent == PLUGIN / "toy3_game"
     ours = {p.name: p.value for p in metadata.distribution("gin-arena").entry_points
             if p.group == games.ENTRY_POINT_GROUP}
-    assert ours == {"gin": "referee.wire.gin:PLUGIN", "rummy": "referee.wire.rummy:PLUGIN"}
+    assert ours == {"gin": "referee.gin.wire:PLUGIN", "rummy": "referee.rummy.wire:PLUGIN"}
 
 
 def test_discovery_imports_no_game() -> None:
     """Listing the games reads metadata only; a game is imported when first used."""
     code = ("import sys; from referee import games; names = games.names(); "
             "loaded = sorted(m for m in sys.modules if m.startswith(('toy3_game', 'referee.gin', 'referee.rummy', "
-            "'referee.wire.gin', 'referee.wire.rummy', 'gin_arena'))); "
+            "'referee.gin.wire', 'referee.rummy.wire', 'gin_arena'))); "
             "games.get('toy3'); print(names, loaded, 'toy3_game.engine' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "['gin', 'rummy', 'toy3'] [] True", out.stdout + out.stderr
@@ -189,3 +189,41 @@ def test_register_adds_a_game_in_process_and_refuses_a_taken_name() -> None:
     assert origin.origin == "in process" and origin.problem is None and origin.presets == ("standard", "short")
     with pytest.raises(games.GamePluginError, match=r"unknown game 'chess'; known: gin, rummy, toy3, toy3-in-process"):
         games.get("chess")
+
+
+def test_the_plugin_games_messages_are_served_through_reflection() -> None:
+    """The toy's content travels packed in the envelope's Any: a generic client finds the
+    descriptor of its message type through the referee's gRPC reflection (once the game is
+    loaded), and unpacks what the referee sent with it."""
+    import grpc
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    import referee
+
+    wire = games.get("toy3").wire
+    action = wire.action_from_text("7")
+    assert action.WhichOneof("game") == "other" and action.other.type_url.endswith("/toy3.v1.Play")
+
+    async def ask(address: str) -> list[bytes]:
+        async with grpc.aio.insecure_channel(address) as ch:
+            stub = reflection_pb2_grpc.ServerReflectionStub(ch)
+            call = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
+                file_containing_symbol="toy3.v1.Play")]))
+            async for reply in call:
+                return list(reply.file_descriptor_response.file_descriptor_proto)
+        return []
+
+    async def main() -> list[bytes]:
+        async with referee.open_referee() as ref:
+            found: list[bytes] = await referee.aio(ask(ref.address))
+            return found
+
+    files = referee.run(main)
+    assert files, "reflection knows no file declaring toy3.v1.Play"
+    pool = descriptor_pool.DescriptorPool()
+    for raw in files:
+        pool.Add(descriptor_pb2.FileDescriptorProto.FromString(raw))
+    play_type = message_factory.GetMessageClass(pool.FindMessageTypeByName("toy3.v1.Play"))
+    decoded = play_type.FromString(action.other.value)
+    assert decoded.card == 7  # type: ignore[attr-defined]

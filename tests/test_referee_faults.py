@@ -16,7 +16,8 @@ import pytest
 import trio
 
 import referee
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
 from referee.replays import ActionRecord, FaultRecord, read_replay
@@ -90,7 +91,7 @@ def test_two_bots_finish_a_match_and_the_seed_is_revealed(tmp_path: Path) -> Non
 
 def test_time_forfeit_when_a_bot_does_not_answer_in_time() -> None:
     async def slow(c: Client) -> None:
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             await asyncio.sleep(0.6)
             return msg.action_request.legal_actions[0]
 
@@ -104,7 +105,7 @@ def test_time_forfeit_when_a_bot_does_not_answer_in_time() -> None:
 
 def test_time_bank_runs_out_with_tc() -> None:
     async def slowish(c: Client) -> None:
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             await asyncio.sleep(0.12)
             return msg.action_request.legal_actions[0]
 
@@ -121,10 +122,10 @@ def test_time_bank_runs_out_with_tc() -> None:
 
 def test_illegal_action_forfeits() -> None:
     async def cheat(c: Client) -> None:
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
-            hand = set(msg.action_request.state.hand)
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
+            hand = set(msg.action_request.gin.hand)
             card = next(x for x in ("As", "2s", "3s", "4s", "5s") if x not in hand)
-            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card=card)
+            return common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DISCARD, card=card))
 
         await c.play(decide)
 
@@ -134,8 +135,8 @@ def test_illegal_action_forfeits() -> None:
 
 def test_malformed_action_forfeits() -> None:
     async def garbage(c: Client) -> None:
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
-            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card="Zz")
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
+            return common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DISCARD, card="Zz"))
 
         await c.play(decide)
 
@@ -148,11 +149,12 @@ def test_repeat_illegal_development_option_rejects_and_asks_again() -> None:
     async def clumsy(c: Client) -> None:
         tried: set[int] = set()
 
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             rid = msg.action_request.request_id
             if rid not in tried:
                 tried.add(rid)
-                await _c.send_action(msg.match_id, rid, game_pb2.Action(kind=game_pb2.ACTION_KIND_BIG_GIN))
+                await _c.send_action(msg.match_id, rid, common_pb2.Action(
+                    gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_BIG_GIN)))
             return msg.action_request.legal_actions[0]
 
         await c.play(decide)
@@ -187,7 +189,7 @@ def test_reconnect_within_the_grace_resumes_the_match() -> None:
 
 def test_crash_reported_by_the_operator_forfeits() -> None:
     async def idle(c: Client) -> None:
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             return None
 
         await c.play(decide)
@@ -230,7 +232,7 @@ def test_second_live_stream_for_a_seat_is_refused() -> None:
     async def steady(c: Client) -> None:  # holds the match open until the twin has been answered
         pick = knock_first(random.Random(1))
 
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             await twin_done.wait()
             return pick(msg.action_request)
 
@@ -251,9 +253,9 @@ def test_second_live_stream_for_a_seat_is_refused() -> None:
 
 def test_wrong_protocol_version_and_missing_hello() -> None:
     async def probe(_ref: referee.Referee, table: referee.Table) -> None:
-        v2 = Client(_ref.address, table.links[0].token, protocol_version=2)
-        await referee.aio(v2.play())
-        assert v2.status == grpc.StatusCode.FAILED_PRECONDITION and "version 2" in v2.details
+        v3 = Client(_ref.address, table.links[0].token, protocol_version=3)
+        await referee.aio(v3.play())
+        assert v3.status == grpc.StatusCode.FAILED_PRECONDITION and "version 3" in v3.details
         nohello = Client(_ref.address, table.links[0].token)
         await referee.aio(nohello.play(first=bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=1))))
         assert nohello.status == grpc.StatusCode.INVALID_ARGUMENT and "hello" in nohello.details
@@ -277,7 +279,7 @@ def test_stray_answers_get_precise_errors_and_the_match_goes_on() -> None:
     async def noisy(c: Client) -> None:
         strays = 0
 
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             nonlocal strays
             req = msg.action_request
             a = req.legal_actions[0]
@@ -301,10 +303,10 @@ def test_out_of_turn_action_is_refused_with_not_your_turn() -> None:
     def poke_while_the_opponent_thinks(c: Client, m: bot_pb2.RefereeMessage) -> bool:
         # The opponent has just acted and thinks 100 ms about its next decision, or it is its turn:
         # either way no request of ours is open.
-        if m.WhichOneof("kind") == "event" and m.event.seat == 1 and m.event.kind == game_pb2.ACTION_KIND_DRAW_STOCK \
-                and not pokes:
-            pokes.append(asyncio.ensure_future(c.send_action(m.match_id, 1, game_pb2.Action(
-                kind=game_pb2.ACTION_KIND_DRAW_STOCK))))
+        if m.WhichOneof("kind") == "event" and m.event.seat == 1 \
+                and m.event.gin.kind == gin_pb2.ACTION_KIND_DRAW_STOCK and not pokes:
+            pokes.append(asyncio.ensure_future(c.send_action(m.match_id, 1, common_pb2.Action(gin=gin_pb2.Action(
+                kind=gin_pb2.ACTION_KIND_DRAW_STOCK)))))
         return False
 
     impatient_clients: list[Client] = []
@@ -319,7 +321,7 @@ def test_out_of_turn_action_is_refused_with_not_your_turn() -> None:
     async def thinker(c: Client) -> None:
         pick = knock_first(random.Random(7))
 
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             if not refused():  # think until the poke has been answered; then the match plays out fast
                 await asyncio.sleep(0.1)
             return pick(msg.action_request)
@@ -335,8 +337,8 @@ def test_out_of_turn_action_is_refused_with_not_your_turn() -> None:
 
 def test_oversized_message_is_refused_and_the_policy_applies() -> None:
     async def huge(c: Client) -> None:
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
-            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card="x" * 100_000)
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
+            return common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DISCARD, card="x" * 100_000))
 
         await c.play(decide)
 
@@ -391,14 +393,14 @@ def test_overlong_nonce_is_invalid(nonce: bytes) -> None:
 
 def test_stalling_bots_are_stopped_by_the_action_cap() -> None:
     async def staller(c: Client) -> None:
-        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
             legal = msg.action_request.legal_actions
-            for kind in (game_pb2.ACTION_KIND_PASS, game_pb2.ACTION_KIND_DRAW_DISCARD):
+            for kind in (gin_pb2.ACTION_KIND_PASS, gin_pb2.ACTION_KIND_DRAW_DISCARD):
                 for a in legal:
-                    if a.kind == kind:
+                    if a.gin.kind == kind:
                         return a
-            return next((a for a in legal if a.kind == game_pb2.ACTION_KIND_DRAW_STOCK), None) or next(
-                a for a in legal if a.kind == game_pb2.ACTION_KIND_DISCARD)
+            return next((a for a in legal if a.gin.kind == gin_pb2.ACTION_KIND_DRAW_STOCK), None) or next(
+                a for a in legal if a.gin.kind == gin_pb2.ACTION_KIND_DISCARD)
 
         await c.play(decide)
 
@@ -430,8 +432,8 @@ def test_answers_before_the_match_starts_or_after_it_is_cancelled() -> None:
         async with trio.open_nursery() as n:
             n.start_soon(table.run)
             await trio.sleep(1)
-            table.links[0].deliver(bot_pb2.ActionResponse(match_id="early", request_id=1, action=game_pb2.Action(
-                kind=game_pb2.ACTION_KIND_DRAW_STOCK)), trio.current_time())
+            table.links[0].deliver(bot_pb2.ActionResponse(match_id="early", request_id=1, action=common_pb2.Action(
+                gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DRAW_STOCK))), trio.current_time())
             errors = [m.error for m in early.messages if m.WhichOneof("kind") == "error"]
             assert [e.code for e in errors] == [bot_pb2.ERROR_CODE_NOT_YOUR_TURN]
             late = FakeSession(bot_name="late")
@@ -505,10 +507,10 @@ def test_undecodable_bytes_mid_match_are_a_malformed_message_by_the_policy(polic
 
     async def corrupt(c: Client) -> None:
         async with grpc.aio.insecure_channel(c.address) as ch:
-            call = ch.stream_stream("/gin_arena.v1.BotService/Play", request_serializer=None,
+            call = ch.stream_stream("/gin_arena.v2.BotService/Play", request_serializer=None,
                                     response_deserializer=bot_pb2.RefereeMessage.FromString)(None)
             await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
-                token=c.token, protocol_version=1)).SerializeToString())
+                token=c.token, protocol_version=2)).SerializeToString())
             requests = 0
             try:
                 async for msg in call:
@@ -544,7 +546,7 @@ def test_a_resigning_bot_is_a_bot_error_fault_with_its_reason_cut_to_one_bounded
     async def resigner(c: Client) -> None:
         asked = 0
 
-        async def decide(msg: bot_pb2.RefereeMessage, client: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, client: Client) -> common_pb2.Action | None:
             nonlocal asked
             asked += 1
             if asked == 3:  # the empty match id: the session's only match
@@ -570,7 +572,7 @@ def test_a_resignation_for_a_match_the_session_does_not_play_is_refused_and_ends
     async def confused(c: Client) -> None:
         sent = False
 
-        async def decide(msg: bot_pb2.RefereeMessage, client: Client) -> game_pb2.Action | None:
+        async def decide(msg: bot_pb2.RefereeMessage, client: Client) -> common_pb2.Action | None:
             nonlocal sent
             if not sent:
                 sent = True
@@ -592,7 +594,7 @@ def test_answers_marked_fallback_are_counted_per_seat_and_re_run_identically() -
         asked = 0
         async with grpc.aio.insecure_channel(c.address) as ch:
             call = bot_pb2_grpc.BotServiceStub(ch).Play(None)
-            await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(token=c.token, protocol_version=1)))
+            await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(token=c.token, protocol_version=2)))
             async for msg in call:
                 kind = msg.WhichOneof("kind")
                 if kind == "match_finished":

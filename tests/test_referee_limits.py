@@ -13,14 +13,15 @@ import pytest
 import trio
 
 import referee
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2.games import gin_pb2
 from referee import Limits, MatchSpec
 from referee.gin import RuleSet
 from tests._bots import Client
 from tests._h2 import RawConnection
 
 T = TypeVar("T")
-PLAY = "/gin_arena.v1.BotService/Play"
+PLAY = "/gin_arena.v2.BotService/Play"
 
 
 async def _reply(call: Awaitable[T]) -> T:
@@ -62,12 +63,12 @@ def test_limits_parse_validate_and_name_the_bad_key() -> None:
 REFUSED = [
     ("connect_timeout_ms", {"connect_timeout_ms": 4_000_000_000}),
     ("reconnect_grace_ms", {"reconnect_grace_ms": 4_000_000_000}),
-    ("rules.games", {"rules": game_pb2.RuleSet(games=10**9)}),
-    ("rules.target", {"rules": game_pb2.RuleSet(target=10**9)}),
-    ("time_control.per_move_ms", {"time_control": game_pb2.TimeControl(
-        per_move=game_pb2.FixedPerMove(move_ms=4_000_000_000))}),
-    ("time_control.margin_ms", {"time_control": game_pb2.TimeControl(text="st=1 timemargin=4000000000")}),
-    ("time_control.per_move_ms", {"time_control": game_pb2.TimeControl(text="st=9000000")}),
+    ("rules.games", {"gin": gin_pb2.RuleSet(games=10**9)}),
+    ("rules.target", {"gin": gin_pb2.RuleSet(target=10**9)}),
+    ("time_control.per_move_ms", {"time_control": common_pb2.TimeControl(
+        per_move=common_pb2.FixedPerMove(move_ms=4_000_000_000))}),
+    ("time_control.margin_ms", {"time_control": common_pb2.TimeControl(text="st=1 timemargin=4000000000")}),
+    ("time_control.per_move_ms", {"time_control": common_pb2.TimeControl(text="st=9000000")}),
     ("max_actions_per_deal", {"max_actions_per_deal": 10**9}),
     ("seats[1].name", {"seats": [referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b" * 65)]}),
     ("match_id", {"match_id": "m" * 65}),
@@ -144,7 +145,7 @@ def test_every_inbound_message_counts_against_the_stream_budget(kind: str) -> No
     async def body(ref: referee.Referee, ch: grpc.aio.Channel) -> None:
         table = ref.create_match(_spec(connect_timeout_ms=60_000))
         call = _raw_play(ch)
-        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=table.links[0].token, protocol_version=1))
+        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=table.links[0].token, protocol_version=2))
         msg = {"ping": bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=1)), "empty": bot_pb2.BotMessage(),
                "unknown_match": bot_pb2.BotMessage(action=bot_pb2.ActionResponse(match_id="elsewhere"))}[kind]
 
@@ -172,7 +173,7 @@ def test_a_client_that_never_reads_is_cut_off_and_never_slows_a_match() -> None:
         match = ref.create_match(_spec())
         host, _, port = ref.address.rpartition(":")
         conn = await trio.to_thread.run_sync(RawConnection, host, int(port))
-        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=idle.links[0].token, protocol_version=1))
+        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token=idle.links[0].token, protocol_version=2))
         ping = bot_pb2.BotMessage(ping=bot_pb2.Ping(ping_id=2**62)).SerializeToString()
         stream = await trio.to_thread.run_sync(conn.open_stream, [hello.SerializeToString()])
         async with trio.open_nursery() as n:
@@ -201,7 +202,7 @@ def test_a_spectator_that_never_reads_is_dropped_and_the_match_plays_on() -> Non
         # from the first events on (not after the connection's 64 KiB of them: ten games).
         conn = await trio.to_thread.run_sync(RawConnection, host, int(port), 0)
         request = referee_pb2.WatchMatchRequest(match_id=table.match_id).SerializeToString()
-        await trio.to_thread.run_sync(conn.open_stream, [request], "/gin_arena.v1.RefereeService/WatchMatch")
+        await trio.to_thread.run_sync(conn.open_stream, [request], "/gin_arena.v2.RefereeService/WatchMatch")
         while not table.spectators:
             await trio.sleep(0.01)
         (sink,) = table.spectators
@@ -296,7 +297,7 @@ def test_a_rapid_reset_burst_refuses_no_other_connections_new_streams() -> None:
                     continue
 
         def probe() -> dict[str, int]:
-            hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="x" * 32, protocol_version=1)).SerializeToString()
+            hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="x" * 32, protocol_version=2)).SerializeToString()
             chans = [grpc.insecure_channel(ref.address, options=[("grpc.use_local_subchannel_pool", 1)])
                      for _ in range(10)]
             codes: dict[str, int] = {}

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import grpc
 
-from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import common_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2.games import gin_pb2
 from tests._wait import finished_match
 
 
@@ -35,8 +36,8 @@ def test_two_bot_processes_play_a_full_game_to_100_through_a_standalone_referee(
             md = (("authorization", "Bearer " + (tmp_path / "operator-token").read_text().strip()),)
             created = ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="greedy"), referee_pb2.SeatSpec(name="expert")],
-                rules=game_pb2.RuleSet(name="classic"),
-                time_control=game_pb2.TimeControl(text="st=5"),
+                gin=gin_pb2.RuleSet(name="classic"),
+                time_control=common_pb2.TimeControl(text="st=5"),
             ), metadata=md)
             programs = ["sample_bots.greedy_bot", "sample_bots.expert_bot"]
             for seat_token, program in zip(created.seat_tokens, programs, strict=True):
@@ -51,9 +52,9 @@ def test_two_bot_processes_play_a_full_game_to_100_through_a_standalone_referee(
             status = finished_match(ops, created.match_id, md)
         assert status.state == referee_pb2.MATCH_STATE_FINISHED
         result = status.result
-        assert result.termination == game_pb2.TERMINATION_NORMAL, result.detail
+        assert result.termination == common_pb2.TERMINATION_NORMAL, result.detail
         assert len(result.games) == 1
-        assert max(result.games[0].deal_points) >= 100, "a game is played to 100"
+        assert max(result.games[0].gin.deal_points) >= 100, "a game is played to 100"
         assert Path(status.replay_path).exists()
     finally:
         for bot in bots:

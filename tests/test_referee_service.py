@@ -12,7 +12,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 import referee
-from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import common_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2.games import gin_pb2
 from tests._bots import Client
 
 T = TypeVar("T")
@@ -25,8 +26,8 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
             md = referee.operator_metadata(ref.operator_token)
             created = await referee.aio(_reply(ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
-                rules=game_pb2.RuleSet(name="short", target=25),
-                time_control=game_pb2.TimeControl(text="st=2 timemargin=100"),
+                gin=gin_pb2.RuleSet(name="short", target=25),
+                time_control=common_pb2.TimeControl(text="st=2 timemargin=100"),
                 match_id="m-1",
             ), metadata=md)))
             assert created.match_id == "m-1" and len(created.seat_tokens) == 2
@@ -47,18 +48,18 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
             get = ops.GetMatch(referee_pb2.GetMatchRequest(match_id="m-1"), metadata=md)
             status = (await referee.aio(_reply(get))).match
             assert status.state == referee_pb2.MATCH_STATE_FINISHED
-            assert status.result.termination == game_pb2.TERMINATION_NORMAL
+            assert status.result.termination == common_pb2.TERMINATION_NORMAL
             assert list(status.player_names) == ["north", "south"]
             kinds = [e.WhichOneof("kind") for e in seen]
             assert kinds[0] == "header" and kinds[-1] == "match_finished" and "deal_finished" in kinds
             # Spectators see public information only.
             for e in seen:
-                if e.WhichOneof("kind") == "event" and e.event.kind in (
-                    game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_KNOCK
+                if e.WhichOneof("kind") == "event" and e.event.gin.kind in (
+                    gin_pb2.ACTION_KIND_DRAW_STOCK, gin_pb2.ACTION_KIND_KNOCK
                 ):
-                    assert e.event.card == ""
+                    assert e.event.gin.card == ""
                 if e.WhichOneof("kind") == "deal_finished":
-                    assert e.deal_finished.knock_discard == ""
+                    assert e.deal_finished.gin.knock_discard == ""
 
             # A spectator who comes after the end (the log is kept deflated then) gets the same story.
             async def collect(from_start: bool) -> list[referee_pb2.SpectatorEvent]:
@@ -76,7 +77,7 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
             assert bad == grpc.StatusCode.INVALID_ARGUMENT
             bad_rules = await referee.aio(_code(ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
-                rules=game_pb2.RuleSet(name="nonsense")), metadata=md)))
+                gin=gin_pb2.RuleSet(name="nonsense")), metadata=md)))
             assert bad_rules == grpc.StatusCode.INVALID_ARGUMENT
 
             second = await referee.aio(_reply(ops.CreateMatch(referee_pb2.CreateMatchRequest(
@@ -111,7 +112,7 @@ def test_health_and_reflection_work_out_of_the_box() -> None:
     async def main() -> None:
         async with referee.open_referee() as ref, grpc.aio.insecure_channel(ref.address) as ch:
             health = health_pb2_grpc.HealthStub(ch)
-            for service in ("", "gin_arena.v1.BotService", "gin_arena.v1.RefereeService"):
+            for service in ("", "gin_arena.v2.BotService", "gin_arena.v2.RefereeService"):
                 resp = await referee.aio(health.Check(health_pb2.HealthCheckRequest(service=service)))
                 assert resp.status == health_pb2.HealthCheckResponse.SERVING
             refl = reflection_pb2_grpc.ServerReflectionStub(ch)
@@ -123,7 +124,7 @@ def test_health_and_reflection_work_out_of_the_box() -> None:
                 return []
 
             names = await referee.aio(list_services())
-            assert {"gin_arena.v1.BotService", "gin_arena.v1.RefereeService", "grpc.health.v1.Health"} <= set(names)
+            assert {"gin_arena.v2.BotService", "gin_arena.v2.RefereeService", "grpc.health.v1.Health"} <= set(names)
 
     referee.run(main)
 

@@ -18,7 +18,8 @@ import pytest
 
 from arena.replays import view as replay_view
 from arena.replays.model import MatchView, load
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
 from referee.replays import ActionRecord, DealEndRecord, DealRecord, read_replay
@@ -35,7 +36,7 @@ def match(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, MatchReport]:
 
     def bob(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> Answer:
         # no knock in the first deal (a reshuffle), then an illegal move (a substitute plays on)
-        if req.state.deal_number == 2 and req.state.phase == game_pb2.PHASE_DRAW:
+        if req.gin.deal_number == 2 and req.gin.phase == gin_pb2.PHASE_DRAW:
             return illegal(1, req, rng)
         return no_knock_in_first_deal(n, req, rng)
 
@@ -79,9 +80,10 @@ def test_positions_agree_with_what_the_seats_were_told(view: MatchView, match: t
         for m in msgs:
             if m.WhichOneof("kind") != "action_request":
                 continue
-            st = m.action_request.state
+            st = m.action_request.gin
             deal = by_deal[(st.game_number, st.deal_number)]
-            pos = deal.positions[sum(1 for e in st.events if not e.reshuffled)]  # a reshuffle is no move
+            moves = sum(1 for e in m.action_request.events if not e.gin.reshuffled)  # a reshuffle is no move
+            pos = deal.positions[moves]
             assert [str(c) for c in pos.hands[seat]] == list(st.hand)
             assert [str(c) for c in pos.discard_pile] == list(st.discard_pile)
             assert pos.stock_size == st.stock_size and pos.to_move == seat

@@ -7,7 +7,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import MatchSpec, Table, TimeControl, resimulate
 from referee.replays import FaultRecord, read_replay
 from tests._tables import FakeSession, seat_sessions
@@ -34,7 +34,7 @@ class LateSession(FakeSession):
                                                  action=req.legal_actions[0]), at)
 
 
-def _first(req: bot_pb2.ActionRequest) -> game_pb2.Action:
+def _first(req: bot_pb2.ActionRequest) -> common_pb2.Action:
     return req.legal_actions[0]
 
 

@@ -16,23 +16,24 @@ import trio
 import trio.testing
 
 from arena.replays import audit
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import rummy_pb2
 from referee import MatchSpec, Table, resimulate, rummy
 from referee.replays import DealRecord, canonical, read_replay
 from tests._tables import Policy, seat_sessions
 
 
-def _random(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+def _random(request: bot_pb2.ActionRequest) -> common_pb2.Action:
     return random.Random(request.request_id).choice(list(request.legal_actions))
 
 
 def _illegal_at(after: int) -> Policy:
     asked = [0]
 
-    def policy(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def policy(request: bot_pb2.ActionRequest) -> common_pb2.Action:
         asked[0] += 1
         if asked[0] == after:
-            return game_pb2.Action(rummy=game_pb2.RummyAction(lay_meld=game_pb2.RummyLayMeld(cards=["As", "Ah"])))
+            return common_pb2.Action(rummy=rummy_pb2.Action(lay_meld=rummy_pb2.LayMeld(cards=["As", "Ah"])))
         return _random(request)
 
     return policy
@@ -129,8 +130,8 @@ def test_a_card_leaked_to_a_seat_is_caught(replays: dict[str, Path]) -> None:
     hidden = deal.deck[1]
     i = next(j for j, m in enumerate(msgs[seat]) if m.WhichOneof("kind") == "action_request")
     leaked = copy.deepcopy(msgs)
-    leaked[seat][i].action_request.rummy_state.hand.append(hidden)
+    leaked[seat][i].action_request.rummy.hand.append(hidden)
     with pytest.raises(audit._Stop) as e:
         audit.check_information(replay, leaked)
     d = e.value.discrepancy
-    assert d.check == "information" and "rummy_state.hand[" in d.field and d.found == hidden
+    assert d.check == "information" and "rummy.hand[" in d.field and d.found == hidden

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import rummy_pb2
 from referee import rummy
 from sample_bots import rummy_greedy_bot, rummy_hoarder_bot, rummy_random_bot
 from sample_bots.kit import RummyBot, cards
@@ -249,7 +250,7 @@ def test_the_hoarder_goes_out_rummy_and_lays_nothing_before() -> None:
 # ----- the wire's action messages -----
 @pytest.mark.parametrize("preset", rummy.PRESETS)
 def test_action_texts_round_trip_through_the_referees_messages(preset: str) -> None:
-    from referee.wire import rummy as rummy_wire
+    from referee.rummy import wire as rummy_wire
 
     for state in _views(preset, 4, 9):
         for action in state.legal_actions:
@@ -283,10 +284,10 @@ def test_the_docs_rummy_example_plays_legally() -> None:
 
 # ----- RummyBot: the session's side -----
 def _request(hand: list[str], legal: list[str]) -> bot_pb2.ActionRequest:
-    state = game_pb2.RummyState(seat=1, num_seats=3, dealer=0, turn=1, to_move=1, phase=game_pb2.RUMMY_PHASE_PLAY,
-                                hand=hand, hand_sizes=[7, len(hand), 7], stock_size=20, discard_pile=["2c"])
-    state.table.add(number=0, owner=0, kind=game_pb2.MELD_KIND_RUN, cards=["Qd", "Kd", "Ad"])
-    return bot_pb2.ActionRequest(request_id=3, rummy_state=state,
+    state = rummy_pb2.State(seat=1, num_seats=3, dealer=0, turn=1, to_move=1, phase=rummy_pb2.PHASE_PLAY,
+                            hand=hand, hand_sizes=[7, len(hand), 7], stock_size=20, discard_pile=["2c"])
+    state.table.add(number=0, owner=0, kind=rummy_pb2.MELD_KIND_RUN, cards=["Qd", "Kd", "Ad"])
+    return bot_pb2.ActionRequest(request_id=3, rummy=state,
                                  legal_actions=[kr.action_message(t) for t in legal])
 
 
@@ -298,11 +299,11 @@ def test_rummy_bot_keeps_each_matchs_rules_and_forgets_them_at_its_end() -> None
         return view.legal[-1]
 
     bot = RummyBot(choose)
-    michigan = game_pb2.RummyRuleSet(name="michigan", ace=game_pb2.RUMMY_ACE_LOW_OR_HIGH,
-                                     discard_draw=game_pb2.RUMMY_DISCARD_DRAW_ROW, stop=True, out_needs_discard=True,
-                                     face_values=game_pb2.RUMMY_FACE_VALUES_RANK, target=500)
-    bot.on_match_started("m1", bot_pb2.MatchStarted(game="rummy", rummy_rules=michigan))
-    bot.on_match_started("m2", bot_pb2.MatchStarted(game="rummy", rummy_rules=game_pb2.RummyRuleSet(name="rummy")))
+    michigan = rummy_pb2.RuleSet(name="michigan", ace=rummy_pb2.ACE_LOW_OR_HIGH,
+                                 discard_draw=rummy_pb2.DISCARD_DRAW_ROW, stop=True, out_needs_discard=True,
+                                 face_values=rummy_pb2.FACE_VALUES_RANK, target=500)
+    bot.on_match_started("m1", bot_pb2.MatchStarted(game_name="rummy", rummy=michigan))
+    bot.on_match_started("m2", bot_pb2.MatchStarted(game_name="rummy", rummy=rummy_pb2.RuleSet(name="rummy")))
     request = _request(["5s", "6s", "7s", "Kh"], ["meld 7s 5s 6s", "discard Kh"])
     answer = bot.decide_in_match("m1", request)
     assert answer == request.legal_actions[1]
@@ -314,8 +315,8 @@ def test_rummy_bot_keeps_each_matchs_rules_and_forgets_them_at_its_end() -> None
     bot.decide_in_match("m2", request)
     assert not seen[-1].rules.ace_high and seen[-1].rules.name == "rummy"
     assert set(bot._rules) == {"m1", "m2"}
-    bot.on_match_finished("m1", game_pb2.MatchResult())
-    bot.on_match_finished("m2", game_pb2.MatchResult())
+    bot.on_match_finished("m1", common_pb2.MatchResult())
+    bot.on_match_finished("m2", common_pb2.MatchResult())
     assert not bot._rules                    # nothing of a finished match is kept
 
 
@@ -343,47 +344,53 @@ def test_a_chosen_text_that_is_not_legal_is_sent_as_built_and_judged_by_the_refe
 
 
 # ----- the stdio bridge's rummy lines -----
-def _event(seat: int, text: str, **extra: object) -> game_pb2.PublicEvent:
-    ev = game_pb2.RummyEvent(action=kr.action_message(text).rummy, **extra)  # type: ignore[arg-type]
-    return game_pb2.PublicEvent(seat=seat, rummy=ev)
+def _event(seat: int, text: str, **extra: object) -> common_pb2.Event:
+    ev = rummy_pb2.Event(action=kr.action_message(text).rummy, **extra)  # type: ignore[arg-type]
+    return common_pb2.Event(seat=seat, rummy=ev)
 
 
-def test_the_bridge_sends_rummy_requests_as_json_lines() -> None:
+def test_the_bridge_sends_rummy_requests_as_proto3_json_lines() -> None:
     import json
 
-    from sample_bots.stdio_bridge import parse_answer, request_json
+    from sample_bots.stdio_bridge import AnswerError, parse_answer, referee_line
 
     request = _request(["5s", "6s", "7s", "Kh"], ["meld 5s 6s 7s", "discard Kh"])
-    request.rummy_state.table[0].placed.add(card="Qd", seat=0, end=game_pb2.RUMMY_LAYOFF_END_LOW)
-    request.rummy_state.events.extend([
+    request.rummy.table[0].placed.add(card="Qd", seat=0, end=rummy_pb2.LAYOFF_END_LOW)
+    request.events.extend([
         _event(0, "draw_stock"), _event(1, "draw_stock", drawn_card="Kh"),
         _event(2, "take_discard 2c", taken_cards=["2c", "3c"]), _event(2, "meld Qd Kd Ad"),
         _event(2, "lay_off 9h 1 low"), _event(2, "discard 4c"),
-        game_pb2.PublicEvent(rummy=game_pb2.RummyEvent(reshuffle=game_pb2.RummyReshuffle(number=1, upcard="8d"))),
+        common_pb2.Event(rummy=rummy_pb2.Event(reshuffle=rummy_pb2.Reshuffle(number=1, upcard="8d"))),
     ])
-    line = json.loads(json.dumps(request_json("m-1", request)))
-    assert line["game"] == "rummy" and line["legal"] == ["meld 5s 6s 7s", "discard Kh"]
-    st = line["state"]
-    assert st["phase"] == "play" and st["hand"] == ["5s", "6s", "7s", "Kh"] and st["turn"] == 1
-    assert st["table"][0]["cards"] == ["Qd", "Kd", "Ad"] and st["table"][0]["kind"] == "run"
-    assert st["table"][0]["placed"] == [{"card": "Qd", "seat": 0, "end": "low", "layoff": False}]
-    assert st["must_use"] is None and st["stopped"] is None
-    assert st["events"] == [
-        {"seat": 0, "kind": "draw_stock", "card": None}, {"seat": 1, "kind": "draw_stock", "card": "Kh"},
-        {"seat": 2, "kind": "take_discard", "card": "2c", "cards": ["2c", "3c"]},
-        {"seat": 2, "kind": "meld", "cards": ["Qd", "Kd", "Ad"]},
-        {"seat": 2, "kind": "lay_off", "card": "9h", "meld": 1, "end": "low"},
-        {"seat": 2, "kind": "discard", "card": "4c"},
-        {"seat": None, "kind": "reshuffle", "card": "8d", "number": 1},
+    line = json.loads(referee_line("m-1", "action_request", request))
+    assert line["matchId"] == "m-1"
+    r = line["actionRequest"]
+    assert r["requestId"] == "3"  # a uint64: a string in the JSON mapping
+    assert r["legalActions"] == [{"rummy": {"layMeld": {"cards": ["5s", "6s", "7s"]}}},
+                                 {"rummy": {"discard": {"card": "Kh"}}}]
+    st = r["rummy"]
+    assert st["phase"] == "PHASE_PLAY" and st["hand"] == ["5s", "6s", "7s", "Kh"] and st["turn"] == 1
+    assert st["table"] == [{"kind": "MELD_KIND_RUN", "cards": ["Qd", "Kd", "Ad"],  # number 0, owner 0: defaults
+                            "placed": [{"card": "Qd", "end": "LAYOFF_END_LOW"}]}]
+    assert "mustUse" not in st and "stopped" not in st
+    assert r["events"] == [
+        {"rummy": {"action": {"drawStock": {}}}},
+        {"seat": 1, "rummy": {"action": {"drawStock": {}}, "drawnCard": "Kh"}},
+        {"seat": 2, "rummy": {"action": {"takeDiscard": {"card": "2c"}}, "takenCards": ["2c", "3c"]}},
+        {"seat": 2, "rummy": {"action": {"layMeld": {"cards": ["Qd", "Kd", "Ad"]}}}},
+        {"seat": 2, "rummy": {"action": {"layOff": {"card": "9h", "meld": 1, "end": "LAYOFF_END_LOW"}}}},
+        {"seat": 2, "rummy": {"action": {"discard": {"card": "4c"}}}},
+        {"rummy": {"reshuffle": {"number": 1, "upcard": "8d"}}},
     ]
-    assert parse_answer('{"action": "meld 7s 6s 5s"}', 3, request) == request.legal_actions[0]
-    with pytest.raises(ValueError, match="malformed action"):
-        parse_answer('{"action": "knock Kh"}', 3, request)
+    answer = json.dumps({"action": {"action": r["legalActions"][0]}})
+    assert parse_answer(answer, "m-1", request) == request.legal_actions[0]
+    with pytest.raises(AnswerError, match="not a BotMessage"):
+        parse_answer('{"action": {"action": {"rummy": {"knock": {}}}}}', "m-1", request)
 
 
 # ----- the referee's own request bytes -----
 def _wire_request(match: rummy.Match, seat: int, request_id: int) -> bot_pb2.ActionRequest:
-    from referee.wire import rummy as rummy_wire
+    from referee.rummy import wire as rummy_wire
 
     raw = rummy_wire.action_request_bytes("m", request_id, match.view(seat), [0] * match.seats,
                                            [60_000] * match.seats, 0, 1_000)
@@ -403,8 +410,7 @@ def test_the_view_of_the_referees_request_is_the_engines_state(preset: str) -> N
         bots = [RummyBot(make_choose(names[s % 3], s)) for s in range(seats)]
         twins = [make_choose(names[s % 3], s) for s in range(seats)]
         for s, bot in enumerate(bots):
-            bot.on_match_started("m", bot_pb2.MatchStarted(seat=s, game="rummy",
-                                                           rummy_rules=wire_rules(rules)))
+            bot.on_match_started("m", bot_pb2.MatchStarted(seat=s, game_name="rummy", rummy=wire_rules(rules)))
         request_id = 0
         while not match.is_over:
             seat = match.to_move
@@ -414,12 +420,12 @@ def test_the_view_of_the_referees_request_is_the_engines_state(preset: str) -> N
             expected = view_of(match.view(seat))
             assert kr.view_of(request, rules_of(rules)) == expected
             sent = bots[seat].decide_in_match("m", request)
-            assert isinstance(sent, game_pb2.Action) and is_legal(request, sent)
+            assert isinstance(sent, common_pb2.Action) and is_legal(request, sent)
             assert action_text(sent) == twins[seat](expected)
             match.apply(rummy.parse_action(action_text(sent)), seat)
 
 
-def wire_rules(rules: rummy.RummyRules) -> game_pb2.RummyRuleSet:
-    from referee.wire import rummy as rummy_wire
+def wire_rules(rules: rummy.RummyRules) -> rummy_pb2.RuleSet:
+    from referee.rummy import wire as rummy_wire
 
     return rummy_wire.rules_to_proto(rules)

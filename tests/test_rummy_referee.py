@@ -16,14 +16,15 @@ import trio
 import trio.testing
 
 import referee
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
+from gin_arena.v2.games import gin_pb2, rummy_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, games, read_replay, resimulate, rummy
-from referee.wire import rummy as rw
+from referee.rummy import wire as rw
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
 
 
-def _random(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+def _random(request: bot_pb2.ActionRequest) -> common_pb2.Action:
     """A legal action chosen by the request id (a different one on every request)."""
     return random.Random(request.request_id).choice(list(request.legal_actions))
 
@@ -60,7 +61,7 @@ def _served(n: int, games_declared: tuple[str, ...] = ("rummy",), preset: str = 
                      time_control=TimeControl(per_move_ms=5000), connect_timeout_ms=3000)
     replay_dir = Path(tempfile.mkdtemp(prefix="rummy-replays-"))
 
-    async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action:
+    async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action:
         return _random(msg.action_request)
 
     async def main() -> tuple[MatchReport, list[Client]]:
@@ -87,10 +88,10 @@ def test_a_rummy_match_plays_over_grpc(n: int, preset: str) -> None:
     assert resimulate(read_replay(replay)).lines == replay.read_bytes().splitlines()
     for seat, c in enumerate(clients):
         started = c.received[1].match_started
-        assert started.game == "rummy" and started.rummy_rules.name == preset and not started.HasField("rules")
+        assert started.game_name == "rummy" and started.WhichOneof("game") == "rummy" and started.rummy.name == preset
         requests = [m.action_request for m in c.received if m.WhichOneof("kind") == "action_request"]
-        assert requests and all(r.HasField("rummy_state") and not r.HasField("state") for r in requests)
-        assert all(r.rummy_state.seat == seat and len(r.rummy_state.hand_sizes) == n for r in requests)
+        assert requests and all(r.WhichOneof("game") == "rummy" for r in requests)
+        assert all(r.rummy.seat == seat and len(r.rummy.hand_sizes) == n for r in requests)
         assert all(a.rummy.WhichOneof("kind") for r in requests for a in r.legal_actions)
         finished = c.received[-1].match_finished.result
         assert list(finished.places) == list(report.places) and list(finished.points) == list(report.points)
@@ -149,12 +150,12 @@ def _illegal_at(after: int) -> Policy:
     """Plays at random until its ``after``-th request, then discards a card no one holds twice."""
     asked = [0]
 
-    def policy(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def policy(request: bot_pb2.ActionRequest) -> common_pb2.Action:
         asked[0] += 1
         if asked[0] == after:
-            hand = set(request.rummy_state.hand)
+            hand = set(request.rummy.hand)
             card = next(t for t in rw._TEXT if t not in hand)
-            return game_pb2.Action(rummy=game_pb2.RummyAction(discard=game_pb2.RummyDiscard(card=card)))
+            return common_pb2.Action(rummy=rummy_pb2.Action(discard=rummy_pb2.Discard(card=card)))
         return _random(request)
 
     return policy
@@ -187,16 +188,16 @@ def test_two_seat_rummy_forfeits_like_gin() -> None:
 
 
 @pytest.mark.parametrize(("action", "says"), [
-    (game_pb2.Action(kind=game_pb2.ACTION_KIND_DRAW_STOCK), "action.kind and action.card are gin rummy's"),
-    (game_pb2.Action(), "action.rummy is not set"),
-    (game_pb2.Action(rummy=game_pb2.RummyAction()), "action.rummy: no kind set"),
-    (game_pb2.Action(rummy=game_pb2.RummyAction(discard=game_pb2.RummyDiscard(card="1x"))),
+    (common_pb2.Action(gin=gin_pb2.Action(kind=gin_pb2.ACTION_KIND_DRAW_STOCK)), "goes in action.rummy; got gin"),
+    (common_pb2.Action(), "goes in action.rummy; got no game"),
+    (common_pb2.Action(rummy=rummy_pb2.Action()), "action.rummy: no kind set"),
+    (common_pb2.Action(rummy=rummy_pb2.Action(discard=rummy_pb2.Discard(card="1x"))),
      "action.rummy.discard.card: not a card"),
-    (game_pb2.Action(rummy=game_pb2.RummyAction(lay_off=game_pb2.RummyLayOff(card="As"))),
+    (common_pb2.Action(rummy=rummy_pb2.Action(lay_off=rummy_pb2.LayOff(card="As"))),
      "action.rummy.lay_off.end: 0 is not SET, LOW or HIGH"),
 ])
-def test_a_malformed_rummy_action_forfeits_with_a_precise_reason(action: game_pb2.Action, says: str) -> None:
-    def bad(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+def test_a_malformed_rummy_action_forfeits_with_a_precise_reason(action: common_pb2.Action, says: str) -> None:
+    def bad(request: bot_pb2.ActionRequest) -> common_pb2.Action:
         return action
 
     table, _sessions, report = _play(3, [bad, _random, _random])
@@ -214,7 +215,7 @@ def test_every_preset_crosses_create_match(preset: str) -> None:
                                     rummy_doubles=not rummy.RummyRules.preset(preset).rummy_doubles)
     spec = MatchSpec(players=("a", "b", "c", "d"), game="rummy", rules=rules, seed=b"x")
     request = referee.create_match_request(spec)
-    assert request.game == "rummy" and not request.HasField("rules")
+    assert request.game_name == "rummy" and request.WhichOneof("game") == "rummy"
     again = spec_from_request(request)
     assert again == spec
     assert rw.rules_from_proto(rw.rules_to_proto(rules)) == rules
@@ -222,13 +223,13 @@ def test_every_preset_crosses_create_match(preset: str) -> None:
 
 def test_a_rummy_request_names_what_is_wrong_with_its_rules() -> None:
     wire = games.get("rummy").wire
-    with pytest.raises(games.WireError, match="rummy match takes its rules in rummy_rules"):
-        wire.rules_from_request(referee_pb2.CreateMatchRequest(game="rummy", rules=game_pb2.RuleSet(name="classic")))
+    with pytest.raises(games.WireError, match="rummy match takes its rules in rummy; got gin"):
+        wire.rules_from_request(referee_pb2.CreateMatchRequest(game_name="rummy", gin=gin_pb2.RuleSet(name="classic")))
     with pytest.raises(games.WireError, match="unknown preset 'classic'"):
-        wire.rules_from_request(referee_pb2.CreateMatchRequest(rummy_rules=game_pb2.RummyRuleSet(name="classic")))
+        wire.rules_from_request(referee_pb2.CreateMatchRequest(rummy=rummy_pb2.RuleSet(name="classic")))
     with pytest.raises(games.WireError, match="target must be at least 1"):
-        wire.rules_from_request(referee_pb2.CreateMatchRequest(rummy_rules=game_pb2.RummyRuleSet(target=0)))
-    unset = wire.rules_from_request(referee_pb2.CreateMatchRequest(game="rummy"))
+        wire.rules_from_request(referee_pb2.CreateMatchRequest(rummy=rummy_pb2.RuleSet(target=0)))
+    unset = wire.rules_from_request(referee_pb2.CreateMatchRequest(game_name="rummy"))
     assert unset is None and games.get("rummy").game.default_rules() == rummy.RummyRules.preset("rummy")
 
 
@@ -250,8 +251,8 @@ def test_the_encoded_states_and_requests_are_protobufs_deterministic_serialisati
             assert msg.SerializeToString(deterministic=True) == data
             offered = [wire.action_from_proto(a) for a in msg.action_request.legal_actions]
             assert isinstance(legal, frozenset) and set(offered) == legal and len(offered) == len(legal)
-            assert msg.action_request.rummy_state.reshuffles == sum(
-                1 for e in msg.action_request.rummy_state.events if e.rummy.WhichOneof("kind") == "reshuffle")
+            assert msg.action_request.rummy.reshuffles == sum(
+                1 for e in msg.action_request.events if e.rummy.WhichOneof("kind") == "reshuffle")
             match.apply(seat, rng.choice(offered))
 
 
@@ -270,12 +271,12 @@ def test_spectators_see_the_table_but_never_a_hidden_card() -> None:
     assert report.termination == "normal"
     events = [referee_pb2.SpectatorEvent.FromString(b) for b in table.spectator_log.events()]
     kinds = [e.WhichOneof("kind") for e in events]
-    assert kinds[0] == "header" and events[0].header.rummy_rules.name == "michigan"
+    assert kinds[0] == "header" and events[0].header.rummy.name == "michigan"
     assert {"deal_started", "event", "deal_finished", "game_finished", "match_finished"} <= set(kinds)
     for e in events:
         if e.WhichOneof("kind") == "deal_started":
-            st = e.deal_started.rummy_state
-            assert st.seat == -1 and not st.hand and len(st.hand_sizes) == 4 and e.deal_started.upcard
+            st = e.deal_started.rummy
+            assert st.seat == -1 and not st.hand and len(st.hand_sizes) == 4 and st.discard_pile
         elif e.WhichOneof("kind") == "event":
             assert not e.event.rummy.drawn_card  # a stock draw's card: never to spectators
             assert e.event.rummy.WhichOneof("kind") in ("action", "reshuffle")

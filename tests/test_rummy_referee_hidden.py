@@ -19,9 +19,9 @@ import pytest
 import trio
 import trio.testing
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import MatchSpec, Table, TimeControl, games, rummy
-from referee.wire import rummy as rw
+from referee.rummy import wire as rw
 from tests._tables import FakeSession, Policy
 
 DEALS = int(os.environ.get("RUMMY_HIDDEN_DEALS", "2100"))
@@ -36,7 +36,7 @@ _SETUPS: tuple[tuple[str, dict[str, str]], ...] = (
     ("michigan", {}),
     ("bozenkill", {"next_dealer": "left", "stock_exhausted": "reshuffle"}),
 )
-Record = list[tuple[int, int, game_pb2.Action]]
+Record = list[tuple[int, int, common_pb2.Action]]
 DeckSource = Callable[[bytes, int, int], Sequence[rummy.Card]]
 
 
@@ -44,7 +44,7 @@ def _policy(rng: random.Random, record: Record, seat: int) -> Policy:
     """Mostly sound play, so that deals end by going out (melds and layoffs first, a discard
     taken when it is offered, the highest card discarded), sometimes anything."""
 
-    def decide(req: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def decide(req: bot_pb2.ActionRequest) -> common_pb2.Action:
         legal = list(req.legal_actions)
         kinds = [a.rummy.WhichOneof("kind") for a in legal]
         laying = [a for a, k in zip(legal, kinds, strict=True) if k in ("lay_meld", "lay_off")]
@@ -60,7 +60,7 @@ def _policy(rng: random.Random, record: Record, seat: int) -> Policy:
             choice = max(discards, key=lambda a: (_VALUE[a.rummy.discard.card[0]], rng.random()))
         else:
             choice = legal[0]
-        record.append((req.rummy_state.deal_number, seat, choice))
+        record.append((req.rummy.deal_number, seat, choice))
         return choice
 
     return decide
@@ -122,12 +122,12 @@ def _stop_on(table: Table, session: FakeSession, stop_after_deal: int) -> None:
     session.send = send  # type: ignore[method-assign]
 
 
-def _replayer(table: list[Table], actions: list[game_pb2.Action]) -> Policy:
+def _replayer(table: list[Table], actions: list[common_pb2.Action]) -> Policy:
     """Answers with ``actions`` in order; when they run out, ends the match (the comparison
     stops there)."""
     it = iter(actions)
 
-    def decide(req: bot_pb2.ActionRequest) -> game_pb2.Action | None:
+    def decide(req: bot_pb2.ActionRequest) -> common_pb2.Action | None:
         action = next(it, None)
         if action is None:
             table[0].cancel("script done")

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from referee import games
-from referee.wire.rummy import RummyGame, RummyMatch
+from referee.rummy.wire import RummyGame, RummyMatch
 
 
 def _play(match: RummyMatch) -> list[games.Happening]:

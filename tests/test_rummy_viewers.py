@@ -27,7 +27,7 @@ from arena.replays import audit
 from arena.replays import view as replay_view
 from arena.replays.model import load
 from arena.replays.rummy_model import RummyMatchView, RummyPosition
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.replays import ActionRecord, DealRecord, read_replay
 from referee.rummy import RummyRules, parse_card
@@ -35,7 +35,7 @@ from tests.test_audit import play_match
 from tests.test_replay_html import CHROMIUM_FLAGS, chromium
 
 
-def player(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> tuple[game_pb2.Action, int]:
+def player(n: int, req: bot_pb2.ActionRequest, rng: random.Random) -> tuple[common_pb2.Action, int]:
     """Mostly lays what it can, else any legal action (draws, takes, discards, stop calls)."""
     legal = list(req.legal_actions)
     plays = [a for a in legal if a.rummy.WhichOneof("kind") in ("lay_meld", "lay_off")]
@@ -313,11 +313,11 @@ def test_the_audit_catches_a_card_a_rummy_seat_could_not_know(six: tuple[Path, R
     other = next(c for i, c in enumerate(deal.deck[:36]) if (deal.dealer + 1 + i) % 6 == (seat + 1) % 6)
     i = next(j for j, m in enumerate(msgs[seat]) if m.WhichOneof("kind") == "action_request")
     leaked = copy.deepcopy(msgs)
-    leaked[seat][i].action_request.rummy_state.hand.append(other)
+    leaked[seat][i].action_request.rummy.hand.append(other)
     with pytest.raises(audit._Stop) as e:
         audit.check_information(replay, leaked)
     d = e.value.discrepancy
-    assert d.check == "information" and "rummy_state.hand[" in d.field and d.found == other
+    assert d.check == "information" and "rummy.hand[" in d.field and d.found == other
     # another seat's stock draw shown in an event
     draw = next(r for r in replay.records if isinstance(r, ActionRecord) and r.action == "draw_stock" and r.seat != 0)
     assert draw.card is not None

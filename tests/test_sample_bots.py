@@ -17,21 +17,23 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import gin
-from referee.wire import gin as gin_wire
+from referee.gin import wire as gin_wire
 from sample_bots import expert_bot, greedy_bot, random_bot
-from sample_bots.kit import cards
 from sample_bots.kit.actions import action_text, is_legal, parse_action, to_action
-from sample_bots.stdio_bridge import AnswerError, StdioBot, parse_answer, request_json, state_json
+from sample_bots.kit.gin import cards
+from sample_bots.stdio_bridge import AnswerError, StdioBot, parse_answer, referee_line
 
 ROOT = Path(__file__).resolve().parent.parent
 JS_DIR = ROOT / "sample_bots" / "js"
 STDIO_BOT = ROOT / "sample_bots" / "stdio" / "bot.js"
 NODE = shutil.which("node")
 
-Policy = Callable[[bot_pb2.ActionRequest], game_pb2.Action | str]
+Policy = Callable[[bot_pb2.ActionRequest], common_pb2.Action | str]
 
 
 def requests_of(match: gin.Match, seat: int, request_id: int) -> bot_pb2.ActionRequest:
@@ -52,7 +54,7 @@ def play_match(
         assert seat is not None
         request_id += 1
         request = requests_of(match, seat, request_id)
-        answer = to_action(policies[seat](request))
+        answer = to_action(policies[seat](request), request)
         assert is_legal(request, answer), (
             f"seat {seat} answered {action_text(answer)!r}; legal: {[action_text(a) for a in request.legal_actions]}"
         )
@@ -148,42 +150,46 @@ def test_greedy_takes_only_improving_cards_and_knocks_at_once() -> None:
             break
         request = requests_of(match, seat, rid)
         answer = to_action(greedy_bot.decide(request))
-        kinds = {a.kind for a in request.legal_actions}
-        if game_pb2.ACTION_KIND_BIG_GIN in kinds:
-            assert answer.kind == game_pb2.ACTION_KIND_BIG_GIN
-        elif game_pb2.ACTION_KIND_KNOCK in kinds:
-            assert answer.kind == game_pb2.ACTION_KIND_KNOCK
+        kinds = {a.gin.kind for a in request.legal_actions}
+        if gin_pb2.ACTION_KIND_BIG_GIN in kinds:
+            assert answer.gin.kind == gin_pb2.ACTION_KIND_BIG_GIN
+        elif gin_pb2.ACTION_KIND_KNOCK in kinds:
+            assert answer.gin.kind == gin_pb2.ACTION_KIND_KNOCK
             knock_seen = True
-        elif answer.kind in (game_pb2.ACTION_KIND_TAKE_UPCARD, game_pb2.ACTION_KIND_DRAW_DISCARD):
-            hand = gin.parse_cards(list(request.state.hand))
-            top = gin.parse_card(request.state.discard_pile[-1])
+        elif answer.gin.kind in (gin_pb2.ACTION_KIND_TAKE_UPCARD, gin_pb2.ACTION_KIND_DRAW_DISCARD):
+            hand = gin.parse_cards(list(request.gin.hand))
+            top = gin.parse_card(request.gin.discard_pile[-1])
             assert gin.min_deadwood_after_discard([*hand, top]) < gin.deadwood(hand)
         match.apply(gin_wire.action_from_proto(answer), seat)
     assert knock_seen
 
 
-def _greedy_by_cards(request: bot_pb2.ActionRequest) -> game_pb2.Action:
-    """The greedy bot's rule written with the readable deadwood of ``kit.cards`` (the bot
-    itself uses ``kit.masks``): what it must choose, request by request."""
-    hand, legal = list(request.state.hand), request.legal_actions
+def _gin(kind: gin_pb2.ActionKind.ValueType, card: str = "") -> common_pb2.Action:
+    return common_pb2.Action(gin=gin_pb2.Action(kind=kind, card=card))
+
+
+def _greedy_by_cards(request: bot_pb2.ActionRequest) -> common_pb2.Action:
+    """The greedy bot's rule written with the readable deadwood of ``kit.gin.cards`` (the bot
+    itself uses ``kit.gin.masks``): what it must choose, request by request."""
+    hand, legal = list(request.gin.hand), [a.gin for a in request.legal_actions]
     kinds = [a.kind for a in legal]
-    if game_pb2.ACTION_KIND_BIG_GIN in kinds:
-        return game_pb2.Action(kind=game_pb2.ACTION_KIND_BIG_GIN)
-    for kind in (game_pb2.ACTION_KIND_KNOCK, game_pb2.ACTION_KIND_DISCARD):
+    if gin_pb2.ACTION_KIND_BIG_GIN in kinds:
+        return _gin(gin_pb2.ACTION_KIND_BIG_GIN)
+    for kind in (gin_pb2.ACTION_KIND_KNOCK, gin_pb2.ACTION_KIND_DISCARD):
         after = {a.card: cards.deadwood([c for c in hand if c != a.card]) for a in legal if a.kind == kind}
         if after:
             card = min(after, key=lambda c: (after[c], -cards.value(c), -cards.rank(c)))
-            return game_pb2.Action(kind=kind, card=card)
-    take = game_pb2.ACTION_KIND_TAKE_UPCARD if game_pb2.ACTION_KIND_TAKE_UPCARD in kinds \
-        else game_pb2.ACTION_KIND_DRAW_DISCARD
-    pile = request.state.discard_pile
+            return _gin(kind, card)
+    take = gin_pb2.ACTION_KIND_TAKE_UPCARD if gin_pb2.ACTION_KIND_TAKE_UPCARD in kinds \
+        else gin_pb2.ACTION_KIND_DRAW_DISCARD
+    pile = request.gin.discard_pile
     if take in kinds and pile and \
             cards.min_deadwood_after_discard([*hand, pile[-1]], forbidden=pile[-1]) < cards.deadwood(hand):
-        return game_pb2.Action(kind=take)
-    for kind in (game_pb2.ACTION_KIND_DRAW_STOCK, game_pb2.ACTION_KIND_PASS):
+        return _gin(take)
+    for kind in (gin_pb2.ACTION_KIND_DRAW_STOCK, gin_pb2.ACTION_KIND_PASS):
         if kind in kinds:
-            return game_pb2.Action(kind=kind)
-    return legal[0]
+            return _gin(kind)
+    return request.legal_actions[0]
 
 
 def test_greedy_chooses_what_the_readable_deadwood_gives() -> None:
@@ -235,89 +241,108 @@ def _some_requests(n: int = 60, seed: bytes = b"stdio") -> Iterator[tuple[gin.Ma
         match.apply(gin_wire.action_from_proto(to_action(greedy_bot.decide(request))), seat)
 
 
-def test_request_line_is_json_with_the_whole_state() -> None:
+def test_request_line_is_the_proto3_json_of_the_request() -> None:
     for match, request in _some_requests():
-        line = json.dumps(request_json("m-1", request))
+        line = referee_line("m-1", "action_request", request)
+        assert "\n" not in line
         obj = json.loads(line)
-        assert obj["type"] == "request" and obj["match_id"] == "m-1"
-        assert obj["request_id"] == request.request_id and obj["time_ms"] == 1_000
-        assert obj["legal"] == [action_text(a) for a in request.legal_actions]
-        st = obj["state"]
-        view = match.view(request.state.seat)
+        assert obj == json_format.MessageToDict(bot_pb2.RefereeMessage(match_id="m-1", action_request=request))
+        back = json_format.Parse(line, bot_pb2.RefereeMessage())
+        assert back.match_id == "m-1" and back.action_request == request  # nothing lost
+        r = obj["actionRequest"]
+        assert r["requestId"] == str(request.request_id) and r["timeForMoveMs"] == 1_000  # uint64: a string
+        st = r["gin"]
+        view = match.view(request.gin.seat)
         assert st["hand"] == [str(c) for c in view.hand]
-        assert st["discard_pile"] == [str(c) for c in view.discard_pile]
-        assert st["stock_size"] == view.stock_size
-        assert st["known_cards"] == [[str(c) for c in k] for k in view.known_cards]
-        assert st["phase"] in ("upcard_offer", "draw", "discard")
-        assert st["my_deadwood"] == gin.deadwood(view.hand)
-        assert st["knock_limit"] == 10
-        assert st["forbidden_discard"] == (str(view.forbidden_discard) if view.forbidden_discard else None)
-        assert len(st["events"]) == len(view.events)
-        for ev, mine in zip(st["events"], view.events, strict=True):
-            assert ev["kind"] == mine.kind and ev["seat"] == mine.seat
-            assert ev["card"] == (str(mine.card) if mine.card is not None else None)
+        assert st.get("discardPile", []) == [str(c) for c in view.discard_pile]  # empty: left out
+        assert st.get("stockSize", 0) == view.stock_size
+        assert st["phase"] in ("PHASE_UPCARD_OFFER", "PHASE_DRAW", "PHASE_DISCARD")
+        assert st.get("myDeadwood", 0) == gin.deadwood(view.hand)  # 0: left out, as every default
+        assert st["knockLimit"] == 10
+        assert st.get("forbiddenDiscard") == (str(view.forbidden_discard) if view.forbidden_discard else None)
+        assert len(r.get("events", [])) == len(view.events)
+        for ev, mine in zip(r.get("events", []), view.events, strict=True):
+            if mine.kind == "reshuffle":
+                assert ev["gin"]["reshuffled"] and "kind" not in ev["gin"]
+                continue
+            assert ev.get("seat", 0) == mine.seat
+            assert ev["gin"]["kind"] == "ACTION_KIND_" + mine.kind.upper()
+            assert ev["gin"].get("card") == (str(mine.card) if mine.card is not None else None)
 
 
-def test_notification_payloads_are_json() -> None:
-    from sample_bots.stdio_bridge import message_json
-
-    result = game_pb2.MatchResult(
-        winner=1, termination=game_pb2.TERMINATION_NORMAL, games_won=[0, 1], seed=b"\x01\xff",
-        games=[game_pb2.GameResult(game_number=1, winner=1, final_totals=[10, 160])], player_names=["a", "b"],
+def test_notification_lines_are_the_proto3_json_of_the_messages() -> None:
+    result = common_pb2.MatchResult(
+        winner=1, termination=common_pb2.TERMINATION_NORMAL, games_won=[0, 1], seed=b"\x01\xff",
+        games=[common_pb2.GameResult(game_number=1, winner=1, final_totals=[10, 160])], player_names=["a", "b"],
     )
-    obj = json.loads(json.dumps(message_json(result)))
-    assert obj["winner"] == 1 and obj["termination"] == "TERMINATION_NORMAL" and obj["games_won"] == [0, 1]
-    assert obj["seed"] == "01ff" and obj["games"][0]["final_totals"] == [10, 160]
-    assert obj["faulting_seat"] == 0 and obj["detail"] == ""  # every field, defaults included
-    rules = json.loads(json.dumps(message_json(gin_wire.rules_to_proto(gin.RuleSet.classic()))))
-    assert rules["knock"] == "KNOCK_MODE_LIMIT" and rules["knock_limit"] == 10 and rules["target"] == 100
+    obj = json.loads(referee_line("m", "match_finished", bot_pb2.MatchFinished(result=result)))
+    r = obj["matchFinished"]["result"]
+    assert r["winner"] == 1 and r["termination"] == "TERMINATION_NORMAL" and r["gamesWon"] == [0, 1]
+    assert r["seed"] == "Af8=" and r["games"][0]["finalTotals"] == [10, 160]  # bytes: base64
+    assert "faultingSeat" not in r and "detail" not in r  # defaults left out
+    started = bot_pb2.MatchStarted(match_id="m", seat=1, game_name="gin",
+                                   gin=gin_wire.rules_to_proto(gin.RuleSet.classic()))
+    rules = json.loads(referee_line("m", "match_started", started))["matchStarted"]
+    assert rules["gameName"] == "gin" and rules["seat"] == 1
+    assert rules["gin"]["knock"] == "KNOCK_MODE_LIMIT" and rules["gin"]["knockLimit"] == 10
+    assert rules["gin"]["target"] == 100
 
 
-def test_state_json_marks_a_reshuffle() -> None:
-    state = game_pb2.InformationState(events=[game_pb2.PublicEvent(reshuffled=True, stock_size_after=20)])
-    assert state_json(state)["events"] == [{"kind": "reshuffle", "stock_size": 20}]
+def _answer(action: common_pb2.Action, **ids: object) -> str:
+    return json.dumps({"action": {**ids, "action": json_format.MessageToDict(action)}})
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ('{"action": "discard Ts"}', "discard Ts"),
-    ('{"action": "draw_stock", "request_id": 5}', "draw_stock"),
-    ('{"action": "knock 2c", "note": "extra fields are ignored"}\n', "knock 2c"),
-    ('{"action": "big_gin"}', "big_gin"),
-])
-def test_answer_lines_parse(line: str, expected: str) -> None:
-    assert action_text(parse_answer(line, 5)) == expected
+def test_answer_lines_parse() -> None:
+    _, request = next(_some_requests())
+    legal = request.legal_actions[0]
+    rid = request.request_id
+    for line in (_answer(legal), _answer(legal, requestId=str(rid)), _answer(legal, requestId=rid, matchId="m-1"),
+                 _answer(legal, match_id="m-1", request_id=rid) + "\n"):  # the proto names are read too
+        assert parse_answer(line, "m-1", request) == legal
+    assert parse_answer(_answer(parse_action("big_gin")), "m-1", request) == parse_action("big_gin")  # judged later
 
 
 @pytest.mark.parametrize(("line", "message"), [
     ("draw_stock", "is not JSON"),
-    ('{"action": "draw_stock"', "is not JSON"),
+    ('{"action": {"action": {}}', "is not JSON"),
     ('["draw_stock"]', "must be a JSON object"),
-    ('{"move": "draw_stock"}', 'has no "action" string'),
-    ('{"action": 3}', 'has no "action" string'),
-    ('{"action": "discard"}', "needs exactly one card"),
-    ('{"action": "discard Zz"}', "not a card"),
-    ('{"action": "fold"}', "unknown action"),
-    ('{"action": "pass now"}', "takes no card"),
-    ('{"action": "pass", "request_id": 4}', "names request_id 4"),
+    ('{"action": "draw_stock"}', "is not a BotMessage"),
+    ('{"move": {"action": {}}}', "is not a BotMessage"),
+    ('{"action": {"action": {"gin": {"kind": "ACTION_KIND_FOLD"}}}}', "is not a BotMessage"),
+    ('{"ping": {"pingId": "1"}}', "must be an action like"),
+    ("{}", "got nothing"),
+    ('{"action": {"action": {}}}', "has no action"),
+    ('{"action": {"requestId": "4", "action": {"gin": {"kind": "ACTION_KIND_PASS"}}}}', "names requestId 4"),
+    ('{"action": {"matchId": "m-2", "action": {"gin": {"kind": "ACTION_KIND_PASS"}}}}', "names matchId 'm-2'"),
+    ('{"resign": {"matchId": "m-2"}}', "names match 'm-2'"),
 ])
 def test_malformed_answer_lines_are_reported_precisely(line: str, message: str) -> None:
+    request = bot_pb2.ActionRequest(request_id=5, legal_actions=[parse_action("pass")])
     with pytest.raises(AnswerError, match=message) as info:
-        parse_answer(line, 5)
+        parse_answer(line, "m-1", request)
     assert "request 5" in str(info.value)
+
+
+def test_a_resign_line_is_the_programs_resignation() -> None:
+    from sample_bots.stdio_bridge import Resignation
+
+    request = bot_pb2.ActionRequest(request_id=5, legal_actions=[parse_action("pass")])
+    with pytest.raises(Resignation, match="lost"):
+        parse_answer('{"resign": {"reason": "lost"}}', "m-1", request)
 
 
 def test_sample_stdio_bot_answers_legally_through_the_bridge() -> None:
     """A whole match: the sample stdio bot (through StdioBot, as the bridge runs it) against greedy."""
     bot = StdioBot([str(NODE), str(STDIO_BOT)])
     try:
-        bot.send({"type": "match_started", "match_id": "m-9", "seat": 0})
+        bot.send("m-9", "match_started", bot_pb2.MatchStarted(match_id="m-9", game_name="gin"))
 
-        def stdio_policy(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+        def stdio_policy(request: bot_pb2.ActionRequest) -> common_pb2.Action:
             return bot.decide_in_match("m-9", request)
 
         outcome, requests = play_match([stdio_policy, greedy_bot.decide], b"stdio-match")
         assert requests > 10 and outcome.winner in (0, 1)
-        bot.send({"type": "match_finished", "match_id": "m-9", "result": {"winner": outcome.winner}})
+        bot.send("m-9", "match_finished", bot_pb2.MatchFinished(result=common_pb2.MatchResult(winner=outcome.winner)))
     finally:
         bot.close()
     assert bot.proc.returncode == 0
@@ -329,7 +354,7 @@ def _python_program(code: str) -> list[str]:
 
 @pytest.mark.parametrize(("code", "message"), [
     ("import sys; sys.stdin.readline(); print('draw_stock', flush=True)", "is not JSON"),
-    ("import sys; sys.stdin.readline(); print('{\"act\": 1}', flush=True)", 'no "action" string'),
+    ("import sys; sys.stdin.readline(); print('{\"act\": 1}', flush=True)", "is not a BotMessage"),
     ("import sys; sys.stdin.readline(); sys.exit(3)", "exited with code 3 before answering request"),
 ])
 def test_bridge_gives_up_the_match_on_a_bad_program(code: str, message: str) -> None:
@@ -353,7 +378,7 @@ def test_bridge_reports_a_program_that_is_gone() -> None:
         bot.proc.wait(timeout=10)
         with pytest.raises(BotCodeError, match="exited with code 0"):
             for _ in range(3):  # the pipe may accept a line or two before it breaks
-                bot.send({"type": "deal_finished", "match_id": "m", "result": {}})
+                bot.send("m", "deal_finished", bot_pb2.DealFinished())
                 _, request = next(_some_requests())
                 bot.decide_in_match("m", request)
     finally:
@@ -372,12 +397,13 @@ def test_js_bot_decides_like_the_python_greedy_bot() -> None:
     for i in range(3):
         for _, request in _some_requests(400, f"js-{i}".encode()):
             requests.append(request)
-    lines = [json.dumps(request_json("m", r)) for r in requests]
-    lines.insert(0, json.dumps({"type": "match_started", "match_id": "m"}))  # ignored
+    lines = [referee_line("m", "action_request", r) for r in requests]
+    lines.insert(0, referee_line("m", "match_started", bot_pb2.MatchStarted(game_name="gin")))  # no answer
     answers = _node_lines([str(JS_DIR / "bot.js"), "--selftest"], lines)
     assert len(answers) == len(requests)
     for request, line in zip(requests, answers, strict=True):
-        chosen = parse_action(json.loads(line)["action"])
+        chosen = parse_answer(line, "m", request)  # a BotMessage line, with the request's ids
+        assert json.loads(line)["action"]["requestId"] == str(request.request_id)
         assert is_legal(request, chosen)
         assert chosen == to_action(greedy_bot.decide(request)), action_text(chosen)
 

@@ -11,15 +11,16 @@ import pytest
 import trio
 import trio.testing
 from toy3_game import engine as toy
+from toy3_game.wire import ToyWire
 
 import referee
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, read_replay, resimulate
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
 
 
-def _first(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+def _first(request: bot_pb2.ActionRequest) -> common_pb2.Action:
     return request.legal_actions[0]
 
 
@@ -27,10 +28,10 @@ def _faulty(after: int) -> Policy:
     """Plays its first legal card until its ``after``-th request, then a card it does not hold."""
     asked = [0]
 
-    def policy(request: bot_pb2.ActionRequest) -> game_pb2.Action:
+    def policy(request: bot_pb2.ActionRequest) -> common_pb2.Action:
         asked[0] += 1
         if asked[0] == after:
-            return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card="99")
+            return ToyWire().action_from_text("99")  # a toy play (packed in action.other) of a card not held
         return request.legal_actions[0]
 
     return policy
@@ -143,7 +144,7 @@ def _served(policy: str, quitting_seat: int) -> tuple[MatchReport, list[Client]]
                      time_control=TimeControl(per_move_ms=5000))
     replay_dir = Path(tempfile.mkdtemp(prefix="toy-replays-"))
 
-    async def first_legal(msg: bot_pb2.RefereeMessage, _c: Client) -> game_pb2.Action:
+    async def first_legal(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action:
         return msg.action_request.legal_actions[0]
 
     async def main() -> tuple[MatchReport, list[Client]]:
@@ -195,7 +196,7 @@ def test_a_spec_crosses_create_match_with_its_game_and_its_clocks_per_seat() -> 
     assert again.rules == toy.ToyRules()
     gin_spec = MatchSpec(players=("a", "b"))
     request = referee.create_match_request(gin_spec)
-    assert not request.game and not request.seat_time_controls  # the default game's bytes as before
+    assert not request.game_name and not request.seat_time_controls  # the default game: no name sent
     assert spec_from_request(request) == gin_spec
 
 

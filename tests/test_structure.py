@@ -21,6 +21,7 @@ REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("referee.play",),
     ("referee.transport",),
     ("referee.table",),
+    ("referee.gin.wire", "referee.rummy.wire"),
     ("referee.wire",),
     ("referee.model", "referee.replays"),
     ("referee.games",),
@@ -29,8 +30,9 @@ REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """The referee's layers, top first: a module imports only its own layer's and the layers' below
 (the public surface, the command and a game plugin's conformance checks; one call per match; the
-gRPC transport; one match at a table; protobuf conversion; the values and typed replays; the game
-seam; the games; their core)."""
+gRPC transport; one match at a table; each game's protobuf conversion, its package's ``wire``
+module; the game-neutral envelope; the values and typed replays; the game seam; the games; their
+core)."""
 ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena", "arena.cli"),
     ("arena.run",),
@@ -59,9 +61,9 @@ SHORT_FUNCTIONS = ("referee", "arena", "sample_bots", "bench")
 MAX_FUNCTION_LINES = 100
 """From a function's ``def`` line to its last line, both included (decorators not counted)."""
 
-GIN_OWN = ("referee/gin/", "referee/wire/gin.py")
-"""The only files of ``referee`` that may name Gin: the pure game package (a folder) and its one
-protobuf-conversion module. Everything else reaches Gin through the game seam."""
+GIN_OWN = ("referee/gin/",)
+"""The only files of ``referee`` that may name Gin: the game's folder (the pure engine and its
+protobuf conversion, ``wire.py``). Everything else reaches Gin through the game seam."""
 PROJECT_NAMES = frozenset({"gin_arena"})
 """Identifiers that contain the word but name the project (its protobuf package), not the game."""
 
@@ -230,6 +232,28 @@ def test_nothing_in_referee_outside_gins_own_modules_names_gin() -> None:
         f"modules of referee outside {list(GIN_OWN)} name Gin (imports of referee.gin, Gin's names; "
         "line:identifier):\n" + "\n".join(report)
     )
+
+
+ARENA_STILL_NAMING_A_GAME = ("arena/replays/", "arena/run/play.py", "arena/_testbot.py")
+"""The arena's modules that still name a game in code, on their way to the games' presentation and
+protocol v2 (issue 19); no other module of the arena may (its default game is ``DEFAULT_GAME``,
+help text and docstrings may name games)."""
+GAME_WORDS = frozenset({"gin", "rummy"})
+"""The first-party games' names, as words of an identifier."""
+
+
+def test_no_module_of_the_arena_names_a_game_in_code() -> None:
+    hits: dict[str, set[tuple[int, str]]] = defaultdict(set)
+    for m in src.modules("arena"):
+        if any(m.rel.startswith(own) if own.endswith("/") else m.rel == own for own in ARENA_STILL_NAMING_A_GAME):
+            continue
+        for ident, line in src.identifiers(m.tree):
+            if ident not in PROJECT_NAMES and GAME_WORDS & set(src.words(ident)):
+                hits[m.rel].add((line, ident))
+    report = [f"  {rel}: " + ", ".join(f"{line}:{ident}" for line, ident in sorted(found))
+              for rel, found in sorted(hits.items())]
+    assert not hits, "modules of arena name a game (line:identifier); reach it through referee.games:\n" + "\n".join(
+        report)
 
 
 def test_the_gin_word_finder() -> None:

@@ -21,7 +21,8 @@ import trio
 import trustme
 
 import referee
-from gin_arena.v1 import game_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import common_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2.games import gin_pb2
 from tests._wait import finished_match
 
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
@@ -108,7 +109,7 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
             md = referee.operator_metadata(token)
             created = ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="kit"), referee_pb2.SeatSpec(name="js")],
-                rules=game_pb2.RuleSet(name="short"), time_control=game_pb2.TimeControl(text="st=5"),
+                gin=gin_pb2.RuleSet(name="short"), time_control=common_pb2.TimeControl(text="st=5"),
             ), metadata=md)
             kit_token, js_token = (t.token for t in created.seat_tokens)
             bots.append(subprocess.Popen(
@@ -125,7 +126,7 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
                 _, err = bot.communicate(timeout=180)
                 assert bot.returncode == 0, err[-2000:]
             status = finished_match(ops, created.match_id, md)
-            assert status.result.termination == game_pb2.TERMINATION_NORMAL, status.result.detail
+            assert status.result.termination == common_pb2.TERMINATION_NORMAL, status.result.detail
     finally:
         for bot in bots:
             if bot.poll() is None:

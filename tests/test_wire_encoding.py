@@ -11,42 +11,48 @@ import random
 
 import pytest
 
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import gin
+from referee.gin import wire as wire
 from referee.wire import envelope
-from referee.wire import gin as wire
 
-PHASE = {"upcard": game_pb2.PHASE_UPCARD_OFFER, "draw": game_pb2.PHASE_DRAW,
-         "discard": game_pb2.PHASE_DISCARD, "over": game_pb2.PHASE_OVER}
-MELD = {"set": game_pb2.MELD_KIND_SET, "run": game_pb2.MELD_KIND_RUN}
-KIND = {"pass": game_pb2.ACTION_KIND_PASS, "take_upcard": game_pb2.ACTION_KIND_TAKE_UPCARD,
-        "draw_stock": game_pb2.ACTION_KIND_DRAW_STOCK, "draw_discard": game_pb2.ACTION_KIND_DRAW_DISCARD,
-        "discard": game_pb2.ACTION_KIND_DISCARD, "knock": game_pb2.ACTION_KIND_KNOCK,
-        "big_gin": game_pb2.ACTION_KIND_BIG_GIN}
+PHASE = {"upcard": gin_pb2.PHASE_UPCARD_OFFER, "draw": gin_pb2.PHASE_DRAW,
+         "discard": gin_pb2.PHASE_DISCARD, "over": gin_pb2.PHASE_OVER}
+MELD = {"set": gin_pb2.MELD_KIND_SET, "run": gin_pb2.MELD_KIND_RUN}
+KIND = {"pass": gin_pb2.ACTION_KIND_PASS, "take_upcard": gin_pb2.ACTION_KIND_TAKE_UPCARD,
+        "draw_stock": gin_pb2.ACTION_KIND_DRAW_STOCK, "draw_discard": gin_pb2.ACTION_KIND_DRAW_DISCARD,
+        "discard": gin_pb2.ACTION_KIND_DISCARD, "knock": gin_pb2.ACTION_KIND_KNOCK,
+        "big_gin": gin_pb2.ACTION_KIND_BIG_GIN}
 
 
-def reference_state(state: gin.InformationState) -> game_pb2.InformationState:
-    """The information state built as a message object, field by field (the reference)."""
-    arrangement = gin.arrange(state.hand)
+def reference_events(state: gin.InformationState) -> list[common_pb2.Event]:
+    """The deal's events built as message objects (the reference of ``ActionRequest.events``)."""
     events = []
     for e in state.events:
         if e.kind == "reshuffle":
-            events.append(game_pb2.PublicEvent(seat=0, stock_size_after=e.stock_size, reshuffled=True))
+            events.append(common_pb2.Event(seat=0, gin=gin_pb2.Event(stock_size_after=e.stock_size, reshuffled=True)))
         else:
-            events.append(game_pb2.PublicEvent(seat=e.seat, kind=KIND[e.kind], card=str(e.card) if e.card else "",
-                                               stock_size_after=e.stock_size))
-    return game_pb2.InformationState(
+            events.append(common_pb2.Event(seat=e.seat, gin=gin_pb2.Event(
+                kind=KIND[e.kind], card=str(e.card) if e.card else "", stock_size_after=e.stock_size)))
+    return events
+
+
+def reference_state(state: gin.InformationState) -> gin_pb2.State:
+    """The information state built as a message object, field by field (the reference)."""
+    arrangement = gin.arrange(state.hand)
+    return gin_pb2.State(
         seat=state.seat, num_seats=state.num_seats, dealer=state.dealer,
         to_move=state.to_move if state.to_move is not None else 0, phase=PHASE[state.phase],
         hand=[str(c) for c in state.hand],
-        my_melds=[game_pb2.Meld(kind=MELD[m.kind], cards=[str(c) for c in m.cards]) for m in arrangement.melds],
+        my_melds=[gin_pb2.Meld(kind=MELD[m.kind], cards=[str(c) for c in m.cards]) for m in arrangement.melds],
         my_deadwood_cards=[str(c) for c in arrangement.deadwood_cards], my_deadwood=arrangement.deadwood,
         discard_pile=[str(c) for c in state.discard_pile], stock_size=state.stock_size, hand_sizes=state.hand_sizes,
-        known_cards=[game_pb2.SeatCards(seat=s, cards=[str(c) for c in k]) for s, k in enumerate(state.known_cards)],
+        known_cards=[gin_pb2.SeatCards(seat=s, cards=[str(c) for c in k]) for s, k in enumerate(state.known_cards)],
         first_upcard=str(state.first_upcard),
         knock_limit=-1 if state.knock_limit is None else state.knock_limit,
         forbidden_discard=str(state.forbidden_discard) if state.forbidden_discard is not None else "",
-        upcard_passes=state.upcard_passes, events=events, game_number=state.game_number,
+        upcard_passes=state.upcard_passes, game_number=state.game_number,
         deal_number=state.deal_number, scores=state.scores, deals_won=state.deals_won, match_scores=state.games_won,
         spade_double=state.doubled, reshuffled=any(e.kind == "reshuffle" for e in state.events),
     )
@@ -56,11 +62,11 @@ def reference_request(match_id: str, request_id: int, state: gin.InformationStat
                       increment: int, allowance: int) -> bot_pb2.RefereeMessage:
     return bot_pb2.RefereeMessage(match_id=match_id, action_request=bot_pb2.ActionRequest(
         request_id=request_id,
-        legal_actions=[game_pb2.Action(kind=KIND[a.kind], card=str(getattr(a, "card", None) or ""))
-                       for a in state.legal_actions],
-        clocks=[game_pb2.Clock(seat=s, remaining_ms=r, increment_ms=increment, running=s == state.seat)
+        legal_actions=[common_pb2.Action(gin=gin_pb2.Action(
+            kind=KIND[a.kind], card=str(getattr(a, "card", None) or ""))) for a in state.legal_actions],
+        clocks=[common_pb2.Clock(seat=s, remaining_ms=r, increment_ms=increment, running=s == state.seat)
                 for s, r in enumerate(remaining)],
-        time_for_move_ms=allowance, state=reference_state(state),
+        time_for_move_ms=allowance, events=reference_events(state), gin=reference_state(state),
     ))
 
 
@@ -91,14 +97,14 @@ def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> N
             got = wire.action_request_bytes(match_id, request_id, state, remaining, increment, allowance, logs[seat])
             want = reference_request(match_id, request_id, state, remaining, increment, allowance)
             assert got == want.SerializeToString(deterministic=True), f"seed {seed}, request {request_id}"
-            assert wire.information_state(state, logs[seat]) == want.action_request.state
+            assert wire.information_state(state, logs[seat]) == want.action_request.gin
             if state.events:  # the spectator's event of the last step, as _play_action encodes it
                 think = rng.choice((0, 1, 999, 1 << 31))
                 event = wire.public_event(state.events[-1], think)
                 got_event = envelope.spectator_event_bytes(match_id, wire.public_event_bytes(state.events[-1], think))
                 assert got_event == referee_pb2.SpectatorEvent(match_id=match_id, event=event).SerializeToString(
                     deterministic=True), f"seed {seed}, event {state.events[-1]}"
-            reshuffles += want.action_request.state.reshuffled
+            reshuffles += want.action_request.gin.reshuffled
             checked += 1
             legal = state.legal_actions
             ends = [a for a in legal if a.kind in ("knock", "big_gin")]
@@ -123,8 +129,9 @@ def test_events_are_converted_once_and_restart_with_each_deal() -> None:
         assert seat is not None
         state = match.view(0)
         wire.information_state_bytes(state, log)
-        assert len(log.entries) == len(state.events)
-        deals.add(log.deal)
+        assert log.events.count == len(state.events)
+        assert isinstance(log.events.deal, tuple)
+        deals.add(log.events.deal)
         legal = match.legal_actions()
         match.apply(next((a for a in legal if a.kind in ("knock", "big_gin")), None)
                     or next((a for a in legal if a.kind in ("draw_stock", "pass")), legal[0]))

@@ -51,17 +51,32 @@ from arena.run.tournament import (
     write_results,
 )
 from arena.store import RunStore
-from referee import ListenError, TLSConfigError, TokenFileError, check_can_listen, server_tls_from_args
+from referee import DEFAULT_GAME, ListenError, TLSConfigError, TokenFileError, check_can_listen, server_tls_from_args
 from referee import games as referee_games
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""
-DEMO_SAMPLES = {"gin": ("random", "greedy", "expert"), "rummy": ("random", "hoarder", "greedy")}
-"""The sample bots of each game's demo (modules ``sample_bots.<name>_bot``, rummy's ``rummy_<name>_bot``)."""
-RUMMY_DEMO_SEATS = 4
-"""Seats of the rummy demo's tables."""
-RUMMY_DEMO_GAMES = 8
-"""Games per table of the rummy demo (two rotations of the seats)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Demo:
+    """One game's demo: its sample bots and its tables."""
+
+    samples: tuple[str, ...]
+    """The sample bots' names (modules ``sample_bots.<module_prefix><name>_bot``)."""
+    module_prefix: str = ""
+    """What the sample bots' module names start with (the default game's have none)."""
+    seats: int = 2
+    """Seats of every table: 2 is a round robin of every pairing; more, tables of that many."""
+    games: int = 0
+    """Games per table by default (0: :data:`DEMO_GAMES` spread over the pairings)."""
+
+
+DEMOS = {
+    DEFAULT_GAME: Demo(("random", "greedy", "expert")),
+    "rummy": Demo(("random", "hoarder", "greedy"), module_prefix="rummy_", seats=4, games=8),
+}
+"""Each game's demo (``arena demo --game NAME``): the sample bots are the checkout's."""
 
 
 
@@ -207,20 +222,20 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     return EXIT_INTERRUPTED if result.status == "interrupted" else EXIT_OK
 
 
-def sample_bots(include_js: bool, game: str = "gin") -> tuple[list[BotSpec], str]:
+def sample_bots(include_js: bool, game: str = DEFAULT_GAME) -> tuple[list[BotSpec], str]:
     """The sample bots for ``game``'s demo, and a note about the JS bot."""
     spec = importlib.util.find_spec("sample_bots")
     root = Path(spec.origin).parent.parent if spec and spec.origin else Path.cwd()
-    prefix = "" if game == "gin" else f"{game}_"
+    demo = DEMOS[game]
     bots = [
         BotSpec(
             name=n,
-            command=(PYTHON_PLACEHOLDER, "-m", f"sample_bots.{prefix}{n}_bot"),
+            command=(PYTHON_PLACEHOLDER, "-m", f"sample_bots.{demo.module_prefix}{n}_bot"),
             cwd=str(root),
             env={"GIN_LOG_LEVEL": "WARNING"},
             games=(game,),
         )
-        for n in DEMO_SAMPLES[game]
+        for n in demo.samples
     ]
     js = root / "sample_bots" / "js"
     node = shutil.which("node")
@@ -242,14 +257,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if note:
         print(note)
     run_dir = args.out or default_folder("demo")
-    if args.game == "gin":
+    demo = DEMOS[args.game]
+    if demo.seats == 2:
         pairings = len(bots) * (len(bots) - 1) // 2
-        games = args.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)
-    else:  # one table of four (two if a bot must fill two seats of it), the seats rotated
-        args.seats = RUMMY_DEMO_SEATS
-        args.instances = 1 if len(bots) >= RUMMY_DEMO_SEATS else 2
-        args.tables = 0 if len(bots) >= RUMMY_DEMO_SEATS else 2
-        games = args.games or RUMMY_DEMO_GAMES
+        games = args.games or demo.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)
+    else:  # one table of them all (two if a bot must fill two seats of it), the seats rotated
+        args.seats = demo.seats
+        args.instances = 1 if len(bots) >= demo.seats else 2
+        args.tables = 0 if len(bots) >= demo.seats else 2
+        games = args.games or demo.games
     cfg = run_config(args, run_dir, bots, games=games)
     access = remote_access(args)
     cluster = cluster_spec(args)

@@ -43,7 +43,7 @@ def decide(request):
         if action == "big_gin" or action.startswith("knock "):
             return action  # end the deal as soon as we may
     if any(a.startswith("discard ") for a in legal):
-        state = request.state  # keep the 10 cards with the least deadwood
+        state = request.gin  # the Gin state; keep the 10 cards with the least deadwood
         return "discard " + best_discard(state.hand, forbidden=state.forbidden_discard or None)
     return "draw_stock" if "draw_stock" in legal else "pass"
 
@@ -80,8 +80,9 @@ function decide(view) {{
 session.main({{ name: {name_json}, decide }});
 """
 
-_STDIO_BOT = '''"""{name}: a Gin Arena bot over stdio (JSON lines; any language can do this — see
-sample_bots/stdio_bridge.py for the protocol). Change decide(); run the test: python -m pytest test_bot.py
+_STDIO_BOT = '''"""{name}: a Gin Arena bot over stdio (JSON lines, the protocol's messages in the proto3 JSON
+mapping; any language can do this — see sample_bots/stdio_bridge.py and docs/bots.md).
+Change decide(); run the test: python -m pytest test_bot.py
 Standard library only: the arena runs it through the stdio bridge (protocol = "stdio")."""
 
 import json
@@ -95,22 +96,32 @@ def value(card):
 
 
 def decide(request):
-    legal, state = request["legal"], request["state"]
-    if "big_gin" in legal:
-        return "big_gin"
-    loose = sorted(state["my_deadwood_cards"], key=value, reverse=True)  # outside the referee's melds
-    for kind in ("knock", "discard"):
-        for card in loose + sorted(state["hand"], key=value, reverse=True):
-            if f"{{kind}} {{card}}" in legal:
-                return f"{{kind}} {{card}}"
-    return "draw_stock" if "draw_stock" in legal else "pass" if "pass" in legal else legal[0]
+    """One of the request's legalActions (proto3 JSON: camelCase names, enums by name, fields at
+    their default left out; a Gin request's state is request["gin"], its actions' ["gin"])."""
+    legal, state = request["legalActions"], request.get("gin", {{}})
+
+    def find(kind, card=None):
+        for action in legal:
+            gin = action.get("gin", {{}})
+            if gin.get("kind") == "ACTION_KIND_" + kind and card in (None, gin.get("card")):
+                return action
+        return None
+
+    if find("BIG_GIN"):
+        return find("BIG_GIN")
+    loose = sorted(state.get("myDeadwoodCards", []), key=value, reverse=True)  # outside the referee's melds
+    for kind in ("KNOCK", "DISCARD"):
+        for card in loose + sorted(state.get("hand", []), key=value, reverse=True):
+            if find(kind, card):
+                return find(kind, card)
+    return find("DRAW_STOCK") or find("PASS") or legal[0]
 
 
 def main():
-    for line in sys.stdin:  # one JSON object a line; only requests are answered
-        message = json.loads(line)
-        if message.get("type") == "request":
-            print(json.dumps({{"action": decide(message)}}), flush=True)  # stdout is for answers only
+    for line in sys.stdin:  # one protocol message a line; only action requests are answered
+        request = json.loads(line).get("actionRequest")
+        if request is not None:  # stdout is for answers only
+            print(json.dumps({{"action": {{"action": decide(request)}}}}), flush=True)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import referee
 from arena.cli.options import UsageError, address, check_client_tls_files, game_rules_from_args, tc_from_args
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
 from arena.model.schedule import FAULT_POLICIES
-from gin_arena.v1 import referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from referee import LIST_AFTER_KEY as LIST_AFTER
 from referee import LIST_LEFT_OFF_KEY as LIST_LEFT_OFF
 from referee import TLSConfigError, TokenFileError, client_operator_token, client_tls
@@ -385,10 +385,11 @@ def _add_create(p: argparse.ArgumentParser) -> None:
                    help="a seat's player, in seat order (repeatable; at least two)")
     p.add_argument("--token", action="append", default=[], metavar="TOKEN",
                    help="the seats' tokens, in seat order (default: the referee makes them)")
-    p.add_argument("--game", default=referee.DEFAULT_GAME, metavar="NAME", help="the game (default gin)")
+    p.add_argument("--game", default=referee.DEFAULT_GAME, metavar="NAME",
+                   help=f"the game (default {referee.DEFAULT_GAME})")
     p.add_argument("--rules", default="", metavar="PRESET", help="the game's rules preset (default: the game's own)")
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one rule option (Gin), e.g. --rule target=50 (repeatable)")
+                   help="override one option of the game's rules, e.g. --rule target=50 (repeatable)")
     p.add_argument("--tc", default="st=10", metavar="TC", help='time control (default "st=10")')
     p.add_argument("--fault-policy", choices=FAULT_POLICIES, default="forfeit")
     p.add_argument("--seed", default="", metavar="HEX", help="a fixed secret seed (default: the referee draws one)")

@@ -37,7 +37,6 @@ from referee import (
     games,
 )
 from referee.cli import add_limit_option
-from referee.gin import PRESETS, RuleSet, RuleSetError
 
 T = TypeVar("T")
 
@@ -63,20 +62,20 @@ def _rule_value(text: str) -> object:
         return text
 
 
-def rules_from_args(preset: str, overrides: list[str]) -> RuleSet:
-    """``--rules PRESET`` with ``--rule KEY=VALUE`` overrides."""
-    if preset not in PRESETS:
-        raise unknown_preset(DEFAULT_GAME, preset)
+def rule_overrides(overrides: list[str]) -> dict[str, object]:
+    """``--rule KEY=VALUE`` words as option values (``true``/``false``, whole numbers, else the text)."""
     values: dict[str, object] = {}
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--rule {item!r}: expected KEY=VALUE, e.g. --rule target=50")
         values[key.strip()] = _rule_value(value.strip())
-    try:
-        return RuleSet.preset(preset, **values)
-    except RuleSetError as e:
-        raise UsageError(f"rules: {e}") from None
+    return values
+
+
+def rules_from_args(preset: str, overrides: list[str]) -> object:
+    """``--rules PRESET`` with ``--rule KEY=VALUE`` overrides, for the default game."""
+    return game_rules_from_args(DEFAULT_GAME, preset, overrides)
 
 
 PRESET_NEAR_MISS = 0.6
@@ -115,22 +114,32 @@ def unknown_preset(game: str, preset: str) -> UsageError:
 
 
 def game_rules_from_args(game: str, preset: str, overrides: list[str]) -> object:
-    """``--rules PRESET`` (``""``: the game's default) with ``--rule`` overrides (Gin only) for
-    ``game``, a name in ``referee.games``' registry."""
+    """``--rules PRESET`` (``""``: the game's default) with ``--rule KEY=VALUE`` overrides for
+    ``game``, a name in ``referee.games``' registry. The overrides go through the game's own rule
+    set: its plain form (``rules_to_dict``) with the values replaced, read back by the game
+    (``rules_from_dict``), which refuses an unknown option or a bad value."""
     try:
         engine = games.get(game).game
     except ValueError as e:
         raise UsageError(f"--game: {e}") from None
     if preset and preset not in engine.rules_presets():
         raise unknown_preset(game, preset)
-    if game == DEFAULT_GAME:
-        return rules_from_args(preset or "classic", overrides)
-    if overrides:
-        raise UsageError(f"--rule: {game}'s rules are chosen by preset only (--rules NAME)")
+    values = rule_overrides(overrides)
     try:
-        return engine.rules_preset(preset) if preset else engine.default_rules()
+        rules = engine.rules_preset(preset) if preset else engine.default_rules()
     except ValueError as e:
         raise UsageError(f"--rules {preset!r}: {e}") from None
+    if not values:
+        return rules
+    plain = engine.rules_to_dict(rules)
+    unknown = sorted(set(values) - set(plain))
+    if unknown:
+        raise UsageError(f"--rule: unknown rule option(s) of {game}: {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(plain))}")
+    try:
+        return engine.rules_from_dict({**plain, **values})
+    except ValueError as e:
+        raise UsageError(f"rules: {e}") from None
 
 
 def tc_from_args(text: str) -> TimeControl:
@@ -256,10 +265,12 @@ def add_play_options(
 ) -> None:
     g = p.add_argument_group("how games are played")
     g.add_argument("--rules", default="", metavar="PRESET",
-                   help=f"rules preset: Gin's {', '.join(PRESETS)} (default {rules}), or another game's preset")
+                   help=f"rules preset of the game played (`arena games` lists them; default: the game's "
+                   f"default, {rules} for the default game)")
     p.set_defaults(default_rules=rules)
     g.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one rule option, e.g. --rule target=50 --rule games=3 (repeatable)")
+                   help="override one option of the game's rules, e.g. --rule target=50 --rule games=3 "
+                   "(repeatable)")
     g.add_argument("--tc", default=tc, metavar="TC",
                    help=f'time control, cutechess style: "st=1" (seconds per decision) or "tc=60+0.5" '
                    f'(bank+increment), with "timemargin=50" (ms forgiven) (default "{tc}"); a bot\'s own '

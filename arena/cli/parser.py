@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.cli import certs_cmd, games_cmd, newbot_cmd, operator_cmd
+from arena.cli.commands import DEMOS
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.model.schedule import FORMATS
@@ -15,7 +16,7 @@ from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
-from referee import add_server_tls_options
+from referee import DEFAULT_GAME, add_server_tls_options
 from referee.cli import add_limit_option, add_operator_options
 
 _FMT = argparse.RawDescriptionHelpFormatter
@@ -78,7 +79,7 @@ def _demo(sub: Any) -> None:
     demo.add_argument("--out", type=Path, default=None, metavar="DIR",
                       help="run folder (default runs/demo-<timestamp>)")
     demo.add_argument("--no-js", action="store_true", help="leave the JS bot out")
-    demo.add_argument("--game", choices=("gin", "rummy"), default="gin",
+    demo.add_argument("--game", choices=tuple(DEMOS), default=DEFAULT_GAME,
                       help="gin (default): the round robin above; rummy: tables of 4 of the sample rummy bots "
                       "(random, hoarder, greedy and the JS bot), 8 games per table, the seats rotated")
     add_play_options(demo, rules="short", tc="st=1 timemargin=200", concurrency=4)
@@ -106,7 +107,7 @@ def _tournament(sub: Any) -> None:
     t.add_argument("--challenger", default="", metavar="NAME", help="gauntlet: the challenger (default the first bot)")
     t.add_argument("--games", type=int, default=10, metavar="N",
                    help="games per table, a multiple of --seats (default 10; 2 seats: games per pairing, even)")
-    t.add_argument("--game", default="gin", metavar="NAME", help="the game played (default gin)")
+    t.add_argument("--game", default=DEFAULT_GAME, metavar="NAME", help=f"the game played (default {DEFAULT_GAME})")
     t.add_argument("--seats", type=int, default=0, metavar="N",
                    help="seats of every table (default: the game's smallest, 2 for Gin)")
     t.add_argument("--tables", type=int, default=0, metavar="K",
@@ -186,7 +187,8 @@ def _ladder(sub: Any) -> None:
     lrun = lsub.add_parser("run", help="play games for the least-played pairs")
     lrun.add_argument("--games", type=int, default=10, metavar="N",
                       help="games to play (rounded up to even; to a multiple of --seats)")
-    lrun.add_argument("--game", default="gin", metavar="NAME", help="the game played (default gin; one per ladder)")
+    lrun.add_argument("--game", default=DEFAULT_GAME, metavar="NAME",
+                      help=f"the game played (default {DEFAULT_GAME}; one per ladder)")
     lrun.add_argument("--seats", type=int, default=0, metavar="N",
                       help="seats of every table (default: the game's smallest, 2 for Gin)")
     add_rating_interval_option(lrun)

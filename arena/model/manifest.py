@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from referee import RESTART_HELP, ProcessLimits, TimeControl, TimeControlError, restart_after
+from referee import DEFAULT_GAME, RESTART_HELP, ProcessLimits, TimeControl, TimeControlError, restart_after
 
 Protocol = Literal["grpc", "stdio"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
@@ -52,7 +52,7 @@ BOT_FIELDS = (
 )
 LIMIT_FIELDS = ("memory_mb", "cpu_seconds")
 """The keys of a bot's ``[bot.limits]`` (:class:`referee.ProcessLimits`)."""
-DEFAULT_GAMES = ("gin",)
+DEFAULT_GAMES = (DEFAULT_GAME,)
 """The games a bot plays when its manifest entry does not say."""
 PYTHON_PLACEHOLDER = "{python}"
 """In a command, replaced by the Python interpreter running the arena."""
@@ -111,7 +111,7 @@ class BotSpec:
             "remote": self.remote,
             "max_concurrent": self.max_concurrent,
             "pass_args": self.pass_args,
-            **({"tc": str(self.time_control)} if self.time_control is not None else {}),
+            **({"tc": self.time_control.to_dict()} if self.time_control is not None else {}),
             **({"games": list(self.games)} if self.games != DEFAULT_GAMES else {}),
             "restart": self.restart,
             "max_rss_mb": self.max_rss_mb,
@@ -130,7 +130,7 @@ class BotSpec:
             remote=bool(data.get("remote", False)),
             max_concurrent=int(data.get("max_concurrent", 0)),
             pass_args=bool(data.get("pass_args", True)),
-            time_control=TimeControl.parse(str(data["tc"])) if data.get("tc") else None,
+            time_control=TimeControl.from_dict(data["tc"]) if data.get("tc") else None,
             games=tuple(data.get("games", DEFAULT_GAMES)),
             # a run stored before reuse started a process per game: resume it the same way
             restart=str(data.get("restart", "always")),

@@ -21,12 +21,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from referee import DEFAULT_GAME, FaultPolicy, TimeControl, games
-from referee.gin import first_dealer
 
 Format = Literal["round-robin", "gauntlet"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")
@@ -74,12 +73,13 @@ class PlayConfig:
         return str(getattr(self.rules, "name", self.game))
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored form (the rule set as a table, the time control as its text; the game only
-        when it is not the default, so that a Gin run's stored form is what it always was)."""
+        """The stored form (the rule set as the game writes it, the time control in its canonical
+        form ``TimeControl.to_dict``; the game only when it is not the default, so that a run of
+        the default game keeps the keys it always had)."""
         return {
             **({"game": self.game} if self.game != DEFAULT_GAME else {}),
             "rules": games.get(self.game).game.rules_to_dict(self.rules),
-            "time_control": str(self.time_control),
+            "time_control": self.time_control.to_dict(),
             "fault_policy": self.fault_policy,
             "concurrency": self.concurrency,
             "connect_timeout_ms": self.connect_timeout_ms,
@@ -92,7 +92,7 @@ class PlayConfig:
         return cls(
             game=game,
             rules=games.get(game).game.rules_from_dict(dict(data["rules"])) if "rules" in data else None,
-            time_control=TimeControl.parse(str(data["time_control"])) if "time_control" in data else DEFAULT_TC,
+            time_control=TimeControl.from_dict(data["time_control"]) if "time_control" in data else DEFAULT_TC,
             fault_policy=data.get("fault_policy", "forfeit"),
             concurrency=int(data.get("concurrency", 2)),
             connect_timeout_ms=int(data.get("connect_timeout_ms", 60_000)),
@@ -204,23 +204,24 @@ def _h(*parts: bytes) -> bytes:
     return hashlib.sha256(b"".join(parts)).digest()
 
 
-def pair_seeds(run_seed: str, pairing: str, pair: int, duplicate: bool) -> tuple[bytes, bytes]:
+def pair_seeds(run_seed: str, pairing: str, pair: int, duplicate: bool,
+               first_dealer: Callable[[bytes], int] | None = None) -> tuple[bytes, bytes]:
     """The two games' seeds of pair ``pair`` of ``pairing``.
 
     ``base = SHA-256("gin-arena/arena-pair/v1\\0" || seed || "\\0" || pairing || u32be(pair))``;
-    duplicate: both games use ``base``. Otherwise game 0 uses ``SHA-256(base || "A")`` and game
-    1 the first ``SHA-256(base || "B" || u32be(k))``, k = 0, 1, …, whose first dealer (seat) is the
-    same as game 0's — so the other bot deals first."""
+    duplicate (or a game without ``first_dealer``): both games use ``base``. Otherwise game 0 uses
+    ``SHA-256(base || "A")`` and game 1 the first ``SHA-256(base || "B" || u32be(k))``, k = 0, 1,
+    …, whose ``first_dealer`` (seat) is the same as game 0's — so the other bot deals first."""
     base = _h(
         b"gin-arena/arena-pair/v1\x00", run_seed.encode(), b"\x00", pairing.encode(), struct.pack(">I", pair)
     )
-    if duplicate:
+    if duplicate or first_dealer is None:
         return base, base
     first = _h(base, b"A")
-    dealer = first_dealer(first, 1)
+    dealer = first_dealer(first)
     for k in itertools.count():
         second = _h(base, b"B", struct.pack(">I", k))
-        if first_dealer(second, 1) == dealer:
+        if first_dealer(second) == dealer:
             return first, second
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -272,12 +273,14 @@ def pairings(config: RunConfig) -> list[tuple[str, ...]]:
 
 
 def group_seeds(config: RunConfig, key: str, group: int) -> tuple[bytes, ...]:
-    """The seeds of the ``seats`` games of a group: Gin's pairs as :func:`pair_seeds`; otherwise
-    the base seed of :func:`pair_seeds` for every game (duplicate) or ``SHA-256(base || "L" ||
-    u32be(r))`` for game ``r``."""
+    """The seeds of the ``seats`` games of a group: a two-seat pair of a game that draws its
+    first dealer (``referee.games.DrawsFirstDealer``) as :func:`pair_seeds`; otherwise the base
+    seed of :func:`pair_seeds` for every game (duplicate) or ``SHA-256(base || "L" || u32be(r))``
+    for game ``r``."""
     n = config.seats
-    if n == 2 and config.play.game == DEFAULT_GAME:
-        return pair_seeds(config.seed, key, group, config.duplicate)
+    draws = getattr(games.get(config.play.game).game, "first_dealer", None)
+    if n == 2 and draws is not None:
+        return pair_seeds(config.seed, key, group, config.duplicate, lambda seed: int(draws(seed, n)))
     base = pair_seeds(config.seed, key, group, True)[0]
     return tuple(base if config.duplicate else _h(base, b"L", struct.pack(">I", r)) for r in range(n))
 

@@ -12,7 +12,8 @@ from google.protobuf import text_format
 from arena.replays.base import Style
 from arena.replays.page_parts import plural
 from arena.replays.rummy_model import RummyDealView, RummyMatchView, RummyPosition, end_text, game_end_text
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import rummy_pb2
 from referee.replays import FaultRecord
 from referee.rummy import TableMeld
 
@@ -144,11 +145,11 @@ def render_summary(view: RummyMatchView, style: Style | None = None) -> str:
 # what a seat was sent (``arena replay REPLAY --seat N``)
 # ----------------------------------------------------------------------------------------------
 def _enum(enum: str, number: int, prefix: str) -> str:
-    values = game_pb2.DESCRIPTOR.enum_types_by_name[enum].values_by_number
+    values = rummy_pb2.DESCRIPTOR.enum_types_by_name[enum].values_by_number
     return values[number].name.removeprefix(prefix).lower() if number in values else str(number)
 
 
-def action_text(a: game_pb2.RummyAction, st: Style) -> str:
+def action_text(a: rummy_pb2.Action, st: Style) -> str:
     """A rummy action of the protocol in the engine's words (``lay_off 7h 2 high``)."""
     kind = a.WhichOneof("kind") or "?"
     if kind == "take_discard":
@@ -158,19 +159,19 @@ def action_text(a: game_pb2.RummyAction, st: Style) -> str:
     if kind == "lay_meld":
         return f"meld {st.cards(list(a.lay_meld.cards))}"
     if kind == "lay_off":
-        end = _enum("RummyLayoffEnd", a.lay_off.end, "RUMMY_LAYOFF_END_")
+        end = _enum("LayoffEnd", a.lay_off.end, "LAYOFF_END_")
         return f"lay_off {st.card(a.lay_off.card)} {a.lay_off.meld} {end}"
     return kind
 
 
-def _state_text(s: game_pb2.RummyState, st: Style) -> str:
+def _state_text(s: rummy_pb2.State, st: Style) -> str:
     table = " ".join(f"#{m.number}:{m.owner}[{' '.join(st.card(c) for c in m.cards)}]" for m in s.table) or "—"
-    return (f"{_enum('RummyPhase', s.phase, 'RUMMY_PHASE_')} · hand {st.cards(list(s.hand))} · hands "
+    return (f"{_enum('Phase', s.phase, 'PHASE_')} · hand {st.cards(list(s.hand))} · hands "
             f"{'/'.join(map(str, s.hand_sizes))} · discards {st.cards(list(s.discard_pile))} · stock {s.stock_size} · "
             f"table {table} · scores {'–'.join(map(str, s.scores))}")
 
 
-def _event_text(e: game_pb2.PublicEvent, st: Style) -> str:
+def _event_text(e: common_pb2.Event, st: Style) -> str:
     r = e.rummy
     if r.WhichOneof("kind") == "reshuffle":
         return f"reshuffle {r.reshuffle.number}: new upcard {st.card(r.reshuffle.upcard)}"
@@ -190,16 +191,16 @@ def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None
     if kind == "match_started":
         m = msg.match_started
         return (f"{head}: match {m.match_id} · you are seat {m.seat} · players {', '.join(m.player_names)} · rules "
-                f"{m.rummy_rules.name} (target {m.rummy_rules.target}) · {m.time_control.text} · commitment "
+                f"{m.rummy.name} (target {m.rummy.target}) · {m.time_control.text} · commitment "
                 f"{m.seed_commitment.hex()}")
     if kind == "deal_started":
         d = msg.deal_started
-        state = _state_text(d.rummy_state, st)
+        state = _state_text(d.rummy, st)
         return f"{head}: game {d.game_number} deal {d.deal_number} · dealer {d.dealer} · {state}"
     if kind == "action_request":
         r = msg.action_request
         legal = ", ".join(action_text(a.rummy, st) for a in r.legal_actions)
-        return (f"{head}: id {r.request_id} · {_state_text(r.rummy_state, st)} · {r.time_for_move_ms} ms · "
+        return (f"{head}: id {r.request_id} · {_state_text(r.rummy, st)} · {r.time_for_move_ms} ms · "
                 f"legal: {legal}")
     if kind == "event":
         return f"{head}: {_event_text(msg.event, st)}"
@@ -208,7 +209,7 @@ def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None
         rr = res.rummy
         hands = "; ".join(f"seat {h.seat} {st.cards(list(h.cards))}" for h in rr.hands)
         return (f"{head}: game {res.game_number} deal {res.deal_number} · "
-                f"{_enum('RummyDealEndReason', rr.reason, 'RUMMY_DEAL_END_REASON_')} · winner {res.winner} · points "
+                f"{_enum('DealEndReason', rr.reason, 'DEAL_END_REASON_')} · winner {res.winner} · points "
                 f"{'–'.join(map(str, rr.points))} · scores {'–'.join(map(str, res.scores_after))} · left: {hands}"
                 + (" · game over" if res.game_over else ""))
     if kind == "game_finished":

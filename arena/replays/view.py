@@ -34,9 +34,10 @@ from arena.replays.gin_model import DealView, MatchView, Position, end_text, shu
 from arena.replays.model import AnyView, ReplayModelError, load
 from arena.replays.page_parts import plural
 from arena.replays.rummy_model import RummyMatchView
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import gin_pb2 as game_pb2
 from referee import ReplayError, resimulate
-from referee.replays import FaultRecord, Replay, read_replay
+from referee.replays import PROTOCOL_VERSION, FaultRecord, Replay, read_replay
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
 
@@ -228,7 +229,8 @@ def deal_positions(view: AnyView, which: str) -> list[int]:
 # ----------------------------------------------------------------------------------------------
 # what a seat was sent
 # ----------------------------------------------------------------------------------------------
-def _action_text(a: game_pb2.Action) -> str:
+def _action_text(action: common_pb2.Action) -> str:
+    a = action.gin
     kind = _KIND_NAMES.get(a.kind, str(a.kind))
     return f"{kind} {a.card}" if a.card else kind
 
@@ -245,44 +247,46 @@ def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None
     if kind == "match_started":
         m = msg.match_started
         return (f"{head}: match {m.match_id} · you are seat {m.seat} · players {', '.join(m.player_names)} · rules "
-                f"{m.rules.name} (target {m.rules.target}) · {m.time_control.text} · commitment "
+                f"{m.gin.name} (target {m.gin.target}) · {m.time_control.text} · commitment "
                 f"{m.seed_commitment.hex()}")
     if kind == "deal_started":
         d = msg.deal_started
-        s = d.state
+        s = d.gin
         return (f"{head}: game {d.game_number} deal {d.deal_number} · dealer {d.dealer} · hand {st.cards(list(s.hand))}"
                 f" · upcard {st.card(s.first_upcard) if s.first_upcard else '—'} · stock {s.stock_size}")
     if kind == "action_request":
         r = msg.action_request
-        s = r.state
+        s = r.gin
         top = st.card(s.discard_pile[-1]) if s.discard_pile else "—"
         legal = ", ".join(_action_text(a) for a in r.legal_actions)
         return (f"{head}: id {r.request_id} · {_PHASE_NAMES.get(s.phase, s.phase)} · hand {st.cards(list(s.hand))} "
                 f"(deadwood {s.my_deadwood}) · discard top {top} · stock {s.stock_size} · scores {_pair(s.scores)} · "
                 f"{r.time_for_move_ms} ms · legal: {legal}")
     if kind == "event":
-        e = msg.event
+        e = msg.event.gin
         if e.reshuffled:
             return f"{head}: the discard pile is shuffled into a new stock · stock {e.stock_size_after}"
         what = _KIND_NAMES.get(e.kind, str(e.kind))
         card = st.card(e.card) if e.card else ("(hidden)" if what in ("draw_stock", "knock") else "")
-        return f"{head}: seat {e.seat} {what} {card}".rstrip() + f" · stock {e.stock_size_after} · {e.think_ms} ms"
+        return (f"{head}: seat {msg.event.seat} {what} {card}".rstrip()
+                + f" · stock {e.stock_size_after} · {msg.event.think_ms} ms")
     if kind == "deal_finished":
         res = msg.deal_finished.result
+        gd = res.gin
         hands = "; ".join(
             f"seat {h.seat} " + " ".join("[" + " ".join(st.card(c) for c in m.cards) + "]" for m in h.melds)
             + (f" deadwood {st.cards(list(h.deadwood_cards))} ({h.deadwood})" if h.deadwood_cards else " deadwood 0")
             + (f" laid off {st.cards(list(h.laid_off))}" if h.laid_off else "")
-            for h in res.hands)
-        knock = f" · knock discard {st.card(res.knock_discard)}" if res.knock_discard else ""
+            for h in gd.hands)
+        knock = f" · knock discard {st.card(gd.knock_discard)}" if gd.knock_discard else ""
         return (f"{head}: game {res.game_number} deal {res.deal_number} · "
-                f"{_OUTCOME_NAMES.get(res.outcome, res.outcome)} · knocker {res.knocker} · winner {res.winner} · "
-                f"{res.points} points · scores {_pair(res.scores_after)}{knock}"
+                f"{_OUTCOME_NAMES.get(gd.outcome, gd.outcome)} · knocker {gd.knocker} · winner {res.winner} · "
+                f"{gd.points} points · scores {_pair(res.scores_after)}{knock}"
                 + (f" · {hands}" if hands else "") + (" · game over" if res.game_over else ""))
     if kind == "game_finished":
         g = msg.game_finished.result
         return (f"{head}: game {g.game_number} · winner {g.winner} · totals {_pair(g.final_totals)} · deal points "
-                f"{_pair(g.deal_points)}" + (" · shutout" if g.shutout else ""))
+                f"{_pair(g.gin.deal_points)}" + (" · shutout" if g.gin.shutout else ""))
     return f"{head}: {text_format.MessageToString(msg, as_one_line=True)}"
 
 
@@ -304,6 +308,9 @@ def seat_story(replay: Replay, seat: int) -> tuple[list[bot_pb2.RefereeMessage],
     count = counts[seat] if seat < len(counts) else None
     if h.hexdigest() == recorded:
         note = f"{len(msgs)} messages; their digest {recorded} matches the replay's result record ✓"
+    elif replay.header.protocol != PROTOCOL_VERSION:
+        note = (f"{len(msgs)} messages, shown in bot protocol {PROTOCOL_VERSION}; the replay's digest {recorded} is "
+                f"of protocol {replay.header.protocol}'s bytes (not comparable)")
     elif count is not None and len(msgs) < count:
         note = (f"{len(msgs)} of {count} messages: the seat's session ended (disconnected) and the rest was not "
                 "delivered")

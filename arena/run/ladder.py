@@ -25,19 +25,17 @@ from arena.results.report import PlayedGame, build_report, ranking_text, table
 from arena.results.stats import GameFacts, Rating, format_elo, los_between, mle_ratings, scoring_units
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
-from arena.run.runner import Runner, StallMonitor
+from arena.run.runner import Runner, StallMonitor, default_startup_slots
 from arena.run.tournament import (
     PLAINTEXT,
     RemoteAccess,
     open_cluster,
     open_context,
-    play_settings,
     report_time_losses,
     run_folder,
 )
-from arena.store import open_db, outcome_from_row, record_game, seats_by_game, transaction
+from arena.store import open_db, outcome_from_row, play_columns, record_game, seats_by_game, transaction
 from referee import DEFAULT_GAME
-from referee import games as referee_games
 
 log = structlog.get_logger("arena")
 
@@ -138,10 +136,9 @@ class Ladder:
 
     def record(self, job: GameJob, outcome: Outcome, play: PlayConfig, run: str) -> None:
         """Store a finished game (committed at once)."""
-        rules = json.dumps(referee_games.get(play.game).game.rules_to_dict(play.rules))
         record_game(self.conn, {"run": run, "seed": job.seed.hex(), "pairing": job.pairing, "pair": job.pair,
-                                "leg": job.leg, "pair_key": job.pair_key, "rules": rules,
-                                "time_control": str(play.time_control), "finished_at": time.time()}, outcome)
+                                "leg": job.leg, "pair_key": job.pair_key, "finished_at": time.time(),
+                                **play_columns(play.game, play.rules, play.time_control)}, outcome)
 
     def runs(self) -> list[LadderRun]:
         """Every ladder run with games on the ladder, oldest first."""
@@ -366,14 +363,13 @@ async def run_ladder(
     sink = _LadderSink(ladder, progress, play, run_id, rating_interval)
     logs = BotLogs(folder / "logs")
     log.info("ladder_run_started", games=len(jobs), run=run_id, pairs=sorted({j.pairing for j in jobs}))
-    settings = play_settings(play)
     scope = cancel_scope or trio.CancelScope()
     losses: Counter[str] = Counter()
     try:
         with scope:
             async with open_context(referee, listen, folder, access) as context:
-                runner = Runner(context, bots, {}, settings, logs, sink, progress, run_id=run_id,
-                                stalls=StallMonitor(), cluster=dask)
+                runner = Runner(context, bots, {}, play, logs, sink, progress, run_id=run_id,
+                                stalls=StallMonitor(), cluster=dask, startup_slots=default_startup_slots())
                 losses = runner.time_losses  # (filled while it runs)
                 await runner.run([(j, 0) for j in jobs])
     finally:

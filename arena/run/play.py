@@ -26,12 +26,13 @@ import trio
 
 import referee
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
+from gin_arena.v2.games import gin_pb2
 from referee.gin import deadwood_after_each_discard, parse_card, parse_cards
 
 BOTS = ("greedy", "expert", "random", "js")
 
-K = game_pb2
+K = gin_pb2
 LABEL: dict[int, str] = {
     K.ACTION_KIND_PASS: "pass",
     K.ACTION_KIND_TAKE_UPCARD: "take",
@@ -67,17 +68,17 @@ HELP = ("type a move's number, or its text: stock, pile, pass, take, d Kh (disca
 
 
 # ----- text of cards, melds and actions -----
-def _melds(melds: Sequence[game_pb2.Meld]) -> str:
+def _melds(melds: Sequence[gin_pb2.Meld]) -> str:
     return " ".join("[" + " ".join(m.cards) + "]" for m in melds) or "-"
 
 
-def action_text(a: game_pb2.Action) -> str:
+def action_text(a: common_pb2.Action) -> str:
     """The canonical text of an action: ``draw_stock``, ``discard Kh``, ``knock 2c``…"""
-    label = LABEL.get(a.kind, "?")
-    return f"{label} {a.card}" if a.card else label
+    label = LABEL.get(a.gin.kind, "?")
+    return f"{label} {a.gin.card}" if a.gin.card else label
 
 
-def parse_answer(text: str, legal: Sequence[game_pb2.Action], after: dict[str, int]) -> game_pb2.Action | str:
+def parse_answer(text: str, legal: Sequence[common_pb2.Action], after: dict[str, int]) -> common_pb2.Action | str:
     """The legal action meant by ``text`` (a number or a move's text), or why none is."""
     t = text.strip().lower().replace("-", "_")
     n = len(legal)
@@ -102,24 +103,24 @@ def parse_answer(text: str, legal: Sequence[game_pb2.Action], after: dict[str, i
         except ValueError:
             return f"{card!r} is not a card (write rank then suit, e.g. Kh, Td, 10d, 2c)"
     if word == "gin":
-        bg = [a for a in legal if a.kind == K.ACTION_KIND_BIG_GIN]
-        gins = [a for a in legal if a.kind == K.ACTION_KIND_KNOCK and after.get(a.card) == 0
-                and (not card or a.card == card)]
+        bg = [a for a in legal if a.gin.kind == K.ACTION_KIND_BIG_GIN]
+        gins = [a for a in legal if a.gin.kind == K.ACTION_KIND_KNOCK and after.get(a.gin.card) == 0
+                and (not card or a.gin.card == card)]
         if bg and not card:
             return bg[0]
         if len(gins) == 1 or (gins and card):
             return gins[0]
         if gins:
-            return "several gin knocks are legal: say which card to discard, e.g. 'gin " + gins[0].card + "'"
+            return "several gin knocks are legal: say which card to discard, e.g. 'gin " + gins[0].gin.card + "'"
         return "gin is not possible now"
     kinds = ALIASES.get(word)
     if kinds is None:
         return f"{text.strip()!r} is not a move: {HELP}"
     needs_card = kinds[0] in (K.ACTION_KIND_DISCARD, K.ACTION_KIND_KNOCK)
     if needs_card and not card:
-        return f"'{word}' needs a card, e.g. '{word} {legal[-1].card or 'Kh'}'"
+        return f"'{word}' needs a card, e.g. '{word} {legal[-1].gin.card or 'Kh'}'"
     for a in legal:
-        if a.kind in kinds and (not needs_card or a.card == card):
+        if a.gin.kind in kinds and (not needs_card or a.gin.card == card):
             return a
     wanted = f"{LABEL[kinds[0]]} {card}".strip()
     return f"{wanted} is not legal now: choose one of the moves listed (1-{n})"
@@ -144,33 +145,33 @@ class Screen:
 
     def match_started(self, m: bot_pb2.MatchStarted) -> None:
         self.names = list(m.player_names)
-        r = m.rules
+        r = m.gin
         self.say(f"Match {m.match_id}: {' vs '.join(self.names)} — you are seat {m.seat} ({self.names[m.seat]}).")
         self.say(f"Rules: {r.name}, game to {r.target}, time control {m.time_control.text or '-'}.")
 
     def deal_started(self, d: bot_pb2.DealStarted) -> None:
-        s = d.state
+        s = d.gin
         self.say()
         self.say(f"=== Game {d.game_number}, deal {d.deal_number} — dealer: {self.who(d.dealer)}; "
                  f"upcard {s.first_upcard}; scores: {self.scores(s.scores)} ===")
 
-    def event(self, e: game_pb2.PublicEvent) -> None:
+    def event(self, e: common_pb2.Event) -> None:
         who = self.who(e.seat)
-        k = e.kind
+        k = e.gin.kind
         text = {
-            K.ACTION_KIND_PASS: f"passed on the upcard {e.card}",
-            K.ACTION_KIND_TAKE_UPCARD: f"took the upcard {e.card}",
-            K.ACTION_KIND_DRAW_STOCK: f"drew {e.card} from the stock" if e.card else "drew from the stock",
-            K.ACTION_KIND_DRAW_DISCARD: f"drew {e.card} from the discard pile",
-            K.ACTION_KIND_DISCARD: f"discarded {e.card}",
-            K.ACTION_KIND_KNOCK: "knocked" + (" (discarding face down)" if not e.card else f" discarding {e.card}"),
+            K.ACTION_KIND_PASS: f"passed on the upcard {e.gin.card}",
+            K.ACTION_KIND_TAKE_UPCARD: f"took the upcard {e.gin.card}",
+            K.ACTION_KIND_DRAW_STOCK: f"drew {e.gin.card} from the stock" if e.gin.card else "drew from the stock",
+            K.ACTION_KIND_DRAW_DISCARD: f"drew {e.gin.card} from the discard pile",
+            K.ACTION_KIND_DISCARD: f"discarded {e.gin.card}",
+            K.ACTION_KIND_KNOCK: "knocked" + (f" discarding {e.gin.card}" if e.gin.card else " (discarding face down)"),
             K.ACTION_KIND_BIG_GIN: "declared big gin",
         }.get(k, "did something")
-        note = " (the discard pile was shuffled into a new stock)" if e.reshuffled else ""
+        note = " (the discard pile was shuffled into a new stock)" if e.gin.reshuffled else ""
         self.say(f"  {who} {text}.{note}")
 
     def request(self, req: bot_pb2.ActionRequest, after: dict[str, int]) -> None:
-        s = req.state
+        s = req.gin
         opp = 1 - self.seat
         self.say()
         self.say(f"--- Game {s.game_number}, deal {s.deal_number} | scores: {self.scores(s.scores)} | "
@@ -190,14 +191,14 @@ class Screen:
         parts: list[str] = []
         for i, a in enumerate(req.legal_actions, 1):
             text = action_text(a)
-            if a.kind in (K.ACTION_KIND_DRAW_DISCARD, K.ACTION_KIND_TAKE_UPCARD) and top:
+            if a.gin.kind in (K.ACTION_KIND_DRAW_DISCARD, K.ACTION_KIND_TAKE_UPCARD) and top:
                 text += f" ({top})"
-            elif a.kind == K.ACTION_KIND_DISCARD and a.card in after:
-                text += f" (dw {after[a.card]})"
-            elif a.kind == K.ACTION_KIND_KNOCK:
-                dw = after.get(a.card, -1)
-                text = f"KNOCK {a.card} ({'GIN' if dw == 0 else f'deadwood {dw}'})"
-            elif a.kind == K.ACTION_KIND_BIG_GIN:
+            elif a.gin.kind == K.ACTION_KIND_DISCARD and a.gin.card in after:
+                text += f" (dw {after[a.gin.card]})"
+            elif a.gin.kind == K.ACTION_KIND_KNOCK:
+                dw = after.get(a.gin.card, -1)
+                text = f"KNOCK {a.gin.card} ({'GIN' if dw == 0 else f'deadwood {dw}'})"
+            elif a.gin.kind == K.ACTION_KIND_BIG_GIN:
                 text = "BIG GIN"
             parts.append(f"{i}) {text}")
         self.say("Legal moves:")
@@ -209,40 +210,40 @@ class Screen:
             line += " " + p
         self.say(line)
 
-    def deal_finished(self, r: game_pb2.DealResult) -> None:
-        kind = OUTCOME.get(r.outcome, "?")
+    def deal_finished(self, r: common_pb2.DealResult) -> None:
+        kind = OUTCOME.get(r.gin.outcome, "?")
         self.say()
-        if r.outcome == K.DEAL_OUTCOME_DEAD_HAND:
+        if r.gin.outcome == K.DEAL_OUTCOME_DEAD_HAND:
             self.say(f"*** Deal over: dead hand (the stock ran out) — nobody scores; "
                      f"scores: {self.scores(r.scores_after)} ***")
             return
-        self.say(f"*** Deal over: {kind.upper()} — {self.who(r.knocker)} "
-                 f"{'declared big gin' if r.outcome == K.DEAL_OUTCOME_BIG_GIN else 'knocked'}"
-                 + (f" (face-down discard {r.knock_discard})" if r.knock_discard else "") + " ***")
-        for h in r.hands:
-            role = "knocker " if h.seat == r.knocker else "defender"
+        self.say(f"*** Deal over: {kind.upper()} — {self.who(r.gin.knocker)} "
+                 f"{'declared big gin' if r.gin.outcome == K.DEAL_OUTCOME_BIG_GIN else 'knocked'}"
+                 + (f" (face-down discard {r.gin.knock_discard})" if r.gin.knock_discard else "") + " ***")
+        for h in r.gin.hands:
+            role = "knocker " if h.seat == r.gin.knocker else "defender"
             self.say(f"  {self.who(h.seat):<10} {role}  melds {_melds(h.melds)}")
             if h.laid_off:
                 self.say(f"  {'':<10}           laid off {' '.join(h.laid_off)}")
             self.say(f"  {'':<10}           deadwood {' '.join(h.deadwood_cards) or '-'} = {h.deadwood}")
         if r.winner >= 0:
-            self.say(f"  {self.who(r.winner)} scored {r.points} points" + (" (doubled)" if r.doubled else "")
-                     + (" — undercut!" if r.outcome == K.DEAL_OUTCOME_UNDERCUT else "") + ".")
+            self.say(f"  {self.who(r.winner)} scored {r.gin.points} points" + (" (doubled)" if r.gin.doubled else "")
+                     + (" — undercut!" if r.gin.outcome == K.DEAL_OUTCOME_UNDERCUT else "") + ".")
         self.say(f"  Scores: {self.scores(r.scores_after)}" + ("  (game over)" if r.game_over else ""))
 
-    def game_finished(self, g: game_pb2.GameResult) -> None:
+    def game_finished(self, g: common_pb2.GameResult) -> None:
         self.say()
         self.say(f"### Game {g.game_number} over: {self.who(g.winner)} won"
-                 + (" (shutout)" if g.shutout else "") + " ###")
+                 + (" (shutout)" if g.gin.shutout else "") + " ###")
         for s, total in enumerate(g.final_totals):
-            pts = g.deal_points[s] if s < len(g.deal_points) else 0
-            won = g.deals_won[s] if s < len(g.deals_won) else 0
+            pts = g.gin.deal_points[s] if s < len(g.gin.deal_points) else 0
+            won = g.gin.deals_won[s] if s < len(g.gin.deals_won) else 0
             self.say(f"  {self.who(s):<10} {pts} deal points + {total - pts} bonuses = {total} "
                      f"({won} deals won)")
 
-    def match_finished(self, m: game_pb2.MatchResult) -> None:
+    def match_finished(self, m: common_pb2.MatchResult) -> None:
         self.say()
-        term = game_pb2.Termination.Name(m.termination).removeprefix("TERMINATION_").lower()
+        term = common_pb2.Termination.Name(m.termination).removeprefix("TERMINATION_").lower()
         winner = "a draw / no winner" if m.winner < 0 else f"{self.who(m.winner)} won" + (
             "" if m.winner != self.seat else " — congratulations!")
         self.say(f"##### Match over ({term}): {winner} #####")
@@ -314,7 +315,7 @@ async def _session(address: str, token: str, name: str, screen: Screen, table: r
     resigned = False
     try:
         await referee.aio(call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
-            bot_name=name, token=token, protocol_version=1, client_info="arena play (human)"))))
+            bot_name=name, token=token, protocol_version=2, client_info="arena play (human)"))))
         while True:
             msg = await referee.aio(call.read())
             if msg is _EOF:
@@ -367,12 +368,12 @@ async def _session(address: str, token: str, name: str, screen: Screen, table: r
     return EXIT_OK
 
 
-async def _ask(req: bot_pb2.ActionRequest, screen: Screen) -> game_pb2.Action | None:
+async def _ask(req: bot_pb2.ActionRequest, screen: Screen) -> common_pb2.Action | None:
     """Show the decision and read answers until one is legal; ``None`` to resign."""
     legal = list(req.legal_actions)
     after: dict[str, int] = {}
-    if len(req.state.hand) % 3 == 2:  # 11 cards: deadwood after each discard
-        after = {str(c): v for c, v in deadwood_after_each_discard(parse_cards(list(req.state.hand))).items()}
+    if len(req.gin.hand) % 3 == 2:  # 11 cards: deadwood after each discard
+        after = {str(c): v for c, v in deadwood_after_each_discard(parse_cards(list(req.gin.hand))).items()}
     screen.request(req, after)
     while True:
         screen.out.write(f"Your move [1-{len(legal)}, text, or q to resign]: ")

@@ -9,8 +9,7 @@ import dataclasses
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
 import trio
@@ -18,13 +17,11 @@ import trio
 from arena.console import Progress
 from arena.model.manifest import BotSpec
 from arena.model.records import Outcome, from_report
-from arena.model.schedule import GameJob, base_name
+from arena.model.schedule import GameJob, PlayConfig, base_name
 from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, NoWorkers, Stalls
 from arena.run.procs import BotLogs, launch_for
 from referee import (
-    DEFAULT_GAME,
     BotFailed,
-    FaultPolicy,
     MatchContext,
     MatchReport,
     MatchSpec,
@@ -39,25 +36,6 @@ STARTUP_HOLD_S = 5.0
 """A game gives up its start-up slot after this long even if its bots have not connected yet
 (a bot that hangs must not hold up every other game); the referee's connect timeout still
 applies to it."""
-
-
-@dataclass(frozen=True, slots=True)
-class PlaySettings:
-    """How every game of a run is played."""
-
-    rules: Any
-    time_control: TimeControl
-    fault_policy: FaultPolicy = "forfeit"
-    connect_timeout_ms: int = 60_000
-    """How long the referee waits for a game's bots to connect (generous: bots start while
-    other games are played; start-up is throttled by ``startup_slots``)."""
-    concurrency: int = 2
-    startup_slots: int = 1
-    """Games whose bots start at once (from creating the match until its bots connected). A
-    starting interpreter is a CPU hog; throttling start-ups keeps it from slowing down the bots
-    already playing, and the connect timeout only runs once a game's turn to start came."""
-    game: str = DEFAULT_GAME
-    """The game played (a name in ``referee.games``)."""
 
 
 MAX_SUSPECT_REPLAYS = 2
@@ -128,7 +106,7 @@ class Runner:
         context: MatchContext,
         bots: Mapping[str, BotSpec],
         bot_tokens: Mapping[str, str],
-        settings: PlaySettings,
+        play: PlayConfig,
         logs: BotLogs,
         sink: Sink,
         progress: Progress | None = None,
@@ -136,17 +114,23 @@ class Runner:
         run_id: str,
         stalls: StallMonitor | None = None,
         cluster: GameCluster | None = None,
+        startup_slots: int = 1,
     ) -> None:
+        """``play``: how every game is played (the run's stored configuration, as it is);
+        ``startup_slots``: games whose bots start at once (from creating the match until its
+        bots connected) — a starting interpreter is a CPU hog, and throttling start-ups keeps it
+        from slowing down the bots already playing (the connect timeout only runs once a game's
+        turn to start came)."""
         self.context = context
         self.run_id = run_id
         self.stalls = stalls
         self.bots = dict(bots)
         self.bot_tokens = dict(bot_tokens)
-        self.settings = settings
+        self.play = play
         self.logs = logs
         self.sink = sink
         self.progress = progress
-        self.starting = trio.CapacityLimiter(max(1, settings.startup_slots))
+        self.starting = trio.CapacityLimiter(max(1, startup_slots))
         self.running = 0
         self._per_bot: Counter[str] = Counter()
         self._changed = trio.Event()
@@ -171,7 +155,7 @@ class Runner:
     def _fits(self, job: GameJob) -> bool:
         # A game played on the cluster may be submitted before a worker is free (it waits
         # there, queued, for the worker's current game to end); the others are played here.
-        concurrency = self.settings.concurrency
+        concurrency = self.play.concurrency
         if self.cluster is not None and not any(self.bots[name].remote for name in _bots_of(job)):
             concurrency = self.cluster.slots(concurrency, len(self._queue))
         if self.running >= concurrency:
@@ -257,7 +241,7 @@ class Runner:
             self._report()
 
     def _spec(self, job: GameJob, match_id: str, time_controls: tuple[TimeControl, ...]) -> MatchSpec:
-        s = self.settings
+        s = self.play
         differ = any(tc != s.time_control for tc in time_controls)
         return MatchSpec(
             players=job.players,
@@ -277,7 +261,7 @@ class Runner:
     async def _play(self, job: GameJob, attempt: int, match_id: str, release: Callable[[], None]) -> None:
         bots = [self.bots[base_name(name)] for name in job.players]
         # A bot's own time control (the manifest's per-bot ``tc``; part ARENA adds the field).
-        time_controls = tuple(getattr(b, "time_control", None) or self.settings.time_control for b in bots)
+        time_controls = tuple(getattr(b, "time_control", None) or self.play.time_control for b in bots)
         spec = self._spec(job, match_id, time_controls)
         launches = [launch_for(b, self.logs, self.bot_tokens, name if name != b.name else "")
                     for b, name in zip(bots, job.players, strict=True)]
@@ -289,7 +273,7 @@ class Runner:
             game.started = trio.current_time()  # the game's turn to start came
             log.debug("game_started", idx=job.idx, players=list(job.players))
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(game.hold_slot, min(self.settings.connect_timeout_ms / 1000, STARTUP_HOLD_S))
+                nursery.start_soon(game.hold_slot, min(self.play.connect_timeout_ms / 1000, STARTUP_HOLD_S))
                 try:
                     if self.cluster is not None and not any(b.remote for b in launches):
                         await self.cluster.play(spec, launches, game)
@@ -354,7 +338,7 @@ class Runner:
         if self.context.remote:  # a remote referee's report does not count the deals
             outcome = dataclasses.replace(outcome, deals=None)
         seat = outcome.faulting_seat
-        tc = game.time_controls[seat] if seat is not None else self.settings.time_control
+        tc = game.time_controls[seat] if seat is not None else self.play.time_control
         suspect = self._suspect(outcome, game, tc)
         if outcome.termination == "time_forfeit" and game.worker:
             self._time_loss_on(game.worker)

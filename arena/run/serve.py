@@ -5,7 +5,7 @@ with their tokens."""
 
 from __future__ import annotations
 
-import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -15,13 +15,10 @@ import trio
 import referee
 from arena.console import log_to_file
 from arena.model.records import from_report
-from arena.store import open_db, record_game
+from arena.store import open_db, play_columns, record_game
 from referee import DEFAULT_TOKEN_FILE, resolve_operator_token
 
 log = structlog.get_logger("arena")
-
-FORGET_AFTER_S = 600.0
-"""A finished match stays visible to GetMatch this long after it was recorded."""
 
 async def serve(
     listen: str, folder: Path, *, ready: trio.Event | None = None, token_file: Path | None = None,
@@ -36,7 +33,6 @@ async def serve(
     db = open_db(folder / "serve.sqlite", "serve")
     host, _, port = listen.rpartition(":")
     recorded: set[str] = {r["match_id"] for r in db.execute("SELECT match_id FROM games")}
-    finished_at: dict[str, float] = {}
     try:
         async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays", limits,
                                         operator_token=token.token, public_watch=public_watch, tls=tls) as ref:
@@ -47,23 +43,33 @@ async def serve(
             log.info("serve_started", address=ref.address, folder=str(folder))
             if ready is not None:
                 ready.set()
-            while True:
-                for match_id, table in list(ref.tables.items()):
-                    report = table.report
-                    if report is None or match_id in recorded:
-                        continue
-                    record_game(db, {"rules": json.dumps(table.spec.rules.to_dict()),
-                                     "time_control": str(table.spec.time_control), "finished_at": time.time()},
-                                from_report(report, 0.0))
-                    recorded.add(match_id)
-                    finished_at[match_id] = time.monotonic()
-                # Forget recorded matches after a while (operators poll GetMatch until they see the
-                # end; the referee itself never drops a table, so a long service would grow).
-                for match_id, at in list(finished_at.items()):
-                    if time.monotonic() - at > FORGET_AFTER_S:
-                        ref.tables.pop(match_id, None)
-                        del finished_at[match_id]
-                await trio.sleep(0.5)
+            await _record_matches(ref, db, recorded)
     finally:
         db.close()
         log_to_file(None)
+
+
+async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded: set[str]) -> None:
+    """Record every match the referee finishes, as its ``finished`` event arrives (the finished
+    matches it already holds first: those a killed referee left). A subscription dropped for
+    falling behind is opened again with the held matches; ``recorded`` keeps each match once.
+    The referee forgets old finished matches on its own (its ``finished_matches`` limit)."""
+    while True:
+        try:
+            async with ref.open_match_events(past=True) as events:
+                async for event in events:
+                    if event.report is not None and event.match_id not in recorded:
+                        record_match(db, event)
+                        recorded.add(event.match_id)
+            return  # the referee closed
+        except referee.MatchEventsDropped as e:
+            log.warning("serve_events_dropped", reason=str(e))
+
+
+def record_match(db: sqlite3.Connection, event: referee.MatchEvent) -> None:
+    """Store a finished match's event in ``serve.sqlite``: its game, its rules (through the game),
+    its time control and its outcome."""
+    assert event.report is not None
+    record_game(db, {"finished_at": time.time(), **play_columns(event.spec.game, event.spec.rules,
+                                                                 event.spec.time_control)},
+                from_report(event.report, 0.0))

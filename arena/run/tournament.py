@@ -22,12 +22,12 @@ from arena.console import Console, Progress, log_to_file
 from arena.model.manifest import BotSpec, new_token
 from arena.model.paths import in_folder
 from arena.model.records import Outcome
-from arena.model.schedule import GameJob, PlayConfig, base_name
+from arena.model.schedule import GameJob, base_name
 from arena.results.report import PlayedGame, build_report, interim_text, render_text, write_files
 from arena.results.stats import GameFacts, SprtSpec, sprt_counts, sprt_state
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
-from arena.run.runner import PlaySettings, Runner, StallMonitor, default_startup_slots
+from arena.run.runner import Runner, StallMonitor, default_startup_slots
 from arena.store import DbWriter, RunStore, proc_start_ticks
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ def report_for(store: RunStore) -> dict[str, Any]:
                       for d in store.discarded()],
         "run": {
             **cfg.to_dict(),
+            "time_control": str(cfg.play.time_control),  # the report is read by people: the text
             "status": store.meta("status"),
             "stop_reason": store.meta("stop_reason"),
             "folder": str(store.run_dir),
@@ -212,20 +213,6 @@ class RunResult:
     """Bots whose games were stopped (their process failed to start or crashed too often)."""
     infrastructure_failures: list[str] = field(default_factory=list)
     """Games that could not be played on the cluster (they stay pending)."""
-
-
-def play_settings(play: PlayConfig) -> PlaySettings:
-    """The runner's settings for a run's (or a ladder run's) play configuration: the one place
-    where they are built."""
-    return PlaySettings(
-        rules=play.rules,
-        time_control=play.time_control,
-        fault_policy=play.fault_policy,
-        connect_timeout_ms=play.connect_timeout_ms,
-        concurrency=play.concurrency,
-        startup_slots=default_startup_slots(),
-        game=play.game,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,7 +371,6 @@ async def run_tournament(
             print(f"Resuming {run_dir}: {len(abandoned)} game(s) that were running will be played again.")
     counts = store.counts()
     total = sum(counts.values())
-    settings = play_settings(cfg.play)
     dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots, concurrency=cfg.play.concurrency,
                               games=games_on_workers(store), referee=cfg.referee,
                               limits=access.limits)  # (before the clock starts)
@@ -424,8 +410,9 @@ async def run_tournament(
                     async with open_context(cfg.referee, cfg.listen, run_dir, access) as context:
                         _announce_remote(console, store, bots, context.bot_address)
                         runner = Runner(
-                            context, {b.name: b for b in bots}, store.tokens(), settings, logs, sink, progress,
+                            context, {b.name: b for b in bots}, store.tokens(), cfg.play, logs, sink, progress,
                             run_id=cfg.run_id, stalls=StallMonitor(), cluster=dask,
+                            startup_slots=default_startup_slots(),
                         )
                         work = store.pending()
                         progress.update(force=True)

@@ -1,10 +1,14 @@
-"""The actions a player may take, and the error for an illegal one."""
+"""The actions a player may take (``DrawStock`` and ``Discard`` are the card games' shared ones,
+RULES §5), and the error for an illegal one (shared too)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from referee.cardcore import Discard as Discard
+from referee.cardcore import DrawStock as DrawStock
+from referee.cardcore import IllegalActionError as IllegalActionError
 from referee.cardcore import Value
 
 from ._cards import DECK, Card, parse_card
@@ -18,11 +22,6 @@ ACTION_KINDS: Final[tuple[ActionKind, ...]] = (
 
 # Each action's ``kind`` is a read-only property: compiled by mypyc, a plain class attribute
 # reads as an unset instance attribute, and a ``ClassVar`` one is taken for a field.
-
-
-class IllegalActionError(ValueError):
-    """An action that the rules do not allow now. The message names the reason; the state
-    that refused it is unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,19 +51,6 @@ class TakeUpcard(Value):
 
 
 @dataclass(frozen=True, slots=True)
-class DrawStock(Value):
-    """Draw the top card of the stock (RULES §5)."""
-
-    @property
-    def kind(self) -> ActionKind:
-        """``"draw_stock"``."""
-        return "draw_stock"
-
-    def __str__(self) -> str:
-        return "draw_stock"
-
-
-@dataclass(frozen=True, slots=True)
 class DrawDiscard(Value):
     """Draw the top card of the discard pile (RULES §5); it may not be discarded this turn."""
 
@@ -75,22 +61,6 @@ class DrawDiscard(Value):
 
     def __str__(self) -> str:
         return "draw_discard"
-
-
-@dataclass(frozen=True, slots=True)
-class Discard(Value):
-    """Discard a card face up, ending the turn (RULES §5)."""
-
-    card: Card
-    """The card discarded."""
-
-    @property
-    def kind(self) -> ActionKind:
-        """``"discard"``."""
-        return "discard"
-
-    def __str__(self) -> str:
-        return f"discard {self.card}"
 
 
 @dataclass(frozen=True, slots=True)

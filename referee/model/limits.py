@@ -83,6 +83,10 @@ class Limits:
     matches past it are left off, newest first; the reply's trailing metadata
     ``gin-arena-left-off`` says how many, and a call with the request metadata
     ``gin-arena-after: <the last match id it got>`` lists the next page."""
+    match_events_queue: int = 1_000
+    """Default 1000. Match events (a match started, a match finished) queued for one subscriber
+    (``Referee.open_match_events``) that it has not read; past it the subscriber is dropped with
+    that reason, the matches are not slowed."""
     finished_bytes: int = 64 << 20
     """Default 64 MiB. What the kept finished matches may hold (their packed spectator logs);
     past it the oldest are forgotten."""

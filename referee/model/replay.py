@@ -33,6 +33,9 @@ from referee import games
 REPLAY_FORMAT = "gin-arena-replay"
 """The ``format`` field of a replay's header record."""
 REPLAY_VERSION = 1
+PROTOCOL_VERSION = 2
+"""The bot protocol (``gin_arena.v<N>``) the referee speaks: the seats' messages, whose digests a
+replay's result keeps, are of that version's bytes (:attr:`HeaderRecord.protocol`)."""
 """The ``version`` field of a replay's header record."""
 GENESIS = "0" * 64
 """The ``prev`` of the first record."""
@@ -238,6 +241,10 @@ class HeaderRecord(_Record):
     seat_time_controls: tuple[str, ...] = field(default=(), metadata=OMITTED)
     """Each seat's own time control (cutechess-style text), when the seats' differ; empty: every
     seat played under ``time_control``."""
+    protocol: int = field(default=1, metadata=OMITTED)
+    """The bot protocol the seats' messages were sent in (:data:`PROTOCOL_VERSION` when
+    written); 1 in replays older than protocol v2, which have no such key. The message digests
+    of a replay of another protocol cannot be re-derived by this referee."""
 
     def to_json(self) -> dict[str, Any]:
         out = _Record.to_json(self)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 
 class TimeControlError(ValueError):
@@ -81,6 +84,33 @@ class TimeControl:
         if not seen & {"st", "tc"}:
             raise TimeControlError(f"{text!r}: give st=S or tc=BASE+INC")
         return cls(per_move_ms=per_move, base_ms=base, increment_ms=inc, margin_ms=margin)
+
+    def to_dict(self) -> dict[str, int]:
+        """The canonical stored form: the fields that are not zero, by name, in field order
+        (``{"per_move_ms": 1000, "margin_ms": 50}``); :meth:`from_dict` is its one reader."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | str) -> TimeControl:
+        """Back from :meth:`to_dict`. A text (``"st=1 timemargin=50"``: how gin-arena 0.1 and
+        the stores made before this form kept a time control) is parsed, so those still open."""
+        if isinstance(data, str):
+            return cls.parse(data)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise TimeControlError(f"unknown time control field(s) {', '.join(unknown)} (known: {', '.join(known)})")
+        values: dict[str, int] = {}
+        for name, value in data.items():
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TimeControlError(f"time control field {name}: {value!r} is not a whole number of ms")
+            values[name] = value
+        return cls(**values)
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as compact JSON (a database column; ``from_dict(json.loads(text))``
+        reads it back)."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
 
     def __str__(self) -> str:
         def s(ms: int) -> str:

@@ -15,7 +15,7 @@ import grpc
 import structlog
 import trio
 
-from gin_arena.v1 import referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from referee.model.replay import write_atomic
 from referee.model.spec import MatchReport, MatchSpec
 from referee.table.flow import Table

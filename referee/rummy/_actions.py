@@ -1,10 +1,14 @@
-"""The actions a player may take (R4, R8.3), and the error for an illegal one."""
+"""The actions a player may take (R4, R8.3; ``DrawStock`` and ``Discard`` are the card games'
+shared ones), and the error for an illegal one (shared too)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
 
+from referee.cardcore import Discard as Discard
+from referee.cardcore import DrawStock as DrawStock
+from referee.cardcore import IllegalActionError as IllegalActionError
 from referee.cardcore import Value
 
 from ._cards import Card, format_cards, parse_card, parse_cards
@@ -16,24 +20,6 @@ ACTION_KINDS: tuple[ActionKind, ...] = (
 """Every action kind, in a fixed order."""
 End = Literal["set", "low", "high"]
 """Where a layoff goes: onto a ``set``, or the ``low`` or ``high`` end of a run."""
-
-
-class IllegalActionError(ValueError):
-    """An action that the rules do not allow now. The message names the reason; the state that
-    refused it is unchanged."""
-
-
-@dataclass(frozen=True, slots=True)
-class DrawStock(Value):
-    """Draw the top card of the stock (R4.1)."""
-
-    @property
-    def kind(self) -> ActionKind:
-        """``"draw_stock"``."""
-        return "draw_stock"
-
-    def __str__(self) -> str:
-        return "draw_stock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,22 +73,6 @@ class LayOff(Value):
 
     def __str__(self) -> str:
         return f"lay_off {self.card} {self.meld} {self.end}"
-
-
-@dataclass(frozen=True, slots=True)
-class Discard(Value):
-    """Discard a card face up, ending the turn (R4.3)."""
-
-    card: Card
-    """The card discarded."""
-
-    @property
-    def kind(self) -> ActionKind:
-        """``"discard"``."""
-        return "discard"
-
-    def __str__(self) -> str:
-        return f"discard {self.card}"
 
 
 @dataclass(frozen=True, slots=True)

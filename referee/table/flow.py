@@ -24,7 +24,7 @@ from typing import Any
 import structlog
 import trio
 
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2
 from referee import games
 from referee.model.spec import MatchReport, MatchSpec
 from referee.table.faults import Fault
@@ -56,7 +56,8 @@ class Table:
     """One match: created from a :class:`MatchSpec`, run by :meth:`run` in a nursery."""
 
     def __init__(
-        self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None], *, quiet: bool = False
+        self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None], *, quiet: bool = False,
+        on_start: Callable[[Table], None] | None = None,
     ) -> None:
         self.spec = spec
         self._log: Any = _Quiet() if quiet else log
@@ -79,6 +80,7 @@ class Table:
         self.spectator_log = SpectatorLog()
         self.cancel_scope = trio.CancelScope()
         self._on_finish = on_finish
+        self._on_start = on_start
         self._changed = trio.Event()
         self._inputs: deque[_Input] = deque()
         self._busy = False
@@ -215,6 +217,8 @@ class Table:
     async def _play(self) -> None:
         await self._connect()
         self._handle(self.flow.start, trio.current_time())
+        if self._on_start is not None and self.flow.match is not None:  # the match began
+            self._on_start(self)
         await self._supervise()
 
     def _open_journal(self, nonces: list[bytes]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gin_arena.v1 import bot_pb2, referee_pb2
+from gin_arena.v2 import bot_pb2, referee_pb2
 from referee import games
 from referee.model.spec import MatchReport, MatchSpec
 from referee.wire import envelope as wire
@@ -36,16 +36,15 @@ class Notices:
         self._start = self._start_fields(commitment)
 
     def _start_fields(self, commitment: bytes) -> dict[str, Any]:
-        """What ``MatchStarted`` and ``SpectatorHeader`` share (a field only a game other than
-        the default or per-seat clocks need is left out when unused: old bytes stay the same)."""
+        """What ``MatchStarted`` and ``SpectatorHeader`` share (per-seat clocks are left out when
+        unused)."""
         spec = self.spec
         fields: dict[str, Any] = {
             "player_names": spec.players, "time_control": wire.time_control_to_proto(spec.time_control),
             "seed_commitment": commitment, "fault_policy": wire.FAULT_POLICY_TO_PB[spec.fault_policy],
             **self.wire.start_fields(spec.rules),
         }
-        if not spec.default_game:
-            fields["game"] = spec.game
+        fields["game_name"] = spec.game
         if spec.seat_time_controls:
             fields["seat_time_controls"] = [wire.time_control_to_proto(tc) for tc in spec.seat_time_controls]
         return fields
@@ -84,7 +83,7 @@ class Notices:
     def match_result(self, report: MatchReport, operator_seed: bytes, nonces: list[bytes], game: games.Game) -> Any:
         """The finished match's ``MatchResult`` message, with the seed revealed."""
         return wire.match_result(report, operator_seed, nonces, game.result_fields(report.outcome),
-                                 self.wire.game_results(report.outcome))
+                                 self.wire.game_results(report.outcome), self.spec.game)
 
     def finished(self, result: Any) -> tuple[bytes, bytes]:
         """``MatchFinished`` for the seats and the spectators' event."""

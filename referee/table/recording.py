@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from referee import games
-from referee.model.replay import FaultRecord, HeaderRecord, ReplayRecorder, ResultRecord, decode_record
+from referee.model.replay import (
+    PROTOCOL_VERSION,
+    FaultRecord,
+    HeaderRecord,
+    ReplayRecorder,
+    ResultRecord,
+    decode_record,
+)
 from referee.model.spec import MatchSpec, Termination
 from referee.table.faults import Fault
 from referee.table.journal import Journal
@@ -39,6 +46,9 @@ class MatchRecorder(ReplayRecorder):
 
     game = "gin"
     """The game whose content the records hold (the header's; set when it is written)."""
+    protocol = PROTOCOL_VERSION
+    """The bot protocol the header names (a re-run of an older replay names the replay's own, so
+    that its records compare with the replay's: see ``arena audit``'s check 4)."""
 
     def header(self, spec: MatchSpec, match_id: str, rules: Mapping[str, Any], commitment: bytes,
                bots: Sequence[str], event_messages: Sequence[bool]) -> None:
@@ -54,6 +64,7 @@ class MatchRecorder(ReplayRecorder):
             max_actions_per_deal=spec.max_actions_per_deal, event_messages=tuple(event_messages),
             game=spec.game,  # left out of the line for the default game, as before games had names
             seat_time_controls=tuple(str(tc) for tc in spec.seat_time_controls),
+            protocol=self.protocol,
         ))
 
     def fault(self, f: Fault, policy: str, decisions: int) -> None:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import trio
 import trio.testing
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import games
 from referee.model.spec import MatchReport, MatchSpec, Termination
 from referee.model.timecontrol import TimeControl
@@ -51,7 +51,7 @@ class _ScriptedSeat:
     bot_name: str
     nonce: bytes
     skip_event_messages: bool
-    script: dict[int, tuple[game_pb2.Action, int]]
+    script: dict[int, tuple[common_pb2.Action, int]]
     fallbacks: set[int]
     silent: set[int]
     disconnect: set[int]
@@ -80,13 +80,13 @@ class _ScriptedSeat:
         elif answer is not None and rid not in self.silent:
             self.nursery.start_soon(self._answer, msg.match_id, rid, *answer)
 
-    async def _answer(self, match_id: str, rid: int, action: game_pb2.Action, used_us: int) -> None:
+    async def _answer(self, match_id: str, rid: int, action: common_pb2.Action, used_us: int) -> None:
         await trio.sleep(used_us / 1_000_000)
         assert self.link is not None
         self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action,
                                                  fallback=rid in self.fallbacks), trio.current_time())
 
-    async def _answer_late(self, match_id: str, rid: int, action: game_pb2.Action, used_us: int,
+    async def _answer_late(self, match_id: str, rid: int, action: common_pb2.Action, used_us: int,
                            sent: float) -> None:
         assert self.link is not None
         self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action,
@@ -124,7 +124,7 @@ class _Script(ReplayVisitor):
 
     def __init__(self, seats: int, wire: games.GameWire) -> None:
         self.wire = wire
-        self.answers: list[dict[int, tuple[game_pb2.Action, int]]] = [{} for _ in range(seats)]
+        self.answers: list[dict[int, tuple[common_pb2.Action, int]]] = [{} for _ in range(seats)]
         self.fallbacks: list[set[int]] = [set() for _ in range(seats)]
         """The requests each seat answered with a fallback (``ActionResponse.fallback``)."""
         self.silent: list[set[int]] = [set() for _ in range(seats)]
@@ -193,6 +193,7 @@ def resimulate(replay: Replay) -> Resimulation:
 
     async def main() -> Resimulation:
         table = Table(spec, None, lambda t: None, quiet=True)
+        table._replay.protocol = header.protocol
 
         def on_request(seat: int, request_id: int) -> None:
             if crash is not None and table.flow.decisions == crash[1] and request_id == crash[2]:

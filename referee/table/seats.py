@@ -14,7 +14,7 @@ from typing import Protocol
 
 import trio
 
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2
 from referee.model.spec import DEFAULT_GAME
 from referee.table.faults import Fault
 from referee.table.match_flow import SeatState

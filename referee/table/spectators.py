@@ -7,7 +7,7 @@ import struct
 import zlib
 from collections.abc import Callable
 
-from gin_arena.v1 import referee_pb2
+from gin_arena.v2 import referee_pb2
 
 Sink = Callable[[referee_pb2.SpectatorEvent], None]
 

@@ -27,7 +27,7 @@ OPERATOR_TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
 """The environment variable that may hold the operator token (instead of a token file)."""
 DEFAULT_TOKEN_FILE = "operator-token"
 """The token file's name in a server's directory when no ``--operator-token-file`` is given."""
-OPERATOR_SERVICE = "/gin_arena.v1.RefereeService/"
+OPERATOR_SERVICE = "/gin_arena.v2.RefereeService/"
 """The method prefix of the operator service: every call under it needs the operator token."""
 PUBLIC_METHODS = frozenset({OPERATOR_SERVICE + "WatchMatch"})
 """The calls ``public_watch`` opens to anyone (they carry public information only)."""

@@ -7,7 +7,7 @@ import hashlib
 import hmac
 from collections import deque
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import grpc
@@ -16,9 +16,10 @@ import trio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from gin_arena.v1 import bot_pb2, referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import bot_pb2, referee_pb2, referee_pb2_grpc
 from referee.model.limits import LimitExceeded, Limits
 from referee.model.spec import MatchReport, MatchSpec
+from referee.table.events import MatchEventHub, MatchEvents, table_event
 from referee.table.flow import Table
 from referee.table.interrupted import recover_folder
 from referee.table.seats import SeatLink
@@ -63,6 +64,8 @@ class Referee:
         self._finished: deque[tuple[str, int]] = deque()  # id and retained bytes, oldest first
         self._finished_bytes = 0
         self.open_streams = 0
+        self.events = MatchEventHub(self.limits.match_events_queue)
+        """The publication of the matches' starts and ends (:meth:`open_match_events`)."""
         self.address = ""
         self.operator_token = ""
         """The secret every ``RefereeService`` call must carry (``referee.operator_metadata``)."""
@@ -83,7 +86,7 @@ class Referee:
         bound = self.limits.waiting_matches
         if self.waiting >= bound:
             raise LimitExceeded(f"the referee has {bound} matches waiting for their seats (limit waiting_matches)")
-        table = Table(spec, self.replay_dir, self._table_finished)
+        table = Table(spec, self.replay_dir, self._table_finished, on_start=self._table_started)
         if table.match_id in self.tables:
             raise ValueError(f"match {table.match_id!r} exists")
         self.tables[table.match_id] = table
@@ -103,6 +106,21 @@ class Referee:
         await table.finished.wait()
         assert table.report is not None
         return table.report
+
+    def open_match_events(self, *, past: bool = False) -> AbstractAsyncContextManager[MatchEvents]:
+        """Subscribe to the matches' events (``async with referee.open_match_events() as events:``
+        then ``async for event in events``): a ``started`` event when a match's seats have all
+        connected, a ``finished`` one when it is over and its replay written. With ``past``, the
+        subscription first yields a ``finished`` event for every finished match the referee still
+        holds (those a killed referee left, listed as interrupted, included), oldest first. A
+        subscriber that lets ``limits.match_events_queue`` events pile up unread is dropped
+        (:class:`referee.MatchEventsDropped`); the matches never wait for it."""
+        held = [self.tables[match_id] for match_id, _ in self._finished if match_id in self.tables] if past else []
+        return self.events.subscribe([table_event(t) for t in held])
+
+    def _table_started(self, table: Table) -> None:
+        if self.events.subscribers:  # (no event is built for nobody)
+            self.events.publish(table_event(table))
 
     def links_for_token(self, token: str) -> list[SeatLink]:
         """The seats a token opens (compared in constant time after the lookup)."""
@@ -127,6 +145,8 @@ class Referee:
                 links.remove(link)
             if not links:
                 self._by_token.pop(key, None)
+        if self.events.subscribers:  # before the table may be forgotten below
+            self.events.publish(table_event(table))
         size = table.spectator_log.size
         self._finished.append((table.match_id, size))
         self._finished_bytes += size
@@ -177,6 +197,7 @@ async def open_referee(
         try:
             yield referee
         finally:
+            referee.events.close()
             with trio.CancelScope(shield=True):
                 await aio(server.stop(grace=0.2))
             nursery.cancel_scope.cancel()

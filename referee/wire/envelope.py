@@ -1,15 +1,19 @@
-"""The game-neutral envelope: time controls, fault policies, match results and the operator's
-``CreateMatch`` request as protobuf messages, and the hand-made encoders of protobuf's wire
-format that the games' hot paths use. What belongs to one game (its rules, actions, states and
-results) is converted by that game's wire module (``referee.games.GameWire``)."""
+"""The game-neutral envelope (``gin_arena.v2``): time controls, fault policies, match results and
+the operator's ``CreateMatch`` request as protobuf messages, the hand-made encoders of protobuf's
+wire format that the games' hot paths use, and the shape every game's encoder shares: the action
+request (legal actions, clocks, the deal's events, the game's state in ``oneof game``), a seat's
+cache of its encoded events, the envelope ``Event``. What belongs to one game (its rules, actions,
+states and results) is converted by that game's wire module (``referee.<game>.wire``, a
+``referee.games.GameWire``), which fills the envelope's ``oneof game``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
 
-from gin_arena.v1 import game_pb2, referee_pb2
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from referee import games
 from referee.model.spec import DEFAULT_GAME, TERMINATIONS, FaultPolicy, MatchReport, MatchSpec
 from referee.model.timecontrol import TimeControl
@@ -17,20 +21,20 @@ from referee.model.timecontrol import TimeControl
 WireError = games.WireError
 
 FAULT_POLICY_TO_PB: dict[FaultPolicy, int] = {
-    "forfeit": game_pb2.FAULT_POLICY_FORFEIT,
-    "substitute": game_pb2.FAULT_POLICY_SUBSTITUTE,
+    "forfeit": common_pb2.FAULT_POLICY_FORFEIT,
+    "substitute": common_pb2.FAULT_POLICY_SUBSTITUTE,
 }
 """The fault policies as the protocol's ``FaultPolicy`` enum (the one mapping of them)."""
 FAULT_POLICY_FROM_PB: dict[int, FaultPolicy] = {
-    game_pb2.FAULT_POLICY_UNSPECIFIED: "forfeit",
+    common_pb2.FAULT_POLICY_UNSPECIFIED: "forfeit",
     **{v: k for k, v in FAULT_POLICY_TO_PB.items()},
 }
 """The protocol's ``FaultPolicy`` values as fault policies (unspecified: ``forfeit``)."""
 
 
-def time_control_to_proto(tc: TimeControl) -> game_pb2.TimeControl:
+def time_control_to_proto(tc: TimeControl) -> common_pb2.TimeControl:
     """A time control as a message (with its text form)."""
-    msg = game_pb2.TimeControl(text=str(tc), margin_ms=tc.margin_ms)
+    msg = common_pb2.TimeControl(text=str(tc), margin_ms=tc.margin_ms)
     if tc.is_fixed:
         msg.per_move.move_ms = tc.per_move_ms
     else:
@@ -39,7 +43,7 @@ def time_control_to_proto(tc: TimeControl) -> game_pb2.TimeControl:
     return msg
 
 
-def time_control_from_proto(msg: game_pb2.TimeControl) -> TimeControl:
+def time_control_from_proto(msg: common_pb2.TimeControl) -> TimeControl:
     """A message as a time control: the structured fields if set, else the text."""
     try:
         which = msg.WhichOneof("kind")
@@ -134,8 +138,145 @@ _SPECTATOR = tags(referee_pb2.SpectatorEvent, {"match_id": LEN, "event": LEN})
 
 
 def spectator_event_bytes(match_id: str, event: bytes) -> bytes:
-    """A ``SpectatorEvent`` of the match carrying the encoded ``PublicEvent`` ``event``."""
+    """A ``SpectatorEvent`` of the match carrying the encoded envelope ``Event`` ``event``."""
     return text(_SPECTATOR["match_id"], match_id) + len_field(_SPECTATOR["event"], event)
+
+
+# ----- the shape every game's encoder shares -----
+def fill_rules(msg: Any, rules: Any, enums: Mapping[str, Mapping[str, int]], scalars: Iterable[str]) -> Any:
+    """``msg`` (a game's ``RuleSet`` message) with every field of ``rules`` set: each field of
+    ``enums`` through its table (the rule's value to the enum's number), each of ``scalars`` as
+    it is; returns ``msg``. Every field filled, so a bot never needs to know the presets."""
+    for name, table in enums.items():
+        setattr(msg, name, table[getattr(rules, name)])
+    for name in scalars:
+        setattr(msg, name, getattr(rules, name))
+    return msg
+
+
+def rules_overrides(msg: Any, enums_back: Mapping[str, Mapping[int, str]], scalars: Iterable[str],
+                    what: str) -> dict[str, object]:
+    """The fields a game's ``RuleSet`` message sets (enums not UNSPECIFIED, scalars with
+    presence), as the rule set's values: the overrides of the preset its ``name`` picks
+    (:class:`WireError` naming ``what.field`` for an unknown enum value)."""
+    overrides: dict[str, object] = {}
+    for name, table in enums_back.items():
+        value = getattr(msg, name)
+        if value:
+            if value not in table:
+                raise WireError(f"{what}.{name}: unknown value {value}")
+            overrides[name] = table[value]
+    for name in scalars:
+        if msg.HasField(name):
+            overrides[name] = getattr(msg, name)
+    return overrides
+
+
+def game_tag(message: type, member: str) -> bytes:
+    """The encoded tag of ``member`` (``gin``, ``rummy``, ``other``) of ``message``'s ``oneof game``."""
+    return tags(message, {member: LEN})[member]
+
+
+_AR = tags(bot_pb2.ActionRequest, {
+    "request_id": VARINT, "legal_actions": LEN, "clocks": LEN, "time_for_move_ms": VARINT, "events": LEN,
+})
+_RM = tags(bot_pb2.RefereeMessage, {"match_id": LEN, "action_request": LEN})
+_CLOCK = tags(common_pb2.Clock, {"seat": VARINT, "remaining_ms": VARINT, "increment_ms": VARINT, "running": VARINT})
+_EVENT = tags(common_pb2.Event, {"seat": VARINT, "think_ms": VARINT})
+_CLOCKS: dict[tuple[tuple[int, ...], int, int], bytes] = {}
+_TIME_FOR_MOVE = uint_field(_AR["time_for_move_ms"])
+_THINK = uint_field(_EVENT["think_ms"])
+
+
+@dataclass(frozen=True, slots=True)
+class GameTags:
+    """The tags of one game's member of the envelope's ``oneof game``s on the hot path."""
+
+    action: bytes
+    """In ``Action``."""
+    event: bytes
+    """In ``Event``."""
+    state: bytes
+    """In ``ActionRequest``."""
+
+
+def game_tags(member: str) -> GameTags:
+    """The tags of the game member ``member`` (the game's field name in every ``oneof game``)."""
+    return GameTags(action=game_tag(common_pb2.Action, member), event=game_tag(common_pb2.Event, member),
+                    state=game_tag(bot_pb2.ActionRequest, member))
+
+
+def clocks_bytes(remaining_ms: Sequence[int], increment_ms: int, seat: int) -> bytes:
+    """Every seat's ``Clock`` as entries of ``ActionRequest.clocks`` (``seat``'s running)."""
+    key = (tuple(remaining_ms), increment_ms, seat)
+    out = _CLOCKS.get(key)
+    if out is None:
+        c = _CLOCK
+        out = b"".join([
+            len_field(_AR["clocks"], uint(c["seat"], s) + uint(c["remaining_ms"], r)
+                      + uint(c["increment_ms"], increment_ms) + uint(c["running"], int(s == seat)))
+            for s, r in enumerate(remaining_ms)
+        ])
+        if len(_CLOCKS) > 4096:
+            _CLOCKS.clear()
+        _CLOCKS[key] = out
+    return out
+
+
+def event_bytes(seat: int, think_ms: int, game: bytes, payload: bytes) -> bytes:
+    """An envelope ``Event`` encoded: ``seat``, ``think_ms`` and the game's event ``payload``
+    under the tag ``game`` (the game's ``GameTags.event``)."""
+    return uint(_EVENT["seat"], seat) + _THINK(think_ms) + len_field(game, payload)
+
+
+def event_entry(seat: int, game: bytes, payload: bytes) -> bytes:
+    """One entry of ``ActionRequest.events`` (no think time)."""
+    return len_field(_AR["events"], uint(_EVENT["seat"], seat) + len_field(game, payload))
+
+
+def action_entry(game: bytes, payload: bytes) -> bytes:
+    """One entry of ``ActionRequest.legal_actions``: an envelope ``Action`` holding the game's
+    encoded action ``payload`` under the tag ``game`` (the game's ``GameTags.action``)."""
+    return len_field(_AR["legal_actions"], len_field(game, payload))
+
+
+def action_request_bytes(match_id: str, request_id: int, legal: bytes, clocks: bytes, time_for_move_ms: int,
+                         events: bytes, state_tag: bytes, state: bytes) -> bytes:
+    """``RefereeMessage{match_id, action_request}`` encoded from its encoded parts: the legal
+    actions (:func:`action_entry`), the clocks (:func:`clocks_bytes`), the deal's events
+    (:func:`event_entry`) and the game's state under ``state_tag`` (``GameTags.state``)."""
+    request = b"".join([
+        uint(_AR["request_id"], request_id), legal, clocks, _TIME_FOR_MOVE(time_for_move_ms), events,
+        len_field(state_tag, state),
+    ])
+    return text(_RM["match_id"], match_id) + len_field(_RM["action_request"], request)
+
+
+class SeatEvents:
+    """A seat's events of the current deal as entries of ``ActionRequest.events``, encoded once:
+    a deal's events only grow, so each request encodes just the new ones (the games' seat
+    caches hold one)."""
+
+    __slots__ = ("count", "deal", "joined")
+
+    def __init__(self) -> None:
+        self.deal: Hashable = None
+        """The deal (and seat) the entries are of."""
+        self.count = 0
+        """How many events are encoded."""
+        self.joined = b""
+        """The entries, encoded."""
+
+    def update(self, deal: Hashable, events: Sequence[Any], entry: Callable[[Any], bytes]) -> bool:
+        """Bring the entries to ``events`` of ``deal``, encoding each new one with ``entry``;
+        returns whether they were started afresh (another deal, or fewer events)."""
+        fresh = deal != self.deal or self.count > len(events)
+        if fresh:
+            self.deal, self.count, self.joined = deal, 0, b""
+        if self.count < len(events):
+            self.joined += b"".join([entry(ev) for ev in events[self.count:]])
+            self.count = len(events)
+        return fresh
 
 
 def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:
@@ -158,11 +299,11 @@ def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:
         **game.wire.start_fields(spec.rules),
     )
     if not spec.default_game:
-        msg.game = spec.game
+        msg.game_name = spec.game
     return msg
 
 
-def match_report_from_proto(result: game_pb2.MatchResult, replay_path: str = "", game: str = "") -> MatchReport:
+def match_report_from_proto(result: common_pb2.MatchResult, replay_path: str = "", game: str = "") -> MatchReport:
     """A remote referee's ``MatchResult`` as a report (it does not carry deal counts or think
     times: those are 0). The seed is the revealed operator seed, mixed with the nonces when they
     were mixed in. ``game``: the match's game (the spec's default if empty)."""
@@ -187,12 +328,13 @@ def match_report_from_proto(result: game_pb2.MatchResult, replay_path: str = "",
 
 
 def match_result(report: MatchReport, operator_seed: bytes, nonces: Sequence[bytes],
-                 summary: Mapping[str, Any], game_results: Sequence[game_pb2.GameResult]) -> game_pb2.MatchResult:
+                 summary: Mapping[str, Any], game_results: Sequence[common_pb2.GameResult],
+                 game_name: str = "") -> common_pb2.MatchResult:
     """The end of a match, with the seed revealed. ``summary``: the game's ``result_fields``
     (``games_won`` and ``totals`` by seat, empty if no match was played); ``game_results``: the
-    games as the game's wire converts them."""
+    games as the game's wire converts them; ``game_name``: the match's game."""
     n = len(report.players)
-    return game_pb2.MatchResult(
+    return common_pb2.MatchResult(
         winner=-1 if report.winner is None else report.winner,
         termination=TERMINATIONS.index(report.termination) + 1,  # type: ignore[arg-type]
         faulting_seat=-1 if report.faulting_seat is None else report.faulting_seat,
@@ -210,4 +352,5 @@ def match_result(report: MatchReport, operator_seed: bytes, nonces: Sequence[byt
         places=report.places,
         points=report.points,
         fallbacks=report.fallbacks,
+        game_name=game_name,
     )

@@ -17,10 +17,12 @@
 //             the referee counts it.
 // As a module: require('.../sample_bots/js/bot.js').main({ name, decide, decideRummy }) runs the
 // same command line with your own strategy (decide(view) -> action text; see strategy.js).
-// --selftest: no network; read stdio-protocol JSON lines on stdin and answer each request
-//             line with {"action": "..."} (see the stdio protocol in sample_bots/stdio_bridge.py).
+// --selftest: no network; read stdio-protocol lines on stdin (RefereeMessages in the proto3 JSON
+//             mapping) and answer each actionRequest with {"action": {"action": ...}} (see the stdio
+//             protocol in sample_bots/stdio_bridge.py).
 //
-// The .proto files are loaded straight from proto/gin_arena/v1/ (relative to this script).
+// The .proto files are loaded straight from proto/gin_arena/v2/ (relative to this script), with the
+// options that give messages the proto3 JSON mapping's shape (JSON_SHAPE below).
 'use strict';
 
 const fs = require('fs');
@@ -96,77 +98,90 @@ function usage(error) {
   process.exit(0);
 }
 
-// ----- action text <-> messages -----
-const KIND_NAMES = {
+// ----- actions: messages <-> texts -----
+// Messages have the shape of the proto3 JSON mapping, over gRPC (proto-loader with camelCase names,
+// enums by name, 64-bit integers as strings, unset fields absent) as over stdio: the game's content
+// is the member of its `oneof game` that is present (`action.gin`, `action.rummy`, `request.gin`, …).
+const GIN_KINDS = {
   ACTION_KIND_PASS: 'pass', ACTION_KIND_TAKE_UPCARD: 'take_upcard', ACTION_KIND_DRAW_STOCK: 'draw_stock',
   ACTION_KIND_DRAW_DISCARD: 'draw_discard', ACTION_KIND_DISCARD: 'discard', ACTION_KIND_KNOCK: 'knock',
   ACTION_KIND_BIG_GIN: 'big_gin',
 };
-const KINDS = Object.fromEntries(Object.entries(KIND_NAMES).map(([k, v]) => [v, k]));
+const GIN_KIND_OF = Object.fromEntries(Object.entries(GIN_KINDS).map(([k, v]) => [v, k]));
+const ENDS = { LAYOFF_END_SET: 'set', LAYOFF_END_LOW: 'low', LAYOFF_END_HIGH: 'high' };
 
+/** A rummy action's text: "draw_stock", "take_discard 7h", "meld 5s 6s 7s", "lay_off 8s 0 high", … */
+function rummyText(r) {
+  if (r.takeDiscard) return `take_discard ${r.takeDiscard.card}`;
+  if (r.layMeld) return `meld ${(r.layMeld.cards || []).join(' ')}`;
+  if (r.layOff) return `lay_off ${r.layOff.card} ${r.layOff.meld || 0} ${ENDS[r.layOff.end]}`;
+  if (r.discard) return `discard ${r.discard.card}`;
+  for (const [field, text] of [['drawStock', 'draw_stock'], ['callStop', 'call_stop'], ['declineStop', 'decline_stop']]) {
+    if (r[field]) return text;
+  }
+  return '?';
+}
+
+/** An action's text: a gin one ("discard Ts") or a rummy one. */
 function actionText(action) {
-  const name = KIND_NAMES[action.kind] || String(action.kind);
-  return action.card ? `${name} ${action.card}` : name;
+  if (action.gin) {
+    const name = GIN_KINDS[action.gin.kind] || String(action.gin.kind);
+    return action.gin.card ? `${name} ${action.gin.card}` : name;
+  }
+  if (action.rummy) return rummyText(action.rummy);
+  return JSON.stringify(action);
 }
 
-function actionMessage(text) {
-  const [name, card] = text.split(' ');
-  return { kind: KINDS[name], card: card || '' };
+/** The action to answer a request with: the legal action (as received) whose text the strategy
+ * chose; a gin text that is not legal is sent as it is (the referee judges it). */
+function choose(request, strategy) {
+  const legal = request.legalActions || [];
+  const texts = legal.map(actionText);
+  let chosen;
+  if (request.rummy) {
+    chosen = strategy.decideRummy({ legal: texts, hand: request.rummy.hand || [] });
+  } else {
+    const state = request.gin || {};
+    chosen = strategy.decide({ legal: texts, hand: state.hand || [], discard_pile: state.discardPile || [] });
+  }
+  const i = texts.indexOf(chosen);
+  if (i >= 0) return legal[i];
+  const [name, card] = String(chosen).split(' ');
+  if (!request.rummy && GIN_KIND_OF[name]) return { gin: { kind: GIN_KIND_OF[name], card: card || '' } };
+  throw new Error(`the strategy chose ${JSON.stringify(chosen)}, which is none of ${JSON.stringify(texts)}`);
 }
 
-// Rummy actions are `Action.rummy`, a oneof: draw_stock, take_discard, lay_meld, lay_off, discard,
-// call_stop, decline_stop.
-const ENDS = { RUMMY_LAYOFF_END_SET: 'set', RUMMY_LAYOFF_END_LOW: 'low', RUMMY_LAYOFF_END_HIGH: 'high' };
+const MESSAGE_KINDS = ['welcome', 'matchStarted', 'dealStarted', 'event', 'actionRequest', 'actionRejected',
+  'dealFinished', 'gameFinished', 'matchFinished', 'error', 'pong'];
 
-function rummyText(rummy) {
-  const kind = rummy.kind;
-  if (kind === 'take_discard') return `take_discard ${rummy.take_discard.card}`;
-  if (kind === 'lay_meld') return `meld ${rummy.lay_meld.cards.join(' ')}`;
-  if (kind === 'lay_off') return `lay_off ${rummy.lay_off.card} ${rummy.lay_off.meld} ${ENDS[rummy.lay_off.end]}`;
-  if (kind === 'discard') return `discard ${rummy.discard.card}`;
-  return kind;
+/** Which kind a RefereeMessage is (the member of its `oneof kind` that is present). */
+function kindOf(msg) {
+  return MESSAGE_KINDS.find((k) => msg[k] != null) || 'unknown';
 }
 
-/** A rummy request's answer: the legal action (as received) whose text the strategy chose. */
-function answerRummy(request, chooseRummy) {
-  const texts = request.legal_actions.map((a) => rummyText(a.rummy));
-  const chosen = chooseRummy({ legal: texts, hand: request.rummy_state.hand });
-  const action = request.legal_actions[Math.max(0, texts.indexOf(chosen))];
-  return { rummy: { [action.rummy.kind]: action.rummy[action.rummy.kind] } };
-}
-
-/** The strategy's view of an ActionRequest message. */
-function fromRequest(request) {
-  const state = request.state || {};
-  return {
-    legal: request.legal_actions.map(actionText),
-    hand: state.hand || [],
-    discard_pile: state.discard_pile || [],
-  };
-}
-
-// ----- --selftest: stdio JSON lines -----
-function selftest() {
+// ----- --selftest: the stdio protocol (sample_bots/stdio_bridge.py), no network -----
+function selftest(strategy) {
   const rl = readline.createInterface({ input: process.stdin, terminal: false });
   rl.on('line', (line) => {
     if (!line.trim()) return;
     const msg = JSON.parse(line);
-    if (msg.type !== 'request') return; // notifications need no answer
-    const action = msg.game === 'rummy' ? decideRummy({ legal: msg.legal, hand: msg.state.hand })
-      : decide({ legal: msg.legal, hand: msg.state.hand, discard_pile: msg.state.discard_pile });
-    process.stdout.write(JSON.stringify({ action }) + '\n');
+    if (!msg.actionRequest) return; // the other messages need no answer
+    const request = msg.actionRequest;
+    const action = choose(request, strategy);
+    process.stdout.write(JSON.stringify({ action: { matchId: msg.matchId, requestId: request.requestId, action } }) + '\n');
   });
 }
 
 // ----- gRPC session -----
+/** The options that make proto-loader's messages the proto3 JSON mapping's shape. */
+const JSON_SHAPE = { keepCase: false, longs: String, enums: String, bytes: String, defaults: false, oneofs: false };
+
 function loadService() {
   const grpc = require('@grpc/grpc-js');
   const protoLoader = require('@grpc/proto-loader');
-  const definition = protoLoader.loadSync('gin_arena/v1/bot.proto', {
-    includeDirs: [PROTO_ROOT], keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
-  });
+  const definition = protoLoader.loadSync('gin_arena/v2/bot.proto', { includeDirs: [PROTO_ROOT], ...JSON_SHAPE });
   const pkg = grpc.loadPackageDefinition(definition);
-  return { grpc, BotService: pkg.gin_arena.v1.BotService };
+  return { grpc, BotService: pkg.gin_arena.v2.BotService };
 }
 
 /** The last line of an exception's report, as the referee records it: "TypeError: x is undefined". */
@@ -214,52 +229,51 @@ function play(opts, strategy) {
     let ended = false;
 
     call.on('data', (msg) => {
-      const mid = msg.match_id;
-      switch (msg.kind) {
+      const mid = msg.matchId || '';
+      switch (kindOf(msg)) {
         case 'welcome':
           welcomed = everWelcomed = true;
           failures = 0;
-          log(`welcome: session ${msg.welcome.session_id}`);
+          log(`welcome: session ${msg.welcome.sessionId}`);
           break;
-        case 'match_started':
-          if (!started.has(mid)) log(`match ${mid} started, seat ${msg.match_started.seat}`);
+        case 'matchStarted':
+          if (!started.has(mid)) log(`match ${mid} started: ${msg.matchStarted.gameName}, seat ${msg.matchStarted.seat || 0}`);
           started.add(mid);
           break;
-        case 'action_request': {
-          const request = msg.action_request;
+        case 'actionRequest': {
+          const request = msg.actionRequest;
           let action;
           let fallback = false;
           try {
-            action = request.rummy_state ? answerRummy(request, strategy.decideRummy)
-              : actionMessage(strategy.decide(fromRequest(request)));
+            action = choose(request, strategy);
           } catch (e) {
             if (opts.onError !== 'fallback') {
               const reason = errorLine(e);
               log(`decide failed (${e && e.stack ? e.stack : e}); resigning match ${mid}: ${reason}`);
-              call.write({ resign: { match_id: mid, reason } });
+              call.write({ resign: { matchId: mid, reason } });
               finish(1, `the strategy raised in match ${mid}: ${reason}`);
               break;
             }
-            action = request.legal_actions[0];
+            action = (request.legalActions || [])[0];
             fallback = true;
             log(`decide failed (${e && e.stack ? e.stack : e}); answering the first legal action (a fallback)`);
           }
-          call.write({ action: { match_id: mid, request_id: request.request_id, action, fallback } });
+          call.write({ action: { matchId: mid, requestId: request.requestId, action, fallback } });
           break;
         }
-        case 'action_rejected':
-          log(`match ${mid}: action refused: ${msg.action_rejected.reason}`);
+        case 'actionRejected':
+          log(`match ${mid}: action refused: ${msg.actionRejected.reason}`);
           break;
-        case 'deal_finished': {
-          const r = msg.deal_finished.result;
-          log(`match ${mid} deal ${r.game_number}.${r.deal_number}: ${r.outcome}, winner ${r.winner}, ` +
-            `${r.points} points`);
+        case 'dealFinished': {
+          const r = msg.dealFinished.result || {};
+          log(`match ${mid} deal ${r.gameNumber || 0}.${r.dealNumber || 0}: winner ${r.winner || 0}, ` +
+            `scores ${JSON.stringify(r.scoresAfter || [])}`);
           break;
         }
-        case 'match_finished': {
-          const r = msg.match_finished.result;
+        case 'matchFinished': {
+          const r = msg.matchFinished.result || {};
           finished.add(mid);
-          log(`match ${mid} finished: winner seat ${r.winner} (${r.termination}) ${r.detail}`);
+          log(`match ${mid} finished: winner seat ${r.winner || 0} (${r.termination}) ${r.detail || ''}`);
           if (opts.matches && finished.size >= opts.matches) finish(0, `${finished.size} match(es) finished`);
           break;
         }
@@ -267,7 +281,7 @@ function play(opts, strategy) {
           log(`referee error: ${msg.error.code} ${msg.error.message}${msg.error.fatal ? ' (fatal)' : ''}`);
           break;
         default:
-          break; // deal_started, event, game_finished, pong: nothing to do for a stateless bot
+          break; // dealStarted, event, gameFinished, pong: nothing to do for a stateless bot
       }
     });
 
@@ -294,11 +308,11 @@ function play(opts, strategy) {
 
     call.write({
       hello: {
-        bot_name: opts.name, token: opts.token, protocol_version: 1, nonce: crypto.randomBytes(16),
-        max_concurrent_matches: 1, client_info: `gin-arena js sample; node ${process.version}`,
+        botName: opts.name, token: opts.token, protocolVersion: 2, nonce: crypto.randomBytes(16),
+        maxConcurrentMatches: 1, clientInfo: `gin-arena js sample; node ${process.version}`,
         games: ['gin', 'rummy'],
-        // Stateless: every event is in each request's state, so no separate event messages.
-        skip_event_messages: true,
+        // Stateless: every event is in each request's `events`, so no separate event messages.
+        skipEventMessages: true,
       },
     });
   }
@@ -310,16 +324,17 @@ function play(opts, strategy) {
 function main(strategy = {}) {
   const opts = parseArgs(process.argv.slice(2));
   if (strategy.name && !process.argv.includes('--name') && !process.env.GIN_BOT_NAME) opts.name = strategy.name;
-  if (opts.selftest) return selftest();
+  const chosen = { decide: strategy.decide || decide, decideRummy: strategy.decideRummy || decideRummy };
+  if (opts.selftest) return selftest(chosen);
   if (opts.checkProto) {
     const { BotService } = loadService();
     process.stdout.write(Object.keys(BotService.service).join(',') + '\n');
     return undefined;
   }
   if (!opts.token) usage('a token is required: --token T or the environment variable GIN_TOKEN');
-  return play(opts, { decide: strategy.decide || decide, decideRummy: strategy.decideRummy || decideRummy });
+  return play(opts, chosen);
 }
 
-module.exports = { main, errorLine };
+module.exports = { main, errorLine, actionText, choose, JSON_SHAPE };
 
 if (require.main === module) main();

@@ -9,9 +9,12 @@
     if __name__ == "__main__":
         raise SystemExit(run_bot(decide, name="first-legal"))
 
-Modules: :mod:`.cards` (card text, values, melds, deadwood), :mod:`.masks` (the same on
-bit masks, fast), :mod:`.actions` (action text, request helpers), :mod:`.session`
-(connecting, reconnecting, the command line); for rummy (2–6 players) :mod:`.rummy`
+The kit's own modules name no game: :mod:`.session` (connecting, reconnecting, the command
+line), :mod:`.games` (each game's action texts, by name), :mod:`.deck` (the 52 cards as texts).
+Each game's helpers are a package of their own: for Gin, :mod:`.gin` — :mod:`.gin.cards` (melds,
+deadwood), :mod:`.gin.masks` (the same on bit masks, fast), :mod:`.gin.actions` (action texts,
+request helpers), also under their old names :mod:`.cards`, :mod:`.masks`, :mod:`.actions`; for
+rummy (2–6 players) :mod:`.rummy`
 (melds with the ace low or high, layoffs, plans, going out, the request as a ``View``) and
 :class:`RummyBot` (a bot from one function ``choose(view) -> action text``)::
 
@@ -26,13 +29,15 @@ bit masks, fast), :mod:`.actions` (action text, request helpers), :mod:`.session
 
 from . import actions as actions
 from . import cards as cards
+from . import games as games
+from . import gin as gin
 from . import masks as masks
 from . import rummy as rummy
 from .actions import Decision as Decision
 from .actions import action_text as action_text
 from .actions import legal_texts as legal_texts
 from .actions import parse_action as parse_action
-from .rummy_bot import RummyBot as RummyBot
+from .rummy.bot import RummyBot as RummyBot
 from .session import Bot as Bot
 from .session import BotCodeError as BotCodeError
 from .session import BotConfig as BotConfig

@@ -32,13 +32,13 @@ from typing import Any, Literal, TypeVar, get_args
 import grpc
 import grpc.aio
 
-from gin_arena.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
 
-from .actions import Decision, action_text, is_legal, legal_texts, to_action
+from .games import Decision, action_text, is_legal, legal_texts, to_action
 
 log = logging.getLogger("gin_bot")
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 DEFAULT_REFEREE = "localhost:50051"
 
 EXIT_OK = 0
@@ -87,12 +87,15 @@ class BotCodeError(Exception):
     """The bot's own code raised (``decide`` or a hook): under ``on_error="fault"`` the kit
     resigns the match with :attr:`reason` and ends the session."""
 
-    def __init__(self, match_id: str, reason: str) -> None:
+    def __init__(self, match_id: str, reason: str, *, deliberate: bool = False) -> None:
         super().__init__(reason)
         self.match_id = match_id
         """The match whose hook or decision raised ("" for a session-level hook)."""
         self.reason = reason
         """The exception's last line, as sent in ``Resign.reason``."""
+        self.deliberate = deliberate
+        """The bot chose to resign (e.g. a stdio program's ``resign`` line): it resigns under
+        ``on_error="fallback"`` too."""
 
 
 class Bot:
@@ -101,8 +104,9 @@ class Bot:
     name = "bot"
     """The default bot name (``--name`` / ``GIN_BOT_NAME`` override it)."""
     games: tuple[str, ...] = ()
-    """The games this bot plays, declared in Hello (``"gin"``, ``"rummy"``); empty = gin only.
-    The referee seats a bot only in matches of a game it declared."""
+    """The games this bot plays, declared in Hello by their names (``MatchStarted.game``);
+    empty: the referee's default game. The referee seats a bot only in matches of a game it
+    declared."""
 
     def decide(self, request: bot_pb2.ActionRequest) -> Decision:
         """Choose one of ``request.legal_actions``."""
@@ -118,19 +122,19 @@ class Bot:
     def on_deal_started(self, match_id: str, deal: bot_pb2.DealStarted) -> None:
         """A deal begins."""
 
-    def on_event(self, match_id: str, event: game_pb2.PublicEvent) -> None:
+    def on_event(self, match_id: str, event: common_pb2.Event) -> None:
         """A seat acted (this bot included)."""
 
     def on_action_rejected(self, match_id: str, rejected: bot_pb2.ActionRejected) -> None:
         """Development option: an illegal answer was refused; a new request follows."""
 
-    def on_deal_finished(self, match_id: str, result: game_pb2.DealResult) -> None:
+    def on_deal_finished(self, match_id: str, result: common_pb2.DealResult) -> None:
         """A deal is over (hands revealed)."""
 
-    def on_game_finished(self, match_id: str, result: game_pb2.GameResult) -> None:
+    def on_game_finished(self, match_id: str, result: common_pb2.GameResult) -> None:
         """A game is over."""
 
-    def on_match_finished(self, match_id: str, result: game_pb2.MatchResult) -> None:
+    def on_match_finished(self, match_id: str, result: common_pb2.MatchResult) -> None:
         """A match is over."""
 
     def on_error(self, match_id: str, error: bot_pb2.ErrorReport) -> None:
@@ -215,13 +219,24 @@ class SessionResult:
     """``EXIT_OK`` or ``EXIT_FAILED``: what a bot process should exit with."""
     reason: str
     """Why the session ended, for humans."""
-    results: list[game_pb2.MatchResult] = field(default_factory=list)
+    results: list[common_pb2.MatchResult] = field(default_factory=list)
     """The results of the matches that finished, in order."""
 
     @property
     def ok(self) -> bool:
         """Whether the session ended as asked."""
         return self.exit_code == EXIT_OK
+
+
+def channel_credentials(config: BotConfig) -> grpc.ChannelCredentials | None:
+    """The TLS credentials ``config`` asks for (``tls``, ``ca``, ``cert``/``key``); ``None``:
+    plaintext."""
+    if not (config.tls or config.ca or config.cert):
+        return None
+    roots = Path(config.ca).read_bytes() if config.ca else None
+    key = Path(config.key).read_bytes() if config.key else None
+    chain = Path(config.cert).read_bytes() if config.cert else None
+    return grpc.ssl_channel_credentials(roots, key, chain)
 
 
 def _enum_name(enum: Any, value: int) -> str:
@@ -266,7 +281,7 @@ class _Session:
         self._all_bots: list[Bot] = [self._shared] if self._shared else []
         self._started: set[str] = set()
         self._finished: set[str] = set()
-        self.results: list[game_pb2.MatchResult] = []
+        self.results: list[common_pb2.MatchResult] = []
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bot")
         self._pending: set[asyncio.Future[Any]] = set()
         self._answers: set[asyncio.Task[None]] = set()
@@ -360,17 +375,17 @@ class _Session:
             log.error("%s", reason)
         self._stop.set()
 
-    def _decide(self, bot: Bot, match_id: str, request: bot_pb2.ActionRequest) -> tuple[game_pb2.Action, bool]:
+    def _decide(self, bot: Bot, match_id: str, request: bot_pb2.ActionRequest) -> tuple[common_pb2.Action, bool]:
         """On the worker thread: the bot's answer and whether it is the kit's fallback (the
         bot's code failed and ``on_error`` is ``"fallback"``); raises :class:`BotCodeError`
         if it failed under ``"fault"``."""
-        fallback = request.legal_actions[0] if request.legal_actions else game_pb2.Action()
+        fallback = request.legal_actions[0] if request.legal_actions else common_pb2.Action()
         try:
-            chosen = to_action(bot.decide_in_match(match_id, request))
+            chosen = to_action(bot.decide_in_match(match_id, request), request)
         except SessionAbort:
             raise
         except Exception as e:
-            if self.config.on_error != "fallback":
+            if self.config.on_error != "fallback" or (isinstance(e, BotCodeError) and e.deliberate):
                 if isinstance(e, BotCodeError):  # the bot's own account (the stdio bridge's)
                     log.error("%s; resigning", e.reason)
                     raise
@@ -407,7 +422,7 @@ class _Session:
         call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
         match_id: str,
         request: bot_pb2.ActionRequest,
-        decision: asyncio.Future[tuple[game_pb2.Action, bool]],
+        decision: asyncio.Future[tuple[common_pb2.Action, bool]],
     ) -> None:
         try:
             chosen, fallback = await decision
@@ -428,12 +443,9 @@ class _Session:
 
     # ----- one connection -----
     def _channel(self) -> grpc.aio.Channel:
-        config = self.config
-        if config.tls or config.ca or config.cert:
-            roots = Path(config.ca).read_bytes() if config.ca else None
-            key = Path(config.key).read_bytes() if config.key else None
-            chain = Path(config.cert).read_bytes() if config.cert else None
-            return grpc.aio.secure_channel(config.referee, grpc.ssl_channel_credentials(roots, key, chain))
+        creds = channel_credentials(self.config)
+        if creds is not None:
+            return grpc.aio.secure_channel(self.config.referee, creds)
         return grpc.aio.insecure_channel(self.config.referee)
 
     def _wants_events(self) -> bool:
@@ -537,8 +549,8 @@ class _Session:
                 log.info("match %s resumed (seat %d)", mid, ms.seat)
                 return
             self._started.add(mid)
-            log.info("match %s started: seat %d, players %s, rules %s, time %s",
-                     mid, ms.seat, list(ms.player_names), ms.rules.name, ms.time_control.text)
+            log.info("match %s started: game %s, seat %d, players %s, time %s",
+                     mid, ms.game_name or "?", ms.seat, list(ms.player_names), ms.time_control.text)
             self._hook(mid, "on_match_started", ms)
         elif kind == "deal_started":
             self._hook(mid, "on_deal_started", msg.deal_started)
@@ -552,9 +564,8 @@ class _Session:
             self._hook(mid, "on_action_rejected", rj)
         elif kind == "deal_finished":
             r = msg.deal_finished.result
-            log.info("match %s game %d deal %d: %s, winner %d, %d points, scores %s", mid, r.game_number,
-                     r.deal_number, _enum_name(game_pb2.DealOutcome, r.outcome), r.winner, r.points,
-                     list(r.scores_after))
+            log.info("match %s game %d deal %d: winner %d, scores %s", mid, r.game_number,
+                     r.deal_number, r.winner, list(r.scores_after))
             self._hook(mid, "on_deal_finished", r)
         elif kind == "game_finished":
             self._hook(mid, "on_game_finished", msg.game_finished.result)
@@ -571,14 +582,14 @@ class _Session:
         else:
             log.debug("ignoring a message of an unknown kind (%s)", kind)
 
-    def _match_finished(self, mid: str, result: game_pb2.MatchResult) -> None:
+    def _match_finished(self, mid: str, result: common_pb2.MatchResult) -> None:
         if mid in self._finished:
             return
         self._finished.add(mid)
         self._started.add(mid)
         self.results.append(result)
         log.info("match %s finished: winner seat %d (%s), games %s, totals %s%s", mid, result.winner,
-                 _enum_name(game_pb2.Termination, result.termination), list(result.games_won),
+                 _enum_name(common_pb2.Termination, result.termination), list(result.games_won),
                  list(result.total_points), f" — {result.detail}" if result.detail else "")
         bot = self._bot_for(mid)
         if _overrides(bot, "on_match_finished"):

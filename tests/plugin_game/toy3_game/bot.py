@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import sys
 
-from gin_arena.v1 import bot_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from sample_bots.kit import Bot, run_bot
 from sample_bots.kit.actions import Decision
+from toy3_game import toy3_pb2
 from toy3_game.engine import NAME
+
+
+def card(action: common_pb2.Action) -> int:
+    """The card a legal action plays (the game's ``toy3.v1.Play`` packed in ``action.other``)."""
+    play = toy3_pb2.Play()
+    if not action.other.Unpack(play):
+        raise ValueError(f"not a toy3 play: {action.other.type_url!r}")
+    return play.card
 
 
 class HighCards(Bot):
@@ -22,7 +31,7 @@ class HighCards(Bot):
 
     def decide(self, request: bot_pb2.ActionRequest) -> Decision:
         pick = max if self.high else min
-        return pick(request.legal_actions, key=lambda a: int(a.card))
+        return pick(request.legal_actions, key=card)
 
 
 def main(argv: list[str]) -> int:

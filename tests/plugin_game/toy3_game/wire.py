@@ -1,18 +1,38 @@
-"""High cards' protobuf messages: a card travels as ``Action{kind: DISCARD, card: "7"}``; a seat
-is asked with its own cards as the legal actions and told every card played."""
+"""High cards' protobuf messages: the game's own (``toy3_game/toy3.proto``) packed in the
+envelope's ``google.protobuf.Any`` (member ``other`` of each ``oneof game``): a card travels as
+``Action{other: toy3.v1.Play{card: 7}}``; a seat is asked with its own cards as the legal actions
+and told every card played. The referee's gRPC reflection serves ``toy3.v1``'s descriptors (they
+are in protobuf's default pool once this module is imported)."""
 
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+from google.protobuf import any_pb2
+
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from referee import games
+from toy3_game import toy3_pb2
 from toy3_game.engine import ToyGame, ToyMatch, ToyRules
 
 
-def _action(card: int) -> game_pb2.Action:
-    return game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card=str(card))
+def _packed(msg: toy3_pb2.Play | toy3_pb2.Played) -> any_pb2.Any:
+    out = any_pb2.Any()
+    out.Pack(msg)
+    return out
+
+
+def _action(card: int) -> common_pb2.Action:
+    return common_pb2.Action(other=_packed(toy3_pb2.Play(card=card)))
+
+
+def _card(msg: common_pb2.Action) -> int:
+    """The card an envelope ``Action`` plays (:class:`games.WireError` if it is not a toy play)."""
+    play = toy3_pb2.Play()
+    if msg.WhichOneof("game") != "other" or not msg.other.Unpack(play):
+        raise games.WireError(f"not a toy3.v1.Play in action.other: {msg.other.type_url or msg.WhichOneof('game')!r}")
+    return play.card
 
 
 class ToyWire:
@@ -35,18 +55,16 @@ class ToyWire:
             request_id=request_id, legal_actions=[_action(c) for c in legal], time_for_move_ms=allowance_ms))
         return msg.SerializeToString(deterministic=True), legal
 
-    def action_from_proto(self, msg: game_pb2.Action) -> int:
-        if msg.kind != game_pb2.ACTION_KIND_DISCARD or not msg.card.isdigit():
-            raise games.WireError(f"not a toy card: {msg.card!r}")
-        return int(msg.card)
+    def action_from_proto(self, msg: common_pb2.Action) -> int:
+        return _card(msg)
 
-    def raw_action(self, msg: game_pb2.Action) -> dict[str, Any]:
-        return {"raw_kind": int(msg.kind), "raw_card": msg.card}
+    def raw_action(self, msg: common_pb2.Action) -> dict[str, Any]:
+        return {"raw_action": msg.SerializeToString(deterministic=True).hex()}
 
-    def raw_action_from_record(self, record: Mapping[str, Any]) -> game_pb2.Action:
-        return game_pb2.Action(kind=record["raw_kind"], card=record["raw_card"])
+    def raw_action_from_record(self, record: Mapping[str, Any]) -> common_pb2.Action:
+        return common_pb2.Action.FromString(bytes.fromhex(record["raw_action"]))
 
-    def action_from_text(self, text: str) -> game_pb2.Action:
+    def action_from_text(self, text: str) -> common_pb2.Action:
         return _action(int(text))
 
     def deal_started(self, match: games.GameMatch, seat: int, cache: Any) -> bot_pb2.DealStarted:
@@ -55,17 +73,17 @@ class ToyWire:
     def tell(self, match: games.GameMatch, happening: games.Happening, seat: int, think_ms: int,
              cache: Any) -> tuple[str, Any] | None:
         if isinstance(happening, games.Acted):
-            return "event", game_pb2.PublicEvent(seat=happening.seat, kind=game_pb2.ACTION_KIND_DISCARD,
-                                                 card=happening.text, think_ms=think_ms)
+            return "event", common_pb2.Event(seat=happening.seat, think_ms=think_ms,
+                                             other=_packed(toy3_pb2.Played(card=int(happening.text))))
         if isinstance(happening, games.DealBegun):
             return "deal_started", self.deal_started(match, seat, cache)
         if isinstance(happening, games.GameOver):
             return "game_finished", bot_pb2.GameFinished(result=self._game_result(happening))
         return None
 
-    def _game_result(self, h: games.GameOver) -> game_pb2.GameResult:
-        return game_pb2.GameResult(game_number=h.record["game"], winner=h.ranking.winner if h.ranking.winner
-                                   is not None else -1, final_totals=h.ranking.points)
+    def _game_result(self, h: games.GameOver) -> common_pb2.GameResult:
+        return common_pb2.GameResult(game_number=h.record["game"], winner=h.ranking.winner if h.ranking.winner
+                                     is not None else -1, final_totals=h.ranking.points, places=h.ranking.places)
 
     def show(self, match: games.GameMatch, happening: games.Happening, match_id: str, think_ms: int) -> bytes:
         told = self.tell(match, happening, 0, think_ms, None)
@@ -74,10 +92,10 @@ class ToyWire:
         kind = told[1] if told[0] == "event" else told[1].result
         return referee_pb2.SpectatorEvent(match_id=match_id, **{told[0]: kind}).SerializeToString()
 
-    def game_results(self, outcome: Any) -> list[game_pb2.GameResult]:
+    def game_results(self, outcome: Any) -> list[common_pb2.GameResult]:
         return []
 
-    def outcome_from_result(self, result: game_pb2.MatchResult, termination_normal: bool) -> Any:
+    def outcome_from_result(self, result: common_pb2.MatchResult, termination_normal: bool) -> Any:
         return None
 
 

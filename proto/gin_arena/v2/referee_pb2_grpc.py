@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from gin_arena.v1 import referee_pb2 as gin__arena_dot_v1_dot_referee__pb2
+from gin_arena.v2 import referee_pb2 as gin__arena_dot_v2_dot_referee__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -18,7 +18,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in gin_arena/v1/referee_pb2_grpc.py depends on'
+        + ' but the generated code in gin_arena/v2/referee_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -36,34 +36,39 @@ class RefereeServiceStub:
             channel: A grpc.Channel.
         """
         self.CreateMatch = channel.unary_unary(
-                '/gin_arena.v1.RefereeService/CreateMatch',
-                request_serializer=gin__arena_dot_v1_dot_referee__pb2.CreateMatchRequest.SerializeToString,
-                response_deserializer=gin__arena_dot_v1_dot_referee__pb2.CreateMatchResponse.FromString,
+                '/gin_arena.v2.RefereeService/CreateMatch',
+                request_serializer=gin__arena_dot_v2_dot_referee__pb2.CreateMatchRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v2_dot_referee__pb2.CreateMatchResponse.FromString,
                 _registered_method=True)
         self.GetMatch = channel.unary_unary(
-                '/gin_arena.v1.RefereeService/GetMatch',
-                request_serializer=gin__arena_dot_v1_dot_referee__pb2.GetMatchRequest.SerializeToString,
-                response_deserializer=gin__arena_dot_v1_dot_referee__pb2.GetMatchResponse.FromString,
+                '/gin_arena.v2.RefereeService/GetMatch',
+                request_serializer=gin__arena_dot_v2_dot_referee__pb2.GetMatchRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v2_dot_referee__pb2.GetMatchResponse.FromString,
                 _registered_method=True)
         self.ListMatches = channel.unary_unary(
-                '/gin_arena.v1.RefereeService/ListMatches',
-                request_serializer=gin__arena_dot_v1_dot_referee__pb2.ListMatchesRequest.SerializeToString,
-                response_deserializer=gin__arena_dot_v1_dot_referee__pb2.ListMatchesResponse.FromString,
+                '/gin_arena.v2.RefereeService/ListMatches',
+                request_serializer=gin__arena_dot_v2_dot_referee__pb2.ListMatchesRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v2_dot_referee__pb2.ListMatchesResponse.FromString,
                 _registered_method=True)
         self.WatchMatch = channel.unary_stream(
-                '/gin_arena.v1.RefereeService/WatchMatch',
-                request_serializer=gin__arena_dot_v1_dot_referee__pb2.WatchMatchRequest.SerializeToString,
-                response_deserializer=gin__arena_dot_v1_dot_referee__pb2.SpectatorEvent.FromString,
+                '/gin_arena.v2.RefereeService/WatchMatch',
+                request_serializer=gin__arena_dot_v2_dot_referee__pb2.WatchMatchRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v2_dot_referee__pb2.SpectatorEvent.FromString,
                 _registered_method=True)
         self.CancelMatch = channel.unary_unary(
-                '/gin_arena.v1.RefereeService/CancelMatch',
-                request_serializer=gin__arena_dot_v1_dot_referee__pb2.CancelMatchRequest.SerializeToString,
-                response_deserializer=gin__arena_dot_v1_dot_referee__pb2.CancelMatchResponse.FromString,
+                '/gin_arena.v2.RefereeService/CancelMatch',
+                request_serializer=gin__arena_dot_v2_dot_referee__pb2.CancelMatchRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v2_dot_referee__pb2.CancelMatchResponse.FromString,
                 _registered_method=True)
         self.GetReplay = channel.unary_unary(
-                '/gin_arena.v1.RefereeService/GetReplay',
-                request_serializer=gin__arena_dot_v1_dot_referee__pb2.GetReplayRequest.SerializeToString,
-                response_deserializer=gin__arena_dot_v1_dot_referee__pb2.GetReplayResponse.FromString,
+                '/gin_arena.v2.RefereeService/GetReplay',
+                request_serializer=gin__arena_dot_v2_dot_referee__pb2.GetReplayRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v2_dot_referee__pb2.GetReplayResponse.FromString,
+                _registered_method=True)
+        self.WatchMatches = channel.unary_stream(
+                '/gin_arena.v2.RefereeService/WatchMatches',
+                request_serializer=gin__arena_dot_v2_dot_referee__pb2.WatchMatchesRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v2_dot_referee__pb2.MatchEvent.FromString,
                 _registered_method=True)
 
 
@@ -117,44 +122,61 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchMatches(self, request, context):
+        """Follow the referee's matches as they start and finish, instead of
+        polling ListMatches (operators only). The stream begins with
+        `MatchEvent.watching` once the subscription is live (a client that then
+        calls ListMatches misses nothing), resumes after a given event when the
+        referee still holds the events after it, and runs until the client
+        cancels it or the referee stops.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'CreateMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateMatch,
-                    request_deserializer=gin__arena_dot_v1_dot_referee__pb2.CreateMatchRequest.FromString,
-                    response_serializer=gin__arena_dot_v1_dot_referee__pb2.CreateMatchResponse.SerializeToString,
+                    request_deserializer=gin__arena_dot_v2_dot_referee__pb2.CreateMatchRequest.FromString,
+                    response_serializer=gin__arena_dot_v2_dot_referee__pb2.CreateMatchResponse.SerializeToString,
             ),
             'GetMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.GetMatch,
-                    request_deserializer=gin__arena_dot_v1_dot_referee__pb2.GetMatchRequest.FromString,
-                    response_serializer=gin__arena_dot_v1_dot_referee__pb2.GetMatchResponse.SerializeToString,
+                    request_deserializer=gin__arena_dot_v2_dot_referee__pb2.GetMatchRequest.FromString,
+                    response_serializer=gin__arena_dot_v2_dot_referee__pb2.GetMatchResponse.SerializeToString,
             ),
             'ListMatches': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMatches,
-                    request_deserializer=gin__arena_dot_v1_dot_referee__pb2.ListMatchesRequest.FromString,
-                    response_serializer=gin__arena_dot_v1_dot_referee__pb2.ListMatchesResponse.SerializeToString,
+                    request_deserializer=gin__arena_dot_v2_dot_referee__pb2.ListMatchesRequest.FromString,
+                    response_serializer=gin__arena_dot_v2_dot_referee__pb2.ListMatchesResponse.SerializeToString,
             ),
             'WatchMatch': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchMatch,
-                    request_deserializer=gin__arena_dot_v1_dot_referee__pb2.WatchMatchRequest.FromString,
-                    response_serializer=gin__arena_dot_v1_dot_referee__pb2.SpectatorEvent.SerializeToString,
+                    request_deserializer=gin__arena_dot_v2_dot_referee__pb2.WatchMatchRequest.FromString,
+                    response_serializer=gin__arena_dot_v2_dot_referee__pb2.SpectatorEvent.SerializeToString,
             ),
             'CancelMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelMatch,
-                    request_deserializer=gin__arena_dot_v1_dot_referee__pb2.CancelMatchRequest.FromString,
-                    response_serializer=gin__arena_dot_v1_dot_referee__pb2.CancelMatchResponse.SerializeToString,
+                    request_deserializer=gin__arena_dot_v2_dot_referee__pb2.CancelMatchRequest.FromString,
+                    response_serializer=gin__arena_dot_v2_dot_referee__pb2.CancelMatchResponse.SerializeToString,
             ),
             'GetReplay': grpc.unary_unary_rpc_method_handler(
                     servicer.GetReplay,
-                    request_deserializer=gin__arena_dot_v1_dot_referee__pb2.GetReplayRequest.FromString,
-                    response_serializer=gin__arena_dot_v1_dot_referee__pb2.GetReplayResponse.SerializeToString,
+                    request_deserializer=gin__arena_dot_v2_dot_referee__pb2.GetReplayRequest.FromString,
+                    response_serializer=gin__arena_dot_v2_dot_referee__pb2.GetReplayResponse.SerializeToString,
+            ),
+            'WatchMatches': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchMatches,
+                    request_deserializer=gin__arena_dot_v2_dot_referee__pb2.WatchMatchesRequest.FromString,
+                    response_serializer=gin__arena_dot_v2_dot_referee__pb2.MatchEvent.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'gin_arena.v1.RefereeService', rpc_method_handlers)
+            'gin_arena.v2.RefereeService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('gin_arena.v1.RefereeService', rpc_method_handlers)
+    server.add_registered_method_handlers('gin_arena.v2.RefereeService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
@@ -176,9 +198,9 @@ class RefereeService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/gin_arena.v1.RefereeService/CreateMatch',
-            gin__arena_dot_v1_dot_referee__pb2.CreateMatchRequest.SerializeToString,
-            gin__arena_dot_v1_dot_referee__pb2.CreateMatchResponse.FromString,
+            '/gin_arena.v2.RefereeService/CreateMatch',
+            gin__arena_dot_v2_dot_referee__pb2.CreateMatchRequest.SerializeToString,
+            gin__arena_dot_v2_dot_referee__pb2.CreateMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -203,9 +225,9 @@ class RefereeService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/gin_arena.v1.RefereeService/GetMatch',
-            gin__arena_dot_v1_dot_referee__pb2.GetMatchRequest.SerializeToString,
-            gin__arena_dot_v1_dot_referee__pb2.GetMatchResponse.FromString,
+            '/gin_arena.v2.RefereeService/GetMatch',
+            gin__arena_dot_v2_dot_referee__pb2.GetMatchRequest.SerializeToString,
+            gin__arena_dot_v2_dot_referee__pb2.GetMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -230,9 +252,9 @@ class RefereeService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/gin_arena.v1.RefereeService/ListMatches',
-            gin__arena_dot_v1_dot_referee__pb2.ListMatchesRequest.SerializeToString,
-            gin__arena_dot_v1_dot_referee__pb2.ListMatchesResponse.FromString,
+            '/gin_arena.v2.RefereeService/ListMatches',
+            gin__arena_dot_v2_dot_referee__pb2.ListMatchesRequest.SerializeToString,
+            gin__arena_dot_v2_dot_referee__pb2.ListMatchesResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -257,9 +279,9 @@ class RefereeService:
         return grpc.experimental.unary_stream(
             request,
             target,
-            '/gin_arena.v1.RefereeService/WatchMatch',
-            gin__arena_dot_v1_dot_referee__pb2.WatchMatchRequest.SerializeToString,
-            gin__arena_dot_v1_dot_referee__pb2.SpectatorEvent.FromString,
+            '/gin_arena.v2.RefereeService/WatchMatch',
+            gin__arena_dot_v2_dot_referee__pb2.WatchMatchRequest.SerializeToString,
+            gin__arena_dot_v2_dot_referee__pb2.SpectatorEvent.FromString,
             options,
             channel_credentials,
             insecure,
@@ -284,9 +306,9 @@ class RefereeService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/gin_arena.v1.RefereeService/CancelMatch',
-            gin__arena_dot_v1_dot_referee__pb2.CancelMatchRequest.SerializeToString,
-            gin__arena_dot_v1_dot_referee__pb2.CancelMatchResponse.FromString,
+            '/gin_arena.v2.RefereeService/CancelMatch',
+            gin__arena_dot_v2_dot_referee__pb2.CancelMatchRequest.SerializeToString,
+            gin__arena_dot_v2_dot_referee__pb2.CancelMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -311,9 +333,36 @@ class RefereeService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/gin_arena.v1.RefereeService/GetReplay',
-            gin__arena_dot_v1_dot_referee__pb2.GetReplayRequest.SerializeToString,
-            gin__arena_dot_v1_dot_referee__pb2.GetReplayResponse.FromString,
+            '/gin_arena.v2.RefereeService/GetReplay',
+            gin__arena_dot_v2_dot_referee__pb2.GetReplayRequest.SerializeToString,
+            gin__arena_dot_v2_dot_referee__pb2.GetReplayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/gin_arena.v2.RefereeService/WatchMatches',
+            gin__arena_dot_v2_dot_referee__pb2.WatchMatchesRequest.SerializeToString,
+            gin__arena_dot_v2_dot_referee__pb2.MatchEvent.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,9 +25,11 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2.games import rummy_pb2
 
-from .cards import SUITS, make_card, parse_card, rank, sort_cards, suit
+from ..deck import SUITS, make_card, parse_card, rank, sort_cards, suit
+from ..games import GameKit, register
 
 HIGH_ACE = 14
 """The position of an ace laid above a king in a run (``ace_high`` only)."""
@@ -437,17 +439,17 @@ def best_discard(view: View) -> str | None:
 
 
 # ----- the wire: rummy messages <-> texts and views -----
-ENDS = {game_pb2.RUMMY_LAYOFF_END_SET: "set", game_pb2.RUMMY_LAYOFF_END_LOW: "low",
-         game_pb2.RUMMY_LAYOFF_END_HIGH: "high"}
-"""A ``RummyLayoffEnd`` → its name in action texts (``set``, ``low``, ``high``)."""
+ENDS = {rummy_pb2.LAYOFF_END_SET: "set", rummy_pb2.LAYOFF_END_LOW: "low", rummy_pb2.LAYOFF_END_HIGH: "high"}
+"""A ``LayoffEnd`` → its name in action texts (``set``, ``low``, ``high``)."""
 _END_VALUES = {name: value for value, name in ENDS.items()}
-PHASES = {game_pb2.RUMMY_PHASE_DRAW: "draw", game_pb2.RUMMY_PHASE_PLAY: "play", game_pb2.RUMMY_PHASE_STOP: "stop",
-          game_pb2.RUMMY_PHASE_LAY_BACK: "lay_back", game_pb2.RUMMY_PHASE_OVER: "over"}
-"""A ``RummyState.phase`` → its name in a :class:`View` and in the stdio protocol."""
+PHASES = {rummy_pb2.PHASE_DRAW: "draw", rummy_pb2.PHASE_PLAY: "play", rummy_pb2.PHASE_STOP: "stop",
+          rummy_pb2.PHASE_LAY_BACK: "lay_back", rummy_pb2.PHASE_OVER: "over"}
+"""A rummy ``State.phase`` → its name in a :class:`View`."""
 
 
-def action_text(action: game_pb2.RummyAction) -> str:
-    """The text form of a rummy action message (a meld's cards in table order)."""
+def action_text(action: rummy_pb2.Action) -> str:
+    """The text form of a rummy action message (the envelope's ``Action.rummy``; a meld's cards
+    in table order)."""
     kind = action.WhichOneof("kind")
     if kind == "take_discard":
         return take_action(action.take_discard.card)
@@ -463,10 +465,10 @@ def action_text(action: game_pb2.RummyAction) -> str:
     return kind or "none"
 
 
-def action_message(text: str) -> game_pb2.Action:
+def action_message(text: str) -> common_pb2.Action:
     """The Action message of a rummy action text (``ValueError`` naming what is wrong)."""
     word, *args = text.split() or [""]
-    a = game_pb2.RummyAction()
+    a = rummy_pb2.Action()
     if word in (DRAW_STOCK, CALL_STOP, DECLINE_STOP) and not args:
         getattr(a, word).SetInParent()
     elif word in ("take_discard", "discard") and len(args) == 1:
@@ -480,27 +482,27 @@ def action_message(text: str) -> game_pb2.Action:
             f"not a rummy action: {text!r} (draw_stock, take_discard C, meld C C C…, lay_off C MELD set|low|high, "
             "discard C, call_stop, decline_stop)"
         )
-    return game_pb2.Action(rummy=a)
+    return common_pb2.Action(rummy=a)
 
 
-def rules_of(msg: game_pb2.RummyRuleSet) -> Rules:
-    """The rule fields of a ``MatchStarted.rummy_rules``."""
+def rules_of(msg: rummy_pb2.RuleSet) -> Rules:
+    """The rule fields of a rummy match's ``MatchStarted.rummy``."""
     return Rules(
-        name=msg.name, ace_high=msg.ace == game_pb2.RUMMY_ACE_LOW_OR_HIGH,
-        row=msg.discard_draw == game_pb2.RUMMY_DISCARD_DRAW_ROW, stop=msg.stop, rummy_doubles=msg.rummy_doubles,
-        out_needs_discard=msg.out_needs_discard, table_scoring=msg.scoring == game_pb2.RUMMY_SCORING_TABLE,
-        face_values="rank" if msg.face_values == game_pb2.RUMMY_FACE_VALUES_RANK else "ten", target=msg.target,
+        name=msg.name, ace_high=msg.ace == rummy_pb2.ACE_LOW_OR_HIGH,
+        row=msg.discard_draw == rummy_pb2.DISCARD_DRAW_ROW, stop=msg.stop, rummy_doubles=msg.rummy_doubles,
+        out_needs_discard=msg.out_needs_discard, table_scoring=msg.scoring == rummy_pb2.SCORING_TABLE,
+        face_values="rank" if msg.face_values == rummy_pb2.FACE_VALUES_RANK else "ten", target=msg.target,
     )
 
 
-def table_of(state: game_pb2.RummyState) -> tuple[TableMeld, ...]:
+def table_of(state: rummy_pb2.State) -> tuple[TableMeld, ...]:
     """The state's table melds (a run ending in an ace is read as Q-K-A: the referee laid it)."""
     return tuple(TableMeld.of(m.number, m.owner, list(m.cards), ace_high=True) for m in state.table)
 
 
 def view_of(request: bot_pb2.ActionRequest, rules: Rules) -> View:
-    """The view of a rummy ActionRequest (``request.rummy_state``) under ``rules``."""
-    s = request.rummy_state
+    """The view of a rummy ActionRequest (its state is ``request.rummy``) under ``rules``."""
+    s = request.rummy
     return View(
         seat=s.seat, num_seats=s.num_seats, dealer=s.dealer, turn=s.turn, phase=PHASES.get(s.phase, "unknown"),
         hand=tuple(s.hand), legal=tuple(action_text(a.rummy) for a in request.legal_actions), rules=rules,
@@ -509,7 +511,7 @@ def view_of(request: bot_pb2.ActionRequest, rules: Rules) -> View:
     )
 
 
-def answer(request: bot_pb2.ActionRequest, text: str) -> game_pb2.Action:
+def answer(request: bot_pb2.ActionRequest, text: str) -> common_pb2.Action:
     """The Action to send for a chosen text: the request's own legal message when the text is
     one of them (so a meld's cards need not be in any order), else built from the text
     (``ValueError`` if it is not a rummy action)."""
@@ -519,3 +521,8 @@ def answer(request: bot_pb2.ActionRequest, text: str) -> game_pb2.Action:
         if action_text(a.rummy) == normal:
             return a
     return built
+
+
+NAME = "rummy"
+"""The game's name on the wire."""
+register(GameKit(NAME, lambda a: action_text(a.rummy), action_message))  # its texts, for the kit (.games)

@@ -1,16 +1,20 @@
 """Gin through the referee's game seam: the adapter that drives the pure engine
 (``referee.gin``) for the plumbing (``referee.games``' ``Game`` and ``GameMatch``), and the one
-module that converts Gin's values to and from protobuf messages (``gin_arena.v1``). Messages to
-a seat are built here from that seat's :class:`~referee.gin.InformationState` and nothing else."""
+module that converts Gin's values to and from protobuf messages (``gin_arena.v2.games.gin``, in
+the member ``gin`` of the envelope's ``oneof game``). Messages to a seat are built here from that
+seat's :class:`~referee.gin.InformationState` and nothing else. The one module of the game's
+package that is not pure (it imports protobuf and the referee's envelope)."""
 
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
+from gin_arena.v2.games import gin_pb2
 from referee import games, gin
 from referee.gin.records import GinDealEnd, GinGameEnd
+from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
 from referee.wire.envelope import VARINT as _VARINT
 from referee.wire.envelope import WireError, spectator_event_bytes
@@ -22,39 +26,42 @@ from referee.wire.envelope import uint as _uint
 from referee.wire.envelope import uint_field as _uint_field
 from referee.wire.envelope import v as _v
 
+_GAME = _env.game_tags("gin")
+"""Gin's member of the envelope's ``oneof game``s."""
+
 _KIND_TO_PB = {
-    "pass": game_pb2.ACTION_KIND_PASS,
-    "take_upcard": game_pb2.ACTION_KIND_TAKE_UPCARD,
-    "draw_stock": game_pb2.ACTION_KIND_DRAW_STOCK,
-    "draw_discard": game_pb2.ACTION_KIND_DRAW_DISCARD,
-    "discard": game_pb2.ACTION_KIND_DISCARD,
-    "knock": game_pb2.ACTION_KIND_KNOCK,
-    "big_gin": game_pb2.ACTION_KIND_BIG_GIN,
+    "pass": gin_pb2.ACTION_KIND_PASS,
+    "take_upcard": gin_pb2.ACTION_KIND_TAKE_UPCARD,
+    "draw_stock": gin_pb2.ACTION_KIND_DRAW_STOCK,
+    "draw_discard": gin_pb2.ACTION_KIND_DRAW_DISCARD,
+    "discard": gin_pb2.ACTION_KIND_DISCARD,
+    "knock": gin_pb2.ACTION_KIND_KNOCK,
+    "big_gin": gin_pb2.ACTION_KIND_BIG_GIN,
 }
 _PB_TO_KIND = {v: k for k, v in _KIND_TO_PB.items()}
 _PHASE_TO_PB = {
-    "upcard": game_pb2.PHASE_UPCARD_OFFER,
-    "draw": game_pb2.PHASE_DRAW,
-    "discard": game_pb2.PHASE_DISCARD,
-    "over": game_pb2.PHASE_OVER,
+    "upcard": gin_pb2.PHASE_UPCARD_OFFER,
+    "draw": gin_pb2.PHASE_DRAW,
+    "discard": gin_pb2.PHASE_DISCARD,
+    "over": gin_pb2.PHASE_OVER,
 }
 _OUTCOME_TO_PB = {
-    "knock": game_pb2.DEAL_OUTCOME_KNOCK,
-    "undercut": game_pb2.DEAL_OUTCOME_UNDERCUT,
-    "gin": game_pb2.DEAL_OUTCOME_GIN,
-    "big_gin": game_pb2.DEAL_OUTCOME_BIG_GIN,
-    "dead": game_pb2.DEAL_OUTCOME_DEAD_HAND,
+    "knock": gin_pb2.DEAL_OUTCOME_KNOCK,
+    "undercut": gin_pb2.DEAL_OUTCOME_UNDERCUT,
+    "gin": gin_pb2.DEAL_OUTCOME_GIN,
+    "big_gin": gin_pb2.DEAL_OUTCOME_BIG_GIN,
+    "dead": gin_pb2.DEAL_OUTCOME_DEAD_HAND,
 }
 _ENUMS: dict[str, dict[str, int]] = {
-    "knock": {"limit": game_pb2.KNOCK_MODE_LIMIT, "oklahoma": game_pb2.KNOCK_MODE_OKLAHOMA,
-              "gin_only": game_pb2.KNOCK_MODE_GIN_ONLY},
-    "shutout": {"double": game_pb2.SHUTOUT_RULE_DOUBLE, "bonus": game_pb2.SHUTOUT_RULE_BONUS,
-                "none": game_pb2.SHUTOUT_RULE_NONE},
-    "next_dealer": {"alternate": game_pb2.NEXT_DEALER_ALTERNATE, "winner": game_pb2.NEXT_DEALER_WINNER,
-                    "loser": game_pb2.NEXT_DEALER_LOSER},
-    "stock_exhausted": {"void": game_pb2.STOCK_EXHAUSTED_VOID,
-                        "reshuffle": game_pb2.STOCK_EXHAUSTED_RESHUFFLE},
-    "first_dealer": {"random": game_pb2.FIRST_DEALER_RANDOM, "alternate": game_pb2.FIRST_DEALER_ALTERNATE},
+    "knock": {"limit": gin_pb2.KNOCK_MODE_LIMIT, "oklahoma": gin_pb2.KNOCK_MODE_OKLAHOMA,
+              "gin_only": gin_pb2.KNOCK_MODE_GIN_ONLY},
+    "shutout": {"double": gin_pb2.SHUTOUT_RULE_DOUBLE, "bonus": gin_pb2.SHUTOUT_RULE_BONUS,
+                "none": gin_pb2.SHUTOUT_RULE_NONE},
+    "next_dealer": {"alternate": gin_pb2.NEXT_DEALER_ALTERNATE, "winner": gin_pb2.NEXT_DEALER_WINNER,
+                    "loser": gin_pb2.NEXT_DEALER_LOSER},
+    "stock_exhausted": {"void": gin_pb2.STOCK_EXHAUSTED_VOID,
+                        "reshuffle": gin_pb2.STOCK_EXHAUSTED_RESHUFFLE},
+    "first_dealer": {"random": gin_pb2.FIRST_DEALER_RANDOM, "alternate": gin_pb2.FIRST_DEALER_ALTERNATE},
 }
 _ENUMS_BACK = {field: {v: k for k, v in table.items()} for field, table in _ENUMS.items()}
 _SCALARS = (
@@ -62,7 +69,7 @@ _SCALARS = (
     "big_gin_bonus", "undercut_bonus", "target", "game_bonuses", "line_bonus", "game_bonus",
     "shutout_bonus", "games", "match_target",
 )
-_MELD_KIND = {"set": game_pb2.MELD_KIND_SET, "run": game_pb2.MELD_KIND_RUN}
+_MELD_KIND = {"set": gin_pb2.MELD_KIND_SET, "run": gin_pb2.MELD_KIND_RUN}
 
 
 # ----- cards and actions -----
@@ -89,16 +96,29 @@ def card_from_text(text: str, what: str = "card") -> gin.Card:
         raise WireError(f"{what}: {e}") from None
 
 
-def action_to_proto(action: gin.Action) -> game_pb2.Action:
-    """A domain action as a message."""
+def gin_action(action: gin.Action) -> gin_pb2.Action:
+    """A domain action as Gin's message."""
     card = getattr(action, "card", None)
     if card is None:
-        return game_pb2.Action(kind=_KIND_TO_PB[action.kind])
-    return game_pb2.Action(kind=_KIND_TO_PB[action.kind], card=_TEXT[card.index])
+        return gin_pb2.Action(kind=_KIND_TO_PB[action.kind])
+    return gin_pb2.Action(kind=_KIND_TO_PB[action.kind], card=_TEXT[card.index])
 
 
-def action_from_proto(msg: game_pb2.Action) -> gin.Action:
-    """A message as a domain action, or :class:`WireError` naming what is malformed."""
+def action_to_proto(action: gin.Action) -> common_pb2.Action:
+    """A domain action as the envelope's ``Action`` (its ``gin`` member)."""
+    return common_pb2.Action(gin=gin_action(action))
+
+
+def action_from_proto(msg: common_pb2.Action) -> gin.Action:
+    """An envelope ``Action`` as a domain action, or :class:`WireError` naming what is malformed."""
+    which = msg.WhichOneof("game")
+    if which != "gin":
+        raise WireError(f"action: a gin match's action goes in action.gin; got {which or 'no game'}")
+    return gin_action_from_proto(msg.gin)
+
+
+def gin_action_from_proto(msg: gin_pb2.Action) -> gin.Action:
+    """Gin's action message as a domain action, or :class:`WireError` naming what is malformed."""
     kind = _PB_TO_KIND.get(msg.kind)
     if kind is None:
         raise WireError(f"action.kind {msg.kind} is not a known ActionKind")
@@ -112,28 +132,15 @@ def action_from_proto(msg: game_pb2.Action) -> gin.Action:
 
 
 # ----- rules and time -----
-def rules_to_proto(rules: gin.RuleSet) -> game_pb2.RuleSet:
+def rules_to_proto(rules: gin.RuleSet) -> gin_pb2.RuleSet:
     """Every field filled, so a bot never needs to know the presets."""
-    msg = game_pb2.RuleSet(name=rules.name)
-    for field, table in _ENUMS.items():
-        setattr(msg, field, table[getattr(rules, field)])
-    for field in _SCALARS:
-        setattr(msg, field, getattr(rules, field))
-    return msg
+    out: gin_pb2.RuleSet = _env.fill_rules(gin_pb2.RuleSet(name=rules.name), rules, _ENUMS, _SCALARS)
+    return out
 
 
-def rules_from_proto(msg: game_pb2.RuleSet) -> gin.RuleSet:
+def rules_from_proto(msg: gin_pb2.RuleSet) -> gin.RuleSet:
     """The preset named (classic if empty) with every field that is set overriding it."""
-    overrides: dict[str, object] = {}
-    for field, table in _ENUMS_BACK.items():
-        value = getattr(msg, field)
-        if value:
-            if value not in table:
-                raise WireError(f"rules.{field}: unknown value {value}")
-            overrides[field] = table[value]
-    for field in _SCALARS:
-        if msg.HasField(field):  # type: ignore[arg-type]
-            overrides[field] = getattr(msg, field)
+    overrides = _env.rules_overrides(msg, _ENUMS_BACK, _SCALARS, "rules")
     try:
         return gin.RuleSet.preset(msg.name or "classic", **overrides)
     except ValueError as e:
@@ -141,18 +148,19 @@ def rules_from_proto(msg: game_pb2.RuleSet) -> gin.RuleSet:
 
 
 # ----- what a seat sees -----
-def _meld(m: gin.Meld) -> game_pb2.Meld:
-    return game_pb2.Meld(kind=_MELD_KIND[m.kind], cards=cards(m.cards))
+def _meld(m: gin.Meld) -> gin_pb2.Meld:
+    return gin_pb2.Meld(kind=_MELD_KIND[m.kind], cards=cards(m.cards))
 
 
-def public_event(ev: gin.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent:
-    """One step of a deal as some seat saw it (already filtered by the engine's view)."""
+def public_event(ev: gin.PublicEvent, think_ms: int = 0) -> common_pb2.Event:
+    """One step of a deal as some seat saw it (already filtered by the engine's view), as the
+    envelope's ``Event`` (a reshuffle: seat 0, no think time)."""
     if ev.kind == "reshuffle":
-        return game_pb2.PublicEvent(seat=0, stock_size_after=ev.stock_size, reshuffled=True)
-    return game_pb2.PublicEvent(
-        seat=ev.seat, kind=_KIND_TO_PB[ev.kind], card=_TEXT[ev.card.index] if ev.card is not None else "",
-        stock_size_after=ev.stock_size, think_ms=think_ms,
-    )
+        return common_pb2.Event(seat=0, gin=gin_pb2.Event(stock_size_after=ev.stock_size, reshuffled=True))
+    return common_pb2.Event(seat=ev.seat, think_ms=think_ms, gin=gin_pb2.Event(
+        kind=_KIND_TO_PB[ev.kind], card=_TEXT[ev.card.index] if ev.card is not None else "",
+        stock_size_after=ev.stock_size,
+    ))
 
 
 # The messages that go out on every decision (the action request and the information state in
@@ -162,22 +170,16 @@ def public_event(ev: gin.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent
 # scalars); tests/test_wire_encoding.py checks it against message objects on thousands of
 # states. Field numbers come from the descriptors, so the encoder follows the .proto
 # (the encoders of fields are the envelope's, ``_wire``).
-_IS = _tags(game_pb2.InformationState, {
+_IS = _tags(gin_pb2.State, {
     "seat": _VARINT, "num_seats": _VARINT, "dealer": _VARINT, "to_move": _VARINT, "phase": _VARINT,
     "hand": _LEN, "my_melds": _LEN, "my_deadwood_cards": _LEN, "my_deadwood": _VARINT, "discard_pile": _LEN,
     "stock_size": _VARINT, "hand_sizes": _LEN, "known_cards": _LEN, "first_upcard": _LEN,
-    "knock_limit": _VARINT, "forbidden_discard": _LEN, "upcard_passes": _VARINT, "events": _LEN,
+    "knock_limit": _VARINT, "forbidden_discard": _LEN, "upcard_passes": _VARINT,
     "game_number": _VARINT, "deal_number": _VARINT, "scores": _LEN, "deals_won": _LEN, "match_scores": _LEN,
     "spade_double": _VARINT, "reshuffled": _VARINT,
 })
-_AR = _tags(bot_pb2.ActionRequest, {
-    "request_id": _VARINT, "legal_actions": _LEN, "clocks": _LEN, "time_for_move_ms": _VARINT, "state": _LEN,
-})
-_RM = _tags(bot_pb2.RefereeMessage, {"match_id": _LEN, "action_request": _LEN})
-_CLOCK = _tags(game_pb2.Clock, {"seat": _VARINT, "remaining_ms": _VARINT, "increment_ms": _VARINT,
-                                "running": _VARINT})
-_MELD_TAGS = _tags(game_pb2.Meld, {"kind": _VARINT, "cards": _LEN})
-_SEAT_CARDS = _tags(game_pb2.SeatCards, {"seat": _VARINT, "cards": _LEN})
+_MELD_TAGS = _tags(gin_pb2.Meld, {"kind": _VARINT, "cards": _LEN})
+_SEAT_CARDS = _tags(gin_pb2.SeatCards, {"seat": _VARINT, "cards": _LEN})
 
 
 def _card_entries(tag: bytes) -> tuple[bytes, ...]:
@@ -190,8 +192,8 @@ _DEADWOOD = _card_entries(_IS["my_deadwood_cards"])
 _PILE = _card_entries(_IS["discard_pile"])
 _MELD_CARD = _card_entries(_MELD_TAGS["cards"])
 _SEAT_CARD = _card_entries(_SEAT_CARDS["cards"])
-_SET_KIND = _MELD_TAGS["kind"] + _v(game_pb2.MELD_KIND_SET)
-_RUN_KIND = _MELD_TAGS["kind"] + _v(game_pb2.MELD_KIND_RUN)
+_SET_KIND = _MELD_TAGS["kind"] + _v(gin_pb2.MELD_KIND_SET)
+_RUN_KIND = _MELD_TAGS["kind"] + _v(gin_pb2.MELD_KIND_RUN)
 _SAME_RANK = 1 | 1 << 13 | 1 << 26 | 1 << 39
 _PHASE_BYTES = {k: _IS["phase"] + _v(v) for k, v in _PHASE_TO_PB.items()}
 
@@ -204,11 +206,9 @@ _TO_MOVE = _uint_field(_IS["to_move"])
 _STOCK_SIZE = _uint_field(_IS["stock_size"])
 _UPCARD_PASSES = _uint_field(_IS["upcard_passes"])
 _MY_DEADWOOD = _uint_field(_IS["my_deadwood"])
-_TIME_FOR_MOVE = _uint_field(_AR["time_for_move_ms"])
 _HAND_SIZES: dict[tuple[int, ...], bytes] = {}
 _FORBIDDEN = (b"", *(_text(_IS["forbidden_discard"], t) for t in _TEXT))  # by card index + 1
 _RESHUFFLED = (b"", _uint(_IS["reshuffled"], 1))
-_CLOCKS: dict[tuple[tuple[int, ...], int, int], bytes] = {}
 
 
 def _arrangement_fields(hand_mask: int) -> bytes:
@@ -227,52 +227,55 @@ def _arrangement_fields(hand_mask: int) -> bytes:
     return b"".join(out)
 
 
-_EV = _tags(game_pb2.PublicEvent, {"seat": _VARINT, "kind": _VARINT, "card": _LEN, "stock_size_after": _VARINT,
-                                   "reshuffled": _VARINT})
+_EV = _tags(gin_pb2.Event, {"kind": _VARINT, "card": _LEN, "stock_size_after": _VARINT, "reshuffled": _VARINT})
 _EV_KIND = {k: _uint(_EV["kind"], v) for k, v in _KIND_TO_PB.items()}
 _EV_CARD = _card_entries(_EV["card"])
 _EV_RESHUFFLED = _uint(_EV["reshuffled"], 1)
 
 
 def _event_bytes(ev: gin.PublicEvent) -> bytes:
-    """``public_event(ev)`` encoded (no think time: as in an information state's events)."""
+    """Gin's ``Event`` of ``ev`` encoded (the envelope's ``Event.gin``)."""
     if ev.kind == "reshuffle":
         return _uint(_EV["stock_size_after"], ev.stock_size) + _EV_RESHUFFLED
-    return _uint(_EV["seat"], ev.seat) + _EV_KIND[ev.kind] + (_EV_CARD[ev.card.index] if ev.card is not None else b"") \
+    return _EV_KIND[ev.kind] + (_EV_CARD[ev.card.index] if ev.card is not None else b"") \
         + _uint(_EV["stock_size_after"], ev.stock_size)
-
-
-_EV_THINK = _uint_field(_tags(game_pb2.PublicEvent, {"think_ms": _VARINT})["think_ms"])
 
 
 def public_event_bytes(ev: gin.PublicEvent, think_ms: int = 0) -> bytes:
     """``public_event(ev, think_ms)`` encoded (protobuf's deterministic serialisation)."""
-    return _event_bytes(ev) + (_EV_THINK(think_ms) if think_ms and ev.kind != "reshuffle" else b"")
+    if ev.kind == "reshuffle":
+        return _env.event_bytes(0, 0, _GAME.event, _event_bytes(ev))
+    return _env.event_bytes(ev.seat, think_ms, _GAME.event, _event_bytes(ev))
+
+
+def _event_entry(ev: gin.PublicEvent) -> bytes:
+    """``ev`` as an entry of ``ActionRequest.events``."""
+    return _env.event_entry(0 if ev.kind == "reshuffle" else ev.seat, _GAME.event, _event_bytes(ev))
 
 
 class EventLog:
-    """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
-    only grow, so each request converts just the new ones) and the fields that stay the same
+    """What one seat's messages repeat within a deal, encoded once: its events (the envelope's
+    :class:`~referee.wire.envelope.SeatEvents`) and the fields of its state that stay the same
     for the whole deal (seat, dealer, upcard, knock limit, scores)."""
 
-    __slots__ = ("deal", "entries", "head", "joined", "middle", "reshuffled", "tail")
+    __slots__ = ("events", "head", "middle", "reshuffled", "tail")
 
     def __init__(self) -> None:
-        self.deal: tuple[int, int, int] = (-1, 0, 0)
-        self.entries: list[bytes] = []
-        self.joined = b""
+        self.events = _env.SeatEvents()
         self.reshuffled = False
         self.head = self.middle = self.tail = b""
+
+    def _entry(self, ev: gin.PublicEvent) -> bytes:
+        if ev.kind == "reshuffle":
+            self.reshuffled = True
+        return _event_entry(ev)
 
     def prepare(self, state: gin.InformationState) -> None:
         """Bring the log to ``state``'s deal and events."""
         key = (state.seat, state.game_number, state.deal_number)
         events = state.events
-        if key != self.deal or len(self.entries) > len(events):
+        if key != self.events.deal or self.events.count > len(events):
             f = _IS
-            self.deal = key
-            self.entries = []
-            self.joined = b""
             self.reshuffled = False
             self.head = _uint(f["seat"], state.seat) + _uint(f["num_seats"], state.num_seats) \
                 + _uint(f["dealer"], state.dealer)
@@ -283,13 +286,7 @@ class EventLog:
                 _packed(f["scores"], state.scores), _packed(f["deals_won"], state.deals_won),
                 _packed(f["match_scores"], state.games_won), _uint(f["spade_double"], int(state.doubled)),
             ])
-        if len(self.entries) < len(events):
-            tag = _IS["events"]
-            fresh = events[len(self.entries):]
-            new = [_len_field(tag, _event_bytes(e)) for e in fresh]
-            self.entries.extend(new)
-            self.joined += b"".join(new)
-            self.reshuffled = self.reshuffled or any(e.kind == "reshuffle" for e in fresh)
+        self.events.update(key, events, self._entry)
 
 
 def information_state_bytes(state: gin.InformationState, log: EventLog | None = None) -> bytes:
@@ -319,15 +316,19 @@ def information_state_bytes(state: gin.InformationState, log: EventLog | None = 
         log.middle,
         _FORBIDDEN[forbidden.index + 1 if forbidden is not None else 0],
         _UPCARD_PASSES(state.upcard_passes),
-        log.joined,
         log.tail,
         _RESHUFFLED[log.reshuffled],
     ])
 
 
-def information_state(state: gin.InformationState, log: EventLog | None = None) -> game_pb2.InformationState:
-    """A seat's complete information state as a message."""
-    return game_pb2.InformationState.FromString(information_state_bytes(state, log))
+def information_state(state: gin.InformationState, log: EventLog | None = None) -> gin_pb2.State:
+    """A seat's complete information state as a message (its events are the request's)."""
+    return gin_pb2.State.FromString(information_state_bytes(state, log))
+
+
+def events(state: gin.InformationState) -> list[common_pb2.Event]:
+    """The deal's events so far as the seat of ``state`` saw them (``ActionRequest.events``)."""
+    return [public_event(ev) for ev in state.events]
 
 
 def _every_action() -> list[gin.Action]:
@@ -342,16 +343,17 @@ def _every_action() -> list[gin.Action]:
 
 # The engine's actions are interned (one value per action, for ever): look them up by identity,
 # which spares hashing a dataclass per legal action.
-_ACTION_BY_ID = {
-    id(a): _len_field(_AR["legal_actions"], action_to_proto(a).SerializeToString(deterministic=True))
-    for a in _every_action()
-}
+def _new_action_entry(action: gin.Action) -> bytes:
+    return _env.action_entry(_GAME.action, gin_action(action).SerializeToString(deterministic=True))
+
+
+_ACTION_BY_ID = {id(a): _new_action_entry(a) for a in _every_action()}
 
 
 def _action_entry(action: gin.Action) -> bytes:
     entry = _ACTION_BY_ID.get(id(action))
     if entry is None:  # not an interned value (a hand-made action): encode it
-        entry = _len_field(_AR["legal_actions"], action_to_proto(action).SerializeToString(deterministic=True))
+        entry = _new_action_entry(action)
     return entry
 
 
@@ -360,58 +362,48 @@ def action_request_bytes(
     time_for_move_ms: int, log: EventLog | None = None,
 ) -> bytes:
     """``RefereeMessage{match_id, action_request}`` encoded: a request for a decision with the
-    legal actions, every seat's clock (the seat of ``state`` running) and the seat's complete
-    information state."""
-    key = (tuple(remaining_ms), increment_ms, state.seat)
-    clocks = _CLOCKS.get(key)
-    if clocks is None:
-        c = _CLOCK
-        clocks = b"".join([
-            _len_field(_AR["clocks"], _uint(c["seat"], s) + _uint(c["remaining_ms"], r)
-                       + _uint(c["increment_ms"], increment_ms) + _uint(c["running"], int(s == state.seat)))
-            for s, r in enumerate(remaining_ms)
-        ])
-        if len(_CLOCKS) > 4096:
-            _CLOCKS.clear()
-        _CLOCKS[key] = clocks
-    request = b"".join([
-        _uint(_AR["request_id"], request_id),
-        b"".join([_action_entry(a) for a in state.legal_actions]),
-        clocks,
-        _TIME_FOR_MOVE(time_for_move_ms),
-        _len_field(_AR["state"], information_state_bytes(state, log)),
-    ])
-    return _text(_RM["match_id"], match_id) + _len_field(_RM["action_request"], request)
+    legal actions, every seat's clock (the seat of ``state`` running), the deal's events and the
+    seat's complete information state."""
+    if log is None:
+        log = EventLog()
+    state_bytes = information_state_bytes(state, log)
+    return _env.action_request_bytes(
+        match_id, request_id, b"".join([_action_entry(a) for a in state.legal_actions]),
+        _env.clocks_bytes(remaining_ms, increment_ms, state.seat), time_for_move_ms, log.events.joined,
+        _GAME.state, state_bytes,
+    )
 
 
-def deal_result(state: gin.InformationState, *, game_over: bool) -> game_pb2.DealResult:
+def deal_result(state: gin.InformationState, *, game_over: bool) -> common_pb2.DealResult:
     """The end of a deal as the seat of ``state`` may see it (from its view's outcome)."""
     out = state.outcome
     assert out is not None, "deal_result() needs a finished deal"
-    msg = game_pb2.DealResult(
-        outcome=_OUTCOME_TO_PB[out.kind],
+    msg = common_pb2.DealResult(
         game_number=state.game_number,
         deal_number=state.deal_number,
         dealer=state.dealer,
-        knocker=-1 if out.knocker is None else out.knocker,
         winner=-1 if out.winner is None else out.winner,
-        points=out.points,
-        doubled=out.doubled,
-        knock_discard=str(out.knock_discard) if out.knock_discard is not None else "",
         scores_after=state.scores,
         game_over=game_over,
+        gin=gin_pb2.DealResult(
+            outcome=_OUTCOME_TO_PB[out.kind],
+            knocker=-1 if out.knocker is None else out.knocker,
+            points=out.points,
+            doubled=out.doubled,
+            knock_discard=str(out.knock_discard) if out.knock_discard is not None else "",
+        ),
     )
     sd = out.showdown
     if sd is not None and out.knocker is not None:
         knocker = out.knocker
         for seat in range(state.num_seats):
             if seat == knocker:
-                msg.hands.append(game_pb2.SeatHand(
+                msg.gin.hands.append(gin_pb2.SeatHand(
                     seat=seat, cards=cards(sd.knocker_cards), melds=[_meld(m) for m in sd.knocker_melds],
                     deadwood_cards=cards(sd.knocker_deadwood_cards), deadwood=sd.knocker_deadwood,
                 ))
             else:
-                msg.hands.append(game_pb2.SeatHand(
+                msg.gin.hands.append(gin_pb2.SeatHand(
                     seat=seat, cards=cards(sd.defender_cards), melds=[_meld(m) for m in sd.defender_melds],
                     laid_off=cards(sd.layoffs), deadwood_cards=cards(sd.defender_deadwood_cards),
                     deadwood=sd.defender_deadwood,
@@ -419,11 +411,12 @@ def deal_result(state: gin.InformationState, *, game_over: bool) -> game_pb2.Dea
     return msg
 
 
-def game_result(result: gin.GameResult) -> game_pb2.GameResult:
+def game_result(result: gin.GameResult) -> common_pb2.GameResult:
     """A finished game as a message."""
-    return game_pb2.GameResult(
+    return common_pb2.GameResult(
         game_number=result.game, winner=result.winner, final_totals=result.totals,
-        deal_points=result.deal_points, deals_won=result.deals_won, shutout=result.shutout,
+        places=_game_ranking(result).places,
+        gin=gin_pb2.GameResult(deal_points=result.deal_points, deals_won=result.deals_won, shutout=result.shutout),
     )
 
 
@@ -431,7 +424,7 @@ def deal_started(state: gin.InformationState, log: EventLog | None = None) -> bo
     """The start of a deal, for the seat of ``state``."""
     return bot_pb2.DealStarted(
         game_number=state.game_number, deal_number=state.deal_number, dealer=state.dealer,
-        state=information_state(state, log),
+        gin=information_state(state, log),
     )
 
 
@@ -506,6 +499,10 @@ class GinGame:
     def commitment(self, seed: bytes) -> bytes:
         """SHA-256 of the seed."""
         return gin.commitment(seed)
+
+    def first_dealer(self, seed: bytes, seats: int) -> int:
+        """The first game's dealer a match from ``seed`` draws (``games.DrawsFirstDealer``)."""
+        return gin.first_dealer(seed, 1, seats)
 
     def mix_seed(self, seed: bytes, nonces: Sequence[bytes]) -> bytes:
         """The seed with the nonces mixed in."""
@@ -688,11 +685,16 @@ class GinWire:
 
     def start_fields(self, rules: gin.RuleSet) -> dict[str, Any]:
         """The rule set, every field filled."""
-        return {"rules": rules_to_proto(rules)}
+        return {"gin": rules_to_proto(rules)}
 
     def rules_from_request(self, request: referee_pb2.CreateMatchRequest) -> gin.RuleSet | None:
-        """The request's rules, or ``None`` if it names none."""
-        return rules_from_proto(request.rules) if request.HasField("rules") else None
+        """The request's rules (``gin``), or ``None`` if it names none."""
+        which = request.WhichOneof("game")
+        if which is None:
+            return None
+        if which != "gin":
+            raise WireError(f"rules: a gin match takes its rules in gin; got {which}")
+        return rules_from_proto(request.gin)
 
     def new_seat_cache(self) -> EventLog:
         """A seat's encoded events and deal fields."""
@@ -708,19 +710,19 @@ class GinWire:
         data = action_request_bytes(match_id, request_id, state, clocks, increment_ms, allowance_ms, cache)
         return data, state.legal_actions
 
-    def action_from_proto(self, msg: game_pb2.Action) -> gin.Action:
+    def action_from_proto(self, msg: common_pb2.Action) -> gin.Action:
         """The bot's action."""
         return action_from_proto(msg)
 
-    def raw_action(self, msg: game_pb2.Action) -> dict[str, Any]:
-        """The action's kind and card as sent."""
-        return {"raw_kind": int(msg.kind), "raw_card": msg.card}
+    def raw_action(self, msg: common_pb2.Action) -> dict[str, Any]:
+        """The action's kind and card as sent (a message without ``gin``: kind 0, no card)."""
+        return {"raw_kind": int(msg.gin.kind), "raw_card": msg.gin.card}
 
-    def raw_action_from_record(self, record: Mapping[str, Any]) -> game_pb2.Action:
+    def raw_action_from_record(self, record: Mapping[str, Any]) -> common_pb2.Action:
         """The action :meth:`raw_action` recorded."""
-        return game_pb2.Action(kind=record["raw_kind"], card=record["raw_card"])
+        return common_pb2.Action(gin=gin_pb2.Action(kind=record["raw_kind"], card=record["raw_card"]))
 
-    def action_from_text(self, text: str) -> game_pb2.Action:
+    def action_from_text(self, text: str) -> common_pb2.Action:
         """A replay's action text as a message."""
         return action_to_proto(gin.parse_action(text))
 
@@ -764,23 +766,26 @@ class GinWire:
             pub_state = match.match.view(-1)
             kind = {"deal_started": referee_pb2.SpectatorDeal(
                 game_number=pub_state.game_number, deal_number=pub_state.deal_number, dealer=pub_state.dealer,
-                upcard=str(pub_state.first_upcard), stock_size=pub_state.stock_size,
-                hand_sizes=pub_state.hand_sizes, scores=pub_state.scores,
-                knock_limit=-1 if pub_state.knock_limit is None else pub_state.knock_limit,
-                spade_double=pub_state.doubled,
+                gin=gin_pb2.DealView(
+                    upcard=str(pub_state.first_upcard), stock_size=pub_state.stock_size,
+                    hand_sizes=pub_state.hand_sizes, scores=pub_state.scores,
+                    knock_limit=-1 if pub_state.knock_limit is None else pub_state.knock_limit,
+                    spade_double=pub_state.doubled,
+                ),
             )}
         return referee_pb2.SpectatorEvent(match_id=match_id, **kind).SerializeToString()
 
-    def game_results(self, outcome: gin.MatchOutcome | None) -> list[game_pb2.GameResult]:
+    def game_results(self, outcome: gin.MatchOutcome | None) -> list[common_pb2.GameResult]:
         """Every game of the outcome."""
         return [game_result(g) for g in outcome.games] if outcome is not None else []
 
-    def outcome_from_result(self, result: game_pb2.MatchResult, termination_normal: bool) -> gin.MatchOutcome | None:
+    def outcome_from_result(self, result: common_pb2.MatchResult,
+                            termination_normal: bool) -> gin.MatchOutcome | None:
         """The games a remote referee reported, as the engine's outcome (deal counts are 0)."""
         played = tuple(
             gin.GameResult(
-                game=g.game_number, winner=g.winner, deal_points=tuple(g.deal_points),
-                deals_won=tuple(g.deals_won), totals=tuple(g.final_totals), shutout=g.shutout, deals=0,
+                game=g.game_number, winner=g.winner, deal_points=tuple(g.gin.deal_points),
+                deals_won=tuple(g.gin.deals_won), totals=tuple(g.final_totals), shutout=g.gin.shutout, deals=0,
             )
             for g in result.games
         )

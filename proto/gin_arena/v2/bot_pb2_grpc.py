@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from gin_arena.v1 import bot_pb2 as gin__arena_dot_v1_dot_bot__pb2
+from gin_arena.v2 import bot_pb2 as gin__arena_dot_v2_dot_bot__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -18,7 +18,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in gin_arena/v1/bot_pb2_grpc.py depends on'
+        + ' but the generated code in gin_arena/v2/bot_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -36,9 +36,9 @@ class BotServiceStub:
             channel: A grpc.Channel.
         """
         self.Play = channel.stream_stream(
-                '/gin_arena.v1.BotService/Play',
-                request_serializer=gin__arena_dot_v1_dot_bot__pb2.BotMessage.SerializeToString,
-                response_deserializer=gin__arena_dot_v1_dot_bot__pb2.RefereeMessage.FromString,
+                '/gin_arena.v2.BotService/Play',
+                request_serializer=gin__arena_dot_v2_dot_bot__pb2.BotMessage.SerializeToString,
+                response_deserializer=gin__arena_dot_v2_dot_bot__pb2.RefereeMessage.FromString,
                 _registered_method=True)
 
 
@@ -59,14 +59,14 @@ def add_BotServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Play': grpc.stream_stream_rpc_method_handler(
                     servicer.Play,
-                    request_deserializer=gin__arena_dot_v1_dot_bot__pb2.BotMessage.FromString,
-                    response_serializer=gin__arena_dot_v1_dot_bot__pb2.RefereeMessage.SerializeToString,
+                    request_deserializer=gin__arena_dot_v2_dot_bot__pb2.BotMessage.FromString,
+                    response_serializer=gin__arena_dot_v2_dot_bot__pb2.RefereeMessage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'gin_arena.v1.BotService', rpc_method_handlers)
+            'gin_arena.v2.BotService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('gin_arena.v1.BotService', rpc_method_handlers)
+    server.add_registered_method_handlers('gin_arena.v2.BotService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
@@ -88,9 +88,9 @@ class BotService:
         return grpc.experimental.stream_stream(
             request_iterator,
             target,
-            '/gin_arena.v1.BotService/Play',
-            gin__arena_dot_v1_dot_bot__pb2.BotMessage.SerializeToString,
-            gin__arena_dot_v1_dot_bot__pb2.RefereeMessage.FromString,
+            '/gin_arena.v2.BotService/Play',
+            gin__arena_dot_v2_dot_bot__pb2.BotMessage.SerializeToString,
+            gin__arena_dot_v2_dot_bot__pb2.RefereeMessage.FromString,
             options,
             channel_credentials,
             insecure,

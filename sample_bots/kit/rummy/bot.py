@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gin_arena.v1 import bot_pb2, game_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 
-from .actions import Decision
-from .rummy import Rules, View, answer, rules_of, view_of
-from .session import Bot
+from ..games import Decision
+from ..session import Bot
+from . import Rules, View, answer, rules_of, view_of
 
 
 class RummyBot(Bot):
@@ -35,9 +35,9 @@ class RummyBot(Bot):
         return self._choose(view)
 
     def on_match_started(self, match_id: str, info: bot_pb2.MatchStarted) -> None:
-        self._rules[match_id] = rules_of(info.rummy_rules)
+        self._rules[match_id] = rules_of(info.rummy)
 
-    def on_match_finished(self, match_id: str, result: game_pb2.MatchResult) -> None:
+    def on_match_finished(self, match_id: str, result: common_pb2.MatchResult) -> None:
         self._rules.pop(match_id, None)
 
     def decide_in_match(self, match_id: str, request: bot_pb2.ActionRequest) -> Decision:

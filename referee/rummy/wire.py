@@ -1,8 +1,9 @@
 """Rummy (2–6 seats) through the referee's game seam: the adapter that drives the pure engine
 (``referee.rummy``) for the plumbing (:class:`RummyGame`, :class:`RummyMatch`), and the one module
-that converts rummy's values to and from protobuf messages (``gin_arena.v1``'s ``Rummy*``
-messages, in the ``rummy`` / ``rummy_state`` / ``rummy_rules`` fields). Messages to a seat are
-built here from that seat's :class:`~referee.rummy.InformationState` and nothing else."""
+that converts rummy's values to and from protobuf messages (``gin_arena.v2.games.rummy``, in
+the member ``rummy`` of the envelope's ``oneof game``). Messages to a seat are built here from
+that seat's :class:`~referee.rummy.InformationState` and nothing else. The one module of the
+game's package that is not pure (it imports protobuf and the referee's envelope)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import base64
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
-from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
+from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
+from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
 from referee.wire.envelope import VARINT as _VARINT
 from referee.wire.envelope import WireError
@@ -22,29 +25,32 @@ from referee.wire.envelope import tags as _tags
 from referee.wire.envelope import text as _text
 from referee.wire.envelope import uint as _uint
 
+_GAME = _env.game_tags("rummy")
+"""Rummy's member of the envelope's ``oneof game``s."""
+
 _SEAT_COUNTS = range(2, 7)
 
 _ENUMS: dict[str, dict[str, int]] = {
-    "ace": {"low": game_pb2.RUMMY_ACE_LOW, "low_or_high": game_pb2.RUMMY_ACE_LOW_OR_HIGH},
-    "discard_draw": {"top": game_pb2.RUMMY_DISCARD_DRAW_TOP, "row": game_pb2.RUMMY_DISCARD_DRAW_ROW},
-    "scoring": {"hands": game_pb2.RUMMY_SCORING_HANDS, "table": game_pb2.RUMMY_SCORING_TABLE},
-    "face_values": {"ten": game_pb2.RUMMY_FACE_VALUES_TEN, "rank": game_pb2.RUMMY_FACE_VALUES_RANK},
-    "next_dealer": {"winner": game_pb2.RUMMY_NEXT_DEALER_WINNER, "left": game_pb2.RUMMY_NEXT_DEALER_LEFT},
-    "stock_exhausted": {"lowest_wins": game_pb2.RUMMY_STOCK_EXHAUSTED_LOWEST_WINS,
-                        "reshuffle": game_pb2.RUMMY_STOCK_EXHAUSTED_RESHUFFLE},
+    "ace": {"low": rummy_pb2.ACE_LOW, "low_or_high": rummy_pb2.ACE_LOW_OR_HIGH},
+    "discard_draw": {"top": rummy_pb2.DISCARD_DRAW_TOP, "row": rummy_pb2.DISCARD_DRAW_ROW},
+    "scoring": {"hands": rummy_pb2.SCORING_HANDS, "table": rummy_pb2.SCORING_TABLE},
+    "face_values": {"ten": rummy_pb2.FACE_VALUES_TEN, "rank": rummy_pb2.FACE_VALUES_RANK},
+    "next_dealer": {"winner": rummy_pb2.NEXT_DEALER_WINNER, "left": rummy_pb2.NEXT_DEALER_LEFT},
+    "stock_exhausted": {"lowest_wins": rummy_pb2.STOCK_EXHAUSTED_LOWEST_WINS,
+                        "reshuffle": rummy_pb2.STOCK_EXHAUSTED_RESHUFFLE},
 }
 _ENUMS_BACK = {field: {v: k for k, v in table.items()} for field, table in _ENUMS.items()}
 _SCALARS = ("stop", "rummy_doubles", "out_needs_discard", "target", "max_deals_per_game", "games")
-_END_TO_PB = {"set": game_pb2.RUMMY_LAYOFF_END_SET, "low": game_pb2.RUMMY_LAYOFF_END_LOW,
-              "high": game_pb2.RUMMY_LAYOFF_END_HIGH}
-_PB_TO_END: dict[int, rummy.End] = {game_pb2.RUMMY_LAYOFF_END_SET: "set", game_pb2.RUMMY_LAYOFF_END_LOW: "low",
-                                    game_pb2.RUMMY_LAYOFF_END_HIGH: "high"}
-_PHASE_TO_PB = {"draw": game_pb2.RUMMY_PHASE_DRAW, "play": game_pb2.RUMMY_PHASE_PLAY,
-                "stop": game_pb2.RUMMY_PHASE_STOP, "lay_back": game_pb2.RUMMY_PHASE_LAY_BACK,
-                "over": game_pb2.RUMMY_PHASE_OVER}
-_REASON_TO_PB = {"out": game_pb2.RUMMY_DEAL_END_REASON_OUT, "lowest": game_pb2.RUMMY_DEAL_END_REASON_LOWEST,
-                 "void": game_pb2.RUMMY_DEAL_END_REASON_VOID}
-_MELD_KIND = {"set": game_pb2.MELD_KIND_SET, "run": game_pb2.MELD_KIND_RUN}
+_END_TO_PB = {"set": rummy_pb2.LAYOFF_END_SET, "low": rummy_pb2.LAYOFF_END_LOW,
+              "high": rummy_pb2.LAYOFF_END_HIGH}
+_PB_TO_END: dict[int, rummy.End] = {rummy_pb2.LAYOFF_END_SET: "set", rummy_pb2.LAYOFF_END_LOW: "low",
+                                    rummy_pb2.LAYOFF_END_HIGH: "high"}
+_PHASE_TO_PB = {"draw": rummy_pb2.PHASE_DRAW, "play": rummy_pb2.PHASE_PLAY,
+                "stop": rummy_pb2.PHASE_STOP, "lay_back": rummy_pb2.PHASE_LAY_BACK,
+                "over": rummy_pb2.PHASE_OVER}
+_REASON_TO_PB = {"out": rummy_pb2.DEAL_END_REASON_OUT, "lowest": rummy_pb2.DEAL_END_REASON_LOWEST,
+                 "void": rummy_pb2.DEAL_END_REASON_VOID}
+_MELD_KIND = {"set": rummy_pb2.MELD_KIND_SET, "run": rummy_pb2.MELD_KIND_RUN}
 
 
 # ----- cards, rules and actions -----
@@ -68,57 +74,44 @@ def card_from_text(text: str, what: str) -> rummy.Card:
         raise WireError(f"{what}: {e}") from None
 
 
-def rules_to_proto(rules: rummy.RummyRules) -> game_pb2.RummyRuleSet:
+def rules_to_proto(rules: rummy.RummyRules) -> rummy_pb2.RuleSet:
     """Every field filled, so a bot never needs to know the presets."""
-    msg = game_pb2.RummyRuleSet(name=rules.name)
-    for field, table in _ENUMS.items():
-        setattr(msg, field, table[getattr(rules, field)])
-    for field in _SCALARS:
-        setattr(msg, field, getattr(rules, field))
-    return msg
+    out: rummy_pb2.RuleSet = _env.fill_rules(rummy_pb2.RuleSet(name=rules.name), rules, _ENUMS, _SCALARS)
+    return out
 
 
-def rules_from_proto(msg: game_pb2.RummyRuleSet) -> rummy.RummyRules:
+def rules_from_proto(msg: rummy_pb2.RuleSet) -> rummy.RummyRules:
     """The preset named (``rummy`` if empty) with every field that is set overriding it."""
-    overrides: dict[str, object] = {}
-    for field, table in _ENUMS_BACK.items():
-        value = getattr(msg, field)
-        if value:
-            if value not in table:
-                raise WireError(f"rummy_rules.{field}: unknown value {value}")
-            overrides[field] = table[value]
-    for field in _SCALARS:
-        if msg.HasField(field):  # type: ignore[arg-type]
-            overrides[field] = getattr(msg, field)
+    overrides = _env.rules_overrides(msg, _ENUMS_BACK, _SCALARS, "rules.rummy")
     try:
         return rummy.RummyRules.preset(msg.name or "rummy", **overrides)
     except ValueError as e:
-        raise WireError(f"rummy_rules: {e}") from None
+        raise WireError(f"rules.rummy: {e}") from None
 
 
-def _rummy_action(a: rummy.Action) -> game_pb2.RummyAction:
+def _rummy_action(a: rummy.Action) -> rummy_pb2.Action:
     if isinstance(a, rummy.DrawStock):
-        return game_pb2.RummyAction(draw_stock=game_pb2.RummyDrawStock())
+        return rummy_pb2.Action(draw_stock=rummy_pb2.DrawStock())
     if isinstance(a, rummy.TakeDiscard):
-        return game_pb2.RummyAction(take_discard=game_pb2.RummyTakeDiscard(card=_TEXT[a.card.index]))
+        return rummy_pb2.Action(take_discard=rummy_pb2.TakeDiscard(card=_TEXT[a.card.index]))
     if isinstance(a, rummy.LayMeld):
-        return game_pb2.RummyAction(lay_meld=game_pb2.RummyLayMeld(cards=cards(a.cards)))
+        return rummy_pb2.Action(lay_meld=rummy_pb2.LayMeld(cards=cards(a.cards)))
     if isinstance(a, rummy.LayOff):
-        return game_pb2.RummyAction(lay_off=game_pb2.RummyLayOff(
+        return rummy_pb2.Action(lay_off=rummy_pb2.LayOff(
             card=_TEXT[a.card.index], meld=a.meld, end=_end(a.end)))
     if isinstance(a, rummy.Discard):
-        return game_pb2.RummyAction(discard=game_pb2.RummyDiscard(card=_TEXT[a.card.index]))
+        return rummy_pb2.Action(discard=rummy_pb2.Discard(card=_TEXT[a.card.index]))
     if isinstance(a, rummy.CallStop):
-        return game_pb2.RummyAction(call_stop=game_pb2.RummyCallStop())
-    return game_pb2.RummyAction(decline_stop=game_pb2.RummyDeclineStop())
+        return rummy_pb2.Action(call_stop=rummy_pb2.CallStop())
+    return rummy_pb2.Action(decline_stop=rummy_pb2.DeclineStop())
 
 
-def action_to_proto(action: rummy.Action) -> game_pb2.Action:
-    """A domain action as a message (``Action.rummy``)."""
-    return game_pb2.Action(rummy=_rummy_action(action))
+def action_to_proto(action: rummy.Action) -> common_pb2.Action:
+    """A domain action as the envelope's ``Action`` (its ``rummy`` member)."""
+    return common_pb2.Action(rummy=_rummy_action(action))
 
 
-def _from_rummy_action(msg: game_pb2.RummyAction) -> rummy.Action:
+def _from_rummy_action(msg: rummy_pb2.Action) -> rummy.Action:
     which = msg.WhichOneof("kind")
     if which is None:
         raise WireError("action.rummy: no kind set (one of draw_stock, take_discard, lay_meld, lay_off, "
@@ -144,12 +137,11 @@ def _from_rummy_action(msg: game_pb2.RummyAction) -> rummy.Action:
     return rummy.LayOff(card_from_text(off.card, "action.rummy.lay_off.card"), off.meld, end)
 
 
-def action_from_proto(msg: game_pb2.Action) -> rummy.Action:
-    """A message as a domain action, or :class:`WireError` naming what is malformed."""
-    if msg.kind or msg.card:
-        raise WireError("a rummy action goes in action.rummy; action.kind and action.card are gin rummy's")
-    if not msg.HasField("rummy"):
-        raise WireError("action.rummy is not set")
+def action_from_proto(msg: common_pb2.Action) -> rummy.Action:
+    """An envelope ``Action`` as a domain action, or :class:`WireError` naming what is malformed."""
+    which = msg.WhichOneof("game")
+    if which != "rummy":
+        raise WireError(f"action: a rummy match's action goes in action.rummy; got {which or 'no game'}")
     return _from_rummy_action(msg.rummy)
 
 
@@ -158,26 +150,26 @@ def _end(end: str) -> Any:
     return _END_TO_PB[end]
 
 
-def table_meld(m: rummy.TableMeld) -> game_pb2.RummyTableMeld:
+def table_meld(m: rummy.TableMeld) -> rummy_pb2.TableMeld:
     """A meld on the table with who laid each of its cards."""
-    return game_pb2.RummyTableMeld(
+    return rummy_pb2.TableMeld(
         number=m.number, owner=m.owner, kind=_MELD_KIND[m.kind], cards=cards(m.cards),
-        placed=[game_pb2.RummyPlaced(card=_TEXT[p.card.index], seat=p.seat, end=_end(p.end), layoff=p.layoff)
+        placed=[rummy_pb2.Placed(card=_TEXT[p.card.index], seat=p.seat, end=_end(p.end), layoff=p.layoff)
                 for p in m.placed],
     )
 
 
-def rummy_event(ev: rummy.PublicEvent) -> game_pb2.RummyEvent:
+def rummy_event(ev: rummy.PublicEvent) -> rummy_pb2.Event:
     """One step of a deal as some seat saw it (already filtered by the engine's view)."""
     if ev.kind == "reshuffle":
         raise ValueError("a reshuffle is told with reshuffle_event")
     a: rummy.Action
     if ev.kind == "draw_stock":
-        return game_pb2.RummyEvent(action=_rummy_action(rummy.DrawStock()),
+        return rummy_pb2.Event(action=_rummy_action(rummy.DrawStock()),
                                    drawn_card=_TEXT[ev.card.index] if ev.card is not None else "")
     if ev.kind == "take_discard":
         assert ev.card is not None
-        return game_pb2.RummyEvent(action=_rummy_action(rummy.TakeDiscard(ev.card)), taken_cards=cards(ev.cards))
+        return rummy_pb2.Event(action=_rummy_action(rummy.TakeDiscard(ev.card)), taken_cards=cards(ev.cards))
     if ev.kind == "meld":
         a = rummy.LayMeld(ev.cards)
     elif ev.kind == "lay_off":
@@ -188,29 +180,29 @@ def rummy_event(ev: rummy.PublicEvent) -> game_pb2.RummyEvent:
         a = rummy.Discard(ev.card)
     else:
         a = rummy.CallStop() if ev.kind == "call_stop" else rummy.DeclineStop()
-    return game_pb2.RummyEvent(action=_rummy_action(a))
+    return rummy_pb2.Event(action=_rummy_action(a))
 
 
-def reshuffle_event(number: int, upcard: rummy.Card) -> game_pb2.PublicEvent:
+def reshuffle_event(number: int, upcard: rummy.Card) -> common_pb2.Event:
     """The ``number``-th reshuffle of the deal's discard pile into a new stock (public)."""
-    return game_pb2.PublicEvent(seat=0, rummy=game_pb2.RummyEvent(reshuffle=game_pb2.RummyReshuffle(
+    return common_pb2.Event(seat=0, rummy=rummy_pb2.Event(reshuffle=rummy_pb2.Reshuffle(
         number=number, upcard=_TEXT[upcard.index])))
 
 
-def public_event(ev: rummy.PublicEvent, think_ms: int = 0) -> game_pb2.PublicEvent:
-    """An action as a ``PublicEvent`` carrying its ``rummy`` part (reshuffles:
+def public_event(ev: rummy.PublicEvent, think_ms: int = 0) -> common_pb2.Event:
+    """An action as the envelope's ``Event`` carrying its ``rummy`` part (reshuffles:
     :func:`reshuffle_event`)."""
-    return game_pb2.PublicEvent(seat=ev.seat, think_ms=think_ms, rummy=rummy_event(ev))
+    return common_pb2.Event(seat=ev.seat, think_ms=think_ms, rummy=rummy_event(ev))
 
 
 # The state goes out on every decision: it is encoded straight to protobuf bytes (protobuf's
 # deterministic serialisation: fields in number order, proto3 defaults left out, packed repeated
 # scalars), with what repeats (an event, a meld on the table, a card entry) encoded once;
 # tests/test_rummy_referee.py checks the bytes against protobuf's own on thousands of states.
-_ST = _tags(game_pb2.RummyState, {
+_ST = _tags(rummy_pb2.State, {
     "seat": _VARINT, "num_seats": _VARINT, "dealer": _VARINT, "turn": _VARINT, "to_move": _VARINT, "phase": _VARINT,
     "hand": _LEN, "hand_sizes": _LEN, "stock_size": _VARINT, "discard_pile": _LEN, "table": _LEN, "must_use": _LEN,
-    "stopped": _LEN, "events": _LEN, "scores": _LEN, "game_number": _VARINT, "deal_number": _VARINT,
+    "stopped": _LEN, "scores": _LEN, "game_number": _VARINT, "deal_number": _VARINT,
     "match_points": _LEN, "reshuffles": _VARINT,
 })
 _HAND = tuple(_text(_ST["hand"], t) for t in _TEXT)
@@ -233,13 +225,13 @@ def _memo(cache: dict[Any, bytes], key: Any, make: Any) -> bytes:
 
 
 def _event_entry(ev: rummy.PublicEvent, reshuffles: int) -> bytes:
-    """One entry of ``RummyState.events`` (``reshuffles``: the reshuffle's number)."""
+    """One entry of ``ActionRequest.events`` (``reshuffles``: the reshuffle's number)."""
     if ev.kind == "reshuffle":
         assert ev.card is not None
         msg = reshuffle_event(reshuffles, ev.card)
     else:
         msg = public_event(ev)
-    return _len_field(_ST["events"], msg.SerializeToString(deterministic=True))
+    return _env.event_entry(msg.seat, _GAME.event, msg.rummy.SerializeToString(deterministic=True))
 
 
 def _meld_entry(m: rummy.TableMeld) -> bytes:
@@ -247,44 +239,36 @@ def _meld_entry(m: rummy.TableMeld) -> bytes:
 
 
 class SeatCache:
-    """What one seat's messages repeat within a deal, encoded once: its events (a deal's events
-    only grow, so each state converts just the new ones)."""
+    """What one seat's messages repeat within a deal, encoded once: its events (the envelope's
+    :class:`~referee.wire.envelope.SeatEvents`) and the deal's reshuffles so far."""
 
-    __slots__ = ("deal", "entries", "joined", "reshuffles")
+    __slots__ = ("log", "reshuffles")
 
     def __init__(self) -> None:
-        self.deal: tuple[int | None, int, int] = (-2, 0, 0)
-        self.entries = 0
-        self.joined = b""
+        self.log = _env.SeatEvents()
         self.reshuffles = 0
 
+    def _entry(self, ev: rummy.PublicEvent) -> bytes:
+        if ev.kind == "reshuffle":
+            self.reshuffles += 1
+        n = self.reshuffles if ev.kind == "reshuffle" else 0
+        return _memo(_EVENTS, (ev, n), lambda: _event_entry(ev, n))
+
     def events(self, state: rummy.InformationState) -> bytes:
-        """``state.events`` as entries of ``RummyState.events``, encoded."""
+        """``state.events`` as entries of ``ActionRequest.events``, encoded."""
         key = (state.seat, state.game_number, state.deal_number)
-        events = state.events
-        if key != self.deal or self.entries > len(events):
-            self.deal, self.entries, self.joined, self.reshuffles = key, 0, b"", 0
-        if self.entries < len(events):
-            new = []
-            for ev in events[self.entries:]:
-                if ev.kind == "reshuffle":
-                    self.reshuffles += 1
-                n = self.reshuffles if ev.kind == "reshuffle" else 0
-                new.append(_memo(_EVENTS, (ev, n), lambda ev=ev, n=n: _event_entry(ev, n)))
-            self.entries = len(events)
-            self.joined += b"".join(new)
-        return self.joined
-
-
-def _opt(card: rummy.Card | None) -> str:
-    return _TEXT[card.index] if card is not None else ""
+        if key != self.log.deal or self.log.count > len(state.events):
+            self.reshuffles = 0
+        self.log.update(key, state.events, self._entry)
+        return self.log.joined
 
 
 def state_bytes(state: rummy.InformationState, match_points: Sequence[int], cache: SeatCache | None = None) -> bytes:
-    """A seat's (or a spectator's) complete information state, encoded (``RummyState``)."""
+    """A seat's (or a spectator's) complete information state, encoded (``State``; its events
+    are the request's: :meth:`SeatCache.events`)."""
     cache = cache if cache is not None else SeatCache()
     f = _ST
-    events = cache.events(state)
+    cache.events(state)
     return b"".join([
         _uint(f["seat"], -1 if state.seat is None else state.seat),
         _uint(f["num_seats"], state.num_seats), _uint(f["dealer"], state.dealer), _uint(f["turn"], state.turn),
@@ -295,7 +279,6 @@ def state_bytes(state: rummy.InformationState, match_points: Sequence[int], cach
         b"".join([_memo(_MELDS, m, lambda m=m: _meld_entry(m)) for m in state.table]),
         _MUST_USE[state.must_use.index] if state.must_use is not None else b"",
         _STOPPED[state.stopped.index] if state.stopped is not None else b"",
-        events,
         _packed(f["scores"], state.scores), _uint(f["game_number"], state.game_number),
         _uint(f["deal_number"], state.deal_number), _packed(f["match_points"], match_points),
         _uint(f["reshuffles"], cache.reshuffles),
@@ -303,14 +286,11 @@ def state_bytes(state: rummy.InformationState, match_points: Sequence[int], cach
 
 
 def rummy_state(state: rummy.InformationState, match_points: Sequence[int],
-                cache: SeatCache | None = None) -> game_pb2.RummyState:
+                cache: SeatCache | None = None) -> rummy_pb2.State:
     """A seat's complete information state as a message."""
-    return game_pb2.RummyState.FromString(state_bytes(state, match_points, cache))
+    return rummy_pb2.State.FromString(state_bytes(state, match_points, cache))
 
 
-_AR = _tags(bot_pb2.ActionRequest, {"request_id": _VARINT, "legal_actions": _LEN, "clocks": _LEN,
-                                    "time_for_move_ms": _VARINT, "rummy_state": _LEN})
-_RM = _tags(bot_pb2.RefereeMessage, {"match_id": _LEN, "action_request": _LEN})
 _LEGAL: dict[rummy.Action, bytes] = {}
 
 
@@ -319,9 +299,23 @@ def _legal_entry(action: rummy.Action) -> bytes:
     if entry is None:
         if len(_LEGAL) > 50_000:
             _LEGAL.clear()
-        entry = _LEGAL[action] = _len_field(
-            _AR["legal_actions"], action_to_proto(action).SerializeToString(deterministic=True))
+        entry = _LEGAL[action] = _env.action_entry(
+            _GAME.action, _rummy_action(action).SerializeToString(deterministic=True))
     return entry
+
+
+def events(state: rummy.InformationState) -> list[common_pb2.Event]:
+    """The deal's events so far as the seat of ``state`` saw them (``ActionRequest.events``)."""
+    out = []
+    n = 0
+    for ev in state.events:
+        if ev.kind == "reshuffle":
+            n += 1
+            assert ev.card is not None
+            out.append(reshuffle_event(n, ev.card))
+        else:
+            out.append(public_event(ev))
+    return out
 
 
 def action_request_bytes(
@@ -329,44 +323,38 @@ def action_request_bytes(
     remaining_ms: Sequence[int], increment_ms: int, time_for_move_ms: int, cache: SeatCache | None = None,
 ) -> bytes:
     """``RefereeMessage{match_id, action_request}`` encoded: the legal actions, every seat's
-    clock (the seat of ``state`` running) and the seat's complete information state."""
-    clocks = b"".join([
-        _len_field(_AR["clocks"], game_pb2.Clock(
-            seat=s, remaining_ms=r, increment_ms=increment_ms, running=s == state.seat,
-        ).SerializeToString(deterministic=True))
-        for s, r in enumerate(remaining_ms)
-    ])
-    request = b"".join([
-        _uint(_AR["request_id"], request_id),
-        b"".join([_legal_entry(a) for a in state.legal_actions]),
-        clocks,
-        _uint(_AR["time_for_move_ms"], time_for_move_ms),
-        _len_field(_AR["rummy_state"], state_bytes(state, match_points, cache)),
-    ])
-    return _text(_RM["match_id"], match_id) + _len_field(_RM["action_request"], request)
+    clock (the seat of ``state`` running), the deal's events and the seat's complete
+    information state."""
+    cache = cache if cache is not None else SeatCache()
+    state_part = state_bytes(state, match_points, cache)
+    return _env.action_request_bytes(
+        match_id, request_id, b"".join([_legal_entry(a) for a in state.legal_actions]),
+        _env.clocks_bytes(remaining_ms, increment_ms, -1 if state.seat is None else state.seat), time_for_move_ms,
+        cache.log.joined, _GAME.state, state_part,
+    )
 
 
 def deal_result(deal: rummy.Deal, outcome: rummy.RummyOutcome, record: Mapping[str, Any],
-                game_over: bool) -> game_pb2.DealResult:
+                game_over: bool) -> common_pb2.DealResult:
     """The end of a deal, every hand revealed (R11: the same for every seat and spectators)."""
-    return game_pb2.DealResult(
-        game_number=record["game"], deal_number=record["deal"], dealer=deal.dealer, knocker=-1,
+    return common_pb2.DealResult(
+        game_number=record["game"], deal_number=record["deal"], dealer=deal.dealer,
         winner=-1 if outcome.winner is None else outcome.winner, scores_after=record["scores"],
-        game_over=game_over, rummy=game_pb2.RummyDealResult(
+        game_over=game_over, rummy=rummy_pb2.DealResult(
             reason=_REASON_TO_PB[outcome.reason], points=outcome.points, rummy_doubled=outcome.rummy,
-            hands=[game_pb2.SeatCards(seat=s, cards=cards(h)) for s, h in enumerate(outcome.hands)],
+            hands=[rummy_pb2.SeatCards(seat=s, cards=cards(h)) for s, h in enumerate(outcome.hands)],
             hand_values=outcome.hand_values, table_points=outcome.table_points,
             table=[table_meld(m) for m in deal.table],
         ),
     )
 
 
-def game_result(result: rummy.GameResult) -> game_pb2.GameResult:
+def game_result(result: rummy.GameResult) -> common_pb2.GameResult:
     """A finished game as a message."""
     winner = games.Ranking(result.places, result.totals).winner
-    return game_pb2.GameResult(
+    return common_pb2.GameResult(
         game_number=result.number, winner=-1 if winner is None else winner, final_totals=result.totals,
-        places=result.places, rummy=game_pb2.RummyGameResult(
+        places=result.places, rummy=rummy_pb2.GameResult(
             deals=result.deals, finished=result.finished, forfeited=result.forfeited),
     )
 
@@ -589,10 +577,10 @@ class RummyWire:
     """Rummy's messages (``games.GameWire``)."""
 
     def __init__(self) -> None:
-        self._last: tuple[rummy.PublicEvent, int, game_pb2.PublicEvent] | None = None
+        self._last: tuple[rummy.PublicEvent, int, common_pb2.Event] | None = None
         """The event last told (most seats are told the same one)."""
 
-    def _event(self, ev: rummy.PublicEvent, think_ms: int) -> game_pb2.PublicEvent:
+    def _event(self, ev: rummy.PublicEvent, think_ms: int) -> common_pb2.Event:
         last = self._last
         if last is not None and last[1] == think_ms and last[0] == ev:
             return last[2]
@@ -602,13 +590,16 @@ class RummyWire:
 
     def start_fields(self, rules: rummy.RummyRules) -> dict[str, Any]:
         """The rule set, every field filled, in ``rummy_rules``."""
-        return {"rummy_rules": rules_to_proto(rules)}
+        return {"rummy": rules_to_proto(rules)}
 
     def rules_from_request(self, request: referee_pb2.CreateMatchRequest) -> rummy.RummyRules | None:
-        """The request's ``rummy_rules``, or ``None`` if it names none; Gin's ``rules`` are refused."""
-        if request.HasField("rules"):
-            raise WireError("rules: a rummy match takes its rules in rummy_rules (rules is gin rummy's RuleSet)")
-        return rules_from_proto(request.rummy_rules) if request.HasField("rummy_rules") else None
+        """The request's rules (``rummy``), or ``None`` if it names none; another game's are refused."""
+        which = request.WhichOneof("game")
+        if which is None:
+            return None
+        if which != "rummy":
+            raise WireError(f"rules: a rummy match takes its rules in rummy; got {which}")
+        return rules_from_proto(request.rummy)
 
     def new_seat_cache(self) -> SeatCache:
         """A seat's encoded events."""
@@ -625,19 +616,19 @@ class RummyWire:
                                     allowance_ms, cache)
         return data, frozenset(state.legal_actions)
 
-    def action_from_proto(self, msg: game_pb2.Action) -> rummy.Action:
+    def action_from_proto(self, msg: common_pb2.Action) -> rummy.Action:
         """The bot's action."""
         return action_from_proto(msg)
 
-    def raw_action(self, msg: game_pb2.Action) -> dict[str, Any]:
+    def raw_action(self, msg: common_pb2.Action) -> dict[str, Any]:
         """The action as sent: its serialised bytes, in base64."""
         return {"raw_action": base64.b64encode(msg.SerializeToString(deterministic=True)).decode()}
 
-    def raw_action_from_record(self, record: Mapping[str, Any]) -> game_pb2.Action:
+    def raw_action_from_record(self, record: Mapping[str, Any]) -> common_pb2.Action:
         """The action :meth:`raw_action` recorded."""
-        return game_pb2.Action.FromString(base64.b64decode(record["raw_action"]))
+        return common_pb2.Action.FromString(base64.b64decode(record["raw_action"]))
 
-    def action_from_text(self, text: str) -> game_pb2.Action:
+    def action_from_text(self, text: str) -> common_pb2.Action:
         """A replay's action text as a message."""
         return action_to_proto(rummy.parse_action(text))
 
@@ -647,7 +638,7 @@ class RummyWire:
         state = match.match.view(seat)
         return bot_pb2.DealStarted(
             game_number=state.game_number, deal_number=state.deal_number, dealer=state.dealer,
-            rummy_state=rummy_state(state, _match_points(match.match), cache),
+            rummy=rummy_state(state, _match_points(match.match), cache),
         )
 
     def tell(
@@ -686,17 +677,16 @@ class RummyWire:
             pub = match.match.view(None)
             kind = {"deal_started": referee_pb2.SpectatorDeal(
                 game_number=pub.game_number, deal_number=pub.deal_number, dealer=pub.dealer,
-                upcard=_opt(pub.discard_pile[0] if pub.discard_pile else None), stock_size=pub.stock_size,
-                hand_sizes=pub.hand_sizes, scores=pub.scores,
-                rummy_state=rummy_state(pub, _match_points(match.match)),
+                rummy=rummy_state(pub, _match_points(match.match)),
             )}
         return referee_pb2.SpectatorEvent(match_id=match_id, **kind).SerializeToString(deterministic=True)
 
-    def game_results(self, outcome: rummy.MatchOutcome | None) -> list[game_pb2.GameResult]:
+    def game_results(self, outcome: rummy.MatchOutcome | None) -> list[common_pb2.GameResult]:
         """Every game of the outcome."""
         return [game_result(g) for g in outcome.games] if outcome is not None else []
 
-    def outcome_from_result(self, result: game_pb2.MatchResult, termination_normal: bool) -> rummy.MatchOutcome | None:
+    def outcome_from_result(self, result: common_pb2.MatchResult,
+                            termination_normal: bool) -> rummy.MatchOutcome | None:
         """The games a remote referee reported, as the engine's outcome."""
         played = tuple(
             rummy.GameResult(number=g.game_number, totals=tuple(g.final_totals), places=tuple(g.places),
