@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from arena.replays import page_parts, rummy_html
+from arena.replays import page_parts, rummy_html, shown_html, steps
 from arena.replays.gin_model import DealEnd, DealView, MatchView, Position, end_text, shutout
 from arena.replays.model import AnyView, ReplayModelError, load
 from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, plural
@@ -323,7 +323,9 @@ revealed seed <code>{_e(view.seed)}</code> — check with <code>arena audit</cod
 
 def write_replay_html(view: AnyView, out: Path, *, back_link: str | None = None) -> Path:
     """Write the page of one replay (of its game) to ``out`` (atomically)."""
-    if isinstance(view, RummyMatchView):
+    if isinstance(view, steps.MatchView):
+        page = shown_html.replay_page(view, back_link=back_link)
+    elif isinstance(view, RummyMatchView):
         page = rummy_html.replay_page(view, back_link=back_link)
     else:
         page = replay_page(view, back_link=back_link)

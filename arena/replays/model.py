@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from arena.replays import gin_model, rummy_model
+from arena.replays import gin_model, rummy_model, steps
 from arena.replays.base import SUIT_SYMBOLS as SUIT_SYMBOLS
 from arena.replays.base import ReplayModelError as ReplayModelError
 from arena.replays.gin_model import MatchView as MatchView
@@ -20,8 +20,8 @@ from arena.replays.gin_model import Position as Position
 from arena.replays.rummy_model import RummyMatchView
 from referee.replays import Replay, ReplayFormatError, read_replay
 
-AnyView = MatchView | RummyMatchView
-"""What a model builds: Gin's view or rummy's."""
+AnyView = MatchView | RummyMatchView | steps.MatchView
+"""What a model builds: a game's own view (Gin's, rummy's) or any game's through its presentation."""
 
 MODELS: dict[str, Callable[[Replay], AnyView]] = {"gin": gin_model.build, "rummy": rummy_model.build}
 """The model of each game, by the name a replay's header gives."""
@@ -31,7 +31,7 @@ def build(replay: Replay) -> AnyView:
     """Rebuild every position of a replay with its game's model."""
     model = MODELS.get(replay.header.game)
     if model is None:
-        raise ReplayModelError(f"no viewer for the game {replay.header.game!r} (viewers: {', '.join(MODELS)})")
+        return steps.build(replay)
     return model(replay)
 
 

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from google.protobuf import text_format
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from arena.replays import rummy_text
+from arena.replays import rummy_text, steps
 from arena.replays.base import Style as Style
 from arena.replays.gin_model import DealView, MatchView, Position, end_text, shutout
 from arena.replays.model import AnyView, ReplayModelError, load
@@ -108,7 +108,7 @@ def _last_text(view: MatchView, pos: Position, style: Style) -> str:
     return f"Last: {who}{sub} {words} · {last.think_us / 1000:.1f} ms · clocks {clocks} ms{reshuffle}"
 
 
-def _fault_text(view: MatchView, rec: FaultRecord) -> str:
+def _fault_text(view: MatchView | steps.MatchView, rec: FaultRecord) -> str:
     return f"Fault: {view.seat_name(rec.seat)} — {rec.termination}: {rec.detail} (policy {rec.policy})"
 
 
@@ -193,13 +193,154 @@ def render_summary(view: MatchView, style: Style | None = None) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------------------------------------
+# any game: its presentation's descriptions as text (arena.replays.steps)
+# ----------------------------------------------------------------------------------------------
+def shown_header(view: steps.MatchView) -> str:
+    """The match in one line: its game, players by seat, rules, time control, fault policy."""
+    seats = ", ".join(f"{n} (seat {s})" for s, n in enumerate(view.players))
+    h = view.header
+    return (f"Match {view.match_id} ({view.game}, {plural(len(view.players), 'seat')}): {seats} · {view.rules_text}"
+            f" · {h.time_control} · faults: {h.fault_policy}")
+
+
+def _hand_text(hand: Any, style: Style) -> str:
+    groups = [style.group(g) for g in hand["groups"]]
+    loose = style.cards(hand["loose"]) if hand["loose"] else ""
+    return " ".join([*groups, loose]).strip() or "—"
+
+
+def _move_text(view: steps.MatchView, pos: steps.Position, style: Style) -> str:
+    shown = pos.shown
+    last = shown.get("last")
+    if pos.move is None or last is None:
+        piles = [f"{p['name']} {style.card(p['cards'][-1]) if p.get('cards') else p['count']}"
+                 for p in shown["piles"]]
+        return "Dealt" + (": " + ", ".join(piles) if piles else "")
+    m = pos.move
+    text = last["text"]
+    for card in last.get("cards") or ():
+        text = text.replace(str(card), style.card(card))
+    sub = " (substitute)" if m.substitute else ""
+    reshuffle = " · the discard pile is shuffled into a new stock" if pos.reshuffled else ""
+    clocks = "/".join(str(c) for c in m.clocks)
+    return (f"Last: {view.seat_name(m.seat)}{sub} {text} · {m.think_us / 1000:.1f} ms · clocks {clocks} ms"
+            f"{reshuffle}")
+
+
+def _shown_seat_lines(view: steps.MatchView, shown: Any, style: Style, width: int) -> list[str]:
+    out = []
+    for s in shown["seats"]:
+        tags = " (dealer)" if s["dealer"] else ""
+        hand = _hand_text(s["hand"], style) if s["hand"] is not None else f"{plural(s['count'], 'card')} (hidden)"
+        notes = "".join(f" · {n}" for n in s["notes"])
+        marker = f" ▶ to move ({shown['phase']})" if s["to_move"] else ""
+        out.append(f"  {view.seat_name(s['seat']):<{width}}{tags:<9} {hand}{notes}{marker}")
+    return out
+
+
+def _table_line(view: steps.MatchView, shown: Any, style: Style) -> str | None:
+    if not shown["table"]:
+        return None
+    parts = []
+    for t in shown["table"]:
+        owner = f"{view.seat_name(t['owner'])} " if t.get("owner") is not None else ""
+        by = t.get("placed_by") or []
+        offs = [f"{style.card(c)} by {view.seat_name(b)}" for c, b in zip(t["cards"], by, strict=False)
+                if t.get("owner") is not None and b != t["owner"]]
+        laid = "; laid off " + ", ".join(offs) if offs else ""
+        parts.append(f"{owner}{t['label']} {style.group(t['cards'])}{laid}")
+    return "  table: " + " · ".join(parts)
+
+
+def _pile_line(shown: Any, style: Style) -> str | None:
+    piles = []
+    for p in shown["piles"]:
+        if p.get("cards") is None:
+            piles.append(f"{p['name']} {p['count']}")
+        else:
+            piles.append(f"{p['name']} (top last): {style.cards(p['cards'])}")
+    return "  " + " · ".join(piles) if piles else None
+
+
+def _end_lines(view: steps.MatchView, deal: steps.DealView, style: Style, width: int) -> list[str]:
+    end = deal.end_shown
+    lines = [style.bold("Deal over: ") + (end["text"] if end is not None else "")]
+    if end is not None:
+        for s in end["seats"]:
+            parts = [" ".join(style.group(g) for g in s["groups"])] if s["groups"] else []
+            if s["laid_off"]:
+                parts.append(f"laid off {style.cards(s['laid_off'])}")
+            if s["loose"]:
+                parts.append(f"left {style.cards(s['loose'])}")
+            parts.extend(s["notes"])
+            lines.append(f"  {view.seat_name(s['seat']):<{width}} " + " · ".join(parts))
+        if end.get("points"):
+            lines.append("  deal points: " + ", ".join(f"{view.seat_name(s)} {p}" for s, p in enumerate(end["points"])))
+    if deal.end is not None:
+        lines.append("  scores after the deal: " + ", ".join(
+            f"{view.seat_name(s)} {v}" for s, v in enumerate(deal.end.scores)))
+    return lines
+
+
+def render_shown(view: steps.MatchView, pos: steps.Position, style: Style | None = None) -> str:
+    """One position of any game's match, as a block of text (from the game's description)."""
+    style = style or Style()
+    deal = view.deal_of(pos)
+    shown = pos.shown
+    width = max(len(n) for n in view.players)
+    last_step = len(deal.positions) - 1
+    totals = ", ".join(f"{view.seat_name(s)} {v}" for s, v in enumerate(deal.scores_before))
+    lines = [
+        style.bold(f"Game {deal.game}, deal {deal.number}") + f" (deal {deal.index + 1} of {len(view.deals)} in the "
+        f"match) · move {pos.step} of {last_step} · position {pos.index} of {len(view.positions) - 1}",
+        " · ".join([f"Dealer {view.seat_name(deal.dealer)}", *shown["notes"], f"score {totals}"]),
+        _move_text(view, pos, style),
+        *_shown_seat_lines(view, shown, style, width),
+    ]
+    lines.extend(x for x in (_table_line(view, shown, style), _pile_line(shown, style)) if x is not None)
+    lines.extend(_fault_text(view, rec) for rec in view.faults_at.get(pos.index, []))
+    if pos.step == last_step and deal.end is not None:
+        lines.extend(_end_lines(view, deal, style, width))
+    if pos.step == last_step and deal.game_end is not None:
+        g = deal.game_end
+        lines.append(style.bold(f"Game {g.game} over: ") + view.game_end_text(g))
+    if pos.index == len(view.positions) - 1:
+        lines.append(style.bold("Match over: ") + view.outcome_text())
+    return "\n".join(lines)
+
+
+def render_shown_summary(view: steps.MatchView, style: Style | None = None) -> str:
+    """Any game's match in a few lines: one per deal."""
+    lines = [shown_header(view), f"{plural(len(view.deals), 'deal')}, {plural(len(view.positions), 'position')}, "
+             f"final hash {view.final_hash}"]
+    for deal in view.deals:
+        end = deal.end_shown
+        res = (end["text"] if end is not None else "over") if deal.end is not None else "not finished"
+        sc = f" → {'–'.join(str(s) for s in deal.end.scores)}" if deal.end is not None else ""
+        lines.append(f"  deal {deal.index + 1:>3} (game {deal.game}.{deal.number}, {len(deal.positions) - 1} moves): "
+                     f"{res}{sc}")
+        lines.extend("    " + _fault_text(view, rec) for rec in deal.faults)
+        if deal.game_end is not None:
+            lines.append(f"  game {deal.game_end.game} over: {view.game_end_text(deal.game_end)}")
+    if not view.deals:
+        lines.extend("  " + _fault_text(view, rec) for rec in view.faults)
+    lines.append("Result: " + view.outcome_text() + f" — {view.detail}")
+    lines.append("Step through it: arena replay REPLAY (on a terminal), --step K, --deal D, --all, --html OUT")
+    return "\n".join(lines)
+
+
 def view_header(view: AnyView) -> str:
     """The match in one line, in its game's words."""
+    if isinstance(view, steps.MatchView):
+        return shown_header(view)
     return rummy_text.header_text(view) if isinstance(view, RummyMatchView) else header_text(view)
 
 
 def view_position(view: AnyView, index: int, style: Style) -> str:
     """Position ``index`` of the match, in its game's words."""
+    if isinstance(view, steps.MatchView):
+        return render_shown(view, view.positions[index], style)
     if isinstance(view, RummyMatchView):
         return rummy_text.render_position(view, view.positions[index], style)
     return render_position(view, view.positions[index], style)
@@ -207,6 +348,8 @@ def view_position(view: AnyView, index: int, style: Style) -> str:
 
 def view_summary(view: AnyView, style: Style) -> str:
     """The match in a few lines, in its game's words."""
+    if isinstance(view, steps.MatchView):
+        return render_shown_summary(view, style)
     return rummy_text.render_summary(view, style) if isinstance(view, RummyMatchView) else render_summary(view, style)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import games
 from toy3_game.engine import ToyGame, ToyMatch, ToyRules
+from toy3_game.present import ToyPresentation
 
 
 def _action(card: int) -> game_pb2.Action:
@@ -82,5 +83,5 @@ class ToyWire:
 
 
 
-REGISTERED = games.Registered(ToyGame(), ToyWire())
+REGISTERED = games.Registered(ToyGame(), ToyWire(), ToyPresentation())
 """High cards, as ``referee.games`` finds it."""

@@ -1,0 +1,293 @@
+"""The HTML replay page of any game, drawn from its presentation's descriptions
+(:mod:`arena.replays.steps`): one self-contained page (no network), like the others.
+
+The page shows every seat (its hand grouped as the game groups it, or its count of hidden
+cards, and the game's notes), the table's melds with who laid each card, the piles, the last
+move; step controls (buttons; ← → moves, ↑ ↓ deals, Home/End; a deal selector); at a deal's
+end what the game describes of it; a chart of every seat's game score through the match and
+the score sheet for n seats. ``OUT#step=K`` opens at position K, ``OUT#deal=D`` at the start of
+deal D; ``&keys=ArrowRight,@btn-next`` presses keys and clicks buttons after loading.
+
+For tests and tools the DOM carries the state: ``body[data-position]``, ``#hand-N[data-cards]``
+(the seat's card texts, groups first; empty when hidden), ``#pile-N[data-cards]`` (bottom first)
+and ``#pile-N[data-count]``, ``#score-N``, ``#table-melds .tmeld[data-owner][data-cards]``,
+``#deal-end[data-points]`` (deal points by seat, comma-separated).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, escape, json_for_script, plural, score_chart
+from arena.replays.steps import DealView, MatchView, Position
+
+_CSS = CSS + """
+#table-melds{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0;min-height:30px}
+.tmeld{display:flex;flex-direction:column;gap:2px;padding:3px 5px;border-radius:6px;background:rgba(255,255,255,.18)}
+.tmeld .owner{font-size:11px;opacity:.9}
+.tmeld .cards{display:flex;gap:2px}
+.card.off{outline:2px dashed #ffd54a}
+.pile{display:flex;flex-direction:column;gap:2px;font-size:12px}
+.pile .cards{display:flex;flex-wrap:wrap;row-gap:4px;align-items:center}
+#score-sheet th.num{text-align:right}
+#score-sheet td.num{white-space:nowrap}
+.notes{font-size:12px;opacity:.9;margin-left:6px}
+"""
+
+
+def _position(view: MatchView, pos: Position) -> dict[str, Any]:
+    out: dict[str, Any] = {"d": pos.deal_index, "s": pos.step, "v": dict(pos.shown)}
+    m = pos.move
+    if m is not None:
+        extra = f"{m.think_us / 1000:.1f} ms · clocks {'/'.join(map(str, m.clocks))} ms"
+        if pos.reshuffled:
+            extra += " · the discard pile is shuffled into a new stock"
+        out["l"] = {"who": view.seat_name(m.seat) + (" (substitute)" if m.substitute else ""), "extra": extra}
+    faults = view.faults_at.get(pos.index)
+    if faults:
+        out["f"] = [f"Fault — {view.seat_name(f.seat)}: {f.termination}: {f.detail} (policy {f.policy})"
+                    for f in faults]
+    return out
+
+
+def _deal_text(deal: DealView) -> str:
+    shown = deal.end_shown
+    if deal.end is None:
+        return "unfinished"
+    return str(shown["text"]) if shown is not None else "over"
+
+
+def _deal(view: MatchView, deal: DealView) -> dict[str, Any]:
+    shown = deal.end_shown
+    end = None
+    if deal.end is not None:
+        end = {"text": _deal_text(deal), "scores": list(deal.end.scores),
+               "points": list(shown["points"]) if shown is not None else []}
+    return {
+        "game": deal.game, "deal": deal.number, "dealer": deal.dealer, "first": deal.positions[0].index,
+        "last": deal.positions[-1].index, "before": list(deal.scores_before), "end": end,
+        "game_end": view.game_end_text(deal.game_end) if deal.game_end is not None else None,
+    }
+
+
+def page_data(view: MatchView) -> dict[str, Any]:
+    """Everything the page shows, as JSON-able data."""
+    return {"players": list(view.players), "deals": [_deal(view, d) for d in view.deals],
+            "positions": [_position(view, p) for p in view.positions]}
+
+
+def score_sheet(view: MatchView) -> str:
+    """A row per deal: its result, each seat's deal points and game score after it; a row per game's end."""
+    head = "".join(f'<th class="num">{escape(n)}</th>' for n in view.players)
+    rows = [f"<tr><th>deal</th><th>result</th>{head}</tr>"]
+    for deal in view.deals:
+        shown = deal.end_shown
+        if deal.end is None:
+            cells = "".join('<td class="num"></td>' for _ in view.players)
+        else:
+            pts = list(shown["points"]) if shown is not None and shown["points"] else [None] * len(deal.end.scores)
+            cells = "".join(f'<td class="num">{"" if p is None else ("+" if p > 0 else "") + str(p)} '
+                            f"<small>({t})</small></td>" for p, t in zip(pts, deal.end.scores, strict=False))
+        rows.append(f'<tr data-deal="{deal.index}" id="sheet-row-{deal.index}"><td>{deal.game}.{deal.number}</td>'
+                    f"<td>{escape(_deal_text(deal))}</td>{cells}</tr>")
+        g = deal.game_end
+        if g is not None:
+            totals = "".join(f'<td class="num">{t}</td>' for t in g.totals)
+            rows.append(f'<tr class="game-total"><td>game {g.game}</td><td>{escape(view.game_end_text(g))}</td>'
+                        f"{totals}</tr>")
+    return '<table id="score-sheet">' + "".join(rows) + "</table>"
+
+
+JS = r"""
+(function(){
+const D = JSON.parse(document.getElementById('replay-data').textContent);
+const P = D.positions, N = P.length, S = D.players.length;
+const SUITS = {s:'\u2660',h:'\u2665',d:'\u2666',c:'\u2663'};
+const $ = id => document.getElementById(id);
+let cur = 0;
+""" + JS_PLURAL + CHART_JS + r"""function card(t, extra){
+  const e = document.createElement('span'), suited = t.length === 2 && SUITS[t[1]];
+  e.className = 'card ' + (suited && 'hd'.includes(t[1]) ? 'red' : 'black') + (extra ? ' ' + extra : '');
+  e.dataset.card = t; e.title = t;
+  const r = document.createElement('span'); r.className = 'rank';
+  r.textContent = suited ? (t[0] === 'T' ? '10' : t[0]) : t;
+  e.append(r);
+  if (suited) {
+    const s = document.createElement('span'); s.className = 'suit'; s.textContent = SUITS[t[1]]; e.append(s);
+  }
+  return e;
+}
+function cards(cls, list, extra, fresh){
+  const g = document.createElement('span'); g.className = cls;
+  for (const c of list) g.append(card(c, (extra || '') + (fresh.includes(c) ? ' new' : '')));
+  return g;
+}
+function seat(s, v, fresh){
+  const x = v.seats[s], el = $('hand-' + s);
+  el.replaceChildren();
+  if (x && x.hand) {
+    for (const g of x.hand.groups) el.append(cards('meld', g, '', fresh));
+    if (x.hand.loose.length) el.append(cards('loose', x.hand.loose, '', fresh));
+    el.dataset.cards = [].concat(...x.hand.groups, x.hand.loose).join(' ');
+  } else {
+    el.dataset.cards = '';
+    if (x) for (let i = 0; i < x.count; i++) { const b = card('', 'back'); b.textContent = '\u00a0'; el.append(b); }
+  }
+  $('count-' + s).textContent = x ? [plural(x.count, 'card')].concat(x.notes).join(' · ') : '';
+  $('seat-' + s).classList.toggle('to-move', !!(x && x.to_move));
+  $('tomove-' + s).textContent = x && x.to_move ? '▶ to move (' + v.phase + ')' : '';
+}
+function table(v){
+  const el = $('table-melds'); el.replaceChildren();
+  for (const m of v.table) {
+    const g = document.createElement('span'); g.className = 'tmeld';
+    g.dataset.owner = m.owner === null ? '' : m.owner; g.dataset.cards = m.cards.join(' ');
+    const o = document.createElement('span'); o.className = 'owner';
+    o.textContent = m.label + (m.owner === null ? '' : ' ' + D.players[m.owner]);
+    const cs = document.createElement('span'); cs.className = 'cards';
+    m.cards.forEach((c, i) => {
+      const by = m.placed_by[i], off = m.owner !== null && by !== undefined && by !== m.owner;
+      const e = card(c, 'small' + (off ? ' off' : ''));
+      if (off) e.title = c + ' laid off by ' + D.players[by];
+      cs.append(e);
+    });
+    g.append(o, cs); el.append(g);
+  }
+  el.classList.toggle('hidden', !v.table.length);
+}
+function piles(v){
+  v.piles.forEach((p, i) => {
+    const el = $('pile-' + i); if (!el) return;
+    const cs = el.querySelector('.cards'); cs.replaceChildren();
+    if (p.cards === null) { const b = card('', 'back'); b.textContent = '\u00a0'; cs.append(b); }
+    else for (const c of p.cards) cs.append(card(c, 'small'));
+    el.dataset.cards = p.cards === null ? '' : p.cards.join(' '); el.dataset.count = p.count;
+    el.querySelector('.label').textContent = p.name + ' ' + p.count;
+  });
+}
+function endRows(v){
+  const rows = $('deal-end-rows'); rows.replaceChildren();
+  for (const x of v.end.seats) {
+    const r = document.createElement('div'); r.className = 'row';
+    const w = document.createElement('span'); w.className = 'who'; w.textContent = D.players[x.seat]; r.append(w);
+    for (const g of x.groups) r.append(cards('meld', g, 'small', []));
+    if (x.laid_off.length) { r.append('laid off'); r.append(cards('meld', x.laid_off, 'small', [])); }
+    if (x.loose.length) { r.append('left'); r.append(cards('loose', x.loose, 'small', [])); }
+    r.append(x.notes.join(' · '));
+    rows.append(r);
+  }
+}
+function show(i){
+  cur = Math.max(0, Math.min(N - 1, i));
+  const p = P[cur], v = p.v, d = D.deals[p.d], atEnd = cur === d.last;
+  const fresh = v.last ? v.last.cards : [];
+  document.body.dataset.position = cur; document.body.dataset.deal = p.d + 1; document.body.dataset.move = p.s;
+  for (let s = 0; s < S; s++) {
+    seat(s, v, fresh);
+    $('score-' + s).textContent = (atEnd && d.end ? d.end.scores : d.before)[s];
+  }
+  table(v); piles(v);
+  $('deal-title').textContent = ['Game ' + d.game + ', deal ' + d.deal, 'dealer ' + D.players[d.dealer]]
+    .concat(v.notes).join(' · ');
+  $('step-label').textContent = 'position ' + cur + ' / ' + (N - 1) + ' · deal ' + (p.d + 1) + ' / ' + D.deals.length +
+    ' · move ' + p.s + ' / ' + (d.last - d.first);
+  const lm = $('last-move'); lm.replaceChildren();
+  if (p.l && v.last) {
+    lm.append(p.l.who + ' ' + v.last.text + ' ');
+    for (const c of v.last.cards) lm.append(card(c, 'small'));
+    const x = document.createElement('span'); x.className = 'deadwood'; x.textContent = p.l.extra; lm.append(x);
+  } else { lm.append('dealt'); }
+  $('faults').textContent = (p.f || []).join(' · ');
+  const de = $('deal-end');
+  if (atEnd && d.end) {
+    de.classList.remove('hidden'); de.dataset.points = d.end.points.join(',');
+    $('deal-end-text').textContent = d.end.text;
+    if (v.end) endRows(v); else $('deal-end-rows').replaceChildren();
+    $('deal-end-scores').textContent = 'Scores after the deal: ' +
+      D.players.map((n, s) => n + ' ' + d.end.scores[s]).join(', ') + (d.game_end ? ' — ' + d.game_end : '');
+  } else { de.classList.add('hidden'); delete de.dataset.points; }
+  $('match-over').classList.toggle('hidden', cur !== N - 1);
+  $('deal-select').value = String(p.d);
+  document.querySelectorAll('#score-sheet tr.current').forEach(r => r.classList.remove('current'));
+  const sr = $('sheet-row-' + p.d); if (sr) sr.classList.add('current');
+  chartMarker(p.d, p.s, d.last - d.first);
+  const want = '#step=' + cur;
+  if (location.hash !== want) { try { history.replaceState(null, '', want); } catch (e) {} }
+}
+""" + NAV_JS
+"""The page's script: it draws each position from the embedded descriptions."""
+
+
+def _seat(view: MatchView, seat: int) -> str:
+    return (f'<div class="seat" id="seat-{seat}"><div class="name">{escape(view.seat_name(seat))}'
+            f'<span class="tag">seat {seat}</span><span class="tag" id="tomove-{seat}"></span>'
+            f'<span class="deadwood" id="count-{seat}"></span></div>'
+            f'<div class="hand" id="hand-{seat}" data-cards=""></div></div>')
+
+
+def _piles(view: MatchView) -> str:
+    first = view.positions[0].shown["piles"] if view.positions else []
+    return "".join(f'<div class="pile" id="pile-{i}" data-cards="" data-count="0"><span class="label">'
+                   f'{escape(p["name"])}</span><span class="cards"></span></div>' for i, p in enumerate(first))
+
+
+def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str = "results") -> str:
+    """The HTML page of one replay of any game."""
+    h = view.header
+    who = " · ".join(escape(n) for n in view.players)
+    back = f'<a href="{escape(back_link)}">← {escape(back_text)}</a> · ' if back_link else ""
+    scores = " ".join(f'{escape(n)} <b id="score-{s}">0</b>' for s, n in enumerate(view.players))
+    body = f"""<header>
+<h1>{who}</h1>
+<div class="meta">{back}Match <code>{escape(view.match_id)}</code> · {escape(view.game)}
+({plural(len(view.players), "seat")}), {escape(view.rules_text)} · {escape(h.time_control)} ·
+faults: {escape(h.fault_policy)} · result: <b>{escape(view.outcome_text())}</b></div>
+<div class="meta">final hash <code>{escape(view.final_hash)}</code> ·
+seed commitment <code>{escape(h.seed_commitment)}</code> · revealed seed <code>{escape(view.seed)}</code>
+— check with <code>arena audit</code></div>
+</header>
+<main>
+<section id="table-col">
+<div id="controls">
+<button id="btn-first" title="first position (Home)">|◀</button>
+<button id="btn-prev-deal" title="previous deal (↑)">◀◀ deal</button>
+<button id="btn-prev" title="previous move (←)">◀ prev</button>
+<button id="btn-next" title="next move (→)">next ▶</button>
+<button id="btn-next-deal" title="next deal (↓)">deal ▶▶</button>
+<button id="btn-last" title="last position (End)">▶|</button>
+<select id="deal-select" aria-label="deal"></select>
+<span id="step-label"></span>
+</div>
+<div class="felt">
+<div id="deal-title"></div>
+<div class="scorebar">{scores}</div>
+{"".join(_seat(view, s) for s in range(len(view.players)))}
+<div id="table-melds"></div>
+<div class="middle">{_piles(view)}</div>
+<div id="last-move"></div>
+<div id="faults"></div>
+</div>
+<div id="deal-end" class="hidden"><h3 id="deal-end-text"></h3><div id="deal-end-rows"></div>
+<div id="deal-end-scores"></div></div>
+<div id="match-over" class="hidden">Match over: {escape(view.outcome_text())} — {escape(view.detail)}</div>
+<div class="help">Keys: ← → move · ↑ ↓ deal · Home / End. Address: <code>#step=K</code>, <code>#deal=D</code>,
+<code>#deal=D&amp;move=M</code>.</div>
+</section>
+<section id="side-col">
+<h2>Scores through the match</h2>
+{score_chart(view.players, view.deals, view.target)}
+<h2>Score sheet</h2>
+{score_sheet(view)}
+</section>
+</main>
+<footer>Gin Arena replay · {escape(view.game)} · {plural(len(view.deals), "deal")} ·
+{plural(len(view.positions), "position")} · {plural(view.records, "record")}</footer>"""
+    title = f"{' · '.join(view.players)} — {view.match_id}"
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head>\n"
+        f"<body>{body}\n"
+        f'<script type="application/json" id="replay-data">{json_for_script(page_data(view))}</script>\n'
+        f"<script>{JS}</script>\n</body></html>\n"
+    )
