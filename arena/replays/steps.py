@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,7 +231,25 @@ class _Builder(ReplayVisitor):
         self.fault_after.append((len(self.deals) - 1, len(self.deals[-1].moves) if self.deals else 0, record))
 
 
-def _shown(presentation: games.GamePresentation | None, rules: Any, deal: DealView, seats: int,
+_SEAT = re.compile(r"\{(\d+)\}")
+_WORDS = frozenset({"text", "notes", "label"})
+"""The description's keys whose texts may name a seat as ``{N}``."""
+
+
+def named(value: Any, players: Sequence[str], key: str = "") -> Any:
+    """A description with every ``{N}`` in its texts replaced by seat N's player name."""
+    if isinstance(value, str):
+        if key not in _WORDS:
+            return value
+        return _SEAT.sub(lambda m: players[int(m[1])] if int(m[1]) < len(players) else f"seat {m[1]}", value)
+    if isinstance(value, Mapping):
+        return {k: named(v, players, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [named(v, players, key) for v in value]
+    return value
+
+
+def _shown(presentation: games.GamePresentation | None, rules: Any, deal: DealView, players: Sequence[str],
            audience: games.Audience) -> Sequence[Mapping[str, Any]]:
     moves = [(m.seat, m.action) for m in deal.moves]
     if presentation is None:
@@ -239,8 +258,8 @@ def _shown(presentation: games.GamePresentation | None, rules: Any, deal: DealVi
     record = {"game": r.game, "deal": r.deal, "dealer": r.dealer, "deck": list(r.deck), "key": r.key}
     end = fields(deal.end) if deal.end is not None else None
     try:
-        views = presentation.deal_views(rules, record, moves, end, seats, audience)
-        shown = [presentation.present(v) for v in views]
+        views = presentation.deal_views(rules, record, moves, end, len(players), audience)
+        shown = [named(presentation.present(v), players) for v in views]
     except (ValueError, KeyError, IndexError, TypeError) as e:
         raise ReplayModelError(f"record {deal.seq} (deal {r.game}.{r.deal}): the engine refuses the deal's "
                                f"moves: {e}") from None
@@ -274,7 +293,7 @@ def build(replay: Replay, audience: games.Audience = games.EVERYONE) -> MatchVie
     starts: list[int] = []
     for deal in builder.deals:
         starts.append(len(positions))
-        for step, shown in enumerate(_shown(presentation, rules, deal, seats, audience)):
+        for step, shown in enumerate(_shown(presentation, rules, deal, header.players, audience)):
             pos = Position(index=len(positions), deal_index=deal.index, step=step, shown=shown,
                            move=deal.moves[step - 1] if step else None, reshuffled=step in deal.reshuffles)
             deal.positions.append(pos)
@@ -285,7 +304,8 @@ def build(replay: Replay, audience: games.Audience = games.EVERYONE) -> MatchVie
         faults_at.setdefault(min(at, max(0, len(positions) - 1)), []).append(record)
     notes: dict[int, list[str]] = {}
     if presentation is not None:
-        notes = {i: presentation.game_end_notes(fields(g)) for i, g in enumerate(builder.games)}
+        notes = {i: named(presentation.game_end_notes(fields(g)), header.players, "notes")
+                 for i, g in enumerate(builder.games)}
     final = hashlib.sha256(replay.lines[-1]).hexdigest() if replay.lines else ""
     return MatchView(
         header=header, result=replay.result,

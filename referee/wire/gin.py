@@ -10,6 +10,7 @@ from typing import Any
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import games, gin
+from referee.gin.present import PRESENTATION
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.wire.envelope import LEN as _LEN
 from referee.wire.envelope import VARINT as _VARINT
@@ -794,7 +795,7 @@ class GinWire:
         )
 
 
-REGISTERED = games.Registered(GinGame(), GinWire())
+REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION)
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

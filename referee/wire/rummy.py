@@ -12,6 +12,7 @@ from typing import Any
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import games, rummy
+from referee.rummy.present import PRESENTATION
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire.envelope import LEN as _LEN
 from referee.wire.envelope import VARINT as _VARINT
@@ -710,7 +711,7 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
-REGISTERED = games.Registered(RummyGame(), RummyWire())
+REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION)
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""
