@@ -84,8 +84,13 @@ def _deal(view: MatchView, deal: DealView) -> dict[str, Any]:
 
 def page_data(view: MatchView) -> dict[str, Any]:
     """Everything the page shows, as JSON-able data."""
-    return {"players": list(view.players), "deals": [_deal(view, d) for d in view.deals],
-            "positions": [_position(view, p) for p in view.positions]}
+    h = view.header
+    return {
+        "game": view.game, "match_id": view.match_id, "players": list(view.players), "bots": list(h.bots),
+        "time_control": h.time_control, "fault_policy": h.fault_policy, "result": view.outcome_text(),
+        "detail": view.detail, "final_hash": view.final_hash, "commitment": h.seed_commitment, "seed": view.seed,
+        "deals": [_deal(view, d) for d in view.deals], "positions": [_position(view, p) for p in view.positions],
+    }
 
 
 def score_sheet(view: MatchView) -> str:
