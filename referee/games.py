@@ -347,7 +347,8 @@ class GamePresentation(Protocol):
          "piles":  [{"name": str, "count": int, "cards": [card, ...] | None}, ...],
                                                         # cards bottom first; None: face down
          "table":  [{"label": str, "owner": int | None, "cards": [card, ...],
-                     "placed_by": [int, ...]}, ...],     # who laid each card
+                     "placed_by": [int, ...]}, ...] | None,
+                                                        # who laid each card; None: no table
          "scores": [int, ...],                          # the game's points by seat so far
          "to_move": int | None, "phase": str,           # the decider and its question
          "notes":  [str, ...],                          # the deal's facts (dealer, limits, ...)
@@ -358,8 +359,9 @@ class GamePresentation(Protocol):
                     "seats": [{"seat": int, "groups": [[card, ...]], "loose": [card, ...],
                                "laid_off": [card, ...], "notes": [str, ...]}, ...]} | None}
 
-    A game without one (``Registered.presentation`` is ``None``) is shown by the arena from its
-    records alone (moves as text)."""
+    A text (``text``, ``notes``, ``label``) names a seat as ``{N}``: the renderer writes seat N's
+    player name there. A game without a presentation (``Registered.presentation`` is ``None``)
+    is shown by the arena from its records alone (moves as text)."""
 
     def deal_views(self, rules: Any, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
                    end: Mapping[str, Any] | None, seats: int, audience: Audience) -> Sequence[Any]:

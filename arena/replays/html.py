@@ -156,7 +156,7 @@ function seat(s, v, fresh){
 }
 function table(v){
   const el = $('table-melds'); el.replaceChildren();
-  for (const m of v.table) {
+  for (const m of v.table || []) {
     const g = document.createElement('span'); g.className = 'tmeld';
     g.dataset.owner = m.owner === null ? '' : m.owner; g.dataset.cards = m.cards.join(' ');
     const o = document.createElement('span'); o.className = 'owner';
@@ -170,7 +170,8 @@ function table(v){
     });
     g.append(o, cs); el.append(g);
   }
-  el.classList.toggle('hidden', !v.table.length);
+  if (v.table !== null && !v.table.length) el.textContent = 'the table is empty';
+  el.classList.toggle('hidden', v.table === null);
 }
 function piles(v){
   v.piles.forEach(p => {

@@ -73,6 +73,8 @@ class DealView:
     """The ``deal`` record."""
     moves: list[ActionRecord] = field(default_factory=list)
     """Its action records, in order."""
+    move_seqs: list[int] = field(default_factory=list)
+    """The ``seq`` of each of its action records."""
     reshuffles: list[int] = field(default_factory=list)
     """After how many moves each chance step came."""
     positions: list[Position] = field(default_factory=list)
@@ -208,6 +210,7 @@ class _Builder(ReplayVisitor):
         if not self.deals:
             raise ReplayModelError(f"record {self.seq}: an action before any deal")
         self.deals[-1].moves.append(record)
+        self.deals[-1].move_seqs.append(self.seq)
 
     def visit_reshuffle(self, record: ReshuffleRecord) -> None:
         if self.deals:
@@ -261,8 +264,13 @@ def _shown(presentation: games.GamePresentation | None, rules: Any, deal: DealVi
         views = presentation.deal_views(rules, record, moves, end, len(players), audience)
         shown = [named(presentation.present(v), players) for v in views]
     except (ValueError, KeyError, IndexError, TypeError) as e:
-        raise ReplayModelError(f"record {deal.seq} (deal {r.game}.{r.deal}): the engine refuses the deal's "
-                               f"moves: {e}") from None
+        for k in range(len(moves)):  # the first move the engine refuses (only when one is refused)
+            try:
+                presentation.deal_views(rules, record, moves[:k + 1], None, len(players), audience)
+            except (ValueError, KeyError, IndexError, TypeError) as refused:
+                raise ReplayModelError(f"record {deal.move_seqs[k]}: the engine refuses {moves[k][1]!r}: "
+                                       f"{refused}") from None
+        raise ReplayModelError(f"record {deal.seq} (deal {r.game}.{r.deal}): the game cannot show it: {e}") from None
     if len(shown) != len(moves) + 1:
         raise ReplayModelError(f"the game's presentation gave {len(shown)} views for {len(moves)} moves")
     return shown

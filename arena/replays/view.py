@@ -92,8 +92,10 @@ def _shown_seat_lines(view: MatchView, shown: Any, style: Style, width: int) -> 
 
 
 def _table_line(view: MatchView, shown: Any, style: Style) -> str | None:
-    if not shown["table"]:
+    if shown["table"] is None:
         return None
+    if not shown["table"]:
+        return "  table: empty"
     parts = []
     for t in shown["table"]:
         owner = f"{view.seat_name(t['owner'])} " if t.get("owner") is not None else ""
@@ -123,7 +125,7 @@ def _end_lines(view: MatchView, deal: DealView, style: Style, width: int) -> lis
             parts = [" ".join(style.group(g) for g in s["groups"])] if s["groups"] else []
             if s["laid_off"]:
                 parts.append(f"laid off {style.cards(s['laid_off'])}")
-            if s["loose"]:
+            if s["loose"] or not parts:
                 parts.append(f"left {style.cards(s['loose'])}")
             parts.extend(s["notes"])
             lines.append(f"  {view.seat_name(s['seat']):<{width}} " + " · ".join(parts))

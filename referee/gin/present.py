@@ -163,7 +163,7 @@ class GinPresentation:
             try:
                 engine.apply(parse_action(text), seat)
             except ValueError as e:  # IllegalActionError is one
-                raise ValueError(f"move {k + 1} ({text!r} by seat {seat}): {e}") from None
+                raise ValueError(f"move {k + 1} of the deal, by seat {seat}: {e}") from None
             out.append(view_of(engine, audience))
         return out
 
@@ -203,7 +203,7 @@ class GinPresentation:
             "seats": seats,
             "piles": [{"name": "discard pile", "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
                       {"name": "stock", "count": view.stock_size, "cards": None}],
-            "table": [], "scores": list(view.scores), "to_move": view.to_move, "phase": view.phase,
+            "table": None, "scores": list(view.scores), "to_move": view.to_move, "phase": view.phase,
             "notes": notes, "last": last, "legal": legal, "end": _end(view),
         }
 

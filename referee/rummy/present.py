@@ -144,7 +144,7 @@ class RummyPresentation:
                 action = parse_action(text)
                 engine.apply(action, seat)
             except ValueError as e:  # IllegalActionError is one
-                raise ValueError(f"move {k + 1} ({text!r} by seat {seat}): {e}") from None
+                raise ValueError(f"move {k + 1} of the deal, by seat {seat}: {e}") from None
             moved = _moved(action, engine.step_cards[before])
             reshuffled = any(isinstance(s, Reshuffle) for s in engine.steps[before + 1:])
             out.append(view_of(engine, audience, (seat, action, moved), reshuffled))
@@ -158,9 +158,10 @@ class RummyPresentation:
         return view_of(deal, audience)
 
     def present(self, view: RummyView) -> dict[str, Any]:
-        seats: list[dict[str, Any]] = [{"seat": s, "dealer": s == view.dealer, "to_move": s == view.to_move, "count": view.counts[s],
-                  "hand": {"groups": [], "loose": _cards(hand)} if hand is not None else None, "notes": []}
-                 for s, hand in enumerate(view.hands)]
+        seats: list[dict[str, Any]] = [
+            {"seat": s, "dealer": s == view.dealer, "to_move": s == view.to_move, "count": view.counts[s],
+             "hand": {"groups": [], "loose": _cards(hand)} if hand is not None else None, "notes": []}
+            for s, hand in enumerate(view.hands)]
         notes = []
         if view.must_use is not None:
             notes.append(f"the taken {view.must_use} must be used first")

@@ -96,7 +96,7 @@ class ToyPresentation:
         return {
             "seats": seats,
             "piles": [{"name": "played", "count": len(view.played), "cards": [str(c) for _, c in view.played]}],
-            "table": [], "scores": list(view.scores), "to_move": view.to_move,
+            "table": None, "scores": list(view.scores), "to_move": view.to_move,
             "phase": "over" if view.over else "play", "notes": [], "last": last,
             "legal": [{"id": str(c), "label": f"play {c}", "kind": "play", "cards": [str(c)]} for c in view.legal],
             "end": {"text": "every card is played", "points": list(view.scores), "seats": [
