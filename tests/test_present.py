@@ -69,8 +69,7 @@ def test_present_gives_the_schema_and_hides_what_each_audience_may_not_see(name:
             break
         everything = presentation.present(presentation.match_view(match, games.EVERYONE))
         _check_schema(everything, seats)
-        hands = [set(s["hand"]["groups"] and sum(s["hand"]["groups"], []) or []) | set(s["hand"]["loose"])
-                 for s in everything["seats"]]
+        hands = [{c for g in s["hand"]["groups"] for c in g} | set(s["hand"]["loose"]) for s in everything["seats"]]
         assert all(s["hand"] is not None for s in everything["seats"])
         face_up |= {c for p in everything["piles"] for c in p["cards"] or ()}
         face_up |= {c for t in everything["table"] or () for c in t["cards"]}
