@@ -17,9 +17,6 @@ from arena.replays.steps import MatchView as MatchView
 from arena.replays.steps import Position as Position
 from referee.replays import Replay, ReplayFormatError, read_replay
 
-AnyView = MatchView
-"""What the model builds, for every game."""
-
 
 def build(replay: Replay) -> MatchView:
     """Rebuild every position of a replay with its game's engine and presentation."""

@@ -330,8 +330,3 @@ def card_texts(shown: Mapping[str, Any], seat: int) -> list[str]:
     if not hand:
         return []
     return [c for g in hand["groups"] for c in g] + list(hand["loose"])
-
-
-def plural_seats(values: Sequence[int]) -> str:
-    """Numbers by seat, ``3–0–12``."""
-    return "–".join(str(v) for v in values)
