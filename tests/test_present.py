@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from arena.replays import steps
+from arena.replays import view as replay_view
 from referee import games
+from referee.replays import ActionRecord, read_replay
 
 SEAT_KEYS = {"seat", "dealer", "to_move", "count", "hand", "notes"}
 TOP_KEYS = {"seats", "piles", "table", "scores", "to_move", "phase", "notes", "last", "legal", "end"}
@@ -134,3 +138,28 @@ def test_a_replays_deal_views_agree_with_the_match() -> None:
                     got = [{**s, "notes": []} for s in again[key]] if key == "seats" else again[key]
                     want = [{**s, "notes": []} for s in desc[key]] if key == "seats" else desc[key]
                     assert got == want, (name, a, k, key)
+
+
+FIXTURES = sorted(Path(__file__).parent.glob("fixtures/v0_1/**/*.jsonl"))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_replays_of_0_1_still_show(path: Path) -> None:
+    view = steps.build(read_replay(path))
+    assert view.positions and all(p.shown["seats"] for p in view.positions)
+    text = replay_view.render_summary(view)
+    assert f"{len(view.deals)} deal" in text and "Result: " in text
+    assert "Deal over: " in replay_view.render_position(view, view.deals[0].positions[-1])
+
+
+def test_a_game_without_a_presentation_is_shown_from_its_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = games.get("gin")
+    monkeypatch.setattr(games, "get", lambda name: games.Registered(real.game, real.wire))
+    replay = read_replay(FIXTURES[0])
+    view = steps.build(replay)
+    actions = [r for r in replay.records if isinstance(r, ActionRecord)]
+    assert len(view.positions) == len(view.deals) + len(actions)
+    moved = [p for p in view.positions if p.move is not None]
+    assert [p.shown["last"]["text"] for p in moved] == [a.action for a in actions]
+    text = replay_view.render_position(view, moved[0])
+    assert f"Last: {view.players[actions[0].seat]}" in text and actions[0].action in text
