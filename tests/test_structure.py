@@ -256,9 +256,9 @@ ARENA_NAMES_A_GAME_FOR_NOW = frozenset({
     # helper "events" cleans these (issue 19); the merger removes them from this list
     "arena/model/manifest.py", "arena/model/schedule.py", "arena/cli/options.py", "arena/cli/parser.py",
     "arena/cli/commands.py", "arena/cli/operator_cmd.py", "arena/_testbot.py",
-    # not yet game-neutral: the audit's information check of Gin and Rummy (their v1 fields), the
-    # --seat lines of v1 messages, and `arena play` (a Gin client); see docs/adding-a-game.md
-    "arena/replays/audit.py", "arena/replays/seat_lines.py", "arena/run/play.py",
+    # not yet game-neutral: the --seat lines of v1 messages, and `arena play` (a Gin client);
+    # see docs/adding-a-game.md
+    "arena/replays/seat_lines.py", "arena/run/play.py",
     # the bot templates of `arena new-bot` are Gin bots (the kits' game helpers are helper v2kits')
     "arena/cli/newbot_cmd.py",
 })

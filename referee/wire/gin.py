@@ -10,6 +10,7 @@ from typing import Any
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import games, gin
+from referee.gin import knowledge as gin_knowledge
 from referee.gin.present import PRESENTATION
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.wire.envelope import LEN as _LEN
@@ -503,6 +504,13 @@ class GinGame:
     def rules_from_dict(self, data: Mapping[str, Any]) -> gin.RuleSet:
         """A rule set from plain values."""
         return gin.RuleSet.from_dict(dict(data))
+
+    def card_text(self, text: str) -> str | None:
+        return gin_knowledge.card_text(text)
+
+    def known_cards(self, rules: gin.RuleSet, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                    seats: int) -> list[list[set[str]]]:
+        return gin_knowledge.known_cards(rules, deal, moves, seats)
 
     def commitment(self, seed: bytes) -> bytes:
         """SHA-256 of the seed."""

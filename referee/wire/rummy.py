@@ -12,6 +12,7 @@ from typing import Any
 
 from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 from referee import games, rummy
+from referee.rummy import knowledge as rummy_knowledge
 from referee.rummy.present import PRESENTATION
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire.envelope import LEN as _LEN
@@ -415,6 +416,13 @@ class RummyGame:
     def rules_from_dict(self, data: Mapping[str, Any]) -> rummy.RummyRules:
         """A rule set from plain values."""
         return rummy.RummyRules.from_dict(dict(data))
+
+    def card_text(self, text: str) -> str | None:
+        return rummy_knowledge.card_text(text)
+
+    def known_cards(self, rules: rummy.RummyRules, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                    seats: int) -> list[list[set[str]]]:
+        return rummy_knowledge.known_cards(rules, deal, moves, seats)
 
     def commitment(self, seed: bytes) -> bytes:
         """SHA-256 of the seed."""
