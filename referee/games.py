@@ -23,6 +23,8 @@ from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from referee.cardcore import places_with_forfeits as places_with_forfeits
+
 if TYPE_CHECKING:
     from gin_arena.v1 import bot_pb2, game_pb2, referee_pb2
 
@@ -46,19 +48,6 @@ class Ranking:
     def by_points(points: Sequence[int]) -> Ranking:
         """Places from points, highest first (equal points share a place)."""
         return Ranking(tuple(1 + sum(1 for q in points if q > p) for p in points), tuple(points))
-
-
-def places_with_forfeits(places: Sequence[int], forfeited: Sequence[int]) -> tuple[int, ...]:
-    """``places`` with the ``forfeited`` seats (in the order they faulted) moved to the last
-    places, the latest to fault first among them; the others keep their order and ties."""
-    n = len(places)
-    out = [0] * n
-    others = [s for s in range(n) if s not in forfeited]
-    for s in others:
-        out[s] = 1 + sum(1 for o in others if places[o] < places[s])
-    for i, s in enumerate(reversed(forfeited)):
-        out[s] = len(others) + 1 + i
-    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from referee.cardcore import places_with_forfeits
+
 from ._actions import Action, DrawStock, LayMeld, LayOff, TakeDiscard, parse_action
 from ._cards import Card, parse_card
 from ._deal import Deal, Reshuffle
@@ -195,25 +197,13 @@ class RummyPresentation:
     def game_end_notes(self, record: Mapping[str, Any]) -> list[str]:
         totals = tuple(int(t) for t in record.get("totals", ()))
         forfeited = tuple(record.get("forfeited") or ())
-        ranks = _places_with_forfeits(places(totals), forfeited)
+        ranks = places_with_forfeits(places(totals), forfeited)
         notes = ["places " + ", ".join(f"{{{s}}} {p}" for s, p in enumerate(ranks))] if totals else []
         if forfeited:
             notes.append("forfeited by " + ", ".join(f"{{{s}}}" for s in forfeited))
         elif record.get("finished") is False:
             notes.append("deal limit reached")
         return notes
-
-
-def _places_with_forfeits(ranks: Sequence[int], forfeited: Sequence[int]) -> tuple[int, ...]:
-    """``referee.games.places_with_forfeits`` (a game imports nothing of the referee's plumbing)."""
-    n = len(ranks)
-    out = [0] * n
-    others = [s for s in range(n) if s not in forfeited]
-    for s in others:
-        out[s] = 1 + sum(1 for o in others if ranks[o] < ranks[s])
-    for i, s in enumerate(reversed(forfeited)):
-        out[s] = len(others) + 1 + i
-    return tuple(out)
 
 
 PRESENTATION = RummyPresentation()
