@@ -10,6 +10,7 @@ The package may be compiled with mypyc with the games (``GIN_ARENA_COMPILE=1 pip
 
 from types import FunctionType as _FunctionType
 
+from ._cards import canonical_card as canonical_card
 from ._results import places_with_forfeits as places_with_forfeits
 from ._rules import rule_set as rule_set
 from ._rules import rules_from_dict as rules_from_dict

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from referee.cardcore import canonical_card
+
 from ._actions import parse_action
 from ._cards import DECK, parse_card
 from ._deal import Deal
@@ -18,13 +20,7 @@ _CANON = {str(c): str(c) for c in DECK}
 
 def card_text(text: str) -> str | None:
     """The canonical text of a card (``None`` if ``text`` is not a card)."""
-    hit = _CANON.get(text)
-    if hit is not None:
-        return hit
-    try:
-        return str(parse_card(text))
-    except ValueError:
-        return None
+    return canonical_card(text, _CANON, parse_card)
 
 
 def known_cards(rules: RuleSet, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
