@@ -19,9 +19,10 @@ from setuptools.command.build_ext import build_ext
 
 COMPILED_PACKAGES = ["referee/cardcore", "referee/gin", "referee/rummy"]
 """The games' pure packages and their shared core (a new game's package joins here)."""
-INTERPRETED = {"records.py"}
+INTERPRETED = {"records.py", "present.py", "knowledge.py"}
 """Modules of those packages left to run as Python: a game's replay content classes, whose
-annotations the replay codec reads as text (compiled, a class's annotations become classes)."""
+annotations the replay codec reads as text (compiled, a class's annotations become classes); its
+presentation and what a seat may know (the viewers' and the audit's, off the referee's path)."""
 COMPILED_MODULES = ["referee/wire/envelope.py",
                     "referee/table/match_flow.py", "referee/table/clocks.py", "referee/table/digests.py"]
 """The game-neutral byte encoders (each game's, its ``wire.py``, is compiled with its package);

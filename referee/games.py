@@ -23,6 +23,8 @@ from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from referee.cardcore import places_with_forfeits as places_with_forfeits
+
 if TYPE_CHECKING:
     from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 
@@ -46,19 +48,6 @@ class Ranking:
     def by_points(points: Sequence[int]) -> Ranking:
         """Places from points, highest first (equal points share a place)."""
         return Ranking(tuple(1 + sum(1 for q in points if q > p) for p in points), tuple(points))
-
-
-def places_with_forfeits(places: Sequence[int], forfeited: Sequence[int]) -> tuple[int, ...]:
-    """``places`` with the ``forfeited`` seats (in the order they faulted) moved to the last
-    places, the latest to fault first among them; the others keep their order and ties."""
-    n = len(places)
-    out = [0] * n
-    others = [s for s in range(n) if s not in forfeited]
-    for s in others:
-        out[s] = 1 + sum(1 for o in others if places[o] < places[s])
-    for i, s in enumerate(reversed(forfeited)):
-        out[s] = len(others) + 1 + i
-    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +270,11 @@ class WireError(ValueError):
 
 
 class GameWire(Protocol):
-    """A game's protobuf conversion: what a seat or spectator is sent, what a bot sends back."""
+    """A game's protobuf conversion: what a seat or spectator is sent, what a bot sends back.
+
+    Optional beyond these methods: ``describe(content, card) -> str``, a message's game content
+    (an envelope's ``oneof game`` member) in the game's words, for ``arena replay --seat N``
+    (``card`` writes a card); without it the content is shown in protobuf's text format."""
 
     def start_fields(self, rules: Any) -> dict[str, Any]:
         """The game's fields of ``MatchStarted``, ``SpectatorHeader`` and ``CreateMatchRequest``
@@ -334,6 +327,70 @@ class GameWire(Protocol):
         """A remote referee's ``MatchResult`` as the game's match outcome (or ``None``)."""
 
 
+Audience = int | str
+"""Who a view is for: a seat (``0``, ``1``, …), :data:`SPECTATOR` (what every seat sees: no
+hand is shown until the game shows it) or :data:`EVERYONE` (complete information: a replay's
+viewer, after the match)."""
+SPECTATOR = "spectator"
+"""The :data:`Audience` of a spectator: public information only."""
+EVERYONE = "everyone"
+"""The :data:`Audience` of a replay's viewer: every hand shown."""
+
+
+class GamePresentation(Protocol):
+    """A game's presentation (pure): views of a deal for an :data:`Audience`, and
+    :meth:`present`, which turns a view into a plain, game-neutral description that every
+    renderer draws (the terminal's and the HTML page's in ``arena.replays``; the arena names no
+    game). The description's schema, all plain JSON values (cards are their text, ``"7h"``)::
+
+        {"seats":  [{"seat": int, "dealer": bool, "to_move": bool, "count": int,
+                     "hand": {"groups": [[card, ...], ...], "loose": [card, ...]} | None,
+                     "notes": [str, ...]}, ...],        # hand None: not shown to this audience
+         "piles":  [{"name": str, "count": int, "cards": [card, ...] | None}, ...],
+                                                        # cards bottom first; None: face down
+         "table":  [{"label": str, "owner": int | None, "cards": [card, ...],
+                     "placed_by": [int, ...]}, ...] | None,
+                                                        # who laid each card; None: no table
+         "scores": [int, ...],                          # the game's points by seat so far
+         "to_move": int | None, "phase": str,           # the decider and its question
+         "notes":  [str, ...],                          # the deal's facts (dealer, limits, ...)
+         "last":   {"seat": int, "text": str, "cards": [card, ...]} | None,
+         "legal":  [{"id": str, "label": str, "kind": str, "cards": [card, ...]}, ...],
+                                                        # id: the action's text (the replay's)
+         "end":    {"text": str, "points": [int, ...],  # the deal's end, or None
+                    "seats": [{"seat": int, "groups": [[card, ...]], "loose": [card, ...],
+                               "laid_off": [card, ...], "notes": [str, ...]}, ...]} | None}
+
+    A text (``text``, ``notes``, ``label``) names a seat as ``{N}``: the renderer writes seat N's
+    player name there. A game without a presentation (``Registered.presentation`` is ``None``)
+    is shown by the arena from its records alone (moves as text)."""
+
+    def deal_views(self, rules: Any, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                   end: Mapping[str, Any] | None, seats: int, audience: Audience) -> Sequence[Any]:
+        """The ``audience``'s views of a deal rebuilt from its ``deal`` record's fields and its
+        moves as the replay records them (each action's seat and text; chance steps are redone
+        by the engine from the deal's key): ``len(moves) + 1`` views, after ``k`` moves at index
+        ``k``; the last one shows the deal's end once it is over (``end``: the ``deal_end``
+        record's fields, if any). A move the engine refuses raises ``ValueError`` naming it."""
+
+    def match_view(self, match: GameMatch, audience: Audience) -> Any:
+        """The ``audience``'s view of a match in progress (for ``arena play``)."""
+
+    def present(self, view: Any) -> dict[str, Any]:
+        """A view as the plain, JSON-able description above."""
+
+    def action_from_text(self, text: str) -> Any:
+        """The game's action named by a description's ``legal[].id`` (the replay's text of an
+        action); ``ValueError`` if it names none."""
+
+    def rules_text(self, rules: Any) -> str:
+        """A rule set in a few words (``classic, target 100``)."""
+
+    def game_end_notes(self, record: Mapping[str, Any]) -> list[str]:
+        """What a ``game_end`` record's game content adds to its common fields, in words
+        (``shutout``, places, ...)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Registered:
     """A game and its wire, as the registry holds them."""
@@ -342,6 +399,9 @@ class Registered:
     """The engine's side."""
     wire: GameWire
     """The protobuf conversion."""
+    presentation: GamePresentation | None = None
+    """How its views are described to people (optional: without one the viewers show the
+    replay's records as text)."""
 
 
 # ----- the registry: games found by entry point, and games registered in process -----

@@ -2,8 +2,8 @@
 its pyproject.toml registering the entry point ``toy3``), installed into the test venv beside
 gin-arena (``.ci/run``: ``pip install -e tests/plugin_game``). This test follows
 docs/adding-a-game.md's steps with real processes: ``arena games`` lists it, a tournament of
-its own bots plays it and rates it, ``arena audit`` passes, its replays go as far as the viewers
-go without game-specific code. And the registry's failures: a broken, an incompatible and a
+its own bots plays it and rates it, ``arena audit`` passes, its replays show in the terminal
+and as HTML through its own presentation. And the registry's failures: a broken, an incompatible and a
 twice-installed plugin each get one line naming the distribution and the entry point, while
 every other command still works."""
 
@@ -68,7 +68,7 @@ def test_arena_games_lists_what_is_installed(tmp_path: Path) -> None:
 
 def test_a_tournament_of_the_plugin_game_is_rated_and_audited(tmp_path: Path) -> None:
     """Steps 4 and 5: the plugin's own bots play ``arena tournament --game toy3``; the run is
-    rated, every replay passes ``arena audit``, and the viewers say what they lack."""
+    rated, every replay passes ``arena audit``, and the viewers show its replays."""
     bots = tmp_path / "bots.toml"
     bots.write_text("".join(
         f'[[bot]]\nname = "{name}"\ngames = ["toy3"]\n'
@@ -105,14 +105,43 @@ def test_a_tournament_of_the_plugin_game_is_rated_and_audited(tmp_path: Path) ->
     bad.write_text("\n".join(lines) + "\n")
     assert _arena("audit", str(bad), cwd=tmp_path).returncode == 1
 
-    # The results page is game-neutral; the replay viewers have a model per game (arena/replays/
-    # model.py's MODELS: gin, rummy) and none for a plugin's game yet: a clear one-line refusal.
-    assert "id='ranking'" in (run / "index.html").read_text()
-    for extra in ((), ("--html", str(tmp_path / "replay.html"))):
-        shown = _arena("replay", str(replays[0]), *extra, cwd=tmp_path)
-        assert shown.returncode == 1 and "no viewer for the game 'toy3'" in shown.stderr, shown.stderr
-        assert len(shown.stderr.strip().splitlines()) == 1
-    assert not (tmp_path / "replay.html").exists()
+    # The viewers are game-neutral: they draw the game's own presentation (toy3_game/present.py)
+    # in the terminal and as an HTML page; the results page links every game to its page.
+    index = (run / "index.html").read_text()
+    assert "id='ranking'" in index
+    first = [json.loads(line) for line in replays[0].read_text().splitlines()]
+    deal = next(r for r in first if r["type"] == "deal")
+    plays = [r for r in first if r["type"] == "action"]
+    summary = _arena("replay", str(replays[0]), cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    assert "(toy3, 3 seats): high (seat 0), low (seat 1), high2 (seat 2) · high cards, 1 game" in summary.stdout
+    assert "1 deal, 7 positions" in summary.stdout and "every card is played" in summary.stdout
+    every = _arena("replay", str(replays[0]), "--all", cwd=tmp_path)
+    assert every.returncode == 0 and every.stdout.count("position ") == 7
+    blocks = every.stdout.split("\n\n")[1:]
+    for seat in range(3):  # the replay's viewer sees every hand: the deal's two cards of each seat
+        cards = sorted(deal["deck"][2 * seat:2 * seat + 2], key=int)
+        assert f" {' '.join(cards)} · 0 points" in blocks[0], blocks[0]
+    for k, play in enumerate(plays, start=1):
+        assert f"Last: {first[0]['players'][play['seat']]} plays {play['action']}" in blocks[k]
+    assert "Match over: " in blocks[-1] and "Game 1 over: " in blocks[-1]
+    page = tmp_path / "replay.html"
+    made = _arena("replay", str(replays[0]), "--html", str(page), cwd=tmp_path)
+    assert made.returncode == 0 and page.is_file(), made.stderr
+    assert all(f"href='html/{p.stem}.html'" in index and (run / "html" / f"{p.stem}.html").is_file()
+               for p in replays)
+    from tests.test_rummy_viewers import _open
+
+    dom = _open(page, "step=2", tmp_path / "profile")
+    assert dom.body["data-position"] == "2"
+    assert dom.attrs["pile-played"]["data-cards"] == " ".join(p["action"] for p in plays[:2])
+    played = {p["action"] for p in plays[:2]}
+    for seat in range(3):
+        left = [c for c in sorted(deal["deck"][2 * seat:2 * seat + 2], key=int) if c not in played]
+        assert dom.attrs[f"hand-{seat}"]["data-cards"] == " ".join(left)
+    dom = _open(page, "step=0&keys=End", tmp_path / "profile")
+    assert dom.body["data-position"] == "6" and "hidden" not in dom.attrs["deal-end"]["class"]
+    assert dom.attrs["deal-end"]["data-points"] == ",".join(str(p) for p in first[-1]["totals"])
 
 
 def _fake_dist(site: Path, name: str, points: dict[str, str], modules: dict[str, str]) -> None:

@@ -10,11 +10,13 @@ import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena.cli import main as arena_main
 from arena.replays.model import MatchView, Position, load
+from arena.replays.steps import card_texts
 from arena.results.page import compute_report, write_results_page
 from referee import MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
@@ -25,7 +27,7 @@ CHROMIUM_FLAGS = (
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--virtual-time-budget=3000",
 )
-WANTED = ("hand-0", "hand-1", "discard", "stock-count", "score-0", "score-1", "deal-end", "deal-end-text",
+WANTED = ("hand-0", "hand-1", "pile-discard-pile", "pile-stock", "score-0", "score-1", "deal-end", "deal-end-text",
           "step-label", "last-move", "deal-select", "match-over", "seat-0", "seat-1")
 
 
@@ -103,8 +105,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, MatchView, Mat
     return out, view, report
 
 
-def _sorted(cards: tuple[object, ...]) -> str:
-    return " ".join(str(c) for c in cards)
+def _pile(pos: Position, name: str) -> dict[str, Any]:
+    return next(p for p in pos.shown["piles"] if p["name"] == name)
 
 
 def _check(dom: _Dom, view: MatchView, pos: Position) -> None:
@@ -112,26 +114,29 @@ def _check(dom: _Dom, view: MatchView, pos: Position) -> None:
     at_end = pos.step == len(deal.positions) - 1 and deal.end is not None
     assert dom.body["data-position"] == str(pos.index)
     assert dom.body["data-deal"] == str(deal.index + 1) and dom.body["data-move"] == str(pos.step)
-    assert dom.attrs["hand-0"]["data-cards"] == _sorted(pos.hands[0])
-    assert dom.attrs["hand-1"]["data-cards"] == _sorted(pos.hands[1])
-    assert dom.attrs["discard"]["data-cards"] == _sorted(pos.discard_pile)
-    assert dom.text["stock-count"] == str(pos.stock_size)
+    for seat in (0, 1):
+        assert dom.attrs[f"hand-{seat}"]["data-cards"] == " ".join(card_texts(pos.shown, seat))
+        assert len(card_texts(pos.shown, seat)) in (10, 11)
+    assert dom.attrs["pile-discard-pile"]["data-cards"] == " ".join(_pile(pos, "discard pile")["cards"])
+    assert dom.attrs["pile-stock"]["data-count"] == str(_pile(pos, "stock")["count"])
     scores = deal.end.scores if at_end and deal.end is not None else deal.scores_before
     assert (dom.text["score-0"], dom.text["score-1"]) == (str(scores[0]), str(scores[1]))
     assert f"position {pos.index} / {len(view.positions) - 1}" in dom.text["step-label"]
     assert f"move {pos.step} / {len(deal.positions) - 1}" in dom.text["step-label"]
     for seat in (0, 1):
-        assert ("to-move" in dom.attrs[f"seat-{seat}"]["class"]) == (pos.to_move == seat)
+        assert ("to-move" in dom.attrs[f"seat-{seat}"]["class"]) == (pos.shown["to_move"] == seat)
     hidden = "hidden" in dom.attrs["deal-end"].get("class", "")
     assert hidden != at_end
     if at_end:
-        assert deal.end is not None
-        assert dom.attrs["deal-end"]["data-points"] == str(deal.end.points)
-        assert dom.attrs["deal-end"]["data-kind"] == deal.end.kind
-        if deal.end.kind != "dead":
-            assert f"scores {deal.end.points}" in dom.text["deal-end-text"]
-    if pos.last is not None and pos.last.card is not None:
-        assert pos.last.card[0] in dom.text["last-move"].replace("10", "T")
+        end = deal.end_shown
+        assert deal.end is not None and end is not None
+        assert dom.attrs["deal-end"]["data-points"] == ",".join(str(p) for p in end["points"])
+        assert dom.text["deal-end-text"] == end["text"]
+        if sum(end["points"]):
+            assert f"scores {sum(end['points'])}" in dom.text["deal-end-text"]
+    last = pos.shown["last"]
+    if last is not None and last["cards"]:
+        assert last["cards"][0][0] in dom.text["last-move"].replace("10", "T")
 
 
 def test_the_page_shows_the_position_of_its_address(page: tuple[Path, MatchView, MatchReport], tmp_path: Path) -> None:

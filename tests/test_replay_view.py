@@ -13,11 +13,13 @@ import struct
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena.replays import view as replay_view
-from arena.replays.model import MatchView, load
+from arena.replays.model import MatchView, Position, load
+from arena.replays.steps import card_texts
 from gin_arena.v2 import bot_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import MatchReport, MatchSpec, TimeControl, resimulate
@@ -52,24 +54,35 @@ def view(match: tuple[Path, MatchReport]) -> MatchView:
     return loaded
 
 
+def _pile(pos: Position, name: str) -> dict[str, Any]:
+    return next(p for p in pos.shown["piles"] if p["name"] == name)
+
+
 def test_positions_agree_with_the_records(view: MatchView, match: tuple[Path, MatchReport]) -> None:
     records = read_replay(match[0]).records
     assert len(view.deals) == sum(1 for r in records if isinstance(r, DealRecord))
     assert len(view.positions) == len(view.deals) + sum(1 for r in records if isinstance(r, ActionRecord))
-    assert any(p.last is not None and p.last.reshuffled for p in view.positions), "a reshuffle is shown"
-    assert any(p.last is not None and p.last.substitute for p in view.positions), "the substitute's moves are shown"
+    assert any(p.reshuffled for p in view.positions), "a reshuffle is shown"
+    assert any(p.move is not None and p.move.substitute for p in view.positions), "the substitute's moves are shown"
     ends = [r.content for r in records if isinstance(r, DealEndRecord)]
     for deal, end in zip(view.deals, ends, strict=True):
-        assert deal.end is not None and deal.end.kind == end.kind and deal.end.points == end.points
+        shown = deal.end_shown
+        assert deal.end is not None and shown is not None
+        assert sum(shown["points"]) == end.points
+        if end.winner is not None:
+            assert shown["points"][end.winner] == end.points and view.players[end.winner] in shown["text"]
         final = deal.positions[-1]
         if end.kind != "dead":
-            assert tuple(tuple(str(c) for c in h) for h in final.hands) == end.hands
-            laid = tuple(str(c) for s in deal.end.seats for c in s.laid_off)
+            assert tuple(sorted(card_texts(final.shown, s)) for s in (0, 1)) == tuple(sorted(h) for h in end.hands)
+            laid = tuple(c for s in shown["seats"] for c in s["laid_off"])
             assert laid == end.layoffs
+            for s in shown["seats"]:
+                assert f"deadwood {end.deadwood[s['seat']]}" in s["notes"]
     for p in view.positions:
-        held = sum(len(h) for h in p.hands) + len(p.discard_pile) + p.stock_size
-        knocked = p.last is not None and p.last.kind == "knock"
+        held = sum(s["count"] for s in p.shown["seats"]) + sum(q["count"] for q in p.shown["piles"])
+        knocked = p.move is not None and p.move.action.startswith("knock")
         assert held == (51 if knocked else 52), p.index
+        assert all(s["hand"] is not None for s in p.shown["seats"]), "the replay's viewer sees every hand"
 
 
 def test_positions_agree_with_what_the_seats_were_told(view: MatchView, match: tuple[Path, MatchReport]) -> None:
@@ -84,9 +97,12 @@ def test_positions_agree_with_what_the_seats_were_told(view: MatchView, match: t
             deal = by_deal[(st.game_number, st.deal_number)]
             moves = sum(1 for e in m.action_request.events if not e.gin.reshuffled)  # a reshuffle is no move
             pos = deal.positions[moves]
-            assert [str(c) for c in pos.hands[seat]] == list(st.hand)
-            assert [str(c) for c in pos.discard_pile] == list(st.discard_pile)
-            assert pos.stock_size == st.stock_size and pos.to_move == seat
+            mine = card_texts(pos.shown, seat)
+            assert sorted(mine) == sorted(st.hand) and len(mine) == len(st.hand)
+            assert _pile(pos, "discard pile")["cards"] == list(st.discard_pile)
+            assert _pile(pos, "stock")["count"] == st.stock_size and pos.shown["to_move"] == seat
+            legal = {a["id"] for a in pos.shown["legal"]}
+            assert len(legal) == len(m.action_request.legal_actions) > 0
             checked += 1
     assert checked > 20
 
@@ -110,11 +126,11 @@ def test_summary_step_deal_and_all(view: MatchView, match: tuple[Path, MatchRepo
     code, out = _run(["replay", path, "--step", "7"])
     assert code == 0 and "move 7 of" in out and "position 7 of" in out
     for seat in (0, 1):
-        a = pos.arranged(seat)
-        for meld in a.melds:
-            assert "[" + " ".join(str(c) for c in meld.cards) + "]" in out
-        assert " ".join(str(c) for c in a.deadwood_cards) in out
-    assert f"stock {pos.stock_size}" in out
+        hand = pos.shown["seats"][seat]["hand"]
+        for meld in hand["groups"]:
+            assert "[" + " ".join(meld) + "]" in out
+        assert " ".join(hand["loose"]) in out
+    assert f"stock {_pile(pos, 'stock')['count']}" in out
 
     deal = view.deals[1]
     code, out = _run(["replay", path, "--deal", "2"])

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,9 @@ from arena.cli import main as arena_main
 from arena.replays import audit
 from arena.replays import view as replay_view
 from arena.replays.model import load
-from arena.replays.rummy_model import RummyMatchView, RummyPosition
+from arena.replays.steps import MatchView as RummyMatchView
+from arena.replays.steps import Position as RummyPosition
+from arena.replays.steps import card_texts
 from gin_arena.v2 import bot_pb2, common_pb2
 from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.replays import ActionRecord, DealRecord, read_replay
@@ -74,34 +77,51 @@ def _texts(cards: object) -> str:
     return " ".join(str(c) for c in cards)  # type: ignore[attr-defined]
 
 
+def _hands(pos: RummyPosition) -> list[list[str]]:
+    return [card_texts(pos.shown, s) for s in range(len(pos.shown["seats"]))]
+
+
+def _pile(pos: RummyPosition, name: str) -> dict[str, Any]:
+    return next(p for p in pos.shown["piles"] if p["name"] == name)
+
+
+def _table(pos: RummyPosition) -> list[dict[str, Any]]:
+    return list(pos.shown["table"])
+
+
 def test_positions_hold_every_card_and_end_as_the_records_say(four: tuple[Path, RummyMatchView],
                                                                six: tuple[Path, RummyMatchView]) -> None:
     for _, view in (four, six):
         seats = len(view.players)
         assert len(view.deals) >= 2 and all(d.end is not None for d in view.deals)
         for pos in view.positions:
-            on_table = sum(len(m.placed) for m in pos.table)
-            assert sum(map(len, pos.hands)) + len(pos.discard_pile) + pos.stock_size + on_table == 52
-            assert len(pos.hands) == seats
+            on_table = sum(len(m["cards"]) for m in _table(pos))
+            held = sum(map(len, _hands(pos))) + len(_pile(pos, "discard pile")["cards"])
+            assert held + _pile(pos, "stock")["count"] + on_table == 52
+            assert len(_hands(pos)) == seats
         totals = [0] * seats
         for deal in view.deals:
             assert deal.end is not None
             last = deal.positions[-1]
-            assert last.phase == "over" and last.to_move is None
+            assert last.shown["phase"] == "over" and last.shown["to_move"] is None
             content = deal.end.content
-            assert [tuple(str(c) for c in h) for h in last.hands] == [tuple(h) for h in content.hands]
+            assert [tuple(h) for h in _hands(last)] == [tuple(h) for h in content.hands]
+            shown = deal.end_shown
+            assert shown is not None and shown["points"] == list(content.points)
+            assert [s["loose"] for s in shown["seats"]] == [list(h) for h in content.hands]
             totals = [0] * seats if deal.number == 1 else totals
             totals = [t + p for t, p in zip(totals, content.points, strict=True)]
             assert tuple(totals) == deal.end.scores
             first = deal.positions[0]
-            assert [len(h) for h in first.hands] == [10 if seats == 2 else 7 if seats <= 4 else 6] * seats
+            assert [len(h) for h in _hands(first)] == [10 if seats == 2 else 7 if seats <= 4 else 6] * seats
         assert view.result is not None and view.result.termination == "normal"
     # the six-seat Michigan match took discards from the row and laid melds of several owners
-    steps = [p.last for p in six[1].positions if p.last is not None]
-    kinds = {s.kind for s in steps}
+    kinds = {p.move.action.split()[0] for p in six[1].positions if p.move is not None}
     assert {"draw_stock", "meld", "discard"} <= kinds and "take_discard" in kinds
-    owners = {m.owner for p in six[1].positions for m in p.table}
+    owners = {m["owner"] for p in six[1].positions for m in _table(p)}
     assert len(owners) >= 3
+    # a layoff names who laid the card off
+    assert any(b != m["owner"] for p in six[1].positions for m in _table(p) for b in m["placed_by"])
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -123,17 +143,18 @@ def test_the_terminal_shows_every_seat_the_table_and_the_score(four: tuple[Path,
     assert deal1.count("Game 1, deal 1 ") == len(view.deals[0].positions)
     end = view.deals[0].positions[-1]
     block = _run(capsys, str(path), "--step", str(end.index))
-    for seat, hand in enumerate(end.hands):
+    for seat, hand in enumerate(_hands(end)):
         assert f"{view.players[seat]}" in block and _texts(hand) in block
     assert view.deals[0].end is not None
     content = view.deals[0].end.content
     for seat, name in enumerate(view.players):
-        assert f"{name:<7} left {' '.join(content.hands[seat]) or '—'} (value {content.hand_values[seat]})" in block
-    with_melds = next(p for p in view.positions if len(p.table) >= 2)
+        assert f"{name:<7} left {' '.join(content.hands[seat]) or '—'} · value {content.hand_values[seat]}" in block
+    with_melds = next(p for p in view.positions if len(_table(p)) >= 2)
     block = _run(capsys, str(path), "--step", str(with_melds.index))
-    for m in with_melds.table:
-        assert f"{view.players[m.owner]} #{m.number} [{_texts(m.cards)}]" in block
-    assert f"discard pile (top last): {_texts(with_melds.discard_pile) or '—'} · stock {with_melds.stock_size}" \
+    for m in _table(with_melds):
+        assert f"{view.players[m['owner']]} {m['label']} [{_texts(m['cards'])}]" in block
+    discards = _pile(with_melds, "discard pile")["cards"]
+    assert f"discard pile (top last): {_texts(discards) or '—'} · stock {_pile(with_melds, 'stock')['count']}" \
         in block
     every = _run(capsys, str(path), "--all", "--symbols")
     assert every.count("position ") == len(view.positions) and "♠" in every
@@ -202,9 +223,9 @@ def _check(dom: _Dom, view: RummyMatchView, pos: RummyPosition) -> None:
     deal = view.deal_of(pos)
     at_end = pos.index == deal.positions[-1].index and deal.end is not None
     assert dom.body["data-position"] == str(pos.index)
-    for seat, hand in enumerate(pos.hands):
+    for seat, hand in enumerate(_hands(pos)):
         assert dom.attrs[f"hand-{seat}"]["data-cards"] == _texts(hand)
-        assert ("to-move" in dom.attrs[f"seat-{seat}"]["class"]) == (pos.to_move == seat)
+        assert ("to-move" in dom.attrs[f"seat-{seat}"]["class"]) == (pos.shown["to_move"] == seat)
         scores = deal.end.scores if at_end and deal.end is not None else deal.scores_before
         assert dom.text[f"score-{seat}"] == str(scores[seat])
         assert dom.text[f"count-{seat}"] == (f"{len(hand)} card" if len(hand) == 1 else f"{len(hand)} cards")
@@ -212,10 +233,10 @@ def _check(dom: _Dom, view: RummyMatchView, pos: RummyPosition) -> None:
     moves = max(1, len(deal.positions) - 1)
     x = float(marker["data-x0"]) + float(marker["data-dx"]) * (deal.index + pos.step / moves)
     assert abs(float(marker["x1"]) - x) < 0.1, "the chart's marker stands at the position shown"
-    assert dom.attrs["discard"]["data-cards"] == _texts(pos.discard_pile)
-    assert dom.text["stock-count"] == str(pos.stock_size)
+    assert dom.attrs["pile-discard-pile"]["data-cards"] == _texts(_pile(pos, "discard pile")["cards"])
+    assert dom.attrs["pile-stock"]["data-count"] == str(_pile(pos, "stock")["count"])
     assert [(m["data-owner"], m["data-cards"]) for m in dom.melds] == [
-        (str(m.owner), _texts(m.cards)) for m in pos.table]
+        (str(m["owner"]), _texts(m["cards"])) for m in _table(pos)]
     hidden = "hidden" in dom.attrs["deal-end"].get("class", "")
     assert hidden != at_end
     if at_end:
@@ -223,14 +244,14 @@ def _check(dom: _Dom, view: RummyMatchView, pos: RummyPosition) -> None:
         content = deal.end.content
         assert dom.attrs["deal-end"]["data-points"] == ",".join(map(str, content.points))
         for seat, left in enumerate(content.hands):
-            assert dom.attrs[f"end-hand-{seat}"]["data-cards"] == " ".join(left)
+            assert dom.attrs[f"end-seat-{seat}"]["data-cards"] == " ".join(left)
 
 
 def _positions(view: RummyMatchView) -> Iterator[RummyPosition]:
     yield view.positions[0]
-    yield from [p for p in view.positions if any(len(h) == 1 for h in p.hands)][:1]  # "1 card"
-    yield next(p for p in view.positions if len(p.table) >= 2 and any(
-        pl.layoff for m in p.table for pl in m.placed))
+    yield from [p for p in view.positions if any(len(h) == 1 for h in _hands(p))][:1]  # "1 card"
+    yield next(p for p in view.positions if len(_table(p)) >= 2 and any(
+        b != m["owner"] for m in _table(p) for b in m["placed_by"]))
     yield view.deals[0].positions[-1]
     yield view.positions[-1]
 
@@ -267,10 +288,12 @@ def test_the_html_page_is_self_contained_with_a_score_sheet_for_every_seat(
         row = sheet.split(f'id="sheet-row-{deal.index}">')[1].split("</tr>")[0]
         assert [int(c.split("<small>(")[1].split(")")[0]) for c in row.split('<td class="num">')[1:]] == list(
             deal.end.scores)
-    pos = next(p for p in view.positions if p.stopped is not None or p.phase == "lay_back") if any(
-        p.stopped is not None for p in view.positions) else view.positions[len(view.positions) // 2]
+    def stopped(p: RummyPosition) -> bool:
+        return any(n.startswith("stop: ") for n in p.shown["notes"]) or p.shown["phase"] == "lay_back"
+
+    pos = next((p for p in view.positions if stopped(p)), view.positions[len(view.positions) // 2])
     _check(_open(out, f"step={pos.index}", tmp_path / "profile"), view, pos)
-    assert parse_card(data["positions"][0]["p"][-1])  # the upcard, as card text
+    assert parse_card(data["positions"][0]["v"]["piles"][0]["cards"][-1])  # the upcard, as card text
 
 
 def test_the_html_page_charts_every_seats_total_through_the_match(six: tuple[Path, RummyMatchView],
@@ -356,7 +379,7 @@ def test_the_terminal_steps_through_a_rummy_match_by_keys(four: tuple[Path, Rumm
     shown = [next(int(w.split()[1]) for w in s.split(" · ") if w.startswith("position ")) for s in screens]
     second = view.deals[1].positions[0].index
     assert shown == [0, 1, 2, second, second - 1]
-    assert "(rummy, 4 seats)" in screens[0] and "table: no melds" in screens[0]
+    assert "(rummy, 4 seats)" in screens[0] and "table: empty" in screens[0]
 
 
 def test_a_rummy_replay_the_engine_refuses_is_explained(four: tuple[Path, RummyMatchView], tmp_path: Path,

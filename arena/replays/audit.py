@@ -36,8 +36,8 @@ import hashlib
 import json
 import struct
 import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +47,7 @@ from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from arena.model.paths import find_replay
 from arena.replays.page_parts import plural
 from gin_arena.v2 import bot_pb2
-from referee import ReplayError, Resimulation, TimeControl, games, resimulate, rummy
-from referee.gin import DECK, parse_card
-from referee.gin.records import GinDealEnd
+from referee import ReplayError, Resimulation, TimeControl, games, resimulate
 from referee.replays import (
     GENESIS,
     PROTOCOL_VERSION,
@@ -73,7 +71,6 @@ from referee.replays import (
     load_line,
 )
 from referee.replays import split_lines as split_lines  # the audit's callers split files too
-from referee.rummy.records import RummyDealEnd
 
 CHECKS = ("chain", "commitment", "decks", "rerun", "digests", "information")
 """The audit's checks, in the order they run."""
@@ -239,7 +236,7 @@ def read_records(lines: Sequence[bytes], objects: Sequence[dict[str, Any]]) -> R
     """The records of a chain checked by :func:`check_chain`, read by the typed reader. A record
     without the fields and types of its kind fails the re-run check: the referee never writes one."""
     records: list[Record] = []
-    game = "gin"
+    game = str(next(f.default for f in fields(HeaderRecord) if f.name == "game"))  # the header comes first
     for i, obj in enumerate(objects):
         try:
             record = decode_record(obj, i + 1, game)
@@ -556,11 +553,10 @@ class _DealTruth:
     substitute's move."""
     texts: list[str] = field(default_factory=list)
     """Each move's action text (empty for a reshuffle)."""
-    end: GinDealEnd | None = None
-    rummy_end: RummyDealEnd | None = None
     end_seq: int | None = None
-    known: list[list[set[str]]] | None = None
-    """Rummy: what each seat may know after k moves (``known[k][seat]``), built once."""
+    known: Sequence[Sequence[Collection[str]]] | None = None
+    """What each seat may know after k moves (``known[k][seat]``; last: after the deal's end),
+    as the game says (``referee.games.KnowsCards``), built once."""
 
 
 class _Truths(ReplayVisitor):
@@ -589,78 +585,12 @@ class _Truths(ReplayVisitor):
             self.cur.texts.append("")
 
     def visit_deal_end(self, record: DealEndRecord) -> None:
-        if self.cur is not None and isinstance(record.content, GinDealEnd):
-            self.cur.end, self.cur.end_seq = record.content, self.seq
-        elif self.cur is not None and isinstance(record.content, RummyDealEnd):
-            self.cur.rummy_end, self.cur.end_seq = record.content, self.seq
-
-
-def _knowledge(truth: _DealTruth, seat: int, k: int, ended: bool) -> set[str]:
-    """The cards ``seat`` may know after ``k`` moves of a deal (and after its end if ``ended``)."""
-    deck = truth.deck
-    known = set(deck[1:20:2] if seat == truth.dealer else deck[0:20:2])
-    known.add(deck[20])
-    for actor, kind, card, *_ in truth.moves[:k]:
-        if card is None:
-            continue
-        if kind in ("take_upcard", "draw_discard", "discard") or actor == seat:
-            known.add(card)
-    if ended and truth.end is not None and truth.end.kind != "dead":
-        for hand in truth.end.hands:
-            known.update(hand)
-        known.update(truth.end.layoffs)
-    return known
-
-
-def _rummy_known(truth: _DealTruth, rules: rummy.RummyRules, seats: int) -> list[list[set[str]]]:
-    """What each rummy seat may know after each move of a deal (R11): its hand and its own
-    draws, the discard pile, every card discarded or put on the table."""
-    deal = rummy.Deal.from_deck([rummy.parse_card(c) for c in truth.deck], truth.dealer, rules, seats,
-                                key=bytes.fromhex(truth.key))
-    seen = [{str(c) for c in deal.hand(s)} | {str(c) for c in deal.pile} for s in range(seats)]
-    out = [[set(k) for k in seen]]
-    for (actor, *_), text in zip(truth.moves, truth.texts, strict=True):
-        if text:
-            action = rummy.parse_action(text)
-            deal.apply(action, actor)
-            seen[actor] |= {str(c) for c in deal.hand(actor)}
-            public = {str(c) for c in deal.pile} | {str(p.card) for m in deal.table for p in m.placed}
-            if isinstance(action, rummy.Discard):
-                public.add(str(action.card))  # a discard that triggers a reshuffle leaves the pile at once
-            for k in seen:
-                k |= public
-        out.append([set(k) for k in seen])
-    return out
-
-
-def _rummy_knowledge(truth: _DealTruth, replay: Replay, seat: int, k: int, ended: bool) -> set[str]:
-    """The cards a rummy ``seat`` may know after ``k`` moves (every hand once the deal ended)."""
-    if truth.known is None:
-        rules = rummy.RummyRules.from_dict(dict(replay.header.rules))
-        truth.known = _rummy_known(truth, rules, replay.header.seats)
-    known = set(truth.known[min(k, len(truth.known) - 1)][seat])
-    if ended and truth.rummy_end is not None:
-        for hand in truth.rummy_end.hands:
-            known.update(hand)
-    return known
-
-
-_CANON = {str(c): str(c) for c in DECK}
-
-
-def _card_text(text: str) -> str | None:
-    """The canonical text of a card (``None`` if ``text`` is not a card)."""
-    hit = _CANON.get(text)
-    if hit is not None:
-        return hit
-    try:
-        return str(parse_card(text))
-    except ValueError:
-        return None
+        if self.cur is not None:
+            self.cur.end_seq = self.seq
 
 
 def _first_unknown(msg: Message, knowledge: Collection[str], count: list[int],
-                   card_text: Callable[[str], str | None] = _card_text) -> tuple[str, str] | None:
+                   card_text: Callable[[str], str | None]) -> tuple[str, str] | None:
     """The first card of ``msg`` not in ``knowledge``, as (field path, text); counts the cards seen.
     Card fields are known by name; a string field this audit does not know is checked when its
     value reads as a card. Paths are built only for a failure."""
@@ -688,14 +618,28 @@ def _first_unknown(msg: Message, knowledge: Collection[str], count: list[int],
 
 
 def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
-    """Check 6; returns the number of cards checked."""
+    """Check 6; returns the number of cards checked. What a seat may know is the game's word
+    (``referee.games.KnowsCards``: a game without it fails this check, naming the protocol)."""
+    engine = _game(replay, "information")
+    known_cards = getattr(engine, "known_cards", None)
+    card_text = getattr(engine, "card_text", None)
+    if known_cards is None or card_text is None:
+        raise _fail("information", 0, "game", "a game that says what each seat may know "
+                    "(referee.games.KnowsCards)", replay.header.game)
     visitor = _Truths()
     replay.accept(visitor)
     truths = visitor.deals
-    count = [0]
     header = replay.header
-    if header.game not in ("gin", "rummy"):
-        return _check_information_by_seam(replay, truths, seat_messages)
+    rules = engine.rules_from_dict(dict(header.rules))
+
+    def knowledge_of(cur: _DealTruth, seat: int, k: int, ended: bool) -> Collection[str]:
+        if cur.known is None:
+            cur.known = known_cards(rules, {"game": cur.game, "deal": cur.deal, "dealer": cur.dealer,
+                                            "deck": list(cur.deck), "key": cur.key},
+                                    [(m[0], t) for m, t in zip(cur.moves, cur.texts, strict=True)], header.seats)
+        return cur.known[-1 if ended else min(k, len(cur.known) - 2)][seat]
+
+    count = [0]
     for seat, msgs in enumerate(seat_messages):
         # A seat that asked for no event messages learns a deal's moves from its requests: the
         # state of a request comes after every move before the one answering it.
@@ -703,7 +647,6 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
         answered = False  # a lean seat's last request was answered by the move at index k
         cur: _DealTruth | None = None
         k, ended = 0, False
-        cache: dict[tuple[int, int, bool], set[str]] = {}
         for i, msg in enumerate(story(msgs)):
             kind = str(msg.WhichOneof("kind"))
             where = f"seat {seat} message #{i} ({kind})"
@@ -723,91 +666,34 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
                 seq = cur.moves[k - 1][3]
             elif kind == "action_request":
                 ar = msg.action_request
-                member = ar.WhichOneof("game")  # the game's state (a plugin's is packed: not read here)
-                st: Any = getattr(ar, member) if member is not None and member != "other" else None
                 if lean and cur is not None:
-                    k = _moves_before_request(cur, seat, k + 1 if answered else k, msg.action_request.request_id)
-                    answered = k < len(cur.moves) and cur.moves[k][4] == msg.action_request.request_id
+                    k = _moves_before_request(cur, seat, k + 1 if answered else k, ar.request_id)
+                    answered = k < len(cur.moves) and cur.moves[k][4] == ar.request_id
                     seq = cur.moves[k - 1][3] if k else cur.seq
-                at = (st.game_number, st.deal_number) if st is not None else (cur.game, cur.deal) if cur else (0, 0)
-                if cur is None or at != (cur.game, cur.deal) or len(ar.events) != k:
-                    raise _fail("information", seq, where, f"the state after {k} events of the current deal",
-                                f"game {at[0]} deal {at[1]} after {len(ar.events)} events")
+                # a game that sends a deal's events with each request sends exactly those so far
+                if cur is None or (ar.events and len(ar.events) != k):
+                    raise _fail("information", seq, where, f"a request after {k} events of the current deal",
+                                "no deal" if cur is None else f"a request after {len(ar.events)} events")
             elif kind == "deal_finished":
                 ended = True
                 if lean and cur is not None:
                     k = len(cur.moves)
                 if cur is not None and cur.end_seq is not None:
                     seq = cur.end_seq
-            knowledge: set[str]
+            knowledge: Collection[str]
             if cur is None or kind in ("match_started", "game_finished"):
-                knowledge = set()
+                knowledge = ()
             else:
-                ck = (cur.seq, k, ended)
-                if ck not in cache:
-                    cache[ck] = _rummy_knowledge(cur, replay, seat, k, ended) if header.game == "rummy" \
-                        else _knowledge(cur, seat, k, ended)
-                knowledge = cache[ck]
-            bad = _first_unknown(msg, knowledge, count)
+                knowledge = knowledge_of(cur, seat, k, ended)
+            bad = _first_unknown(msg, knowledge, count, card_text)
             if bad is not None:
                 path, text = bad
-                card = _card_text(text)
+                card = card_text(text)
                 if card is None:
                     raise _fail("information", seq, f"{where} {path}", "a card", text)
                 raise _fail("information", seq, f"{where} {path}", f"a card seat {seat} could know", card,
                             f"{card} is hidden from seat {seat} at this point: not in its hand, never face up, "
                             "not drawn by it, not shown at a showdown")
-    return count[0]
-
-
-def _check_information_by_seam(replay: Replay, truths: Mapping[tuple[int, int], _DealTruth],
-                               seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
-    """Check 6 for a game that says what a seat may know (``referee.games.KnowsCards``): every
-    card a seat was sent, at the point it was sent, must be one the game says it may know."""
-    engine = _game(replay, "information")
-    known_cards = getattr(engine, "known_cards", None)
-    card_text = getattr(engine, "card_text", None)
-    if known_cards is None or card_text is None:
-        raise _fail("information", 0, "game", "a game that says what each seat may know "
-                    "(referee.games.KnowsCards)", replay.header.game)
-    header = replay.header
-    rules = engine.rules_from_dict(dict(header.rules))
-    known: dict[tuple[int, int], Sequence[Sequence[Collection[str]]]] = {}
-    count = [0]
-    for seat, msgs in enumerate(seat_messages):
-        cur: _DealTruth | None = None
-        k, ended = 0, False
-        for i, msg in enumerate(story(msgs)):
-            kind = str(msg.WhichOneof("kind"))
-            where = f"seat {seat} message #{i} ({kind})"
-            if kind == "deal_started":
-                g, d = msg.deal_started.game_number, msg.deal_started.deal_number
-                cur = truths.get((g, d))
-                if cur is None:
-                    raise _fail("information", None, where, "a deal of the replay", f"game {g} deal {d}")
-                k, ended = 0, False
-            elif kind == "event" and cur is not None:
-                k = min(k + 1, len(cur.moves))
-            elif kind == "action_request" and cur is not None:
-                k = _moves_before_request(cur, seat, k, msg.action_request.request_id)
-            elif kind == "deal_finished":
-                ended = True
-            if cur is None or kind in ("match_started", "game_finished"):
-                knowledge: Collection[str] = ()
-            else:
-                table = known.get((cur.game, cur.deal))
-                if table is None:
-                    table = known[(cur.game, cur.deal)] = known_cards(
-                        rules, {"game": cur.game, "deal": cur.deal, "dealer": cur.dealer, "deck": list(cur.deck),
-                                "key": cur.key}, [(m[0], t) for m, t in zip(cur.moves, cur.texts, strict=True)],
-                        header.seats)
-                knowledge = table[-1 if ended else k][seat]
-            seq = cur.seq if cur is not None else 0
-            bad = _first_unknown(msg, knowledge, count, card_text)
-            if bad is not None:
-                path, text = bad
-                raise _fail("information", seq, f"{where} {path}", f"a card seat {seat} could know", text,
-                            f"{text} is hidden from seat {seat} at this point")
     return count[0]
 
 

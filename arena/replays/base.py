@@ -35,6 +35,8 @@ class Style:
 
     def card(self, card: object) -> str:
         text = str(card)
+        if len(text) != 2 or text[1] not in SUIT_SYMBOLS:  # another game's card (``7``): as it is
+            return text
         shown = text[0] + SUIT_SYMBOLS[text[1]] if self.symbols else text
         if self.color and text[1] in "hd":
             return f"\x1b[31m{shown}\x1b[0m"
@@ -44,7 +46,11 @@ class Style:
         return " ".join(self.card(c) for c in cards) if cards else "—"
 
     def meld(self, meld: HasCards) -> str:
-        return "[" + " ".join(self.card(c) for c in meld.cards) + "]"
+        return self.group(meld.cards)
+
+    def group(self, cards: Sequence[object]) -> str:
+        """Cards that belong together (a meld), in brackets."""
+        return "[" + " ".join(self.card(c) for c in cards) + "]"
 
     def bold(self, text: str) -> str:
         return f"\x1b[1m{text}\x1b[0m" if self.color else text

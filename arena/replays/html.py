@@ -1,16 +1,23 @@
-"""``arena replay REPLAY --html OUT``: one self-contained HTML page to step through a match.
+"""``arena replay REPLAY --html OUT``: one self-contained HTML page to step through a match of
+any game, drawn from its presentation's descriptions (:mod:`arena.replays.steps`): this renderer
+names no game.
 
 No network: the CSS, the script and the score chart (SVG) are inline, the positions are embedded
-as JSON. The page shows the table (both hands with melds grouped, the discard pile, the stock),
-step controls (buttons; ← → moves, ↑ ↓ deals, Home/End; a deal selector), the score sheet and a
-chart of the scores through the match. ``OUT#step=K`` opens at position K of the match,
-``OUT#deal=D`` (from 1) at the start of deal D, ``OUT#deal=D&move=M`` at move M of deal D; the
-address follows the position shown, so it can be shared. ``&keys=ArrowRight,End,@btn-prev`` presses
-keys and clicks buttons after loading (for automated checks of the controls).
+as JSON. The page shows every seat (its hand grouped as the game groups it, or its count of
+hidden cards, and the game's notes), the table's melds with who laid each card, the piles, the
+last move; step controls (buttons; ← → moves, ↑ ↓ deals, Home/End; a deal selector); at a deal's
+end what the game describes of it; a chart of every seat's game score through the match and the
+score sheet for n seats. ``OUT#step=K`` opens at position K of the match, ``OUT#deal=D`` (from 1)
+at the start of deal D, ``OUT#deal=D&move=M`` at move M of deal D; the address follows the
+position shown, so it can be shared. ``&keys=ArrowRight,End,@btn-prev`` presses keys and clicks
+buttons after loading (for automated checks of the controls).
 
-For tests and tools the DOM carries the state: ``body[data-position]``, ``#hand-0[data-cards]``
-(sorted card texts), ``#discard[data-cards]`` (bottom first), ``#stock-count``, ``#score-0``,
-``#deal-end[data-points]``.
+For tests and tools the DOM carries the state: ``body[data-position]``, ``#hand-N[data-cards]``
+(the seat's card texts, groups first; empty when hidden), ``#pile-NAME[data-cards]`` (bottom
+first; NAME the pile's name, spaces as ``-``: ``#pile-discard-pile``) and ``#pile-NAME[data-count]``,
+``#score-N``, ``#table-melds .tmeld[data-owner][data-cards]``, ``#deal-end[data-points]`` (deal
+points by seat, comma-separated) and ``#end-seat-N[data-cards]`` (what the deal's end shows of
+seat N's hand).
 """
 
 from __future__ import annotations
@@ -21,82 +28,57 @@ from pathlib import Path
 from typing import Any
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from arena.replays import page_parts, rummy_html
-from arena.replays.gin_model import DealEnd, DealView, MatchView, Position, end_text, shutout
-from arena.replays.model import AnyView, ReplayModelError, load
-from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, plural
-from arena.replays.page_parts import escape as _e
-from arena.replays.page_parts import json_for_script as _json_for_script
-from arena.replays.rummy_model import RummyMatchView
+from arena.replays.model import ReplayModelError, load
+from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, escape, json_for_script, plural, score_chart
+from arena.replays.steps import DealView, MatchView, Position
 from referee import write_atomic
-from referee.gin import Card, Meld
-from referee.replays import FaultRecord
 
-_VERBS = {
-    "pass": "passes the upcard", "take_upcard": "takes the upcard", "draw_stock": "draws from the stock",
-    "draw_discard": "takes from the discard pile", "discard": "discards", "knock": "knocks, face down:",
-    "big_gin": "declares big gin",
-}
-
-
-def _cards(cards: tuple[Card, ...] | list[Card]) -> list[str]:
-    return [str(c) for c in cards]
-
-
-def _melds(melds: tuple[Meld, ...]) -> list[list[str]]:
-    return [_cards(list(m.cards)) for m in melds]
+_CSS = CSS + """
+#table-melds{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0;min-height:30px}
+.tmeld{display:flex;flex-direction:column;gap:2px;padding:3px 5px;border-radius:6px;background:rgba(255,255,255,.18)}
+.tmeld .owner{font-size:11px;opacity:.9}
+.tmeld .cards{display:flex;gap:2px}
+.card.off{outline:2px dashed #ffd54a}
+.pile{display:flex;flex-direction:column;gap:2px;font-size:12px}
+.pile .cards{display:flex;flex-wrap:wrap;row-gap:4px;align-items:center}
+#score-sheet th.num{text-align:right}
+#score-sheet td.num{white-space:nowrap}
+.notes{font-size:12px;opacity:.9;margin-left:6px}
+"""
 
 
 def _position(view: MatchView, pos: Position) -> dict[str, Any]:
-    hands = []
-    for seat in range(len(pos.hands)):
-        a = pos.arranged(seat)
-        hands.append({"m": _melds(a.melds), "x": _cards(list(a.deadwood_cards)), "v": a.deadwood})
-    out: dict[str, Any] = {"d": pos.deal_index, "s": pos.step, "h": hands, "p": _cards(list(pos.discard_pile)),
-                           "k": pos.stock_size, "t": pos.to_move, "ph": pos.phase}
-    if pos.last is not None:
-        last = pos.last
-        extra = f"{last.think_us / 1000:.1f} ms · clocks {'/'.join(map(str, last.clocks))} ms"
-        if last.reshuffled:
+    out: dict[str, Any] = {"d": pos.deal_index, "s": pos.step, "v": dict(pos.shown)}
+    m = pos.move
+    if m is not None:
+        extra = f"{m.think_us / 1000:.1f} ms · clocks {'/'.join(map(str, m.clocks))} ms"
+        if pos.reshuffled:
             extra += " · the discard pile is shuffled into a new stock"
-        out["l"] = {"seat": last.seat, "who": view.players[last.seat] + (" (substitute)" if last.substitute else ""),
-                    "verb": _VERBS.get(last.kind, last.action), "card": last.card, "extra": extra}
+        out["l"] = {"who": view.seat_name(m.seat) + (" (substitute)" if m.substitute else ""), "extra": extra}
     faults = view.faults_at.get(pos.index)
     if faults:
-        out["f"] = [_fault_text(view, f) for f in faults]
+        out["f"] = [f"Fault — {view.seat_name(f.seat)}: {f.termination}: {f.detail} (policy {f.policy})"
+                    for f in faults]
     return out
 
 
-def _fault_text(view: MatchView, rec: FaultRecord) -> str:
-    return f"Fault — {view.seat_name(rec.seat)}: {rec.termination}: {rec.detail} (policy {rec.policy})"
-
-
-def _end(view: MatchView, end: DealEnd) -> dict[str, Any]:
-    return {
-        "kind": end.kind, "text": end_text(view, end), "knocker": end.knocker, "winner": end.winner,
-        "points": end.points, "scores": list(end.scores),
-        "knock_discard": str(end.knock_discard) if end.knock_discard is not None else None,
-        "seats": [{"melds": _melds(s.melds), "laid_off": _cards(list(s.laid_off)),
-                   "deadwood_cards": _cards(list(s.deadwood_cards)), "deadwood": s.deadwood} for s in end.seats],
-    }
+def _deal_text(deal: DealView) -> str:
+    shown = deal.end_shown
+    if deal.end is None:
+        return "unfinished"
+    return str(shown["text"]) if shown is not None else "over"
 
 
 def _deal(view: MatchView, deal: DealView) -> dict[str, Any]:
-    g = deal.game_end
-    game_end = None
-    if g is not None:
-        t = list(g.totals)
-        text = f"Game {g.game} over: {view.seat_name(g.winner)} wins · totals {t[0]}–{t[1]}"
-        if shutout(g):
-            text += " · shutout"
-        if g.forfeit is not None:
-            text += f" · forfeit by {view.seat_name(g.forfeit)}"
-        game_end = {"text": text, "totals": t}
+    shown = deal.end_shown
+    end = None
+    if deal.end is not None:
+        end = {"text": _deal_text(deal), "scores": list(deal.end.scores),
+               "points": list(shown["points"]) if shown is not None else []}
     return {
-        "game": deal.game, "deal": deal.number, "dealer": deal.dealer, "upcard": str(deal.first_upcard),
-        "knock_limit": deal.knock_limit, "doubled": deal.doubled, "first": deal.positions[0].index,
-        "last": deal.positions[-1].index, "before": list(deal.scores_before),
-        "end": _end(view, deal.end) if deal.end is not None else None, "game_end": game_end,
+        "game": deal.game, "deal": deal.number, "dealer": deal.dealer, "first": deal.positions[0].index,
+        "last": deal.positions[-1].index, "before": list(deal.scores_before), "end": end,
+        "game_end": view.game_end_text(deal.game_end) if deal.game_end is not None else None,
     }
 
 
@@ -104,174 +86,185 @@ def page_data(view: MatchView) -> dict[str, Any]:
     """Everything the page shows, as JSON-able data."""
     h = view.header
     return {
-        "match_id": view.match_id, "players": list(view.players), "bots": list(h.bots),
-        "time_control": h.time_control, "fault_policy": h.fault_policy,
-        "result": view.outcome_text(), "detail": view.detail, "final_hash": view.final_hash,
-        "commitment": h.seed_commitment, "seed": view.seed,
-        "deals": [_deal(view, d) for d in view.deals],
-        "positions": [_position(view, p) for p in view.positions],
+        "game": view.game, "match_id": view.match_id, "players": list(view.players), "bots": list(h.bots),
+        "time_control": h.time_control, "fault_policy": h.fault_policy, "result": view.outcome_text(),
+        "detail": view.detail, "final_hash": view.final_hash, "commitment": h.seed_commitment, "seed": view.seed,
+        "deals": [_deal(view, d) for d in view.deals], "positions": [_position(view, p) for p in view.positions],
     }
 
 
-# ----------------------------------------------------------------------------------------------
-# static parts: score sheet and chart
-# ----------------------------------------------------------------------------------------------
 def score_sheet(view: MatchView) -> str:
-    names = view.players
-    rows = []
+    """A row per deal: its result, each seat's deal points and game score after it; a row per game's end."""
+    head = "".join(f'<th class="num">{escape(n)}</th>' for n in view.players)
+    rows = [f"<tr><th>deal</th><th>result</th>{head}</tr>"]
     for deal in view.deals:
-        end = deal.end
-        if end is None:
-            result, pts, sc = "unfinished", "", ("", "")
-        elif end.kind == "dead":
-            result, pts, sc = "dead hand", "0", (str(end.scores[0]), str(end.scores[1]))
+        shown = deal.end_shown
+        if deal.end is None:
+            cells = "".join('<td class="num"></td>' for _ in view.players)
         else:
-            who = names[end.winner] if end.winner is not None else "?"
-            result = {"knock": "knock", "undercut": "undercut", "gin": "gin", "big_gin": "big gin"}[end.kind]
-            result += f" — {who}"
-            pts, sc = str(end.points), (str(end.scores[0]), str(end.scores[1]))
-        rows.append(
-            f'<tr id="sheet-row-{deal.index}" data-deal="{deal.index}"><td>{deal.index + 1}</td>'
-            f"<td>{deal.game}.{deal.number}</td><td>{_e(names[deal.dealer])}</td><td>{_e(result)}</td>"
-            f'<td class="num">{pts}</td><td class="num">{sc[0]}</td><td class="num">{sc[1]}</td></tr>'
-        )
-        if deal.game_end is not None:
-            g = deal.game_end
-            t = g.totals
-            who = view.seat_name(g.winner)
-            note = " (shutout)" if shutout(g) else ""
-            note += " (forfeit)" if g.forfeit is not None else ""
-            rows.append(f'<tr class="game-total"><td></td><td colspan="4">game {g.game}: {_e(who)} wins{note}'
-                        f' — totals with bonuses</td><td class="num">{t[0]}</td><td class="num">{t[1]}</td></tr>')
-    head = (f"<tr><th>#</th><th>game.deal</th><th>dealer</th><th>result</th><th>points</th>"
-            f"<th>{_e(names[0])}</th><th>{_e(names[1])}</th></tr>")
-    return f'<table id="score-sheet"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+            pts = list(shown["points"]) if shown is not None and shown["points"] else [None] * len(deal.end.scores)
+            cells = "".join(f'<td class="num">{"" if p is None else ("+" if p > 0 else "") + str(p)} '
+                            f"<small>({t})</small></td>" for p, t in zip(pts, deal.end.scores, strict=False))
+        rows.append(f'<tr data-deal="{deal.index}" id="sheet-row-{deal.index}"><td>{deal.game}.{deal.number}</td>'
+                    f"<td>{escape(_deal_text(deal))}</td>{cells}</tr>")
+        g = deal.game_end
+        if g is not None:
+            totals = "".join(f'<td class="num">{t}</td>' for t in g.totals)
+            rows.append(f'<tr class="game-total"><td>game {g.game}</td><td>{escape(view.game_end_text(g))}</td>'
+                        f"{totals}</tr>")
+    return '<table id="score-sheet">' + "".join(rows) + "</table>"
 
 
-def score_chart(view: MatchView) -> str:
-    """The chart of the scores through the match (:func:`page_parts.score_chart`)."""
-    return page_parts.score_chart(view.players, view.deals, view.rules.target)
-
-
-# ----------------------------------------------------------------------------------------------
-# the page
-# ----------------------------------------------------------------------------------------------
 JS = r"""
 (function(){
 const D = JSON.parse(document.getElementById('replay-data').textContent);
-const P = D.positions, N = P.length;
+const P = D.positions, N = P.length, S = D.players.length;
 const SUITS = {s:'\u2660',h:'\u2665',d:'\u2666',c:'\u2663'};
-const ORDER = c => 'shdc'.indexOf(c[1]) * 13 + 'A23456789TJQK'.indexOf(c[0]);
 const $ = id => document.getElementById(id);
 let cur = 0;
 """ + JS_PLURAL + CHART_JS + r"""function card(t, extra){
-  const e = document.createElement('span');
-  e.className = 'card ' + ('hd'.includes(t[1]) ? 'red' : 'black') + (extra ? ' ' + extra : '');
+  const e = document.createElement('span'), suited = t.length === 2 && SUITS[t[1]];
+  e.className = 'card ' + (suited && 'hd'.includes(t[1]) ? 'red' : 'black') + (extra ? ' ' + extra : '');
   e.dataset.card = t; e.title = t;
-  const r = document.createElement('span'); r.className = 'rank'; r.textContent = t[0] === 'T' ? '10' : t[0];
-  const s = document.createElement('span'); s.className = 'suit'; s.textContent = SUITS[t[1]];
-  e.append(r, s); return e;
+  const r = document.createElement('span'); r.className = 'rank';
+  r.textContent = suited ? (t[0] === 'T' ? '10' : t[0]) : t;
+  e.append(r);
+  if (suited) {
+    const s = document.createElement('span'); s.className = 'suit'; s.textContent = SUITS[t[1]]; e.append(s);
+  }
+  return e;
 }
-function group(cls, cards, extra, fresh){
+function cards(cls, list, extra, fresh){
   const g = document.createElement('span'); g.className = cls;
-  for (const c of cards) g.append(card(c, (extra || '') + (c === fresh ? ' new' : '')));
+  for (const c of list) g.append(card(c, (extra || '') + (fresh.includes(c) ? ' new' : '')));
   return g;
 }
-function hand(seat, p, fresh){
-  const h = p.h[seat], el = $('hand-' + seat);
+function seat(s, v, fresh){
+  const x = v.seats[s], el = $('hand-' + s);
   el.replaceChildren();
-  for (const m of h.m) el.append(group('meld', m, '', fresh));
-  if (h.x.length) el.append(group('loose', h.x, '', fresh));
-  const all = [].concat(...h.m, h.x).sort((a, b) => ORDER(a) - ORDER(b));
-  el.dataset.cards = all.join(' ');
-  $('deadwood-' + seat).textContent = 'deadwood ' + h.v + ' · ' + plural(all.length, 'card');
-  $('seat-' + seat).classList.toggle('to-move', p.t === seat);
-  $('tomove-' + seat).textContent = p.t === seat ? '▶ to move (' + p.ph + ')' : '';
+  if (x && x.hand) {
+    for (const g of x.hand.groups) el.append(cards('meld', g, '', fresh));
+    if (x.hand.loose.length) el.append(cards('loose', x.hand.loose, '', fresh));
+    el.dataset.cards = [].concat(...x.hand.groups, x.hand.loose).join(' ');
+  } else {
+    el.dataset.cards = '';
+    if (x) for (let i = 0; i < x.count; i++) { const b = card('', 'back'); b.textContent = '\u00a0'; el.append(b); }
+  }
+  $('count-' + s).textContent = x ? [plural(x.count, 'card')].concat(x.notes).join(' · ') : '';
+  $('seat-' + s).classList.toggle('to-move', !!(x && x.to_move));
+  $('tomove-' + s).textContent = x && x.to_move ? '▶ to move (' + v.phase + ')' : '';
+}
+function table(v){
+  const el = $('table-melds'); el.replaceChildren();
+  for (const m of v.table || []) {
+    const g = document.createElement('span'); g.className = 'tmeld';
+    g.dataset.owner = m.owner === null ? '' : m.owner; g.dataset.cards = m.cards.join(' ');
+    const o = document.createElement('span'); o.className = 'owner';
+    o.textContent = m.label + (m.owner === null ? '' : ' ' + D.players[m.owner]);
+    const cs = document.createElement('span'); cs.className = 'cards';
+    m.cards.forEach((c, i) => {
+      const by = m.placed_by[i], off = m.owner !== null && by !== undefined && by !== m.owner;
+      const e = card(c, 'small' + (off ? ' off' : ''));
+      if (off) e.title = c + ' laid off by ' + D.players[by];
+      cs.append(e);
+    });
+    g.append(o, cs); el.append(g);
+  }
+  if (v.table !== null && !v.table.length) el.textContent = 'the table is empty';
+  el.classList.toggle('hidden', v.table === null);
+}
+function piles(v){
+  v.piles.forEach(p => {
+    const el = $('pile-' + p.name.replace(/ /g, '-')); if (!el) return;
+    const cs = el.querySelector('.cards'); cs.replaceChildren();
+    if (p.cards === null) { const b = card('', 'back'); b.textContent = '\u00a0'; cs.append(b); }
+    else for (const c of p.cards) cs.append(card(c, 'small'));
+    el.dataset.cards = p.cards === null ? '' : p.cards.join(' '); el.dataset.count = p.count;
+    el.querySelector('.label').textContent = p.name + ' ' + p.count;
+  });
+}
+function endRows(v){
+  const rows = $('deal-end-rows'); rows.replaceChildren();
+  for (const x of v.end.seats) {
+    const r = document.createElement('div'); r.className = 'row'; r.id = 'end-seat-' + x.seat;
+    r.dataset.cards = [].concat(...x.groups, x.loose).join(' ');
+    const w = document.createElement('span'); w.className = 'who'; w.textContent = D.players[x.seat]; r.append(w);
+    for (const g of x.groups) r.append(cards('meld', g, 'small', []));
+    if (x.laid_off.length) { r.append('laid off'); r.append(cards('meld', x.laid_off, 'small', [])); }
+    if (x.loose.length) { r.append('left'); r.append(cards('loose', x.loose, 'small', [])); }
+    r.append(x.notes.join(' · '));
+    rows.append(r);
+  }
 }
 function show(i){
   cur = Math.max(0, Math.min(N - 1, i));
-  const p = P[cur], d = D.deals[p.d], atEnd = cur === d.last;
-  const drew = p.l && (p.l.verb.startsWith('draws') || p.l.verb.startsWith('takes'));
-  const fresh = drew ? p.l.card : null;
+  const p = P[cur], v = p.v, d = D.deals[p.d], atEnd = cur === d.last;
+  const fresh = v.last ? v.last.cards : [];
   document.body.dataset.position = cur; document.body.dataset.deal = p.d + 1; document.body.dataset.move = p.s;
-  hand(0, p, fresh); hand(1, p, fresh);
-  const pile = $('discard'); pile.replaceChildren(...p.p.map(c => card(c, 'small')));
-  pile.dataset.cards = p.p.join(' ');
-  $('stock-count').textContent = p.k;
-  const sc = atEnd && d.end ? d.end.scores : d.before;
-  $('score-0').textContent = sc[0]; $('score-1').textContent = sc[1];
-  $('deal-title').textContent = 'Game ' + d.game + ', deal ' + d.deal + ' · dealer ' + D.players[d.dealer] +
-    ' · knock limit ' + (d.knock_limit === null ? 'gin only' : d.knock_limit) +
-    (d.doubled ? ' · doubled (spade upcard)' : '');
+  for (let s = 0; s < S; s++) {
+    seat(s, v, fresh);
+    $('score-' + s).textContent = (atEnd && d.end ? d.end.scores : d.before)[s];
+  }
+  table(v); piles(v);
+  $('deal-title').textContent = ['Game ' + d.game + ', deal ' + d.deal, 'dealer ' + D.players[d.dealer]]
+    .concat(v.notes).join(' · ');
   $('step-label').textContent = 'position ' + cur + ' / ' + (N - 1) + ' · deal ' + (p.d + 1) + ' / ' + D.deals.length +
     ' · move ' + p.s + ' / ' + (d.last - d.first);
   const lm = $('last-move'); lm.replaceChildren();
-  if (p.l) {
-    lm.append(p.l.who + ' ' + p.l.verb + ' ');
-    if (p.l.card) lm.append(card(p.l.card, 'small'));
+  if (p.l && v.last) {
+    lm.append(p.l.who + ' ' + v.last.text + ' ');
+    for (const c of v.last.cards) lm.append(card(c, 'small'));
     const x = document.createElement('span'); x.className = 'deadwood'; x.textContent = p.l.extra; lm.append(x);
-  } else {
-    lm.append('dealt · upcard '); lm.append(card(d.upcard, 'small'));
-  }
+  } else { lm.append('dealt'); }
   $('faults').textContent = (p.f || []).join(' · ');
   const de = $('deal-end');
   if (atEnd && d.end) {
-    de.classList.remove('hidden'); de.dataset.points = d.end.points; de.dataset.kind = d.end.kind;
+    de.classList.remove('hidden'); de.dataset.points = d.end.points.join(',');
     $('deal-end-text').textContent = d.end.text;
-    const rows = $('deal-end-rows'); rows.replaceChildren();
-    if (d.end.kind !== 'dead') d.end.seats.forEach((s, seat) => {
-      const r = document.createElement('div'); r.className = 'row';
-      const w = document.createElement('span'); w.className = 'who'; w.textContent = D.players[seat]; r.append(w);
-      for (const m of s.melds) r.append(group('meld', m, 'small'));
-      if (s.laid_off.length) { r.append('laid off'); r.append(group('meld', s.laid_off, 'small')); }
-      r.append('deadwood'); r.append(group('loose', s.deadwood_cards, 'small'));
-      const v = document.createElement('b'); v.textContent = s.deadwood; r.append(v);
-      if (d.end.knocker === seat && d.end.knock_discard) {
-        r.append('· knock discard'); r.append(card(d.end.knock_discard, 'small'));
-      }
-      rows.append(r);
-    });
-    $('deal-end-scores').textContent = 'Scores after the deal: ' + D.players[0] + ' ' + d.end.scores[0] + ', ' +
-      D.players[1] + ' ' + d.end.scores[1] + (d.game_end ? ' — ' + d.game_end.text : '');
-  } else {
-    de.classList.add('hidden'); delete de.dataset.points; delete de.dataset.kind;
-  }
+    if (v.end) endRows(v); else $('deal-end-rows').replaceChildren();
+    $('deal-end-scores').textContent = 'Scores after the deal: ' +
+      D.players.map((n, s) => n + ' ' + d.end.scores[s]).join(', ') + (d.game_end ? ' — ' + d.game_end : '');
+  } else { de.classList.add('hidden'); delete de.dataset.points; }
   $('match-over').classList.toggle('hidden', cur !== N - 1);
   $('deal-select').value = String(p.d);
   document.querySelectorAll('#score-sheet tr.current').forEach(r => r.classList.remove('current'));
-  const row = $('sheet-row-' + p.d); if (row) row.classList.add('current');
+  const sr = $('sheet-row-' + p.d); if (sr) sr.classList.add('current');
   chartMarker(p.d, p.s, d.last - d.first);
   const want = '#step=' + cur;
   if (location.hash !== want) { try { history.replaceState(null, '', want); } catch (e) {} }
 }
 """ + NAV_JS
+"""The page's script: it draws each position from the embedded descriptions."""
+
+
+def _seat(view: MatchView, seat: int) -> str:
+    return (f'<div class="seat" id="seat-{seat}"><div class="name">{escape(view.seat_name(seat))}'
+            f'<span class="tag">seat {seat}</span><span class="tag" id="tomove-{seat}"></span>'
+            f'<span class="deadwood" id="count-{seat}"></span></div>'
+            f'<div class="hand" id="hand-{seat}" data-cards=""></div></div>')
+
+
+def _piles(view: MatchView) -> str:
+    first = view.positions[0].shown["piles"] if view.positions else []
+    return "".join(f'<div class="pile" id="pile-{escape(str(p["name"]).replace(" ", "-"))}" data-cards="" '
+                   f'data-count="0"><span class="label">{escape(p["name"])}</span><span class="cards"></span></div>'
+                   for p in first)
 
 
 def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str = "results") -> str:
-    """The HTML page of one replay."""
-    names = view.players
+    """The HTML page of one replay of any game."""
     h = view.header
-    bots = list(h.bots)
-    who = " vs ".join(f"{_e(n)}" + (f' <span class="bot">({_e(b)})</span>' if b and b != n else "")
-                      for n, b in zip(names, [*bots, "", ""], strict=False))
-    back = f'<a href="{_e(back_link)}">← {_e(back_text)}</a> · ' if back_link else ""
-    chart = score_chart(view)
-    seats = []
-    for seat in (1, 0):
-        seats.append(
-            f'<div class="seat" id="seat-{seat}"><div class="name">{_e(names[seat])}'
-            f'<span class="tag">seat {seat}</span>'
-            f'<span class="tag" id="tomove-{seat}"></span><span class="deadwood" id="deadwood-{seat}"></span></div>'
-            f'<div class="hand" id="hand-{seat}" data-cards=""></div></div>'
-        )
+    who = " · ".join(escape(n) for n in view.players)
+    back = f'<a href="{escape(back_link)}">← {escape(back_text)}</a> · ' if back_link else ""
+    scores = " ".join(f'{escape(n)} <b id="score-{s}">0</b>' for s, n in enumerate(view.players))
     body = f"""<header>
 <h1>{who}</h1>
-<div class="meta">{back}Match <code>{_e(view.match_id)}</code> · {_e(view.rules.name)}, target {view.rules.target} ·
-{_e(h.time_control)} · faults: {_e(h.fault_policy)} ·
-result: <b>{_e(view.outcome_text())}</b></div>
-<div class="meta">final hash <code>{_e(view.final_hash)}</code> ·
-seed commitment <code>{_e(h.seed_commitment)}</code> ·
-revealed seed <code>{_e(view.seed)}</code> — check with <code>arena audit</code></div>
+<div class="meta">{back}Match <code>{escape(view.match_id)}</code> · {escape(view.game)}
+({plural(len(view.players), "seat")}), {escape(view.rules_text)} · {escape(h.time_control)} ·
+faults: {escape(h.fault_policy)} · result: <b>{escape(view.outcome_text())}</b></div>
+<div class="meta">final hash <code>{escape(view.final_hash)}</code> ·
+seed commitment <code>{escape(h.seed_commitment)}</code> · revealed seed <code>{escape(view.seed)}</code>
+— check with <code>arena audit</code></div>
 </header>
 <main>
 <section id="table-col">
@@ -287,47 +280,42 @@ revealed seed <code>{_e(view.seed)}</code> — check with <code>arena audit</cod
 </div>
 <div class="felt">
 <div id="deal-title"></div>
-<div class="scorebar">{_e(names[0])} <b id="score-0">0</b> {_e(names[1])} <b id="score-1">0</b></div>
-{seats[0]}
-<div class="middle"><div id="stock"><span class="card back">&nbsp;</span><span>stock <b id="stock-count"></b>
-</span></div><div id="discard" data-cards=""></div></div>
-{seats[1]}
+<div class="scorebar">{scores}</div>
+{"".join(_seat(view, s) for s in range(len(view.players)))}
+<div id="table-melds"></div>
+<div class="middle">{_piles(view)}</div>
 <div id="last-move"></div>
 <div id="faults"></div>
 </div>
 <div id="deal-end" class="hidden"><h3 id="deal-end-text"></h3><div id="deal-end-rows"></div>
 <div id="deal-end-scores"></div></div>
-<div id="match-over" class="hidden">Match over: {_e(view.outcome_text())} — {_e(view.detail)}</div>
+<div id="match-over" class="hidden">Match over: {escape(view.outcome_text())} — {escape(view.detail)}</div>
 <div class="help">Keys: ← → move · ↑ ↓ deal · Home / End. Address: <code>#step=K</code>, <code>#deal=D</code>,
 <code>#deal=D&amp;move=M</code>.</div>
 </section>
 <section id="side-col">
 <h2>Scores through the match</h2>
-{chart}
+{score_chart(view.players, view.deals, view.target)}
 <h2>Score sheet</h2>
 {score_sheet(view)}
 </section>
 </main>
-<footer>Gin Arena replay · {plural(len(view.deals), "deal")} · {plural(len(view.positions), "position")} ·
-{plural(view.records, "record")}</footer>"""
-    title = f"{' vs '.join(names)} — {view.match_id}"
+<footer>Gin Arena replay · {escape(view.game)} · {plural(len(view.deals), "deal")} ·
+{plural(len(view.positions), "position")} · {plural(view.records, "record")}</footer>"""
+    title = f"{' · '.join(view.players)} — {view.match_id}"
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
-        f"<title>{_e(title)}</title><style>{CSS}</style></head>\n"
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head>\n"
         f"<body>{body}\n"
-        f'<script type="application/json" id="replay-data">{_json_for_script(page_data(view))}</script>\n'
+        f'<script type="application/json" id="replay-data">{json_for_script(page_data(view))}</script>\n'
         f"<script>{JS}</script>\n</body></html>\n"
     )
 
 
-def write_replay_html(view: AnyView, out: Path, *, back_link: str | None = None) -> Path:
-    """Write the page of one replay (of its game) to ``out`` (atomically)."""
-    if isinstance(view, RummyMatchView):
-        page = rummy_html.replay_page(view, back_link=back_link)
-    else:
-        page = replay_page(view, back_link=back_link)
-    write_atomic(out, page.encode())
+def write_replay_html(view: MatchView, out: Path, *, back_link: str | None = None) -> Path:
+    """Write the page of one replay to ``out`` (atomically)."""
+    write_atomic(out, replay_page(view, back_link=back_link).encode())
     return out
 
 

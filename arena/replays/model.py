@@ -1,7 +1,6 @@
-"""A replay read as a match to look at, whatever its game: one small interface, a registry keyed
-by the replay header's ``game``. Each game's model (``gin_model``, ``rummy_model``) rebuilds every
-position by playing the recorded actions through that game's engine; the viewers (``view``,
-``html``) pick their rendering by the view's type.
+"""A replay read as a match to look at, whatever its game: the game's own engine rebuilds every
+position and its presentation describes it (:mod:`arena.replays.steps`); the viewers (``view``,
+``html``) draw those descriptions and name no game.
 
 An unknown game, an unreadable file or an action the engine refuses raises
 :class:`ReplayModelError` (``arena audit`` explains such replays in detail).
@@ -9,33 +8,22 @@ An unknown game, an unreadable file or an action the engine refuses raises
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from arena.replays import gin_model, rummy_model
+from arena.replays import steps
 from arena.replays.base import SUIT_SYMBOLS as SUIT_SYMBOLS
 from arena.replays.base import ReplayModelError as ReplayModelError
-from arena.replays.gin_model import MatchView as MatchView
-from arena.replays.gin_model import Position as Position
-from arena.replays.rummy_model import RummyMatchView
+from arena.replays.steps import MatchView as MatchView
+from arena.replays.steps import Position as Position
 from referee.replays import Replay, ReplayFormatError, read_replay
 
-AnyView = MatchView | RummyMatchView
-"""What a model builds: Gin's view or rummy's."""
 
-MODELS: dict[str, Callable[[Replay], AnyView]] = {"gin": gin_model.build, "rummy": rummy_model.build}
-"""The model of each game, by the name a replay's header gives."""
-
-
-def build(replay: Replay) -> AnyView:
-    """Rebuild every position of a replay with its game's model."""
-    model = MODELS.get(replay.header.game)
-    if model is None:
-        raise ReplayModelError(f"no viewer for the game {replay.header.game!r} (viewers: {', '.join(MODELS)})")
-    return model(replay)
+def build(replay: Replay) -> MatchView:
+    """Rebuild every position of a replay with its game's engine and presentation."""
+    return steps.build(replay)
 
 
-def load(path: Path) -> AnyView:
+def load(path: Path) -> MatchView:
     """Read and rebuild a replay file."""
     try:
         replay = read_replay(path)

@@ -1,17 +1,18 @@
-"""``arena replay``: look at a recorded match.
+"""``arena replay``: look at a recorded match, of any game.
 
 * ``arena replay REPLAY`` — on a terminal, step through the match deal by deal, move by move
   (n/space/→ next, p/← previous, d/↓ next deal, u/↑ previous deal, g first, G last, q quit);
-  both hands are shown sorted with their melds grouped, the discard pile, the stock, and at the
-  end of each deal the melds, layoffs, points and scores. Not on a terminal (or with
-  ``--step K`` / ``--deal D`` / ``--all``) positions are printed; by default a summary.
+  every hand is shown as its game groups it (melds grouped), the piles, the table, and at the
+  end of each deal what the game describes of it (melds, layoffs, points) and the scores. Not on
+  a terminal (or with ``--step K`` / ``--deal D`` / ``--all``) positions are printed; by default
+  a summary.
 * ``arena replay REPLAY --seat N`` — exactly what seat N was sent, message by message (re-derived
   by playing the replay again through the referee); ``--raw`` prints protobuf text format.
 * ``arena replay REPLAY --html OUT`` — one self-contained HTML page (see ``arena.replays.html``).
 
-Positions are rebuilt by playing the recorded actions through the rules engine; ``arena audit``
-is what checks that the replay is genuine. A rummy match (2–6 seats) is shown in its own words
-(:mod:`arena.replays.rummy_text`): every hand, the table's melds by owner, the discard row.
+Positions are rebuilt by the game's engine and described by its presentation
+(:mod:`arena.replays.steps`): this renderer draws those plain descriptions and names no game.
+``arena audit`` is what checks that the replay is genuine.
 """
 
 from __future__ import annotations
@@ -21,197 +22,184 @@ import hashlib
 import os
 import struct
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any, TextIO
 
 from google.protobuf import text_format
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from arena.replays import rummy_text
+from arena.replays import seat_lines
 from arena.replays.base import Style as Style
-from arena.replays.gin_model import DealView, MatchView, Position, end_text, shutout
-from arena.replays.model import AnyView, ReplayModelError, load
+from arena.replays.model import MatchView, ReplayModelError, load
 from arena.replays.page_parts import plural
-from arena.replays.rummy_model import RummyMatchView
-from gin_arena.v2 import bot_pb2, common_pb2
-from gin_arena.v2.games import gin_pb2 as game_pb2
+from arena.replays.steps import DealView, Position
+from gin_arena.v2 import bot_pb2
 from referee import ReplayError, resimulate
 from referee.replays import PROTOCOL_VERSION, FaultRecord, Replay, read_replay
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
 
-_KIND_NAMES = {v.number: v.name.removeprefix("ACTION_KIND_").lower()
-               for v in game_pb2.DESCRIPTOR.enum_types_by_name["ActionKind"].values}
-_OUTCOME_NAMES = {v.number: v.name.removeprefix("DEAL_OUTCOME_").lower()
-                  for v in game_pb2.DESCRIPTOR.enum_types_by_name["DealOutcome"].values}
-_PHASE_NAMES = {v.number: v.name.removeprefix("PHASE_").lower()
-                for v in game_pb2.DESCRIPTOR.enum_types_by_name["Phase"].values}
-
 
 # ----------------------------------------------------------------------------------------------
-# positions as text
+# positions as text: the game's descriptions drawn
 # ----------------------------------------------------------------------------------------------
-def _rules_text(view: MatchView) -> str:
-    r = view.rules
-    parts = [r.name]
-    if r.knock == "limit" and r.knock_limit != 10:
-        parts.append(f"knock ≤ {r.knock_limit}")
-    parts.append(f"target {r.target}")
-    if r.games > 1:
-        parts.append(f"{r.games} games")
-    if r.match_target:
-        parts.append(f"match to {r.match_target}")
-    if r.stock_exhausted != "void":
-        parts.append(f"stock exhausted: {r.stock_exhausted}")
-    return ", ".join(parts)
-
-
-def header_text(view: MatchView) -> str:
-    names = view.players
-    h = view.header
-    return (f"Match {view.match_id}: {names[0]} (seat 0) vs {names[1]} (seat 1) · {_rules_text(view)} · "
-            f"{h.time_control} · faults: {h.fault_policy}")
-
-
-def _seat_line(view: MatchView, pos: Position, seat: int, style: Style, width: int) -> str:
-    names = view.players
-    a = pos.arranged(seat)
-    groups = [style.meld(m) for m in a.melds]
-    loose = style.cards(a.deadwood_cards) if a.deadwood_cards else ""
-    hand = " ".join([*groups, loose]).strip()
-    marker = ""
-    if pos.to_move == seat:
-        marker = f" ▶ to move ({pos.phase})"
-    deal = view.deal_of(pos)
-    tags = " (dealer)" if deal.dealer == seat else ""
-    return f"  {names[seat]:<{width}}{tags:<9} {hand}  · deadwood {a.deadwood}{marker}"
-
-
-def _last_text(view: MatchView, pos: Position, style: Style) -> str:
-    last = pos.last
-    if last is None:
-        deal = view.deal_of(pos)
-        return f"Dealt: upcard {style.card(deal.first_upcard)}"
-    names = view.players
-    kind = last.kind
-    card = style.card(last.card) if last.card else ""
-    words = {
-        "pass": "passes the upcard", "take_upcard": f"takes the upcard {card}",
-        "draw_stock": f"draws {card} from the stock", "draw_discard": f"takes {card} from the discard pile",
-        "discard": f"discards {card}", "knock": f"knocks, discarding {card} face down",
-        "big_gin": "declares big gin",
-    }.get(kind, last.action)
-    who = names[last.seat]
-    sub = " (substitute)" if last.substitute else ""
-    reshuffle = " · the discard pile is shuffled into a new stock" if last.reshuffled else ""
-    clocks = "/".join(str(c) for c in last.clocks)
-    return f"Last: {who}{sub} {words} · {last.think_us / 1000:.1f} ms · clocks {clocks} ms{reshuffle}"
-
-
 def _fault_text(view: MatchView, rec: FaultRecord) -> str:
     return f"Fault: {view.seat_name(rec.seat)} — {rec.termination}: {rec.detail} (policy {rec.policy})"
 
 
-def _seat_showdown_lines(view: MatchView, deal: DealView, style: Style, width: int) -> list[str]:
-    end = deal.end
-    assert end is not None
+def header_text(view: MatchView) -> str:
+    """The match in one line: its game, players by seat, rules, time control, fault policy."""
+    seats = ", ".join(f"{n} (seat {s})" for s, n in enumerate(view.players))
+    h = view.header
+    return (f"Match {view.match_id} ({view.game}, {plural(len(view.players), 'seat')}): {seats} · {view.rules_text}"
+            f" · {h.time_control} · faults: {h.fault_policy}")
+
+
+def _hand_text(hand: Any, style: Style) -> str:
+    groups = [style.group(g) for g in hand["groups"]]
+    loose = style.cards(hand["loose"]) if hand["loose"] else ""
+    return " ".join([*groups, loose]).strip() or "—"
+
+
+def _move_text(view: MatchView, pos: Position, style: Style) -> str:
+    shown = pos.shown
+    last = shown.get("last")
+    if pos.move is None or last is None:
+        piles = [f"{p['name']} {style.card(p['cards'][-1]) if p.get('cards') else p['count']}"
+                 for p in shown["piles"]]
+        return "Dealt" + (": " + ", ".join(piles) if piles else "")
+    m = pos.move
+    text = last["text"]
+    for card in last.get("cards") or ():
+        text = text.replace(str(card), style.card(card))
+    sub = " (substitute)" if m.substitute else ""
+    reshuffle = " · the discard pile is shuffled into a new stock" if pos.reshuffled else ""
+    clocks = "/".join(str(c) for c in m.clocks)
+    return (f"Last: {view.seat_name(m.seat)}{sub} {text} · {m.think_us / 1000:.1f} ms · clocks {clocks} ms"
+            f"{reshuffle}")
+
+
+def _shown_seat_lines(view: MatchView, shown: Any, style: Style, width: int) -> list[str]:
     out = []
-    for seat, sd in enumerate(end.seats):
-        melds = " ".join(style.meld(m) for m in sd.melds) or "no melds"
-        laid = f" · laid off {style.cards(sd.laid_off)}" if sd.laid_off else ""
-        dead = style.cards(sd.deadwood_cards) if sd.deadwood_cards else "none"
-        knock = ""
-        if end.knocker == seat and end.knock_discard is not None:
-            knock = f" · knock discard {style.card(end.knock_discard)}"
-        out.append(f"  {view.players[seat]:<{width}} melds {melds}{laid} · deadwood {dead} ({sd.deadwood}){knock}")
+    for s in shown["seats"]:
+        tags = " (dealer)" if s["dealer"] else ""
+        hand = _hand_text(s["hand"], style) if s["hand"] is not None else f"{plural(s['count'], 'card')} (hidden)"
+        notes = "".join(f" · {n}" for n in s["notes"])
+        marker = f" ▶ to move ({shown['phase']})" if s["to_move"] else ""
+        out.append(f"  {view.seat_name(s['seat']):<{width}}{tags:<9} {hand}{notes}{marker}")
     return out
 
 
+def _table_line(view: MatchView, shown: Any, style: Style) -> str | None:
+    if shown["table"] is None:
+        return None
+    if not shown["table"]:
+        return "  table: empty"
+    parts = []
+    for t in shown["table"]:
+        owner = f"{view.seat_name(t['owner'])} " if t.get("owner") is not None else ""
+        by = t.get("placed_by") or []
+        offs = [f"{style.card(c)} by {view.seat_name(b)}" for c, b in zip(t["cards"], by, strict=False)
+                if t.get("owner") is not None and b != t["owner"]]
+        laid = "; laid off " + ", ".join(offs) if offs else ""
+        parts.append(f"{owner}{t['label']} {style.group(t['cards'])}{laid}")
+    return "  table: " + " · ".join(parts)
+
+
+def _pile_line(shown: Any, style: Style) -> str | None:
+    piles = []
+    for p in shown["piles"]:
+        if p.get("cards") is None:
+            piles.append(f"{p['name']} {p['count']}")
+        else:
+            piles.append(f"{p['name']} (top last): {style.cards(p['cards'])}")
+    return "  " + " · ".join(piles) if piles else None
+
+
+def _end_lines(view: MatchView, deal: DealView, style: Style, width: int) -> list[str]:
+    end = deal.end_shown
+    lines = [style.bold("Deal over: ") + (end["text"] if end is not None else "")]
+    if end is not None:
+        for s in end["seats"]:
+            parts = [" ".join(style.group(g) for g in s["groups"])] if s["groups"] else []
+            if s["laid_off"]:
+                parts.append(f"laid off {style.cards(s['laid_off'])}")
+            if s["loose"] or not parts:
+                parts.append(f"left {style.cards(s['loose'])}")
+            parts.extend(s["notes"])
+            lines.append(f"  {view.seat_name(s['seat']):<{width}} " + " · ".join(parts))
+        if end.get("points"):
+            lines.append("  deal points: " + ", ".join(f"{view.seat_name(s)} {p}" for s, p in enumerate(end["points"])))
+    if deal.end is not None:
+        lines.append("  scores after the deal: " + ", ".join(
+            f"{view.seat_name(s)} {v}" for s, v in enumerate(deal.end.scores)))
+    return lines
+
+
 def render_position(view: MatchView, pos: Position, style: Style | None = None) -> str:
-    """One position of the match, as a block of text."""
+    """One position of any game's match, as a block of text (from the game's description)."""
     style = style or Style()
     deal = view.deal_of(pos)
-    names = view.players
-    width = max(len(n) for n in names)
+    shown = pos.shown
+    width = max(len(n) for n in view.players)
     last_step = len(deal.positions) - 1
-    scores = deal.scores_before
+    totals = ", ".join(f"{view.seat_name(s)} {v}" for s, v in enumerate(deal.scores_before))
     lines = [
         style.bold(f"Game {deal.game}, deal {deal.number}") + f" (deal {deal.index + 1} of {len(view.deals)} in the "
         f"match) · move {pos.step} of {last_step} · position {pos.index} of {len(view.positions) - 1}",
-        f"Dealer {names[deal.dealer]} · knock limit "
-        f"{'gin only' if deal.knock_limit is None else deal.knock_limit}"
-        f"{' · spade upcard: doubled' if deal.doubled else ''}"
-        f" · score {names[0]} {scores[0]}, {names[1]} {scores[1]} · games won {deal.games_won_before[0]}–"
-        f"{deal.games_won_before[1]}",
-        _last_text(view, pos, style),
-        _seat_line(view, pos, 0, style, width),
-        _seat_line(view, pos, 1, style, width),
-        f"  discard pile (top last): {style.cards(pos.discard_pile)} · stock {pos.stock_size}",
+        " · ".join([f"Dealer {view.seat_name(deal.dealer)}", *shown["notes"], f"score {totals}"]),
+        _move_text(view, pos, style),
+        *_shown_seat_lines(view, shown, style, width),
     ]
-    for rec in view.faults_at.get(pos.index, []):
-        lines.append(_fault_text(view, rec))
+    lines.extend(x for x in (_table_line(view, shown, style), _pile_line(shown, style)) if x is not None)
+    lines.extend(_fault_text(view, rec) for rec in view.faults_at.get(pos.index, []))
     if pos.step == last_step and deal.end is not None:
-        end = deal.end
-        lines.append(style.bold("Deal over: ") + end_text(view, end))
-        if end.kind != "dead":
-            lines.extend(_seat_showdown_lines(view, deal, style, width))
-        lines.append(f"  scores after the deal: {names[0]} {end.scores[0]}, {names[1]} {end.scores[1]}")
+        lines.extend(_end_lines(view, deal, style, width))
     if pos.step == last_step and deal.game_end is not None:
         g = deal.game_end
-        who = view.seat_name(g.winner)
-        extra = " · shutout" if shutout(g) else ""
-        extra += f" · forfeit by {view.seat_name(g.forfeit)}" if g.forfeit is not None else ""
-        totals = g.totals
-        lines.append(style.bold(f"Game {g.game} over: ") + f"{who} wins · totals {names[0]} {totals[0]}, "
-                     f"{names[1]} {totals[1]}{extra}")
+        lines.append(style.bold(f"Game {g.game} over: ") + view.game_end_text(g))
     if pos.index == len(view.positions) - 1:
         lines.append(style.bold("Match over: ") + view.outcome_text())
     return "\n".join(lines)
 
 
 def render_summary(view: MatchView, style: Style | None = None) -> str:
-    """The match in a few lines: one per deal."""
-    style = style or Style()
+    """Any game's match in a few lines: one per deal."""
     lines = [header_text(view), f"{plural(len(view.deals), 'deal')}, {plural(len(view.positions), 'position')}, "
              f"final hash {view.final_hash}"]
     for deal in view.deals:
-        res = end_text(view, deal.end) if deal.end else "not finished"
-        sc = f" → {deal.end.scores[0]}–{deal.end.scores[1]}" if deal.end else ""
+        end = deal.end_shown
+        res = (end["text"] if end is not None else "over") if deal.end is not None else "not finished"
+        sc = f" → {'–'.join(str(s) for s in deal.end.scores)}" if deal.end is not None else ""
         lines.append(f"  deal {deal.index + 1:>3} (game {deal.game}.{deal.number}, {len(deal.positions) - 1} moves): "
                      f"{res}{sc}")
-        for rec in deal.faults:
-            lines.append("    " + _fault_text(view, rec))
+        lines.extend("    " + _fault_text(view, rec) for rec in deal.faults)
         if deal.game_end is not None:
-            g = deal.game_end
-            lines.append(f"  game {g.game} over: {view.seat_name(g.winner)} wins, totals "
-                         f"{g.totals[0]}–{g.totals[1]}")
+            lines.append(f"  game {deal.game_end.game} over: {view.game_end_text(deal.game_end)}")
     if not view.deals:
-        for rec in view.faults:
-            lines.append("  " + _fault_text(view, rec))
+        lines.extend("  " + _fault_text(view, rec) for rec in view.faults)
     lines.append("Result: " + view.outcome_text() + f" — {view.detail}")
     lines.append("Step through it: arena replay REPLAY (on a terminal), --step K, --deal D, --all, --html OUT")
     return "\n".join(lines)
 
 
-def view_header(view: AnyView) -> str:
-    """The match in one line, in its game's words."""
-    return rummy_text.header_text(view) if isinstance(view, RummyMatchView) else header_text(view)
+def view_header(view: MatchView) -> str:
+    """The match in one line."""
+    return header_text(view)
 
 
-def view_position(view: AnyView, index: int, style: Style) -> str:
-    """Position ``index`` of the match, in its game's words."""
-    if isinstance(view, RummyMatchView):
-        return rummy_text.render_position(view, view.positions[index], style)
+def view_position(view: MatchView, index: int, style: Style) -> str:
+    """Position ``index`` of the match."""
     return render_position(view, view.positions[index], style)
 
 
-def view_summary(view: AnyView, style: Style) -> str:
-    """The match in a few lines, in its game's words."""
-    return rummy_text.render_summary(view, style) if isinstance(view, RummyMatchView) else render_summary(view, style)
+def view_summary(view: MatchView, style: Style) -> str:
+    """The match in a few lines."""
+    return render_summary(view, style)
 
 
-def deal_positions(view: AnyView, which: str) -> list[int]:
+def deal_positions(view: MatchView, which: str) -> list[int]:
     """The positions (their indexes) of a deal given as ``D`` (its number in the match, from 1)
     or ``G:D``."""
     if ":" in which:
@@ -226,70 +214,10 @@ def deal_positions(view: AnyView, which: str) -> list[int]:
     return [p.index for p in view.deals[n - 1].positions]
 
 
+
 # ----------------------------------------------------------------------------------------------
 # what a seat was sent
 # ----------------------------------------------------------------------------------------------
-def _action_text(action: common_pb2.Action) -> str:
-    a = action.gin
-    kind = _KIND_NAMES.get(a.kind, str(a.kind))
-    return f"{kind} {a.card}" if a.card else kind
-
-
-def _pair(values: Sequence[int]) -> str:
-    return "–".join(str(v) for v in values)
-
-
-def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None) -> str:
-    """One message to a seat, in one line with its key fields."""
-    st = style or Style()
-    kind = msg.WhichOneof("kind")
-    head = f"#{i:<4} {kind}"
-    if kind == "match_started":
-        m = msg.match_started
-        return (f"{head}: match {m.match_id} · you are seat {m.seat} · players {', '.join(m.player_names)} · rules "
-                f"{m.gin.name} (target {m.gin.target}) · {m.time_control.text} · commitment "
-                f"{m.seed_commitment.hex()}")
-    if kind == "deal_started":
-        d = msg.deal_started
-        s = d.gin
-        return (f"{head}: game {d.game_number} deal {d.deal_number} · dealer {d.dealer} · hand {st.cards(list(s.hand))}"
-                f" · upcard {st.card(s.first_upcard) if s.first_upcard else '—'} · stock {s.stock_size}")
-    if kind == "action_request":
-        r = msg.action_request
-        s = r.gin
-        top = st.card(s.discard_pile[-1]) if s.discard_pile else "—"
-        legal = ", ".join(_action_text(a) for a in r.legal_actions)
-        return (f"{head}: id {r.request_id} · {_PHASE_NAMES.get(s.phase, s.phase)} · hand {st.cards(list(s.hand))} "
-                f"(deadwood {s.my_deadwood}) · discard top {top} · stock {s.stock_size} · scores {_pair(s.scores)} · "
-                f"{r.time_for_move_ms} ms · legal: {legal}")
-    if kind == "event":
-        e = msg.event.gin
-        if e.reshuffled:
-            return f"{head}: the discard pile is shuffled into a new stock · stock {e.stock_size_after}"
-        what = _KIND_NAMES.get(e.kind, str(e.kind))
-        card = st.card(e.card) if e.card else ("(hidden)" if what in ("draw_stock", "knock") else "")
-        return (f"{head}: seat {msg.event.seat} {what} {card}".rstrip()
-                + f" · stock {e.stock_size_after} · {msg.event.think_ms} ms")
-    if kind == "deal_finished":
-        res = msg.deal_finished.result
-        gd = res.gin
-        hands = "; ".join(
-            f"seat {h.seat} " + " ".join("[" + " ".join(st.card(c) for c in m.cards) + "]" for m in h.melds)
-            + (f" deadwood {st.cards(list(h.deadwood_cards))} ({h.deadwood})" if h.deadwood_cards else " deadwood 0")
-            + (f" laid off {st.cards(list(h.laid_off))}" if h.laid_off else "")
-            for h in gd.hands)
-        knock = f" · knock discard {st.card(gd.knock_discard)}" if gd.knock_discard else ""
-        return (f"{head}: game {res.game_number} deal {res.deal_number} · "
-                f"{_OUTCOME_NAMES.get(gd.outcome, gd.outcome)} · knocker {gd.knocker} · winner {res.winner} · "
-                f"{gd.points} points · scores {_pair(res.scores_after)}{knock}"
-                + (f" · {hands}" if hands else "") + (" · game over" if res.game_over else ""))
-    if kind == "game_finished":
-        g = msg.game_finished.result
-        return (f"{head}: game {g.game_number} · winner {g.winner} · totals {_pair(g.final_totals)} · deal points "
-                f"{_pair(g.gin.deal_points)}" + (" · shutout" if g.gin.shutout else ""))
-    return f"{head}: {text_format.MessageToString(msg, as_one_line=True)}"
-
-
 def seat_story(replay: Replay, seat: int) -> tuple[list[bot_pb2.RefereeMessage], str]:
     """The messages of the match's story sent to ``seat`` (re-derived by the re-run), and a note on
     how they compare with the replay's digest."""
@@ -328,14 +256,13 @@ def print_seat(path: Path, seat: int, raw: bool, out: TextIO, style: Style) -> i
         return EXIT_FAILED
     names = replay.header.players
     name = names[seat] if seat < len(names) else "?"
-    line = rummy_text.message_line if replay.header.game == "rummy" else message_line
     print(f"Seat {seat} ({name}) of match {replay.header.match_id}: {note}", file=out)
     for i, m in enumerate(msgs):
         if raw:
             print(f"--- #{i} {m.WhichOneof('kind')}", file=out)
             print(text_format.MessageToString(m), end="", file=out)
         else:
-            print(line(i, m, style), file=out)
+            print(seat_lines.message_line(i, m, style, replay.header.game), file=out)
     return EXIT_OK
 
 
@@ -364,7 +291,7 @@ def _keys(stream: TextIO) -> Generator[str, None, None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, old)
 
 
-def step_key(view: AnyView, index: int, key: str) -> int | None:
+def step_key(view: MatchView, index: int, key: str) -> int | None:
     """The position after pressing ``key`` at position ``index`` (``None``: quit)."""
     last = len(view.positions) - 1
     if key in ("q", "Q", "\x03", "\x04", "esc"):
@@ -388,7 +315,7 @@ def step_key(view: AnyView, index: int, key: str) -> int | None:
     return index
 
 
-def interactive(view: AnyView, style: Style, stdin: TextIO, out: TextIO) -> int:
+def interactive(view: MatchView, style: Style, stdin: TextIO, out: TextIO) -> int:
     index = 0
     keys = _keys(stdin)
     try:

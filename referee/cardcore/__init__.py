@@ -19,12 +19,14 @@ from ._cards import FULL_MASK as FULL_MASK
 from ._cards import RANKS as RANKS
 from ._cards import SUITS as SUITS
 from ._cards import Card as Card
+from ._cards import canonical_card as canonical_card
 from ._cards import format_cards as format_cards
 from ._cards import from_mask as from_mask
 from ._cards import mask_indices as mask_indices
 from ._cards import parse_card as parse_card
 from ._cards import parse_cards as parse_cards
 from ._cards import to_mask as to_mask
+from ._results import places_with_forfeits as places_with_forfeits
 from ._rules import rule_set as rule_set
 from ._rules import rules_from_dict as rules_from_dict
 from ._rules import rules_to_dict as rules_to_dict

@@ -8,7 +8,7 @@ integer stands for that card, and the 13 bits of one suit start at ``suit * 13``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -145,3 +145,15 @@ def from_mask(mask: int) -> list[Card]:
         out.append(DECK[low.bit_length() - 1])
         mask ^= low
     return out
+
+
+def canonical_card(text: str, canon: Mapping[str, str], parse: Callable[[str], object]) -> str | None:
+    """The canonical text of a card of a game (``canon``: its cards' texts; ``parse``: its card
+    parser, raising ``ValueError``), or ``None`` if ``text`` is not one of its cards."""
+    hit = canon.get(text)
+    if hit is not None:
+        return hit
+    try:
+        return str(parse(text))
+    except ValueError:
+        return None

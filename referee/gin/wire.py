@@ -7,12 +7,14 @@ package that is not pure (it imports protobuf and the referee's envelope)."""
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import games, gin
+from referee.gin import knowledge as gin_knowledge
+from referee.gin.present import PRESENTATION
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -496,6 +498,13 @@ class GinGame:
         """A rule set from plain values."""
         return gin.RuleSet.from_dict(dict(data))
 
+    def card_text(self, text: str) -> str | None:
+        return gin_knowledge.card_text(text)
+
+    def known_cards(self, rules: gin.RuleSet, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                    seats: int) -> list[list[set[str]]]:
+        return gin_knowledge.known_cards(rules, deal, moves, seats)
+
     def commitment(self, seed: bytes) -> bytes:
         """SHA-256 of the seed."""
         return gin.commitment(seed)
@@ -680,8 +689,60 @@ def _seat_event(move: gin.Move, seat: int) -> gin.PublicEvent:
 
 
 
+# ----- the game's content of a message in words (``arena replay REPLAY --seat N``) -----
+def _gin_enum(enum: str, number: int, prefix: str) -> str:
+    values = gin_pb2.DESCRIPTOR.enum_types_by_name[enum].values_by_number
+    return values[number].name.removeprefix(prefix).lower() if number in values else str(number)
+
+
+def _gin_cards(cards: Iterable[str], card: Callable[[str], str]) -> str:
+    return " ".join(card(c) for c in cards) or "—"
+
+
+def describe_content(content: Any, card: Callable[[str], str]) -> str:
+    """A Gin message's content (the member ``gin`` of an envelope's ``oneof game``) in the
+    game's words, one line; ``card`` writes a card."""
+    name = content.DESCRIPTOR.name
+    if name == "RuleSet":
+        return f"rules {content.name} (target {content.target})"
+    if name == "Action":
+        kind = _gin_enum("ActionKind", content.kind, "ACTION_KIND_")
+        return f"{kind} {card(content.card)}" if content.card else kind
+    if name == "State":
+        top = card(content.discard_pile[-1]) if content.discard_pile else "—"
+        upcard = f" · upcard {card(content.first_upcard)}" if content.first_upcard else ""
+        return (f"{_gin_enum('Phase', content.phase, 'PHASE_')} · hand {_gin_cards(content.hand, card)} (deadwood "
+                f"{content.my_deadwood}){upcard} · discard top {top} · stock {content.stock_size} · scores "
+                f"{'–'.join(map(str, content.scores))}")
+    if name == "Event":
+        if content.reshuffled:
+            return f"the discard pile is shuffled into a new stock · stock {content.stock_size_after}"
+        what = _gin_enum("ActionKind", content.kind, "ACTION_KIND_")
+        shown = card(content.card) if content.card else ("(hidden)" if what in ("draw_stock", "knock") else "")
+        return f"{what} {shown}".rstrip() + f" · stock {content.stock_size_after}"
+    if name == "DealResult":
+        hands = "; ".join(
+            f"seat {h.seat} " + " ".join("[" + " ".join(card(c) for c in m.cards) + "]" for m in h.melds)
+            + (f" deadwood {_gin_cards(h.deadwood_cards, card)} ({h.deadwood})" if h.deadwood_cards else " deadwood 0")
+            + (f" laid off {_gin_cards(h.laid_off, card)}" if h.laid_off else "")
+            for h in content.hands)
+        knock = f" · knock discard {card(content.knock_discard)}" if content.knock_discard else ""
+        return (f"{_gin_enum('DealOutcome', content.outcome, 'DEAL_OUTCOME_')} · knocker {content.knocker} · "
+                f"{content.points} points{knock}" + (f" · {hands}" if hands else ""))
+    if name == "GameResult":
+        return f"deal points {'–'.join(map(str, content.deal_points))}" + (" · shutout" if content.shutout else "")
+    from google.protobuf import text_format
+
+    return text_format.MessageToString(content, as_one_line=True).strip()
+
+
 class GinWire:
     """Gin's messages (``games.GameWire``)."""
+
+    def describe(self, content: Any, card: Callable[[str], str]) -> str:
+        """The game's content of a message (its ``oneof game`` member) in the game's words."""
+        return describe_content(content, card)
+
 
     def start_fields(self, rules: gin.RuleSet) -> dict[str, Any]:
         """The rule set, every field filled."""
@@ -799,7 +860,7 @@ class GinWire:
         )
 
 
-REGISTERED = games.Registered(GinGame(), GinWire())
+REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION)
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

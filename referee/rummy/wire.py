@@ -8,12 +8,14 @@ game's package that is not pure (it imports protobuf and the referee's envelope)
 from __future__ import annotations
 
 import base64
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
+from referee.rummy import knowledge as rummy_knowledge
+from referee.rummy.present import PRESENTATION
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -403,6 +405,13 @@ class RummyGame:
         """A rule set from plain values."""
         return rummy.RummyRules.from_dict(dict(data))
 
+    def card_text(self, text: str) -> str | None:
+        return rummy_knowledge.card_text(text)
+
+    def known_cards(self, rules: rummy.RummyRules, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                    seats: int) -> list[list[set[str]]]:
+        return rummy_knowledge.known_cards(rules, deal, moves, seats)
+
     def commitment(self, seed: bytes) -> bytes:
         """SHA-256 of the seed."""
         return rummy.commitment(seed)
@@ -573,8 +582,68 @@ class RummyMatch:
         return games.Ranking.by_points(points)
 
 
+# ----- the game's content of a message in words (``arena replay REPLAY --seat N``) -----
+def _rummy_enum(enum: str, number: int, prefix: str) -> str:
+    values = rummy_pb2.DESCRIPTOR.enum_types_by_name[enum].values_by_number
+    return values[number].name.removeprefix(prefix).lower() if number in values else str(number)
+
+
+def _rummy_cards(cards: Iterable[str], card: Callable[[str], str]) -> str:
+    return " ".join(card(c) for c in cards) or "—"
+
+
+def _action_words(a: Any, card: Callable[[str], str]) -> str:
+    kind = a.WhichOneof("kind") or "?"
+    if kind == "take_discard":
+        return f"take_discard {card(a.take_discard.card)}"
+    if kind == "discard":
+        return f"discard {card(a.discard.card)}"
+    if kind == "lay_meld":
+        return f"meld {_rummy_cards(a.lay_meld.cards, card)}"
+    if kind == "lay_off":
+        end = _rummy_enum("LayoffEnd", a.lay_off.end, "LAYOFF_END_")
+        return f"lay_off {card(a.lay_off.card)} {a.lay_off.meld} {end}"
+    return kind
+
+
+def describe_content(content: Any, card: Callable[[str], str]) -> str:
+    """A Rummy message's content (the member ``rummy`` of an envelope's ``oneof game``) in the
+    game's words, one line; ``card`` writes a card."""
+    name = content.DESCRIPTOR.name
+    if name == "RuleSet":
+        return f"rules {content.name} (target {content.target})"
+    if name == "Action":
+        return _action_words(content, card)
+    if name == "State":
+        table = " ".join(f"#{m.number}:{m.owner}[{' '.join(card(c) for c in m.cards)}]" for m in content.table) or "—"
+        return (f"{_rummy_enum('Phase', content.phase, 'PHASE_')} · hand {_rummy_cards(content.hand, card)} · hands "
+                f"{'/'.join(map(str, content.hand_sizes))} · discards {_rummy_cards(content.discard_pile, card)} · "
+                f"stock {content.stock_size} · table {table} · scores {'–'.join(map(str, content.scores))}")
+    if name == "Event":
+        if content.WhichOneof("kind") == "reshuffle":
+            return f"reshuffle {content.reshuffle.number}: new upcard {card(content.reshuffle.upcard)}"
+        what = _action_words(content.action, card)
+        if content.drawn_card:
+            what += f" ({card(content.drawn_card)})"
+        if content.taken_cards:
+            what += f" (took {_rummy_cards(content.taken_cards, card)})"
+        return what
+    if name == "DealResult":
+        hands = "; ".join(f"seat {h.seat} {_rummy_cards(h.cards, card)}" for h in content.hands)
+        return (f"{_rummy_enum('DealEndReason', content.reason, 'DEAL_END_REASON_')} · points "
+                f"{'–'.join(map(str, content.points))} · left: {hands}")
+    from google.protobuf import text_format
+
+    return text_format.MessageToString(content, as_one_line=True).strip()
+
+
 class RummyWire:
     """Rummy's messages (``games.GameWire``)."""
+
+    def describe(self, content: Any, card: Callable[[str], str]) -> str:
+        """The game's content of a message (its ``oneof game`` member) in the game's words."""
+        return describe_content(content, card)
+
 
     def __init__(self) -> None:
         self._last: tuple[rummy.PublicEvent, int, common_pb2.Event] | None = None
@@ -700,7 +769,7 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
-REGISTERED = games.Registered(RummyGame(), RummyWire())
+REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION)
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

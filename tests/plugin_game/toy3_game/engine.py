@@ -91,6 +91,8 @@ class ToyMatch:
         self.scores = (0,) * self.seats
         self.turn = (dealer + 1) % self.seats
         self.steps = 0
+        self.played: list[tuple[int, int]] = []
+        """The current game's cards played, as (seat, card), in order."""
         self._record = {"game": self.game, "deal": 1, "dealer": dealer, "deck": [str(c) for c in deck],
                         "key": _key(self.seed, self.game).hex()}
 
@@ -133,6 +135,7 @@ class ToyMatch:
         if seat != self.turn or action not in self.hands[seat]:
             raise IllegalMoveError(self.why_illegal(seat, action))
         self.hands[seat].remove(action)
+        self.played.append((seat, action))
         self.steps += 1
         scores = list(self.scores)
         scores[seat] += action

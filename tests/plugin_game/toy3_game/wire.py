@@ -15,6 +15,7 @@ from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from referee import games
 from toy3_game import toy3_pb2
 from toy3_game.engine import ToyGame, ToyMatch, ToyRules
+from toy3_game.present import ToyPresentation
 
 
 def _packed(msg: toy3_pb2.Play | toy3_pb2.Played) -> any_pb2.Any:
@@ -100,5 +101,5 @@ class ToyWire:
 
 
 
-REGISTERED = games.Registered(ToyGame(), ToyWire())
+REGISTERED = games.Registered(ToyGame(), ToyWire(), ToyPresentation())
 """High cards, as ``referee.games`` finds it."""

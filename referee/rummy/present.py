@@ -1,0 +1,210 @@
+"""Rummy's presentation, pure: a seat's, a spectator's or the replay viewer's view of a deal
+(2–6 seats), and that view as the arena's game-neutral description
+(``referee.games.GamePresentation``; the schema is documented there).
+
+A seat sees its own hand, every hand's size, the discard row, the table's melds with who laid
+each card, and the cards taken from the discards; a spectator sees no hand; the replay's viewer
+(``EVERYONE``) every hand. At a deal's end the hands left are shown to everyone (they are
+scored, R8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from referee.cardcore import places_with_forfeits
+
+from ._actions import Action, DrawStock, LayMeld, LayOff, TakeDiscard, parse_action
+from ._cards import Card, parse_card
+from ._deal import Deal, Reshuffle
+from ._match import places
+from ._melds import TableMeld
+from ._outcome import RummyOutcome
+from ._rules import RummyRules
+
+EVERYONE = "everyone"
+"""``referee.games.EVERYONE`` (a game imports nothing of the referee's plumbing)."""
+
+_LABELS = {"draw_stock": "draw from the stock", "take_discard": "take from the discards", "meld": "lay the meld",
+           "lay_off": "lay off", "discard": "discard", "call_stop": "call stop", "decline_stop": "let it go"}
+
+
+@dataclass(frozen=True, slots=True)
+class RummyView:
+    """One audience's view of a rummy deal at one moment."""
+
+    hands: tuple[tuple[Card, ...] | None, ...]
+    """Each seat's hand (index order), or ``None`` where the audience may not see it."""
+    counts: tuple[int, ...]
+    """Each seat's number of cards."""
+    discard_pile: tuple[Card, ...]
+    """The face-up discard row, bottom first."""
+    stock_size: int
+    """Cards in the stock."""
+    table: tuple[TableMeld, ...]
+    """The melds on the table in the order laid, with owners and layoffs."""
+    dealer: int
+    """The dealer's seat."""
+    to_move: int | None
+    """The seat to decide (``None`` once over)."""
+    phase: str
+    """``draw``, ``play``, ``stop``, ``lay_back`` or ``over``."""
+    must_use: Card | None
+    """A taken discard that the next play must use."""
+    stopped: Card | None
+    """The discard a stop question is about, or the stopped card to lay back."""
+    last: tuple[int, Action, tuple[Card, ...]] | None
+    """The move that led here: its seat, action and the cards it moved that the audience may see."""
+    reshuffled: bool
+    """The discard pile was shuffled into a new stock right after that move."""
+    legal: tuple[Action, ...]
+    """The actions the audience may choose now (the decider's, if the audience sees its hand)."""
+    outcome: RummyOutcome | None
+    """The deal's end (``None``: not over)."""
+
+
+def _sees(audience: int | str, seat: int) -> bool:
+    return audience in (EVERYONE, seat)
+
+
+def _moved(action: Action, taken: tuple[Card, ...]) -> tuple[Card, ...]:
+    if isinstance(action, (DrawStock, TakeDiscard)):
+        return taken
+    if isinstance(action, LayMeld):
+        return action.cards
+    card = getattr(action, "card", None)
+    return (card,) if isinstance(card, Card) else ()
+
+
+def view_of(deal: Deal, audience: int | str, last: tuple[int, Action, tuple[Card, ...]] | None = None,
+            reshuffled: bool = False) -> RummyView:
+    """``audience``'s view of a deal (a seat, ``"spectator"`` or ``EVERYONE``); ``last`` is the
+    move that led here with every card it moved (hidden here from who may not see it)."""
+    if last is not None and isinstance(last[1], DrawStock) and not _sees(audience, last[0]):
+        last = (last[0], last[1], ())
+    decider = deal.to_move
+    legal = tuple(deal.legal_actions()) if decider is not None and _sees(audience, decider) else ()
+    return RummyView(
+        hands=tuple(deal.hand(s) if _sees(audience, s) else None for s in range(deal.seats)),
+        counts=deal.hand_sizes(), discard_pile=tuple(deal.pile), stock_size=len(deal.stock), table=tuple(deal.table),
+        dealer=deal.dealer, to_move=decider, phase=deal.phase, must_use=deal.pending, stopped=deal.stopped,
+        last=last, reshuffled=reshuffled, legal=legal, outcome=deal.outcome,
+    )
+
+
+def _cards(cards: Sequence[Card]) -> list[str]:
+    return [str(c) for c in cards]
+
+
+def _move_text(action: Action, cards: tuple[Card, ...]) -> str:
+    shown = " ".join(str(c) for c in cards)
+    if isinstance(action, DrawStock):
+        return f"draws {shown} from the stock" if shown else "draws from the stock"
+    if isinstance(action, TakeDiscard):
+        return f"takes {shown} from the discards"
+    if isinstance(action, LayMeld):
+        return f"lays the meld {shown}"
+    if isinstance(action, LayOff):
+        return f"lays off {shown} on meld #{action.meld} ({action.end})"
+    return {"discard": f"discards {shown}", "call_stop": "calls stop",
+            "decline_stop": "declines to call stop"}.get(action.kind, str(action))
+
+
+def _end(out: RummyOutcome) -> dict[str, Any]:
+    seats = [{"seat": s, "groups": [], "loose": _cards(hand), "laid_off": [],
+              "notes": [f"value {out.hand_values[s]}", f"table {out.table_points[s]}",
+                        f"deal points {out.points[s]}"]} for s, hand in enumerate(out.hands)]
+    if out.reason == "void":
+        text = "void: the stock ran out and the lowest hand was shared; nobody scores"
+    else:
+        how = "goes out" if out.reason == "out" else "has the lowest hand when the stock runs out"
+        won = out.points[out.winner] if out.winner is not None else 0
+        text = f"{{{out.winner}}} {how}{' rummy (paid double)' if out.rummy else ''} · scores {won}"
+    return {"text": text, "points": list(out.points), "seats": seats}
+
+
+def _meld(meld: TableMeld) -> dict[str, Any]:
+    cards = meld.cards
+    by = {p.card: p.seat for p in meld.placed}
+    return {"label": f"#{meld.number}", "owner": meld.owner, "cards": _cards(cards),
+            "placed_by": [by.get(c, meld.owner) for c in cards]}
+
+
+class RummyPresentation:
+    """Rummy, described for people."""
+
+    def deal_views(self, rules: RummyRules, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
+                   end: Mapping[str, Any] | None, seats: int, audience: int | str) -> list[RummyView]:
+        engine = Deal.from_deck(tuple(parse_card(c) for c in deal["deck"]), int(deal["dealer"]), rules, seats,
+                                key=bytes.fromhex(str(deal["key"])))
+        out = [view_of(engine, audience)]
+        for k, (seat, text) in enumerate(moves):
+            before = len(engine.steps)
+            try:
+                action = parse_action(text)
+                engine.apply(action, seat)
+            except ValueError as e:  # IllegalActionError is one
+                raise ValueError(f"move {k + 1} of the deal, by seat {seat}: {e}") from None
+            moved = _moved(action, engine.step_cards[before])
+            reshuffled = any(isinstance(s, Reshuffle) for s in engine.steps[before + 1:])
+            out.append(view_of(engine, audience, (seat, action, moved), reshuffled))
+        return out
+
+    def match_view(self, match: Any, audience: int | str) -> RummyView:
+        inner = getattr(match, "match", match)
+        deal = getattr(inner, "deal", None)
+        if not isinstance(deal, Deal):
+            raise TypeError(f"not a rummy match: {type(match).__name__}")
+        return view_of(deal, audience)
+
+    def present(self, view: RummyView) -> dict[str, Any]:
+        seats: list[dict[str, Any]] = [
+            {"seat": s, "dealer": s == view.dealer, "to_move": s == view.to_move, "count": view.counts[s],
+             "hand": {"groups": [], "loose": _cards(hand)} if hand is not None else None, "notes": []}
+            for s, hand in enumerate(view.hands)]
+        notes = []
+        if view.must_use is not None:
+            notes.append(f"the taken {view.must_use} must be used first")
+        if view.stopped is not None:
+            notes.append(f"stop: {view.stopped}")
+        last = None
+        if view.last is not None:
+            seat, action, cards = view.last
+            last = {"seat": seat, "text": _move_text(action, cards), "cards": _cards(cards)}
+        legal = []
+        for a in view.legal:
+            cards = _moved(a, ())
+            legal.append({"id": str(a), "label": (_LABELS.get(a.kind, a.kind) + " " + " ".join(_cards(cards))).strip()
+                          + (f" on meld #{a.meld} ({a.end})" if isinstance(a, LayOff) else ""),
+                          "kind": a.kind, "cards": _cards(cards)})
+        return {
+            "seats": seats,
+            "piles": [{"name": "discard pile", "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
+                      {"name": "stock", "count": view.stock_size, "cards": None}],
+            "table": [_meld(m) for m in view.table], "scores": [], "to_move": view.to_move, "phase": view.phase,
+            "notes": notes, "last": last, "legal": legal,
+            "end": _end(view.outcome) if view.outcome is not None else None,
+        }
+
+    def action_from_text(self, text: str) -> Action:
+        return parse_action(text)
+
+    def rules_text(self, rules: RummyRules) -> str:
+        return ", ".join([rules.name, f"target {rules.target}", *([f"{rules.games} games"] if rules.games > 1 else [])])
+
+    def game_end_notes(self, record: Mapping[str, Any]) -> list[str]:
+        totals = tuple(int(t) for t in record.get("totals", ()))
+        forfeited = tuple(record.get("forfeited") or ())
+        ranks = places_with_forfeits(places(totals), forfeited)
+        notes = ["places " + ", ".join(f"{{{s}}} {p}" for s, p in enumerate(ranks))] if totals else []
+        if forfeited:
+            notes.append("forfeited by " + ", ".join(f"{{{s}}}" for s in forfeited))
+        elif record.get("finished") is False:
+            notes.append("deal limit reached")
+        return notes
+
+
+PRESENTATION = RummyPresentation()
+"""Rummy's presentation, as its registration names it."""

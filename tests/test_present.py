@@ -1,0 +1,165 @@
+"""Each game's presentation (``referee.games.GamePresentation``): ``present(view)`` gives the
+documented, game-neutral schema in plain JSON values, for a seat, a spectator and the replay's
+viewer; a view hides what it must (a spectator's description names no card of a hand, a seat's
+none of another seat's hand, until the deal's end shows them); the legal moves are labelled and
+name the actions the game takes back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.replays import steps
+from arena.replays import view as replay_view
+from referee import games
+from referee.replays import ActionRecord, read_replay
+
+SEAT_KEYS = {"seat", "dealer", "to_move", "count", "hand", "notes"}
+TOP_KEYS = {"seats", "piles", "table", "scores", "to_move", "phase", "notes", "last", "legal", "end"}
+
+
+def _cards(desc: Any, key: str = "") -> Iterator[str]:
+    """Every card a description names (in its card fields)."""
+    if isinstance(desc, dict):
+        for k, v in desc.items():
+            yield from _cards(v, k)
+    elif isinstance(desc, list):
+        for v in desc:
+            if isinstance(v, str):
+                if key in ("cards", "loose", "laid_off"):
+                    yield v
+            else:
+                yield from _cards(v, key)
+
+
+def _check_schema(desc: dict[str, Any], seats: int) -> None:
+    assert set(desc) == TOP_KEYS
+    assert json.loads(json.dumps(desc)) == desc, "plain JSON values"
+    assert len(desc["seats"]) == seats and [s["seat"] for s in desc["seats"]] == list(range(seats))
+    for s in desc["seats"]:
+        assert set(s) == SEAT_KEYS and isinstance(s["count"], int) and all(isinstance(n, str) for n in s["notes"])
+        if s["hand"] is not None:
+            assert set(s["hand"]) == {"groups", "loose"}
+            assert sum(map(len, s["hand"]["groups"])) + len(s["hand"]["loose"]) == s["count"]
+    assert sum(1 for s in desc["seats"] if s["to_move"]) == (desc["to_move"] is not None)
+    for p in desc["piles"]:
+        assert set(p) == {"name", "count", "cards"} and (p["cards"] is None or len(p["cards"]) == p["count"])
+    assert desc["table"] is None or all(set(t) == {"label", "owner", "cards", "placed_by"}
+                                        and len(t["placed_by"]) == len(t["cards"]) for t in desc["table"])
+    for move in desc["legal"]:
+        assert set(move) == {"id", "label", "kind", "cards"} and move["label"] and move["id"]
+    assert desc["last"] is None or set(desc["last"]) == {"seat", "text", "cards"}
+    if desc["end"] is not None:
+        assert set(desc["end"]) == {"text", "points", "seats"} and len(desc["end"]["points"]) == seats
+
+
+@pytest.mark.parametrize(("name", "seats"), [("gin", 2), ("rummy", 2), ("rummy", 5), ("toy3", 3)])
+def test_present_gives_the_schema_and_hides_what_each_audience_may_not_see(name: str, seats: int) -> None:
+    found = games.get(name)
+    presentation = found.presentation
+    assert presentation is not None, f"{name} has a presentation"
+    game = found.game
+    match = game.new_match(game.default_rules(), f"present-{name}".encode(), seats)
+    audiences: list[games.Audience] = [*range(seats), games.SPECTATOR]
+    checked = ends = 0
+    face_up: set[str] = set()
+    for _ in range(160):
+        decider = match.decider
+        if decider is None:
+            break
+        everything = presentation.present(presentation.match_view(match, games.EVERYONE))
+        _check_schema(everything, seats)
+        hands = [{c for g in s["hand"]["groups"] for c in g} | set(s["hand"]["loose"]) for s in everything["seats"]]
+        assert all(s["hand"] is not None for s in everything["seats"])
+        face_up |= {c for p in everything["piles"] for c in p["cards"] or ()}
+        face_up |= {c for t in everything["table"] or () for c in t["cards"]}
+        for audience in audiences:
+            desc = presentation.present(presentation.match_view(match, audience))
+            _check_schema(desc, seats)
+            for s in desc["seats"]:
+                assert (s["hand"] is not None) == (s["seat"] == audience), (audience, s)
+                assert s["count"] == len(hands[s["seat"]])
+            if desc["end"] is None:
+                hidden = set().union(*(h for s, h in enumerate(hands) if s != audience))
+                leaked = (hidden - face_up) & set(_cards(desc))
+                assert not leaked, f"{name}: {audience!r} is shown {leaked}"
+            else:
+                ends += 1
+            if audience == decider:
+                ids = [m["id"] for m in desc["legal"]]
+                assert ids and len(set(ids)) == len(ids)
+                for i in ids:
+                    assert str(presentation.action_from_text(i)) == i
+            else:
+                assert desc["legal"] == []
+            checked += 1
+        action = match.substitute(decider)
+        assert str(action) in {m["id"] for m in everything["legal"]}, "the legal moves include the bot's choice"
+        match.apply(decider, action)
+    assert checked >= 40
+    assert isinstance(presentation.rules_text(game.default_rules()), str)
+
+
+def test_a_replays_deal_views_agree_with_the_match() -> None:
+    """``deal_views`` rebuilt from a ``deal`` record and the moves gives, move by move, what the
+    match in progress showed (for every audience)."""
+    for name, seats in (("gin", 2), ("rummy", 4), ("toy3", 3)):
+        found = games.get(name)
+        presentation = found.presentation
+        assert presentation is not None
+        game = found.game
+        rules = game.default_rules()
+        match = game.new_match(rules, f"views-{name}".encode(), seats)
+        record = next(h.record for h in match.opening() if isinstance(h, games.DealBegun))
+        audiences: list[games.Audience] = [0, games.SPECTATOR, games.EVERYONE]
+        live: dict[games.Audience, list[dict[str, Any]]] = {a: [] for a in audiences}
+        moves: list[tuple[int, str]] = []
+        for _ in range(40):
+            decider = match.decider
+            if decider is None or match.deal_number != 1 or match.game_number != 1:
+                break
+            for a in audiences:
+                live[a].append(presentation.present(presentation.match_view(match, a)))
+            action = match.substitute(decider)
+            happened = match.apply(decider, action)
+            moves.append((decider, next(h.text for h in happened if isinstance(h, games.Acted))))
+            if any(isinstance(h, games.DealOver) for h in happened):
+                break
+        for a in audiences:
+            views = presentation.deal_views(rules, record, moves, None, seats, a)
+            assert len(views) == len(moves) + 1
+            for k, desc in enumerate(live[a]):
+                again = presentation.present(views[k])
+                for key in ("seats", "piles", "table", "to_move", "phase", "legal"):
+                    got = [{**s, "notes": []} for s in again[key]] if key == "seats" else again[key]
+                    want = [{**s, "notes": []} for s in desc[key]] if key == "seats" else desc[key]
+                    assert got == want, (name, a, k, key)
+
+
+FIXTURES = sorted(Path(__file__).parent.glob("fixtures/v0_1/**/*.jsonl"))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_replays_of_0_1_still_show(path: Path) -> None:
+    view = steps.build(read_replay(path))
+    assert view.positions and all(p.shown["seats"] for p in view.positions)
+    text = replay_view.render_summary(view)
+    assert f"{len(view.deals)} deal" in text and "Result: " in text
+    assert "Deal over: " in replay_view.render_position(view, view.deals[0].positions[-1])
+
+
+def test_a_game_without_a_presentation_is_shown_from_its_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = games.get("gin")
+    monkeypatch.setattr(games, "get", lambda name: games.Registered(real.game, real.wire))
+    replay = read_replay(FIXTURES[0])
+    view = steps.build(replay)
+    actions = [r for r in replay.records if isinstance(r, ActionRecord)]
+    assert len(view.positions) == len(view.deals) + len(actions)
+    moved = [p for p in view.positions if p.move is not None]
+    assert [p.shown["last"]["text"] for p in moved] == [a.action for a in actions]
+    text = replay_view.render_position(view, moved[0])
+    assert f"Last: {view.players[actions[0].seat]}" in text and actions[0].action in text
