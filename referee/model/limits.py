@@ -87,6 +87,10 @@ class Limits:
     """Default 1000. Match events (a match started, a match finished) queued for one subscriber
     (``Referee.open_match_events``) that it has not read; past it the subscriber is dropped with
     that reason, the matches are not slowed."""
+    match_events_backlog: int = 1_000
+    """Default 1000. The latest match events the referee keeps so that a ``WatchMatches`` client
+    that lost its stream resumes after the last event it got; one that asks for an older event
+    gets ``MatchEvent.lost`` first (and re-reads ``ListMatches``)."""
     finished_bytes: int = 64 << 20
     """Default 64 MiB. What the kept finished matches may hold (their packed spectator logs);
     past it the oldest are forgotten."""
