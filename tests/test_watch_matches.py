@@ -7,6 +7,9 @@ RESOURCE_EXHAUSTED naming ``match_events_queue`` and holds no match up."""
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +23,7 @@ from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from referee import games
 from referee.gin import RuleSet
 from tests._bots import Client
+from tests.test_certs_and_operator import ARENA, ENV, _arena, _wait_listening
 
 T = TypeVar("T")
 SHORT = RuleSet.preset("short", target=25)
@@ -235,3 +239,57 @@ def test_a_watcher_that_does_not_read_is_dropped_and_holds_no_match_up() -> None
             reader.cancel()
 
     referee.run(main)
+
+
+def test_arena_operator_events_follows_a_referee_process_and_resumes(tmp_path: Path) -> None:
+    """``arena operator events`` against a ``referee serve`` process: a line per event, and a
+    resume after the last one it printed (or ``lost`` for another instance)."""
+    serve = subprocess.Popen([*ARENA[:-1], "referee.cli", "serve", "--listen", "127.0.0.1:0", "--replays", "r"],
+                             cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        address = _wait_listening(serve).split()[3]
+        conn = ["operator", "--referee", address, "--operator-token-file", "operator-token"]
+
+        def follow(*args: str) -> tuple[subprocess.Popen[str], str]:
+            proc = subprocess.Popen([*ARENA, *conn, "events", *args], cwd=tmp_path, env=ENV, text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            assert proc.stdout is not None
+            return proc, proc.stdout.readline()  # the first line: the subscription is live
+
+        def end_a_match(match_id: str) -> None:
+            for action in (["create", "--player", "a", "--player", "b", "--match-id", match_id],
+                           ["cancel", match_id, "--reason", "not needed"]):
+                done = _arena(tmp_path, *conn, *action)
+                assert done.returncode == 0, done.stderr
+
+        events, first = follow("--count", "1")
+        assert first.startswith("watching: referee instance ") and first.rstrip().endswith("live after event 0")
+        instance = first.split()[3].rstrip(",")
+        end_a_match("one")
+        out, err = events.communicate(timeout=60)
+        assert events.returncode == 0, err
+        assert out.splitlines() == [f"#1 finished one ({referee.DEFAULT_GAME}; a b): aborted, no winner (aborted): "
+                                    "not needed"]
+
+        end_a_match("two")  # while nobody follows
+        resumed, first = follow("--after", "1", "--instance", instance, "--count", "1", "--json")
+        out, err = resumed.communicate(timeout=60)
+        assert resumed.returncode == 0, err
+        watching, two = json.loads(first), json.loads(out)
+        assert watching["watching"] == {"resumed": True} and watching["sequence"] == "1"
+        assert two["sequence"] == "2" and two["finished"]["matchId"] == "two"
+        assert two["finished"]["state"] == "MATCH_STATE_ABORTED" and two["refereeInstance"] == instance
+
+        other, first = follow("--after", "1", "--instance", "gone", "--count", "1")
+        assert first.startswith("lost: the events are of referee instance 'gone'")
+        end_a_match("three")
+        out, err = other.communicate(timeout=60)
+        assert other.returncode == 0, err
+        lines = out.splitlines()
+        assert lines[0].endswith("live after event 2") and lines[1].startswith("#3 finished three")
+
+        refused = _arena(tmp_path, "operator", "--referee", address, "events", "--count", "1")  # no token
+        assert refused.returncode == 1 and "operator token" in refused.stderr
+    finally:
+        serve.send_signal(signal.SIGINT)
+        serve.communicate(timeout=30)
