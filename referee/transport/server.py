@@ -115,7 +115,8 @@ class Referee:
         subscription first yields a ``finished`` event for every finished match the referee still
         holds (those a killed referee left, listed as interrupted, included), oldest first. A
         subscriber that lets ``limits.match_events_queue`` events pile up unread is dropped
-        (:class:`referee.MatchEventsDropped`); the matches never wait for it."""
+        (:class:`referee.MatchEventsDropped`); the matches never wait for it. Published events
+        carry their ``sequence`` within ``events.instance`` (the held ones of ``past``, 0)."""
         held = [self.tables[match_id] for match_id, _ in self._finished if match_id in self.tables] if past else []
         return self.events.subscribe([table_event(t) for t in held])
 
