@@ -293,3 +293,20 @@ def test_arena_operator_events_follows_a_referee_process_and_resumes(tmp_path: P
     finally:
         serve.send_signal(signal.SIGINT)
         serve.communicate(timeout=30)
+
+
+def test_a_stream_ends_ok_when_the_referee_stops() -> None:
+    async def main() -> None:
+        async with referee.open_referee() as ref:
+            ch = grpc.aio.insecure_channel(ref.address)
+            stream = watch(referee_pb2_grpc.RefereeServiceStub(ch), ref.operator_token)
+            await read(stream, 1)
+            assert ref.open_streams == 1  # it holds a stream slot
+        try:
+            with trio.fail_after(30):
+                assert await referee.aio(_await(stream.read())) is grpc.aio.EOF  # type: ignore[attr-defined]
+                assert await referee.aio(_await(stream.code())) == grpc.StatusCode.OK
+        finally:
+            await referee.aio(ch.close(None))
+
+    referee.run(main)

@@ -479,7 +479,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             if after:
                 if request.referee_instance != hub.instance:
                     lost = (f"the events are of referee instance {request.referee_instance!r}; this is "
-                            f"{hub.instance!r} (the referee restarted): re-read ListMatches")
+                            f"{hub.instance!r} (another referee, or this one restarted): re-read ListMatches")
                 else:
                     kept = hub.held_after(after)
                     if kept is None:
