@@ -154,8 +154,8 @@ def test_a_client_resumes_after_its_last_event_or_is_told_it_lost_some() -> None
             assert live.watching.resumed and live.sequence == 4
             up_to_date.cancel()
 
-            # The backlog keeps 3 events (2, 3, 4): after 1 it still reaches, after 0... is new,
-            # and once 5 is published the events after 1 are no longer all held.
+            # The backlog keeps the latest 3 events: once 5 is published it holds 3, 4 and 5, so
+            # the events after 1 are no longer all there.
             await abort(ref, "m-5")
             late = watch(ops, token, after_sequence=1, referee_instance=instance)
             lost, watching = await read(late, 2)

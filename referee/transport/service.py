@@ -492,14 +492,15 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             for event in held:  # on top of the queue's bound (the backlog holds them anyway)
                 watcher.preload(event)
             hub.attach(watcher)  # no await since the held events were read: none is missed
+            live_after = hub.sequence  # (taken now: events published while we send are queued after it)
             try:
                 now = time.time_ns() // 1_000_000
                 if lost:
-                    yield referee_pb2.MatchEvent(sequence=hub.sequence, referee_instance=hub.instance, time_ms=now,
+                    yield referee_pb2.MatchEvent(sequence=live_after, referee_instance=hub.instance, time_ms=now,
                                                  lost=referee_pb2.MatchEventsLost(reason=lost))
                 resumed = bool(after) and not lost
                 yield referee_pb2.MatchEvent(  # its sequence: the one the events that follow come after
-                    sequence=after if resumed else hub.sequence,
+                    sequence=after if resumed else live_after,
                     referee_instance=hub.instance, time_ms=now,
                     watching=referee_pb2.WatchingMatches(resumed=resumed))
                 while True:
