@@ -244,6 +244,9 @@ def test_the_old_run_audits_and_views(tmp_path: Path, capsys: pytest.CaptureFixt
     assert arena_main(["audit", str(run)]) == 0
     out = capsys.readouterr().out
     assert "Audited 6 matches: 6 passed, all checks passed" in out and "6 listed replay hash(es) checked" in out
+    # recorded under protocol 1: its message digests are not re-derivable, and the audit says so
+    assert "digests – (not comparable, see the note)" in out and "digests ✓" not in out
+    assert "(6 of an earlier bot protocol: message digests not comparable)" in out
     replay = sorted((run / "replays").glob("*.jsonl"))[0]
     assert arena_main(["replay", str(replay), "--all"]) == 0
     out = capsys.readouterr().out

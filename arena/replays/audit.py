@@ -151,7 +151,10 @@ class ReplayAudit:
     ok: bool = False
     discrepancy: Discrepancy | None = None
     passed: list[str] = field(default_factory=list)
-    """The checks passed, in order (all of :data:`CHECKS` when ``ok``)."""
+    """The checks passed, in order (all of :data:`CHECKS` but the ``skipped`` when ``ok``)."""
+    skipped: list[str] = field(default_factory=list)
+    """Checks that could not be made of this replay (a replay of an earlier bot protocol: its
+    message digests cannot be re-derived); :attr:`notes` says why."""
     match_id: str = ""
     players: list[str] = field(default_factory=list)
     winner: int | None = None
@@ -170,7 +173,7 @@ class ReplayAudit:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path, "ok": self.ok, "passed": self.passed,
+            "path": self.path, "ok": self.ok, "passed": self.passed, "skipped": self.skipped,
             "discrepancy": self.discrepancy.to_dict() if self.discrepancy else None,
             "match_id": self.match_id, "players": self.players, "winner": self.winner,
             "termination": self.termination, "games_won": self.games_won, "totals": self.totals,
@@ -738,7 +741,7 @@ def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | No
             a.ok = True
             return a
         a.messages = check_digests(replay, again.seat_messages, a.notes)
-        a.passed.append("digests")
+        (a.skipped if _other_protocol(replay) else a.passed).append("digests")
         a.cards_checked = check_information(replay, again.seat_messages)
         a.passed.append("information")
         a.ok = True
@@ -922,7 +925,8 @@ def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet:
             out.append(f"      {plural(a.games, 'game')}, {plural(a.deals, 'deal')}, {plural(a.actions, 'action')}, "
                        f"{plural(a.records, 'record')}; messages {'/'.join(map(str, a.messages))}, "
                        f"{plural(a.cards_checked, 'card')} checked")
-            out.append("      " + "  ".join(c.replace("rerun", "re-run") + " ✓" for c in a.passed))
+            marks = {c: " ✓" for c in a.passed} | {c: " – (not comparable, see the note)" for c in a.skipped}
+            out.append("      " + "  ".join(c.replace("rerun", "re-run") + marks[c] for c in CHECKS if c in marks))
             out.append(f"      final hash {a.final_hash}" + (" (as expected)" if a.expected_hash else ""))
         else:
             out.append(f"FAIL  {a.path}")
@@ -948,6 +952,9 @@ def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet:
     deals = sum(a.deals for a in audits)
     actions = sum(a.actions for a in audits)
     verdict = "all checks passed" if failed == 0 else f"{failed} FAILED"
+    older = sum(1 for a in audits if a.ok and a.skipped)
+    if older and failed == 0:
+        verdict += f" ({older} of an earlier bot protocol: message digests not comparable)"
     out.append(f"Audited {plural(len(audits), 'match', 'matches')}: {ok} passed, {verdict}; "
                f"{plural(deals, 'deal')}, {plural(actions, 'action')}.")
     return "\n".join(out)
