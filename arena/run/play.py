@@ -54,7 +54,7 @@ def sample_bots() -> list[str]:
         return [JS_BOT]
     found = {p.stem.removesuffix(BOT_MODULE_SUFFIX) for where in spec.submodule_search_locations
              for p in Path(where).glob(f"*{BOT_MODULE_SUFFIX}.py")}
-    return sorted(found) + [JS_BOT]
+    return [*sorted(found), JS_BOT]
 
 
 def default_bot(game: str) -> str:
@@ -150,33 +150,35 @@ class Screen:
                  f"({self.names[m.seat]}).")
         self.say(f"Rules: {rules_text}; time control {m.time_control.text or '-'}.")
 
-    def deal_started(self, d: bot_pb2.DealStarted, scores: Sequence[int]) -> None:
+    def deal_started(self, d: bot_pb2.DealStarted) -> None:
         self.say()
-        self.say(f"=== Game {d.game_number}, deal {d.deal_number} — dealer: {self.seat_name(d.dealer)}; "
-                 f"scores: {self.scores(scores)} ===")
+        self.say(f"=== Game {d.game_number}, deal {d.deal_number} — dealer: {self.seat_name(d.dealer)} ===")
 
     def event(self, e: common_pb2.Event) -> None:
         self.say(f"  {self.seat_name(e.seat)}: {self._words(e) or 'moved'}")
 
-    def request(self, req: bot_pb2.ActionRequest, shown: Mapping[str, Any], where: tuple[int, int]) -> None:
-        """A decision: the game's description of the position (``present(match_view(match, seat))``)."""
+    def request(self, req: bot_pb2.ActionRequest, shown: Mapping[str, Any],
+                where: tuple[int, int, Sequence[int]]) -> None:
+        """A decision: the game's description of the position (``present(match_view(match, seat))``);
+        ``where``: the game and deal numbers, and the game's points by seat (where the description
+        gives none)."""
         shown = named(dict(shown), self.shown_names())
-        game, deal = where
+        game, deal, scores = where
         style = self.style
         self.say()
-        self.say(f"--- Game {game}, deal {deal} | scores: {self.scores(shown['scores'])} | "
+        self.say(f"--- Game {game}, deal {deal} | scores: {self.scores(shown['scores'] or scores)} | "
                  f"time for this move: {req.time_for_move_ms // 1000} s ---")
         if shown["notes"]:
             self.say("  " + " · ".join(shown["notes"]))
         last = shown.get("last")
         if last is not None:
             self.say(f"  Last: {self.seat_name(last['seat'])} {last['text']}")
-        width = max(len(self.seat_name(s["seat"])) for s in shown["seats"])
+        width = max((len(self.seat_name(s["seat"])) for s in shown["seats"]), default=0)
         for line in shown_seat_lines(self, shown, style, width):
             self.say(line)
-        for line in (table_line(self, shown, style), pile_line(shown, style)):
-            if line is not None:
-                self.say(line)
+        for extra in (table_line(self, shown, style), pile_line(shown, style)):
+            if extra is not None:
+                self.say(extra)
         self.say("Legal moves:")
         for line in _wrapped([f"{i}) {m['label']}" for i, m in enumerate(shown["legal"], 1)]):
             self.say(line)
@@ -294,7 +296,7 @@ async def _session(address: str, token: str, name: str, screen: Screen, table: r
                 rules_text = reg.presentation.rules_text(rules) if reg.presentation is not None else str(rules)
                 screen.match_started(msg.match_started, rules_text)
             elif kind == "deal_started":
-                screen.deal_started(msg.deal_started, table.match.scores if table.match is not None else ())
+                screen.deal_started(msg.deal_started)
             elif kind == "event":
                 screen.event(msg.event)
             elif kind == "action_request":
@@ -356,7 +358,8 @@ async def _ask(req: bot_pb2.ActionRequest, screen: Screen, reg: games.Registered
     shown, raw = _described(req, screen, reg, table)
     legal = shown["legal"]
     match = table.match
-    screen.request(req, shown, (match.game_number, match.deal_number) if match is not None else (0, 0))
+    where = (match.game_number, match.deal_number, match.scores) if match is not None else (0, 0, ())
+    screen.request(req, shown, where)
     while True:
         screen.out.write(f"Your move [1-{len(legal)}, text, or q to resign]: ")
         screen.out.flush()
