@@ -23,8 +23,11 @@ INTERPRETED = {"records.py", "present.py", "knowledge.py"}
 """Modules of those packages left to run as Python: a game's replay content classes, whose
 annotations the replay codec reads as text (compiled, a class's annotations become classes); its
 presentation and what a seat may know (the viewers' and the audit's, off the referee's path)."""
-COMPILED_MODULES = ["referee/wire/envelope.py"]
-"""The game-neutral byte encoders (each game's, its ``wire.py``, is compiled with its package)."""
+COMPILED_MODULES = ["referee/wire/envelope.py",
+                    "referee/table/match_flow.py", "referee/table/clocks.py", "referee/table/digests.py"]
+"""The game-neutral byte encoders (each game's, its ``wire.py``, is compiled with its package);
+the match flow (the synchronous state machine of a match, run on every decision) and the
+clocks and story digests it drives."""
 BUILD_REQUIRES = ["mypy>=2", "types-protobuf"]
 """What compiling needs in the build environment (mypyc, and the stubs that the encoders'
 protobuf messages are checked against)."""

@@ -336,6 +336,11 @@ class Match:
         self.decisions = 0
 
 
+CREATE_AT_ONCE = 64
+"""CreateMatch calls one client process keeps in flight at most (below the referee's 100 streams
+per connection)."""
+
+
 class Bots:
     """Match slots in one process: each plays one match after another, each seat on its own
     connection (kept across matches)."""
@@ -349,6 +354,10 @@ class Bots:
         if not hold:
             self.go.set()
         self.ops = referee_pb2_grpc.RefereeServiceStub(grpc.aio.insecure_channel(target))
+        # Every slot creates its matches over this one operator connection: more calls at once
+        # than the referee's streams_per_connection (100, HTTP/2 SETTINGS) are refused with
+        # RST_STREAM (REFUSED_STREAM, UNAVAILABLE), which ended slots of the many-matches part.
+        self.creating = asyncio.Semaphore(CREATE_AT_ONCE)
         self.request = referee_pb2.CreateMatchRequest(
             seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
             gin=gin_pb2.RuleSet(name="classic", target=points),
@@ -368,7 +377,8 @@ class Bots:
         while True:
             where[0] = "create"
             m = Match(mono())
-            created = await self.ops.CreateMatch(self.request, metadata=OPERATOR_METADATA)
+            async with self.creating:
+                created = await self.ops.CreateMatch(self.request, metadata=OPERATOR_METADATA)
             where[0] = "created"
             await asyncio.gather(*(self.seat(ch, t.token, m, where, i + 1, first)
                                    for i, (ch, t) in enumerate(zip(chans, created.seat_tokens, strict=True))))

@@ -19,9 +19,10 @@ import pytest
 
 from referee import cardcore, gin, rummy
 from referee.gin import wire as gin_wire
+from referee.table import clocks, digests, match_flow
 from referee.wire import envelope
 
-COMPILED_MODULES: tuple[ModuleType, ...] = (cardcore, gin, rummy, envelope)
+COMPILED_MODULES: tuple[ModuleType, ...] = (cardcore, gin, rummy, envelope, match_flow)
 """The modules with a ``COMPILED`` flag."""
 
 
@@ -29,7 +30,7 @@ def test_the_engine_and_the_encoders_are_the_build_asked_for() -> None:
     want = os.environ.get("GIN_ARENA_EXPECT_COMPILED") == "1"
     for module in COMPILED_MODULES:
         assert module.COMPILED is want, module.__name__
-    for module in (*COMPILED_MODULES, gin_wire):
+    for module in (*COMPILED_MODULES, gin_wire, clocks, digests):
         assert (Path(module.__file__ or "").suffix == ".so") is want, module.__file__
 
 

@@ -151,3 +151,21 @@ def test_past_holds_the_matches_a_killed_referee_left_as_interrupted(tmp_path: P
                 raise AssertionError("an event without ``past``")
 
     referee.run(main)
+
+
+def test_published_events_are_numbered_and_the_backlog_keeps_the_latest() -> None:
+    hub = MatchEventHub(4, backlog=2)
+    other = MatchEventHub(4, backlog=2)
+    assert hub.instance != other.instance and len(hub.instance) >= 16  # new at each start
+    assert hub.sequence == 0 and hub.held_after(0) == [] and hub.held_after(1) is None  # 1 not yet published
+    made = [referee.MatchEvent.started(spec(f"m-{i}"), f"m-{i}", "running") for i in range(3)]
+    published = [hub.publish(e) for e in made]
+    assert [e.sequence for e in published] == [1, 2, 3] and hub.sequence == 3
+    assert all(e.time_ms > 0 for e in published) and made[0].sequence == 0  # the value is not changed
+    assert [e.match_id for e in published] == ["m-0", "m-1", "m-2"]
+    assert hub.held_after(3) == [] and hub.held_after(2) == published[2:]
+    assert hub.held_after(1) == published[1:]  # 2 and 3: the backlog holds both
+    assert hub.held_after(0) is None  # 1 was forgotten
+    assert hub.held_after(4) is None and hub.held_after(-1) is None
+    with pytest.raises(ValueError, match="backlog must hold at least one event"):
+        MatchEventHub(1, backlog=0)

@@ -479,9 +479,9 @@ def test_a_reconnect_does_not_restart_the_clock() -> None:
             assert link.attach(s) is None
         async with trio.open_nursery() as n:
             n.start_soon(table.run)
-            while table._open is None:
+            while table.asking is None:
                 await trio.sleep(0.01)
-            asked = table._open
+            asked = table.asking
             started = asked.sent_at
             await trio.sleep(0.6)
             old = sessions[asked.seat]

@@ -1,7 +1,8 @@
 """``arena operator``: the referee's operator calls (``RefereeService``) from the command line.
 
 ``arena operator [--referee HOST:PORT] [--operator-token-file F] [--tls|--ca F] ACTION …`` with
-the actions ``list``, ``show ID``, ``watch ID``, ``cancel ID``, ``create`` and ``replay ID``.
+the actions ``list``, ``show ID``, ``watch ID``, ``events``, ``cancel ID``, ``create`` and
+``replay ID``.
 Tables and lines for people, ``--json`` for scripts (protobuf's JSON mapping, as grpcurl prints
 it). A refused or failed call is one line naming why (no token, a token without operator
 rights, an unknown match, an unreachable referee), exit status 1; a bad command line, 2.
@@ -301,6 +302,50 @@ def _watch(op: Operator, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def match_event_text(event: referee_pb2.MatchEvent) -> str:
+    """One ``WatchMatches`` message in a line: ``#SEQ started|finished MATCH (game; players)``,
+    the result of a finished one; ``watching`` and ``lost`` say where the stream stands."""
+    kind = event.WhichOneof("kind")
+    if kind == "watching":
+        how = "resumed after" if event.watching.resumed else "live after"
+        return f"watching: referee instance {event.referee_instance}, {how} event {event.sequence}"
+    if kind == "lost":
+        return f"lost: {event.lost.reason}"
+    if kind not in ("started", "finished"):
+        return f"{kind}: {one_line(event)}"
+    m: referee_pb2.MatchSummary = getattr(event, kind)
+    line = f"#{event.sequence} {kind} {m.match_id} ({m.game_name}; {' '.join(m.player_names)})"
+    if kind == "finished":
+        names = list(m.player_names)
+        who = names[m.result.winner] if 0 <= m.result.winner < len(names) else "no winner"
+        line += f": {STATE_NAMES.get(m.state, str(m.state))}, {who} ({_termination(m.result)})"
+        if m.result.detail:
+            line += f": {m.result.detail}"
+    return line
+
+
+def _events(op: Operator, args: argparse.Namespace) -> int:
+    request = referee_pb2.WatchMatchesRequest(game_names=args.game, after_sequence=args.after,
+                                              referee_instance=args.instance)
+    seen = 0
+    while True:
+        try:
+            for event in op.stub.WatchMatches(request, metadata=op.metadata):
+                print(json.dumps(json_format.MessageToDict(event), ensure_ascii=False) if args.json
+                      else match_event_text(event), flush=True)
+                if event.WhichOneof("kind") in ("started", "finished"):
+                    request.after_sequence, request.referee_instance = event.sequence, event.referee_instance
+                    seen += 1
+                    if args.count and seen >= args.count:
+                        return EXIT_OK
+            return EXIT_OK  # the referee stopped
+        except grpc.RpcError as e:
+            if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or not request.after_sequence:
+                raise op.failed(e, "events") from None
+            # Dropped for reading too slowly: resume after the last event (or be told what was lost).
+            print(f"events: {e.details()}; resuming after event {request.after_sequence}", file=sys.stderr, flush=True)
+
+
 def _cancel(op: Operator, args: argparse.Namespace) -> int:
     request = referee_pb2.CancelMatchRequest(match_id=args.match_id, reason=args.reason)
     reply, _ = op.call("CancelMatch", request, f"cancel {args.match_id}")
@@ -375,6 +420,17 @@ def _add_watch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--turns", action="store_true", help="also print whose turn it is before each decision")
 
 
+def _add_events(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", action="append", default=[], metavar="NAME",
+                   help="only the matches of this game (repeatable; default every game)")
+    p.add_argument("--count", type=int, default=0, metavar="N",
+                   help="stop after N started/finished events (default 0: until the referee stops)")
+    p.add_argument("--after", type=int, default=0, metavar="SEQ",
+                   help="resume after this event (its #SEQ) of --instance; the referee says lost if it cannot")
+    p.add_argument("--instance", default="", metavar="ID",
+                   help="the referee instance --after's event came from (its 'watching' line says it)")
+
+
 def _add_cancel(p: argparse.ArgumentParser) -> None:
     _add_id(p)
     p.add_argument("--reason", default="cancelled by the operator", help="why (recorded in the result's detail)")
@@ -408,6 +464,7 @@ ACTIONS = {
     "list": ("the referee's matches, newest first (a table)", _add_list, _list),
     "show": ("one match's status", _add_id, _show),
     "watch": ("follow a match's public events as they happen (ends with the match)", _add_watch, _watch),
+    "events": ("follow the referee's matches as they start and finish (WatchMatches)", _add_events, _events),
     "cancel": ("stop a match (it ends aborted, a no-result)", _add_cancel, _cancel),
     "create": ("create a match and print its seat tokens", _add_create, _create),
     "replay": ("fetch a finished match's replay file", _add_replay, _replay),
@@ -427,6 +484,7 @@ def add_parser(sub: Any) -> None:
         "  arena operator --operator-token-file runs/serve/operator-token list\n"
         "  arena operator --referee host:50051 --ca certs/ca.pem --operator-token-file tok show MATCH_ID\n"
         "  arena operator watch MATCH_ID --from-start\n"
+        "  arena operator events --count 10\n"
         "  arena operator cancel MATCH_ID --reason 'bot misbehaves'\n"
         "  arena operator create --player alice --player bob --rules short --tc st=1\n"
         "  arena operator list --json | jq '.matches[].matchId'\n",

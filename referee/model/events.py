@@ -22,6 +22,10 @@ class MatchEventsDropped(Exception):
     (with ``past=True`` to get the finished matches the referee still holds)."""
 
 
+DROPPED_REASON = "dropped: {queue} match events were not read (limit match_events_queue); subscribe again"
+"""Why a subscriber that let its queue fill was dropped (``queue``: the limit's value)."""
+
+
 @dataclass(frozen=True, slots=True)
 class MatchEvent:
     """One happening of one match, as a subscriber sees it."""
@@ -52,6 +56,15 @@ class MatchEvent:
     """The game's JSON-able result summary (``Game.result_fields``; empty for ``started``)."""
     report: MatchReport | None = None
     """The full report of a finished match (``None`` for ``started``)."""
+    operator_seed: bytes = b""
+    """The referee's seed of a finished match, revealed with its result (empty for ``started``)."""
+    nonces: tuple[bytes, ...] = ()
+    """The seats' nonces mixed into a finished match's seed, by seat (empty for ``started``)."""
+    sequence: int = 0
+    """The event's number within its referee instance, from 1, given when the referee published
+    it (0 for the held matches a ``past`` subscription begins with, never published)."""
+    time_ms: int = 0
+    """When the referee published it, in milliseconds since the Unix epoch (0: not published)."""
 
     def __post_init__(self) -> None:
         if self.kind not in MATCH_EVENT_KINDS:
@@ -65,8 +78,11 @@ class MatchEvent:
         return cls("started", match_id, spec.game, spec.players, state, spec)
 
     @classmethod
-    def finished(cls, spec: MatchSpec, report: MatchReport, state: str, summary: Mapping[str, Any]) -> MatchEvent:
-        """The event of a match that finished with ``report`` (``summary``: the game's result fields)."""
+    def finished(cls, spec: MatchSpec, report: MatchReport, state: str, summary: Mapping[str, Any],
+                 operator_seed: bytes = b"", nonces: tuple[bytes, ...] = ()) -> MatchEvent:
+        """The event of a match that finished with ``report`` (``summary``: the game's result
+        fields; ``operator_seed`` and ``nonces``: what its result reveals)."""
         return cls("finished", report.match_id, spec.game, report.players, state, spec,
                    termination=report.termination, winner=report.winner, places=report.places,
-                   points=report.points, summary=dict(summary), report=report)
+                   points=report.points, summary=dict(summary), report=report,
+                   operator_seed=operator_seed, nonces=nonces)

@@ -32,8 +32,9 @@ class Limits:
     ``grpc.max_concurrent_streams``, announced in SETTINGS): a bot needs one, an arena one per
     match it plays over the connection; it bounds what one connection's rapid resets can hold."""
     streams_per_server: int = 2_000
-    """Default 2000. Concurrent ``Play`` and ``WatchMatch`` streams over all connections; the
-    next is refused ``RESOURCE_EXHAUSTED``. Room for 200 matches of six seats plus spectators."""
+    """Default 2000. Concurrent ``Play``, ``WatchMatch`` and ``WatchMatches`` streams over all
+    connections; the next is refused ``RESOURCE_EXHAUSTED``. Room for 200 matches of six seats
+    plus spectators."""
     outbound_bytes: int = 1 << 20
     """Default 1 MiB. Bytes queued for one stream that its client has not read yet; past it the
     stream ends ``RESOURCE_EXHAUSTED`` (a match's messages are a few KB at a time, so only a
@@ -87,6 +88,10 @@ class Limits:
     """Default 1000. Match events (a match started, a match finished) queued for one subscriber
     (``Referee.open_match_events``) that it has not read; past it the subscriber is dropped with
     that reason, the matches are not slowed."""
+    match_events_backlog: int = 1_000
+    """Default 1000. The latest match events the referee keeps so that a ``WatchMatches`` client
+    that lost its stream resumes after the last event it got; one that asks for an older event
+    gets ``MatchEvent.lost`` first (and re-reads ``ListMatches``)."""
     finished_bytes: int = 64 << 20
     """Default 64 MiB. What the kept finished matches may hold (their packed spectator logs);
     past it the oldest are forgotten."""

@@ -196,9 +196,9 @@ def resimulate(replay: Replay) -> Resimulation:
         table._replay.protocol = header.protocol
 
         def on_request(seat: int, request_id: int) -> None:
-            if crash is not None and table._decisions == crash[1] and request_id == crash[2]:
+            if crash is not None and table.flow.decisions == crash[1] and request_id == crash[2]:
                 table.alert(Fault(crash[0], crash[4], crash[3]))
-            if cancel_reason is not None and table._decisions >= decisions_total:
+            if cancel_reason is not None and table.flow.decisions >= decisions_total:
                 table.cancel(cancel_reason)
 
         async with trio.open_nursery() as nursery:

@@ -9,19 +9,15 @@ a decision costs no trip through trio's scheduler.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
-from functools import partial
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import trio
 
 from gin_arena.v2 import bot_pb2
 from referee.model.spec import DEFAULT_GAME
 from referee.table.faults import Fault
-
-
-def _unused(at: float) -> None:
-    """An ``on_written`` that needs not know when the message was written."""
+from referee.table.match_flow import SeatState
 
 
 class Session(Protocol):
@@ -77,7 +73,7 @@ class SeatOwner(Protocol):
 class SeatLink:
     """One seat of one match: its token, its current session and its open request."""
 
-    def __init__(self, owner: SeatOwner, seat: int, token: str, name: str, cache: Any) -> None:
+    def __init__(self, owner: SeatOwner, seat: int, token: str, name: str, state: SeatState) -> None:
         self.table = owner
         """The match."""
         self.seat = seat
@@ -87,26 +83,10 @@ class SeatLink:
         self.connected = trio.Event()
         self.nonce = b""
         self.bot_name = ""
-        self.substituted = False
-        """The built-in bot plays this seat now (to the end of the game)."""
-        self.pending = 0
-        """The id of this seat's open request (0: none)."""
-        self.open_request: bytes | None = None
-        """The open request as sent (a reconnecting session gets it again)."""
-        self.sent_at = 0.0
-        """When the open request was written to the seat (the clock runs from then)."""
-        self.limit_ms = 0
-        """The open request's time: the allowance plus the margin."""
-        self.allowance_ms = 0
-        self.legal: Container[Any] = ()
-        """The open request's legal actions (the game's values)."""
-        self.disconnected_at: float | None = None
-        """When the seat's last session ended, while it has none."""
-        self.cache = cache
-        """What the seat's messages repeat within a deal, kept encoded by the game's wire."""
         self.event_messages = True
         """Whether the seat is sent ``event`` messages (fixed by its first session's hello)."""
-        self.stray = 0
+        self.state = state
+        """The match flow's state of this seat (its open request, …)."""
 
     # --- called by the transport ---
     def game_refusal(self, session: Session) -> str | None:
@@ -153,11 +133,6 @@ class SeatLink:
         """An action arrived from this seat's session (``at``: when it was read)."""
         self.table.seat_answered(self, response, at)
 
-    def sent(self, request_id: int, at: float) -> None:
-        """The transport finished writing the request ``request_id`` at ``at``."""
-        if request_id and request_id == self.pending:
-            self.sent_at = at  # a later deadline: the table's timer finds it when it wakes
-
     def crashed(self, detail: str) -> None:
         """The operator reports that this seat's bot process died: the fault applies at once,
         whoever is to move."""
@@ -177,28 +152,27 @@ class SeatLink:
         seat, applied by the match's policy at once, whoever is to move."""
         self.table.alert(Fault(self.seat, "malformed_message", f"seat {self.seat}: {detail}"))
 
-    # --- used by the match ---
-    def deadline(self, grace_ms: int) -> float:
-        """When the open request is lost: its time, or the reconnect grace while disconnected."""
-        if self.session is None and self.disconnected_at is not None:
-            return self.disconnected_at + grace_ms / 1000
-        return self.sent_at + self.limit_ms / 1000
+    # --- the open request, as the match flow has it ---
+    @property
+    def pending(self) -> int:
+        """The id of this seat's open request (0: none)."""
+        return self.state.pending
 
+    @property
+    def sent_at(self) -> float:
+        """When the open request was written to the seat (its clock runs from then)."""
+        return self.state.sent_at
+
+    @property
+    def open_request(self) -> bytes | None:
+        """The open request as sent (a reconnecting session gets it again)."""
+        return self.state.open_request
+
+    # --- used by the match's supervisor ---
     def send(self, msg: bot_pb2.RefereeMessage) -> None:
         """Send a message outside the match's story (a resend, an error)."""
         if self.session is not None:
             self.session.send(msg.SerializeToString(deterministic=True))
-
-    def send_request(self, data: bytes, request_id: int) -> None:
-        """Send the serialised action request ``request_id``; its clock restarts when written."""
-        if self.session is not None:
-            self.session.send(data, partial(self.sent, request_id))
-
-    def send_asking(self, msg: bot_pb2.RefereeMessage) -> None:
-        """Send a message outside the story that asks for an answer (``action_rejected``: the
-        request stands)."""
-        if self.session is not None:
-            self.session.send(msg.SerializeToString(deterministic=True), _unused)
 
     def error(self, code: int, message: str, request_id: int = 0, fatal: bool = False) -> None:
         """Send an ``ErrorReport``."""

@@ -64,8 +64,9 @@ class Referee:
         self._finished: deque[tuple[str, int]] = deque()  # id and retained bytes, oldest first
         self._finished_bytes = 0
         self.open_streams = 0
-        self.events = MatchEventHub(self.limits.match_events_queue)
-        """The publication of the matches' starts and ends (:meth:`open_match_events`)."""
+        self.events = MatchEventHub(self.limits.match_events_queue, self.limits.match_events_backlog)
+        """The publication of the matches' starts and ends (:meth:`open_match_events`), numbered
+        within ``events.instance`` and kept in a backlog for ``WatchMatches`` resumes."""
         self.address = ""
         self.operator_token = ""
         """The secret every ``RefereeService`` call must carry (``referee.operator_metadata``)."""
@@ -114,13 +115,13 @@ class Referee:
         subscription first yields a ``finished`` event for every finished match the referee still
         holds (those a killed referee left, listed as interrupted, included), oldest first. A
         subscriber that lets ``limits.match_events_queue`` events pile up unread is dropped
-        (:class:`referee.MatchEventsDropped`); the matches never wait for it."""
+        (:class:`referee.MatchEventsDropped`); the matches never wait for it. Published events
+        carry their ``sequence`` within ``events.instance`` (the held ones of ``past``, 0)."""
         held = [self.tables[match_id] for match_id, _ in self._finished if match_id in self.tables] if past else []
         return self.events.subscribe([table_event(t) for t in held])
 
     def _table_started(self, table: Table) -> None:
-        if self.events.subscribers:  # (no event is built for nobody)
-            self.events.publish(table_event(table))
+        self.events.publish(table_event(table))  # always: the backlog serves resumes
 
     def links_for_token(self, token: str) -> list[SeatLink]:
         """The seats a token opens (compared in constant time after the lookup)."""
@@ -145,8 +146,7 @@ class Referee:
                 links.remove(link)
             if not links:
                 self._by_token.pop(key, None)
-        if self.events.subscribers:  # before the table may be forgotten below
-            self.events.publish(table_event(table))
+        self.events.publish(table_event(table))  # before the table may be forgotten below
         size = table.spectator_log.size
         self._finished.append((table.match_id, size))
         self._finished_bytes += size

@@ -23,9 +23,11 @@ from google.protobuf.message import DecodeError
 
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 from referee import games
+from referee.model.events import MatchEvent
 from referee.model.limits import LimitExceeded, Limits, check_spec
 from referee.model.replay import PROTOCOL_VERSION
 from referee.model.spec import DEFAULT_GAME, MatchSpec
+from referee.table.events import MatchEventHub
 from referee.table.flow import Table
 from referee.table.seats import SeatLink
 from referee.wire import envelope as wire
@@ -54,7 +56,10 @@ class Referee(Protocol):
     limits: Limits
     """The referee's limits."""
     open_streams: int
-    """``Play`` and ``WatchMatch`` streams open now (bounded by ``limits.streams_per_server``)."""
+    """``Play``, ``WatchMatch`` and ``WatchMatches`` streams open now (bounded by
+    ``limits.streams_per_server``)."""
+    events: MatchEventHub
+    """The publication of the matches' starts and ends (``WatchMatches``)."""
 
     def create_match(self, spec: MatchSpec) -> Table:
         """Register a match and start it."""
@@ -455,11 +460,58 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     async def WatchMatches(
         self, request: referee_pb2.WatchMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[referee_pb2.MatchEvent]:
-        # The referee's in-process source of match events is another change of issue 19; until
-        # it is joined to this rpc, the rpc says so (operators poll ListMatches meanwhile).
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED,
-                            "WatchMatches is not served by this referee yet; poll ListMatches")
-        yield referee_pb2.MatchEvent()  # pragma: no cover - abort raises
+        hub = self.referee.events
+        unknown = sorted(set(request.game_names) - set(games.names()))
+        if unknown:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"game_names: no game {', '.join(map(repr, unknown))} on this referee "
+                                f"(it has {', '.join(games.names())})")
+        after = request.after_sequence
+        if after and not request.referee_instance:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "after_sequence needs the referee_instance its events came from")
+        if after and request.referee_instance == hub.instance and after > hub.sequence:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"after_sequence {after} is past this referee's last event ({hub.sequence})")
+        async with stream_slot(self.referee, context):
+            lost = ""
+            held: list[MatchEvent] = []
+            if after:
+                if request.referee_instance != hub.instance:
+                    lost = (f"the events are of referee instance {request.referee_instance!r}; this is "
+                            f"{hub.instance!r} (another referee, or this one restarted): re-read ListMatches")
+                else:
+                    kept = hub.held_after(after)
+                    if kept is None:
+                        lost = (f"the events after {after} are no longer held (the backlog keeps the latest "
+                                f"{self.referee.limits.match_events_backlog}, limit match_events_backlog): "
+                                "re-read ListMatches")
+                    else:
+                        held = kept
+            watcher = _EventWatcher(hub.queue, frozenset(request.game_names))
+            for event in held:  # on top of the queue's bound (the backlog holds them anyway)
+                watcher.preload(event)
+            hub.attach(watcher)  # no await since the held events were read: none is missed
+            live_after = hub.sequence  # (taken now: events published while we send are queued after it)
+            try:
+                now = time.time_ns() // 1_000_000
+                if lost:
+                    yield referee_pb2.MatchEvent(sequence=live_after, referee_instance=hub.instance, time_ms=now,
+                                                 lost=referee_pb2.MatchEventsLost(reason=lost))
+                resumed = bool(after) and not lost
+                yield referee_pb2.MatchEvent(  # its sequence: the one the events that follow come after
+                    sequence=after if resumed else live_after,
+                    referee_instance=hub.instance, time_ms=now,
+                    watching=referee_pb2.WatchingMatches(resumed=resumed))
+                while True:
+                    next_event = await watcher.get()
+                    if next_event is None:
+                        if watcher.dropped:
+                            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, watcher.dropped)
+                        return  # the referee is closing
+                    yield match_event_message(next_event, hub.instance)
+            finally:
+                hub.detach(watcher)
 
     async def WatchMatch(
         self, request: referee_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -514,6 +566,68 @@ class _Watcher:
         ev, size = await self._queue.get()
         self._bytes -= size
         return ev
+
+
+class _EventWatcher:
+    """One ``WatchMatches`` stream's queue of match events, on the asyncio side: at most
+    ``bound`` unread (the limit ``match_events_queue``), past it the hub drops it. Events of
+    games the request did not ask for are passed over (they count for nothing)."""
+
+    def __init__(self, bound: int, game_names: frozenset[str]) -> None:
+        self._queue: asyncio.Queue[tuple[MatchEvent | None, bool]] = asyncio.Queue()  # counted?
+        self._live = 0
+        self._bound = bound
+        self._games = game_names
+        self.dropped = ""
+        """Why the hub dropped this stream ("" while it did not)."""
+
+    def _wanted(self, event: MatchEvent) -> bool:
+        return not self._games or event.game in self._games
+
+    def preload(self, event: MatchEvent) -> None:
+        """Queue a held event (a resume's), outside the bound."""
+        if self._wanted(event):
+            self._queue.put_nowait((event, False))
+
+    def offer(self, event: MatchEvent) -> bool:
+        if not self._wanted(event):
+            return True
+        if self._live >= self._bound:
+            return False
+        self._live += 1
+        self._queue.put_nowait((event, True))
+        return True
+
+    def end(self, dropped: str = "") -> None:
+        self.dropped = dropped
+        self._queue.put_nowait((None, False))
+
+    async def get(self) -> MatchEvent | None:
+        """The next event; ``None`` once the stream ended (:attr:`dropped` says whether it was dropped)."""
+        event, counted = await self._queue.get()
+        self._live -= counted
+        return event
+
+
+def match_summary(event: MatchEvent) -> referee_pb2.MatchSummary:
+    """A match event's match as ``WatchMatches`` sends it: for a finished one, the same result
+    and replay path as ``GetMatch`` gives."""
+    summary = referee_pb2.MatchSummary(match_id=event.match_id, game_name=event.game,
+                                       player_names=event.players, state=_STATE[event.state])
+    report = event.report
+    if report is not None:
+        game_results = games.get(event.game).wire.game_results(report.outcome)
+        summary.result.CopyFrom(wire.match_result(report, event.operator_seed, event.nonces, event.summary,
+                                                  game_results, event.game))
+        summary.replay_path = report.replay_path
+    return summary
+
+
+def match_event_message(event: MatchEvent, instance: str) -> referee_pb2.MatchEvent:
+    """A published match event as ``WatchMatches`` sends it (``instance``: the hub's)."""
+    message = referee_pb2.MatchEvent(sequence=event.sequence, referee_instance=instance, time_ms=event.time_ms)
+    getattr(message, event.kind).CopyFrom(match_summary(event))
+    return message
 
 
 def spec_from_request(request: referee_pb2.CreateMatchRequest) -> MatchSpec:
