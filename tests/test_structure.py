@@ -280,9 +280,9 @@ def names_a_game(rel: str, tree: ast.AST) -> list[tuple[int, str]]:
              if ident not in PROJECT_NAMES and GAME_WORDS & set(src.words(ident))]
     allowed = _docstrings(tree) | _help_texts(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed:
-            if GAME_WORDS & set(src.words(PROJECT_TEXTS.sub(" ", node.value))):
-                hits.append((node.lineno, repr(node.value[:50])))
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed
+                and GAME_WORDS & set(src.words(PROJECT_TEXTS.sub(" ", node.value)))):
+            hits.append((node.lineno, repr(node.value[:50])))
     return sorted(hits)
 
 
