@@ -107,6 +107,8 @@ def test_a_game_with_no_default_bot_needs_one(tmp_path: Path) -> None:
     assert r.returncode == 2 and "no sample bot plays it by default" in r.stderr
     r = play(tmp_path, "", game=("--game", "toy3", "--seats", "9", "--command", "x"))
     assert r.returncode == 2 and "--seats 9: toy3 is played by 2-6 seats" in r.stderr
+    r = play(tmp_path, "", game=("--bot", "nope"))
+    assert r.returncode == 2 and "--bot nope: no such sample bot (choose from expert, greedy, " in r.stderr
 
 
 def test_sample_bots_and_defaults() -> None:

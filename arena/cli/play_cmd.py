@@ -33,7 +33,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--game", default=DEFAULT_GAME, metavar="NAME", help=f"the game played (default {DEFAULT_GAME})")
     p.add_argument("--seats", type=int, default=2, metavar="N", help="seats at the table, yours included (default 2)")
-    p.add_argument("--bot", default="", choices=["", *sample_bots()], metavar="NAME",
+    p.add_argument("--bot", default="", metavar="NAME",
                    help="the sample bot in the other seats: " + ", ".join(sample_bots())
                    + " (default: greedy, or GAME_greedy for another game)")
     p.add_argument("--command", default="", metavar="CMD", help="any other bot's command line instead of --bot")
@@ -69,6 +69,8 @@ def spec_from_args(args: argparse.Namespace) -> referee.MatchSpec:
         raise UsageError(f"--seats {args.seats}: {args.game} is played by {counts.start}-{counts.stop - 1} seats")
     if not 0 <= args.seat < args.seats:
         raise UsageError(f"--seat {args.seat}: choose 0-{args.seats - 1}")
+    if args.bot and args.bot not in sample_bots():
+        raise UsageError(f"--bot {args.bot}: no such sample bot (choose from {', '.join(sample_bots())})")
     if not args.command and not args.bot:
         args.bot = default_bot(args.game)
         if not args.bot:
