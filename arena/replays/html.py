@@ -259,8 +259,8 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
     scores = " ".join(f'{escape(n)} <b id="score-{s}">0</b>' for s, n in enumerate(view.players))
     body = f"""<header>
 <h1>{who}</h1>
-<div class="meta">{back}Match <code>{escape(view.match_id)}</code> · {escape(view.game)}
-({plural(len(view.players), "seat")}), {escape(view.rules_text)} · {escape(h.time_control)} ·
+<div class="meta">{back}Match <code>{escape(view.match_id)}</code> ·
+{escape(view.game)} ({plural(len(view.players), "seat")}), {escape(view.rules_text)} · {escape(h.time_control)} ·
 faults: {escape(h.fault_policy)} · result: <b>{escape(view.outcome_text())}</b></div>
 <div class="meta">final hash <code>{escape(view.final_hash)}</code> ·
 seed commitment <code>{escape(h.seed_commitment)}</code> · revealed seed <code>{escape(view.seed)}</code>
