@@ -1,7 +1,8 @@
 """A minimal bot with fault modes, for the arena's own tests and for checking an installation:
 ``python -m arena._testbot --referee HOST:PORT --token T [--mode MODE]``.
 
-Modes: ``greedy`` (sheds deadwood, knocks at once: short games), ``random`` (a legal action at
+Modes: ``greedy`` (short games: the game wire's ``hasty`` choice — Gin's sheds deadwood and
+knocks at once —, else the first legal action), ``random`` (a legal action at
 random), ``first`` (always the first legal action), ``slow`` (greedy, but sleeps ``--delay``
 seconds before every answer), ``crash`` (exits with code 3 at once), ``hang`` (never connects),
 ``quit-after`` (exits abruptly after ``--after`` answers), ``burn`` (spins on the CPU at its first
@@ -18,50 +19,37 @@ import os
 import random
 import sys
 import time
+from collections.abc import Callable
+from typing import cast
 
 import grpc
 
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
-from gin_arena.v2.games import gin_pb2
+from referee import DEFAULT_GAME, games
 
 MODES = ("greedy", "random", "first", "slow", "crash", "hang", "quit-after", "burn", "hog")
-K = gin_pb2
-_VALUES = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
+HASTY = "hasty"
+"""The optional method of a game's wire (``referee.games.GameWire``) that picks an action ending
+the deal soon (``greedy`` plays it; a game without one gets its first legal action)."""
 
 
-def _value(card: str) -> int:
-    return _VALUES.get(card[:1], 0)
-
-
-def greedy(req: bot_pb2.ActionRequest) -> common_pb2.Action:
-    """A quick, dependency-free strategy that ends deals: big gin or knock whenever allowed,
-    discard the highest deadwood card (the referee's arrangement is in the state), never take
-    a face-up card."""
-    legal = list(req.legal_actions)
-    deadwood = set(req.gin.my_deadwood_cards)
-
-    def badness(a: common_pb2.Action) -> tuple[int, int]:
-        return (1 if a.gin.card in deadwood else 0, _value(a.gin.card))
-
-    for a in legal:
-        if a.gin.kind == K.ACTION_KIND_BIG_GIN:
-            return a
-    knocks = [a for a in legal if a.gin.kind == K.ACTION_KIND_KNOCK]
-    if knocks:
-        return max(knocks, key=badness)
-    discards = [a for a in legal if a.gin.kind == K.ACTION_KIND_DISCARD]
-    if discards:
-        return max(discards, key=badness)
-    for a in legal:
-        if a.gin.kind in (K.ACTION_KIND_DRAW_STOCK, K.ACTION_KIND_PASS):
-            return a
-    return legal[0]
+def greedy(game: str) -> Callable[[bot_pb2.ActionRequest], common_pb2.Action]:
+    """How ``greedy`` answers in a match of ``game``: the game wire's hasty choice, or the first
+    legal action (a game not installed here, or without one)."""
+    try:
+        hasty = getattr(games.get(game).wire, HASTY, None)
+    except ValueError:
+        hasty = None
+    if hasty is None:
+        return lambda req: req.legal_actions[0]
+    return cast("Callable[[bot_pb2.ActionRequest], common_pb2.Action]", hasty)
 
 
 async def play(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed if args.seed is not None else args.token)
     answered = 0
     finished = 0
+    choose = greedy(DEFAULT_GAME)
     async with grpc.aio.insecure_channel(args.referee) as channel:
         call = bot_pb2_grpc.BotServiceStub(channel).Play(None)
         await call.write(
@@ -74,7 +62,9 @@ async def play(args: argparse.Namespace) -> int:
         )
         async for msg in call:
             kind = msg.WhichOneof("kind")
-            if kind == "action_request":
+            if kind == "match_started":
+                choose = greedy(msg.match_started.game_name or DEFAULT_GAME)
+            elif kind == "action_request":
                 req = msg.action_request
                 if args.mode == "quit-after" and answered >= args.after:
                     print(f"testbot: quitting abruptly after {answered} answers", file=sys.stderr, flush=True)
@@ -96,7 +86,7 @@ async def play(args: argparse.Namespace) -> int:
                 elif args.mode == "random":
                     action = legal[rng.randrange(len(legal))]
                 else:
-                    action = greedy(req)
+                    action = choose(req)
                 await call.write(
                     bot_pb2.BotMessage(
                         action=bot_pb2.ActionResponse(
@@ -141,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--games", default=env.get("GIN_GAMES", ""),
                    help="the games to declare in Hello, comma-separated (default: $GIN_GAMES, which the "
-                        "arena sets from the manifest; empty: gin only)")
+                        "arena sets from the manifest; empty: the default game only)")
     p.add_argument("--matches", type=int, default=int(env.get("GIN_MATCHES", "1")),
                    help="exit after N matches (0: never)")
     p.add_argument("--seen", default="", help="append each finished match's id, revealed seed and commitment here")

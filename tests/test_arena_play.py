@@ -1,47 +1,67 @@
-"""``arena play``: a scripted "human" plays greedy through the real referee, bot process and gRPC."""
+"""``arena play``: a scripted "human" plays bots through the real referee, bot processes and gRPC,
+for every game: the screen is the game's own presentation drawn by the replay viewer's pieces."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
-from arena.run.play import action_text, parse_answer
-from gin_arena.v2 import common_pb2
-from gin_arena.v2.games import gin_pb2 as G
+from arena.run.play import default_bot, parse_answer, sample_bots
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def play(tmp_path: Path, answers: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "arena.cli", "play", "--bot", "greedy", "--rules", "short", "--rule", "target=10",
-           "--seed", "1", "--replay-dir", str(tmp_path), *extra]
-    return subprocess.run(cmd, input=answers, capture_output=True, text=True, timeout=50, cwd=ROOT)
+def play(tmp_path: Path, answers: str, *extra: str, game: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    base = game or ("--bot", "greedy", "--rules", "short", "--rule", "target=10")
+    cmd = [sys.executable, "-m", "arena.cli", "play", *base, "--seed", "1", "--replay-dir", str(tmp_path), *extra]
+    return subprocess.run(cmd, input=answers, capture_output=True, text=True, timeout=90, cwd=ROOT)
+
+
+def _header(tmp_path: Path) -> dict[str, object]:
+    (replay,) = tmp_path.glob("*.jsonl")
+    header: dict[str, object] = json.loads(replay.read_text().splitlines()[0])
+    return header
 
 
 def test_scripted_human_plays_a_match(tmp_path: Path) -> None:
     r = play(tmp_path, "1\n" * 2000)
     out = r.stdout
     assert r.returncode == 0, r.stderr
-    assert "Your hand (" in out and "melds:" in out and "deadwood:" in out
+    assert "Match " in out and "(gin): you vs greedy — you are seat 0 (you)." in out
+    assert "Rules: short, target 10" in out
+    assert "You    (dealer) " in out and "· deadwood " in out and "▶ to move (draw)" in out
+    assert "greedy          10 cards (hidden)" in out  # the other hand is not shown
     assert "[2s 3s 4s]" in out  # a meld of the human's hand, grouped
-    assert "Legal moves:" in out and "1) draw_stock 2) draw_discard (" in out and "1) discard " in out
-    assert "greedy discarded" in out and "Discard pile (top last):" in out and "Stock:" in out
-    assert "*** Deal over: KNOCK" in out and "scored 64 points" in out and "laid off" in out
-    assert "### Game 1 over: greedy won" in out and "##### Match over (normal): greedy won" in out
-    assert "Replay: " in out and list(tmp_path.glob("*.jsonl"))
+    assert "Legal moves:" in out and "1) draw from the stock 2) take the discard" in out and "1) discard " in out
+    assert "Last: greedy discards " in out and "discard pile (top last): " in out and "· stock " in out
+    assert "*** Deal over: greedy won the deal — knock · knocker 1 · 64 points" in out and "laid off" in out
+    assert "Scores: You 0, greedy 64  (game over)" in out
+    assert "### Game 1 over: greedy won ###" in out and "##### Match over (normal): greedy won" in out
+    assert "Replay: " in out and _header(tmp_path).get("game", "gin") == "gin"  # the default game is not written
 
 
 def test_invalid_input_reprompts_and_the_game_goes_on(tmp_path: Path) -> None:
-    r = play(tmp_path, "zzz\n99\nd Zz\ndiscard Kh\n" + "1\n" * 2000)
+    r = play(tmp_path, "zzz\n99\nd Zz\ndiscard Kh\n\nd\n" + "1\n" * 2000)
     out = r.stdout
     assert r.returncode == 0, r.stderr
-    assert "! 'zzz' is not a move" in out
+    assert "! 'zzz' is not a legal move now: choose 1-2" in out
     assert "! 99 is not a legal move number: choose 1-2" in out
-    assert "! 'zz' is not a card" in out
-    assert "! discard Kh is not legal now" in out  # a draw is due first
-    assert out.count("Your move [1-2") >= 5  # the same decision asked again
+    assert "! 'd Zz' is not a legal move now" in out
+    assert "! 'discard Kh' is not a legal move now" in out  # a draw is due first
+    assert "! nothing typed" in out
+    assert "! 'd' could be 1) draw from the stock, 2) take the discard: say which" in out
+    assert out.count("Your move [1-2") >= 7  # the same decision asked again
     assert "##### Match over (normal)" in out
+
+
+def test_moves_typed_as_text(tmp_path: Path) -> None:
+    """A move's id, its label, words shortened, or a card only one move uses."""
+    r = play(tmp_path, "draw_stock\n" + "d 2s\ndraw from the stock\n3s\n" + "1\n" * 2000)
+    out = r.stdout
+    assert r.returncode == 0, r.stderr
+    assert out.count("-> draw from the stock") >= 2 and "-> discard 2s" in out and "-> discard 3s" in out
 
 
 def test_q_resigns_cleanly(tmp_path: Path) -> None:
@@ -57,15 +77,55 @@ def test_end_of_input_resigns(tmp_path: Path) -> None:
     assert "(end of input)" in r.stdout and "greedy won" in r.stdout
 
 
+def test_a_rummy_game_for_three_through_arena_play(tmp_path: Path) -> None:
+    r = play(tmp_path, "1\n" * 3000, "--seat", "1", game=("--game", "rummy", "--seats", "3", "--rule", "target=40"))
+    out = r.stdout
+    assert r.returncode == 0, r.stderr
+    assert "(rummy): rummy_greedy-1 vs you vs rummy_greedy-2 — you are seat 1 (you)." in out
+    assert "rummy_greedy-1          7 cards (hidden)" in out and "table: " in out
+    assert "1) draw from the stock" in out and "-> discard " in out
+    assert "*** Deal over: " in out and "##### Match over (normal): " in out
+    header = _header(tmp_path)
+    assert header["game"] == "rummy" and header["players"] == ["rummy_greedy-1", "you", "rummy_greedy-2"]
+
+
+def test_a_toy3_game_through_arena_play(tmp_path: Path) -> None:
+    """The plugin game (tests/plugin_game) plays through ``arena play`` with no edit of the arena."""
+    bot = "{python} -m toy3_game.bot --strategy high"
+    r = play(tmp_path, "2\n1\n" * 20, game=("--game", "toy3", "--seats", "3", "--command", bot))
+    out = r.stdout
+    assert r.returncode == 0, r.stderr
+    assert "(toy3): you vs opponent-1 vs opponent-2 — you are seat 0 (you)." in out
+    assert "Legal moves:" in out and "1) play " in out and "2) play " in out and "played (top last): " in out
+    assert "opponent-1          1 card (hidden)" in out
+    assert "### Game 1 over: " in out and "##### Match over (normal): " in out
+    assert _header(tmp_path)["game"] == "toy3"
+
+
+def test_a_game_with_no_default_bot_needs_one(tmp_path: Path) -> None:
+    r = play(tmp_path, "", game=("--game", "toy3", "--seats", "3"))
+    assert r.returncode == 2 and "no sample bot plays it by default" in r.stderr
+    r = play(tmp_path, "", game=("--game", "toy3", "--seats", "9", "--command", "x"))
+    assert r.returncode == 2 and "--seats 9: toy3 is played by 2-6 seats" in r.stderr
+    r = play(tmp_path, "", game=("--bot", "nope"))
+    assert r.returncode == 2 and "--bot nope: no such sample bot (choose from expert, greedy, " in r.stderr
+
+
+def test_sample_bots_and_defaults() -> None:
+    assert {"greedy", "expert", "random", "rummy_greedy", "js"} <= set(sample_bots())
+    assert default_bot("gin") == "greedy" and default_bot("rummy") == "rummy_greedy" and default_bot("toy3") == ""
+
+
 def test_parse_answer() -> None:
-    legal = [common_pb2.Action(gin=G.Action(kind=kind, card=card)) for kind, card in (
-        (G.ACTION_KIND_DISCARD, "Kh"), (G.ACTION_KIND_DISCARD, "Td"), (G.ACTION_KIND_KNOCK, "Td"),
-        (G.ACTION_KIND_KNOCK, "Kh"))]
-    after = {"Kh": 0, "Td": 4}
-    pick = {t: parse_answer(t, legal, after) for t in ("2", "d Kh", "discard kh", "10d", "k td", "KNOCK Kh", "gin")}
-    assert {t: action_text(a) if not isinstance(a, str) else a for t, a in pick.items()} == {
-        "2": "discard Td", "d Kh": "discard Kh", "discard kh": "discard Kh", "10d": "discard Td",
-        "k td": "knock Td", "KNOCK Kh": "knock Kh", "gin": "knock Kh"}
-    assert "needs a card" in str(parse_answer("k", legal, after))
-    assert "not legal" in str(parse_answer("stock", legal, after))
-    assert "not a legal move number" in str(parse_answer("0", legal, after))
+    legal = [{"id": i, "label": label, "kind": i.split()[0], "cards": [i.split()[1]]} for i, label in (
+        ("discard Kh", "discard Kh"), ("discard Td", "discard Td"), ("knock Td", "knock, discarding face down Td"),
+        ("knock Kh", "knock, discarding face down Kh"))]
+    typed = ("2", "d Kh", "discard kh", "k td", "KNOCK Kh", "knock, discarding face down kh")
+    pick = {t: parse_answer(t, legal) for t in typed}
+    assert pick == {"2": 1, "d Kh": 0, "discard kh": 0, "k td": 2, "KNOCK Kh": 3, "knock, discarding face down kh": 3}
+    assert "could be 1) discard Kh, 4) knock, discarding face down Kh" in str(parse_answer("Kh", legal))
+    assert "not a legal move now" in str(parse_answer("stock", legal))
+    assert "not a legal move number" in str(parse_answer("0", legal))
+    toy = [{"id": "7", "label": "play 7", "kind": "play", "cards": ["7"]}]
+    assert parse_answer("play 7", toy) == 0 and parse_answer("p 7", toy) == 0
+    assert "not a legal move number" in str(parse_answer("7", toy))  # a number is always the move's number

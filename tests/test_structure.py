@@ -234,28 +234,6 @@ def test_nothing_in_referee_outside_gins_own_modules_names_gin() -> None:
     )
 
 
-ARENA_STILL_NAMING_A_GAME = ("arena/replays/", "arena/run/play.py", "arena/_testbot.py")
-"""The arena's modules that still name a game in code, on their way to the games' presentation and
-protocol v2 (issue 19); no other module of the arena may (its default game is ``DEFAULT_GAME``,
-help text and docstrings may name games)."""
-GAME_WORDS = frozenset({"gin", "rummy"})
-"""The first-party games' names, as words of an identifier."""
-
-
-def test_no_module_of_the_arena_names_a_game_in_code() -> None:
-    hits: dict[str, set[tuple[int, str]]] = defaultdict(set)
-    for m in src.modules("arena"):
-        if any(m.rel.startswith(own) if own.endswith("/") else m.rel == own for own in ARENA_STILL_NAMING_A_GAME):
-            continue
-        for ident, line in src.identifiers(m.tree):
-            if ident not in PROJECT_NAMES and GAME_WORDS & set(src.words(ident)):
-                hits[m.rel].add((line, ident))
-    report = [f"  {rel}: " + ", ".join(f"{line}:{ident}" for line, ident in sorted(found))
-              for rel, found in sorted(hits.items())]
-    assert not hits, "modules of arena name a game (line:identifier); reach it through referee.games:\n" + "\n".join(
-        report)
-
-
 def test_the_gin_word_finder() -> None:
     assert src.words("ACTION_KIND_BIG_GIN") == ["action", "kind", "big", "gin"]
     assert src.words("BigGin") == ["big", "gin"]
@@ -271,19 +249,9 @@ GAME_WORDS = frozenset({"gin", "rummy"})
 PROJECT_TEXTS = re.compile(r"gin[_-]arena|Gin Arena|\bGIN_[A-Z_]+\b")
 """Texts that contain the word but name the project, not the game: its package and distribution
 (``gin_arena``, ``gin-arena``), its name, and the environment variables users set (``GIN_TOKEN``)."""
-ARENA_HELP = {
-    "arena/cli/games_cmd.py": ("List the games the arena can play: Gin and Rummy",),
-    "arena/cli/play_cmd.py": ("Play Gin Rummy against a bot",),
-}
-"""Help texts of ``arena/cli`` allowed to name a game, each by the start of its text."""
-ARENA_NAMES_A_GAME_FOR_NOW = frozenset({
-    # helper "events" cleans these (issue 19); the merger removes them from this list
-    "arena/model/manifest.py", "arena/cli/parser.py", "arena/cli/commands.py", "arena/_testbot.py",
-    # `arena play` is still a Gin client (docs/adding-a-game.md)
-    "arena/run/play.py",
-    # the bot templates of `arena new-bot` are Gin bots (the kits' game helpers are helper v2kits')
-    "arena/cli/newbot_cmd.py",
-})
+HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+"""The keyword arguments whose strings are help text (argparse's): they may name a game."""
+ARENA_NAMES_A_GAME_FOR_NOW: frozenset[str] = frozenset()
 """Modules of ``arena/`` that still name a game, each for a reason given here."""
 
 
@@ -292,6 +260,13 @@ def _docstrings(tree: ast.AST) -> set[int]:
     attributes: a string standing alone as a statement)."""
     return {id(n.value) for n in ast.walk(tree)
             if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+
+
+def _help_texts(tree: ast.AST) -> set[int]:
+    """The ids of the string constants inside a help text: a ``help=``, ``description=``,
+    ``epilog=`` or ``usage=`` argument (however it is put together)."""
+    return {id(c) for n in ast.walk(tree) if isinstance(n, ast.keyword) and n.arg in HELP_KEYWORDS
+            for c in ast.walk(n.value) if isinstance(c, ast.Constant)}
 
 
 def names_a_game(rel: str, tree: ast.AST) -> list[tuple[int, str]]:
@@ -303,14 +278,11 @@ def names_a_game(rel: str, tree: ast.AST) -> list[tuple[int, str]]:
         hits.append((0, f"file name {rel}"))
     hits += [(line, ident) for ident, line in src.identifiers(tree)
              if ident not in PROJECT_NAMES and GAME_WORDS & set(src.words(ident))]
-    docs = _docstrings(tree)
-    helps = ARENA_HELP.get(rel, ())
+    allowed = _docstrings(tree) | _help_texts(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
-            if any(node.value.startswith(h) for h in helps):
-                continue
-            if GAME_WORDS & set(src.words(PROJECT_TEXTS.sub(" ", node.value))):
-                hits.append((node.lineno, repr(node.value[:50])))
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed
+                and GAME_WORDS & set(src.words(PROJECT_TEXTS.sub(" ", node.value)))):
+            hits.append((node.lineno, repr(node.value[:50])))
     return sorted(hits)
 
 
@@ -330,6 +302,9 @@ def test_the_game_name_finder() -> None:
                      'x = "GIN_TOKEN"\ny = "the gin-arena kit"\nz = game == "gin"\nw = RummyView\n'
                      'v = os.environ["GIN_ARENA_HOME"]\n')
     assert [line for line, _ in names_a_game("arena/x.py", tree)] == [3, 6, 7]
+    helps = ast.parse('p.add_argument("--game", help="gin (default) or " + "rummy")\n'
+                      'p.add_argument("--rules", default="rummy", epilog=f"{x} gin")\n')
+    assert [line for line, _ in names_a_game("arena/x.py", helps)] == [2]  # a default is no help text
     assert names_a_game("arena/rummy_text.py", ast.parse("")) == [(0, "file name arena/rummy_text.py")]
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import importlib.util
 import json
 import secrets
 import shutil
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import grpc
@@ -72,11 +74,22 @@ class Demo:
     """Games per table by default (0: :data:`DEMO_GAMES` spread over the pairings)."""
 
 
-DEMOS = {
-    DEFAULT_GAME: Demo(("random", "greedy", "expert")),
-    "rummy": Demo(("random", "hoarder", "greedy"), module_prefix="rummy_", seats=4, games=8),
-}
-"""Each game's demo (``arena demo --game NAME``): the sample bots are the checkout's."""
+DEMOS_FILE = "demos.toml"
+"""The file of the ``sample_bots`` package that lists each game's demo (data, not code)."""
+
+
+@functools.cache
+def demos() -> dict[str, Demo]:
+    """Each game's demo (``arena demo --game NAME``), from ``sample_bots/demos.toml``: the sample
+    bots are the checkout's. Empty without the ``sample_bots`` package."""
+    spec = importlib.util.find_spec("sample_bots")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(next(iter(spec.submodule_search_locations))) / DEMOS_FILE
+    with path.open("rb") as f:
+        table = tomllib.load(f)
+    return {game: Demo(tuple(d["samples"]), module_prefix=d.get("module_prefix", ""), seats=d.get("seats", 2),
+                       games=d.get("games", 0)) for game, d in table.items()}
 
 
 
@@ -226,7 +239,7 @@ def sample_bots(include_js: bool, game: str = DEFAULT_GAME) -> tuple[list[BotSpe
     """The sample bots for ``game``'s demo, and a note about the JS bot."""
     spec = importlib.util.find_spec("sample_bots")
     root = Path(spec.origin).parent.parent if spec and spec.origin else Path.cwd()
-    demo = DEMOS[game]
+    demo = demos()[game]
     bots = [
         BotSpec(
             name=n,
@@ -257,7 +270,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if note:
         print(note)
     run_dir = args.out or default_folder("demo")
-    demo = DEMOS[args.game]
+    demo = demos()[args.game]
     if demo.seats == 2:
         pairings = len(bots) * (len(bots) - 1) // 2
         games = args.games or demo.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)

@@ -29,104 +29,15 @@ REPO = Path(__file__).resolve().parents[2]
 """This checkout: the JavaScript scaffold loads the sample bot's session code from it."""
 JS_SESSION = REPO / "sample_bots" / "js" / "bot.js"
 """The JavaScript bot's gRPC session (its packages are in ``sample_bots/js/node_modules``)."""
-
-_PYTHON_BOT = '''"""{name}: a Gin Arena bot (Python kit). Change decide(); run the test: python -m pytest test_bot.py"""
-
-from sample_bots.kit import run_bot
-from sample_bots.kit.actions import legal_texts
-from sample_bots.kit.cards import best_discard
+TEMPLATES = REPO / "sample_bots" / "templates"
+"""The bots a new folder starts from, one file per ``--lang`` (``str.format`` templates: ``{name}``
+and, for JavaScript, ``{name_json}``, ``{session}``, ``{js_dir}``). They play the default game."""
 
 
-def decide(request):
-    legal = legal_texts(request)  # e.g. ["draw_stock", "draw_discard"]
-    for action in legal:
-        if action == "big_gin" or action.startswith("knock "):
-            return action  # end the deal as soon as we may
-    if any(a.startswith("discard ") for a in legal):
-        state = request.gin  # the Gin state; keep the 10 cards with the least deadwood
-        return "discard " + best_discard(state.hand, forbidden=state.forbidden_discard or None)
-    return "draw_stock" if "draw_stock" in legal else "pass"
+def template(lang: str) -> str:
+    """The bot template of ``--lang LANG``."""
+    return (TEMPLATES / f"{lang}_bot.{'js' if lang == 'js' else 'py'}.in").read_text(encoding="utf-8")
 
-
-if __name__ == "__main__":
-    # An exception in decide() resigns the match (a bot_error fault with its last line);
-    # --on-error fallback answers the first legal action instead, counted in the results.
-    raise SystemExit(run_bot(decide, name="{name}"))
-'''
-
-_JS_BOT = """// {name}: a Gin Arena bot in JavaScript. Change decide(); run the test: python -m pytest test_bot.py
-// The gRPC session is the sample bot's, from this checkout of gin-arena (its packages:
-// (cd {js_dir} && npm ci)).
-'use strict';
-
-const session = require({session});
-
-const VALUES = {{ A: 1, T: 10, J: 10, Q: 10, K: 10 }};
-const value = (card) => VALUES[card[0]] || Number(card[0]);
-
-/** view: {{ legal: action texts, hand: cards, discard_pile: cards }} -> one of view.legal */
-function decide(view) {{
-  const legal = view.legal;
-  if (legal.includes('big_gin')) return 'big_gin';
-  const byValue = [...view.hand].sort((a, b) => value(b) - value(a));
-  for (const kind of ['knock', 'discard']) {{
-    for (const card of byValue) if (legal.includes(`${{kind}} ${{card}}`)) return `${{kind}} ${{card}}`;
-  }}
-  return legal.includes('draw_stock') ? 'draw_stock' : legal.includes('pass') ? 'pass' : legal[0];
-}}
-
-// An exception in decide() resigns the match (a bot_error fault with its first line);
-// --on-error fallback answers the first legal action instead, counted in the results.
-session.main({{ name: {name_json}, decide }});
-"""
-
-_STDIO_BOT = '''"""{name}: a Gin Arena bot over stdio (JSON lines, the protocol's messages in the proto3 JSON
-mapping; any language can do this — see sample_bots/stdio_bridge.py and docs/bots.md).
-Change decide(); run the test: python -m pytest test_bot.py
-Standard library only: the arena runs it through the stdio bridge (protocol = "stdio")."""
-
-import json
-import sys
-
-VALUES = {{"A": 1, "T": 10, "J": 10, "Q": 10, "K": 10}}
-
-
-def value(card):
-    return VALUES.get(card[0]) or int(card[0])
-
-
-def decide(request):
-    """One of the request's legalActions (proto3 JSON: camelCase names, enums by name, fields at
-    their default left out; a Gin request's state is request["gin"], its actions' ["gin"])."""
-    legal, state = request["legalActions"], request.get("gin", {{}})
-
-    def find(kind, card=None):
-        for action in legal:
-            gin = action.get("gin", {{}})
-            if gin.get("kind") == "ACTION_KIND_" + kind and card in (None, gin.get("card")):
-                return action
-        return None
-
-    if find("BIG_GIN"):
-        return find("BIG_GIN")
-    loose = sorted(state.get("myDeadwoodCards", []), key=value, reverse=True)  # outside the referee's melds
-    for kind in ("KNOCK", "DISCARD"):
-        for card in loose + sorted(state.get("hand", []), key=value, reverse=True):
-            if find(kind, card):
-                return find(kind, card)
-    return find("DRAW_STOCK") or find("PASS") or legal[0]
-
-
-def main():
-    for line in sys.stdin:  # one protocol message a line; only action requests are answered
-        request = json.loads(line).get("actionRequest")
-        if request is not None:  # stdout is for answers only
-            print(json.dumps({{"action": {{"action": decide(request)}}}}), flush=True)
-
-
-if __name__ == "__main__":
-    main()
-'''
 
 _TEST = '''"""{name}: plays a short tournament against greedy through the arena and checks that it
 finished every game without a fault or a fallback. Run: python -m pytest {folder}/test_bot.py"""
@@ -213,13 +124,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _files(name: str, lang: str, shown: str) -> dict[str, str]:
     ident = "".join(c if c.isalnum() else "_" for c in name)
     if lang == "python":
-        bot_file, bot, command, protocol = "bot.py", _PYTHON_BOT.format(name=name), '["{python}", "bot.py"]', ""
+        bot_file, bot, command, protocol = "bot.py", template("python").format(name=name), '["{python}", "bot.py"]', ""
     elif lang == "js":
         bot_file, command, protocol = "bot.js", '["node", "bot.js"]', ""
-        bot = _JS_BOT.format(name=name, name_json=json.dumps(name), session=json.dumps(str(JS_SESSION)),
+        bot = template("js").format(name=name, name_json=json.dumps(name), session=json.dumps(str(JS_SESSION)),
                              js_dir=JS_SESSION.parent)
     else:
-        bot_file, bot, command = "bot.py", _STDIO_BOT.format(name=name), '["{python}", "bot.py"]'
+        bot_file, bot, command = "bot.py", template("stdio").format(name=name), '["{python}", "bot.py"]'
         protocol = '\nprotocol = "stdio"         # run through sample_bots.stdio_bridge'
     return {
         bot_file: bot,

@@ -73,11 +73,6 @@ def rule_overrides(overrides: list[str]) -> dict[str, object]:
     return values
 
 
-def rules_from_args(preset: str, overrides: list[str]) -> object:
-    """``--rules PRESET`` with ``--rule KEY=VALUE`` overrides, for the default game."""
-    return game_rules_from_args(DEFAULT_GAME, preset, overrides)
-
-
 PRESET_NEAR_MISS = 0.6
 """How alike (``difflib``'s ratio, 0–1) an unknown ``--rules`` name and a preset must be for the
 error to ask "did you mean …?"."""

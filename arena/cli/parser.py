@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.cli import certs_cmd, games_cmd, newbot_cmd, operator_cmd
-from arena.cli.commands import DEMOS
+from arena.cli.commands import demos
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.model.schedule import FORMATS
@@ -79,7 +79,7 @@ def _demo(sub: Any) -> None:
     demo.add_argument("--out", type=Path, default=None, metavar="DIR",
                       help="run folder (default runs/demo-<timestamp>)")
     demo.add_argument("--no-js", action="store_true", help="leave the JS bot out")
-    demo.add_argument("--game", choices=tuple(DEMOS), default=DEFAULT_GAME,
+    demo.add_argument("--game", choices=tuple(demos()), default=DEFAULT_GAME,
                       help="gin (default): the round robin above; rummy: tables of 4 of the sample rummy bots "
                       "(random, hoarder, greedy and the JS bot), 8 games per table, the seats rotated")
     add_play_options(demo, rules="short", tc="st=1 timemargin=200", concurrency=4)

@@ -244,7 +244,8 @@ def _parse_games(raw: Mapping[str, Any], bad: Callable[[str, str], None]) -> tup
     if isinstance(value, str):  # an inline bot's games=gin,rummy
         value = [g.strip() for g in value.split(",")]
     if not isinstance(value, list) or not value or not all(isinstance(g, str) and g for g in value):
-        bad("games", f'must be a non-empty list of game names, e.g. games = ["gin", "rummy"]; got {value!r}')
+        bad("games", f"must be a non-empty list of game names (arena games lists them), e.g. games = "
+                     f'["{DEFAULT_GAME}"]; got {value!r}')
         return DEFAULT_GAMES
     return tuple(value)
 

@@ -41,7 +41,7 @@ def describer(game: str, style: Style) -> Describe:
     return lambda content: str(describe(content, style.card))
 
 
-def _game(msg: Message, describe: Describe) -> str:
+def game_text(msg: Message, describe: Describe) -> str:
     """The message's game content (its ``oneof game`` member) in one line, or ``""``."""
     member = msg.WhichOneof("game")
     if member is None:
@@ -56,11 +56,11 @@ def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None
     describe = describer(game, style or Style()) if game else _plain
 
     def _with_game(text: str, part: Message) -> str:
-        words = _game(part, describe)
+        words = game_text(part, describe)
         return f"{text} · {words}" if words else text
 
     def _action(action: common_pb2.Action) -> str:
-        return _game(action, describe) or "(empty)"
+        return game_text(action, describe) or "(empty)"
 
     kind = msg.WhichOneof("kind")
     head = f"#{i:<4} {kind}"
@@ -79,7 +79,7 @@ def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None
                           f"{r.time_for_move_ms} ms · legal: {legal}", r)
     if kind == "event":
         e = msg.event
-        words = _game(e, describe)
+        words = game_text(e, describe)
         return f"{head}: seat {e.seat} {words or '·'} · {e.think_ms} ms".replace("· ·", "·")
     if kind == "action_rejected":
         rj = msg.action_rejected

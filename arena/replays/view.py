@@ -24,7 +24,7 @@ import struct
 import sys
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from google.protobuf import text_format
 
@@ -44,6 +44,14 @@ STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal
 # ----------------------------------------------------------------------------------------------
 # positions as text: the game's descriptions drawn
 # ----------------------------------------------------------------------------------------------
+class SeatNames(Protocol):
+    """Whatever names the seats of a description: a replay's :class:`MatchView`, or ``arena play``'s
+    screen (where one seat is "You")."""
+
+    def seat_name(self, seat: int | None) -> str:
+        """The name shown for ``seat``."""
+
+
 def _fault_text(view: MatchView, rec: FaultRecord) -> str:
     return f"Fault: {view.seat_name(rec.seat)} — {rec.termination}: {rec.detail} (policy {rec.policy})"
 
@@ -80,7 +88,9 @@ def _move_text(view: MatchView, pos: Position, style: Style) -> str:
             f"{reshuffle}")
 
 
-def _shown_seat_lines(view: MatchView, shown: Any, style: Style, width: int) -> list[str]:
+def shown_seat_lines(view: SeatNames, shown: Any, style: Style, width: int) -> list[str]:
+    """One line per seat of a description: its name (padded to ``width``), dealer, hand (or how
+    many cards, hidden), notes and whether it is to move (``arena play`` draws these too)."""
     out = []
     for s in shown["seats"]:
         tags = " (dealer)" if s["dealer"] else ""
@@ -91,7 +101,8 @@ def _shown_seat_lines(view: MatchView, shown: Any, style: Style, width: int) -> 
     return out
 
 
-def _table_line(view: MatchView, shown: Any, style: Style) -> str | None:
+def table_line(view: SeatNames, shown: Any, style: Style) -> str | None:
+    """The description's table (melds and who laid each card), or ``None`` for a game without one."""
     if shown["table"] is None:
         return None
     if not shown["table"]:
@@ -107,7 +118,8 @@ def _table_line(view: MatchView, shown: Any, style: Style) -> str | None:
     return "  table: " + " · ".join(parts)
 
 
-def _pile_line(shown: Any, style: Style) -> str | None:
+def pile_line(shown: Any, style: Style) -> str | None:
+    """The description's piles (face-up ones top last, face-down ones as counts), or ``None``."""
     piles = []
     for p in shown["piles"]:
         if p.get("cards") is None:
@@ -150,9 +162,9 @@ def render_position(view: MatchView, pos: Position, style: Style | None = None) 
         f"match) · move {pos.step} of {last_step} · position {pos.index} of {len(view.positions) - 1}",
         " · ".join([f"Dealer {view.seat_name(deal.dealer)}", *shown["notes"], f"score {totals}"]),
         _move_text(view, pos, style),
-        *_shown_seat_lines(view, shown, style, width),
+        *shown_seat_lines(view, shown, style, width),
     ]
-    lines.extend(x for x in (_table_line(view, shown, style), _pile_line(shown, style)) if x is not None)
+    lines.extend(x for x in (table_line(view, shown, style), pile_line(shown, style)) if x is not None)
     lines.extend(_fault_text(view, rec) for rec in view.faults_at.get(pos.index, []))
     if pos.step == last_step and deal.end is not None:
         lines.extend(_end_lines(view, deal, style, width))

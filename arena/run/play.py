@@ -1,11 +1,16 @@
-"""``arena play``: a person plays Gin Rummy against a bot in the terminal.
+"""``arena play``: a person plays any installed game against bots in the terminal.
 
 The human is an ordinary gRPC bot client of an embedded referee (same protocol, same checks,
-same replay as any bot); the opponent bot runs as a subprocess. Plain text in and out, so it
-works without a TTY: every decision shows the hand (melds grouped), the discard pile, the stock,
-the opponent's known cards, the scores and the numbered legal moves; answer with a number or the
-move's text (``stock``, ``pile``, ``d Kh``, ``k 2c``, ``gin``, ``pass``, ``take``). ``q`` or end
-of input resigns (the referee scores the disconnect by its policy: the bot wins).
+same replay as any bot); every other seat is a bot subprocess. Plain text in and out, so it
+works without a TTY. Every decision is drawn from the game's own presentation
+(``present(match_view(match, seat))``, :class:`referee.games.GamePresentation`) with the
+terminal pieces the replay viewer uses (:mod:`arena.replays.view`): the seats (your hand
+grouped as the game groups it), the table, the piles, the scores and the numbered legal moves.
+Answer with a number, a move's text as listed (its id or its label; each word may be
+shortened: ``d kh``) or, where only one legal move uses it, a card. The chosen move is sent as
+the game's wire reads that move's id (``GameWire.action_from_text``). ``q`` or end of input
+resigns (the referee scores the disconnect by its policy). What happens between decisions
+(moves, deal and game ends) is written in the game's words (its wire's ``describe``).
 
 Run: ``arena play --bot greedy`` (its command line is in ``arena.cli.play_cmd``).
 """
@@ -13,11 +18,12 @@ Run: ``arena play --bot greedy`` (its command line is in ``arena.cli.play_cmd``)
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -26,246 +32,199 @@ import trio
 
 import referee
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
+from arena.replays import seat_lines
+from arena.replays.base import Style
+from arena.replays.steps import named
+from arena.replays.view import pile_line, shown_seat_lines, table_line
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
-from gin_arena.v2.games import gin_pb2
-from referee.gin import deadwood_after_each_discard, parse_card, parse_cards
+from referee import DEFAULT_GAME, games
 
-BOTS = ("greedy", "expert", "random", "js")
-
-K = gin_pb2
-LABEL: dict[int, str] = {
-    K.ACTION_KIND_PASS: "pass",
-    K.ACTION_KIND_TAKE_UPCARD: "take",
-    K.ACTION_KIND_DRAW_STOCK: "draw_stock",
-    K.ACTION_KIND_DRAW_DISCARD: "draw_discard",
-    K.ACTION_KIND_DISCARD: "discard",
-    K.ACTION_KIND_KNOCK: "knock",
-    K.ACTION_KIND_BIG_GIN: "big_gin",
-}
-OUTCOME: dict[int, str] = {
-    K.DEAL_OUTCOME_KNOCK: "knock",
-    K.DEAL_OUTCOME_UNDERCUT: "undercut",
-    K.DEAL_OUTCOME_GIN: "gin",
-    K.DEAL_OUTCOME_BIG_GIN: "big gin",
-    K.DEAL_OUTCOME_DEAD_HAND: "dead hand",
-}
-ALIASES: dict[str, tuple[int, ...]] = {
-    "pass": (K.ACTION_KIND_PASS,), "p": (K.ACTION_KIND_PASS,),
-    "take": (K.ACTION_KIND_TAKE_UPCARD, K.ACTION_KIND_DRAW_DISCARD),
-    "t": (K.ACTION_KIND_TAKE_UPCARD, K.ACTION_KIND_DRAW_DISCARD),
-    "upcard": (K.ACTION_KIND_TAKE_UPCARD,), "take_upcard": (K.ACTION_KIND_TAKE_UPCARD,),
-    "stock": (K.ACTION_KIND_DRAW_STOCK,), "s": (K.ACTION_KIND_DRAW_STOCK,),
-    "draw": (K.ACTION_KIND_DRAW_STOCK,), "draw_stock": (K.ACTION_KIND_DRAW_STOCK,),
-    "pile": (K.ACTION_KIND_DRAW_DISCARD, K.ACTION_KIND_TAKE_UPCARD),
-    "draw_discard": (K.ACTION_KIND_DRAW_DISCARD,),
-    "d": (K.ACTION_KIND_DISCARD,), "discard": (K.ACTION_KIND_DISCARD,),
-    "k": (K.ACTION_KIND_KNOCK,), "knock": (K.ACTION_KIND_KNOCK,),
-    "big_gin": (K.ACTION_KIND_BIG_GIN,), "biggin": (K.ACTION_KIND_BIG_GIN,),
-}
 _EOF = grpc.aio.EOF  # type: ignore[attr-defined]
-HELP = ("type a move's number, or its text: stock, pile, pass, take, d Kh (discard), k 2c (knock), "
-        "gin; q resigns")
+HELP = "type a move's number, or its text as listed (words may be shortened: 'd kh'); q resigns"
+JS_BOT = "js"
+"""The JavaScript sample bot (``sample_bots/js/bot.js``)."""
+BOT_MODULE_SUFFIX = "_bot"
+"""A sample bot is the module ``sample_bots.NAME_bot``."""
 
 
-# ----- text of cards, melds and actions -----
-def _melds(melds: Sequence[gin_pb2.Meld]) -> str:
-    return " ".join("[" + " ".join(m.cards) + "]" for m in melds) or "-"
+def sample_bots() -> list[str]:
+    """The sample bots ``--bot`` may name: every ``sample_bots/NAME_bot.py`` (as ``NAME``) and ``js``."""
+    spec = importlib.util.find_spec("sample_bots")
+    if spec is None or not spec.submodule_search_locations:
+        return [JS_BOT]
+    found = {p.stem.removesuffix(BOT_MODULE_SUFFIX) for where in spec.submodule_search_locations
+             for p in Path(where).glob(f"*{BOT_MODULE_SUFFIX}.py")}
+    return [*sorted(found), JS_BOT]
 
 
-def action_text(a: common_pb2.Action) -> str:
-    """The canonical text of an action: ``draw_stock``, ``discard Kh``, ``knock 2c``…"""
-    label = LABEL.get(a.gin.kind, "?")
-    return f"{label} {a.gin.card}" if a.gin.card else label
+def default_bot(game: str) -> str:
+    """The sample bot ``arena play --game GAME`` plays by default: ``greedy`` for the default game,
+    ``GAME_greedy`` for another game that has one; ``""``: none (``--bot`` or ``--command`` needed)."""
+    name = "greedy" if game == DEFAULT_GAME else f"{game}_greedy"
+    return name if name in sample_bots() else ""
 
 
-def parse_answer(text: str, legal: Sequence[common_pb2.Action], after: dict[str, int]) -> common_pb2.Action | str:
-    """The legal action meant by ``text`` (a number or a move's text), or why none is."""
-    t = text.strip().lower().replace("-", "_")
+def parse_answer(text: str, legal: Sequence[Mapping[str, Any]]) -> int | str:
+    """The index into ``legal`` (a description's legal moves) meant by ``text`` — a number from 1,
+    a move's id or label (each word may be shortened), or a card that only one move uses — or
+    why none is."""
+    t = " ".join(text.split())
     n = len(legal)
     if not t:
         return f"nothing typed: {HELP}"
     if t.isdigit():
         i = int(t)
-        return legal[i - 1] if 1 <= i <= n else f"{t} is not a legal move number: choose 1-{n}"
-    words = t.split()
-    word, card = words[0], " ".join(words[1:])
-    if len(words) > 2:
-        return f"{text.strip()!r} is not a move: {HELP}"
-    if len(words) == 1 and word not in ALIASES and word != "gin":  # a bare card: discard it
-        try:
-            parse_card(word)
-        except ValueError:
-            return f"{text.strip()!r} is not a move: {HELP}"
-        word, card = "discard", word
-    if card:
-        try:
-            card = str(parse_card(card))
-        except ValueError:
-            return f"{card!r} is not a card (write rank then suit, e.g. Kh, Td, 10d, 2c)"
-    if word == "gin":
-        bg = [a for a in legal if a.gin.kind == K.ACTION_KIND_BIG_GIN]
-        gins = [a for a in legal if a.gin.kind == K.ACTION_KIND_KNOCK and after.get(a.gin.card) == 0
-                and (not card or a.gin.card == card)]
-        if bg and not card:
-            return bg[0]
-        if len(gins) == 1 or (gins and card):
-            return gins[0]
-        if gins:
-            return "several gin knocks are legal: say which card to discard, e.g. 'gin " + gins[0].gin.card + "'"
-        return "gin is not possible now"
-    kinds = ALIASES.get(word)
-    if kinds is None:
-        return f"{text.strip()!r} is not a move: {HELP}"
-    needs_card = kinds[0] in (K.ACTION_KIND_DISCARD, K.ACTION_KIND_KNOCK)
-    if needs_card and not card:
-        return f"'{word}' needs a card, e.g. '{word} {legal[-1].gin.card or 'Kh'}'"
-    for a in legal:
-        if a.gin.kind in kinds and (not needs_card or a.gin.card == card):
-            return a
-    wanted = f"{LABEL[kinds[0]]} {card}".strip()
-    return f"{wanted} is not legal now: choose one of the moves listed (1-{n})"
+        return i - 1 if 1 <= i <= n else f"{t} is not a legal move number: choose 1-{n}"
+    low = t.lower()
+    words = low.split()
+
+    def names(move: Mapping[str, Any]) -> list[str]:
+        ident = str(move["id"]).lower()
+        return [ident, ident.replace("_", " "), str(move["label"]).lower()]
+
+    def fits(name: str) -> bool:
+        parts = name.replace(",", " ").split()
+        return len(parts) == len(words) and all(b.startswith(a) for a, b in zip(words, parts, strict=True))
+
+    exact = [i for i, m in enumerate(legal) if low in names(m)]
+    if exact:
+        return exact[0]
+    hits = [i for i, m in enumerate(legal) if any(fits(x) for x in names(m))]
+    if not hits and len(words) == 1:
+        hits = [i for i, m in enumerate(legal) if [str(c).lower() for c in m["cards"]] == words]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        options = ", ".join(f"{i + 1}) {legal[i]['label']}" for i in hits)
+        return f"{t!r} could be {options}: say which"
+    return f"{t!r} is not a legal move now: choose 1-{n}, or type a move as listed"
+
+
+def _wrapped(parts: Sequence[str], width: int = 100) -> list[str]:
+    lines: list[str] = []
+    line = " "
+    for p in parts:
+        if len(line) + len(p) > width and line.strip():
+            lines.append(line)
+            line = " "
+        line += " " + p
+    return [*lines, line]
 
 
 class Screen:
-    """What the human sees: everything is printed as plain lines to ``out``."""
+    """What the human sees: everything is printed as plain lines to ``out``. It names the seats
+    for the replay viewer's pieces (:class:`arena.replays.view.SeatNames`)."""
 
-    def __init__(self, out: TextIO, seat: int) -> None:
+    def __init__(self, out: TextIO, seat: int, game: str, style: Style | None = None) -> None:
         self.out = out
         self.seat = seat
-        self.names: list[str] = ["seat 0", "seat 1"]
+        self.game = game
+        self.style = style or Style()
+        self.describe = seat_lines.describer(game, self.style)
+        self.names: list[str] = []
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
-    def who(self, seat: int) -> str:
-        return "You" if seat == self.seat else self.names[seat] if seat < len(self.names) else f"seat {seat}"
+    def seat_name(self, seat: int | None) -> str:
+        """``You`` for the human's seat, the player's name for another."""
+        if seat is None or seat < 0:
+            return "nobody"
+        if seat == self.seat:
+            return "You"
+        return self.names[seat] if seat < len(self.names) else f"seat {seat}"
+
+    def shown_names(self) -> list[str]:
+        """The names a description's ``{N}`` stand for."""
+        return [self.seat_name(s) for s in range(max(len(self.names), self.seat + 1))]
 
     def scores(self, scores: Sequence[int]) -> str:
-        return ", ".join(f"{self.who(s)} {v}" for s, v in enumerate(scores))
+        return ", ".join(f"{self.seat_name(s)} {v}" for s, v in enumerate(scores))
 
-    def match_started(self, m: bot_pb2.MatchStarted) -> None:
+    def _words(self, msg: Any) -> str:
+        return seat_lines.game_text(msg, self.describe)
+
+    def match_started(self, m: bot_pb2.MatchStarted, rules_text: str) -> None:
         self.names = list(m.player_names)
-        r = m.gin
-        self.say(f"Match {m.match_id}: {' vs '.join(self.names)} — you are seat {m.seat} ({self.names[m.seat]}).")
-        self.say(f"Rules: {r.name}, game to {r.target}, time control {m.time_control.text or '-'}.")
+        self.say(f"Match {m.match_id} ({m.game_name}): {' vs '.join(self.names)} — you are seat {m.seat} "
+                 f"({self.names[m.seat]}).")
+        self.say(f"Rules: {rules_text}; time control {m.time_control.text or '-'}.")
 
     def deal_started(self, d: bot_pb2.DealStarted) -> None:
-        s = d.gin
         self.say()
-        self.say(f"=== Game {d.game_number}, deal {d.deal_number} — dealer: {self.who(d.dealer)}; "
-                 f"upcard {s.first_upcard}; scores: {self.scores(s.scores)} ===")
+        self.say(f"=== Game {d.game_number}, deal {d.deal_number} — dealer: {self.seat_name(d.dealer)} ===")
 
     def event(self, e: common_pb2.Event) -> None:
-        who = self.who(e.seat)
-        k = e.gin.kind
-        text = {
-            K.ACTION_KIND_PASS: f"passed on the upcard {e.gin.card}",
-            K.ACTION_KIND_TAKE_UPCARD: f"took the upcard {e.gin.card}",
-            K.ACTION_KIND_DRAW_STOCK: f"drew {e.gin.card} from the stock" if e.gin.card else "drew from the stock",
-            K.ACTION_KIND_DRAW_DISCARD: f"drew {e.gin.card} from the discard pile",
-            K.ACTION_KIND_DISCARD: f"discarded {e.gin.card}",
-            K.ACTION_KIND_KNOCK: "knocked" + (f" discarding {e.gin.card}" if e.gin.card else " (discarding face down)"),
-            K.ACTION_KIND_BIG_GIN: "declared big gin",
-        }.get(k, "did something")
-        note = " (the discard pile was shuffled into a new stock)" if e.gin.reshuffled else ""
-        self.say(f"  {who} {text}.{note}")
+        self.say(f"  {self.seat_name(e.seat)}: {self._words(e) or 'moved'}")
 
-    def request(self, req: bot_pb2.ActionRequest, after: dict[str, int]) -> None:
-        s = req.gin
-        opp = 1 - self.seat
+    def request(self, req: bot_pb2.ActionRequest, shown: Mapping[str, Any],
+                where: tuple[int, int, Sequence[int]]) -> None:
+        """A decision: the game's description of the position (``present(match_view(match, seat))``);
+        ``where``: the game and deal numbers, and the game's points by seat (where the description
+        gives none)."""
+        shown = named(dict(shown), self.shown_names())
+        game, deal, scores = where
+        style = self.style
         self.say()
-        self.say(f"--- Game {s.game_number}, deal {s.deal_number} | scores: {self.scores(s.scores)} | "
+        self.say(f"--- Game {game}, deal {deal} | scores: {self.scores(shown['scores'] or scores)} | "
                  f"time for this move: {req.time_for_move_ms // 1000} s ---")
-        self.say(f"Your hand ({len(s.hand)} cards, deadwood {s.my_deadwood}):")
-        self.say(f"  melds:    {_melds(s.my_melds)}")
-        self.say(f"  deadwood: {' '.join(s.my_deadwood_cards) or '-'}")
-        pile = list(s.discard_pile)
-        self.say(f"Discard pile (top last): {' '.join(pile) or '(empty)'}"
-                 + (f"  -> top card: {pile[-1]}" if pile else ""))
-        self.say(f"Stock: {s.stock_size} cards")
-        known = next((list(k.cards) for k in s.known_cards if k.seat == opp), [])
-        self.say(f"{self.who(opp)} is known to hold: {' '.join(known) or '-'}")
-        if s.forbidden_discard:
-            self.say(f"(you took {s.forbidden_discard} from the pile: you may not discard it this turn)")
-        top = pile[-1] if pile else ""
-        parts: list[str] = []
-        for i, a in enumerate(req.legal_actions, 1):
-            text = action_text(a)
-            if a.gin.kind in (K.ACTION_KIND_DRAW_DISCARD, K.ACTION_KIND_TAKE_UPCARD) and top:
-                text += f" ({top})"
-            elif a.gin.kind == K.ACTION_KIND_DISCARD and a.gin.card in after:
-                text += f" (dw {after[a.gin.card]})"
-            elif a.gin.kind == K.ACTION_KIND_KNOCK:
-                dw = after.get(a.gin.card, -1)
-                text = f"KNOCK {a.gin.card} ({'GIN' if dw == 0 else f'deadwood {dw}'})"
-            elif a.gin.kind == K.ACTION_KIND_BIG_GIN:
-                text = "BIG GIN"
-            parts.append(f"{i}) {text}")
+        if shown["notes"]:
+            self.say("  " + " · ".join(shown["notes"]))
+        last = shown.get("last")
+        if last is not None:
+            self.say(f"  Last: {self.seat_name(last['seat'])} {last['text']}")
+        width = max((len(self.seat_name(s["seat"])) for s in shown["seats"]), default=0)
+        for line in shown_seat_lines(self, shown, style, width):
+            self.say(line)
+        for extra in (table_line(self, shown, style), pile_line(shown, style)):
+            if extra is not None:
+                self.say(extra)
         self.say("Legal moves:")
-        line = " "
-        for p in parts:
-            if len(line) + len(p) > 100:
-                self.say(line)
-                line = " "
-            line += " " + p
-        self.say(line)
+        for line in _wrapped([f"{i}) {m['label']}" for i, m in enumerate(shown["legal"], 1)]):
+            self.say(line)
 
     def deal_finished(self, r: common_pb2.DealResult) -> None:
-        kind = OUTCOME.get(r.gin.outcome, "?")
         self.say()
-        if r.gin.outcome == K.DEAL_OUTCOME_DEAD_HAND:
-            self.say(f"*** Deal over: dead hand (the stock ran out) — nobody scores; "
-                     f"scores: {self.scores(r.scores_after)} ***")
-            return
-        self.say(f"*** Deal over: {kind.upper()} — {self.who(r.gin.knocker)} "
-                 f"{'declared big gin' if r.gin.outcome == K.DEAL_OUTCOME_BIG_GIN else 'knocked'}"
-                 + (f" (face-down discard {r.gin.knock_discard})" if r.gin.knock_discard else "") + " ***")
-        for h in r.gin.hands:
-            role = "knocker " if h.seat == r.gin.knocker else "defender"
-            self.say(f"  {self.who(h.seat):<10} {role}  melds {_melds(h.melds)}")
-            if h.laid_off:
-                self.say(f"  {'':<10}           laid off {' '.join(h.laid_off)}")
-            self.say(f"  {'':<10}           deadwood {' '.join(h.deadwood_cards) or '-'} = {h.deadwood}")
-        if r.winner >= 0:
-            self.say(f"  {self.who(r.winner)} scored {r.gin.points} points" + (" (doubled)" if r.gin.doubled else "")
-                     + (" — undercut!" if r.gin.outcome == K.DEAL_OUTCOME_UNDERCUT else "") + ".")
+        won = f"{self.seat_name(r.winner)} won the deal" if r.winner >= 0 else "nobody won the deal"
+        words = self._words(r)
+        self.say(f"*** Deal over: {won}" + (f" — {words}" if words else "") + " ***")
         self.say(f"  Scores: {self.scores(r.scores_after)}" + ("  (game over)" if r.game_over else ""))
 
     def game_finished(self, g: common_pb2.GameResult) -> None:
         self.say()
-        self.say(f"### Game {g.game_number} over: {self.who(g.winner)} won"
-                 + (" (shutout)" if g.gin.shutout else "") + " ###")
+        won = f"{self.seat_name(g.winner)} won" if g.winner >= 0 else "no single winner"
+        words = self._words(g)
+        self.say(f"### Game {g.game_number} over: {won} ###" + (f" ({words})" if words else ""))
         for s, total in enumerate(g.final_totals):
-            pts = g.gin.deal_points[s] if s < len(g.gin.deal_points) else 0
-            won = g.gin.deals_won[s] if s < len(g.gin.deals_won) else 0
-            self.say(f"  {self.who(s):<10} {pts} deal points + {total - pts} bonuses = {total} "
-                     f"({won} deals won)")
+            place = f"place {g.places[s]}, " if s < len(g.places) else ""
+            self.say(f"  {self.seat_name(s):<10} {place}{total} points")
 
     def match_finished(self, m: common_pb2.MatchResult) -> None:
         self.say()
         term = common_pb2.Termination.Name(m.termination).removeprefix("TERMINATION_").lower()
-        winner = "a draw / no winner" if m.winner < 0 else f"{self.who(m.winner)} won" + (
+        winner = "a draw / no winner" if m.winner < 0 else f"{self.seat_name(m.winner)} won" + (
             "" if m.winner != self.seat else " — congratulations!")
         self.say(f"##### Match over ({term}): {winner} #####")
         if m.detail:
             self.say(f"  {m.detail}")
         for s in range(len(m.games_won)):
-            self.say(f"  {self.who(s):<10} games won {m.games_won[s]}, total points {m.total_points[s]}")
+            self.say(f"  {self.seat_name(s):<10} games won {m.games_won[s]}, total points {m.total_points[s]}")
 
 
 # ----- the session -----
 def bot_command(args: argparse.Namespace, address: str, token: str, name: str) -> list[str]:
-    """The opponent's command line."""
+    """An opponent's command line."""
     if args.command:
-        cmd = [part.replace("{referee}", address).replace("{token}", token) for part in shlex.split(args.command)]
+        cmd = [part.replace("{referee}", address).replace("{token}", token).replace("{python}", sys.executable)
+               for part in shlex.split(args.command)]
         if not any("{token}" in part for part in shlex.split(args.command)):
             cmd += ["--referee", address, "--token", token, "--name", name]
         return cmd
-    if args.bot == "js":
-        root = Path(__file__).resolve().parent.parent / "sample_bots" / "js" / "bot.js"
+    if args.bot == JS_BOT:
+        root = Path(__file__).resolve().parent.parent.parent / "sample_bots" / "js" / "bot.js"
         return ["node", str(root), "--referee", address, "--token", token, "--name", name]
-    return [sys.executable, "-m", f"sample_bots.{args.bot}_bot", "--referee", address, "--token", token,
-            "--name", name]
+    return [sys.executable, "-m", f"sample_bots.{args.bot}{BOT_MODULE_SUFFIX}", "--referee", address,
+            "--token", token, "--name", name]
 
 
 async def read_line() -> str | None:
@@ -275,60 +234,73 @@ async def read_line() -> str | None:
 
 
 async def play(args: argparse.Namespace, spec: referee.MatchSpec, screen: Screen) -> int:
-    """Run the referee, the bot and the human's session; returns the exit code."""
+    """Run the referee, the bots and the human's session; returns the exit code."""
     seat = args.seat
     replay_dir = Path(args.replay_dir)
     replay_dir.mkdir(parents=True, exist_ok=True)
-    opp_name = spec.players[1 - seat]
+    others = [s for s in range(len(spec.players)) if s != seat]
     async with referee.open_referee(replay_dir=replay_dir) as ref:
         table = ref.create_match(spec)
         tokens = [link.token for link in table.links]
-        cmd = bot_command(args, ref.address, tokens[1 - seat], opp_name)
-        log_path = replay_dir / f"{table.match_id}-{opp_name}.log"
-        env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_REFEREE": ref.address, "GIN_TOKEN": tokens[1 - seat]}
-        with open(log_path, "wb") as log:
-            try:
-                proc = await trio.lowlevel.open_process(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
-            except OSError as e:
-                screen.say(f"arena play: cannot start the bot {shlex.join(cmd)}: {e}")
-                return EXIT_FAILED
-            try:
-                code = await _session(ref.address, tokens[seat], args.name, screen, table)
-            finally:
+        procs: list[tuple[trio.Process, Path]] = []
+        try:
+            for s in others:
+                name = spec.players[s]
+                cmd = bot_command(args, ref.address, tokens[s], name)
+                log_path = replay_dir / f"{table.match_id}-{name}.log"
+                env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_REFEREE": ref.address, "GIN_TOKEN": tokens[s]}
+                with open(log_path, "wb") as log:
+                    try:
+                        proc = await trio.lowlevel.open_process(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                                                stderr=log, env=env)
+                    except OSError as e:
+                        screen.say(f"arena play: cannot start the bot {shlex.join(cmd)}: {e}")
+                        return EXIT_FAILED
+                procs.append((proc, log_path))
+            code = await _session(ref.address, tokens[seat], args.name, screen, table, spec)
+        finally:
+            for proc, _ in procs:
                 with trio.CancelScope(shield=True), trio.move_on_after(3):
                     await proc.wait()
                 if proc.returncode is None:
                     proc.kill()
                     with trio.CancelScope(shield=True):
                         await proc.wait()
-        if table.report is not None and table.report.replay_path:
-            screen.say(f"Replay: {table.report.replay_path}  (view it: arena replay {table.report.replay_path})")
-        if proc.returncode not in (0, None, -9) and table.report is not None and table.report.termination == "crashed":
-            screen.say(f"The bot exited with code {proc.returncode}; its log: {log_path}")
+        report = table.report
+        if report is not None and report.replay_path:
+            screen.say(f"Replay: {report.replay_path}  (view it: arena replay {report.replay_path})")
+        for proc, log_path in procs:
+            if proc.returncode not in (0, None, -9) and report is not None and report.termination == "crashed":
+                screen.say(f"A bot exited with code {proc.returncode}; its log: {log_path}")
         return code
 
 
-async def _session(address: str, token: str, name: str, screen: Screen, table: referee.Table) -> int:
+async def _session(address: str, token: str, name: str, screen: Screen, table: referee.Table,
+                   spec: referee.MatchSpec) -> int:
+    reg = games.get(spec.game)
     channel = grpc.aio.insecure_channel(address)
     stub: Any = bot_pb2_grpc.BotServiceStub(channel)
     call: Any = stub.Play()
     resigned = False
     try:
         await referee.aio(call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
-            bot_name=name, token=token, protocol_version=2, client_info="arena play (human)"))))
+            bot_name=name, token=token, protocol_version=2, client_info="arena play (human)",
+            games=[spec.game]))))
         while True:
             msg = await referee.aio(call.read())
             if msg is _EOF:
                 break
             kind = msg.WhichOneof("kind")
             if kind == "match_started":
-                screen.match_started(msg.match_started)
+                rules = spec.rules if spec.rules is not None else reg.game.default_rules()
+                rules_text = reg.presentation.rules_text(rules) if reg.presentation is not None else str(rules)
+                screen.match_started(msg.match_started, rules_text)
             elif kind == "deal_started":
                 screen.deal_started(msg.deal_started)
             elif kind == "event":
                 screen.event(msg.event)
             elif kind == "action_request":
-                action = await _ask(msg.action_request, screen)
+                action = await _ask(msg.action_request, screen, reg, table)
                 if action is None:
                     resigned = True
                     screen.say("You resign: closing the session (the referee scores the disconnect).")
@@ -337,8 +309,8 @@ async def _session(address: str, token: str, name: str, screen: Screen, table: r
                 await referee.aio(call.write(bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
                     match_id=msg.match_id, request_id=msg.action_request.request_id, action=action))))
             elif kind == "action_rejected":
-                screen.say(f"The referee refused {action_text(msg.action_rejected.action)}: "
-                           f"{msg.action_rejected.reason}")
+                rj = msg.action_rejected
+                screen.say(f"The referee refused {seat_lines.game_text(rj.action, screen.describe)}: {rj.reason}")
             elif kind == "deal_finished":
                 screen.deal_finished(msg.deal_finished.result)
             elif kind == "game_finished":
@@ -361,20 +333,33 @@ async def _session(address: str, token: str, name: str, screen: Screen, table: r
         await table.finished.wait()
     if resigned and table.report is not None:
         r = table.report
-        winner = "no winner" if r.winner is None else f"{screen.who(r.winner)} won"
+        winner = "no winner" if r.winner is None else f"{screen.seat_name(r.winner)} won"
         screen.say(f"##### Match over ({r.termination}): {winner} #####")
         if r.detail:
             screen.say(f"  {r.detail}")
     return EXIT_OK
 
 
-async def _ask(req: bot_pb2.ActionRequest, screen: Screen) -> common_pb2.Action | None:
-    """Show the decision and read answers until one is legal; ``None`` to resign."""
+def _described(req: bot_pb2.ActionRequest, screen: Screen, reg: games.Registered,
+               table: referee.Table) -> tuple[dict[str, Any], list[common_pb2.Action] | None]:
+    """The position as the game describes it to the human's seat, and — for a game without a
+    presentation — the request's own legal actions to send back (``None``: send each legal
+    move's id through the wire)."""
+    if reg.presentation is not None and table.match is not None:
+        return reg.presentation.present(reg.presentation.match_view(table.match, screen.seat)), None
     legal = list(req.legal_actions)
-    after: dict[str, int] = {}
-    if len(req.gin.hand) % 3 == 2:  # 11 cards: deadwood after each discard
-        after = {str(c): v for c, v in deadwood_after_each_discard(parse_cards(list(req.gin.hand))).items()}
-    screen.request(req, after)
+    moves = [{"id": "", "label": seat_lines.game_text(a, screen.describe), "kind": "", "cards": []} for a in legal]
+    return {"seats": [], "piles": [], "table": None, "scores": [], "notes": [], "last": None, "legal": moves}, legal
+
+
+async def _ask(req: bot_pb2.ActionRequest, screen: Screen, reg: games.Registered,
+               table: referee.Table) -> common_pb2.Action | None:
+    """Show the decision and read answers until one is legal; ``None`` to resign."""
+    shown, raw = _described(req, screen, reg, table)
+    legal = shown["legal"]
+    match = table.match
+    where = (match.game_number, match.deal_number, match.scores) if match is not None else (0, 0, ())
+    screen.request(req, shown, where)
     while True:
         screen.out.write(f"Your move [1-{len(legal)}, text, or q to resign]: ")
         screen.out.flush()
@@ -385,9 +370,9 @@ async def _ask(req: bot_pb2.ActionRequest, screen: Screen) -> common_pb2.Action 
             return None
         if line.strip().lower() in ("q", "quit", "resign"):
             return None
-        got = parse_answer(line, legal, after)
+        got = parse_answer(line, legal)
         if isinstance(got, str):
             screen.say(f"  ! {got}")
             continue
-        screen.say(f"  -> {action_text(got)}")
-        return got
+        screen.say(f"  -> {legal[got]['label']}")
+        return raw[got] if raw is not None else reg.wire.action_from_text(str(legal[got]["id"]))

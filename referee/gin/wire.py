@@ -736,12 +736,42 @@ def describe_content(content: Any, card: Callable[[str], str]) -> str:
     return text_format.MessageToString(content, as_one_line=True).strip()
 
 
+_HASTY_VALUES = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
+
+
+def hasty_action(request: bot_pb2.ActionRequest) -> common_pb2.Action:
+    """A quick, dependency-free choice that ends deals soon (the arena's test bot plays it, so
+    that its games are short): big gin or knock whenever allowed, discard the highest deadwood
+    card (the referee's arrangement is in the state), never take a face-up card."""
+    legal = list(request.legal_actions)
+    deadwood = set(request.gin.my_deadwood_cards)
+
+    def badness(a: common_pb2.Action) -> tuple[int, int]:
+        return (1 if a.gin.card in deadwood else 0, _HASTY_VALUES.get(a.gin.card[:1], 0))
+
+    for a in legal:
+        if a.gin.kind == gin_pb2.ACTION_KIND_BIG_GIN:
+            return a
+    for kind in (gin_pb2.ACTION_KIND_KNOCK, gin_pb2.ACTION_KIND_DISCARD):
+        of_kind = [a for a in legal if a.gin.kind == kind]
+        if of_kind:
+            return max(of_kind, key=badness)
+    for a in legal:
+        if a.gin.kind in (gin_pb2.ACTION_KIND_DRAW_STOCK, gin_pb2.ACTION_KIND_PASS):
+            return a
+    return legal[0]
+
+
 class GinWire:
     """Gin's messages (``games.GameWire``)."""
 
     def describe(self, content: Any, card: Callable[[str], str]) -> str:
         """The game's content of a message (its ``oneof game`` member) in the game's words."""
         return describe_content(content, card)
+
+    def hasty(self, request: bot_pb2.ActionRequest) -> common_pb2.Action:
+        """An action of the request that ends the deal soon (optional; :func:`hasty_action`)."""
+        return hasty_action(request)
 
 
     def start_fields(self, rules: gin.RuleSet) -> dict[str, Any]:
