@@ -80,7 +80,7 @@ def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None
     if kind == "event":
         e = msg.event
         words = game_text(e, describe)
-        return f"{head}: seat {e.seat} {words or '·'} · {e.think_ms} ms".replace("· ·", "·")
+        return f"{head}: seat {e.seat} " + (f"{words} · " if words else "· ") + f"{e.think_ms} ms"
     if kind == "action_rejected":
         rj = msg.action_rejected
         return f"{head}: id {rj.request_id} · {_action(rj.action)} · {rj.reason}"

@@ -19,7 +19,7 @@ from ._cards import FULL_MASK as FULL_MASK
 from ._cards import RANKS as RANKS
 from ._cards import SUITS as SUITS
 from ._cards import Card as Card
-from ._cards import canonical_card as canonical_card
+from ._cards import card_text as card_text
 from ._cards import format_cards as format_cards
 from ._cards import from_mask as from_mask
 from ._cards import mask_indices as mask_indices

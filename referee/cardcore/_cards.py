@@ -8,7 +8,7 @@ integer stands for that card, and the 13 bits of one suit start at ``suit * 13``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -147,13 +147,17 @@ def from_mask(mask: int) -> list[Card]:
     return out
 
 
-def canonical_card(text: str, canon: Mapping[str, str], parse: Callable[[str], object]) -> str | None:
-    """The canonical text of a card of a game (``canon``: its cards' texts; ``parse``: its card
-    parser, raising ``ValueError``), or ``None`` if ``text`` is not one of its cards."""
-    hit = canon.get(text)
+
+_CANON: Final[dict[str, str]] = {str(c): str(c) for c in DECK}
+
+
+def card_text(text: str) -> str | None:
+    """The canonical text of one of the 52 cards (``"10h"`` → ``"Th"``), or ``None`` if ``text``
+    is not a card: what a game's ``KnowsCards.card_text`` answers for these cards."""
+    hit = _CANON.get(text)
     if hit is not None:
         return hit
     try:
-        return str(parse(text))
+        return str(parse_card(text))
     except ValueError:
         return None

@@ -7,19 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from referee.cardcore import canonical_card
+from referee.cardcore import card_text as card_text
 
 from ._actions import Discard, parse_action
-from ._cards import DECK, parse_card
+from ._cards import parse_card
 from ._deal import Deal
 from ._rules import RummyRules
-
-_CANON = {str(c): str(c) for c in DECK}
-
-
-def card_text(text: str) -> str | None:
-    """The canonical text of a card (``None`` if ``text`` is not a card)."""
-    return canonical_card(text, _CANON, parse_card)
 
 
 def known_cards(rules: RummyRules, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
