@@ -34,12 +34,17 @@ command = ["{python}", "-m", "arena._testbot"]
 name = "b"
 command = ["{python}", "-m", "arena._testbot", "--mode", "random"]
 """
+SLOW_BOTS = BOTS.replace('command = ["{python}", "-m", "arena._testbot"]',
+                        'command = ["{python}", "-m", "arena._testbot", "--mode", "slow", "--delay", "0.05"]')
+"""The same bots, ``a`` taking 50 ms a decision: games that last long enough for a worker to be
+killed while most of them are still to be played (fast bots finished all 12 before the kill)."""
+assert SLOW_BOTS != BOTS
 DASK = str(Path(sys.executable).with_name("dask"))
 
 
-def tournament(tmp: Path, run: Path, games: int, *extra: str) -> list[str]:
+def tournament(tmp: Path, run: Path, games: int, *extra: str, bots_toml: str = BOTS) -> list[str]:
     bots = tmp / "bots.toml"
-    bots.write_text(BOTS)
+    bots.write_text(bots_toml)
     return [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", str(games),
             "--rules", "short", "--tc", "st=2", "--concurrency", "2", "--out", str(run), *extra]
 
@@ -138,7 +143,8 @@ def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path,
                                                cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
     address, workers = cluster
     run = tmp_path / "run"
-    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address), stdout=subprocess.PIPE,
+    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address, bots_toml=SLOW_BOTS),
+                             stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
     try:
         wait_done(run, 2, arena)
