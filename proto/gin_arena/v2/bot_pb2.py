@@ -28,47 +28,47 @@ from gin_arena.v2.games import rummy_pb2 as gin__arena_dot_v2_dot_games_dot_rumm
 from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16gin_arena/v2/bot.proto\x12\x0cgin_arena.v2\x1a\x19gin_arena/v2/common.proto\x1a\x1cgin_arena/v2/games/gin.proto\x1a\x1egin_arena/v2/games/rummy.proto\x1a\x19google/protobuf/any.proto\"\xb6\x01\n\nBotMessage\x12$\n\x05hello\x18\x01 \x01(\x0b\x32\x13.gin_arena.v2.HelloH\x00\x12.\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1c.gin_arena.v2.ActionResponseH\x00\x12\"\n\x04ping\x18\x03 \x01(\x0b\x32\x12.gin_arena.v2.PingH\x00\x12&\n\x06resign\x18\x04 \x01(\x0b\x32\x14.gin_arena.v2.ResignH\x00\x42\x06\n\x04kind\"\xb2\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\r\x12\r\n\x05nonce\x18\x04 \x01(\x0c\x12\x1e\n\x16max_concurrent_matches\x18\x05 \x01(\r\x12\x13\n\x0b\x63lient_info\x18\x06 \x01(\t\x12\x1b\n\x13skip_event_messages\x18\x07 \x01(\x08\x12\r\n\x05games\x18\x08 \x03(\t\"n\n\x0e\x41\x63tionResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\x04\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.gin_arena.v2.Action\x12\x10\n\x08\x66\x61llback\x18\x04 \x01(\x08\"*\n\x06Resign\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x17\n\x04Ping\x12\x0f\n\x07ping_id\x18\x01 \x01(\x04\"0\n\x04Pong\x12\x0f\n\x07ping_id\x18\x01 \x01(\x04\x12\x17\n\x0freferee_time_ms\x18\x02 \x01(\x03\"\xc3\x04\n\x0eRefereeMessage\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12(\n\x07welcome\x18\x02 \x01(\x0b\x32\x15.gin_arena.v2.WelcomeH\x00\x12\x33\n\rmatch_started\x18\x03 \x01(\x0b\x32\x1a.gin_arena.v2.MatchStartedH\x00\x12\x31\n\x0c\x64\x65\x61l_started\x18\x04 \x01(\x0b\x32\x19.gin_arena.v2.DealStartedH\x00\x12$\n\x05\x65vent\x18\x05 \x01(\x0b\x32\x13.gin_arena.v2.EventH\x00\x12\x35\n\x0e\x61\x63tion_request\x18\x06 \x01(\x0b\x32\x1b.gin_arena.v2.ActionRequestH\x00\x12\x37\n\x0f\x61\x63tion_rejected\x18\x07 \x01(\x0b\x32\x1c.gin_arena.v2.ActionRejectedH\x00\x12\x33\n\rdeal_finished\x18\x08 \x01(\x0b\x32\x1a.gin_arena.v2.DealFinishedH\x00\x12\x33\n\rgame_finished\x18\t \x01(\x0b\x32\x1a.gin_arena.v2.GameFinishedH\x00\x12\x35\n\x0ematch_finished\x18\n \x01(\x0b\x32\x1b.gin_arena.v2.MatchFinishedH\x00\x12*\n\x05\x65rror\x18\x0b \x01(\x0b\x32\x19.gin_arena.v2.ErrorReportH\x00\x12\"\n\x04pong\x18\x0c \x01(\x0b\x32\x12.gin_arena.v2.PongH\x00\x42\x06\n\x04kind\"`\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x14\n\x0creferee_info\x18\x03 \x01(\t\x12\x11\n\tmatch_ids\x18\x04 \x03(\t\"\xe8\x03\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x14\n\x0cplayer_names\x18\x03 \x03(\t\x12/\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x19.gin_arena.v2.TimeControl\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\x0c\x12/\n\x0c\x66\x61ult_policy\x18\x06 \x01(\x0e\x32\x19.gin_arena.v2.FaultPolicy\x12\x1a\n\x12reconnect_grace_ms\x18\x07 \x01(\r\x12\x16\n\x0erepeat_illegal\x18\x08 \x01(\x08\x12\x16\n\x0emix_bot_nonces\x18\t \x01(\x08\x12\x11\n\tgame_name\x18\n \x01(\t\x12\x35\n\x12seat_time_controls\x18\x0b \x03(\x0b\x32\x19.gin_arena.v2.TimeControl\x12.\n\x03gin\x18\x0c \x01(\x0b\x32\x1f.gin_arena.v2.games.gin.RuleSetH\x00\x12\x32\n\x05rummy\x18\r \x01(\x0b\x32!.gin_arena.v2.games.rummy.RuleSetH\x00\x12%\n\x05other\x18\x0f \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04game\"\xd6\x01\n\x0b\x44\x65\x61lStarted\x12\x13\n\x0bgame_number\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12,\n\x03gin\x18\x04 \x01(\x0b\x32\x1d.gin_arena.v2.games.gin.StateH\x00\x12\x30\n\x05rummy\x18\x05 \x01(\x0b\x32\x1f.gin_arena.v2.games.rummy.StateH\x00\x12%\n\x05other\x18\x0f \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04game\"\xc3\x02\n\rActionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12+\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x14.gin_arena.v2.Action\x12#\n\x06\x63locks\x18\x03 \x03(\x0b\x32\x13.gin_arena.v2.Clock\x12\x18\n\x10time_for_move_ms\x18\x04 \x01(\r\x12#\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x13.gin_arena.v2.Event\x12,\n\x03gin\x18\x06 \x01(\x0b\x32\x1d.gin_arena.v2.games.gin.StateH\x00\x12\x30\n\x05rummy\x18\x07 \x01(\x0b\x32\x1f.gin_arena.v2.games.rummy.StateH\x00\x12%\n\x05other\x18\x0f \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04game\"Z\n\x0e\x41\x63tionRejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12$\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.gin_arena.v2.Action\x12\x0e\n\x06reason\x18\x03 \x01(\t\"8\n\x0c\x44\x65\x61lFinished\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.gin_arena.v2.DealResult\"8\n\x0cGameFinished\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.gin_arena.v2.GameResult\":\n\rMatchFinished\x12)\n\x06result\x18\x01 \x01(\x0b\x32\x19.gin_arena.v2.MatchResult\"h\n\x0b\x45rrorReport\x12%\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x17.gin_arena.v2.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\x04\x12\r\n\x05\x66\x61tal\x18\x04 \x01(\x08*\xad\x03\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45RROR_CODE_BAD_REQUEST_ID\x10\x01\x12\x1c\n\x18\x45RROR_CODE_NOT_YOUR_TURN\x10\x02\x12\x1d\n\x19\x45RROR_CODE_ILLEGAL_ACTION\x10\x03\x12\x18\n\x14\x45RROR_CODE_MALFORMED\x10\x04\x12\x1c\n\x18\x45RROR_CODE_UNKNOWN_MATCH\x10\x05\x12\x19\n\x15\x45RROR_CODE_MATCH_OVER\x10\x06\x12\x1b\n\x17\x45RROR_CODE_RATE_LIMITED\x10\x07\x12\x1e\n\x1a\x45RROR_CODE_UNAUTHENTICATED\x10\x08\x12\"\n\x1e\x45RROR_CODE_UNSUPPORTED_VERSION\x10\t\x12!\n\x1d\x45RROR_CODE_PROTOCOL_VIOLATION\x10\n\x12\x17\n\x13\x45RROR_CODE_TOO_LATE\x10\x0b\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x0c\x12\x1f\n\x1b\x45RROR_CODE_UNSUPPORTED_GAME\x10\r2P\n\nBotService\x12\x42\n\x04Play\x12\x18.gin_arena.v2.BotMessage\x1a\x1c.gin_arena.v2.RefereeMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16gin_arena/v2/bot.proto\x12\x0cgin_arena.v2\x1a\x19gin_arena/v2/common.proto\x1a\x1cgin_arena/v2/games/gin.proto\x1a\x1egin_arena/v2/games/rummy.proto\x1a\x19google/protobuf/any.proto\"\xb6\x01\n\nBotMessage\x12$\n\x05hello\x18\x01 \x01(\x0b\x32\x13.gin_arena.v2.HelloH\x00\x12.\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1c.gin_arena.v2.ActionResponseH\x00\x12\"\n\x04ping\x18\x03 \x01(\x0b\x32\x12.gin_arena.v2.PingH\x00\x12&\n\x06resign\x18\x04 \x01(\x0b\x32\x14.gin_arena.v2.ResignH\x00\x42\x06\n\x04kind\"\xc3\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\r\x12\r\n\x05nonce\x18\x04 \x01(\x0c\x12\x1e\n\x16max_concurrent_matches\x18\x05 \x01(\r\x12\x13\n\x0b\x63lient_info\x18\x06 \x01(\t\x12\x1b\n\x13skip_event_messages\x18\x07 \x01(\x08\x12\r\n\x05games\x18\x08 \x03(\t\x12\x0f\n\x07presets\x18\t \x03(\t\"n\n\x0e\x41\x63tionResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\x04\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.gin_arena.v2.Action\x12\x10\n\x08\x66\x61llback\x18\x04 \x01(\x08\"*\n\x06Resign\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x17\n\x04Ping\x12\x0f\n\x07ping_id\x18\x01 \x01(\x04\"0\n\x04Pong\x12\x0f\n\x07ping_id\x18\x01 \x01(\x04\x12\x17\n\x0freferee_time_ms\x18\x02 \x01(\x03\"\xc3\x04\n\x0eRefereeMessage\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12(\n\x07welcome\x18\x02 \x01(\x0b\x32\x15.gin_arena.v2.WelcomeH\x00\x12\x33\n\rmatch_started\x18\x03 \x01(\x0b\x32\x1a.gin_arena.v2.MatchStartedH\x00\x12\x31\n\x0c\x64\x65\x61l_started\x18\x04 \x01(\x0b\x32\x19.gin_arena.v2.DealStartedH\x00\x12$\n\x05\x65vent\x18\x05 \x01(\x0b\x32\x13.gin_arena.v2.EventH\x00\x12\x35\n\x0e\x61\x63tion_request\x18\x06 \x01(\x0b\x32\x1b.gin_arena.v2.ActionRequestH\x00\x12\x37\n\x0f\x61\x63tion_rejected\x18\x07 \x01(\x0b\x32\x1c.gin_arena.v2.ActionRejectedH\x00\x12\x33\n\rdeal_finished\x18\x08 \x01(\x0b\x32\x1a.gin_arena.v2.DealFinishedH\x00\x12\x33\n\rgame_finished\x18\t \x01(\x0b\x32\x1a.gin_arena.v2.GameFinishedH\x00\x12\x35\n\x0ematch_finished\x18\n \x01(\x0b\x32\x1b.gin_arena.v2.MatchFinishedH\x00\x12*\n\x05\x65rror\x18\x0b \x01(\x0b\x32\x19.gin_arena.v2.ErrorReportH\x00\x12\"\n\x04pong\x18\x0c \x01(\x0b\x32\x12.gin_arena.v2.PongH\x00\x42\x06\n\x04kind\"`\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x14\n\x0creferee_info\x18\x03 \x01(\t\x12\x11\n\tmatch_ids\x18\x04 \x03(\t\"\xe8\x03\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x14\n\x0cplayer_names\x18\x03 \x03(\t\x12/\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x19.gin_arena.v2.TimeControl\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\x0c\x12/\n\x0c\x66\x61ult_policy\x18\x06 \x01(\x0e\x32\x19.gin_arena.v2.FaultPolicy\x12\x1a\n\x12reconnect_grace_ms\x18\x07 \x01(\r\x12\x16\n\x0erepeat_illegal\x18\x08 \x01(\x08\x12\x16\n\x0emix_bot_nonces\x18\t \x01(\x08\x12\x11\n\tgame_name\x18\n \x01(\t\x12\x35\n\x12seat_time_controls\x18\x0b \x03(\x0b\x32\x19.gin_arena.v2.TimeControl\x12.\n\x03gin\x18\x0c \x01(\x0b\x32\x1f.gin_arena.v2.games.gin.RuleSetH\x00\x12\x32\n\x05rummy\x18\r \x01(\x0b\x32!.gin_arena.v2.games.rummy.RuleSetH\x00\x12%\n\x05other\x18\x0f \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04game\"\xd6\x01\n\x0b\x44\x65\x61lStarted\x12\x13\n\x0bgame_number\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12,\n\x03gin\x18\x04 \x01(\x0b\x32\x1d.gin_arena.v2.games.gin.StateH\x00\x12\x30\n\x05rummy\x18\x05 \x01(\x0b\x32\x1f.gin_arena.v2.games.rummy.StateH\x00\x12%\n\x05other\x18\x0f \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04game\"\xc3\x02\n\rActionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12+\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x14.gin_arena.v2.Action\x12#\n\x06\x63locks\x18\x03 \x03(\x0b\x32\x13.gin_arena.v2.Clock\x12\x18\n\x10time_for_move_ms\x18\x04 \x01(\r\x12#\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x13.gin_arena.v2.Event\x12,\n\x03gin\x18\x06 \x01(\x0b\x32\x1d.gin_arena.v2.games.gin.StateH\x00\x12\x30\n\x05rummy\x18\x07 \x01(\x0b\x32\x1f.gin_arena.v2.games.rummy.StateH\x00\x12%\n\x05other\x18\x0f \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04game\"Z\n\x0e\x41\x63tionRejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12$\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.gin_arena.v2.Action\x12\x0e\n\x06reason\x18\x03 \x01(\t\"8\n\x0c\x44\x65\x61lFinished\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.gin_arena.v2.DealResult\"8\n\x0cGameFinished\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.gin_arena.v2.GameResult\":\n\rMatchFinished\x12)\n\x06result\x18\x01 \x01(\x0b\x32\x19.gin_arena.v2.MatchResult\"h\n\x0b\x45rrorReport\x12%\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x17.gin_arena.v2.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\x04\x12\r\n\x05\x66\x61tal\x18\x04 \x01(\x08*\xad\x03\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45RROR_CODE_BAD_REQUEST_ID\x10\x01\x12\x1c\n\x18\x45RROR_CODE_NOT_YOUR_TURN\x10\x02\x12\x1d\n\x19\x45RROR_CODE_ILLEGAL_ACTION\x10\x03\x12\x18\n\x14\x45RROR_CODE_MALFORMED\x10\x04\x12\x1c\n\x18\x45RROR_CODE_UNKNOWN_MATCH\x10\x05\x12\x19\n\x15\x45RROR_CODE_MATCH_OVER\x10\x06\x12\x1b\n\x17\x45RROR_CODE_RATE_LIMITED\x10\x07\x12\x1e\n\x1a\x45RROR_CODE_UNAUTHENTICATED\x10\x08\x12\"\n\x1e\x45RROR_CODE_UNSUPPORTED_VERSION\x10\t\x12!\n\x1d\x45RROR_CODE_PROTOCOL_VIOLATION\x10\n\x12\x17\n\x13\x45RROR_CODE_TOO_LATE\x10\x0b\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x0c\x12\x1f\n\x1b\x45RROR_CODE_UNSUPPORTED_GAME\x10\r2P\n\nBotService\x12\x42\n\x04Play\x12\x18.gin_arena.v2.BotMessage\x1a\x1c.gin_arena.v2.RefereeMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'gin_arena.v2.bot_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ERRORCODE']._serialized_start=2842
-  _globals['_ERRORCODE']._serialized_end=3271
+  _globals['_ERRORCODE']._serialized_start=2859
+  _globals['_ERRORCODE']._serialized_end=3288
   _globals['_BOTMESSAGE']._serialized_start=157
   _globals['_BOTMESSAGE']._serialized_end=339
   _globals['_HELLO']._serialized_start=342
-  _globals['_HELLO']._serialized_end=520
-  _globals['_ACTIONRESPONSE']._serialized_start=522
-  _globals['_ACTIONRESPONSE']._serialized_end=632
-  _globals['_RESIGN']._serialized_start=634
-  _globals['_RESIGN']._serialized_end=676
-  _globals['_PING']._serialized_start=678
-  _globals['_PING']._serialized_end=701
-  _globals['_PONG']._serialized_start=703
-  _globals['_PONG']._serialized_end=751
-  _globals['_REFEREEMESSAGE']._serialized_start=754
-  _globals['_REFEREEMESSAGE']._serialized_end=1333
-  _globals['_WELCOME']._serialized_start=1335
-  _globals['_WELCOME']._serialized_end=1431
-  _globals['_MATCHSTARTED']._serialized_start=1434
-  _globals['_MATCHSTARTED']._serialized_end=1922
-  _globals['_DEALSTARTED']._serialized_start=1925
-  _globals['_DEALSTARTED']._serialized_end=2139
-  _globals['_ACTIONREQUEST']._serialized_start=2142
-  _globals['_ACTIONREQUEST']._serialized_end=2465
-  _globals['_ACTIONREJECTED']._serialized_start=2467
-  _globals['_ACTIONREJECTED']._serialized_end=2557
-  _globals['_DEALFINISHED']._serialized_start=2559
-  _globals['_DEALFINISHED']._serialized_end=2615
-  _globals['_GAMEFINISHED']._serialized_start=2617
-  _globals['_GAMEFINISHED']._serialized_end=2673
-  _globals['_MATCHFINISHED']._serialized_start=2675
-  _globals['_MATCHFINISHED']._serialized_end=2733
-  _globals['_ERRORREPORT']._serialized_start=2735
-  _globals['_ERRORREPORT']._serialized_end=2839
-  _globals['_BOTSERVICE']._serialized_start=3273
-  _globals['_BOTSERVICE']._serialized_end=3353
+  _globals['_HELLO']._serialized_end=537
+  _globals['_ACTIONRESPONSE']._serialized_start=539
+  _globals['_ACTIONRESPONSE']._serialized_end=649
+  _globals['_RESIGN']._serialized_start=651
+  _globals['_RESIGN']._serialized_end=693
+  _globals['_PING']._serialized_start=695
+  _globals['_PING']._serialized_end=718
+  _globals['_PONG']._serialized_start=720
+  _globals['_PONG']._serialized_end=768
+  _globals['_REFEREEMESSAGE']._serialized_start=771
+  _globals['_REFEREEMESSAGE']._serialized_end=1350
+  _globals['_WELCOME']._serialized_start=1352
+  _globals['_WELCOME']._serialized_end=1448
+  _globals['_MATCHSTARTED']._serialized_start=1451
+  _globals['_MATCHSTARTED']._serialized_end=1939
+  _globals['_DEALSTARTED']._serialized_start=1942
+  _globals['_DEALSTARTED']._serialized_end=2156
+  _globals['_ACTIONREQUEST']._serialized_start=2159
+  _globals['_ACTIONREQUEST']._serialized_end=2482
+  _globals['_ACTIONREJECTED']._serialized_start=2484
+  _globals['_ACTIONREJECTED']._serialized_end=2574
+  _globals['_DEALFINISHED']._serialized_start=2576
+  _globals['_DEALFINISHED']._serialized_end=2632
+  _globals['_GAMEFINISHED']._serialized_start=2634
+  _globals['_GAMEFINISHED']._serialized_end=2690
+  _globals['_MATCHFINISHED']._serialized_start=2692
+  _globals['_MATCHFINISHED']._serialized_end=2750
+  _globals['_ERRORREPORT']._serialized_start=2752
+  _globals['_ERRORREPORT']._serialized_end=2856
+  _globals['_BOTSERVICE']._serialized_start=3290
+  _globals['_BOTSERVICE']._serialized_end=3370
 # @@protoc_insertion_point(module_scope)

@@ -158,6 +158,7 @@ class Hello(_message.Message):
     CLIENT_INFO_FIELD_NUMBER: _builtins.int
     SKIP_EVENT_MESSAGES_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    PRESETS_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
     """The bot's name, shown to opponents and in results."""
     token: _builtins.str
@@ -185,6 +186,13 @@ class Hello(_message.Message):
         did not declare: such a seat is refused with ERROR_CODE_UNSUPPORTED_GAME.
         """
 
+    @_builtins.property
+    def presets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The presets this bot plays, each "GAME/PRESET" (e.g. "gin/classic",
+        "rummy/short"); empty = every preset of its games. A hosted arena pairs a
+        bot only in matches of the games and presets it names here.
+        """
+
     def __init__(
         self,
         *,
@@ -196,10 +204,11 @@ class Hello(_message.Message):
         client_info: _builtins.str = ...,
         skip_event_messages: _builtins.bool = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
+        presets: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "client_info", b"client_info", "games", b"games", "max_concurrent_matches", b"max_concurrent_matches", "nonce", b"nonce", "protocol_version", b"protocol_version", "skip_event_messages", b"skip_event_messages", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "client_info", b"client_info", "games", b"games", "max_concurrent_matches", b"max_concurrent_matches", "nonce", b"nonce", "presets", b"presets", "protocol_version", b"protocol_version", "skip_event_messages", b"skip_event_messages", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
