@@ -69,7 +69,8 @@ def token_digest(token: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
+    """One printable line (a reason may come from what a bot did: no terminal escapes)."""
+    flat = "".join(c if c.isprintable() else "\ufffd" for c in " ".join(text.split()))
     return flat if len(flat) <= REASON_LENGTH else flat[: REASON_LENGTH - 1] + "…"
 
 
@@ -89,7 +90,7 @@ class BotRegistry:
         spec = json.dumps(BotSpec(name=name, remote=True).to_dict())
         with transaction(self.db):
             if self.db.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is not None:
-                raise RegistryError(f"a bot named {name!r} is already registered (arena bots list)", "taken")
+                raise RegistryError(f"a bot named {name!r} is already registered", "taken")
             self.db.execute(
                 "INSERT INTO bots (name, spec, added_at, token_digest, state, reason, token_set_at) "
                 "VALUES (?, ?, ?, ?, 'enabled', '', ?)",
@@ -178,4 +179,4 @@ class BotRegistry:
 
     @staticmethod
     def _unknown(name: str) -> RegistryError:
-        return RegistryError(f"no bot named {name!r} is registered (arena bots list shows them)", "unknown")
+        return RegistryError(f"no bot named {name!r} is registered", "unknown")
