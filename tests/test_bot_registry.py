@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.cli.options import is_loopback
-from arena.hosted.registry import BOT_STATES, BotRegistry, RegistryError
+from arena.hosted.registry import BOT_STATES, LOOKUP_SQL, BotRegistry, RegistryError
 from arena.store import open_db
 from gin_arena.v2 import arena_pb2, arena_pb2_grpc
 from referee import OPERATOR_TOKEN_ENV, operator_metadata
@@ -70,6 +70,13 @@ def test_rotating_a_token_stops_the_old_one_at_once_even_in_another_process(tmp_
     reg.disable("alice")
     assert other.identify(new) is None
     other_db.close()
+    db.close()
+
+
+def test_a_token_is_found_through_the_index_not_by_reading_every_bot(tmp_path: Path) -> None:
+    _, db = _registry(tmp_path)
+    plan = " ".join(str(r[3]) for r in db.execute("EXPLAIN QUERY PLAN " + LOOKUP_SQL, ("0" * 64,)))
+    assert "USING INDEX bots_token" in plan, plan
     db.close()
 
 
