@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
@@ -23,10 +24,12 @@ log = structlog.get_logger("arena")
 async def serve(
     listen: str, folder: Path, *, ready: trio.Event | None = None, token_file: Path | None = None,
     public_watch: bool = False, tls: referee.ServerTLS | None = None, limits: referee.Limits | None = None,
+    web: Callable[..., Awaitable[object]] | None = None,
 ) -> None:
     """Serve until cancelled, recording every finished match in ``folder/serve.sqlite``. The
     operator token comes from ``token_file``, the environment or ``folder/operator-token``;
-    ``limits`` are the referee's (default :class:`referee.Limits`)."""
+    ``limits`` are the referee's (default :class:`referee.Limits`). ``web(referee,
+    task_status=…)``, if given, is started beside the referee once it listens (the live web)."""
     folder.mkdir(parents=True, exist_ok=True)
     token = resolve_operator_token(token_file, folder / DEFAULT_TOKEN_FILE)
     log_to_file(folder / "serve.log")
@@ -41,9 +44,13 @@ async def serve(
                   flush=True)
             print(token.describe(), flush=True)
             log.info("serve_started", address=ref.address, folder=str(folder))
-            if ready is not None:
-                ready.set()
-            await _record_matches(ref, db, recorded)
+            async with trio.open_nursery() as nursery:
+                if web is not None:
+                    await nursery.start(web, ref)
+                if ready is not None:
+                    ready.set()
+                await _record_matches(ref, db, recorded)
+                nursery.cancel_scope.cancel()
     finally:
         db.close()
         log_to_file(None)

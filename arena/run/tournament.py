@@ -9,7 +9,7 @@ import re
 import secrets
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -354,11 +354,14 @@ async def run_tournament(
     access: RemoteAccess = PLAINTEXT,
     cluster: ClusterSpec | None = None,
     rating_interval: int = 0,
+    web: Callable[..., Awaitable[object]] | None = None,
 ) -> RunResult:
     """Play every pending game of a run and write its results. Cancelling ``cancel_scope`` (Ctrl-C)
     stops it cleanly: running games are aborted (and will be re-played by ``--resume``). A remote
     referee is reached as ``access`` says. Every ``rating_interval`` finished games (0: never) the
-    standings are printed to the console."""
+    standings are printed to the console. ``web(referee, task_status=…)``, if given, is started
+    once the games' referee is up (``referee``: the embedded one, ``None`` for a remote one) and
+    stopped when the run ends (the live web)."""
     cfg = store.config
     run_dir = store.run_dir
     log_to_file(run_dir / "run.log")
@@ -418,7 +421,11 @@ async def run_tournament(
                         progress.update(force=True)
                         # (filled while it runs)
                         failed, infra, losses = runner.failed, runner.infrastructure_failures, runner.time_losses
-                        await runner.run(work, stop=sink.stop)
+                        async with trio.open_nursery() as beside:
+                            if web is not None:
+                                await beside.start(web, getattr(context.host, "referee", None))
+                            await runner.run(work, stop=sink.stop)
+                            beside.cancel_scope.cancel()
                 if scope.cancelled_caught:
                     status = "interrupted"
             finally:
