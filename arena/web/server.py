@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import math
+import re
 import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -490,7 +491,7 @@ class Endpoint:
     """One route of the web: its address, handler and what the OpenAPI document says of it."""
 
     path: str
-    """The address (Starlette's ``{param}`` form, which is OpenAPI's too)."""
+    """The address, Starlette's form (``{name:path}``: a bot's name may hold a ``/``)."""
     handler: Callable[[Request], Awaitable[Response]]
     """The handler."""
     summary: str
@@ -506,7 +507,7 @@ ENDPOINTS = (
     Endpoint("/matches", matches_page, "running matches and a page of finished ones", "text/html"),
     Endpoint("/matches/{match_id}", match_page, "a running match's live spectator view, a finished one's replay",
              "text/html"),
-    Endpoint("/bots/{name}", bot_html, "a bot's games, rating over time and faults", "text/html"),
+    Endpoint("/bots/{name:path}", bot_html, "a bot's games, rating over time and faults", "text/html"),
     Endpoint("/signin", signin, "the operator's sign-in form (POST: the token; sets the cookie)", "text/html",
              ("GET", "POST")),
     Endpoint("/signout", signout, "the operator signs out (POST)", "text/html", ("POST",)),
@@ -516,7 +517,7 @@ ENDPOINTS = (
     Endpoint("/api/matches/{match_id}", api_match, "one match: the spectator's view while it runs, its result after"),
     Endpoint("/api/matches/{match_id}/events", api_match_events, "a running match's spectator views as they change",
              "text/event-stream"),
-    Endpoint("/api/bots/{name}", api_bot, "a bot's games, rating history and faults (details: operator only)"),
+    Endpoint("/api/bots/{name:path}", api_bot, "a bot's games, rating history and faults (details: operator only)"),
     Endpoint("/api/events", api_events, "standings and match updates (Last-Event-ID resumes)", "text/event-stream"),
     Endpoint("/api/openapi.json", openapi, "this document"),
 )
@@ -527,8 +528,9 @@ def openapi_document() -> dict[str, Any]:
     """The OpenAPI 3.1 document of every route."""
     paths: dict[str, Any] = {}
     for e in ENDPOINTS:
+        path = openapi_path(e.path)
         params = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
-                  for p in _path_params(e.path)]
+                  for p in _path_params(path)]
         if e.path == "/api/matches":
             params += [{"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1}},
                        {"name": "before", "in": "query", "schema": {"type": "integer"}}]
@@ -537,12 +539,17 @@ def openapi_document() -> dict[str, Any]:
         if e.media == "text/event-stream":
             responses["429"] = {"description": "this client holds its live-update streams (limit sse_per_client)"}
             responses["503"] = {"description": "the server holds its live-update streams (limit sse_connections)"}
-        paths[e.path] = {m.lower(): {"summary": e.summary, "parameters": params, "responses": responses}
+        paths[path] = {m.lower(): {"summary": e.summary, "parameters": params, "responses": responses}
                          for m in e.methods}
     return {"openapi": "3.1.0",
             "info": {"title": "Gin Arena live web", "version": "1",
                      "description": "Read-only: every path answers GET and HEAD (the operator's sign-in aside)."},
             "paths": paths}
+
+
+def openapi_path(path: str) -> str:
+    """A route's address as OpenAPI writes it (``{name}``, without Starlette's converter)."""
+    return re.sub(r":\w+}", "}", path)
 
 
 def _path_params(path: str) -> list[str]:
