@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,13 +18,14 @@ from typing import Any
 import trio
 
 import referee
+from arena._testbot import greedy
 from arena.run.serve import serve
 from arena.web.data import StoreSource
 from arena.web.limits import WebLimits
 from arena.web.server import serve_web
 from gin_arena.v2 import bot_pb2, common_pb2
 from referee.gin import RuleSet
-from tests._bots import Client, knock_first
+from tests._bots import Client
 
 SHORT = RuleSet.preset("short", target=25)
 """Short matches: a few deals."""
@@ -75,9 +75,10 @@ def spec(players: tuple[str, ...], match_id: str, per_move_ms: int = 5000) -> re
 Decide = Callable[[bot_pb2.RefereeMessage, Client], Awaitable[common_pb2.Action | None]]
 
 
-def slow(seconds: float, seed: int) -> Decide:
-    """A bot that thinks ``seconds`` a decision (so that a spectator sees the moves one by one)."""
-    pick = knock_first(random.Random(seed))
+def slow(seconds: float) -> Decide:
+    """A bot that thinks ``seconds`` a decision (so that a spectator sees the moves one by one)
+    and plays the test bot's greedy moves (short deals: it sheds deadwood and knocks at once)."""
+    pick = greedy(referee.DEFAULT_GAME)
 
     async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
         await asyncio.sleep(seconds)

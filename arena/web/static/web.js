@@ -74,6 +74,7 @@
   }
   function front() {
     const es = new EventSource('/api/events');
+    es.onopen = () => { document.body.dataset.live = 'on'; };
     es.addEventListener('standings', (e) => { drawStandings(JSON.parse(e.data).standings); refreshMatches(); });
     es.addEventListener('match', () => refreshMatches());
   }
@@ -150,6 +151,7 @@
   function live() {
     const id = document.body.dataset.match;
     const es = new EventSource('/api/matches/' + enc(id) + '/events');
+    es.onopen = () => { document.body.dataset.live = 'on'; };
     es.addEventListener('view', (e) => drawView(JSON.parse(e.data)));
     es.addEventListener('end', (e) => {
       es.close();
@@ -158,6 +160,7 @@
     });
   }
 
+  // body[data-live="on"]: the live-update stream is open (for tests and tools).
   const page = document.body.dataset.page;
   if (page === 'front') front();
   else if (page === 'live') live();
