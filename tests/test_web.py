@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -276,3 +277,47 @@ def test_arena_serve_with_web_in_a_subprocess(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "arena.cli", "serve", "--dir", str(tmp_path / "x"), "--web",
                           "127.0.0.1:0", "--web-limit", "sse_queue=lots"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "sse_queue" in bad.stderr
+
+
+def test_arena_tournament_with_web_shows_the_run_while_it_plays(tmp_path: Path) -> None:
+    bot = 'cmd="{python} -m arena._testbot --mode slow --delay 0.03"'
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "tournament", "--bot", f"name=a {bot}", "--bot", f"name=b {bot}",
+         "--games", "2", "--rules", "short", "--concurrency", "1", "--out", str(tmp_path / "run"),
+         "--web", "127.0.0.1:0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        url = ""
+        for line in proc.stdout:
+            if line.startswith("live web on "):
+                url = line.split()[3]
+                break
+        assert url.startswith("http://127.0.0.1:")
+
+        async def main() -> None:
+            seen: dict[str, Any] = {}
+
+            async def running() -> bool:
+                found = (await fetch(url + "/api/matches")).json()["running"]
+                for m in found:
+                    one = (await fetch(url + "/api/matches/" + m["match_id"])).json()
+                    if one.get("view"):
+                        seen["match"] = one
+                        return True
+                return False
+            await until(running, "a running match with its spectator view")
+            match = seen["match"]
+            assert match["state"] == "running" and sorted(match["players"]) == ["a", "b"]
+            assert all(seat["hand"] is None for seat in match["view"]["seats"])  # a spectator sees no hand
+
+            async def standings() -> bool:
+                rows = (await fetch(url + "/api/standings")).json()["standings"]
+                return {r["bot"] for r in rows} == {"a", "b"} and any(r["games"] for r in rows)
+            await until(standings, "the run's finished games in the standings")
+        trio.run(main)
+        assert proc.wait(timeout=300) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -421,11 +421,7 @@ async def run_tournament(
                         progress.update(force=True)
                         # (filled while it runs)
                         failed, infra, losses = runner.failed, runner.infrastructure_failures, runner.time_losses
-                        async with trio.open_nursery() as beside:
-                            if web is not None:
-                                await beside.start(web, getattr(context.host, "referee", None))
-                            await runner.run(work, stop=sink.stop)
-                            beside.cancel_scope.cancel()
+                        await _play(runner, work, sink, context, web)
                 if scope.cancelled_caught:
                     status = "interrupted"
             finally:
@@ -451,6 +447,16 @@ async def run_tournament(
         log.info("run_finished", status=status, games_done=counts["done"], games_pending=counts["pending"])
         log_to_file(None)
     return RunResult(status, report, failed, infra)
+
+
+async def _play(runner: Runner, work: list[tuple[GameJob, int]], sink: RunSink, context: MatchContext,
+                web: Callable[..., Awaitable[object]] | None) -> None:
+    """Play the run's games, with the live web beside them while they are played (if any)."""
+    async with trio.open_nursery() as beside:
+        if web is not None:
+            await beside.start(web, getattr(context.host, "referee", None))
+        await runner.run(work, stop=sink.stop)
+        beside.cancel_scope.cancel()
 
 
 def faults_text(report: dict[str, Any], run_dir: Path) -> str:

@@ -83,12 +83,6 @@ def reading(source: WebSource) -> Iterator[sqlite3.Connection]:
 
 
 # ----- the store -----
-def fingerprint(conn: sqlite3.Connection) -> tuple[int, int]:
-    """What changes when a game finishes: the finished games' count and largest index."""
-    row = conn.execute("SELECT COUNT(*), COALESCE(MAX(idx), 0) FROM games WHERE status = 'done'").fetchone()
-    return int(row[0]), int(row[1])
-
-
 def finished_games(conn: sqlite3.Connection, folder: Path | None = None) -> list[tuple[sqlite3.Row, Outcome]]:
     """Every finished game, in the order it finished, with its ``games`` row."""
     seats = seats_by_game(conn)

@@ -634,11 +634,7 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
     the caller's trio run; ``task_status.started`` gets its address (``http://HOST:PORT``)."""
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits))
-    config = Config()
-    config.bind = [listen]
-    config.accesslog = None
-    config.errorlog = None
-    config.graceful_timeout = 0.5
+    config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
     async with trio.open_nursery() as nursery:
         web.hub.standings = await web.read(standings)
         nursery.start_soon(watch_store, web)
