@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .model.events import MatchEvent as MatchEvent
     from .model.events import MatchEventsDropped as MatchEventsDropped
+    from .model.limits import LimitExceeded as LimitExceeded
     from .model.limits import Limits as Limits
     from .model.presence import BotDirectory as BotDirectory
     from .model.presence import BotPresence as BotPresence
@@ -95,7 +96,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "MatchEvent": "model.events", "MatchEventsDropped": "model.events",
-    "Limits": "model.limits",
+    "LimitExceeded": "model.limits", "Limits": "model.limits",
     "BotDirectory": "model.presence", "BotPresence": "model.presence",
     "write_atomic": "model.replay",
     "DEFAULT_GAME": "model.spec", "FaultPolicy": "model.spec", "MatchReport": "model.spec", "MatchSpec": "model.spec",

@@ -35,6 +35,8 @@ from arena.cli.options import (
 )
 from arena.console import Console
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from arena.hosted.ladder import HostedLadder, split_limits
+from arena.hosted.ladder_file import LadderFileError, load_ladder
 from arena.hosted.registry import BotRegistry
 from arena.hosted.service import arena_service
 from arena.model.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
@@ -353,9 +355,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     folder = args.dir or default_folder("serve")
     try:
         tls = server_tls_from_args(args)
-        limits = referee.Limits.parse(args.limit)
+        referee_limits, hosted_limits = split_limits(args.limit)
+        limits = referee.Limits.parse(referee_limits)
+        ladder = load_ladder(args.ladder)
         check_can_listen(host or "127.0.0.1", int(port))  # before the folder is created
-    except TLSConfigError as e:
+    except (TLSConfigError, LadderFileError) as e:
         raise UsageError(str(e)) from None
     except ValueError as e:
         raise UsageError(f"--limit {e}") from None
@@ -369,7 +373,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def go(scope: trio.CancelScope) -> None:
         with scope:
             await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
-                        tls=tls, limits=limits, operator_services=[arena_service(registry)])
+                        tls=tls, limits=limits, operator_services=[arena_service(registry)],
+                        hosting=HostedLadder(registry, ladder, hosted_limits))
 
     try:
         run_cancellable(go)

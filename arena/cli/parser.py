@@ -142,6 +142,9 @@ def _serve(sub: Any) -> None:
     s.add_argument("--dir", type=Path, default=None, metavar="DIR", help="folder (default runs/serve-<timestamp>)")
     add_operator_options(s, "DIR")
     add_server_tls_options(s)
+    s.add_argument("--ladder", type=Path, default=None, metavar="LADDER.toml",
+                   help="what the continuous ladder pairs the registered bots online for, and how (docs/hosted.md); "
+                   "default: the default game's default preset, its fewest seats, the default time control")
     s.add_argument("--insecure", action="store_true",
                    help="serve plaintext on a non-loopback --listen address (without it, such an address needs "
                    "TLS: bot and operator tokens cross the network)")
