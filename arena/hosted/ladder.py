@@ -237,7 +237,8 @@ class HostedLadder:
             group = f"{self.run_id}-p{self._groups:05d}"
             seatings = rotations(table) if self.config.duplicate else [table]
             seed = secrets.token_bytes(32)
-            log.info("pairing", group=group, bots=list(table), game=play.game, preset=play.preset,
+            log.info("pairing", group=group, bots=list(table), hello_names=[online[b].hello_name for b in table],
+                     game=play.game, preset=play.preset,
                      games=[self._games.get(b, 0) for b in table], legs=len(seatings))
             legs = [_Leg(play, players, seed, f"{group}-l{i}", len(seatings) == 1)
                     for i, players in enumerate(seatings)]

@@ -74,8 +74,8 @@ def standings(db: sqlite3.Connection) -> list[Standing]:
 def render_standings(rows: list[Standing]) -> str:
     """The standings as a text table (``?`` marks a provisional rating)."""
     body = [[i + 1, s.bot, f"{s.rating:.2f}{'?' if s.provisional else ''}", f"{1.96 * s.uncertainty:.2f}", s.games,
-             s.state + (f" ({s.reason})" if s.reason else "")] for i, s in enumerate(rows)]
-    text = table(["#", "bot", "rating", "±95%", "games", "state"], body, right=[0, 2, 3, 4])
+             s.rated_games, s.state + (f" ({s.reason})" if s.reason else "")] for i, s in enumerate(rows)]
+    text = table(["#", "bot", "rating", "±95%", "games", "rated", "state"], body, right=[0, 2, 3, 4, 5])
     if any(s.provisional for s in rows):
         text += f"\n? provisional: fewer than {PROVISIONAL_GAMES} rated games"
     return text
