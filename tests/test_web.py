@@ -55,7 +55,8 @@ def test_api_pages_doors_and_escaping(tmp_path: Path) -> None:
             rows = r.json()["standings"]
             assert {row["bot"] for row in rows} == {HOSTILE, "plain", "faulty"}
             for row in rows:
-                assert {"bot", "games", "rating", "uncertainty", "provisional", "rank", "low", "high"} <= set(row)
+                assert {"bot", "games", "rating", "uncertainty", "provisional", "rank", "low", "high", "state",
+                        "reason"} <= set(row)
                 assert isinstance(row["rating"], float) and row["uncertainty"] > 0 and row["provisional"] is True
             assert {row["bot"]: row["games"] for row in rows} == {HOSTILE: 1, "plain": 2, "faulty": 1}
             assert [row["rank"] for row in rows] == [1, 2, 3]

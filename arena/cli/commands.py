@@ -26,6 +26,7 @@ from arena.cli.options import (
     check_referee,
     check_startable,
     cluster_spec,
+    is_loopback,
     listen_of,
     make_console,
     play_config,
@@ -35,6 +36,10 @@ from arena.cli.options import (
 from arena.cli.web_cmd import WebStarter, web_starter
 from arena.console import Console
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from arena.hosted.ladder import HostedLadder, split_limits
+from arena.hosted.ladder_file import LadderFileError, load_ladder
+from arena.hosted.registry import BotRegistry
+from arena.hosted.service import arena_service
 from arena.model.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
 from arena.model.schedule import Format, RunConfig
 from arena.results import page as results_page
@@ -53,7 +58,7 @@ from arena.run.tournament import (
     where_played,
     write_results,
 )
-from arena.store import DB_NAME, RunStore
+from arena.store import DB_NAME, RunStore, open_db
 from referee import (
     DEFAULT_GAME,
     ListenError,
@@ -365,24 +370,35 @@ def cmd_serve(args: argparse.Namespace) -> int:
     folder = args.dir or default_folder("serve")
     try:
         tls = server_tls_from_args(args)
-        limits = referee.Limits.parse(args.limit)
+        referee_limits, hosted_limits = split_limits(args.limit)
+        limits = referee.Limits.parse(referee_limits)
+        ladder = load_ladder(args.ladder)
         check_can_listen(host or "127.0.0.1", int(port))  # before the folder is created
-    except TLSConfigError as e:
+    except (TLSConfigError, LadderFileError) as e:
         raise UsageError(str(e)) from None
     except ValueError as e:
         raise UsageError(f"--limit {e}") from None
+    if tls is None and not args.insecure and not is_loopback(host or "127.0.0.1"):
+        raise UsageError(f"--listen {args.listen} is not a loopback address: bot and operator tokens would cross "
+                         "the network in clear; serve TLS (--tls-cert FILE --tls-key FILE; arena certs makes them) "
+                         "or, on a network you trust, add --insecure")
+    folder.mkdir(parents=True, exist_ok=True)
+    registry = BotRegistry(open_db(folder / "serve.sqlite", "serve"))  # the operator's ArenaService
 
     web = web_starter(args, folder / "serve.sqlite", folder, f"arena serve {folder}")
 
     async def go(scope: trio.CancelScope) -> None:
         with scope:
             await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
-                        tls=tls, limits=limits, web=web)
+                        tls=tls, limits=limits, operator_services=[arena_service(registry)],
+                        hosting=HostedLadder(registry, ladder, hosted_limits), web=web)
 
     try:
         run_cancellable(go)
     except TokenFileError as e:
         raise UsageError(str(e)) from None
+    finally:
+        registry.db.close()
     return EXIT_OK
 
 

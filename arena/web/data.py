@@ -22,12 +22,13 @@ import referee
 from arena.model.records import Outcome
 from arena.model.schedule import base_name
 from arena.replays.steps import named
-from arena.results.multi import SkillBeliefs, ranking
+from arena.results.multi import SkillBoard
+from arena.results.standings import PROVISIONAL_GAMES
+from arena.results.standings import standings as shared_standings
+from arena.results.stats import Z95
 from arena.store import outcome_from_row, resolve_replay, seats_by_game
 from referee import games
 
-PROVISIONAL_GAMES = 10
-"""A bot with fewer rated games than this is marked provisional in the standings."""
 LOG_TAIL_BYTES = 256 * 1024
 """How much of the end of a bot's log the operator's fault view searches for the match's last line."""
 RUNNING_STATES = ("waiting", "running")
@@ -84,9 +85,9 @@ def reading(source: WebSource) -> Iterator[sqlite3.Connection]:
 
 # ----- the store -----
 def finished_games(conn: sqlite3.Connection, folder: Path | None = None) -> list[tuple[sqlite3.Row, Outcome]]:
-    """Every finished game, in the order it finished, with its ``games`` row."""
+    """Every finished game, in the order the standings engine rates them (stored), with its row."""
     seats = seats_by_game(conn)
-    rows = conn.execute("SELECT * FROM games WHERE status = 'done' ORDER BY finished_at, idx").fetchall()
+    rows = conn.execute("SELECT * FROM games WHERE status = 'done' ORDER BY idx").fetchall()
     return [(r, outcome_from_row(r, seats.get(int(r["idx"]), []), folder)) for r in rows]
 
 
@@ -97,20 +98,14 @@ def _bots(conn: sqlite3.Connection, played: Sequence[Outcome]) -> list[str]:
 
 
 def standings(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """The standings, best first: per bot its games, its openskill rating and uncertainty
-    (``mu``, ``sigma``, the 95% interval), provisional under :data:`PROVISIONAL_GAMES` rated
-    games. The one call site of the rating engine for the web (the hosted ladder's
-    ``standings(db)`` takes its place when it exists)."""
-    played = [o for _, o in finished_games(conn)]
-    out = []
-    for row in ranking(_bots(conn, played), played):
-        out.append({
-            "rank": row["rank"], "bot": row["bot"], "games": row["games"], "rating": row["mu"],
-            "uncertainty": row["sigma"], "low": row["low"], "high": row["high"],
-            "provisional": int(str(row["rated_games"])) < PROVISIONAL_GAMES, "firsts": row["firsts"],
-            "mean_place": row["mean_place"], "points": row["points"],
-        })
-    return out
+    """The standings, best first, from the arena's one standings engine
+    (:func:`arena.results.standings.standings`: openskill's ``mu`` and ``sigma`` per bot,
+    provisional under its ``PROVISIONAL_GAMES`` rated games, a registered bot's state and reason)."""
+    return [{"rank": rank, "bot": s.bot, "games": s.games, "rating": round(s.rating, 3),
+             "uncertainty": round(s.uncertainty, 3), "low": round(s.rating - Z95 * s.uncertainty, 3),
+             "high": round(s.rating + Z95 * s.uncertainty, 3), "rated_games": s.rated_games,
+             "provisional": s.provisional, "state": s.state, "reason": s.reason}
+            for rank, s in enumerate(shared_standings(conn), start=1)]
 
 
 def match_summary(r: sqlite3.Row, o: Outcome) -> dict[str, Any]:
@@ -169,18 +164,19 @@ def bot_page(conn: sqlite3.Connection, name: str, folder: Path, limits_games: in
     played = finished_games(conn)
     if name not in _bots(conn, [o for _, o in played]):
         return None
-    beliefs = SkillBeliefs()
+    board = SkillBoard()
     history: list[dict[str, Any]] = []
     mine: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
     for r, o in played:
-        for rating in beliefs.rate(o):
-            if rating.bot == name:
-                history.append({"game": rating.games, "match_id": o.match_id, "rating": round(rating.mu, 3),
-                                "uncertainty": round(rating.sigma, 3)})
+        board.add(o)
         seats = [s for s, p in enumerate(o.players) if base_name(p) == name]
         if not seats:
             continue
+        rating = board.rating(name)
+        if not history or rating.games > history[-1]["game"]:  # a rated game: its rating moved
+            history.append({"game": rating.games, "match_id": o.match_id, "rating": round(rating.mu, 3),
+                            "uncertainty": round(rating.sigma, 3)})
         mine.append(match_summary(r, o))
         if o.faulting_seat in seats:
             fault: dict[str, Any] = {"match_id": o.match_id, "seat": o.faulting_seat, "termination": o.termination}

@@ -52,7 +52,7 @@ def layout(title: str, body: str, *, page: str, operator: bool, source: str, dat
 def standings_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The standings (the script redraws the body on each update)."""
     head = ("<tr><th>#</th><th>bot</th><th>games</th><th>rating</th><th>±</th><th>95% interval</th>"
-            "<th>firsts</th></tr>")
+            "<th>state</th></tr>")
     return f'<table id="standings"><thead>{head}</thead><tbody>{"".join(_standing(r) for r in rows)}</tbody></table>'
 
 
@@ -61,7 +61,11 @@ def _standing(r: Mapping[str, Any]) -> str:
     return (f'<tr data-bot="{escape(r["bot"])}" data-games="{r["games"]}"><td>{r["rank"]}</td>'
             f'<td><a href="{escape(bot_href(r["bot"]))}">{escape(r["bot"])}</a>{provisional}</td>'
             f'<td>{r["games"]}</td><td>{r["rating"]:.2f}</td><td>{r["uncertainty"]:.2f}</td>'
-            f'<td>{r["low"]:.1f} … {r["high"]:.1f}</td><td>{r["firsts"]}</td></tr>')
+            f'<td>{r["low"]:.1f} … {r["high"]:.1f}</td><td>{escape(_state(r))}</td></tr>')
+
+
+def _state(r: Mapping[str, Any]) -> str:
+    return f'{r["state"]} ({r["reason"]})' if r["reason"] else str(r["state"])
 
 
 def matches_list(element_id: str, matches: Sequence[Mapping[str, Any]]) -> str:

@@ -38,7 +38,7 @@
     if (r.provisional) name.append(' ', el('span', 'tag', 'provisional'));
     tr.append(el('td', '', r.rank), name, el('td', '', r.games), el('td', '', r.rating.toFixed(2)),
       el('td', '', r.uncertainty.toFixed(2)), el('td', '', r.low.toFixed(1) + ' \u2026 ' + r.high.toFixed(1)),
-      el('td', '', r.firsts));
+      el('td', '', r.reason ? r.state + ' (' + r.reason + ')' : r.state));
     return tr;
   }
   function drawStandings(rows) {
