@@ -109,7 +109,8 @@ class Hub:
         self.sequence = 0
         self.backlog: deque[tuple[int, str]] = deque(maxlen=limits.sse_backlog)
         self.standings: list[dict[str, Any]] = []
-        """The latest standings published."""
+        """The latest standings published (what ``/api/standings`` and the front page serve: the
+        store watcher recomputes them when the store changes, not each request)."""
         self.dropped = 0
         """Subscribers dropped for not reading."""
 
@@ -277,9 +278,9 @@ async def _matches(request: Request) -> dict[str, Any]:
 # ----- pages -----
 async def front(request: Request) -> Response:
     web = _web(request)
-    rows = await web.read(standings)
     recent, _ = await web.read(recent_matches, web.limits.recent_matches, None)
-    return web.page(request, "Standings", pages.front_page(rows, running(web.source.live), recent), page="front")
+    return web.page(request, "Standings", pages.front_page(web.hub.standings, running(web.source.live), recent),
+                    page="front")
 
 
 async def matches_page(request: Request) -> Response:
@@ -366,7 +367,7 @@ STATIC_FILES: dict[str, str] = {
 
 # ----- the API -----
 async def api_standings(request: Request) -> Response:
-    return JSONResponse({"standings": await _web(request).read(standings)})
+    return JSONResponse({"standings": _web(request).hub.standings})
 
 
 async def api_matches(request: Request) -> Response:
