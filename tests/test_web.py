@@ -247,19 +247,24 @@ def test_a_reader_that_does_not_read_is_dropped_and_a_stream_resumes_from_its_la
     assert hub.since("other-instance.5") is None and hub.since("junk") is None and hub.since(None) is None
 
 
+def _web_address(proc: subprocess.Popen[str]) -> str:
+    """The address an ``arena`` command prints for its live web (``live web on URL``)."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("live web on "):
+            url = line.split()[3]
+            assert url.startswith("http://127.0.0.1:")
+            return url
+    raise AssertionError(f"the command ended (code {proc.wait()}) without printing its live web's address")
+
+
 def test_arena_serve_with_web_in_a_subprocess(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "arena.cli", "serve", "--listen", "127.0.0.1:0", "--dir", str(tmp_path),
          "--web", "127.0.0.1:0", "--web-limit", "sse_per_client=1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        assert proc.stdout is not None
-        url = ""
-        for line in proc.stdout:
-            if line.startswith("live web on "):
-                url = line.split()[3]
-                break
-        assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
+        url = _web_address(proc)
 
         async def main() -> None:
             r = await fetch(url + "/api/standings")
@@ -288,13 +293,7 @@ def test_arena_tournament_with_web_shows_the_run_while_it_plays(tmp_path: Path) 
          "--web", "127.0.0.1:0"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        assert proc.stdout is not None
-        url = ""
-        for line in proc.stdout:
-            if line.startswith("live web on "):
-                url = line.split()[3]
-                break
-        assert url.startswith("http://127.0.0.1:")
+        url = _web_address(proc)
 
         async def main() -> None:
             seen: dict[str, Any] = {}
