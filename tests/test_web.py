@@ -310,6 +310,9 @@ def test_arena_tournament_with_web_shows_the_run_while_it_plays(tmp_path: Path) 
             match = seen["match"]
             assert match["state"] == "running" and sorted(match["players"]) == ["a", "b"]
             assert all(seat["hand"] is None for seat in match["view"]["seats"])  # a spectator sees no hand
+            header = match["header"]  # the public SpectatorHeader, in proto3 JSON
+            assert header["playerNames"] == match["players"] and header["gameName"] == "gin"
+            assert header["seedCommitment"] and header["gin"]["name"] == "short"
 
             async def standings() -> bool:
                 rows = (await fetch(url + "/api/standings")).json()["standings"]

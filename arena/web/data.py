@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from google.protobuf import json_format
+
 import referee
 from arena.model.records import Outcome
 from arena.model.schedule import base_name
@@ -27,6 +29,7 @@ from arena.results.standings import PROVISIONAL_GAMES
 from arena.results.standings import standings as shared_standings
 from arena.results.stats import Z95
 from arena.store import outcome_from_row, resolve_replay, seats_by_game
+from gin_arena.v2 import referee_pb2
 from referee import games
 
 LOG_TAIL_BYTES = 256 * 1024
@@ -218,8 +221,20 @@ def live_match(ref: referee.Referee | None, match_id: str) -> dict[str, Any] | N
         return None
     out = _table(table)
     out["over"] = table.over
+    out["header"] = spectator_header(table)
     out["view"] = spectator_view(table)
     return out
+
+
+def spectator_header(table: referee.Table) -> dict[str, Any] | None:
+    """The match's public header as its spectators are sent it (``SpectatorHeader``, in proto3
+    JSON: the players, time controls, fault policy, seed commitment and rules), or ``None``
+    before it is written."""
+    log = table.spectator_log.events()
+    if not log:
+        return None
+    event = referee_pb2.SpectatorEvent.FromString(log[0])
+    return json_format.MessageToDict(event.header) if event.WhichOneof("kind") == "header" else None
 
 
 def spectator_view(table: referee.Table) -> Mapping[str, Any] | None:
