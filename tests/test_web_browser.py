@@ -22,7 +22,7 @@ import referee
 from arena.replays.steps import build
 from referee import games
 from tests._bots import Client
-from tests._web import play, served, slow, spec, until
+from tests._web import illegal, play, served, slow, spec, until
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -170,3 +170,39 @@ def test_the_spectator_view_shows_moves_as_they_happen_and_no_hidden_card(tmp_pa
     # Everything the page showed was among what it was sent.
     for sample in seen:
         assert set(sample["cards"]) <= sent_cards
+
+
+def test_the_operator_signs_in_with_the_form_and_sees_the_fault_reasons(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile")
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await play(s, ("plain", "faulty"), "m-1", None, illegal)
+            token = s.ref.operator_token
+
+            async def faults_shown(operator: bool) -> bool:
+                await trio.to_thread.run_sync(driver.get, s.url + "/bots/faulty")
+                text = await _js(driver, "const t = document.getElementById('faults'); return t ? t.textContent : ''")
+                return "m-1" in text and (("action.gin" in text) == operator)
+
+            await until(lambda: faults_shown(False), "the fault on the bot's page, without its reason")
+            await trio.to_thread.run_sync(driver.get, s.url + "/signin")
+            await _js(driver, f"document.querySelector('input[name=token]').value = {json.dumps(token)};"
+                              "document.querySelector('main form').submit();")
+
+            async def signed_in() -> bool:
+                return bool(await _js(driver, "return !!document.querySelector('form.door')"))
+            await until(signed_in, "the sign-out button after signing in")
+            assert await _js(driver, "return document.cookie") == ""  # HttpOnly: no script reads it
+            assert await faults_shown(True)
+            await _js(driver, "document.querySelector('form.door').submit()")
+
+            async def signed_out() -> bool:
+                return bool(await _js(driver, "return !!document.querySelector('a.door')"))
+            await until(signed_out, "the sign-in link after signing out")
+            assert await faults_shown(False)
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
