@@ -1,11 +1,16 @@
-"""The live web under load: ``arena serve --web`` (a subprocess) while a tournament plays on it
-(``arena tournament --referee``, lean test bots), then with W live-update watchers held open.
+"""The live web under load: ``arena serve --web`` (a subprocess) while games are played on it —
+by default the hosted ladder with B registered lean bots (``--load ladder``: the load of
+``bench/hosted.py``, each bot its own process and token), or a long tournament on the server
+(``--load tournament``: ``arena tournament --referee``, lean test bots) — then with W live-update
+watchers held open (the web's limits raised with ``--web-limit sse_per_client``/``sse_connections``).
 
 Prints, no asserts: p50/p99 time to serve each page and API call (sequential requests over one
 keep-alive connection, while games finish); the server's RSS and CPU with no watcher and with
-W watchers of ``/api/events`` open (memory per watcher, share of a core per watcher).
+W watchers of ``/api/events`` open (memory per watcher, share of a core per watcher), and the
+machine's load beside them.
 
-    .venv/bin/python bench/web.py [--watchers 500] [--requests 200] [--seconds 20] [--concurrency 4]
+    .venv/bin/python bench/web.py [--load ladder|tournament] [--bots 50] [--watchers 500]
+        [--requests 200] [--seconds 20] [--concurrency 4]
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import socket
 import statistics
 import subprocess
@@ -22,39 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ARENA = [sys.executable, "-m", "arena.cli"]
-TICKS = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def rss_kb(pid: int) -> int:
-    """Resident memory of a process (KB)."""
-    with open(f"/proc/{pid}/statm") as f:
-        return int(f.read().split()[1]) * PAGE // 1024
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process so far."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def start_server(folder: Path, watchers: int) -> tuple[subprocess.Popen[str], str, str]:
-    """``arena serve --web`` on free ports; its referee's and web's addresses."""
-    proc = subprocess.Popen(
-        [*ARENA, "serve", "--listen", "127.0.0.1:0", "--dir", str(folder), "--web", "127.0.0.1:0",
-         "--web-limit", f"sse_per_client={watchers + 10}", "--web-limit", f"sse_connections={watchers + 10}"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    referee = web = ""
-    for line in proc.stdout:
-        if line.startswith("referee listening on "):
-            referee = line.split()[3].rstrip(";")
-        if line.startswith("live web on "):
-            web = line.split()[3]
-            break
-    return proc, referee, web
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _hosted import ARENA, cpu_s, load_avg, register, rss_kb, start_bots, start_server, stop
 
 
 def start_load(folder: Path, referee: str, token: Path, concurrency: int) -> subprocess.Popen[str]:
@@ -128,14 +101,22 @@ def measure_cpu(pid: int, seconds: float, socks: list[socket.socket]) -> tuple[f
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--load", choices=("ladder", "tournament"), default="ladder",
+                   help="ladder: B registered bots on the hosted ladder; tournament: a tournament on the server")
+    p.add_argument("--bots", type=int, default=50, help="--load ladder: registered bots playing")
     p.add_argument("--watchers", type=int, default=500)
     p.add_argument("--requests", type=int, default=200)
     p.add_argument("--seconds", type=float, default=20.0)
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--concurrency", type=int, default=4, help="--load tournament: games at once")
     args = p.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-web-"))
-    server, referee, web = start_server(folder / "serve", args.watchers)
-    load = start_load(folder, referee, folder / "serve" / "operator-token", args.concurrency)
+    ladder = args.load == "ladder"
+    names = [f"b{i:03d}" for i in range(args.bots)] if ladder else ["alpha", "beta", "gamma"]
+    tokens = register(folder / "serve", names) if ladder else {}
+    server, referee, web = start_server(folder / "serve", ladder=ladder, web_watchers=args.watchers)
+    load: list[subprocess.Popen[bytes]] | list[subprocess.Popen[str]] = (
+        start_bots(referee, tokens) if ladder
+        else [start_load(folder, referee, folder / "serve" / "operator-token", args.concurrency)])
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -146,10 +127,12 @@ def main() -> int:
         matches = get_json(web, "/api/matches")
         assert isinstance(matches, dict)
         running = matches["running"][0]["match_id"] if matches["running"] else matches["recent"][0]["match_id"]
-        print(f"server pid {server.pid}; games played on it while measured (concurrency {args.concurrency})")
+        what = (f"the hosted ladder with {args.bots} registered bots" if ladder
+                else f"a tournament on it, {args.concurrency} games at once")
+        print(f"server pid {server.pid}; games played on it while measured: {what} ({load_avg()})")
         print(f"{'path':32} {'p50 ms':>8} {'p99 ms':>8}")
         for path in ("/", "/matches", "/api/standings", "/api/matches", f"/api/matches/{running}",
-                     "/api/bots/alpha", "/bots/alpha", "/api/openapi.json"):
+                     f"/api/bots/{names[0]}", f"/bots/{names[0]}", "/api/openapi.json"):
             t = sorted(timings(web, path, args.requests))
             p99 = t[min(len(t) - 1, int(len(t) * 0.99))]
             print(f"{path[:32]:32} {statistics.median(t) * 1000:8.2f} {p99 * 1000:8.2f}")
@@ -163,7 +146,7 @@ def main() -> int:
         with_cpu, read = measure_cpu(server.pid, args.seconds, socks)
         done = get_json(web, "/api/standings")
         assert isinstance(done, dict)
-        print(f"\n{args.watchers} watchers of /api/events held open for {args.seconds:.0f} s "
+        print(f"\n{args.watchers} watchers ({load_avg()}) of /api/events held open for {args.seconds:.0f} s "
               f"(they read {read / 1024:.0f} KB of events in all; "
               f"{sum(r['games'] for r in done['standings']) // 2} games finished by then)")
         print(f"server RSS: {base_rss / 1024:.1f} MB without watchers, {with_rss / 1024:.1f} MB with: "
@@ -173,10 +156,7 @@ def main() -> int:
         for s in socks:
             s.close()
     finally:
-        load.terminate()
-        load.wait(timeout=60)
-        server.terminate()
-        server.wait(timeout=60)
+        stop([*load, server])
     return 0
 
 

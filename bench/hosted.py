@@ -1,0 +1,172 @@
+"""The hosted arena's speed (issue 20): ``arena serve --ladder`` (a subprocess) with B registered
+lean bots playing continuously, each its own process and token (``arena._testbot --matches 0``,
+greedy: short games), against the same B bots in a local ``arena tournament`` (same game, preset
+``short``, time control, duplicate pairs, B/2 tables at once) in the same run; then how many
+connected idle bots one server holds.
+
+Prints, no asserts:
+(a) matches/min over a window after a warm-up, hosted and local, and hosted ÷ local (goal ≥ 80%),
+    with the server's CPU share and the machine's load beside each;
+(b) a fresh server with the ladder and I registered bots connected and idle (they declare only
+    ``gin/classic``, which the ladder does not play; ``bench/_idle_sessions.py``, one process):
+    the server's RSS and CPU with none, with the first fifth and with all of them — KB and share
+    of a core per idle session.
+
+    .venv/bin/python bench/hosted.py [--bots 50] [--warmup 50] [--seconds 60] [--idle 1000]
+        [--skip-local] [--skip-idle]
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _hosted import (
+    ARENA,
+    PRESET,
+    ROOT,
+    TC,
+    cpu_s,
+    games_finished,
+    load_avg,
+    register,
+    rss_kb,
+    start_bots,
+    start_server,
+    stop,
+    wait_games,
+)
+
+
+def window(db: Path, seconds: float, pid: int) -> tuple[float, float]:
+    """Matches/min finished into ``db`` over ``seconds`` from now, and ``pid``'s share of a core."""
+    t0, c0 = time.time(), cpu_s(pid)
+    time.sleep(seconds)
+    t1, c1 = time.time(), cpu_s(pid)
+    return games_finished(db, t0) / (t1 - t0) * 60, (c1 - c0) / (t1 - t0)
+
+
+def hosted(folder: Path, n: int, warmup: int, seconds: float) -> float:
+    names = [f"b{i:03d}" for i in range(n)]
+    tokens = register(folder, names)
+    server, referee, _ = start_server(folder)
+    bots = start_bots(referee, tokens)
+    try:
+        wait_games(folder / "serve.sqlite", warmup, 300, server)
+        rate, cpu = window(folder / "serve.sqlite", seconds, server.pid)
+        print(f"hosted: arena serve --ladder, {n} registered bots connected (a process each): "
+              f"{rate:.1f} matches/min over {seconds:.0f} s; the server used {cpu * 100:.0f}% of a core "
+              f"({load_avg()})")
+    finally:
+        stop([*bots, server])
+    return rate
+
+
+def local(folder: Path, n: int, warmup: int, seconds: float) -> float:
+    bot = 'cmd="{python} -m arena._testbot"'
+    argv = [*ARENA, "tournament", "--rules", PRESET, "--tc", TC, "--games", "2", "--concurrency", str(n // 2),
+            "--no-progress", "--out", str(folder / "run")]
+    for i in range(n):
+        argv += ["--bot", f"name=b{i:03d} {bot}"]
+    run = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    try:
+        wait_games(folder / "run" / "run.sqlite", warmup, 300, run)
+        rate, cpu = window(folder / "run" / "run.sqlite", seconds, run.pid)
+        print(f"local:  arena tournament, the same {n} bots, {n // 2} games at once: {rate:.1f} matches/min over "
+              f"{seconds:.0f} s; the arena (with its embedded referee) used {cpu * 100:.0f}% of a core ({load_avg()})")
+        taken, played = waits(folder / "run" / "run.sqlite")
+        print(f"        a game's mean time from its start to its end: {taken:.2f} s, of which its match played "
+              f"{played:.2f} s (the rest it held a slot waiting for a bot busy in another game)")
+    finally:
+        run.send_signal(signal.SIGINT)  # (Ctrl-C: it stops its bots and keeps what finished)
+        try:
+            run.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            stop([run])
+    return rate
+
+
+def idle(folder: Path, n: int, seconds: float) -> None:
+    names = [f"idle{i:04d}" for i in range(n)]
+    tokens = register(folder, names)
+    server, referee, _ = start_server(folder)
+    first = max(1, n // 5)
+    clients: list[subprocess.Popen[str]] = []
+    try:
+        time.sleep(2.0)
+        rows = [(0, rss_kb(server.pid), measure_cpu(server.pid, seconds))]
+        for i, batch in enumerate((names[:first], names[first:])):
+            path = folder / f"tokens-{i}.txt"
+            path.write_text("".join(f"{b} {tokens[b]}\n" for b in batch), encoding="utf-8")
+            client = subprocess.Popen(
+                [sys.executable, str(ROOT / "bench" / "_idle_sessions.py"), "--target", referee, "--tokens", str(path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+            clients.append(client)
+            assert client.stdout is not None
+            ready = client.stdout.readline().split()
+            if not ready or ready[0] != "READY" or ready[2] != "0":
+                raise SystemExit(f"idle sessions: {ready or 'the client ended'} (READY welcomed refused)")
+            time.sleep(2.0)
+            rows.append((rows[-1][0] + len(batch), rss_kb(server.pid), measure_cpu(server.pid, seconds)))
+        print(f"\nidle: arena serve --ladder with registered bots connected and never paired ({load_avg()}):")
+        print(f"{'sessions':>9} {'server RSS MB':>14} {'KB/session':>11} {'server CPU %':>13} {'% core/session':>15}")
+        base = rows[0]
+        for count, rss, cpu in rows:
+            per_kb = (rss - base[1]) / count if count else 0.0
+            per_cpu = (cpu - base[2]) * 100 / count if count else 0.0
+            print(f"{count:9d} {rss / 1024:14.1f} {per_kb:11.1f} {cpu * 100:13.2f} {per_cpu:15.4f}")
+    finally:
+        for c in clients:
+            if c.stdin is not None:
+                c.stdin.close()
+        stop([*clients, server])
+
+
+def waits(db: Path) -> tuple[float, float]:
+    """A run's mean seconds per game from its start to its end, and its match's own duration."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        row = conn.execute("SELECT AVG(finished_at - started_at), AVG(duration) FROM games "
+                           "WHERE finished_at IS NOT NULL").fetchone()
+    finally:
+        conn.close()
+    return float(row[0] or 0.0), float(row[1] or 0.0)
+
+
+def measure_cpu(pid: int, seconds: float) -> float:
+    """``pid``'s share of a core over ``seconds`` from now."""
+    t0, c0 = time.monotonic(), cpu_s(pid)
+    time.sleep(seconds)
+    return (cpu_s(pid) - c0) / (time.monotonic() - t0)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bots", type=int, default=50, help="registered bots playing (even)")
+    p.add_argument("--warmup", type=int, default=50,
+                   help="games finished before the window opens (past every bot's start-up in the local run)")
+    p.add_argument("--seconds", type=float, default=60.0, help="the measuring window")
+    p.add_argument("--idle", type=int, default=1000, help="idle registered sessions connected in (b)")
+    p.add_argument("--skip-local", action="store_true")
+    p.add_argument("--skip-idle", action="store_true")
+    args = p.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-hosted-"))
+    print(f"folders under {folder}; {load_avg()} at the start")
+    rate = hosted(folder / "serve", args.bots, args.warmup, args.seconds)
+    if not args.skip_local:
+        base = local(folder, args.bots, args.warmup, args.seconds)
+        print(f"hosted ÷ local: {rate / base * 100:.0f}% (goal ≥ 80%)" if base else "local: no game in the window")
+    if not args.skip_idle:
+        idle(folder / "idle", args.idle, min(args.seconds, 20.0))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
