@@ -140,3 +140,21 @@ def wait_games(db: Path, n: int, timeout: float, alive: subprocess.Popen[str]) -
         if time.monotonic() > deadline:
             raise SystemExit(f"{db}: fewer than {n} games finished in {timeout:.0f} s")
         time.sleep(0.5)
+
+
+def start_sessions(referee: str, tokens: dict[str, str], path: Path, *, play: bool) -> subprocess.Popen[str]:
+    """The registered bots of ``tokens`` as sessions of one lean client process
+    (``bench/_sessions.py``; its token file written to ``path``), once every hello is welcomed:
+    playing the bench ladder's preset, or idle (declaring only ``gin/classic``, never paired).
+    Closing its stdin ends it."""
+    path.write_text("".join(f"{name} {token}\n" for name, token in tokens.items()), encoding="utf-8")
+    client = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "_sessions.py"), "--target", referee, "--tokens", str(path),
+         "--presets", f"gin/{PRESET}" if play else "gin/classic", *(["--play"] if play else [])],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    assert client.stdout is not None
+    ready = client.stdout.readline().split()
+    if len(ready) != 3 or ready[0] != "READY" or ready[2] != "0":
+        stop([client])
+        raise SystemExit(f"bench/_sessions.py: {ready or 'it ended'} (READY <welcomed> <refused>)")
+    return client

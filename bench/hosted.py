@@ -6,14 +6,16 @@ connected idle bots one server holds.
 
 Prints, no asserts:
 (a) matches/min over a window after a warm-up, hosted and local, and hosted ÷ local (goal ≥ 80%),
-    with the server's CPU share and the machine's load beside each;
+    with the server's CPU share and the machine's load beside each; then the hosted ladder again
+    with the B bots as sessions of one lean client process (``bench/_sessions.py --play``): what
+    the server does when the bots cost the machine little;
 (b) a fresh server with the ladder and I registered bots connected and idle (they declare only
-    ``gin/classic``, which the ladder does not play; ``bench/_idle_sessions.py``, one process):
+    ``gin/classic``, which the ladder does not play; ``bench/_sessions.py``, one process):
     the server's RSS and CPU with none, with the first fifth and with all of them — KB and share
     of a core per idle session.
 
     .venv/bin/python bench/hosted.py [--bots 50] [--warmup 50] [--seconds 60] [--idle 1000]
-        [--skip-local] [--skip-idle]
+        [--skip-local] [--skip-lean] [--skip-idle]
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from _hosted import (
     rss_kb,
     start_bots,
     start_server,
+    start_sessions,
     stop,
     wait_games,
 )
@@ -53,15 +56,16 @@ def window(db: Path, seconds: float, pid: int) -> tuple[float, float]:
     return games_finished(db, t0) / (t1 - t0) * 60, (c1 - c0) / (t1 - t0)
 
 
-def hosted(folder: Path, n: int, warmup: int, seconds: float) -> float:
+def hosted(folder: Path, n: int, warmup: int, seconds: float, *, lean: bool = False) -> float:
     names = [f"b{i:03d}" for i in range(n)]
     tokens = register(folder, names)
     server, referee, _ = start_server(folder)
-    bots = start_bots(referee, tokens)
+    bots = [start_sessions(referee, tokens, folder / "tokens.txt", play=True)] if lean else start_bots(referee, tokens)
+    how = "sessions of one lean client process" if lean else "a process each"
     try:
         wait_games(folder / "serve.sqlite", warmup, 300, server)
         rate, cpu = window(folder / "serve.sqlite", seconds, server.pid)
-        print(f"hosted: arena serve --ladder, {n} registered bots connected (a process each): "
+        print(f"hosted: arena serve --ladder, {n} registered bots connected ({how}): "
               f"{rate:.1f} matches/min over {seconds:.0f} s; the server used {cpu * 100:.0f}% of a core "
               f"({load_avg()})")
     finally:
@@ -103,16 +107,8 @@ def idle(folder: Path, n: int, seconds: float) -> None:
         time.sleep(2.0)
         rows = [(0, rss_kb(server.pid), measure_cpu(server.pid, seconds))]
         for i, batch in enumerate((names[:first], names[first:])):
-            path = folder / f"tokens-{i}.txt"
-            path.write_text("".join(f"{b} {tokens[b]}\n" for b in batch), encoding="utf-8")
-            client = subprocess.Popen(
-                [sys.executable, str(ROOT / "bench" / "_idle_sessions.py"), "--target", referee, "--tokens", str(path)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
-            clients.append(client)
-            assert client.stdout is not None
-            ready = client.stdout.readline().split()
-            if not ready or ready[0] != "READY" or ready[2] != "0":
-                raise SystemExit(f"idle sessions: {ready or 'the client ended'} (READY welcomed refused)")
+            clients.append(start_sessions(referee, {b: tokens[b] for b in batch}, folder / f"tokens-{i}.txt",
+                                          play=False))
             time.sleep(2.0)
             rows.append((rows[-1][0] + len(batch), rss_kb(server.pid), measure_cpu(server.pid, seconds)))
         print(f"\nidle: arena serve --ladder with registered bots connected and never paired ({load_avg()}):")
@@ -123,9 +119,6 @@ def idle(folder: Path, n: int, seconds: float) -> None:
             per_cpu = (cpu - base[2]) * 100 / count if count else 0.0
             print(f"{count:9d} {rss / 1024:14.1f} {per_kb:11.1f} {cpu * 100:13.2f} {per_cpu:15.4f}")
     finally:
-        for c in clients:
-            if c.stdin is not None:
-                c.stdin.close()
         stop([*clients, server])
 
 
@@ -156,6 +149,7 @@ def main() -> int:
     p.add_argument("--idle", type=int, default=1000, help="idle registered sessions connected in (b)")
     p.add_argument("--skip-local", action="store_true")
     p.add_argument("--skip-idle", action="store_true")
+    p.add_argument("--skip-lean", action="store_true", help="skip the hosted run with one lean client process")
     args = p.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-hosted-"))
     print(f"folders under {folder}; {load_avg()} at the start")
@@ -163,6 +157,8 @@ def main() -> int:
     if not args.skip_local:
         base = local(folder, args.bots, args.warmup, args.seconds)
         print(f"hosted ÷ local: {rate / base * 100:.0f}% (goal ≥ 80%)" if base else "local: no game in the window")
+    if not args.skip_lean:
+        hosted(folder / "serve-lean", args.bots, args.warmup, args.seconds, lean=True)
     if not args.skip_idle:
         idle(folder / "idle", args.idle, min(args.seconds, 20.0))
     return 0

@@ -1,6 +1,8 @@
 """The live web under load: ``arena serve --web`` (a subprocess) while games are played on it —
-by default the hosted ladder with B registered lean bots (``--load ladder``: the load of
-``bench/hosted.py``, each bot its own process and token), or a long tournament on the server
+by default the hosted ladder with B registered bots, each its own session and token
+(``--load ladder``: the load of ``bench/hosted.py``; ``--client lean``: sessions of one lean client
+process, ``bench/_sessions.py --play``, so that the bots leave the server the machine's cores;
+``--client process``: ``arena._testbot`` processes), or a long tournament on the server
 (``--load tournament``: ``arena tournament --referee``, lean test bots) — then with W live-update
 watchers held open (the web's limits raised with ``--web-limit sse_per_client``/``sse_connections``).
 
@@ -9,7 +11,7 @@ keep-alive connection, while games finish); the server's RSS and CPU with no wat
 W watchers of ``/api/events`` open (memory per watcher, share of a core per watcher), and the
 machine's load beside them.
 
-    .venv/bin/python bench/web.py [--load ladder|tournament] [--bots 50] [--watchers 500]
+    .venv/bin/python bench/web.py [--load ladder|tournament] [--client lean|process] [--bots 50] [--watchers 500]
         [--requests 200] [--seconds 20] [--concurrency 4]
 """
 
@@ -27,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _hosted import ARENA, cpu_s, load_avg, register, rss_kb, start_bots, start_server, stop
+from _hosted import ARENA, cpu_s, load_avg, register, rss_kb, start_bots, start_server, start_sessions, stop
 
 
 def start_load(folder: Path, referee: str, token: Path, concurrency: int) -> subprocess.Popen[str]:
@@ -104,6 +106,8 @@ def main() -> int:
     p.add_argument("--load", choices=("ladder", "tournament"), default="ladder",
                    help="ladder: B registered bots on the hosted ladder; tournament: a tournament on the server")
     p.add_argument("--bots", type=int, default=50, help="--load ladder: registered bots playing")
+    p.add_argument("--client", choices=("lean", "process"), default="lean",
+                   help="--load ladder: the bots as sessions of one lean process, or a process each")
     p.add_argument("--watchers", type=int, default=500)
     p.add_argument("--requests", type=int, default=200)
     p.add_argument("--seconds", type=float, default=20.0)
@@ -115,7 +119,8 @@ def main() -> int:
     tokens = register(folder / "serve", names) if ladder else {}
     server, referee, web = start_server(folder / "serve", ladder=ladder, web_watchers=args.watchers)
     load: list[subprocess.Popen[bytes]] | list[subprocess.Popen[str]] = (
-        start_bots(referee, tokens) if ladder
+        ([start_sessions(referee, tokens, folder / "tokens.txt", play=True)] if args.client == "lean"
+         else start_bots(referee, tokens)) if ladder
         else [start_load(folder, referee, folder / "serve" / "operator-token", args.concurrency)])
     try:
         deadline = time.monotonic() + 120
@@ -127,7 +132,7 @@ def main() -> int:
         matches = get_json(web, "/api/matches")
         assert isinstance(matches, dict)
         running = matches["running"][0]["match_id"] if matches["running"] else matches["recent"][0]["match_id"]
-        what = (f"the hosted ladder with {args.bots} registered bots" if ladder
+        what = (f"the hosted ladder with {args.bots} registered bots ({args.client} client)" if ladder
                 else f"a tournament on it, {args.concurrency} games at once")
         print(f"server pid {server.pid}; games played on it while measured: {what} ({load_avg()})")
         print(f"{'path':32} {'p50 ms':>8} {'p99 ms':>8}")
