@@ -87,7 +87,7 @@ def local(folder: Path, n: int, warmup: int, seconds: float) -> float:
               f"{seconds:.0f} s; the arena (with its embedded referee) used {cpu * 100:.0f}% of a core ({load_avg()})")
         taken, played = waits(folder / "run" / "run.sqlite")
         print(f"        a game's mean time from its start to its end: {taken:.2f} s, of which its match played "
-              f"{played:.2f} s (the rest it held a slot waiting for a bot busy in another game)")
+              f"{played:.2f} s (the rest between the runner starting it and its match playing)")
     finally:
         run.send_signal(signal.SIGINT)  # (Ctrl-C: it stops its bots and keeps what finished)
         try:
