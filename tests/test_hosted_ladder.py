@@ -143,8 +143,11 @@ def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_su
     assert len(own_faults) >= 4
     listed = _arena("bots", "list", "--dir", str(server.dir), "--json", cwd=tmp_path)
     assert "suspended" in listed.stdout.lower() and "crashes" in listed.stdout
-    refused = _crashing_bot(server.address, tokens["crashy"])  # its token is refused now
-    assert refused.wait(timeout=60) == 1
+    refused = subprocess.run(  # its token is refused now, saying why
+        [sys.executable, "-m", "arena._testbot", "--referee", server.address, "--token", tokens["crashy"]],
+        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "UNAUTHENTICATED: bot 'crashy' is suspended: " in refused.stderr
+    assert "arena bots enable" in refused.stderr
     assert server.log_events("bot_suspended")[0]["bot"] == "crashy"
 
     # One bot leaves (killed) and comes back: it is paired again.

@@ -113,6 +113,23 @@ def _declares(presence: referee.BotPresence, play: LadderPlay) -> bool:
     return play.game in (presence.games or (DEFAULT_GAME,)) and (not presence.presets or play.key in presence.presets)
 
 
+class _Directory:
+    """The registry as the referee's bot directory: who a token is, and why one is refused."""
+
+    def __init__(self, registry: BotRegistry) -> None:
+        self._registry = registry
+
+    def identify(self, token: str) -> str | None:
+        return self._registry.identify(token)
+
+    def refusal(self, token: str) -> str:
+        bot = self._registry.lookup(token)
+        if bot is None or bot.state == "enabled":
+            return ""
+        why = f": {bot.reason}" if bot.reason else ""
+        return f"bot {bot.name!r} is {bot.state}{why}; the server's operator re-enables it (arena bots enable)"
+
+
 class HostedLadder:
     """The continuous ladder: implements ``arena.run.serve.Hosting``."""
 
@@ -137,7 +154,7 @@ class HostedLadder:
 
     @property
     def directory(self) -> referee.BotDirectory:
-        return self.registry
+        return _Directory(self.registry)
 
     # ----- the store -----
     def columns(self, event: referee.MatchEvent) -> Mapping[str, Any]:
