@@ -14,13 +14,16 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from arena.hosted.ladder_file import LadderFileError, load_ladder
+from arena.hosted.ladder import suspension
+from arena.hosted.ladder_file import LadderFileError, SuspendRules, load_ladder
 from arena.hosted.pairing import Candidate, choose_table
+from arena.model.records import Outcome
+from arena.store import open_db, record_game
 from tests._wait import until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,3 +230,33 @@ def test_the_default_ladder_and_a_bad_one_on_the_command_line(tmp_path: Path) ->
     bad_limit = _arena("serve", "--listen", "127.0.0.1:0", "--dir", "srv", "--limit", "bot_matches_per_minute=x",
                        cwd=tmp_path)
     assert bad_limit.returncode == 2 and "bot_matches_per_minute" in bad_limit.stderr
+
+
+def _store(tmp_path: Path, results: Sequence[tuple[str, int | None]]) -> sqlite3.Connection:
+    """A server database with games of ``slow`` (seat 0) against ``fine``: each ends with the
+    termination given and the faulting seat (``None``: no fault)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    db = open_db(tmp_path / "serve.sqlite", "serve")
+    for i, (termination, faulting) in enumerate(results):
+        winner = None if faulting is None else 1 - faulting
+        record_game(db, {}, Outcome(f"m{i}", ("slow", "fine"), winner, termination, faulting, "", (0, 0), (0, 0),
+                                    None, 1, (0, 0), (), "", "", "", places=(1, 1) if winner is None else
+                                    (2 - winner, 1 + winner)))
+    return db
+
+
+def test_suspension_counts_its_own_faults_in_its_last_games(tmp_path: Path) -> None:
+    rules = SuspendRules(crashes=3, time_loss_share=0.10, window=50, min_games=10)
+    own = [("disconnected", 0), ("crashed", 0), ("bot_error", 0), ("disconnected", 1)]
+    db = _store(tmp_path, own + [("normal", None)] * 5)
+    assert suspension(db, "slow", rules) is None  # three of its own: not more than 3
+    assert suspension(db, "fine", rules) is None
+    db = _store(tmp_path / "b", [("disconnected", 0)] * 4)
+    assert "4 crashes" in (suspension(db, "slow", rules) or "")
+    assert suspension(db, "slow", SuspendRules(window=3)) is None  # only its last 3 count
+    losses = [("time_forfeit", 0)] * 2 + [("normal", None)] * 7
+    assert suspension(_store(tmp_path / "c", losses), "slow", rules) is None  # 9 games: under min_games
+    db = _store(tmp_path / "d", [*losses, ("normal", None)] * 1)
+    assert "2 time losses in its last 10 games: over 10%" in (suspension(db, "slow", rules) or "")
+    db = _store(tmp_path / "e", [("time_forfeit", 0)] + [("normal", None)] * 9)
+    assert suspension(db, "slow", rules) is None  # 1 of 10 is not over 10%
