@@ -8,6 +8,7 @@ every finished game and goes on."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import signal
@@ -18,12 +19,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+import trio
 
-from arena.hosted.ladder import suspension
-from arena.hosted.ladder_file import LadderFileError, SuspendRules, load_ladder
+import referee
+from arena.hosted.ladder import HostedLadder, HostedLimits, suspension
+from arena.hosted.ladder_file import LadderFileError, SuspendRules, load_ladder, parse_ladder
 from arena.hosted.pairing import Candidate, choose_table
+from arena.hosted.registry import BotRegistry
 from arena.model.records import Outcome
 from arena.store import open_db, record_game
+from gin_arena.v2 import bot_pb2
+from tests._bots import Client
 from tests._wait import until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -260,3 +266,31 @@ def test_suspension_counts_its_own_faults_in_its_last_games(tmp_path: Path) -> N
     assert "2 time losses in its last 10 games: over 10%" in (suspension(db, "slow", rules) or "")
     db = _store(tmp_path / "e", [("time_forfeit", 0)] + [("normal", None)] * 9)
     assert suspension(db, "slow", rules) is None  # 1 of 10 is not over 10%
+
+
+def test_the_ladder_pairs_bots_that_declare_the_preset_within_their_rate_limit(tmp_path: Path) -> None:
+    """In one process, a real referee and gRPC sessions: the ladder seats only bots whose hello
+    names the preset (or none), and ``bot_matches_per_minute`` holds back the pair's second game."""
+    registry = BotRegistry(open_db(tmp_path / "serve.sqlite", "serve"))
+    tokens = {name: registry.add(name) for name in ("a", "b", "c")}
+    ladder = HostedLadder(registry, parse_ladder({"play": [{"preset": "short", "tc": "st=5"}]}),
+                          HostedLimits(bot_matches_per_minute=1))
+    presets = {"a": [], "b": ["gin/short"], "c": ["gin/classic"]}
+
+    async def main() -> None:
+        async with referee.open_referee(bot_directory=ladder.directory) as ref, trio.open_nursery() as nursery:
+            for name, token in tokens.items():
+                hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(
+                    bot_name=name, token=token, protocol_version=2, max_concurrent_matches=4,
+                    presets=presets[name]))
+                nursery.start_soon(referee.aio, Client(ref.address, token).play(None, first=hello))
+            seen = 0
+            while len(ref.presence()) < 3:
+                seen = await ref.wait_presence(seen)
+            wake = ladder.pair(ref)
+            assert [t.spec.seat_bots for t in ref.tables.values()] in ([("a", "b")], [("b", "a")])
+            assert wake < math.inf  # it looks again when the minute is over
+            assert ladder.pair(ref) < math.inf and len(ref.tables) == 1  # nothing more meanwhile
+            nursery.cancel_scope.cancel()
+
+    referee.run(main)
