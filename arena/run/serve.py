@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -45,12 +45,15 @@ async def serve(
     listen: str, folder: Path, *, ready: trio.Event | None = None, token_file: Path | None = None,
     public_watch: bool = False, tls: referee.ServerTLS | None = None, limits: referee.Limits | None = None,
     operator_services: Sequence[Callable[[grpc.aio.Server], str]] = (), hosting: Hosting | None = None,
+    web: Callable[..., Awaitable[object]] | None = None,
 ) -> None:
     """Serve until cancelled, recording every finished match in ``folder/serve.sqlite``. The
     operator token comes from ``token_file``, the environment or ``folder/operator-token``;
     ``limits`` are the referee's (default :class:`referee.Limits`); ``operator_services`` are
     served beside the referee's, behind the operator token (the registered bots' ``ArenaService``);
-    ``hosting`` runs beside the referee and accepts registered bots (the continuous ladder)."""
+    ``hosting`` runs beside the referee and accepts registered bots (the continuous ladder);
+    ``web(referee, task_status=…)``, if given, is started beside the referee once it listens (the
+    live web)."""
     folder.mkdir(parents=True, exist_ok=True)
     token = resolve_operator_token(token_file, folder / DEFAULT_TOKEN_FILE)
     log_to_file(folder / "serve.log")
@@ -67,9 +70,11 @@ async def serve(
                   flush=True)
             print(token.describe(), flush=True)
             log.info("serve_started", address=ref.address, folder=str(folder))
-            if ready is not None:
-                ready.set()
             async with trio.open_nursery() as nursery:
+                if web is not None:
+                    await nursery.start(web, ref)
+                if ready is not None:
+                    ready.set()
                 if hosting is not None:
                     nursery.start_soon(hosting.run, ref)
                 await _record_matches(ref, db, recorded, hosting)
