@@ -598,10 +598,12 @@ class MatchFlow:
     def _narrate(self, match: games.GameMatch, h: games.Happening, think_ms: int) -> bool:
         """Record ``h`` (unless an action: recorded by the caller), tell every seat and the
         spectators; True if the match ends with it (a game ended with a seat forfeited)."""
-        self.recorder.happening(h)
+        acted = isinstance(h, games.Acted)
+        if not acted:  # (an action is recorded by the caller)
+            self.recorder.happening(h)
         tell = self.wire.tell
         # Told as an ``event``: not even built for the seats that want none.
-        event = isinstance(h, (games.Acted, games.Chance))
+        event = acted or isinstance(h, games.Chance)
         for s in self.seats:
             if event and not s.event_messages:
                 continue
