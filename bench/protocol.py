@@ -556,9 +556,11 @@ def report(
         ]
     if "lean-ab" in wn and "lean" in wn:
         lean_ab = median([a.cpu_per_op_us / r.cpu_per_op_us for r, a in zip(wn["lean"], wn["lean-ab"], strict=True)])
+        ab_bare = [a.cpu_per_op_us / b.cpu_per_op_us for b, a in zip(wn["bare"], wn["lean-ab"], strict=True)]
         rows += [
             (f"A/B: lean-ab CPU per decision, {n} streams", f"{med(wn['lean-ab'], cpu):.1f} µs", "", ""),
             ("    lean-ab ÷ lean (median of per-rep ratios)", f"{lean_ab:.2f}×", "", ""),
+            ("    lean-ab ÷ bare (median of per-rep ratios)", f"{median(ab_bare):.2f}×", "≤ 1.5× compiled", ""),
             ("    1 match p50 decision overhead, lean / lean-ab",
              f"{fmt_ms(med(w1['lean'], p50))} / {fmt_ms(med(w1['lean-ab'], p50))}", "", ""),
         ]
