@@ -26,6 +26,7 @@ from arena.cli.options import (
     check_referee,
     check_startable,
     cluster_spec,
+    is_loopback,
     listen_of,
     make_console,
     play_config,
@@ -34,6 +35,8 @@ from arena.cli.options import (
 )
 from arena.console import Console
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from arena.hosted.registry import BotRegistry
+from arena.hosted.service import arena_service
 from arena.model.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
 from arena.model.schedule import Format, RunConfig
 from arena.results import page as results_page
@@ -52,7 +55,7 @@ from arena.run.tournament import (
     where_played,
     write_results,
 )
-from arena.store import RunStore
+from arena.store import RunStore, open_db
 from referee import DEFAULT_GAME, ListenError, TLSConfigError, TokenFileError, check_can_listen, server_tls_from_args
 from referee import games as referee_games
 
@@ -356,16 +359,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     except ValueError as e:
         raise UsageError(f"--limit {e}") from None
+    if tls is None and not args.insecure and not is_loopback(host or "127.0.0.1"):
+        raise UsageError(f"--listen {args.listen} is not a loopback address: bot and operator tokens would cross "
+                         "the network in clear; serve TLS (--tls-cert FILE --tls-key FILE; arena certs makes them) "
+                         "or, on a network you trust, add --insecure")
+    folder.mkdir(parents=True, exist_ok=True)
+    registry = BotRegistry(open_db(folder / "serve.sqlite", "serve"))  # the operator's ArenaService
 
     async def go(scope: trio.CancelScope) -> None:
         with scope:
             await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
-                        tls=tls, limits=limits)
+                        tls=tls, limits=limits, operator_services=[arena_service(registry)])
 
     try:
         run_cancellable(go)
     except TokenFileError as e:
         raise UsageError(str(e)) from None
+    finally:
+        registry.db.close()
     return EXIT_OK
 
 

@@ -7,7 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from arena.cli import certs_cmd, games_cmd, newbot_cmd, operator_cmd
+from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, operator_cmd
 from arena.cli.commands import demos
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
@@ -142,6 +142,9 @@ def _serve(sub: Any) -> None:
     s.add_argument("--dir", type=Path, default=None, metavar="DIR", help="folder (default runs/serve-<timestamp>)")
     add_operator_options(s, "DIR")
     add_server_tls_options(s)
+    s.add_argument("--insecure", action="store_true",
+                   help="serve plaintext on a non-loopback --listen address (without it, such an address needs "
+                   "TLS: bot and operator tokens cross the network)")
     add_limit_option(s)
     add_log_options(s)
 
@@ -230,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_play_parser(sub)
     certs_cmd.add_parser(sub)
     operator_cmd.add_parser(sub)
+    bots_cmd.add_parser(sub)
     for module in (audit, replay_view, replay_html, results_page, games_cmd, newbot_cmd):
         module.add_parser(sub)
     return parser

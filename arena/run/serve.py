@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import grpc
 import structlog
 import trio
 
@@ -23,10 +25,12 @@ log = structlog.get_logger("arena")
 async def serve(
     listen: str, folder: Path, *, ready: trio.Event | None = None, token_file: Path | None = None,
     public_watch: bool = False, tls: referee.ServerTLS | None = None, limits: referee.Limits | None = None,
+    operator_services: Sequence[Callable[[grpc.aio.Server], str]] = (),
 ) -> None:
     """Serve until cancelled, recording every finished match in ``folder/serve.sqlite``. The
     operator token comes from ``token_file``, the environment or ``folder/operator-token``;
-    ``limits`` are the referee's (default :class:`referee.Limits`)."""
+    ``limits`` are the referee's (default :class:`referee.Limits`); ``operator_services`` are
+    served beside the referee's, behind the operator token (the registered bots' ``ArenaService``)."""
     folder.mkdir(parents=True, exist_ok=True)
     token = resolve_operator_token(token_file, folder / DEFAULT_TOKEN_FILE)
     log_to_file(folder / "serve.log")
@@ -35,7 +39,8 @@ async def serve(
     recorded: set[str] = {r["match_id"] for r in db.execute("SELECT match_id FROM games")}
     try:
         async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays", limits,
-                                        operator_token=token.token, public_watch=public_watch, tls=tls) as ref:
+                                        operator_token=token.token, public_watch=public_watch, tls=tls,
+                                        operator_services=operator_services) as ref:
             referee.tune_gc_for_server()
             print(f"referee listening on {ref.address}{' (TLS)' if tls else ''}; replays and records in {folder}",
                   flush=True)

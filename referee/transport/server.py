@@ -6,7 +6,7 @@ import gc
 import hashlib
 import hmac
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -164,16 +164,19 @@ class Referee:
 async def open_referee(
     host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None, limits: Limits | None = None, *,
     operator_token: str | None = None, public_watch: bool = False, tls: ServerTLS | None = None,
+    operator_services: Sequence[Callable[[grpc.aio.Server], str]] = (),
 ) -> AsyncIterator[Referee]:
     """Start a referee with its gRPC server (inside :func:`referee.run`); yields it with
     ``.address`` and ``.operator_token`` set (without ``operator_token``, a fresh one kept in
-    memory only). ``public_watch`` opens WatchMatch to anyone; ``tls`` serves TLS. A port that
-    cannot be bound raises ``ListenError``. On exit, running matches are cancelled and the
+    memory only). ``public_watch`` opens WatchMatch to anyone; ``tls`` serves TLS. Each of
+    ``operator_services`` adds a service of the caller's to the server and returns its full name:
+    it is listed by health and reflection, and every call of it needs the operator token. A port
+    that cannot be bound raises ``ListenError``. On exit, running matches are cancelled and the
     server stops."""
     token = operator_token or new_operator_token()
     limits = limits or Limits()
-    server = grpc.aio.server(options=server_options(limits),
-                             interceptors=[OperatorAuth(token, public_watch=public_watch)])
+    auth = OperatorAuth(token, public_watch=public_watch)
+    server = grpc.aio.server(options=server_options(limits), interceptors=[auth])
     bound = bind(server, host, port, tls)  # before anything starts: a busy port is one clear error
     async with trio.open_nursery() as nursery:
         referee = Referee(nursery, replay_dir, limits)
@@ -182,15 +185,19 @@ async def open_referee(
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
         health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        added = [add(server) for add in operator_services]
+        for name in added:
+            auth.guard(name)
         names = (
             bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
             referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name,
+            *added,
             health.SERVICE_NAME,
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
         await aio(server.start())
-        for name in ("", *names[:2]):
+        for name in ("", *names[: 2 + len(added)]):
             await aio(health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING))
         referee.address = f"{host}:{bound}"
         log.info("referee_listening", address=referee.address)
