@@ -532,11 +532,7 @@ def report(
         if wn.get(d):
             rows.append((f"    {d}: {DESIGNS[d]}", f"{med(wn[d], cpu):.1f} µs = {med(wn[d], cpu) / bn_cpu:.2f}×",
                          "", ""))
-    # Where each design's server CPU goes: the main thread (Python, and the kernel's side of
-    # its sendmsg/recvfrom/epoll) against gRPC's own threads (they read the sockets).
-    for d, ws in wn.items():
-        rows.append((f"    {d}: CPU per op, main thread user · sys · other threads",
-                     " · ".join(f"{median([w.split_us()[i] for w in ws]):.0f}" for i in range(3)) + " µs", "", ""))
+    rows += split_rows(wn)
     rn_client = med(wn["referee"], lambda w: sum(w.client_cpu) / w.seconds)
     starts = sorted(x for w in wn["referee"] for r in w.results for x in r["start_latency"])
     rows.append((f"    client CPU (1 process) at {n} streams, referee", f"{rn_client * 100:.0f}%", "", ""))
@@ -555,15 +551,7 @@ def report(
              f"{fmt_ms(r1p50)} / {fmt_ms(med(w1['referee-ab'], p50))}", "", ""),
         ]
     if "lean-ab" in wn and "lean" in wn:
-        lean_ab = median([a.cpu_per_op_us / r.cpu_per_op_us for r, a in zip(wn["lean"], wn["lean-ab"], strict=True)])
-        ab_bare = [a.cpu_per_op_us / b.cpu_per_op_us for b, a in zip(wn["bare"], wn["lean-ab"], strict=True)]
-        rows += [
-            (f"A/B: lean-ab CPU per decision, {n} streams", f"{med(wn['lean-ab'], cpu):.1f} µs", "", ""),
-            ("    lean-ab ÷ lean (median of per-rep ratios)", f"{lean_ab:.2f}×", "", ""),
-            ("    lean-ab ÷ bare (median of per-rep ratios)", f"{median(ab_bare):.2f}×", "≤ 1.5× compiled", ""),
-            ("    1 match p50 decision overhead, lean / lean-ab",
-             f"{fmt_ms(med(w1['lean'], p50))} / {fmt_ms(med(w1['lean-ab'], p50))}", "", ""),
-        ]
+        rows += lean_ab_rows(w1, wn, n)
     idle_kb, idle_replays, after_kb, after_replays = mem
     dpm = replay_decisions(replays) or [float("nan")]
     if 0.0 in wb:
@@ -597,6 +585,30 @@ def report(
     errors = [e for w in everything for r in w.results for e in r.get("errors", [])]
     print(f"\nmatches not ending normally inside the runs: {bad}; client errors: {len(errors)}"
           + (f" (first: {errors[0][:200]})" if errors else ""))
+
+
+def lean_ab_rows(w1: dict[str, list[Window]], wn: dict[str, list[Window]], n: int) -> list[tuple[str, str, str, str]]:
+    """The lean A/B: the other referee's CPU per decision against this one's and against bare's
+    (medians of per-rep ratios), and its one-match overhead."""
+    def ratios(over: str, under: str) -> float:
+        return median([a.cpu_per_op_us / b.cpu_per_op_us for b, a in zip(wn[under], wn[over], strict=True)])
+
+    ab_p50, lean_p50 = (median([w.pct(0.5) for w in w1[d]]) for d in ("lean-ab", "lean"))
+    return [
+        (f"A/B: lean-ab CPU per decision, {n} streams", f"{median([w.cpu_per_op_us for w in wn['lean-ab']]):.1f} µs",
+         "", ""),
+        ("    lean-ab ÷ lean (median of per-rep ratios)", f"{ratios('lean-ab', 'lean'):.2f}×", "", ""),
+        ("    lean-ab ÷ bare (median of per-rep ratios)", f"{ratios('lean-ab', 'bare'):.2f}×", "≤ 1.5× compiled", ""),
+        ("    1 match p50 decision overhead, lean / lean-ab", f"{fmt_ms(lean_p50)} / {fmt_ms(ab_p50)}", "", ""),
+    ]
+
+
+def split_rows(wn: dict[str, list[Window]]) -> list[tuple[str, str, str, str]]:
+    """Where each design's server CPU goes: the main thread (Python, and the kernel's side of
+    its sendmsg/recvfrom/epoll) against gRPC's own threads (they read the sockets)."""
+    return [(f"    {d}: CPU per op, main thread user · sys · other threads",
+             " · ".join(f"{median([w.split_us()[i] for w in ws]):.0f}" for i in range(3)) + " µs", "", "")
+            for d, ws in wn.items()]
 
 
 def b_rows(args: argparse.Namespace, wb: dict[float, Window], dpm: list[float]) -> list[tuple[str, str, str, str]]:
