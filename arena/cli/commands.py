@@ -33,8 +33,11 @@ from arena.cli.options import (
     remote_access,
     run_cancellable,
 )
+from arena.cli.web_cmd import WebStarter, web_starter
 from arena.console import Console
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from arena.hosted.ladder import HostedLadder, split_limits
+from arena.hosted.ladder_file import LadderFileError, load_ladder
 from arena.hosted.registry import BotRegistry
 from arena.hosted.service import arena_service
 from arena.model.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
@@ -55,8 +58,16 @@ from arena.run.tournament import (
     where_played,
     write_results,
 )
-from arena.store import RunStore, open_db
-from referee import DEFAULT_GAME, ListenError, TLSConfigError, TokenFileError, check_can_listen, server_tls_from_args
+from arena.store import DB_NAME, RunStore, open_db
+from referee import (
+    DEFAULT_GAME,
+    ListenError,
+    TLSConfigError,
+    TokenFileError,
+    check_can_listen,
+    client_operator_token,
+    server_tls_from_args,
+)
 from referee import games as referee_games
 
 DEMO_GAMES = 72
@@ -178,7 +189,7 @@ def _alone(e: BaseException) -> BaseException:
 
 
 def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess,
-              cluster: ClusterSpec | None = None, rating_interval: int = 0) -> int:
+              cluster: ClusterSpec | None = None, rating_interval: int = 0, web: WebStarter | None = None) -> int:
     cfg = store.config
     cluster = placed(store, cluster or ClusterSpec())
     where = where_played(cfg.referee, cluster)
@@ -193,7 +204,7 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     try:
         result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope,
                                                               access=access, cluster=cluster,
-                                                              rating_interval=rating_interval))
+                                                              rating_interval=rating_interval, web=web))
     except BaseException as raised:  # a failure inside the run's nursery comes as a group of one
         e = _alone(raised)
         if isinstance(e, ListenError):
@@ -314,7 +325,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
         else:
             check_startable(store.bots())
         return _play_run(store, console, resumed=True, access=access, cluster=cluster,
-                         rating_interval=args.rating_interval)
+                         rating_interval=args.rating_interval, web=_tournament_web(args, store))
     finally:
         store.close()
 
@@ -342,9 +353,15 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
         return _play_run(store, console, resumed=False, access=access, cluster=cluster,
-                         rating_interval=args.rating_interval)
+                         rating_interval=args.rating_interval, web=_tournament_web(args, store))
     finally:
         store.close()
+
+
+def _tournament_web(args: argparse.Namespace, store: RunStore) -> WebStarter | None:
+    """``--web``: the run's live web (the operator: whoever holds the token of the environment)."""
+    run_dir = store.run_dir
+    return web_starter(args, run_dir / DB_NAME, run_dir, f"tournament {run_dir}", client_operator_token(None))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -353,9 +370,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     folder = args.dir or default_folder("serve")
     try:
         tls = server_tls_from_args(args)
-        limits = referee.Limits.parse(args.limit)
+        referee_limits, hosted_limits = split_limits(args.limit)
+        limits = referee.Limits.parse(referee_limits)
+        ladder = load_ladder(args.ladder)
         check_can_listen(host or "127.0.0.1", int(port))  # before the folder is created
-    except TLSConfigError as e:
+    except (TLSConfigError, LadderFileError) as e:
         raise UsageError(str(e)) from None
     except ValueError as e:
         raise UsageError(f"--limit {e}") from None
@@ -363,13 +382,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--listen {args.listen} is not a loopback address: bot and operator tokens would cross "
                          "the network in clear; serve TLS (--tls-cert FILE --tls-key FILE; arena certs makes them) "
                          "or, on a network you trust, add --insecure")
+    web = web_starter(args, folder / "serve.sqlite", folder, f"arena serve {folder}")  # (checks --web first)
     folder.mkdir(parents=True, exist_ok=True)
     registry = BotRegistry(open_db(folder / "serve.sqlite", "serve"))  # the operator's ArenaService
 
     async def go(scope: trio.CancelScope) -> None:
         with scope:
             await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
-                        tls=tls, limits=limits, operator_services=[arena_service(registry)])
+                        tls=tls, limits=limits, operator_services=[arena_service(registry)],
+                        hosting=HostedLadder(registry, ladder, hosted_limits), web=web)
 
     try:
         run_cancellable(go)

@@ -46,6 +46,9 @@ LIST_LEFT_OFF_KEY = "gin-arena-left-off"
 byte bound, ``Limits.list_bytes``) were left off after the last one listed."""
 MAX_NONCE_BYTES = 64
 """The longest nonce a bot may contribute."""
+UNKNOWN_TOKEN = ("unknown token: it opens no seat of a match here and is no enabled registered bot's "
+                 "(a disabled, suspended or removed bot's token, and one replaced by rotate-token, are refused)")
+"""The status text of a hello whose token nothing here accepts."""
 
 
 class Referee(Protocol):
@@ -73,6 +76,10 @@ class Referee(Protocol):
     def session_closed(self, session: GrpcSession) -> None:
         """A bot's session ended."""
 
+    def identify(self, token: str) -> str | None:
+        """The registered bot a token that opens no seat belongs to (its bot directory's
+        answer; ``None`` without a directory)."""
+
 
 class GrpcSession:
     """One bot's stream: implements the table's ``Session``."""
@@ -83,6 +90,11 @@ class GrpcSession:
         self.token = hello.token
         self.skip_event_messages = hello.skip_event_messages
         self.games = tuple(hello.games)
+        self.presets = tuple(hello.presets)
+        self.max_concurrent = max(1, hello.max_concurrent_matches)
+        """Matches this session plays at once (``Hello.max_concurrent_matches``, 0 counted as 1)."""
+        self.registered = ""
+        """The registered bot this session is (its token identified by the bot directory), or ""."""
         self.session_id = secrets.token_hex(6)
         self.links: dict[str, SeatLink] = {}
         self._context = context
@@ -224,9 +236,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         if hello is None:
             return
         links = self.referee.links_for_token(hello.token)
-        if not links:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        registered = self.referee.identify(hello.token) if not links else None
+        if not links and registered is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
         session = GrpcSession(hello, context, self.referee.limits)
+        session.registered = registered or ""
         refusals, unsupported = [], []
         for link in links:
             why = link.attach(session)
