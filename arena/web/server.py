@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import referee
 from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
-from arena.web import pages
+from arena.web import pages, tables
 from arena.web.data import (
     WebSource,
     bot_page,
@@ -224,6 +224,8 @@ class Web:
     """The live-update streams held."""
     store_changed: trio.Event = field(default_factory=trio.Event)
     """Set to make the store watcher look at once (a match finished)."""
+    tables: tables.Room | None = None
+    """The tables where people play the computer (``arena.web.tables``)."""
 
     def operator(self, request: Request) -> bool:
         """Whether the request carries the operator's token (bearer header) or sign-in cookie."""
@@ -361,6 +363,7 @@ STATIC_FILES: dict[str, str] = {
     "web.css": (STATIC / "web.css").read_text(encoding="utf-8"),
     "replay.js": replay_html.JS,
     "replay.css": replay_html.PAGE_CSS,
+    **tables.STATIC_FILES,
 }
 """Everything ``/static/`` serves (read once)."""
 
@@ -574,7 +577,7 @@ class Guard:
                 message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
             await send(message)
 
-        if scope["method"] not in READ_METHODS and scope["path"] not in DOORS:
+        if scope["method"] not in READ_METHODS and scope["path"] not in DOORS and not _table_door(scope["path"]):
             refused = _error(405, f"{scope['method']} is not allowed here: the web is read-only",
                              {"Allow": "GET, HEAD"})
             await refused(scope, receive, secured)
@@ -582,9 +585,13 @@ class Guard:
         await self.app(scope, receive, secured)
 
 
+def _table_door(path: str) -> bool:
+    return path == tables.PREFIX or path.startswith(tables.PREFIX + "/")
+
+
 def make_app(web: Web) -> Starlette:
     """The Starlette app of the web."""
-    app = Starlette(routes=[Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS])
+    app = Starlette(routes=[*(Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS), *tables.ROUTES])
     app.state.web = web
     app.add_middleware(Guard)
     return app
@@ -635,10 +642,12 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
     the caller's trio run; ``task_status.started`` gets its address (``http://HOST:PORT``)."""
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits))
+    web.tables = tables.Room(source.live, limits, web.slots, EventStream)
     config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
     async with trio.open_nursery() as nursery:
         web.hub.standings = await web.read(standings)
         nursery.start_soon(watch_store, web)
+        await nursery.start(web.tables.run)
         if source.live is not None:
             nursery.start_soon(watch_referee, web, source.live)
         binds = await nursery.start(_serve, make_app(web), config)

@@ -1,0 +1,257 @@
+"""A person plays the computer in real headless Chromium (Selenium, Debian's ``chromium`` and
+``chromium-driver``): the page is a bot client of the referee through the web. A whole Gin game
+(``short``) against the random sample bot, played by clicking, on a 390×844 screen; everything the
+page received (each payload of its stream, as the page collected it) and everything it showed
+(the DOM's cards after each move) is checked against the match's replay: each view is exactly a
+position of seat 0's view of the replay, so it holds no card that seat could not see. A move
+forged by hand (a POST with an illegal action) gets the referee's error, and the game goes on.
+Screenshots of the table at the start and at a showdown are kept under ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import urllib.request
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+import referee
+from arena.replays.steps import build, named
+from arena.web.limits import WebLimits
+from arena.web.tables import SEAT
+from tests._web import fetch, served, until
+from tests.test_web_browser import _driver, _js
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "tables"
+"""Where the screenshots are kept (listed in .gitignore)."""
+CARD = re.compile(r"\b[2-9TJQKA][shdc]\b")
+STATE = """
+const b = document.body;
+return {over: b.dataset.over === 'yes', closed: b.dataset.closed === 'yes',
+        moves: [...document.querySelectorAll('#moves button')].map(e => e.dataset.action),
+        cards: [...document.querySelectorAll('[data-card]')].map(e => e.dataset.card),
+        loose: [...document.querySelectorAll('#me .loose [data-card]')].map(e => e.dataset.card),
+        end: !document.getElementById('end').hidden,
+        width: document.documentElement.scrollWidth, client: document.documentElement.clientWidth,
+        small: [...document.querySelectorAll('#moves button, select, form button')]
+               .filter(e => e.getBoundingClientRect().height < 44).length,
+        n: (window.__tablePayloads || []).length};"""
+RANK = "23456789TJQKA"
+
+
+def _pick(moves: list[str], loose: list[str]) -> str:
+    """A person's simple play: gin or knock when offered, take the stock, shed the highest deadwood."""
+    for kind in ("big_gin", "knock", "draw_stock", "pass"):
+        found = [m for m in moves if m.split()[0] == kind]
+        if found:
+            return found[0]
+    discards = [m for m in moves if m.startswith("discard ")]
+    shed = [m for m in discards if m.split()[1] in loose] or discards
+    return max(shed, key=lambda m: RANK.index(m.split()[1][0])) if shed else moves[0]
+
+
+def _open_table(driver: Any, url: str) -> None:
+    driver.get(url + "/play")
+    form = driver.find_element(By.CSS_SELECTOR, 'form[data-game="gin"]')
+    Select(form.find_element(By.NAME, "bot")).select_by_value("random")
+    Select(form.find_element(By.NAME, "preset")).select_by_value("short")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+
+def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile")
+    driver.set_window_size(390, 844)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shots: dict[str, Path] = {}
+    samples: list[dict[str, Any]] = []
+
+    async def main() -> tuple[str, list[dict[str, Any]], str]:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(_open_table, driver, s.url)
+            table_url = await _js(driver, "return location.href")
+            assert "/play/t/" in table_url
+            while True:
+                state = await _js(driver, STATE)
+                if state["over"]:
+                    samples.append(state)
+                    break
+                if state["moves"]:
+                    samples.append(state)
+                    assert state["width"] <= state["client"], "the table scrolls sideways at 390 px"
+                    assert state["small"] == 0, "a touch target under 44 px"
+                    if "start" not in shots:
+                        shots["start"] = tmp_path / "start.png"
+                        await trio.to_thread.run_sync(driver.save_screenshot, str(shots["start"]))
+                    move = _pick(state["moves"], state["loose"])
+                    button = await trio.to_thread.run_sync(
+                        driver.find_element, By.CSS_SELECTOR, f'#moves button[data-action="{move}"]')
+                    await trio.to_thread.run_sync(button.click)
+
+                    async def answered(n: int = state["n"]) -> bool:
+                        now = await _js(driver, STATE)
+                        return bool(now["n"] > n or now["over"])
+                    await until(answered, f"the referee's answer to {move!r}", 30)
+                elif state["end"] and "showdown" not in shots:
+                    shots["showdown"] = tmp_path / "showdown.png"
+                    await trio.to_thread.run_sync(driver.save_screenshot, str(shots["showdown"]))
+                else:
+                    await trio.sleep(0.05)
+
+            async def closed() -> bool:
+                return bool((await _js(driver, STATE))["closed"])
+            await until(closed, "the stream's end")
+            if "showdown" not in shots:
+                shots["showdown"] = tmp_path / "showdown.png"
+                await trio.to_thread.run_sync(driver.save_screenshot, str(shots["showdown"]))
+            payloads = await _js(driver, "return window.__tablePayloads")
+            replay_link = await _js(driver, "const a = document.querySelector('#replay a'); return a ? a.href : ''")
+            room = s.ref.tables
+            finished = [t for t in room.values() if t.match_id.startswith("table-")]
+            assert len(finished) == 1
+            table = finished[0]
+            await table.finished.wait()
+            assert table.report is not None and table.state == "finished", table.report
+            assert table.report.termination == "normal", table.report
+
+            async def replay_served() -> bool:
+                return (await fetch(replay_link)).status == 200
+            await until(replay_served, "the replay page")
+            return table.report.replay_path, payloads, table_url
+
+    try:
+        replay_path, payloads, table_url = referee.run(main)
+    finally:
+        driver.quit()
+    for name, path in shots.items():
+        shutil.copy(path, ARTIFACTS / f"{name}.png")
+    assert set(shots) == {"start", "showdown"}
+    assert sum(1 for p in payloads if p["kind"] == "action_request") >= 5
+    assert payloads[-1]["kind"] == "replay"
+    assert any(p["kind"] == "match_finished" for p in payloads)
+
+    # Every view the page was sent is exactly a position of seat 0's view of the replay.
+    replay = referee.read_replay(Path(replay_path))
+    players = list(replay.header.players)
+    mine = build(replay, SEAT)
+    by_deal: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for pos in mine.positions:
+        deal = mine.deals[pos.deal_index]
+        by_deal.setdefault((deal.game, deal.number), []).append(_strip(dict(pos.shown)))
+    opponent_hands = _hands(build(replay, "everyone"), 1 - SEAT)
+    sent: set[str] = set()
+    checked = 0
+    for p in payloads:
+        view = p["view"]
+        if view is None:
+            continue
+        key = (view["position"]["game"], view["position"]["deal"])
+        shown = _strip(named({k: v for k, v in view.items() if k != "position"}, players))
+        assert shown in by_deal[key], f"a {p['kind']} payload's view is no position of seat 0 in deal {key}"
+        checked += 1
+        if shown["end"] is None:  # before the showdown: the opponent's hand is not shown, nor sent
+            assert shown["seats"][1 - SEAT]["hand"] is None
+        sent |= set(CARD.findall(json.dumps(p)))
+    assert checked >= 5
+    # The proto messages themselves carry no opponent card before it is shown: every card the page
+    # was sent is in seat 0's views of the replay.
+    seen_by_seat = {c for views in by_deal.values() for v in views for c in CARD.findall(json.dumps(v))}
+    assert sent <= seen_by_seat
+    assert opponent_hands - seen_by_seat, "the opponent held cards seat 0 never saw (the check bites)"
+    for sample in samples:
+        assert set(sample["cards"]) <= sent
+    assert table_url not in json.dumps(payloads)  # the seat's link is not echoed to the page
+
+
+def _strip(view: dict[str, Any]) -> dict[str, Any]:
+    """A description without the game's scores (a view rebuilt from the replay does not know them)."""
+    return {k: v for k, v in view.items() if k != "scores"}
+
+
+def _hands(everyone: Any, seat: int) -> set[str]:
+    """Every card seat ``seat`` held at any point, from the complete-information views."""
+    found: set[str] = set()
+    for pos in everyone.positions:
+        hand = pos.shown["seats"][seat]["hand"]
+        if hand is not None:
+            found |= set(CARD.findall(json.dumps(hand)))
+    return found
+
+
+class _Reader:
+    """A seat's event stream read over HTTP on a worker thread: its payloads as they come."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.payloads: list[dict[str, Any]] = []
+        self.response: Any = None
+
+    def run(self) -> None:
+        self.response = urllib.request.urlopen(self.url, timeout=60)
+        for raw in self.response:
+            line = raw.decode()
+            if line.startswith("data: ") and line != "data: {}\n":
+                self.payloads.append(json.loads(line[6:]))
+
+    def request(self) -> list[str] | None:
+        """The open request's legal moves, if the latest payload is a request."""
+        if not self.payloads or self.payloads[-1]["kind"] != "action_request":
+            return None
+        return [m["id"] for m in self.payloads[-1]["view"]["legal"]]
+
+
+def test_a_forged_move_gets_the_referees_error_and_the_computer_players_are_bounded(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with served(tmp_path / "srv", WebLimits(computer_players=1)) as s:
+            form = {"Content-Type": "application/x-www-form-urlencoded"}
+            opened = await fetch(s.url + "/play", "POST", form, b"game=gin&preset=short&bot=random")
+            assert opened.status == 200, opened.text  # urllib follows the 303 to the seat's page
+            assert opened.headers["cache-control"] == "no-store"
+            found = re.search(r'data-move="/play/t/([^/"]+)/move"', opened.text)
+            assert found is not None, opened.text
+            base = f"{s.url}/play/t/{found.group(1)}"
+            full = await fetch(s.url + "/play", "POST", form, b"game=gin&preset=short&bot=random")
+            assert full.status == 503 and "limit computer_players" in full.text
+            wrong = await fetch(s.url + "/play", "POST", form, b"game=gin&preset=nope&bot=random")
+            assert wrong.status == 400 and "preset &#x27;nope&#x27;: gin has " in wrong.text
+            reader = _Reader(base + "/events")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(partial(trio.to_thread.run_sync, reader.run, abandon_on_cancel=True))
+                await until(lambda: _true(reader.request() is not None), "the person's first request")
+                legal = reader.request()
+                assert legal
+                before = len(reader.payloads)
+                bad = await fetch(base + "/move", "POST", {"Content-Type": "application/json"},
+                                  json.dumps({"action": "fly away"}).encode())
+                assert bad.status == 400 and "no move of this game" in bad.json()["error"], bad.text
+                illegal = "draw_stock" if not any(a == "draw_stock" for a in legal) else "discard 2c"
+                forged = await fetch(base + "/move", "POST", {"Content-Type": "application/json"},
+                                     json.dumps({"action": illegal}).encode())
+                assert forged.status == 422, forged.text
+                assert forged.json()["error"].startswith(f"the referee refused {illegal!r}: "), forged.text
+                # The page's stream got the referee's rejection; the request stays open.
+                await until(lambda: _true(len(reader.payloads) > before), "the rejection in the stream")
+                rejected = reader.payloads[before]
+                assert rejected["kind"] == "action_rejected", rejected
+                assert forged.json()["error"].endswith(rejected["message"]["actionRejected"]["reason"])
+                assert [m["id"] for m in rejected["view"]["legal"]] == legal
+                good = await fetch(base + "/move", "POST", {"Content-Type": "application/json"},
+                                   json.dumps({"action": legal[0]}).encode())
+                assert good.status == 200, good.text
+                nursery.cancel_scope.cancel()
+                reader.response.close()
+            nobody = await fetch(s.url + "/play/t/not-a-seat/move", "POST", {"Content-Type": "application/json"},
+                                 b"{}")
+            assert nobody.status == 404
+            assert (await fetch(s.url + "/api/standings", "POST")).status == 405  # the rest stays read-only
+
+    referee.run(main)
+
+
+async def _true(value: bool) -> bool:
+    return value
