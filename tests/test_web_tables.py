@@ -135,34 +135,37 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
     assert payloads[-1]["kind"] == "replay"
     assert any(p["kind"] == "match_finished" for p in payloads)
 
-    # Every view the page was sent is exactly a position of seat 0's view of the replay.
+    # Every view the page was sent is exactly a position of seat 0's view of the replay, in order;
+    # every card of every payload (the proto message too) is one seat 0 had seen by that position.
     replay = referee.read_replay(Path(replay_path))
     players = list(replay.header.players)
     mine = build(replay, SEAT)
-    by_deal: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    everyone = build(replay, "everyone")
+    index: dict[tuple[int, int], list[tuple[int, dict[str, Any]]]] = {}
+    known: list[set[str]] = []  # the cards seat 0 had seen by each position of the match
+    hidden: list[set[str]] = []  # the opponent's cards seat 0 had not seen, at each position
     for pos in mine.positions:
         deal = mine.deals[pos.deal_index]
-        by_deal.setdefault((deal.game, deal.number), []).append(_strip(dict(pos.shown)))
-    opponent_hands = _hands(build(replay, "everyone"), 1 - SEAT)
+        index.setdefault((deal.game, deal.number), []).append((pos.index, _strip(dict(pos.shown))))
+        known.append((known[-1] if known else set()) | set(CARD.findall(json.dumps(pos.shown))))
+        theirs = everyone.positions[pos.index].shown["seats"][1 - SEAT]["hand"]
+        hidden.append(set(CARD.findall(json.dumps(theirs))) - known[-1])
+    at = 0
     sent: set[str] = set()
-    checked = 0
     for p in payloads:
         view = p["view"]
-        if view is None:
-            continue
-        key = (view["position"]["game"], view["position"]["deal"])
-        shown = _strip(named({k: v for k, v in view.items() if k != "position"}, players))
-        assert shown in by_deal[key], f"a {p['kind']} payload's view is no position of seat 0 in deal {key}"
-        checked += 1
-        if shown["end"] is None:  # before the showdown: the opponent's hand is not shown, nor sent
-            assert shown["seats"][1 - SEAT]["hand"] is None
-        sent |= set(CARD.findall(json.dumps(p)))
-    assert checked >= 5
-    # The proto messages themselves carry no opponent card before it is shown: every card the page
-    # was sent is in seat 0's views of the replay.
-    seen_by_seat = {c for views in by_deal.values() for v in views for c in CARD.findall(json.dumps(v))}
-    assert sent <= seen_by_seat
-    assert opponent_hands - seen_by_seat, "the opponent held cards seat 0 never saw (the check bites)"
+        if view is not None:
+            key = (view["position"]["game"], view["position"]["deal"])
+            shown = _strip(named({k: v for k, v in view.items() if k != "position"}, players))
+            found = [i for i, v in index[key] if v == shown and i >= at]
+            assert found, f"a {p['kind']} payload's view is no later position of seat 0 in deal {key}"
+            at = found[0]
+        cards = set(CARD.findall(json.dumps(p)))
+        assert cards <= known[at], f"a {p['kind']} payload holds {cards - known[at]}, unseen by seat 0 then"
+        assert not cards & hidden[at]
+        sent |= cards
+    assert at == len(known) - 1  # the last view is the match's last position
+    assert any(hidden), "the opponent held cards seat 0 had not seen (the check can fail)"
     for sample in samples:
         assert set(sample["cards"]) <= sent
     assert table_url not in json.dumps(payloads)  # the seat's link is not echoed to the page
@@ -171,16 +174,6 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
 def _strip(view: dict[str, Any]) -> dict[str, Any]:
     """A description without the game's scores (a view rebuilt from the replay does not know them)."""
     return {k: v for k, v in view.items() if k != "scores"}
-
-
-def _hands(everyone: Any, seat: int) -> set[str]:
-    """Every card seat ``seat`` held at any point, from the complete-information views."""
-    found: set[str] = set()
-    for pos in everyone.positions:
-        hand = pos.shown["seats"][seat]["hand"]
-        if hand is not None:
-            found |= set(CARD.findall(json.dumps(hand)))
-    return found
 
 
 class _Reader:

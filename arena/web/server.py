@@ -515,6 +515,12 @@ ENDPOINTS = (
     Endpoint("/signin", signin, "the operator's sign-in form (POST: the token; sets the cookie)", "text/html",
              ("GET", "POST")),
     Endpoint("/signout", signout, "the operator signs out (POST)", "text/html", ("POST",)),
+    Endpoint(tables.PREFIX, tables.new_table, "play the computer: the choices (POST: open a table)", "text/html",
+             ("GET", "POST")),
+    Endpoint(tables.PREFIX + "/t/{secret}", tables.table_page, "a person's seat at a table", "text/html"),
+    Endpoint(tables.PREFIX + "/t/{secret}/events", tables.table_events, "the seat's messages with its view",
+             "text/event-stream"),
+    Endpoint(tables.PREFIX + "/t/{secret}/move", tables.table_move, "the person's move (POST)", methods=("POST",)),
     Endpoint("/static/{name}", static, "the pages' script and style sheets", "text/javascript"),
     Endpoint("/api/standings", api_standings, "the standings"),
     Endpoint("/api/matches", api_matches, "running matches and a page of finished ones (limit, before)"),
@@ -547,7 +553,8 @@ def openapi_document() -> dict[str, Any]:
                          for m in e.methods}
     return {"openapi": "3.1.0",
             "info": {"title": "Gin Arena live web", "version": "1",
-                     "description": "Read-only: every path answers GET and HEAD (the operator's sign-in aside)."},
+                     "description": "Read-only: every path answers GET and HEAD (the operator's sign-in and the "
+                                    "tables' POSTs aside: a table's seat link is its credential)."},
             "paths": paths}
 
 
@@ -591,7 +598,7 @@ def _table_door(path: str) -> bool:
 
 def make_app(web: Web) -> Starlette:
     """The Starlette app of the web."""
-    app = Starlette(routes=[*(Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS), *tables.ROUTES])
+    app = Starlette(routes=[Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS])
     app.state.web = web
     app.add_middleware(Guard)
     return app

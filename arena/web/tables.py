@@ -41,7 +41,6 @@ import trio
 from google.protobuf import json_format
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
 
 import referee
 from arena.run.play import bot_command
@@ -448,12 +447,3 @@ async def _events(seat: Seat, start: int, keepalive_s: float) -> AsyncIterator[s
             await seat.changed.wait()
         if waited.cancelled_caught:
             yield ": keep-alive\n\n"
-
-
-ROUTES = [
-    Route(PREFIX, new_table, methods=["GET", "POST"]),
-    Route(PREFIX + "/t/{secret}", table_page, methods=["GET"]),
-    Route(PREFIX + "/t/{secret}/events", table_events, methods=["GET"]),
-    Route(PREFIX + "/t/{secret}/move", table_move, methods=["POST"]),
-]
-"""The tables' routes (the web's app adds them)."""
