@@ -18,13 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from google.protobuf import json_format
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 import referee
+from arena.replays.audit import check_information
 from arena.replays.steps import build, named
 from arena.web.limits import WebLimits
 from arena.web.tables import SEAT
+from gin_arena.v2 import bot_pb2
+from referee import games
 from tests._web import fetch, served, until
 from tests.test_web_browser import _driver, _js
 
@@ -144,10 +148,18 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
     index: dict[tuple[int, int], list[tuple[int, dict[str, Any]]]] = {}
     known: list[set[str]] = []  # the cards seat 0 had seen by each position of the match
     hidden: list[set[str]] = []  # the opponent's cards seat 0 had not seen, at each position
+    reg = games.get(replay.header.game)
+    rules = reg.game.rules_from_dict(dict(replay.header.rules))
+    knows: Any = reg.game  # a referee.games.KnowsCards
     for pos in mine.positions:
         deal = mine.deals[pos.deal_index]
         index.setdefault((deal.game, deal.number), []).append((pos.index, _strip(dict(pos.shown))))
         known.append((known[-1] if known else set()) | set(CARD.findall(json.dumps(pos.shown))))
+        if pos is deal.positions[-1]:  # the deal's end as the referee tells each seat (the audit's check)
+            r = deal.record
+            record = {"game": r.game, "deal": r.deal, "dealer": r.dealer, "deck": list(r.deck), "key": r.key}
+            moves = [(m.seat, m.action) for m in deal.moves]
+            known[-1] |= set(knows.known_cards(rules, record, moves, len(players))[-1][SEAT])
         theirs = everyone.positions[pos.index].shown["seats"][1 - SEAT]["hand"]
         hidden.append(set(CARD.findall(json.dumps(theirs))) - known[-1])
     at = 0
@@ -165,6 +177,10 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
         assert not cards & hidden[at]
         sent |= cards
     assert at == len(known) - 1  # the last view is the match's last position
+    # And the audit's own information check (check 6) passes on the messages the page received.
+    messages = [json_format.ParseDict(p["message"], bot_pb2.RefereeMessage()) for p in payloads
+                if p["kind"] not in ("replay", "error")]
+    assert check_information(replay, [messages, []]) >= 20
     assert any(hidden), "the opponent held cards seat 0 had not seen (the check can fail)"
     for sample in samples:
         assert set(sample["cards"]) <= sent

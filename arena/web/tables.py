@@ -249,7 +249,8 @@ class Room:
                 seat.request = msg.action_request if kind == "action_request" else seat.request
                 if kind in ("deal_finished", "game_finished", "match_finished"):
                     seat.request = None
-                seat.add(kind, json_format.MessageToDict(msg), self._view(reg, table))
+                seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
+                         self._view(reg, table))
                 if kind == "match_finished":
                     seat.add("replay", {"href": f"/matches/{table.match_id}"}, None)
                     await referee.aio(call.done_writing())

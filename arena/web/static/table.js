@@ -89,7 +89,7 @@
     const last = $('last');
     last.textContent = '';
     if (view.last) {
-      last.appendChild(el('span', '', (view.last.seat === me ? 'You' : players[view.last.seat]) + ' ' + named(view.last.text)));
+      last.appendChild(el('span', '', who(view.last.seat) + ': ' + named(view.last.text)));
     }
     if (view.end) drawEnd(view.end, null);
     drawMoves();
@@ -115,6 +115,7 @@
     if (!request || sending) return;
     sending = true;
     $('problem').textContent = '';
+    if (!(view && view.end)) $('end').hidden = true;  // the last deal's end stays until the next move
     const rid = request.requestId;
     drawMoves();
     try {
@@ -132,33 +133,37 @@
       drawMoves();
     }
   }
+  function words(key) { return key.replace(/([A-Z])/g, ' $1').toLowerCase(); }
   // A game's own part of a result, drawn field by field (the page names no game).
   function fields(obj, into) {
     for (const [k, v] of Object.entries(obj || {})) {
+      if (v === '' || (Array.isArray(v) && v.length === 0)) continue;
       if (Array.isArray(v) && v.every((x) => typeof x === 'string' && /^[2-9TJQKA][shdc]$/.test(x))) {
         const row = el('div', 'field');
-        row.appendChild(el('span', 'label', k));
+        row.appendChild(el('span', 'label', words(k)));
         row.appendChild(cards(v));
         into.appendChild(row);
       } else if (Array.isArray(v)) {
         v.forEach((x, i) => {
           const sub = el('div', 'sub');
-          sub.appendChild(el('div', 'label', k + ' ' + (k === 'hands' || k === 'seats' ? (i === me ? 'you' : players[i] || i) : i + 1)));
+          const seatOf = x && typeof x === 'object' && 'seat' in x ? Number(x.seat) : (k === 'hands' ? i : -1);
+          sub.appendChild(el('div', 'label', seatOf >= 0 ? who(seatOf) : words(k) + ' ' + (i + 1)));
           if (typeof x === 'object') fields(x, sub); else sub.appendChild(el('span', '', String(x)));
           into.appendChild(sub);
         });
       } else if (typeof v === 'object' && v !== null) {
         const sub = el('div', 'sub');
-        sub.appendChild(el('div', 'label', k));
+        sub.appendChild(el('div', 'label', words(k)));
         fields(v, sub);
         into.appendChild(sub);
       } else if (/^[2-9TJQKA][shdc]$/.test(String(v))) {
         const row = el('div', 'field');
-        row.appendChild(el('span', 'label', k));
+        row.appendChild(el('span', 'label', words(k)));
         row.appendChild(card(String(v)));
         into.appendChild(row);
       } else {
-        into.appendChild(el('div', 'field', k + ': ' + String(v).replace(/^[A-Z_]+?_(?=[A-Z]+$)/, '').toLowerCase()));
+        if (k === 'seat') continue;
+        into.appendChild(el('div', 'field', words(k) + ': ' + String(v).replace(/^[A-Z]+(?:_[A-Z]+)*?_(?=[A-Z]+$)/, '').toLowerCase()));
       }
     }
   }
@@ -207,13 +212,12 @@
     if (p.kind === 'action_request') {
       request = m.actionRequest;
       requestAt = Date.now();
-      $('end').hidden = true;
     } else if (p.kind === 'action_rejected') {
       $('problem').textContent = 'The referee refused that move: ' + (m.actionRejected.reason || '');
     } else if (p.kind === 'deal_finished' || p.kind === 'game_finished' || p.kind === 'match_finished') {
       request = null;
     }
-    if (p.kind === 'deal_started') { $('end').hidden = true; theirSince = Date.now(); }
+    if (p.kind === 'deal_started') theirSince = Date.now();
     if (p.kind === 'event' && p.view && p.view.last && p.view.last.seat !== me) {
       $('log').appendChild(el('li', '', named(p.view.last.text)));
       theirSince = Date.now();
