@@ -45,7 +45,15 @@ return {over: b.dataset.over === 'yes', closed: b.dataset.closed === 'yes',
         width: document.documentElement.scrollWidth, client: document.documentElement.clientWidth,
         small: [...document.querySelectorAll('#moves button, select, form button')]
                .filter(e => e.getBoundingClientRect().height < 44).length,
+        turn: b.classList.contains('your-turn'), title: document.title,
+        clock: document.getElementById('my-clock').textContent,
         n: (window.__tablePayloads || []).length};"""
+END = """
+const end = document.getElementById('end');
+return {seats: end.querySelectorAll('.seat').length, text: end.textContent,
+        sheet: [...document.querySelectorAll('#scores tbody tr')].map(r => r.textContent),
+        status: document.getElementById('status').textContent,
+        replay: (document.querySelector('#replay a') || {}).href || ''};"""
 RANK = "23456789TJQKA"
 
 
@@ -92,10 +100,17 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
                     if "start" not in shots:
                         shots["start"] = tmp_path / "start.png"
                         await trio.to_thread.run_sync(driver.save_screenshot, str(shots["start"]))
+                    assert state["turn"] and state["title"].startswith("● Your turn")
+                    assert re.fullmatch(r"your time for this move: \d+ s", state["clock"]), state["clock"]
                     move = _pick(state["moves"], state["loose"])
-                    button = await trio.to_thread.run_sync(
-                        driver.find_element, By.CSS_SELECTOR, f'#moves button[data-action="{move}"]')
-                    await trio.to_thread.run_sync(button.click)
+                    if len(samples) % 3 == 0:  # by keyboard: the move's number
+                        key = str(state["moves"].index(move) + 1)
+                        page = await trio.to_thread.run_sync(driver.find_element, By.TAG_NAME, "body")
+                        await trio.to_thread.run_sync(page.send_keys, key)
+                    else:
+                        button = await trio.to_thread.run_sync(
+                            driver.find_element, By.CSS_SELECTOR, f'#moves button[data-action="{move}"]')
+                        await trio.to_thread.run_sync(button.click)
 
                     async def answered(n: int = state["n"]) -> bool:
                         now = await _js(driver, STATE)
@@ -114,7 +129,8 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
                 shots["showdown"] = tmp_path / "showdown.png"
                 await trio.to_thread.run_sync(driver.save_screenshot, str(shots["showdown"]))
             payloads = await _js(driver, "return window.__tablePayloads")
-            replay_link = await _js(driver, "const a = document.querySelector('#replay a'); return a ? a.href : ''")
+            end = await _js(driver, END)
+            replay_link = end["replay"]
             room = s.ref.tables
             finished = [t for t in room.values() if t.match_id.startswith("table-")]
             assert len(finished) == 1
@@ -122,6 +138,10 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
             await table.finished.wait()
             assert table.report is not None and table.state == "finished", table.report
             assert table.report.termination == "normal", table.report
+            # The end: every hand with its melds and deadwood, the points, the score sheet, the replay.
+            assert end["seats"] == 2 and "deadwood" in end["text"] and "points:" in end["text"], end
+            assert end["sheet"] and end["status"].startswith("Game over: "), end
+            assert replay_link.endswith(f"/matches/{table.match_id}"), replay_link
 
             async def replay_served() -> bool:
                 return (await fetch(replay_link)).status == 200

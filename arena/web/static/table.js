@@ -248,6 +248,7 @@
       $('problem').textContent = (m.error && m.error.message) || m.message || 'the referee sent an error';
     }
     drawView();
+    tick();
   }
   function tick() {
     const mine = $('my-clock');
