@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.cli.options import is_loopback
-from arena.hosted.registry import BOT_STATES, BotRegistry, RegistryError
+from arena.hosted.registry import BOT_STATES, LOOKUP_SQL, BotRegistry, RegistryError
 from arena.store import open_db
 from gin_arena.v2 import arena_pb2, arena_pb2_grpc
 from referee import OPERATOR_TOKEN_ENV, operator_metadata
@@ -70,6 +70,13 @@ def test_rotating_a_token_stops_the_old_one_at_once_even_in_another_process(tmp_
     reg.disable("alice")
     assert other.identify(new) is None
     other_db.close()
+    db.close()
+
+
+def test_a_token_is_found_through_the_index_not_by_reading_every_bot(tmp_path: Path) -> None:
+    _, db = _registry(tmp_path)
+    plan = " ".join(str(r[3]) for r in db.execute("EXPLAIN QUERY PLAN " + LOOKUP_SQL, ("0" * 64,)))
+    assert "USING INDEX bots_token" in plan, plan
     db.close()
 
 
@@ -234,10 +241,10 @@ class Served:
 
 
 def _listening(proc: subprocess.Popen[str]) -> str:
-    """The address an ``arena serve`` prints once it listens."""
+    """The address an ``arena serve`` or ``referee serve`` prints once it listens."""
     assert proc.stdout is not None
     for line in proc.stdout:  # ends (empty) if the server exits first
-        if found := re.match(r"referee listening on (\S+?);", line):
+        if found := re.match(r"referee listening on ([^;\s]+)", line):
             return found.group(1)
     raise AssertionError(f"the server ended (exit {proc.wait()}) without listening")
 
@@ -348,6 +355,20 @@ def test_arena_operator_bots_end_to_end(served: Served) -> None:
     assert done.returncode == 1 and "wants the operator token" in done.stderr and done.stdout == ""
     assert served.operator("bots", "remove", "remote-bot").stdout.startswith("removed bot 'remote-bot'")
     assert _identify(served.folder, new) is None
+
+
+def test_arena_operator_bots_on_a_referee_without_registry_says_so(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0", "--replays", "r"],
+                            cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        address = _listening(proc)
+        done = _arena(tmp_path, "operator", "--referee", address, "--operator-token-file", "operator-token",
+                      "bots", "list")
+    finally:
+        _stop(proc)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"arena operator bots list: the referee at {address} registers no bots (referee serve): "
+                           "call an arena serve\n")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -34,6 +34,11 @@ TOKEN_LENGTH_MAX = 256
 REASON_LENGTH = 256
 """The longest stored reason of a suspension, in characters (a longer one is cut, with ``…``)."""
 
+LOOKUP_SQL = ("SELECT name, state, reason, added_at, token_set_at, token_digest FROM bots "
+              "WHERE token_digest = ? AND token_digest != ''")
+"""A bot by its token's digest. The ``!= ''`` lets SQLite use the partial index ``bots_token``
+(it cannot prove that of a parameter): one index search, ~20 µs, instead of a scan of every bot."""
+
 ErrorKind = Literal["invalid", "unknown", "taken"]
 
 
@@ -144,10 +149,7 @@ class BotRegistry:
         if not token or len(token) > TOKEN_LENGTH_MAX:
             return None
         digest = token_digest(token)
-        row = self.db.execute(
-            "SELECT name, state, reason, added_at, token_set_at, token_digest FROM bots WHERE token_digest = ?",
-            (digest,),
-        ).fetchone()
+        row = self.db.execute(LOOKUP_SQL, (digest,)).fetchone()
         if row is None or not hmac.compare_digest(str(row[5]), digest):
             return None
         return RegisteredBot(*tuple(row)[:5])

@@ -188,7 +188,9 @@ def bot_page(conn: sqlite3.Connection, name: str, folder: Path, limits_games: in
                 fault["log_line"] = _log_line(folder, o.players[o.faulting_seat], o.match_id)
             faults.append(fault)
     last = history[-1] if history else None
-    return {"bot": name, "games": len(mine), "rating": last["rating"] if last else None,
+    prior = SkillBoard().rating(name)
+    return {"bot": name, "prior": {"rating": round(prior.mu, 3), "uncertainty": round(prior.sigma, 3)},
+            "games": len(mine), "rating": last["rating"] if last else None,
             "uncertainty": last["uncertainty"] if last else None,
             "provisional": len(history) < PROVISIONAL_GAMES, "recent": mine[::-1][:limits_games],
             "history": history, "faults": faults[::-1]}

@@ -108,12 +108,14 @@ def live_page(match: Mapping[str, Any]) -> str:
             f'<p id="live-replay" class="hidden"><a href="{escape(match_href(match["match_id"]))}">the replay</a></p>')
 
 
-def rating_plot(history: Sequence[Mapping[str, Any]]) -> str:
-    """An SVG of a bot's rating after each of its rated games, with its 95% band."""
+def rating_plot(prior: Mapping[str, Any], rated: Sequence[Mapping[str, Any]]) -> str:
+    """An SVG of a bot's rating from the ``prior`` through each of its ``rated`` games, with its
+    95% band."""
     width, height = PLOT_SIZE
     left, right, top, bottom = 44, 10, 10, 24
-    if not history:
+    if not rated:
         return '<p id="rating-plot" class="none">no rated game yet</p>'
+    history = [prior, *rated]
     lows = [float(h["rating"]) - Z95 * float(h["uncertainty"]) for h in history]
     highs = [float(h["rating"]) + Z95 * float(h["uncertainty"]) for h in history]
     lo, hi = min(lows), max(highs)
@@ -129,16 +131,18 @@ def rating_plot(history: Sequence[Mapping[str, Any]]) -> str:
     band = [f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(highs)]
     band += [f"{x(i):.1f},{y(v):.1f}" for i, v in reversed(list(enumerate(lows)))]
     line = " ".join(f"{x(i):.1f},{y(float(h['rating'])):.1f}" for i, h in enumerate(history))
+    dots = "".join(f'<circle cx="{x(i):.1f}" cy="{y(float(h["rating"])):.1f}" r="2.5" fill="{SEAT_COLORS[0]}"/>'
+                   for i, h in enumerate(history))
     ticks = "".join(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="10">{v:.0f}</text>'
                     for v in (lo, (lo + hi) / 2, hi))
     return (f'<svg id="rating-plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
             f'width="{width}" height="{height}" role="img" aria-label="rating after each rated game" '
-            f'data-points="{n}"><rect x="{left}" y="{top}" width="{width - left - right}" '
+            f'data-points="{n - 1}"><rect x="{left}" y="{top}" width="{width - left - right}" '
             f'height="{height - top - bottom}" fill="#fbfbf8" stroke="#ccc"/>'
             f'<polygon points="{" ".join(band)}" fill="{SEAT_COLORS[0]}" fill-opacity="0.15"/>'
-            f'<polyline points="{line}" fill="none" stroke="{SEAT_COLORS[0]}" stroke-width="2"/>{ticks}'
+            f'<polyline points="{line}" fill="none" stroke="{SEAT_COLORS[0]}" stroke-width="2"/>{dots}{ticks}'
             f'<text x="{(left + width - right) / 2:.0f}" y="{height - 6}" text-anchor="middle" font-size="10">'
-            f"rated games (1 … {n})</text></svg>")
+            f"rated games (0 … {n - 1}; 0: the prior)</text></svg>")
 
 
 def bot_body(info: Mapping[str, Any], operator: bool) -> str:
@@ -157,7 +161,7 @@ def bot_body(info: Mapping[str, Any], operator: bool) -> str:
     faults = (f'<table id="faults"><tr>{head}</tr>{"".join(rows)}</table>{note}' if rows
               else '<p id="faults" class="none">no faults</p>')
     return (f'<p class="meta">{info["games"]} games · rating <b id="bot-rating">{escape(rating)}</b>{provisional}</p>'
-            f"<section><h2>Rating over time</h2>{rating_plot(info['history'])}</section>"
+            f"<section><h2>Rating over time</h2>{rating_plot(info['prior'], info['history'])}</section>"
             f'<section><h2>Recent games</h2>{matches_list("recent", info["recent"])}</section>'
             f"<section><h2>Faults</h2>{faults}</section>")
 

@@ -226,6 +226,17 @@ class Web:
     """Set to make the store watcher look at once (a match finished)."""
     tables: tables.Room | None = None
     """The tables where people play the computer (``arena.web.tables``)."""
+    views: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    """The spectator's view of each watched match, with the size of its spectator log when it
+    was drawn: every watcher of a match shares one drawing per public event."""
+
+    def view(self, table: referee.Table) -> Any:
+        """The spectator's view of ``table`` now (drawn once per public event)."""
+        size = table.spectator_log.size
+        cached = self.views.get(table.match_id)
+        if cached is None or cached[0] != size:
+            cached = self.views[table.match_id] = (size, spectator_view(table))
+        return cached[1]
 
     def operator(self, request: Request) -> bool:
         """Whether the request carries the operator's token (bearer header) or sign-in cookie."""
@@ -466,7 +477,7 @@ async def _match_stream(web: Web, table: referee.Table) -> AsyncIterator[str]:
         while True:
             changed[0] = trio.Event()
             match = table.match
-            view = spectator_view(table)
+            view = web.view(table)
             if view != sent:
                 n += 1
                 position = {"game": match.game_number, "deal": match.deal_number} if match is not None else None
@@ -483,6 +494,9 @@ async def _match_stream(web: Web, table: referee.Table) -> AsyncIterator[str]:
     finally:
         if sink in table.spectators:
             table.spectators.remove(sink)
+        tables = web.source.live.tables if web.source.live is not None else {}
+        for match_id in [m for m in web.views if m not in tables or tables[m].over]:
+            del web.views[match_id]  # (the matches over, or forgotten: nobody streams them any more)
 
 
 async def openapi(request: Request) -> Response:
