@@ -63,6 +63,8 @@ PERSON = "you"
 """The person's name at the table."""
 SEAT = 0
 """The person's seat."""
+BOT_EXIT_S = 5.0
+"""Seconds the computer's process has to exit by itself after its match, before it is killed."""
 NO_STORE = {"Cache-Control": "no-store"}
 """A table's pages and answers are never cached (their address is the seat's credential)."""
 
@@ -208,11 +210,14 @@ class Room:
         cmd = bot_command(argparse.Namespace(command="", bot=module), ref.address, link.token, seat.bot)
         env = {**os.environ, "GIN_LOG_LEVEL": "WARNING"}
         proc: trio.Process | None = None
+        grace = 0.0  # seconds the computer's process has to end by itself (none when the web stops)
         try:
             proc = await trio.lowlevel.open_process(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                                     stderr=subprocess.DEVNULL, env=env)
             await self._session(seat, ref.address, table.links[SEAT].token)
+            grace = BOT_EXIT_S
         except (OSError, grpc.RpcError) as e:
+            grace = BOT_EXIT_S
             log.warning("table_failed", match_id=table.match_id, reason=str(e))
             seat.add("error", {"message": f"the table failed: {e}"}, None)
         finally:
@@ -222,7 +227,7 @@ class Room:
             seat.changed.set()
             with trio.CancelScope(shield=True):
                 if proc is not None:
-                    with trio.move_on_after(5):
+                    with trio.move_on_after(grace):
                         await proc.wait()
                     if proc.returncode is None:
                         proc.kill()
