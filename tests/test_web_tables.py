@@ -60,6 +60,7 @@ const end = document.getElementById('end');
 return {seats: end.querySelectorAll('.seat').length, text: end.textContent,
         sheet: [...document.querySelectorAll('#scores tbody tr')].map(r => r.textContent),
         status: document.getElementById('status').textContent,
+        log: [...document.querySelectorAll('#log li')].map(e => e.textContent),
         replay: (document.querySelector('#replay a') || {}).href || ''};"""
 RANK = "23456789TJQKA"
 
@@ -157,6 +158,7 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
             # The end: every hand with its melds and deadwood, the points, the score sheet, the replay.
             assert end["seats"] == 2 and "deadwood" in end["text"] and "points:" in end["text"], end
             assert end["sheet"] and end["status"].startswith("Game over: "), end
+            assert end["log"] and "moved" not in end["log"], end  # the computer's moves in the game's words
             assert replay_link.endswith(f"/matches/{table.match_id}"), replay_link
 
             async def replay_served() -> bool:

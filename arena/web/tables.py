@@ -43,6 +43,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 import referee
+from arena.replays import seat_lines
+from arena.replays.base import Style
 from arena.run.play import bot_command
 from arena.run.samples import demos
 from arena.web.limits import WebLimits
@@ -128,9 +130,9 @@ class Seat:
     over: bool = False
     """The session ended."""
 
-    def add(self, kind: str, message: Mapping[str, Any], view: Mapping[str, Any] | None) -> None:
+    def add(self, kind: str, message: Mapping[str, Any], view: Mapping[str, Any] | None, text: str = "") -> None:
         self.payloads.append(json.dumps({"n": len(self.payloads) + 1, "kind": kind, "message": message,
-                                         "view": view}, separators=(",", ":")))
+                                         "view": view, "text": text}, separators=(",", ":")))
         self.changed.set()
         self.changed = trio.Event()
 
@@ -238,6 +240,7 @@ class Room:
         """The person's seat's session: a bot's ``Play`` stream, every message forwarded."""
         table = seat.table
         reg = games.get(table.spec.game)
+        describe = seat_lines.describer(table.spec.game, Style())
         channel = grpc.aio.insecure_channel(address)
         try:
             stub: Any = bot_pb2_grpc.BotServiceStub(channel)
@@ -255,7 +258,7 @@ class Room:
                 if kind in ("deal_finished", "game_finished", "match_finished"):
                     seat.request = None
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
-                         self._view(reg, table))
+                         self._view(reg, table), _words(msg, kind, describe))
                 if kind == "match_finished":
                     seat.add("replay", {"href": f"/matches/{table.match_id}"}, None)
                     await referee.aio(call.done_writing())
@@ -300,6 +303,13 @@ class Room:
             reason = answer["message"]["actionRejected"].get("reason", "")
             raise TableError(422, f"the referee refused {text!r}: {reason}")
         return {"sent": text}
+
+
+def _words(msg: bot_pb2.RefereeMessage, kind: str, describe: seat_lines.Describe) -> str:
+    """A move's or a result's game content in the game's words (its wire's ``describe``), or ``""``."""
+    part = {"event": msg.event, "deal_finished": msg.deal_finished.result,
+            "game_finished": msg.game_finished.result}.get(kind)
+    return seat_lines.game_text(part, describe) if part is not None else ""
 
 
 # ----- the pages -----

@@ -167,7 +167,7 @@
       }
     }
   }
-  function drawEnd(end, result) {
+  function drawEnd(end, result, text) {
     const box = $('end');
     box.hidden = false;
     box.textContent = '';
@@ -186,6 +186,7 @@
     } else if (result) {
       const w = result.winner === undefined ? 0 : result.winner;
       box.appendChild(el('p', 'end-text', w < 0 ? 'nobody scores' : ((w === me ? 'You' : players[w]) + ' won the deal')));
+      if (text) box.appendChild(el('p', 'end-words', text));
       for (const [k, v] of Object.entries(result)) {
         if (v && typeof v === 'object' && !Array.isArray(v)) fields(v, box);
         else if (k === 'scoresAfter') box.appendChild(el('p', 'points', 'scores: ' + v.map((p, i) => (i === me ? 'you' : players[i]) + ' ' + p).join(', ')));
@@ -218,15 +219,15 @@
       request = null;
     }
     if (p.kind === 'deal_started') theirSince = Date.now();
-    if (p.kind === 'event' && p.view && p.view.last && p.view.last.seat !== me) {
-      $('log').appendChild(el('li', '', named(p.view.last.text)));
+    if (p.kind === 'event' && Number(m.event.seat) !== me) {  // the move in the game's words
+      $('log').appendChild(el('li', '', p.text || 'moved'));
       theirSince = Date.now();
     }
     if (p.kind === 'deal_finished') {
       const r = m.dealFinished.result;
       sheetHead();
       sheetRow([r.gameNumber || 1, r.dealNumber || 1, who(r.winner === undefined ? 0 : r.winner), ...(r.scoresAfter || [])]);
-      drawEnd(null, r);
+      drawEnd(null, r, p.text);
     } else if (p.kind === 'game_finished') {
       const r = m.gameFinished.result;
       sheetHead();
