@@ -283,6 +283,14 @@ def test_arena_serve_with_web_in_a_subprocess(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "arena.cli", "serve", "--dir", str(tmp_path / "x"), "--web",
                           "127.0.0.1:0", "--web-limit", "sse_queue=lots"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "sse_queue" in bad.stderr
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = f"127.0.0.1:{busy.getsockname()[1]}"
+        refused = subprocess.run([sys.executable, "-m", "arena.cli", "serve", "--dir", str(tmp_path / "y"), "--web",
+                                  taken], capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and f"--web {taken}: the address is in use" in refused.stderr
+    assert not (tmp_path / "y").exists()  # nothing created
 
 
 def test_arena_tournament_with_web_shows_the_run_while_it_plays(tmp_path: Path) -> None:

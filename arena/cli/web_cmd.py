@@ -4,7 +4,6 @@ referee (docs/web.md)."""
 from __future__ import annotations
 
 import argparse
-import ipaddress
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -12,10 +11,11 @@ from pathlib import Path
 import trio
 
 import referee
-from arena.cli.options import UsageError, address
+from arena.cli.options import UsageError, address, is_loopback
 from arena.web.data import StoreSource
 from arena.web.limits import WebLimits
 from arena.web.server import serve_web
+from referee import ListenError, check_can_listen
 
 WebStarter = Callable[..., Awaitable[None]]
 """``starter(referee_or_None, task_status=…)``: what ``serve`` and ``run_tournament`` start."""
@@ -32,15 +32,6 @@ def add_web_options(p: argparse.ArgumentParser) -> None:
                    "(repeatable; docs/web.md#limits)")
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, operator_token: str | None = None
                 ) -> WebStarter | None:
     """The live web for ``--web`` over the store ``db`` (``None`` without ``--web``). The operator
@@ -48,12 +39,17 @@ def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, op
     reach the operator's door stays shut (the web serves no TLS: a token must not cross in clear)."""
     if not args.web:
         return None
-    host, _, _port = address(args.web, "--web").rpartition(":")
+    host, _, port = address(args.web, "--web").rpartition(":")
+    try:
+        check_can_listen(host or "127.0.0.1", int(port))  # before anything is created
+    except ListenError:
+        raise UsageError(f"--web {args.web}: the address is in use or not this machine's; choose another "
+                         "(port 0: a free one)") from None
     try:
         limits = WebLimits.parse(args.web_limit)
     except ValueError as e:
         raise UsageError(f"--web-limit {e}") from None
-    open_door = _loopback(host or "127.0.0.1")
+    open_door = is_loopback(host or "127.0.0.1")
 
     async def start(ref: referee.Referee | None, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                     ) -> None:
