@@ -8,19 +8,28 @@ every finished game and goes on."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+import trio
 
-from arena.hosted.ladder_file import LadderFileError, load_ladder
+import referee
+from arena.hosted.ladder import HostedLadder, HostedLimits, suspension
+from arena.hosted.ladder_file import LadderFileError, SuspendRules, load_ladder, parse_ladder
 from arena.hosted.pairing import Candidate, choose_table
+from arena.hosted.registry import BotRegistry
+from arena.model.records import Outcome
+from arena.store import open_db, record_game
+from gin_arena.v2 import bot_pb2
+from tests._bots import Client
 from tests._wait import until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,8 +152,11 @@ def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_su
     assert len(own_faults) >= 4
     listed = _arena("bots", "list", "--dir", str(server.dir), "--json", cwd=tmp_path)
     assert "suspended" in listed.stdout.lower() and "crashes" in listed.stdout
-    refused = _crashing_bot(server.address, tokens["crashy"])  # its token is refused now
-    assert refused.wait(timeout=60) == 1
+    refused = subprocess.run(  # its token is refused now, saying why
+        [sys.executable, "-m", "arena._testbot", "--referee", server.address, "--token", tokens["crashy"]],
+        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "UNAUTHENTICATED: bot 'crashy' is suspended: " in refused.stderr
+    assert "arena bots enable" in refused.stderr
     assert server.log_events("bot_suspended")[0]["bot"] == "crashy"
 
     # One bot leaves (killed) and comes back: it is paired again.
@@ -224,3 +236,61 @@ def test_the_default_ladder_and_a_bad_one_on_the_command_line(tmp_path: Path) ->
     bad_limit = _arena("serve", "--listen", "127.0.0.1:0", "--dir", "srv", "--limit", "bot_matches_per_minute=x",
                        cwd=tmp_path)
     assert bad_limit.returncode == 2 and "bot_matches_per_minute" in bad_limit.stderr
+
+
+def _store(tmp_path: Path, results: Sequence[tuple[str, int | None]]) -> sqlite3.Connection:
+    """A server database with games of ``slow`` (seat 0) against ``fine``: each ends with the
+    termination given and the faulting seat (``None``: no fault)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    db = open_db(tmp_path / "serve.sqlite", "serve")
+    for i, (termination, faulting) in enumerate(results):
+        winner = None if faulting is None else 1 - faulting
+        record_game(db, {}, Outcome(f"m{i}", ("slow", "fine"), winner, termination, faulting, "", (0, 0), (0, 0),
+                                    None, 1, (0, 0), (), "", "", "", places=(1, 1) if winner is None else
+                                    (2 - winner, 1 + winner)))
+    return db
+
+
+def test_suspension_counts_its_own_faults_in_its_last_games(tmp_path: Path) -> None:
+    rules = SuspendRules(crashes=3, time_loss_share=0.10, window=50, min_games=10)
+    own = [("disconnected", 0), ("crashed", 0), ("bot_error", 0), ("disconnected", 1)]
+    db = _store(tmp_path, own + [("normal", None)] * 5)
+    assert suspension(db, "slow", rules) is None  # three of its own: not more than 3
+    assert suspension(db, "fine", rules) is None
+    db = _store(tmp_path / "b", [("disconnected", 0)] * 4)
+    assert "4 crashes" in (suspension(db, "slow", rules) or "")
+    assert suspension(db, "slow", SuspendRules(window=3)) is None  # only its last 3 count
+    losses = [("time_forfeit", 0)] * 2 + [("normal", None)] * 7
+    assert suspension(_store(tmp_path / "c", losses), "slow", rules) is None  # 9 games: under min_games
+    db = _store(tmp_path / "d", [*losses, ("normal", None)] * 1)
+    assert "2 time losses in its last 10 games: over 10%" in (suspension(db, "slow", rules) or "")
+    db = _store(tmp_path / "e", [("time_forfeit", 0)] + [("normal", None)] * 9)
+    assert suspension(db, "slow", rules) is None  # 1 of 10 is not over 10%
+
+
+def test_the_ladder_pairs_bots_that_declare_the_preset_within_their_rate_limit(tmp_path: Path) -> None:
+    """In one process, a real referee and gRPC sessions: the ladder seats only bots whose hello
+    names the preset (or none), and ``bot_matches_per_minute`` holds back the pair's second game."""
+    registry = BotRegistry(open_db(tmp_path / "serve.sqlite", "serve"))
+    tokens = {name: registry.add(name) for name in ("a", "b", "c")}
+    ladder = HostedLadder(registry, parse_ladder({"play": [{"preset": "short", "tc": "st=5"}]}),
+                          HostedLimits(bot_matches_per_minute=1))
+    presets = {"a": [], "b": ["gin/short"], "c": ["gin/classic"]}
+
+    async def main() -> None:
+        async with referee.open_referee(bot_directory=ladder.directory) as ref, trio.open_nursery() as nursery:
+            for name, token in tokens.items():
+                hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(
+                    bot_name=name, token=token, protocol_version=2, max_concurrent_matches=4,
+                    presets=presets[name]))
+                nursery.start_soon(referee.aio, Client(ref.address, token).play(None, first=hello))
+            seen = 0
+            while len(ref.presence()) < 3:
+                seen = await ref.wait_presence(seen)
+            wake = ladder.pair(ref)
+            assert [t.spec.seat_bots for t in ref.tables.values()] in ([("a", "b")], [("b", "a")])
+            assert wake < math.inf  # it looks again when the minute is over
+            assert ladder.pair(ref) < math.inf and len(ref.tables) == 1  # nothing more meanwhile
+            nursery.cancel_scope.cancel()
+
+    referee.run(main)

@@ -28,6 +28,7 @@ from arena.hosted.ladder_file import LadderConfig, LadderPlay, SuspendRules
 from arena.hosted.pairing import Candidate, choose_table, rotations
 from arena.hosted.registry import BotRegistry
 from arena.model.records import from_report
+from arena.model.schedule import GameJob
 from arena.results.multi import SkillBoard
 from arena.store import outcome_from_row, seats_by_game
 from referee import DEFAULT_GAME
@@ -76,20 +77,14 @@ def split_limits(items: Iterable[str]) -> tuple[list[str], HostedLimits]:
     return rest, HostedLimits(**values)
 
 
-@dataclass(frozen=True, slots=True)
-class _Leg:
-    """A game of a duplicate group that waits for its bots to have room."""
+_Leg = tuple[LadderPlay, GameJob]
+"""A game of a duplicate group: what it plays, and the game as the arena schedules one (its
+bots by seat, the group's seed, the table, the group's number, the leg, the pair key)."""
 
-    play: LadderPlay
-    """What it plays."""
-    players: tuple[str, ...]
-    """The bots by seat."""
-    seed: bytes
-    """The group's deal."""
-    match_id: str
-    """Its match id."""
-    reveal_seed: bool
-    """Whether its end may reveal the seed (no other game of the group is left)."""
+
+def _match_id(job: GameJob) -> str:
+    """A hosted game's match id (:data:`MATCH_ID`), from which its row's pair columns come back."""
+    return f"{job.pair_key}-l{job.leg}"
 
 
 def suspension(db: Any, bot: str, rules: SuspendRules) -> str | None:
@@ -113,6 +108,23 @@ def _declares(presence: referee.BotPresence, play: LadderPlay) -> bool:
     return play.game in (presence.games or (DEFAULT_GAME,)) and (not presence.presets or play.key in presence.presets)
 
 
+class _Directory:
+    """The registry as the referee's bot directory: who a token is, and why one is refused."""
+
+    def __init__(self, registry: BotRegistry) -> None:
+        self._registry = registry
+
+    def identify(self, token: str) -> str | None:
+        return self._registry.identify(token)
+
+    def refusal(self, token: str) -> str:
+        bot = self._registry.lookup(token)
+        if bot is None or bot.state == "enabled":
+            return ""
+        why = f": {bot.reason}" if bot.reason else ""
+        return f"bot {bot.name!r} is {bot.state}{why}; the server's operator re-enables it (arena bots enable)"
+
+
 class HostedLadder:
     """The continuous ladder: implements ``arena.run.serve.Hosting``."""
 
@@ -125,6 +137,7 @@ class HostedLadder:
         """This server run's prefix of its match ids (a restarted server never reuses one)."""
         self._rng = rng or random.Random()
         self._groups = 0
+        self._games_started = 0
         self._pending: list[_Leg] = []
         self._starts: dict[str, deque[float]] = {}
         self._games: dict[str, int] = dict(registry.games_played())
@@ -137,7 +150,7 @@ class HostedLadder:
 
     @property
     def directory(self) -> referee.BotDirectory:
-        return self.registry
+        return _Directory(self.registry)
 
     # ----- the store -----
     def columns(self, event: referee.MatchEvent) -> Mapping[str, Any]:
@@ -210,7 +223,7 @@ class HostedLadder:
         room = self._room(online, now)
         self._pending = [leg for leg in self._pending if self._still_playable(leg)]
         for leg in list(self._pending):
-            if all(room.get(b, 0) > 0 for b in leg.players):
+            if all(room.get(b, 0) > 0 for b in leg[1].players):
                 self._pending.remove(leg)
                 if not self._start(ref, leg, room, now):
                     break
@@ -222,7 +235,7 @@ class HostedLadder:
         return trio.current_time() + (min(waiting) - now) if waiting else math.inf
 
     def _still_playable(self, leg: _Leg) -> bool:
-        return all((r := self.registry.get(b)) is not None and r.state == "enabled" for b in leg.players)
+        return all((r := self.registry.get(b)) is not None and r.state == "enabled" for b in leg[1].players)
 
     def _new_table(self, ref: referee.Referee, online: Mapping[str, referee.BotPresence], room: dict[str, int],
                    now: float) -> bool:
@@ -240,11 +253,11 @@ class HostedLadder:
             log.info("pairing", group=group, bots=list(table), hello_names=[online[b].hello_name for b in table],
                      game=play.game, preset=play.preset,
                      games=[self._games.get(b, 0) for b in table], legs=len(seatings))
-            legs = [_Leg(play, players, seed, f"{group}-l{i}", len(seatings) == 1)
-                    for i, players in enumerate(seatings)]
+            legs: list[_Leg] = [(play, GameJob(self._games_started + i, players, seed, "|".join(table), self._groups,
+                                               i, group)) for i, players in enumerate(seatings)]
             started = True
             for leg in legs:
-                if started and all(room.get(b, 0) > 0 for b in leg.players):
+                if started and all(room.get(b, 0) > 0 for b in leg[1].players):
                     started = self._start(ref, leg, room, now)
                 else:
                     self._pending.append(leg)
@@ -253,19 +266,21 @@ class HostedLadder:
 
     def _start(self, ref: referee.Referee, leg: _Leg, room: dict[str, int], now: float) -> bool:
         """Create the leg's match (``False``: the referee refused it for now; it waits)."""
-        play = leg.play
-        spec = referee.MatchSpec(
-            players=leg.players, rules=play.rules, time_control=play.time_control, fault_policy=play.fault_policy,
-            reconnect_grace_ms=play.reconnect_grace_ms, connect_timeout_ms=play.connect_timeout_ms, seed=leg.seed,
-            reveal_seed=leg.reveal_seed, match_id=leg.match_id, game=play.game, seat_bots=leg.players)
+        play, job = leg
+        spec = referee.MatchSpec(  # a lone game (no duplicate deals) reveals its seed; a group's games keep it
+            players=job.players, rules=play.rules, time_control=play.time_control, fault_policy=play.fault_policy,
+            reconnect_grace_ms=play.reconnect_grace_ms, connect_timeout_ms=play.connect_timeout_ms, seed=job.seed,
+            reveal_seed=not self.config.duplicate, match_id=_match_id(job), game=play.game,
+            seat_bots=job.players)
         try:
             ref.create_match(spec)
         except referee.LimitExceeded as e:
-            log.warning("pairing_refused", match_id=leg.match_id, reason=str(e))
+            log.warning("pairing_refused", match_id=spec.match_id, reason=str(e))
             self._pending.append(leg)
             return False
+        self._games_started += 1
         self._play_games[play.key] = self._play_games.get(play.key, 0) + 1
-        for b in leg.players:
+        for b in job.players:
             room[b] -= 1
             self._games[b] = self._games.get(b, 0) + 1
             self._starts.setdefault(b, deque()).append(now)

@@ -19,6 +19,10 @@ class BotDirectory(Protocol):
         """The name of the enabled registered bot whose token this is; ``None`` for any other
         token (unknown, or a bot disabled, suspended, removed or whose token was rotated)."""
 
+    def refusal(self, token: str) -> str:
+        """Why a token :meth:`identify` refuses is refused, in one line for the bot's author
+        (its bot is disabled or suspended, and why); "" when the directory knows no such token."""
+
 
 @dataclass(frozen=True, slots=True)
 class BotPresence:

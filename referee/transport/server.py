@@ -26,7 +26,7 @@ from referee.table.interrupted import recover_folder
 from referee.table.seats import SeatLink
 from referee.transport.auth import OperatorAuth, new_operator_token
 from referee.transport.runtime import aio
-from referee.transport.service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
+from referee.transport.service import UNKNOWN_TOKEN, BotServicer, GrpcSession, RefereeServicer, add_bot_service
 from referee.transport.tls import ServerTLS, bind
 
 log = structlog.get_logger("referee")
@@ -164,6 +164,12 @@ class Referee:
         bot = session.registered
         if bot and session in self._bot_sessions.get(bot, []):
             self._bot_sessions[bot].remove(session)
+            for link in list(session.links.values()):  # seats it left: another live session of the bot takes them
+                if link.session is None and not link.table.over:
+                    for other in self._bot_sessions[bot]:
+                        if _room(other):
+                            self._attach(other, link)
+                            break
             if not self._bot_sessions[bot]:
                 del self._bot_sessions[bot]
                 log.info("bot_offline", bot=bot)
@@ -173,6 +179,11 @@ class Referee:
     def identify(self, token: str) -> str | None:
         """The registered bot ``token`` belongs to, by the bot directory (``None`` without one)."""
         return self.bot_directory.identify(token) if self.bot_directory is not None and token else None
+
+    def refusal(self, token: str) -> str:
+        """Why a token that opens no seat and identifies no enabled bot is refused."""
+        why = self.bot_directory.refusal(token) if self.bot_directory is not None and token else ""
+        return why or UNKNOWN_TOKEN
 
     def presence(self) -> dict[str, BotPresence]:
         """Every registered bot with a live session, by name."""
@@ -208,8 +219,8 @@ class Referee:
         for bot, sessions in list(self._bot_sessions.items()):
             for session in list(sessions):
                 if self.identify(session.token) != bot:
-                    session.close("UNAUTHENTICATED", f"the token of registered bot {bot!r} is no longer accepted "
-                                  "(disabled, suspended, removed or rotated)")
+                    why = f"the token of registered bot {bot!r} is no longer accepted: {self.refusal(session.token)}"
+                    session.close("UNAUTHENTICATED", why)
                     gone.append(bot)
         return sorted(set(gone))
 

@@ -44,6 +44,9 @@ LIST_AFTER_KEY = "gin-arena-after"
 LIST_LEFT_OFF_KEY = "gin-arena-left-off"
 """ListMatches trailing metadata: how many matches (past the request's limit or the reply's
 byte bound, ``Limits.list_bytes``) were left off after the last one listed."""
+CLOSE_DRAIN_S = 1.0
+"""How long a session the referee ends waits for the message being written to finish (a client
+that does not read never lets it: then the stream is ended without waiting)."""
 MAX_NONCE_BYTES = 64
 """The longest nonce a bot may contribute."""
 UNKNOWN_TOKEN = ("unknown token: it opens no seat of a match here and is no enabled registered bot's "
@@ -79,6 +82,9 @@ class Referee(Protocol):
     def identify(self, token: str) -> str | None:
         """The registered bot a token that opens no seat belongs to (its bot directory's
         answer; ``None`` without a directory)."""
+
+    def refusal(self, token: str) -> str:
+        """Why a token that opens nothing here is refused (the status text)."""
 
 
 class GrpcSession:
@@ -148,11 +154,12 @@ class GrpcSession:
     def close(self, code: str, detail: str) -> None:
         if not self.closed.done():
             self.closed.set_result((getattr(grpc.StatusCode, code), detail))
+            self._wakeup.set()  # the writer stops after the write in flight
 
     async def write_loop(self) -> None:
         ctx = self._context
         queue = self._queue
-        while True:
+        while not self.closed.done():
             if not queue:
                 self._wakeup.clear()
                 await self._wakeup.wait()
@@ -228,7 +235,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         links = self.referee.links_for_token(hello.token)
         registered = self.referee.identify(hello.token) if not links else None
         if not links and registered is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, self.referee.refusal(hello.token))
         session = GrpcSession(hello, context, self.referee.limits)
         session.registered = registered or ""
         refusals, unsupported = [], []
@@ -268,6 +275,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             if session.closed in done:
                 code, detail = session.closed.result()
                 reader.cancel()
+                # A write in flight ends first: the status sent over it fails in gRPC's core
+                # (the call's operations clash) and the client would never get it.
+                await asyncio.wait({writer}, timeout=CLOSE_DRAIN_S)
                 writer.cancel()
                 await context.abort(code, detail)
             for task in done:
@@ -276,9 +286,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         finally:
             for task in (reader, writer):
                 task.cancel()
-            self.referee.session_closed(session)
             for link in session.links.values():
                 link.detach(session, detail)
+            self.referee.session_closed(session)  # (after: a registered bot's other session may take the seats)
             log.info("session_closed", detail=detail)
             bound.__exit__(None, None, None)
 
