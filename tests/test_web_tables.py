@@ -14,12 +14,14 @@ import json
 import re
 import shutil
 import socket
+import sqlite3
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import trio
 from google.protobuf import json_format
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -76,6 +78,17 @@ def _pick(moves: list[str], loose: list[str]) -> str:
     return max(shed, key=lambda m: RANK.index(m.split()[1][0])) if shed else moves[0]
 
 
+def _click(driver: Any, selector: str) -> None:
+    """Click the element (found again if the page redrew it between finding and clicking)."""
+    for attempt in range(3):
+        try:
+            driver.find_element(By.CSS_SELECTOR, selector).click()
+            return
+        except StaleElementReferenceException:
+            if attempt == 2:
+                raise
+
+
 def _open_table(driver: Any, url: str) -> None:
     driver.get(url + "/play")
     form = driver.find_element(By.CSS_SELECTOR, 'form[data-game="gin"]')
@@ -94,8 +107,11 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
     async def main() -> tuple[str, list[dict[str, Any]], str]:
         async with served(tmp_path / "srv") as s:
             await trio.to_thread.run_sync(_open_table, driver, s.url)
+
+            async def seated() -> bool:
+                return "/play/t/" in str(await _js(driver, "return location.href"))
+            await until(seated, "the seat's page")
             table_url = await _js(driver, "return location.href")
-            assert "/play/t/" in table_url
             while True:
                 state = await _js(driver, STATE)
                 if state["over"]:
@@ -118,6 +134,11 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
                             text = await _js(driver, "return document.getElementById('problem').textContent")
                             return str(text).startswith(f"the referee refused {forged!r}: ")
                         await until(refused, "the referee's error on the page")
+
+                        async def rejection_drawn() -> bool:
+                            return bool(await _js(driver, "return window.__tablePayloads.some("
+                                                          "p => p.kind === 'action_rejected')"))
+                        await until(rejection_drawn, "the rejection in the page's stream")
                         state = await _js(driver, STATE)
                     move = _pick(state["moves"], state["loose"])
                     if len(samples) % 3 == 0:  # by keyboard: the move's number
@@ -125,9 +146,7 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
                         page = await trio.to_thread.run_sync(driver.find_element, By.TAG_NAME, "body")
                         await trio.to_thread.run_sync(page.send_keys, key)
                     else:
-                        button = await trio.to_thread.run_sync(
-                            driver.find_element, By.CSS_SELECTOR, f'#moves button[data-action="{move}"]')
-                        await trio.to_thread.run_sync(button.click)
+                        await trio.to_thread.run_sync(_click, driver, f'#moves button[data-action="{move}"]')
 
                     async def answered(n: int = state["n"]) -> bool:
                         now = await _js(driver, STATE)
@@ -161,11 +180,20 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
             assert end["seats"] == 2 and "deadwood" in end["text"] and "points:" in end["text"], end
             assert end["sheet"] and end["status"].startswith("Game over: "), end
             assert end["log"] and "moved" not in end["log"], end  # the computer's moves in the game's words
-            assert replay_link.endswith(f"/matches/{table.match_id}"), replay_link
+            assert replay_link == table_url + "/replay", replay_link
 
             async def replay_served() -> bool:
                 return (await fetch(replay_link)).status == 200
             await until(replay_served, "the replay page")
+            replay_page = await fetch(replay_link)
+            assert table.match_id in replay_page.text and "content-security-policy" in replay_page.headers
+            # A person's game is kept apart from the bots' ladder: not in the store, not in the standings.
+            db = sqlite3.connect(s.folder / "serve.sqlite")
+            try:
+                assert db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (table.match_id,)).fetchone()[0] == 0
+            finally:
+                db.close()
+            assert (await fetch(s.url + "/api/standings")).json()["standings"] == []
             return table.report.replay_path, payloads, table_url
 
     try:

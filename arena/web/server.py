@@ -77,7 +77,7 @@ READ_METHODS = frozenset({"GET", "HEAD"})
 """What the public may do: read."""
 DOORS = frozenset({"/signin", "/signout"})
 """The only addresses that take a POST (the operator's sign-in and sign-out)."""
-REPLAY_ASSETS = ("/static/replay.css", "/static/replay.js")
+REPLAY_ASSETS = tables.REPLAY_ASSETS
 """The replay page's style sheet and script, served as files (arena.replays.html's own)."""
 
 
@@ -535,6 +535,7 @@ ENDPOINTS = (
     Endpoint(tables.PREFIX + "/t/{secret}/events", tables.table_events, "the seat's messages with its view",
              "text/event-stream"),
     Endpoint(tables.PREFIX + "/t/{secret}/move", tables.table_move, "the person's move (POST)", methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/replay", tables.table_replay, "a finished table's replay", "text/html"),
     Endpoint("/static/{name}", static, "the pages' script and style sheets", "text/javascript"),
     Endpoint("/api/standings", api_standings, "the standings"),
     Endpoint("/api/matches", api_matches, "running matches and a page of finished ones (limit, before)"),

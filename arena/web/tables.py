@@ -43,10 +43,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 import referee
+from arena.replays import html as replay_html
 from arena.replays import seat_lines
 from arena.replays.base import Style
+from arena.replays.model import ReplayModelError, load
 from arena.run.play import bot_command
 from arena.run.samples import demos
+from arena.run.serve import PEOPLE_PREFIX
 from arena.web.limits import WebLimits
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc
 from referee import games
@@ -67,6 +70,8 @@ SEAT = 0
 """The person's seat."""
 BOT_EXIT_S = 5.0
 """Seconds the computer's process has to exit by itself after its match, before it is killed."""
+REPLAY_ASSETS = ("/static/replay.css", "/static/replay.js")
+"""The replay page's style sheet and script, as the web serves them."""
 NO_STORE = {"Cache-Control": "no-store"}
 """A table's pages and answers are never cached (their address is the seat's credential)."""
 
@@ -186,7 +191,7 @@ class Room:
         rules = games.get(game).game.rules_preset(preset)
         tc = referee.TimeControl(per_move_ms=int(self.limits.table_move_s * 1000))
         spec = referee.MatchSpec(players=(PERSON, bot), game=game, rules=rules, time_control=tc,
-                                 repeat_illegal=True, match_id=f"table-{secrets.token_hex(6)}")
+                                 repeat_illegal=True, match_id=f"{PEOPLE_PREFIX}{secrets.token_hex(6)}")
         try:
             table = self.ref.create_match(spec)
         except referee.LimitExceeded as e:
@@ -260,7 +265,7 @@ class Room:
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
                          self._view(reg, table), _words(msg, kind, describe))
                 if kind == "match_finished":
-                    seat.add("replay", {"href": f"/matches/{table.match_id}"}, None)
+                    seat.add("replay", {"href": f"{PREFIX}/t/{seat.secret}/replay"}, None)
                     await referee.aio(call.done_writing())
                     break
         finally:
@@ -418,6 +423,20 @@ async def table_page(request: Request) -> Response:
     return _page(f"{seat.table.spec.game}: {players}", table_body(),
                  data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(SEAT),
                        "players": json.dumps(list(seat.table.spec.players))})
+
+
+async def table_replay(request: Request) -> Response:
+    """The finished table's replay page (the HTML replay of ``arena replay --html``)."""
+    seat = _seat(request)
+    report = seat.table.report if seat is not None else None
+    if seat is None or report is None or not report.replay_path:
+        return _page("No replay", '<p class="problem">No replay here (yet).</p>', status=404)
+    try:
+        view = await trio.to_thread.run_sync(load, Path(report.replay_path))
+    except (OSError, ReplayModelError) as e:
+        return _page("No replay", f'<p class="problem">The replay cannot be shown: {escape(str(e))}</p>', status=404)
+    return HTMLResponse(replay_html.replay_page(view, back_link=PREFIX, back_text="play again",
+                                                assets=REPLAY_ASSETS), headers=NO_STORE)
 
 
 async def table_move(request: Request) -> Response:

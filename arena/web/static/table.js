@@ -94,10 +94,14 @@
     if (view.end) drawEnd(view.end, null);
     drawMoves();
   }
+  let drawnMoves = '';
   function drawMoves() {
     const box = $('moves');
-    box.textContent = '';
     const legal = request && view ? view.legal : [];
+    const key = JSON.stringify([legal, sending]);
+    if (key === drawnMoves) return;  // unchanged: keep the buttons (and the focus) as they are
+    drawnMoves = key;
+    box.textContent = '';
     legal.forEach((m, i) => {
       const b = el('button', 'move', (i < 9 ? (i + 1) + ' · ' : '') + named(m.label));
       b.type = 'button';
@@ -106,7 +110,9 @@
       b.addEventListener('click', () => send(m.id));
       box.appendChild(b);
     });
-    const yours = legal.length > 0;
+    signal(legal.length > 0);
+  }
+  function signal(yours) {
     body.classList.toggle('your-turn', yours);
     document.title = (yours ? '● Your turn — ' : '') + document.title.replace(/^● Your turn — /, '');
     if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number)' : 'The computer is thinking…';
