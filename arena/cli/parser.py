@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, operator_cmd
-from arena.cli.commands import demos
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.cli.web_cmd import add_web_options
@@ -17,6 +16,7 @@ from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
+from arena.run.samples import demos
 from referee import DEFAULT_GAME, add_server_tls_options
 from referee.cli import add_limit_option, add_operator_options
 

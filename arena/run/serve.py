@@ -84,6 +84,11 @@ async def serve(
         log_to_file(None)
 
 
+PEOPLE_PREFIX = "table-"
+"""Match ids of people's games at the live web's tables (``arena.web.tables``): not recorded in
+the bots' store nor rated with them (their replays stay in the folder's replays)."""
+
+
 async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded: set[str],
                           hosting: Hosting | None) -> None:
     """Record every match the referee finishes, as its ``finished`` event arrives (the finished
@@ -94,6 +99,8 @@ async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded
         try:
             async with ref.open_match_events(past=True) as events:
                 async for event in events:
+                    if event.match_id.startswith(PEOPLE_PREFIX):
+                        continue  # a person's game at the web's tables: not the bots' ladder
                     if event.report is not None and event.match_id not in recorded:
                         record_match(db, event, hosting.columns(event) if hosting is not None else {})
                         recorded.add(event.match_id)

@@ -34,6 +34,14 @@ class WebLimits:
     """Seconds between looks at the store for finished games when no referee event wakes the web
     (games played on other machines); a finished-match event makes it look at once."""
 
+    computer_players: int = 8
+    """Tables where a person plays the computer, running at once (each runs a sample bot's
+    process); one more table gets 503 naming this limit."""
+    tables_kept: int = 100
+    """Finished tables whose seat pages still answer (the oldest beyond are forgotten)."""
+    table_move_s: float = 300.0
+    """Seconds a person (and the computer) has for each decision at a table."""
+
     @classmethod
     def parse(cls, items: Sequence[str]) -> WebLimits:
         """``KEY=VALUE`` items over the defaults (``ValueError`` naming the keys otherwise)."""

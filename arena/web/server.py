@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import referee
 from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
-from arena.web import pages
+from arena.web import pages, tables
 from arena.web.data import (
     WebSource,
     bot_page,
@@ -77,7 +77,7 @@ READ_METHODS = frozenset({"GET", "HEAD"})
 """What the public may do: read."""
 DOORS = frozenset({"/signin", "/signout"})
 """The only addresses that take a POST (the operator's sign-in and sign-out)."""
-REPLAY_ASSETS = ("/static/replay.css", "/static/replay.js")
+REPLAY_ASSETS = tables.REPLAY_ASSETS
 """The replay page's style sheet and script, served as files (arena.replays.html's own)."""
 
 
@@ -224,6 +224,8 @@ class Web:
     """The live-update streams held."""
     store_changed: trio.Event = field(default_factory=trio.Event)
     """Set to make the store watcher look at once (a match finished)."""
+    tables: tables.Room | None = None
+    """The tables where people play the computer (``arena.web.tables``)."""
     views: dict[str, tuple[int, Any]] = field(default_factory=dict)
     """The spectator's view of each watched match, with the size of its spectator log when it
     was drawn: every watcher of a match shares one drawing per public event."""
@@ -372,6 +374,7 @@ STATIC_FILES: dict[str, str] = {
     "web.css": (STATIC / "web.css").read_text(encoding="utf-8"),
     "replay.js": replay_html.JS,
     "replay.css": replay_html.PAGE_CSS,
+    **tables.STATIC_FILES,
 }
 """Everything ``/static/`` serves (read once)."""
 
@@ -526,6 +529,13 @@ ENDPOINTS = (
     Endpoint("/signin", signin, "the operator's sign-in form (POST: the token; sets the cookie)", "text/html",
              ("GET", "POST")),
     Endpoint("/signout", signout, "the operator signs out (POST)", "text/html", ("POST",)),
+    Endpoint(tables.PREFIX, tables.new_table, "play the computer: the choices (POST: open a table)", "text/html",
+             ("GET", "POST")),
+    Endpoint(tables.PREFIX + "/t/{secret}", tables.table_page, "a person's seat at a table", "text/html"),
+    Endpoint(tables.PREFIX + "/t/{secret}/events", tables.table_events, "the seat's messages with its view",
+             "text/event-stream"),
+    Endpoint(tables.PREFIX + "/t/{secret}/move", tables.table_move, "the person's move (POST)", methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/replay", tables.table_replay, "a finished table's replay", "text/html"),
     Endpoint("/static/{name}", static, "the pages' script and style sheets", "text/javascript"),
     Endpoint("/api/standings", api_standings, "the standings"),
     Endpoint("/api/matches", api_matches, "running matches and a page of finished ones (limit, before)"),
@@ -558,7 +568,8 @@ def openapi_document() -> dict[str, Any]:
                          for m in e.methods}
     return {"openapi": "3.1.0",
             "info": {"title": "Gin Arena live web", "version": "1",
-                     "description": "Read-only: every path answers GET and HEAD (the operator's sign-in aside)."},
+                     "description": "Read-only: every path answers GET and HEAD (the operator's sign-in and the "
+                                    "tables' POSTs aside: a table's seat link is its credential)."},
             "paths": paths}
 
 
@@ -588,12 +599,16 @@ class Guard:
                 message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
             await send(message)
 
-        if scope["method"] not in READ_METHODS and scope["path"] not in DOORS:
+        if scope["method"] not in READ_METHODS and scope["path"] not in DOORS and not _table_door(scope["path"]):
             refused = _error(405, f"{scope['method']} is not allowed here: the web is read-only",
                              {"Allow": "GET, HEAD"})
             await refused(scope, receive, secured)
             return
         await self.app(scope, receive, secured)
+
+
+def _table_door(path: str) -> bool:
+    return path == tables.PREFIX or path.startswith(tables.PREFIX + "/")
 
 
 def make_app(web: Web) -> Starlette:
@@ -649,10 +664,12 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
     the caller's trio run; ``task_status.started`` gets its address (``http://HOST:PORT``)."""
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits))
+    web.tables = tables.Room(source.live, limits, web.slots, EventStream)
     config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
     async with trio.open_nursery() as nursery:
         web.hub.standings = await web.read(standings)
         nursery.start_soon(watch_store, web)
+        await nursery.start(web.tables.run)
         if source.live is not None:
             nursery.start_soon(watch_referee, web, source.live)
         binds = await nursery.start(_serve, make_app(web), config)
