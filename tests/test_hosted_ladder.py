@@ -196,6 +196,9 @@ def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_su
     assert full
     for a, b in full:
         assert a["seed"] == b["seed"] and {a["leg"], b["leg"]} == {0, 1}
+        for leg in (a, b):  # a match seen starting has when and how long (those from before the kill too)
+            assert leg["started_at"] is not None and leg["finished_at"] >= leg["started_at"]
+            assert leg["duration"] > 0
         assert (seats[a["idx"], 0], seats[a["idx"], 1]) == (seats[b["idx"], 1], seats[b["idx"], 0])
     for event in ("pairing", "match_finished", "bot_online", "bot_offline"):
         assert server.log_events(event), event

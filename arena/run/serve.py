@@ -94,15 +94,21 @@ async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded
     """Record every match the referee finishes, as its ``finished`` event arrives (the finished
     matches it already holds first: those a killed referee left). A subscription dropped for
     falling behind is opened again with the held matches; ``recorded`` keeps each match once.
-    The referee forgets old finished matches on its own (its ``finished_matches`` limit)."""
+    The referee forgets old finished matches on its own (its ``finished_matches`` limit).
+    A match's ``started`` event gives its ``started_at`` and duration (a match held from before a
+    restart has neither)."""
+    started: dict[str, float] = {}
     while True:
         try:
             async with ref.open_match_events(past=True) as events:
                 async for event in events:
                     if event.match_id.startswith(PEOPLE_PREFIX):
                         continue  # a person's game at the web's tables: not the bots' ladder
+                    if event.kind == "started":
+                        started[event.match_id] = time.time()
                     if event.report is not None and event.match_id not in recorded:
-                        record_match(db, event, hosting.columns(event) if hosting is not None else {})
+                        began = started.pop(event.match_id, None)
+                        record_match(db, event, hosting.columns(event) if hosting is not None else {}, began)
                         recorded.add(event.match_id)
                         if hosting is not None:
                             hosting.recorded(event)
@@ -111,10 +117,13 @@ async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded
             log.warning("serve_events_dropped", reason=str(e))
 
 
-def record_match(db: sqlite3.Connection, event: referee.MatchEvent, columns: Mapping[str, Any]) -> None:
+def record_match(db: sqlite3.Connection, event: referee.MatchEvent, columns: Mapping[str, Any],
+                 started_at: float | None = None) -> None:
     """Store a finished match's event in ``serve.sqlite``: its game, its rules (through the game),
-    its time control, its outcome, and ``columns`` (its pair on the hosted ladder)."""
+    its time control, its outcome, ``columns`` (its pair on the hosted ladder) and, when its start
+    was seen (``started_at``, epoch seconds), when it started and how long it took."""
     assert event.report is not None
-    record_game(db, {"finished_at": time.time(), **play_columns(event.spec.game, event.spec.rules,
-                                                                 event.spec.time_control), **columns},
-                from_report(event.report, 0.0))
+    now = time.time()
+    record_game(db, {"started_at": started_at, "finished_at": now,
+                     **play_columns(event.spec.game, event.spec.rules, event.spec.time_control), **columns},
+                from_report(event.report, now - started_at if started_at is not None else 0.0))
