@@ -1,0 +1,159 @@
+"""Memory of a referee that thousands of bots connect to, say hello and vanish (issue 20):
+a real ``referee serve`` subprocess, its RSS and open files read from /proc after every 500
+matches (two sessions each: both seats connect on their own connection, get the welcome and
+the match's start, and vanish; the match ends when its reconnect grace runs out)::
+
+    .venv/bin/python bench/hello_vanish.py [--matches 3000] [--batch 25] [--step 500]
+
+The goal: over 5,000 sessions, RSS after the last <= RSS after the first 1,000 + 10 MB, and the
+open files back within 5 of where they started. The referee keeps ``finished_matches`` (1000 by
+default) finished matches, so the figures after 1,000 matches are the plateau's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+import grpc.aio
+
+from gin_arena.v2 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
+
+EOF = grpc.aio.EOF  # type: ignore[attr-defined]
+CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # one TCP connection per channel: one bot each
+
+
+def rss_mb(pid: int) -> float:
+    """The process's resident set, in MB (``VmRSS``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc status")
+
+
+def open_files(pid: int) -> int:
+    """The process's open file descriptors."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def fd_kinds(pid: int) -> str:
+    """What the process's open files are, counted by kind (sockets, pipes, files by folder)."""
+    kinds: dict[str, int] = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        kind = target.split(":")[0] if ":" in target else str(Path(target).parent)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+
+
+def start_referee(folder: Path, limits: list[str]) -> tuple[subprocess.Popen[str], str, str]:
+    """``referee serve`` on a free port: the process, its address and its operator token."""
+    token_file = folder / "operator-token"
+    argv = [sys.executable, "-m", "referee.cli", "serve", "--listen", "127.0.0.1:0", "--replays",
+            str(folder / "replays"), "--operator-token-file", str(token_file), "--log-level", "warning"]
+    for item in limits:
+        argv += ["--limit", item]
+    log = (folder / "referee.log").open("w")
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"referee serve exited: see {folder / 'referee.log'}")
+        if line.startswith("referee listening on "):
+            address = line.split()[3]
+            return proc, address, token_file.read_text().strip()
+    raise RuntimeError("referee serve did not listen within 30 s")
+
+
+async def hello_and_vanish(address: str, token: str) -> None:
+    """One bot: its own connection, hello, the welcome and the match's start, then gone."""
+    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
+        call = bot_pb2_grpc.BotServiceStub(channel).Play()
+        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="vanish", token=token, protocol_version=2)))
+        while True:  # (call.read(), not ``async for``: a generator left at a break keeps the connection)
+            msg = await call.read()
+            if msg is EOF or msg.WhichOneof("kind") in ("match_started", "error"):
+                break
+        call.cancel()
+
+
+async def one_match(ops: referee_pb2_grpc.RefereeServiceStub, address: str, metadata: tuple[tuple[str, str], ...],
+                    i: int) -> str:
+    created = await ops.CreateMatch(referee_pb2.CreateMatchRequest(
+        match_id=f"v{i:06d}", seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
+        reconnect_grace_ms=1, connect_timeout_ms=5_000), metadata=metadata)
+    await asyncio.gather(*(hello_and_vanish(address, t.token) for t in created.seat_tokens))
+    return created.match_id
+
+
+async def wait_over(ops: referee_pb2_grpc.RefereeServiceStub, metadata: tuple[tuple[str, str], ...],
+                    match_ids: list[str]) -> None:
+    over = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED)
+    for match_id in match_ids:
+        while True:
+            status = await ops.GetMatch(referee_pb2.GetMatchRequest(match_id=match_id), metadata=metadata)
+            if status.match.state in over:
+                break
+            await asyncio.sleep(0.02)
+
+
+async def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="hello-vanish-") as tmp:
+        proc, address, token = start_referee(Path(tmp), args.limit)
+        try:
+            metadata = (("authorization", f"Bearer {token}"),)
+            async with grpc.aio.insecure_channel(address) as channel:
+                ops = referee_pb2_grpc.RefereeServiceStub(channel)
+                await asyncio.sleep(0.5)
+                rss0, fds0 = rss_mb(proc.pid), open_files(proc.pid)
+                print(f"{'matches':>8} {'sessions':>8} {'RSS MB':>8} {'fds':>5}   (referee pid {proc.pid})")
+                print(f"{0:>8} {0:>8} {rss0:>8.1f} {fds0:>5}", flush=True)
+                figures: dict[int, tuple[float, int]] = {}
+                started = time.monotonic()
+                for first in range(0, args.matches, args.batch):
+                    ids = await asyncio.gather(*(one_match(ops, address, metadata, i)
+                                                 for i in range(first, min(first + args.batch, args.matches))))
+                    await wait_over(ops, metadata, list(ids))
+                    done = first + len(ids)
+                    if done % args.step == 0 or done == args.matches:
+                        await asyncio.sleep(args.settle)  # the last replays written, the last connections closed
+                        figures[done] = rss_mb(proc.pid), open_files(proc.pid)
+                        print(f"{done:>8} {2 * done:>8} {figures[done][0]:>8.1f} {figures[done][1]:>5}", flush=True)
+                elapsed = time.monotonic() - started
+            last = max(figures)
+            base = min((n for n in figures if 2 * n >= 1_000), default=last)
+            rss_last, fds_last = figures[last]
+            print(f"open files now: {fd_kinds(proc.pid)}")
+            print(f"{2 * last} sessions in {elapsed:.0f} s; RSS after the last {rss_last:.1f} MB vs after "
+                  f"{2 * base} sessions {figures[base][0]:.1f} MB: {rss_last - figures[base][0]:+.1f} MB "
+                  f"(goal <= +10); open files {fds0} -> {fds_last} ({fds_last - fds0:+d}, goal within 5)")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--matches", type=int, default=3_000, help="matches (two sessions each; default %(default)s)")
+    p.add_argument("--batch", type=int, default=25, help="matches at once (default %(default)s)")
+    p.add_argument("--step", type=int, default=500, help="print the figures every N matches (default %(default)s)")
+    p.add_argument("--settle", type=float, default=0.5,
+                   help="seconds to let the referee settle before each reading (default %(default)s)")
+    p.add_argument("--limit", action="append", default=[], metavar="KEY=VALUE", help="a referee limit")
+    asyncio.run(run(p.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
