@@ -38,8 +38,9 @@ def _env() -> dict[str, str]:
 class RefereeProcess:
     """``referee serve`` in a subprocess, restartable on the same port."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, limits: list[str] | None = None) -> None:
         self.folder = folder
+        self.limits = limits or []
         self.address = "127.0.0.1:0"
         self.proc: subprocess.Popen[str] | None = None
         self.token = ""
@@ -47,7 +48,7 @@ class RefereeProcess:
     def start(self) -> None:
         argv = [sys.executable, "-m", "referee.cli", "serve", "--listen", self.address, "--replays",
                 str(self.folder / "replays"), "--operator-token-file", str(self.folder / "operator-token"),
-                "--log-level", "warning"]
+                "--log-level", "warning", *(f"--limit={item}" for item in self.limits)]
         log = (self.folder / "referee.log").open("a")
         self.proc = proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, env=_env())
         assert proc.stdout is not None
