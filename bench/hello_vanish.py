@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -80,7 +81,8 @@ def start_referee(folder: Path, limits: list[str]) -> tuple[subprocess.Popen[str
 async def hello_and_vanish(address: str, token: str) -> None:
     """One bot: its own connection, hello, the welcome and the match's start, then gone."""
     async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
-        call = bot_pb2_grpc.BotServiceStub(channel).Play()
+        stub: Any = bot_pb2_grpc.BotServiceStub(channel)
+        call: Any = stub.Play()
         await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name="vanish", token=token, protocol_version=2)))
         while True:  # (call.read(), not ``async for``: a generator left at a break keeps the connection)
             msg = await call.read()
@@ -89,16 +91,17 @@ async def hello_and_vanish(address: str, token: str) -> None:
         call.cancel()
 
 
-async def one_match(ops: referee_pb2_grpc.RefereeServiceStub, address: str, metadata: tuple[tuple[str, str], ...],
+async def one_match(ops: Any, address: str, metadata: tuple[tuple[str, str], ...],
                     i: int) -> str:
     created = await ops.CreateMatch(referee_pb2.CreateMatchRequest(
         match_id=f"v{i:06d}", seats=[referee_pb2.SeatSpec(name="a"), referee_pb2.SeatSpec(name="b")],
         reconnect_grace_ms=1, connect_timeout_ms=5_000), metadata=metadata)
     await asyncio.gather(*(hello_and_vanish(address, t.token) for t in created.seat_tokens))
-    return created.match_id
+    match_id: str = created.match_id
+    return match_id
 
 
-async def wait_over(ops: referee_pb2_grpc.RefereeServiceStub, metadata: tuple[tuple[str, str], ...],
+async def wait_over(ops: Any, metadata: tuple[tuple[str, str], ...],
                     match_ids: list[str]) -> None:
     over = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED)
     for match_id in match_ids:
@@ -115,7 +118,7 @@ async def run(args: argparse.Namespace) -> None:
         try:
             metadata = (("authorization", f"Bearer {token}"),)
             async with grpc.aio.insecure_channel(address) as channel:
-                ops = referee_pb2_grpc.RefereeServiceStub(channel)
+                ops: Any = referee_pb2_grpc.RefereeServiceStub(channel)
                 await asyncio.sleep(0.5)
                 rss0, fds0 = rss_mb(proc.pid), open_files(proc.pid)
                 print(f"{'matches':>8} {'sessions':>8} {'RSS MB':>8} {'fds':>5}   (referee pid {proc.pid})")

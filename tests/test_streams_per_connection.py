@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -44,7 +45,7 @@ def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path)
         tokens = await _create(ref.address, ref.metadata, 500)
         calls = []
         async with grpc.aio.insecure_channel(ref.address, options=[("grpc.use_local_subchannel_pool", 1)]) as one:
-            stub = bot_pb2_grpc.BotServiceStub(one)
+            stub: Any = bot_pb2_grpc.BotServiceStub(one)
             await referee_pb2_grpc.RefereeServiceStub(one).ListMatches(  # the server's SETTINGS are in
                 referee_pb2.ListMatchesRequest(limit=1), metadata=ref.metadata)
 
@@ -60,7 +61,8 @@ def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path)
                     pass  # its status, below
                 else:
                     if first is not EOF_:
-                        return first.WhichOneof("kind")  # (the stream stays open: it holds its slot)
+                        kind: str = first.WhichOneof("kind")
+                        return kind  # (the stream stays open: it holds its slot)
                 return f"{(await call.code()).name}: {await call.details()}"
 
             answers = await asyncio.wait_for(asyncio.gather(*(hello(t) for t in tokens)), HANG_GUARD_S)

@@ -720,10 +720,10 @@ def make_parser(default_name: str = "bot", description: str | None = None,
     p.add_argument("--concurrent", type=int, default=int(env.get("GIN_CONCURRENT", "1")), metavar="N",
                    help="matches to play at once on the session (env GIN_CONCURRENT; default %(default)s)")
     p.add_argument("--games", default=env.get("GIN_GAMES"), metavar="LIST",
-                   help="the games the hello declares, comma-separated, e.g. gin,rummy (env GIN_GAMES; "
+                   help="the games the hello declares, comma-separated names (env GIN_GAMES; "
                    "default: the bot's own)")
     p.add_argument("--presets", default=env.get("GIN_PRESETS"), metavar="LIST",
-                   help="the presets the hello declares, comma-separated GAME/PRESET, e.g. gin/classic "
+                   help="the presets the hello declares, comma-separated GAME/PRESET "
                    "(env GIN_PRESETS; default: the bot's own, else every preset of its games)")
     p.add_argument("--tls", action="store_true", default=env.get("GIN_TLS", "") in ("1", "true", "yes"),
                    help="connect with TLS (env GIN_TLS=1)")
@@ -766,7 +766,7 @@ def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
     for preset in presets or ():
         game, sep, name = preset.partition("/")
         if not sep or not game or not name:
-            parser.error(f"--presets: {preset!r} is not GAME/PRESET (e.g. gin/classic)")
+            parser.error(f"--presets: {preset!r} is not GAME/PRESET")
     config = BotConfig(
         token=ns.token, referee=ns.referee, name=ns.name, matches=ns.matches, concurrent=ns.concurrent,
         tls=ns.tls or bool(ns.ca) or bool(ns.tls_cert), ca=ns.ca, cert=ns.tls_cert, key=ns.tls_key,
