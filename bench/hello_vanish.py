@@ -114,7 +114,8 @@ async def wait_over(ops: Any, metadata: tuple[tuple[str, str], ...],
 
 async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="hello-vanish-") as tmp:
-        proc, address, token = start_referee(Path(tmp), args.limit)
+        limits = [f"finished_matches={args.finished_matches}", *args.limit]
+        proc, address, token = start_referee(Path(tmp), limits)
         try:
             metadata = (("authorization", f"Bearer {token}"),)
             async with grpc.aio.insecure_channel(address) as channel:
@@ -137,11 +138,14 @@ async def run(args: argparse.Namespace) -> None:
                 elapsed = time.monotonic() - started
             last = max(figures)
             base = min((n for n in figures if 2 * n >= 1_000), default=last)
+            full = min((n for n in figures if n >= args.finished_matches), default=last)
             rss_last, fds_last = figures[last]
             print(f"open files now: {fd_kinds(proc.pid)}")
-            print(f"{2 * last} sessions in {elapsed:.0f} s; RSS after the last {rss_last:.1f} MB vs after "
-                  f"{2 * base} sessions {figures[base][0]:.1f} MB: {rss_last - figures[base][0]:+.1f} MB "
-                  f"(goal <= +10); open files {fds0} -> {fds_last} ({fds_last - fds0:+d}, goal within 5)")
+            print(f"{2 * last} sessions in {elapsed:.0f} s; RSS after the last {rss_last:.1f} MB: "
+                  f"{rss_last - figures[base][0]:+.1f} MB from after {2 * base} sessions (goal <= +10), "
+                  f"{rss_last - figures[full][0]:+.1f} MB from when the {args.finished_matches} finished matches "
+                  f"the referee keeps were all there ({2 * full} sessions); open files {fds0} -> {fds_last} "
+                  f"({fds_last - fds0:+d}, goal within 5)")
         finally:
             proc.terminate()
             proc.wait(timeout=10)
@@ -154,6 +158,8 @@ def main() -> None:
     p.add_argument("--step", type=int, default=500, help="print the figures every N matches (default %(default)s)")
     p.add_argument("--settle", type=float, default=0.5,
                    help="seconds to let the referee settle before each reading (default %(default)s)")
+    p.add_argument("--finished-matches", type=int, default=1_000,
+                   help="the referee's finished_matches limit (default %(default)s, its default)")
     p.add_argument("--limit", action="append", default=[], metavar="KEY=VALUE", help="a referee limit")
     asyncio.run(run(p.parse_args()))
 

@@ -144,12 +144,11 @@ class Referee:
         self._sessions.setdefault(_token_key(session.token), []).append(session)
 
     def session_closed(self, session: GrpcSession) -> None:
-        key = _token_key(session.token)
-        sessions = self._sessions.get(key, [])
+        sessions = self._sessions.get(_token_key(session.token), [])
         if session in sessions:
             sessions.remove(session)
-        if not sessions:  # (an empty list per token ever seen would grow without bound)
-            self._sessions.pop(key, None)
+        if not sessions:
+            self._sessions.pop(_token_key(session.token), None)
 
     def _table_finished(self, table: Table) -> None:
         for link in table.links:
