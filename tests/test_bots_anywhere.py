@@ -18,15 +18,13 @@ import pytest
 
 from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from gin_arena.v2.games import gin_pb2
+from tests._wait import HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 JS_DIR = ROOT / "sample_bots" / "js"
 TOKENS = {"kit": "kit-token-0123456789", "js": "js-token-0123456789", "bridge": "bridge-token-0123456789"}
 PAIRS = (("kit", "js"), ("js", "bridge"), ("bridge", "kit"))
 OVER = (referee_pb2.MATCH_STATE_FINISHED, referee_pb2.MATCH_STATE_ABORTED)
-HANG_GUARD_S = 180
-"""Not a speed bound: how long a wait may last before the test reports a hang instead of waiting
-for ever."""
 
 
 def _env() -> dict[str, str]:
@@ -90,7 +88,7 @@ def _create_round(ref: RefereeProcess, round_no: int) -> list[str]:
 
 def _wait_over(ref: RefereeProcess, ids: list[str]) -> list[referee_pb2.MatchStatus]:
     channel, ops = ref.ops()
-    deadline = time.monotonic() + HANG_GUARD_S
+    deadline = time.monotonic() + HANG_S
     with channel:
         while True:
             statuses = [ops.GetMatch(referee_pb2.GetMatchRequest(match_id=i), metadata=ref.metadata, timeout=30).match
@@ -161,7 +159,7 @@ def test_three_kinds_of_bot_play_match_after_match_on_one_session_and_come_back_
         assert _welcomes(tmp_path, name) == 2, log[-2000:]
         assert "reconnecting in" in log, log[-2000:]
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=HANG_GUARD_S) == 0, log[-2000:]
+        assert proc.wait(timeout=HANG_S) == 0, log[-2000:]
 
 
 @pytest.mark.parametrize("kind", ["kit", "js", "bridge"])
@@ -176,7 +174,7 @@ def test_a_refused_token_ends_the_session_at_once_with_one_clear_line(tmp_path: 
         }[kind] + ["--referee", ref.address, "--matches", "0", "--token", "no-such-token-0123"]
         if kind == "bridge":
             argv += ["--", "node", str(ROOT / "sample_bots" / "stdio" / "bot.js")]
-        done = subprocess.run(argv, capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=HANG_GUARD_S)
+        done = subprocess.run(argv, capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=HANG_S)
         assert done.returncode == 1, done.stderr[-2000:]
         lines = [line for line in done.stderr.splitlines() if "refused the token" in line]
         assert len(lines) == 1 and "UNAUTHENTICATED" in lines[0] and ref.address in lines[0], done.stderr[-2000:]

@@ -19,7 +19,8 @@ from gin_arena.v2.games import gin_pb2
 from sample_bots.kit import BotConfig, play
 from sample_bots.kit import channels as kit_channels
 from sample_bots.kit.actions import legal_texts
-from tests.test_bots_anywhere import HANG_GUARD_S, RefereeProcess
+from tests._wait import HANG_S
+from tests.test_bots_anywhere import RefereeProcess
 
 EOF_: object = grpc.aio.EOF  # type: ignore[attr-defined]
 
@@ -65,7 +66,7 @@ def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path)
                         return kind  # (the stream stays open: it holds its slot)
                 return f"{(await call.code()).name}: {await call.details()}"
 
-            answers = await asyncio.wait_for(asyncio.gather(*(hello(t) for t in tokens)), HANG_GUARD_S)
+            answers = await asyncio.wait_for(asyncio.gather(*(hello(t) for t in tokens)), HANG_S)
             for call in calls:
                 call.cancel()
         counts: dict[str, int] = {}
@@ -114,7 +115,7 @@ def test_one_process_with_many_kit_sessions_opens_more_connections(tmp_path: Pat
         counter = asyncio.ensure_future(count())
         results = await asyncio.wait_for(asyncio.gather(*(
             play(decide, BotConfig(token=t, referee=ref.address, name=f"s{i}", retries=0))
-            for i, t in enumerate(tokens))), HANG_GUARD_S * 2)
+            for i, t in enumerate(tokens))), HANG_S * 2)
         counter.cancel()
         return [r.exit_code for r in results if not r.results], most
 
