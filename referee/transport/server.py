@@ -147,8 +147,6 @@ class Referee:
         sessions = self._sessions.get(_token_key(session.token), [])
         if session in sessions:
             sessions.remove(session)
-        if not sessions:
-            self._sessions.pop(_token_key(session.token), None)
 
     def _table_finished(self, table: Table) -> None:
         for link in table.links:
