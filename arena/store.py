@@ -1,8 +1,9 @@
 """The arena's one storage schema (stdlib ``sqlite3``, WAL, synchronous=FULL), shared by a run's
 ``run.sqlite``, the ladder's ``ladder.sqlite`` and ``arena serve``'s ``serve.sqlite``:
 
-- ``meta`` (``schema_version``, ``kind`` = run | ladder | serve, a run's ``config`` …), ``bots``,
-  ``runs`` (the ladder's runs);
+- ``meta`` (``schema_version``, ``kind`` = run | ladder | serve, a run's ``config`` …), ``bots``
+  (a server's registered bots keep only their token's SHA-256 digest, ``token_digest``, with their
+  ``state`` and its ``reason``: ``arena.hosted.registry``), ``runs`` (the ladder's runs);
 - ``games``: a row per game (the game played, schedule, rules and time control, status, how it
   ended, its replay) and ``game_seats``: a row per seat (``bot``, ``place``, ``points``,
   ``games_won``, ``think_ms``), so 2–6 seats fit;
@@ -55,7 +56,9 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS bots (
     name TEXT PRIMARY KEY, position INTEGER NOT NULL DEFAULT 0, spec TEXT NOT NULL,
-    token TEXT NOT NULL DEFAULT '', active INTEGER NOT NULL DEFAULT 1, added_at REAL NOT NULL DEFAULT 0
+    token TEXT NOT NULL DEFAULT '', active INTEGER NOT NULL DEFAULT 1, added_at REAL NOT NULL DEFAULT 0,
+    token_digest TEXT NOT NULL DEFAULT '', state TEXT NOT NULL DEFAULT 'enabled', reason TEXT NOT NULL DEFAULT '',
+    token_set_at REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, started_at REAL NOT NULL, config TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS games (
@@ -293,6 +296,10 @@ def migrate(conn: sqlite3.Connection) -> Kind | None:
 _ADDED_COLUMNS = (
     ("game_seats", "fallbacks", "INTEGER NOT NULL DEFAULT 0"),
     ("games", "game", "TEXT NOT NULL DEFAULT ''"),
+    ("bots", "token_digest", "TEXT NOT NULL DEFAULT ''"),
+    ("bots", "state", "TEXT NOT NULL DEFAULT 'enabled'"),
+    ("bots", "reason", "TEXT NOT NULL DEFAULT ''"),
+    ("bots", "token_set_at", "REAL NOT NULL DEFAULT 0"),
 )
 """Columns added to schema 2 after it shipped (table, column, declaration): a database made before
 gets them when opened, with their defaults (an arena that predates them ignores them)."""
@@ -308,12 +315,18 @@ configuration (its ``game``, else the default game), a ladder's from its run's c
 serve database recorded the default game's matches only."""
 
 
+_ADDED_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS bots_token ON bots (token_digest) WHERE token_digest != ''"
+"""The index on a column added since schema 2 shipped (made once the column exists): a registered
+bot is found by its token's digest (``arena.hosted.registry``)."""
+
+
 def _add_columns(conn: sqlite3.Connection) -> None:
     for table, column, decl in _ADDED_COLUMNS:
         if column not in _columns(conn, table):
             with transaction(conn):  # (asked again inside: another process may have added it meanwhile)
                 if column not in _columns(conn, table):
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+    conn.execute(_ADDED_INDEX)
     if conn.execute("SELECT 1 FROM games WHERE game = '' LIMIT 1").fetchone() is None:
         return
     kind = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()

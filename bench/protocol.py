@@ -149,6 +149,15 @@ def proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime: fields 14 and 15 of stat
 
 
+def main_thread_cpu(pid: int) -> tuple[float, float]:
+    """The process's main thread (the event loop's: Python, and the sendmsg of every write):
+    its user and system seconds (/proc/<pid>/task/<pid>/stat). The rest of the process's CPU is
+    gRPC's own threads (event engine, completion-queue poller) and trio's I/O thread."""
+    with open(f"/proc/{pid}/task/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
 def proc_rss_kb(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -227,6 +236,12 @@ class Window:
     def cpu_per_op_us(self) -> float:
         return self.server_cpu / max(1, self.count) * 1e6
 
+    def split_us(self) -> tuple[float, float, float]:
+        """The server's CPU per op: its main thread's user and system time, the other threads'."""
+        n = max(1, self.count)
+        user, sys_ = self.extra["main_user_s"], self.extra["main_sys_s"]
+        return user / n * 1e6, sys_ / n * 1e6, (self.server_cpu - user - sys_) / n * 1e6
+
     def samples(self) -> list[float]:
         return sorted(x for r in self.results for x in r["samples"])
 
@@ -258,11 +273,12 @@ def run_window(
         time.sleep(warmup)
         extra["rss_t0_kb"] = server.rss_kb()
         c0 = [c.cpu() for c in clients]
-        s0 = server.cpu()
+        s0, m0 = server.cpu(), main_thread_cpu(server.pid)
         t0 = time.monotonic()
         time.sleep(seconds)
         t1 = time.monotonic()
-        s1 = server.cpu()
+        s1, m1 = server.cpu(), main_thread_cpu(server.pid)
+        extra["main_user_s"], extra["main_sys_s"] = m1[0] - m0[0], m1[1] - m0[1]
         c1 = [c.cpu() for c in clients]
         extra["rss_end_kb"] = server.rss_kb()
         for c in clients:
@@ -439,7 +455,8 @@ def run_interleaved(
                 store[design].append(w)
                 print(f"  rep {rep + 1} {streams:3d} stream(s)  {design:8s} p50 {fmt_ms(w.pct(0.5))} "
                       f"p99 {fmt_ms(w.pct(0.99))}  {w.rate:6.0f}/s  server CPU {w.cpu_per_op_us:6.1f} µs/op"
-                      f"  client CPU {sum(w.client_cpu) / w.seconds * 100:3.0f}%", flush=True)
+                      " (main thread user {:.0f} + sys {:.0f}, other threads {:.0f})".format(*w.split_us())
+                      + f"  client CPU {sum(w.client_cpu) / w.seconds * 100:3.0f}%", flush=True)
     ref_after_kb, ref_after_replays = ref.rss_kb(), len(list(replays.iterdir()))
     for proc, *_ in setups.values():
         stop(proc)
@@ -515,6 +532,7 @@ def report(
         if wn.get(d):
             rows.append((f"    {d}: {DESIGNS[d]}", f"{med(wn[d], cpu):.1f} µs = {med(wn[d], cpu) / bn_cpu:.2f}×",
                          "", ""))
+    rows += split_rows(wn)
     rn_client = med(wn["referee"], lambda w: sum(w.client_cpu) / w.seconds)
     starts = sorted(x for w in wn["referee"] for r in w.results for x in r["start_latency"])
     rows.append((f"    client CPU (1 process) at {n} streams, referee", f"{rn_client * 100:.0f}%", "", ""))
@@ -533,13 +551,7 @@ def report(
              f"{fmt_ms(r1p50)} / {fmt_ms(med(w1['referee-ab'], p50))}", "", ""),
         ]
     if "lean-ab" in wn and "lean" in wn:
-        lean_ab = median([a.cpu_per_op_us / r.cpu_per_op_us for r, a in zip(wn["lean"], wn["lean-ab"], strict=True)])
-        rows += [
-            (f"A/B: lean-ab CPU per decision, {n} streams", f"{med(wn['lean-ab'], cpu):.1f} µs", "", ""),
-            ("    lean-ab ÷ lean (median of per-rep ratios)", f"{lean_ab:.2f}×", "", ""),
-            ("    1 match p50 decision overhead, lean / lean-ab",
-             f"{fmt_ms(med(w1['lean'], p50))} / {fmt_ms(med(w1['lean-ab'], p50))}", "", ""),
-        ]
+        rows += lean_ab_rows(w1, wn, n)
     idle_kb, idle_replays, after_kb, after_replays = mem
     dpm = replay_decisions(replays) or [float("nan")]
     if 0.0 in wb:
@@ -573,6 +585,30 @@ def report(
     errors = [e for w in everything for r in w.results for e in r.get("errors", [])]
     print(f"\nmatches not ending normally inside the runs: {bad}; client errors: {len(errors)}"
           + (f" (first: {errors[0][:200]})" if errors else ""))
+
+
+def lean_ab_rows(w1: dict[str, list[Window]], wn: dict[str, list[Window]], n: int) -> list[tuple[str, str, str, str]]:
+    """The lean A/B: the other referee's CPU per decision against this one's and against bare's
+    (medians of per-rep ratios), and its one-match overhead."""
+    def ratios(over: str, under: str) -> float:
+        return median([a.cpu_per_op_us / b.cpu_per_op_us for b, a in zip(wn[under], wn[over], strict=True)])
+
+    ab_p50, lean_p50 = (median([w.pct(0.5) for w in w1[d]]) for d in ("lean-ab", "lean"))
+    return [
+        (f"A/B: lean-ab CPU per decision, {n} streams", f"{median([w.cpu_per_op_us for w in wn['lean-ab']]):.1f} µs",
+         "", ""),
+        ("    lean-ab ÷ lean (median of per-rep ratios)", f"{ratios('lean-ab', 'lean'):.2f}×", "", ""),
+        ("    lean-ab ÷ bare (median of per-rep ratios)", f"{ratios('lean-ab', 'bare'):.2f}×", "≤ 1.5× compiled", ""),
+        ("    1 match p50 decision overhead, lean / lean-ab", f"{fmt_ms(lean_p50)} / {fmt_ms(ab_p50)}", "", ""),
+    ]
+
+
+def split_rows(wn: dict[str, list[Window]]) -> list[tuple[str, str, str, str]]:
+    """Where each design's server CPU goes: the main thread (Python, and the kernel's side of
+    its sendmsg/recvfrom/epoll) against gRPC's own threads (they read the sockets)."""
+    return [(f"    {d}: CPU per op, main thread user · sys · other threads",
+             " · ".join(f"{median([w.split_us()[i] for w in ws]):.0f}" for i in range(3)) + " µs", "", "")
+            for d, ws in wn.items()]
 
 
 def b_rows(args: argparse.Namespace, wb: dict[float, Window], dpm: list[float]) -> list[tuple[str, str, str, str]]:

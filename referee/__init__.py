@@ -27,7 +27,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .model.events import MatchEvent as MatchEvent
     from .model.events import MatchEventsDropped as MatchEventsDropped
+    from .model.limits import LimitExceeded as LimitExceeded
     from .model.limits import Limits as Limits
+    from .model.presence import BotDirectory as BotDirectory
+    from .model.presence import BotPresence as BotPresence
     from .model.replay import write_atomic as write_atomic
     from .model.spec import DEFAULT_GAME as DEFAULT_GAME
     from .model.spec import TERMINATIONS as TERMINATIONS
@@ -93,7 +96,8 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "MatchEvent": "model.events", "MatchEventsDropped": "model.events",
-    "Limits": "model.limits",
+    "LimitExceeded": "model.limits", "Limits": "model.limits",
+    "BotDirectory": "model.presence", "BotPresence": "model.presence",
     "write_atomic": "model.replay",
     "DEFAULT_GAME": "model.spec", "FaultPolicy": "model.spec", "MatchReport": "model.spec", "MatchSpec": "model.spec",
     "TERMINATIONS": "model.spec", "Termination": "model.spec",

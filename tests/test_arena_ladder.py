@@ -88,6 +88,12 @@ def test_ladder(tmp_path: Path, book: Book) -> None:
     assert sum(s["games"] for s in shown["standings"]) == 2 * 6
     text = book("ladder", "show", *opts).stdout
     assert "6 games" in text and "LOS vs next" in text
+    # The standings engine the hosted server uses (arena.results.standings): openskill with its
+    # uncertainty, provisional below 20 rated games, each bot's state.
+    skill = {s["bot"]: s for s in shown["skill"]}
+    assert set(skill) == {"alpha", "beta", "gamma"} and sum(s["games"] for s in skill.values()) == 2 * 6
+    assert all(s["provisional"] and s["uncertainty"] > 0 and s["state"] == "enabled" for s in skill.values())
+    assert "rating" in text and "? provisional" in text
 
     assert book("ladder", "remove", "gamma", *opts).returncode == 0
     out = arena("ladder", "run", "--games", "2", *play, *opts)
@@ -95,6 +101,8 @@ def test_ladder(tmp_path: Path, book: Book) -> None:
     assert sum(pairs_played(db).values()) == 8
     assert pairs_played(db)[frozenset(("alpha", "beta"))] == 4
     assert "(removed)" in book("ladder", "show", *opts).stdout
+    removed = json.loads(book("ladder", "show", "--json", *opts).stdout)["skill"]
+    assert {s["bot"]: s["state"] for s in removed}["gamma"] == "removed"
     runs = list((db.parent / "ladder-runs").iterdir())
     assert len(runs) == 3 and all((r / "replays").is_dir() for r in runs)
 

@@ -28,14 +28,16 @@ BASELINE = PROTO_ROOT / "v2-baseline.binpb"
 if str(PROTO_ROOT) not in sys.path:  # the generated modules import each other as gin_arena.v2.*
     sys.path.insert(0, str(PROTO_ROOT))
 
-from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2  # noqa: E402
+from gin_arena.v2 import arena_pb2, bot_pb2, common_pb2, referee_pb2  # noqa: E402
 from gin_arena.v2.games import gin_pb2, rummy_pb2  # noqa: E402
 
 MODULES: dict[str, ModuleType] = {
-    "common.proto": common_pb2, "bot.proto": bot_pb2, "referee.proto": referee_pb2,
+    "common.proto": common_pb2, "bot.proto": bot_pb2, "referee.proto": referee_pb2, "arena.proto": arena_pb2,
     "games/gin.proto": gin_pb2, "games/rummy.proto": rummy_pb2,
 }
 """Each v2 .proto file (relative to gin_arena/v2) and its generated module."""
+SINCE_BASELINE = ("arena.proto",)
+"""The files added to v2 after its baseline image (each a new file: ``buf breaking`` lets v2 grow)."""
 ENVELOPE = ("common.proto", "bot.proto", "referee.proto")
 """The game-neutral files."""
 GAME_MEMBERS = {"gin": "gin_arena.v2.games.gin", "rummy": "gin_arena.v2.games.rummy"}
@@ -346,7 +348,7 @@ def test_buf_breaking_is_configured_against_the_baseline() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert "buf lint" in ci and "buf breaking --against v2-baseline.binpb" in ci
     names = {f.name for f in _baseline().file}
-    assert {f"gin_arena/v2/{n}" for n in MODULES} <= names
+    assert {f"gin_arena/v2/{n}" for n in MODULES if n not in SINCE_BASELINE} <= names
     assert not any(n.startswith("gin_arena/v1/") for n in names)
 
 

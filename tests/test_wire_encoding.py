@@ -13,9 +13,8 @@ import pytest
 
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import gin_pb2
-from referee import gin
+from referee import games, gin
 from referee.gin import wire as wire
-from referee.wire import envelope
 
 PHASE = {"upcard": gin_pb2.PHASE_UPCARD_OFFER, "draw": gin_pb2.PHASE_DRAW,
          "discard": gin_pb2.PHASE_DISCARD, "over": gin_pb2.PHASE_OVER}
@@ -81,6 +80,7 @@ RULES = [
 def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> None:
     checked = 0
     reshuffles = 0
+    spectated = 0  # spectator events of steps whose card is hidden from them
     for seed in range(12):
         rng = random.Random(seed)
         match = gin.Match(rules, seed.to_bytes(4, "big"))
@@ -98,12 +98,16 @@ def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> N
             want = reference_request(match_id, request_id, state, remaining, increment, allowance)
             assert got == want.SerializeToString(deterministic=True), f"seed {seed}, request {request_id}"
             assert wire.information_state(state, logs[seat]) == want.action_request.gin
-            if state.events:  # the spectator's event of the last step, as _play_action encodes it
+            move = match.deal.history[-1] if state.events else None
+            if move is not None and move.action is not None:  # the spectator's event of the last step
                 think = rng.choice((0, 1, 999, 1 << 31))
-                event = wire.public_event(state.events[-1], think)
-                got_event = envelope.spectator_event_bytes(match_id, wire.public_event_bytes(state.events[-1], think))
+                acted = games.Acted(move.seat, move.action, str(move.action), None, move)
+                got_event = wire.GinWire().show(wire.GinMatch(match), acted, match_id, think)
+                seen = gin.seat_event(-1, move.seat, move.action.kind, move.card, move.stock_size)
+                event = wire.public_event(seen, think)
                 assert got_event == referee_pb2.SpectatorEvent(match_id=match_id, event=event).SerializeToString(
-                    deterministic=True), f"seed {seed}, event {state.events[-1]}"
+                    deterministic=True), f"seed {seed}, event {seen}"
+                spectated += move.action.kind in gin.HIDDEN_KINDS
             reshuffles += want.action_request.gin.reshuffled
             checked += 1
             legal = state.legal_actions
@@ -113,7 +117,7 @@ def test_encoded_requests_equal_protobufs_serialisation(rules: gin.RuleSet) -> N
             pick = rng.choice(ends) if ends and rng.random() < 0.3 else \
                 rng.choice(passive) if passive else rng.choice(legal)
             match.apply(pick)
-    assert checked > 1000
+    assert checked > 1000 and spectated > 100
     if rules.stock_exhausted == "reshuffle":
         assert reshuffles > 0, "no state after a reshuffle was checked"
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import importlib.util
 import json
 import secrets
 import shutil
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import grpc
@@ -26,20 +24,27 @@ from arena.cli.options import (
     check_referee,
     check_startable,
     cluster_spec,
+    is_loopback,
     listen_of,
     make_console,
     play_config,
     remote_access,
     run_cancellable,
 )
+from arena.cli.web_cmd import WebStarter, web_starter
 from arena.console import Console
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from arena.hosted.ladder import HostedLadder, split_limits
+from arena.hosted.ladder_file import LadderFileError, load_ladder
+from arena.hosted.registry import BotRegistry
+from arena.hosted.service import arena_service
 from arena.model.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
 from arena.model.schedule import Format, RunConfig
 from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
 from arena.run.placement import BotsUnreachable, ClusterSpec, NoWorkers
+from arena.run.samples import demos
 from arena.run.serve import serve
 from arena.run.tournament import (
     RemoteAccess,
@@ -52,45 +57,20 @@ from arena.run.tournament import (
     where_played,
     write_results,
 )
-from arena.store import RunStore
-from referee import DEFAULT_GAME, ListenError, TLSConfigError, TokenFileError, check_can_listen, server_tls_from_args
+from arena.store import DB_NAME, RunStore, open_db
+from referee import (
+    DEFAULT_GAME,
+    ListenError,
+    TLSConfigError,
+    TokenFileError,
+    check_can_listen,
+    client_operator_token,
+    server_tls_from_args,
+)
 from referee import games as referee_games
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Demo:
-    """One game's demo: its sample bots and its tables."""
-
-    samples: tuple[str, ...]
-    """The sample bots' names (modules ``sample_bots.<module_prefix><name>_bot``)."""
-    module_prefix: str = ""
-    """What the sample bots' module names start with (the default game's have none)."""
-    seats: int = 2
-    """Seats of every table: 2 is a round robin of every pairing; more, tables of that many."""
-    games: int = 0
-    """Games per table by default (0: :data:`DEMO_GAMES` spread over the pairings)."""
-
-
-DEMOS_FILE = "demos.toml"
-"""The file of the ``sample_bots`` package that lists each game's demo (data, not code)."""
-
-
-@functools.cache
-def demos() -> dict[str, Demo]:
-    """Each game's demo (``arena demo --game NAME``), from ``sample_bots/demos.toml``: the sample
-    bots are the checkout's. Empty without the ``sample_bots`` package."""
-    spec = importlib.util.find_spec("sample_bots")
-    if spec is None or not spec.submodule_search_locations:
-        return {}
-    path = Path(next(iter(spec.submodule_search_locations))) / DEMOS_FILE
-    with path.open("rb") as f:
-        table = tomllib.load(f)
-    return {game: Demo(tuple(d["samples"]), module_prefix=d.get("module_prefix", ""), seats=d.get("seats", 2),
-                       games=d.get("games", 0)) for game, d in table.items()}
-
 
 
 def network_failure(e: BaseException) -> str | None:
@@ -175,7 +155,7 @@ def _alone(e: BaseException) -> BaseException:
 
 
 def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess,
-              cluster: ClusterSpec | None = None, rating_interval: int = 0) -> int:
+              cluster: ClusterSpec | None = None, rating_interval: int = 0, web: WebStarter | None = None) -> int:
     cfg = store.config
     cluster = placed(store, cluster or ClusterSpec())
     where = where_played(cfg.referee, cluster)
@@ -190,7 +170,7 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     try:
         result = run_cancellable(lambda scope: run_tournament(store, console, resumed=resumed, cancel_scope=scope,
                                                               access=access, cluster=cluster,
-                                                              rating_interval=rating_interval))
+                                                              rating_interval=rating_interval, web=web))
     except BaseException as raised:  # a failure inside the run's nursery comes as a group of one
         e = _alone(raised)
         if isinstance(e, ListenError):
@@ -311,7 +291,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
         else:
             check_startable(store.bots())
         return _play_run(store, console, resumed=True, access=access, cluster=cluster,
-                         rating_interval=args.rating_interval)
+                         rating_interval=args.rating_interval, web=_tournament_web(args, store))
     finally:
         store.close()
 
@@ -339,9 +319,15 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
         return _play_run(store, console, resumed=False, access=access, cluster=cluster,
-                         rating_interval=args.rating_interval)
+                         rating_interval=args.rating_interval, web=_tournament_web(args, store))
     finally:
         store.close()
+
+
+def _tournament_web(args: argparse.Namespace, store: RunStore) -> WebStarter | None:
+    """``--web``: the run's live web (the operator: whoever holds the token of the environment)."""
+    run_dir = store.run_dir
+    return web_starter(args, run_dir / DB_NAME, run_dir, f"tournament {run_dir}", client_operator_token(None))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -350,22 +336,34 @@ def cmd_serve(args: argparse.Namespace) -> int:
     folder = args.dir or default_folder("serve")
     try:
         tls = server_tls_from_args(args)
-        limits = referee.Limits.parse(args.limit)
+        referee_limits, hosted_limits = split_limits(args.limit)
+        limits = referee.Limits.parse(referee_limits)
+        ladder = load_ladder(args.ladder)
         check_can_listen(host or "127.0.0.1", int(port))  # before the folder is created
-    except TLSConfigError as e:
+    except (TLSConfigError, LadderFileError) as e:
         raise UsageError(str(e)) from None
     except ValueError as e:
         raise UsageError(f"--limit {e}") from None
+    if tls is None and not args.insecure and not is_loopback(host or "127.0.0.1"):
+        raise UsageError(f"--listen {args.listen} is not a loopback address: bot and operator tokens would cross "
+                         "the network in clear; serve TLS (--tls-cert FILE --tls-key FILE; arena certs makes them) "
+                         "or, on a network you trust, add --insecure")
+    web = web_starter(args, folder / "serve.sqlite", folder, f"arena serve {folder}")  # (checks --web first)
+    folder.mkdir(parents=True, exist_ok=True)
+    registry = BotRegistry(open_db(folder / "serve.sqlite", "serve"))  # the operator's ArenaService
 
     async def go(scope: trio.CancelScope) -> None:
         with scope:
             await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
-                        tls=tls, limits=limits)
+                        tls=tls, limits=limits, operator_services=[arena_service(registry)],
+                        hosting=HostedLadder(registry, ladder, hosted_limits), web=web)
 
     try:
         run_cancellable(go)
     except TokenFileError as e:
         raise UsageError(str(e)) from None
+    finally:
+        registry.db.close()
     return EXIT_OK
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shlex
 import time
@@ -27,6 +28,7 @@ from arena.cli.options import (
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from arena.model.manifest import BotSpec, ManifestError, check_name, load_manifest, parse_bot, parse_inline_bot
 from arena.results.report import table
+from arena.results.standings import render_standings, standings
 from arena.run.ladder import DEFAULT_DB, Ladder, LadderRunResult, check_bots, render_ladder, run_ladder
 from referee import games as referee_games
 
@@ -110,16 +112,20 @@ def _run(ladder: Ladder, args: argparse.Namespace) -> int:
 
 def _show(ladder: Ladder, args: argparse.Namespace) -> int:
     ratings, report = ladder.standings()
+    skill = standings(ladder.conn)  # the engine the hosted server's standings use
     if args.json:
         shown = {
             "ratings": [{"bot": r.bot, "elo": round(r.elo, 1), "margin": round(r.margin, 1), "pairs": r.units}
                         for r in ratings],
             "standings": report["standings"],
+            "skill": [dataclasses.asdict(s) for s in skill],
         }
         print(json.dumps(shown, indent=2))
     else:
         print(f"Ladder {ladder.path}: {report['games_played']} games")
         print(render_ladder(ratings, report, {b.name for b in ladder.bots()}))
+        print("\nRatings with their uncertainty (openskill, the hosted server's standings):")
+        print(render_standings(skill))
     return EXIT_OK
 
 

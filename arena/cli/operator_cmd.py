@@ -1,14 +1,15 @@
 """``arena operator``: the referee's operator calls (``RefereeService``) from the command line.
 
 ``arena operator [--referee HOST:PORT] [--operator-token-file F] [--tls|--ca F] ACTION …`` with
-the actions ``list``, ``show ID``, ``watch ID``, ``events``, ``cancel ID``, ``create`` and
-``replay ID``.
+the actions ``list``, ``show ID``, ``watch ID``, ``events``, ``cancel ID``, ``create``,
+``replay ID`` and, on a hosted server's ``ArenaService``, ``bots add|list|disable|enable|suspend|remove|rotate-token``
+(:mod:`arena.cli.bots_cmd`).
 Tables and lines for people, ``--json`` for scripts (protobuf's JSON mapping, as grpcurl prints
 it). A refused or failed call is one line naming why (no token, a token without operator
 rights, an unknown match, an unreachable referee), exit status 1; a bad command line, 2.
 
 The family grows by :data:`ACTIONS`: each action adds its parser and a function that gets the
-connected :class:`Operator` (a later ``arena operator bots …`` joins the same way).
+connected :class:`Operator` (``arena operator bots …`` joins the same way).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 import referee
+from arena.cli.bots_cmd import BOT_ACTIONS, add_action_options, bots_request, show_reply
 from arena.cli.options import UsageError, address, check_client_tls_files, game_rules_from_args, tc_from_args
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
 from arena.model.schedule import FAULT_POLICIES
-from gin_arena.v2 import referee_pb2, referee_pb2_grpc
+from gin_arena.v2 import arena_pb2_grpc, referee_pb2, referee_pb2_grpc
 from referee import LIST_AFTER_KEY as LIST_AFTER
 from referee import LIST_LEFT_OFF_KEY as LIST_LEFT_OFF
 from referee import TLSConfigError, TokenFileError, client_operator_token, client_tls
@@ -123,24 +125,32 @@ class Operator:
     """The operator token (none: the call is sent without, e.g. a public watch)."""
     timeout: float
     """Seconds a unary call may take."""
+    arena: arena_pb2_grpc.ArenaServiceStub
+    """A hosted server's service of registered bots (``arena operator bots``)."""
 
     def failed(self, e: grpc.RpcError, what: str) -> OperatorCallError:
         """The one-line error of a failed call (``what``: the call, e.g. ``show m1``)."""
         code: grpc.StatusCode = e.code()
         detail = str(e.details() or "").strip()
         if code == grpc.StatusCode.NOT_FOUND:
+            lister = "bots list shows its bots" if what.startswith("bots ") else "list shows its matches"
             return OperatorCallError(f"{what}: {detail or 'not found'} on the referee at {self.target} "
-                                     "(arena operator list shows its matches)")
+                                     f"(arena operator {lister})")
+        if code == grpc.StatusCode.UNIMPLEMENTED and what.startswith("bots "):
+            return OperatorCallError(f"{what}: the referee at {self.target} registers no bots (referee serve): "
+                                     "call an arena serve")
         why = WHY.get(code, "").format(target=self.target, timeout=self.timeout)
         if code == grpc.StatusCode.UNAVAILABLE and detail:
             why += f" ({detail.splitlines()[0]})"
         return OperatorCallError(f"{what}: {why or f'the referee answered {code.name}: {detail}'}")
 
-    def call(self, method: str, request: Message, what: str, extra: Sequence[tuple[str, str]] = ()) -> Any:
-        """A unary call; its (response, call) pair (:class:`OperatorCallError` if it fails)."""
+    def call(self, method: str, request: Message, what: str, extra: Sequence[tuple[str, str]] = (), *,
+             stub: Any = None) -> Any:
+        """A unary call (of ``stub``, default the referee's); its (response, call) pair
+        (:class:`OperatorCallError` if it fails)."""
         try:
-            return getattr(self.stub, method).with_call(request, metadata=(*self.metadata, *extra),
-                                                        timeout=self.timeout)
+            return getattr(stub or self.stub, method).with_call(request, metadata=(*self.metadata, *extra),
+                                                                timeout=self.timeout)
         except grpc.RpcError as e:
             raise self.failed(e, what) from None
 
@@ -188,7 +198,8 @@ def connect(args: argparse.Namespace) -> tuple[grpc.Channel, Operator]:
     except (TokenFileError, TLSConfigError) as e:
         raise UsageError(str(e)) from None
     metadata = referee.operator_metadata(token) if token else ()
-    return channel, Operator(referee_pb2_grpc.RefereeServiceStub(channel), target, metadata, args.timeout)
+    return channel, Operator(referee_pb2_grpc.RefereeServiceStub(channel), target, metadata, args.timeout,
+                             arena_pb2_grpc.ArenaServiceStub(channel))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -404,6 +415,21 @@ def _replay(op: Operator, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bots(op: Operator, args: argparse.Namespace) -> int:
+    method, request = bots_request(args)
+    name = getattr(args, "name", "")
+    reply, _ = op.call(method, request, f"bots {args.bots_action}" + (f" {name}" if name else ""), stub=op.arena)
+    return show_reply(args, reply, op.target)
+
+
+def _add_bots(p: argparse.ArgumentParser) -> None:
+    actions = p.add_subparsers(dest="bots_action", required=True, metavar="ACTION")
+    for name, text in BOT_ACTIONS.items():
+        a = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        add_action_options(a, name, json=False)
+        add_connection_options(a, top=False)
+
+
 def _add_list(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state", choices=sorted(STATE_NAMES.values()), default="", help="only matches in this state")
     p.add_argument("--limit", type=int, default=100, metavar="N", help="at most N matches, newest first "
@@ -468,6 +494,8 @@ ACTIONS = {
     "cancel": ("stop a match (it ends aborted, a no-result)", _add_cancel, _cancel),
     "create": ("create a match and print its seat tokens", _add_create, _create),
     "replay": ("fetch a finished match's replay file", _add_replay, _replay),
+    "bots": ("a hosted server's registered bots: add, list, disable, enable, suspend, remove, rotate-token",
+             _add_bots, _bots),
 }
 """Each action: its help, what it adds to its parser, and what it does with the operator."""
 
@@ -487,7 +515,9 @@ def add_parser(sub: Any) -> None:
         "  arena operator events --count 10\n"
         "  arena operator cancel MATCH_ID --reason 'bot misbehaves'\n"
         "  arena operator create --player alice --player bob --rules short --tc st=1\n"
-        "  arena operator list --json | jq '.matches[].matchId'\n",
+        "  arena operator list --json | jq '.matches[].matchId'\n"
+        "  arena operator --referee host:50051 --ca certs/ca.pem bots add alice > alice.token\n"
+        "  arena operator bots list\n",
     )
     add_connection_options(p, top=True)
     actions = p.add_subparsers(dest="operator_action", required=True, metavar="ACTION")

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import dataclasses
 import difflib
+import ipaddress
 import os
 import shlex
 import signal
@@ -151,6 +152,18 @@ def address(text: str, what: str) -> str:
     if not sep or not port.isdigit():
         raise UsageError(f"{what} {text!r}: expected HOST:PORT")
     return text
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a listening address's host reaches this machine only (``127.0.0.0/8``, ``::1``,
+    ``localhost``); any other name or address may be reached from the network."""
+    name = host.strip("[]").lower().rstrip(".")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def listen_of(args: argparse.Namespace) -> str:

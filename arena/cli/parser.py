@@ -7,15 +7,16 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from arena.cli import certs_cmd, games_cmd, newbot_cmd, operator_cmd
-from arena.cli.commands import demos
+from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, operator_cmd
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
+from arena.cli.web_cmd import add_web_options
 from arena.model.schedule import FORMATS
 from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
+from arena.run.samples import demos
 from referee import DEFAULT_GAME, add_server_tls_options
 from referee.cli import add_limit_option, add_operator_options
 
@@ -125,6 +126,7 @@ def _tournament(sub: Any) -> None:
                    help="run folder (default runs/tournament-<timestamp>)")
     add_rating_interval_option(t)
     add_play_options(t)
+    add_web_options(t)
     add_log_options(t)
 
 
@@ -142,7 +144,14 @@ def _serve(sub: Any) -> None:
     s.add_argument("--dir", type=Path, default=None, metavar="DIR", help="folder (default runs/serve-<timestamp>)")
     add_operator_options(s, "DIR")
     add_server_tls_options(s)
+    s.add_argument("--ladder", type=Path, default=None, metavar="LADDER.toml",
+                   help="what the continuous ladder pairs the registered bots online for, and how (docs/hosted.md); "
+                   "default: the default game's default preset, its fewest seats, the default time control")
+    s.add_argument("--insecure", action="store_true",
+                   help="serve plaintext on a non-loopback --listen address (without it, such an address needs "
+                   "TLS: bot and operator tokens cross the network)")
     add_limit_option(s)
+    add_web_options(s)
     add_log_options(s)
 
 
@@ -230,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_play_parser(sub)
     certs_cmd.add_parser(sub)
     operator_cmd.add_parser(sub)
+    bots_cmd.add_parser(sub)
     for module in (audit, replay_view, replay_html, results_page, games_cmd, newbot_cmd):
         module.add_parser(sub)
     return parser

@@ -251,8 +251,15 @@ def _piles(view: MatchView) -> str:
                    for p in first)
 
 
-def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str = "results") -> str:
-    """The HTML page of one replay of any game."""
+PAGE_CSS = _CSS
+"""The page's style sheet (inline in a self-contained page; the live web serves it as a file)."""
+
+
+def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str = "results",
+                assets: tuple[str, str] | None = None) -> str:
+    """The HTML page of one replay of any game: self-contained, or with ``assets`` (the style
+    sheet's and the script's addresses: :data:`PAGE_CSS` and :data:`JS` served as files) a page
+    that a strict Content-Security-Policy (no inline script or style) lets run."""
     h = view.header
     who = " · ".join(escape(n) for n in view.players)
     back = f'<a href="{escape(back_link)}">← {escape(back_text)}</a> · ' if back_link else ""
@@ -303,13 +310,15 @@ seed commitment <code>{escape(h.seed_commitment)}</code> · revealed seed <code>
 <footer>Gin Arena replay · {escape(view.game)} · {plural(len(view.deals), "deal")} ·
 {plural(len(view.positions), "position")} · {plural(view.records, "record")}</footer>"""
     title = f"{' · '.join(view.players)} — {view.match_id}"
+    style, script = (f"<style>{_CSS}</style>", f"<script>{JS}</script>") if assets is None else (
+        f'<link rel="stylesheet" href="{escape(assets[0])}">', f'<script src="{escape(assets[1])}"></script>')
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head>\n"
+        f"<title>{escape(title)}</title>{style}</head>\n"
         f"<body>{body}\n"
         f'<script type="application/json" id="replay-data">{json_for_script(page_data(view))}</script>\n'
-        f"<script>{JS}</script>\n</body></html>\n"
+        f"{script}\n</body></html>\n"
     )
 
 

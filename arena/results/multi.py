@@ -55,27 +55,49 @@ def _rated(o: Outcome) -> bool:
     return len(set(o.places)) > 1
 
 
-def openskill_ratings(games: Iterable[Outcome], bots: Sequence[str] = ()) -> list[SkillRating]:
-    """Plackett–Luce ratings of ``games`` (in the order given), best first (by ``mu``, then name);
-    ``bots`` without a rated game keep the prior."""
-    model = PlackettLuce()
-    belief: dict[str, tuple[float, float]] = {b: (model.mu, model.sigma) for b in bots}
-    played: dict[str, int] = dict.fromkeys(bots, 0)
-    for o in games:
+class SkillBoard:
+    """Plackett–Luce beliefs kept up to date one game at a time (what :func:`openskill_ratings`
+    computes at once; a long-running server adds each game as it finishes)."""
+
+    def __init__(self, bots: Sequence[str] = ()) -> None:
+        self._model = PlackettLuce()
+        self._belief: dict[str, tuple[float, float]] = {b: (self._model.mu, self._model.sigma) for b in bots}
+        self._played: dict[str, int] = dict.fromkeys(bots, 0)
+
+    def add(self, o: Outcome) -> None:
+        """Rate one more game (one whose seats all share a place says nothing and is passed over)."""
         if not _rated(o):
-            continue
+            return
+        model = self._model
         seats = [base_name(p) for p in o.players]
-        teams = [[model.rating(*belief.setdefault(b, (model.mu, model.sigma)))] for b in seats]
+        teams = [[model.rating(*self._belief.setdefault(b, (model.mu, model.sigma)))] for b in seats]
         after = model.rate(teams, ranks=[float(p) for p in o.places])
         new: dict[str, list[tuple[float, float]]] = {}
         for b, team in zip(seats, after, strict=True):
             new.setdefault(b, []).append((team[0].mu, team[0].sigma))
         for b, values in new.items():
-            belief[b] = (sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values))
-            played[b] = played.get(b, 0) + 1
-    out = [SkillRating(b, mu, sigma, played.get(b, 0)) for b, (mu, sigma) in belief.items()]
-    out.sort(key=lambda r: (-r.mu, r.bot))
-    return out
+            self._belief[b] = (sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values))
+            self._played[b] = self._played.get(b, 0) + 1
+
+    def rating(self, bot: str) -> SkillRating:
+        """The bot's rating now (the prior if it played no rated game)."""
+        mu, sigma = self._belief.get(bot, (self._model.mu, self._model.sigma))
+        return SkillRating(bot, mu, sigma, self._played.get(bot, 0))
+
+    def ratings(self) -> list[SkillRating]:
+        """Every bot's rating, best first (by ``mu``, then name)."""
+        out = [self.rating(b) for b in self._belief]
+        out.sort(key=lambda r: (-r.mu, r.bot))
+        return out
+
+
+def openskill_ratings(games: Iterable[Outcome], bots: Sequence[str] = ()) -> list[SkillRating]:
+    """Plackett–Luce ratings of ``games`` (in the order given), best first (by ``mu``, then name);
+    ``bots`` without a rated game keep the prior."""
+    board = SkillBoard(bots)
+    for o in games:
+        board.add(o)
+    return board.ratings()
 
 
 def head_to_head(bots: Sequence[str], games: Iterable[Outcome]) -> dict[str, dict[str, dict[str, int]]]:

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
+import grpc
 import structlog
 import trio
 
@@ -20,13 +23,37 @@ from referee import DEFAULT_TOKEN_FILE, resolve_operator_token
 
 log = structlog.get_logger("arena")
 
+
+class Hosting(Protocol):
+    """What ``arena serve`` hosts beside its referee: ``arena.hosted``'s continuous ladder."""
+
+    @property
+    def directory(self) -> referee.BotDirectory:
+        """Who a registered bot's token is (the server's registry)."""
+
+    def columns(self, event: referee.MatchEvent) -> Mapping[str, Any]:
+        """The ``games`` columns a finished match of its own is stored with (its pair, …)."""
+
+    def recorded(self, event: referee.MatchEvent) -> None:
+        """A finished match was stored (committed)."""
+
+    async def run(self, ref: referee.Referee) -> None:
+        """Host until cancelled (pair the connected bots)."""
+
+
 async def serve(
     listen: str, folder: Path, *, ready: trio.Event | None = None, token_file: Path | None = None,
     public_watch: bool = False, tls: referee.ServerTLS | None = None, limits: referee.Limits | None = None,
+    operator_services: Sequence[Callable[[grpc.aio.Server], str]] = (), hosting: Hosting | None = None,
+    web: Callable[..., Awaitable[object]] | None = None,
 ) -> None:
     """Serve until cancelled, recording every finished match in ``folder/serve.sqlite``. The
     operator token comes from ``token_file``, the environment or ``folder/operator-token``;
-    ``limits`` are the referee's (default :class:`referee.Limits`)."""
+    ``limits`` are the referee's (default :class:`referee.Limits`); ``operator_services`` are
+    served beside the referee's, behind the operator token (the registered bots' ``ArenaService``);
+    ``hosting`` runs beside the referee and accepts registered bots (the continuous ladder);
+    ``web(referee, task_status=…)``, if given, is started beside the referee once it listens (the
+    live web)."""
     folder.mkdir(parents=True, exist_ok=True)
     token = resolve_operator_token(token_file, folder / DEFAULT_TOKEN_FILE)
     log_to_file(folder / "serve.log")
@@ -35,21 +62,35 @@ async def serve(
     recorded: set[str] = {r["match_id"] for r in db.execute("SELECT match_id FROM games")}
     try:
         async with referee.open_referee(host or "127.0.0.1", int(port or 0), folder / "replays", limits,
-                                        operator_token=token.token, public_watch=public_watch, tls=tls) as ref:
+                                        operator_token=token.token, public_watch=public_watch, tls=tls,
+                                        operator_services=operator_services,
+                                        bot_directory=hosting.directory if hosting is not None else None) as ref:
             referee.tune_gc_for_server()
             print(f"referee listening on {ref.address}{' (TLS)' if tls else ''}; replays and records in {folder}",
                   flush=True)
             print(token.describe(), flush=True)
             log.info("serve_started", address=ref.address, folder=str(folder))
-            if ready is not None:
-                ready.set()
-            await _record_matches(ref, db, recorded)
+            async with trio.open_nursery() as nursery:
+                if web is not None:
+                    await nursery.start(web, ref)
+                if ready is not None:
+                    ready.set()
+                if hosting is not None:
+                    nursery.start_soon(hosting.run, ref)
+                await _record_matches(ref, db, recorded, hosting)
+                nursery.cancel_scope.cancel()
     finally:
         db.close()
         log_to_file(None)
 
 
-async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded: set[str]) -> None:
+PEOPLE_PREFIX = "table-"
+"""Match ids of people's games at the live web's tables (``arena.web.tables``): not recorded in
+the bots' store nor rated with them (their replays stay in the folder's replays)."""
+
+
+async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded: set[str],
+                          hosting: Hosting | None) -> None:
     """Record every match the referee finishes, as its ``finished`` event arrives (the finished
     matches it already holds first: those a killed referee left). A subscription dropped for
     falling behind is opened again with the held matches; ``recorded`` keeps each match once.
@@ -58,18 +99,22 @@ async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded
         try:
             async with ref.open_match_events(past=True) as events:
                 async for event in events:
+                    if event.match_id.startswith(PEOPLE_PREFIX):
+                        continue  # a person's game at the web's tables: not the bots' ladder
                     if event.report is not None and event.match_id not in recorded:
-                        record_match(db, event)
+                        record_match(db, event, hosting.columns(event) if hosting is not None else {})
                         recorded.add(event.match_id)
+                        if hosting is not None:
+                            hosting.recorded(event)
             return  # the referee closed
         except referee.MatchEventsDropped as e:
             log.warning("serve_events_dropped", reason=str(e))
 
 
-def record_match(db: sqlite3.Connection, event: referee.MatchEvent) -> None:
+def record_match(db: sqlite3.Connection, event: referee.MatchEvent, columns: Mapping[str, Any]) -> None:
     """Store a finished match's event in ``serve.sqlite``: its game, its rules (through the game),
-    its time control and its outcome."""
+    its time control, its outcome, and ``columns`` (its pair on the hosted ladder)."""
     assert event.report is not None
     record_game(db, {"finished_at": time.time(), **play_columns(event.spec.game, event.spec.rules,
-                                                                 event.spec.time_control)},
+                                                                 event.spec.time_control), **columns},
                 from_report(event.report, 0.0))

@@ -9,7 +9,7 @@ import re
 import secrets
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -354,11 +354,14 @@ async def run_tournament(
     access: RemoteAccess = PLAINTEXT,
     cluster: ClusterSpec | None = None,
     rating_interval: int = 0,
+    web: Callable[..., Awaitable[object]] | None = None,
 ) -> RunResult:
     """Play every pending game of a run and write its results. Cancelling ``cancel_scope`` (Ctrl-C)
     stops it cleanly: running games are aborted (and will be re-played by ``--resume``). A remote
     referee is reached as ``access`` says. Every ``rating_interval`` finished games (0: never) the
-    standings are printed to the console."""
+    standings are printed to the console. ``web(referee, task_status=…)``, if given, is started
+    once the games' referee is up (``referee``: the embedded one, ``None`` for a remote one) and
+    stopped when the run ends (the live web)."""
     cfg = store.config
     run_dir = store.run_dir
     log_to_file(run_dir / "run.log")
@@ -418,7 +421,7 @@ async def run_tournament(
                         progress.update(force=True)
                         # (filled while it runs)
                         failed, infra, losses = runner.failed, runner.infrastructure_failures, runner.time_losses
-                        await runner.run(work, stop=sink.stop)
+                        await _play(runner, work, sink, context, web)
                 if scope.cancelled_caught:
                     status = "interrupted"
             finally:
@@ -444,6 +447,16 @@ async def run_tournament(
         log.info("run_finished", status=status, games_done=counts["done"], games_pending=counts["pending"])
         log_to_file(None)
     return RunResult(status, report, failed, infra)
+
+
+async def _play(runner: Runner, work: list[tuple[GameJob, int]], sink: RunSink, context: MatchContext,
+                web: Callable[..., Awaitable[object]] | None) -> None:
+    """Play the run's games, with the live web beside them while they are played (if any)."""
+    async with trio.open_nursery() as beside:
+        if web is not None:
+            await beside.start(web, getattr(context.host, "referee", None))
+        await runner.run(work, stop=sink.stop)
+        beside.cancel_scope.cancel()
 
 
 def faults_text(report: dict[str, Any], run_dir: Path) -> str:

@@ -67,6 +67,7 @@ from ._shuffle import deck_for_deal as deck_for_deal
 from ._shuffle import first_dealer as first_dealer
 from ._shuffle import mix_seed as mix_seed
 from ._shuffle import shuffle as shuffle
+from ._view import HIDDEN_KINDS as HIDDEN_KINDS
 from ._view import InformationState as InformationState
 from ._view import PublicEvent as PublicEvent
 from ._view import deal_state as deal_state

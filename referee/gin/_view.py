@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from referee.cardcore import Value
 
@@ -129,10 +129,15 @@ class DealLike(Protocol):
     def legal_actions(self) -> Sequence[Action]: ...
 
 
+HIDDEN_KINDS: Final = frozenset({"draw_stock", "knock"})
+"""The steps whose card only the seat that made them sees (a stock draw, a knock's face-down
+card)."""
+
+
 def seat_event(seat: int, actor: int, kind: str, card: Card | None, stock_size: int) -> PublicEvent:
     """A step as ``seat`` sees it: a stock draw's card and a knock's face-down card only for
     the seat that made them."""
-    if actor != seat and kind in ("draw_stock", "knock"):
+    if actor != seat and kind in HIDDEN_KINDS:
         card = None
     return PublicEvent(actor, kind, card, stock_size)
 
@@ -153,10 +158,10 @@ def _deal_events(deal: DealLike, seat: int) -> tuple[PublicEvent, ...]:
         hidden = cache[_HIDDEN]
         for m in history[len(full):]:  # each step as its maker sees it, and as the others do
             kind = m.action.kind if m.action is not None else "reshuffle"
-            ev = seat_event(m.seat, m.seat, kind, m.card, m.stock_size)
-            other = seat_event(-1, m.seat, kind, m.card, m.stock_size)
-            full.append(ev)
-            hidden.append(ev if other.card is ev.card else other)
+            ev = PublicEvent(m.seat, kind, m.card, m.stock_size)
+            full.append(ev)  # as the other seats see it: the same value unless its card is hidden
+            hidden.append(PublicEvent(m.seat, kind, None, m.stock_size)
+                          if m.card is not None and kind in HIDDEN_KINDS else ev)
         for i in range(len(seen), len(history)):
             ev = full[i]
             seen.append(ev if ev.seat == seat else hidden[i])

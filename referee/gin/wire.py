@@ -233,21 +233,29 @@ _EV = _tags(gin_pb2.Event, {"kind": _VARINT, "card": _LEN, "stock_size_after": _
 _EV_KIND = {k: _uint(_EV["kind"], v) for k, v in _KIND_TO_PB.items()}
 _EV_CARD = _card_entries(_EV["card"])
 _EV_RESHUFFLED = _uint(_EV["reshuffled"], 1)
+_HIDDEN_KINDS = gin.HIDDEN_KINDS
+
+
+def _step_bytes(kind: str, card: gin.Card | None, stock_size: int) -> bytes:
+    """Gin's ``Event`` of an action step encoded (the envelope's ``Event.gin``)."""
+    return _EV_KIND[kind] + (_EV_CARD[card.index] if card is not None else b"") \
+        + _uint(_EV["stock_size_after"], stock_size)
 
 
 def _event_bytes(ev: gin.PublicEvent) -> bytes:
     """Gin's ``Event`` of ``ev`` encoded (the envelope's ``Event.gin``)."""
     if ev.kind == "reshuffle":
         return _uint(_EV["stock_size_after"], ev.stock_size) + _EV_RESHUFFLED
-    return _EV_KIND[ev.kind] + (_EV_CARD[ev.card.index] if ev.card is not None else b"") \
-        + _uint(_EV["stock_size_after"], ev.stock_size)
+    return _step_bytes(ev.kind, ev.card, ev.stock_size)
 
 
-def public_event_bytes(ev: gin.PublicEvent, think_ms: int = 0) -> bytes:
-    """``public_event(ev, think_ms)`` encoded (protobuf's deterministic serialisation)."""
-    if ev.kind == "reshuffle":
-        return _env.event_bytes(0, 0, _GAME.event, _event_bytes(ev))
-    return _env.event_bytes(ev.seat, think_ms, _GAME.event, _event_bytes(ev))
+def _spectator_step_bytes(move: gin.Move) -> bytes:
+    """``_event_bytes(_seat_event(move, -1))`` without the event value (a spectator's step of
+    every decision): a stock draw's card and a knock's face-down card are hidden."""
+    action = move.action
+    assert action is not None
+    kind = action.kind
+    return _step_bytes(kind, None if kind in _HIDDEN_KINDS else move.card, move.stock_size)
 
 
 def _event_entry(ev: gin.PublicEvent) -> bytes:
@@ -843,7 +851,9 @@ class GinWire:
         """Each step as a spectator sees it, serialised."""
         assert isinstance(match, GinMatch)
         if isinstance(happening, games.Acted):  # the hot path: encoded by hand
-            return spectator_event_bytes(match_id, public_event_bytes(_seat_event(happening.step, -1), think_ms))
+            step = happening.step
+            return spectator_event_bytes(match_id, _env.event_bytes(step.seat, think_ms, _GAME.event,
+                                                                    _spectator_step_bytes(step)))
         if isinstance(happening, games.Chance):
             kind: dict[str, Any] = {"event": public_event(
                 gin.PublicEvent(-1, "reshuffle", None, happening.step.stock_size))}

@@ -141,6 +141,8 @@ def check_spec(spec: MatchSpec, limits: Limits) -> None:
         limits.check_length(f"seats[{i}].name", name, "name_length")
     for i, token in enumerate(spec.seat_tokens):
         limits.check_length(f"seats[{i}].token", token, "text_length")
+    for i, bot in enumerate(spec.seat_bots):
+        limits.check_length(f"seat_bots[{i}]", bot, "name_length")
     limits.check_length("match_id", spec.match_id, "name_length")
     limits.check("connect_timeout_ms", spec.connect_timeout_ms, "connect_timeout_ms")
     limits.check("reconnect_grace_ms", spec.reconnect_grace_ms, "reconnect_grace_ms")

@@ -69,6 +69,11 @@ class MatchSpec:
     seat_time_controls: tuple[TimeControl, ...] = ()
     """Optional time control by seat (cutechess's per-engine tc); empty: every seat plays
     under ``time_control``."""
+    seat_bots: tuple[str, ...] = ()
+    """Optional registered bot by seat (``""``: a seat of its own token): a live session that the
+    referee's bot directory identified as that bot, with room for another match, plays the
+    seat (one that opens later or comes back takes it, while the match waits). The spec holds
+    no secret; empty: no seat is a registered bot's."""
 
     def __post_init__(self) -> None:
         entry = games.get(self.game)
@@ -99,6 +104,16 @@ class MatchSpec:
         given = [t for t in self.seat_tokens if t]
         if len(set(given)) != len(given):
             raise ValueError("seat_tokens: one bot token holds at most one seat of a match")
+        self._check_seat_bots()
+
+    def _check_seat_bots(self) -> None:
+        if self.seat_bots and len(self.seat_bots) != len(self.players):
+            raise ValueError("seat_bots must give one registered bot (or \"\") per seat, or none")
+        named = [b for b in self.seat_bots if b]
+        if len(set(named)) != len(named):
+            raise ValueError("seat_bots: one registered bot holds at most one seat of a match")
+        if any(b and t for b, t in zip(self.seat_bots, self.seat_tokens, strict=False)):
+            raise ValueError("a seat is given both a bot token (seat_tokens) and a registered bot (seat_bots)")
 
     @property
     def game_entry(self) -> games.Registered:

@@ -105,6 +105,16 @@ class Outbox:
             self.logs.clear()
 
 
+def _is_legal(action: Any, legal: Container[Any]) -> bool:
+    """``action in legal``, trying identity first: the engines' actions are interned values, so
+    the answer is usually found without a dataclass ``__eq__`` per legal action before it."""
+    if isinstance(legal, tuple):
+        for a in legal:
+            if a is action:
+                return True
+    return action in legal
+
+
 class SeatState:
     """What the flow knows of one seat: its bot, whether it is online, its open request."""
 
@@ -468,7 +478,7 @@ class MatchFlow:
         except games.WireError as e:
             raise Fault(seat, "malformed_message", f"seat {seat}: {e}",
                         **self._raw(pending, action_msg, used_us)) from None
-        if action not in s.legal:
+        if not _is_legal(action, s.legal):
             reason = match.why_illegal(seat, action)
             if self.spec.repeat_illegal:
                 self._send(s, self.notices.rejected(pending, action_msg, reason), ASKING)
@@ -599,10 +609,12 @@ class MatchFlow:
     def _narrate(self, match: games.GameMatch, h: games.Happening, think_ms: int) -> bool:
         """Record ``h`` (unless an action: recorded by the caller), tell every seat and the
         spectators; True if the match ends with it (a game ended with a seat forfeited)."""
-        self.recorder.happening(h)
+        acted = isinstance(h, games.Acted)
+        if not acted:  # (an action is recorded by the caller)
+            self.recorder.happening(h)
         tell = self.wire.tell
         # Told as an ``event``: not even built for the seats that want none.
-        event = isinstance(h, (games.Acted, games.Chance))
+        event = acted or isinstance(h, games.Chance)
         for s in self.seats:
             if event and not s.event_messages:
                 continue

@@ -206,11 +206,17 @@ else:  # not subscriptable at run time
 
 class OperatorAuth(_Interceptor):
     """Refuses every operator call that lacks the operator token (``public_watch``: watching is
-    open to anyone). Other services (bots, health, reflection) pass untouched."""
+    open to anyone): the calls of ``RefereeService`` and of each service :meth:`guard` adds.
+    Other services (bots, health, reflection) pass untouched."""
 
     def __init__(self, token: str, *, public_watch: bool = False) -> None:
         self._expected = _digest(token)
         self._public = PUBLIC_METHODS if public_watch else frozenset()
+        self._guarded: tuple[str, ...] = (OPERATOR_SERVICE,)
+
+    def guard(self, service: str) -> None:
+        """Guard every call of ``service`` too (its full name, ``package.Service``)."""
+        self._guarded = (*self._guarded, f"/{service}/")
 
     async def intercept_service(
         self,
@@ -219,7 +225,7 @@ class OperatorAuth(_Interceptor):
     ) -> grpc.RpcMethodHandler[Any, Any]:
         method: str = handler_call_details.method
         handler = await continuation(handler_call_details)
-        if handler is None or not method.startswith(OPERATOR_SERVICE) or method in self._public:
+        if handler is None or not method.startswith(self._guarded) or method in self._public:
             return handler
         refusal = _refusal(handler_call_details.invocation_metadata, self._expected)
         return handler if refusal is None else _refusing_handler(handler, *refusal)

@@ -6,7 +6,7 @@ import gc
 import hashlib
 import hmac
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection
 
 from gin_arena.v2 import bot_pb2, referee_pb2, referee_pb2_grpc
 from referee.model.limits import LimitExceeded, Limits
+from referee.model.presence import BotDirectory, BotPresence
 from referee.model.spec import MatchReport, MatchSpec
 from referee.table.events import MatchEventHub, MatchEvents, table_event
 from referee.table.flow import Table
@@ -25,7 +26,7 @@ from referee.table.interrupted import recover_folder
 from referee.table.seats import SeatLink
 from referee.transport.auth import OperatorAuth, new_operator_token
 from referee.transport.runtime import aio
-from referee.transport.service import BotServicer, GrpcSession, RefereeServicer, add_bot_service
+from referee.transport.service import UNKNOWN_TOKEN, BotServicer, GrpcSession, RefereeServicer, add_bot_service
 from referee.transport.tls import ServerTLS, bind
 
 log = structlog.get_logger("referee")
@@ -63,8 +64,16 @@ class Referee:
     """Every match of one referee process, and the tokens that open them. Lives in trio; the
     gRPC handlers call its plain methods on the same thread."""
 
-    def __init__(self, nursery: trio.Nursery, replay_dir: Path | None, limits: Limits | None = None) -> None:
+    def __init__(self, nursery: trio.Nursery, replay_dir: Path | None, limits: Limits | None = None,
+                 bot_directory: BotDirectory | None = None) -> None:
         self._nursery = nursery
+        self.bot_directory = bot_directory
+        """Who a token that opens no seat belongs to (registered bots); ``None``: no such bots."""
+        self._bot_sessions: dict[str, list[GrpcSession]] = {}  # registered bot -> its live sessions
+        self._bot_seats: dict[str, list[SeatLink]] = {}  # registered bot -> its seats of matches not over
+        self._presence_changed = trio.Event()
+        self.presence_version = 0
+        """Bumped whenever a registered bot comes, goes, or takes or leaves a seat (:meth:`wait_presence`)."""
         self.replay_dir = replay_dir
         self.limits = limits or Limits()
         self.tables: dict[str, Table] = {}
@@ -101,6 +110,10 @@ class Referee:
         if table.match_id in self.tables:
             raise ValueError(f"match {table.match_id!r} exists")
         self.tables[table.match_id] = table
+        for bot, link in zip(spec.seat_bots, table.links, strict=False):
+            if bot:
+                self._bot_seats.setdefault(bot, []).append(link)
+                self._seat_registered(bot, link)
         for link in table.links:
             key = _token_key(link.token)
             self._by_token.setdefault(key, []).append(link)
@@ -142,13 +155,106 @@ class Referee:
 
     def session_opened(self, session: GrpcSession) -> None:
         self._sessions.setdefault(_token_key(session.token), []).append(session)
+        if session.registered:
+            bot = session.registered
+            self._bot_sessions.setdefault(bot, []).append(session)
+            for link in self._bot_seats.get(bot, []):  # its seats that wait for it (or lost it)
+                if link.session is None and not link.table.over and _room(session):
+                    self._attach(session, link)
+            log.info("bot_online", bot=bot, sessions=len(self._bot_sessions[bot]), games=list(session.games),
+                     presets=list(session.presets), max_concurrent=session.max_concurrent)
+            self._presence_bump()
 
     def session_closed(self, session: GrpcSession) -> None:
         sessions = self._sessions.get(_token_key(session.token), [])
         if session in sessions:
             sessions.remove(session)
+        if not sessions:
+            self._sessions.pop(_token_key(session.token), None)
+        bot = session.registered
+        if bot and session in self._bot_sessions.get(bot, []):
+            self._bot_sessions[bot].remove(session)
+            for link in list(session.links.values()):  # seats it left: another live session of the bot takes them
+                if link.session is None and not link.table.over:
+                    for other in self._bot_sessions[bot]:
+                        if _room(other):
+                            self._attach(other, link)
+                            break
+            if not self._bot_sessions[bot]:
+                del self._bot_sessions[bot]
+                log.info("bot_offline", bot=bot)
+            self._presence_bump()
+
+    # ----- registered bots -----
+    def identify(self, token: str) -> str | None:
+        """The registered bot ``token`` belongs to, by the bot directory (``None`` without one)."""
+        return self.bot_directory.identify(token) if self.bot_directory is not None and token else None
+
+    def refusal(self, token: str) -> str:
+        """Why a token that opens no seat and identifies no enabled bot is refused."""
+        why = self.bot_directory.refusal(token) if self.bot_directory is not None and token else ""
+        return why or UNKNOWN_TOKEN
+
+    def presence(self) -> dict[str, BotPresence]:
+        """Every registered bot with a live session, by name."""
+        out = {}
+        for bot, sessions in self._bot_sessions.items():
+            seats = [link for link in self._bot_seats.get(bot, []) if not link.table.over]
+            out[bot] = BotPresence(
+                bot=bot, sessions=len(sessions),
+                games=tuple(dict.fromkeys(g for s in sessions for g in s.games)),
+                presets=tuple(dict.fromkeys(p for s in sessions for p in s.presets)),
+                max_concurrent=sum(s.max_concurrent for s in sessions), playing=len(seats),
+                hello_name=sessions[-1].bot_name)
+        return out
+
+    async def wait_presence(self, seen: int) -> int:
+        """Wait until :attr:`presence_version` is past ``seen`` (at once if it is); returns it."""
+        while self.presence_version <= seen:
+            await self._presence_changed.wait()
+        return self.presence_version
+
+    def disconnect_bot(self, bot: str, reason: str) -> int:
+        """End every live session of a registered bot (``UNAUTHENTICATED`` with ``reason``): its
+        running matches go on without it and follow their fault policy. Returns how many ended."""
+        sessions = list(self._bot_sessions.get(bot, []))
+        for session in sessions:
+            session.close("UNAUTHENTICATED", reason)
+        return len(sessions)
+
+    def recheck_bots(self) -> list[str]:
+        """Ask the bot directory again about every registered bot online; disconnect those whose
+        token it no longer accepts (disabled, suspended, removed, rotated). Returns their names."""
+        gone = []
+        for bot, sessions in list(self._bot_sessions.items()):
+            for session in list(sessions):
+                if self.identify(session.token) != bot:
+                    why = f"the token of registered bot {bot!r} is no longer accepted: {self.refusal(session.token)}"
+                    session.close("UNAUTHENTICATED", why)
+                    gone.append(bot)
+        return sorted(set(gone))
+
+    def _seat_registered(self, bot: str, link: SeatLink) -> None:
+        """Seat a new match's seat of a registered bot on one of its live sessions with room."""
+        for session in self._bot_sessions.get(bot, []):
+            if _room(session) and link.game_refusal(session) is None:
+                self._attach(session, link)
+                break
+        self._presence_bump()
+
+    def _attach(self, session: GrpcSession, link: SeatLink) -> None:
+        if link.attach(session) is None:
+            session.links[link.table.match_id] = link
+
+    def _presence_bump(self) -> None:
+        self.presence_version += 1
+        self._presence_changed.set()
+        self._presence_changed = trio.Event()
 
     def _table_finished(self, table: Table) -> None:
+        for bot in table.spec.seat_bots:
+            if bot:
+                self._forget_seats(bot, table)
         for link in table.links:
             key = _token_key(link.token)
             links = self._by_token.get(key, [])
@@ -170,37 +276,62 @@ class Referee:
                 forgotten.release()
 
 
+    def _forget_seats(self, bot: str, table: Table) -> None:
+        seats = self._bot_seats.get(bot, [])
+        for link in [link for link in seats if link.table is table]:
+            seats.remove(link)
+            if isinstance(link.session, GrpcSession):
+                link.session.links.pop(table.match_id, None)  # a long-lived session keeps only live matches
+        if not seats:
+            self._bot_seats.pop(bot, None)
+        self._presence_bump()
+
+
+def _room(session: GrpcSession) -> bool:
+    """Whether a registered bot's session may take another match."""
+    return sum(1 for link in session.links.values() if not link.table.over) < session.max_concurrent
+
+
 @asynccontextmanager
 async def open_referee(
     host: str = "127.0.0.1", port: int = 0, replay_dir: Path | None = None, limits: Limits | None = None, *,
     operator_token: str | None = None, public_watch: bool = False, tls: ServerTLS | None = None,
+    bot_directory: BotDirectory | None = None, operator_services: Sequence[Callable[[grpc.aio.Server], str]] = (),
 ) -> AsyncIterator[Referee]:
     """Start a referee with its gRPC server (inside :func:`referee.run`); yields it with
     ``.address`` and ``.operator_token`` set (without ``operator_token``, a fresh one kept in
-    memory only). ``public_watch`` opens WatchMatch to anyone; ``tls`` serves TLS. A port that
-    cannot be bound raises ``ListenError``. On exit, running matches are cancelled and the
+    memory only). ``public_watch`` opens WatchMatch to anyone; ``tls`` serves TLS;
+    ``bot_directory`` accepts registered bots' tokens (sessions that wait for the matches that
+    ``MatchSpec.seat_bots`` seat them in; :meth:`Referee.presence` says who is online). Each of
+    ``operator_services`` adds a service of the caller's to the server and returns its full name:
+    it is listed by health and reflection, and every call of it needs the operator token. A port
+    that cannot be bound raises ``ListenError``. On exit, running matches are cancelled and the
     server stops."""
     token = operator_token or new_operator_token()
     limits = limits or Limits()
-    server = grpc.aio.server(options=server_options(limits),
-                             interceptors=[OperatorAuth(token, public_watch=public_watch)])
+    auth = OperatorAuth(token, public_watch=public_watch)
+    server = grpc.aio.server(options=server_options(limits), interceptors=[auth])
     bound = bind(server, host, port, tls)  # before anything starts: a busy port is one clear error
     async with trio.open_nursery() as nursery:
-        referee = Referee(nursery, replay_dir, limits)
+        referee = Referee(nursery, replay_dir, limits, bot_directory)
         referee.operator_token = token
         add_bot_service(BotServicer(referee), server)
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
         health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        added = [add(server) for add in operator_services]
+        for name in added:
+            auth.guard(name)
         names = (
             bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
             referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name,
+            *added,
             health.SERVICE_NAME,
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
         await aio(server.start())
-        for name in ("", *names[:2]):
+        for name in ("", *names[: 2 + len(added)]):
             await aio(health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING))
         referee.address = f"{host}:{bound}"
         log.info("referee_listening", address=referee.address)

@@ -44,8 +44,14 @@ LIST_AFTER_KEY = "gin-arena-after"
 LIST_LEFT_OFF_KEY = "gin-arena-left-off"
 """ListMatches trailing metadata: how many matches (past the request's limit or the reply's
 byte bound, ``Limits.list_bytes``) were left off after the last one listed."""
+CLOSE_DRAIN_S = 1.0
+"""How long a session the referee ends waits for the message being written to finish (a client
+that does not read never lets it: then the stream is ended without waiting)."""
 MAX_NONCE_BYTES = 64
 """The longest nonce a bot may contribute."""
+UNKNOWN_TOKEN = ("unknown token: it opens no seat of a match here and is no enabled registered bot's "
+                 "(a disabled, suspended or removed bot's token, and one replaced by rotate-token, are refused)")
+"""The status text of a hello whose token nothing here accepts."""
 
 
 class Referee(Protocol):
@@ -76,6 +82,13 @@ class Referee(Protocol):
     def session_closed(self, session: GrpcSession) -> None:
         """A bot's session ended."""
 
+    def identify(self, token: str) -> str | None:
+        """The registered bot a token that opens no seat belongs to (its bot directory's
+        answer; ``None`` without a directory)."""
+
+    def refusal(self, token: str) -> str:
+        """Why a token that opens nothing here is refused (the status text)."""
+
 
 class GrpcSession:
     """One bot's stream: implements the table's ``Session``."""
@@ -86,11 +99,16 @@ class GrpcSession:
         self.token = hello.token
         self.skip_event_messages = hello.skip_event_messages
         self.games = tuple(hello.games)
+        self.presets = tuple(hello.presets)
+        self.max_concurrent = max(1, hello.max_concurrent_matches)
+        """Matches this session plays at once (``Hello.max_concurrent_matches``, 0 counted as 1)."""
+        self.registered = ""
+        """The registered bot this session is (its token identified by the bot directory), or ""."""
         self.session_id = secrets.token_hex(6)
         self.links: dict[str, SeatLink] = {}
         self._context = context
         self._queue: deque[tuple[bytes, Callable[[float], None] | None]] = deque()
-        self._wakeup = asyncio.Event()
+        self._idle: asyncio.Future[None] | None = None  # the writer's, while it waits for a message
         self.closed: asyncio.Future[tuple[grpc.StatusCode, str]] = asyncio.get_running_loop().create_future()
         self._limits = limits
         self._queued = 0  # bytes queued, not yet written
@@ -111,14 +129,23 @@ class GrpcSession:
         if on_written is not None:
             self._asked += 1
         self._queue.append((data, on_written))
-        self._wakeup.set()
+        self._wake()
 
     def send_first(self, msg: bot_pb2.RefereeMessage) -> None:
         """Queue a message ahead of everything queued so far (the welcome)."""
         data = msg.SerializeToString()
         self._queued += len(data)
         self._queue.appendleft((data, None))
-        self._wakeup.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake the writer if it waits (a bare future: cheaper than an ``asyncio.Event``, whose
+        wait and set cost a few µs of every decision)."""
+        idle = self._idle
+        if idle is not None:
+            self._idle = None
+            if not idle.done():
+                idle.set_result(None)
 
     def inbound(self) -> bool:
         """Count one message from the bot; False once it sent more than it was asked for and
@@ -139,14 +166,16 @@ class GrpcSession:
     def close(self, code: str, detail: str) -> None:
         if not self.closed.done():
             self.closed.set_result((getattr(grpc.StatusCode, code), detail))
+            self._wake()  # the writer stops after the write in flight
 
     async def write_loop(self) -> None:
         ctx = self._context
         queue = self._queue
-        while True:
+        loop = asyncio.get_running_loop()
+        while not self.closed.done():
             if not queue:
-                self._wakeup.clear()
-                await self._wakeup.wait()
+                self._idle = idle = loop.create_future()
+                await idle
                 continue
             data, on_written = queue.popleft()
             await ctx.write(data)
@@ -217,9 +246,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         if hello is None:
             return
         links = self.referee.links_for_token(hello.token)
-        if not links:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        registered = self.referee.identify(hello.token) if not links else None
+        if not links and registered is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, self.referee.refusal(hello.token))
         session = GrpcSession(hello, context, self.referee.limits)
+        session.registered = registered or ""
         refusals, unsupported = [], []
         for link in links:
             why = link.attach(session)
@@ -257,6 +288,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             if session.closed in done:
                 code, detail = session.closed.result()
                 reader.cancel()
+                # A write in flight ends first: the status sent over it fails in gRPC's core
+                # (the call's operations clash) and the client would never get it.
+                await asyncio.wait({writer}, timeout=CLOSE_DRAIN_S)
                 writer.cancel()
                 await context.abort(code, detail)
             for task in done:
@@ -265,9 +299,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         finally:
             for task in (reader, writer):
                 task.cancel()
-            self.referee.session_closed(session)
             for link in session.links.values():
                 link.detach(session, detail)
+            self.referee.session_closed(session)  # (after: a registered bot's other session may take the seats)
             log.info("session_closed", detail=detail)
             bound.__exit__(None, None, None)
 

@@ -1,0 +1,287 @@
+"""The continuous ladder of a hosted server (``arena serve``): it pairs the registered bots that
+are online all the time, stores every game in ``serve.sqlite`` with its duplicate pair, rates
+them (:mod:`arena.results.standings`) and suspends a bot that crashes or loses on time too often.
+
+It wakes on the referee's presence changes (a bot came, went, took or left a seat), never by
+polling them; the registry (changed by ``arena bots`` from another process) is read again every
+:data:`REGISTRY_CHECK_S` so that a bot disabled meanwhile is disconnected. Docs: docs/hosted.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import re
+import secrets
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+import trio
+
+import referee
+from arena.hosted.ladder_file import LadderConfig, LadderPlay, SuspendRules
+from arena.hosted.pairing import Candidate, choose_table, rotations
+from arena.hosted.registry import BotRegistry
+from arena.model.records import from_report
+from arena.model.schedule import GameJob
+from arena.results.multi import SkillBoard
+from arena.store import outcome_from_row, seats_by_game
+from referee import DEFAULT_GAME
+
+log = structlog.get_logger("arena")
+
+REGISTRY_CHECK_S = 1.0
+"""How often the registry is read again for the bots online (one indexed row each)."""
+CRASHES = ("crashed", "disconnected", "bot_error")
+"""The terminations that count as a bot's crash when it is the faulting seat."""
+MATCH_ID = re.compile(r"^(?P<run>hosted-[0-9a-f]{6})-p(?P<pair>\d+)-l(?P<leg>\d+)$")
+"""A hosted ladder match's id: the server run, the duplicate group, the game within it."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostedLimits:
+    """Per-bot bounds of the continuous ladder (``arena serve --limit KEY=VALUE``, beside the referee's)."""
+
+    bot_matches_per_minute: int = 60
+    """Default 60. Matches the ladder starts for one bot in any 60 seconds."""
+    bot_concurrent_matches: int = 8
+    """Default 8. Matches one bot plays at once, whatever its hellos' ``max_concurrent_matches`` say."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"limit {f.name} must be a positive integer; got {value!r}")
+
+
+def split_limits(items: Iterable[str]) -> tuple[list[str], HostedLimits]:
+    """``--limit`` words: those of the referee (returned as they are) and the ladder's own
+    (:class:`HostedLimits`; ``ValueError`` names a bad one)."""
+    own = {f.name for f in dataclasses.fields(HostedLimits)}
+    rest, values = [], {}
+    for item in items:
+        key, _, text = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if key not in own:
+            rest.append(item)
+            continue
+        try:
+            values[key] = int(text.replace("_", ""))
+        except ValueError:
+            raise ValueError(f"{item!r}: {text!r} is not an integer") from None
+    return rest, HostedLimits(**values)
+
+
+_Leg = tuple[LadderPlay, GameJob]
+"""A game of a duplicate group: what it plays, and the game as the arena schedules one (its
+bots by seat, the group's seed, the table, the group's number, the leg, the pair key)."""
+
+
+def _match_id(job: GameJob) -> str:
+    """A hosted game's match id (:data:`MATCH_ID`), from which its row's pair columns come back."""
+    return f"{job.pair_key}-l{job.leg}"
+
+
+def suspension(db: Any, bot: str, rules: SuspendRules) -> str | None:
+    """Why ``bot`` is to be suspended after its latest games, or ``None``."""
+    rows = db.execute(
+        "SELECT g.termination, g.faulting_seat, s.seat FROM game_seats s JOIN games g ON g.idx = s.game "
+        "WHERE s.bot = ? AND g.status = 'done' ORDER BY g.idx DESC LIMIT ?", (bot, rules.window)).fetchall()
+    own = [str(r[0]) for r in rows if r[1] is not None and r[1] == r[2]]
+    crashes = sum(t in CRASHES for t in own)
+    if crashes > rules.crashes:
+        return (f"{crashes} crashes (crashed, disconnected or gave up) in its last {len(rows)} games: more than "
+                f"{rules.crashes}")
+    losses = sum(t == "time_forfeit" for t in own)
+    if len(rows) >= rules.min_games and losses > rules.time_loss_share * len(rows):
+        return f"{losses} time losses in its last {len(rows)} games: over {rules.time_loss_share:.0%}"
+    return None
+
+
+def _declares(presence: referee.BotPresence, play: LadderPlay) -> bool:
+    """Whether a bot's hellos say it plays ``play`` (no games: the default game; no presets: all)."""
+    return play.game in (presence.games or (DEFAULT_GAME,)) and (not presence.presets or play.key in presence.presets)
+
+
+class _Directory:
+    """The registry as the referee's bot directory: who a token is, and why one is refused."""
+
+    def __init__(self, registry: BotRegistry) -> None:
+        self._registry = registry
+
+    def identify(self, token: str) -> str | None:
+        return self._registry.identify(token)
+
+    def refusal(self, token: str) -> str:
+        bot = self._registry.lookup(token)
+        if bot is None or bot.state == "enabled":
+            return ""
+        why = f": {bot.reason}" if bot.reason else ""
+        return f"bot {bot.name!r} is {bot.state}{why}; the server's operator re-enables it (arena bots enable)"
+
+
+class HostedLadder:
+    """The continuous ladder: implements ``arena.run.serve.Hosting``."""
+
+    def __init__(self, registry: BotRegistry, config: LadderConfig, limits: HostedLimits | None = None,
+                 *, rng: random.Random | None = None) -> None:
+        self.registry = registry
+        self.config = config
+        self.limits = limits or HostedLimits()
+        self.run_id = f"hosted-{secrets.token_hex(3)}"
+        """This server run's prefix of its match ids (a restarted server never reuses one)."""
+        self._rng = rng or random.Random()
+        self._groups = 0
+        self._games_started = 0
+        self._pending: list[_Leg] = []
+        self._starts: dict[str, deque[float]] = {}
+        self._games: dict[str, int] = dict(registry.games_played())
+        self._play_games: dict[str, int] = {}
+        self._board = SkillBoard()
+        self._ref: referee.Referee | None = None
+        seats = seats_by_game(registry.db)
+        for r in registry.db.execute("SELECT * FROM games WHERE status = 'done' ORDER BY idx"):
+            self._board.add(outcome_from_row(r, seats.get(int(r["idx"]), [])))
+
+    @property
+    def directory(self) -> referee.BotDirectory:
+        return _Directory(self.registry)
+
+    # ----- the store -----
+    def columns(self, event: referee.MatchEvent) -> Mapping[str, Any]:
+        m = MATCH_ID.match(event.match_id)
+        if m is None:
+            return {}
+        spec = event.spec
+        return {"run": m["run"], "pair": int(m["pair"]), "leg": int(m["leg"]), "pair_key": f"{m['run']}-p{m['pair']}",
+                "pairing": "|".join(sorted(spec.players)), "seed": spec.seed.hex() if spec.seed else ""}
+
+    def recorded(self, event: referee.MatchEvent) -> None:
+        report = event.report
+        assert report is not None
+        self._board.add(from_report(report, 0.0))
+        log.info("match_finished", match_id=event.match_id, players=list(report.players),
+                 termination=report.termination, places=list(report.places), detail=report.detail)
+        for bot in dict.fromkeys(event.spec.seat_bots):
+            if bot:
+                self._check(bot)
+
+    def _check(self, bot: str) -> None:
+        registered = self.registry.get(bot)
+        if registered is None or registered.state != "enabled":
+            return
+        reason = suspension(self.registry.db, bot, self.config.suspend)
+        if reason is None:
+            return
+        self.registry.suspend(bot, reason)
+        log.warning("bot_suspended", bot=bot, reason=reason)
+        if self._ref is not None:
+            self._ref.disconnect_bot(bot, f"suspended: {reason} (the operator re-enables it: arena bots enable)")
+
+    # ----- pairing -----
+    async def run(self, ref: referee.Referee) -> None:
+        self._ref = ref
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._recheck, ref)
+            while True:
+                seen = ref.presence_version
+                wake = self.pair(ref)
+                with trio.move_on_at(wake):
+                    await ref.wait_presence(seen)
+
+    async def _recheck(self, ref: referee.Referee) -> None:
+        while True:
+            await trio.sleep(REGISTRY_CHECK_S)
+            for bot in ref.recheck_bots():
+                log.info("bot_refused", bot=bot, reason="its token is no longer accepted by the registry")
+
+    def _room(self, online: Mapping[str, referee.BotPresence], now: float) -> dict[str, int]:
+        """Matches each enabled online bot may start now (its capacity and its rate limit)."""
+        room = {}
+        limits = self.limits
+        for bot, p in online.items():
+            starts = self._starts.setdefault(bot, deque())
+            while starts and starts[0] <= now - 60.0:
+                starts.popleft()
+            free = min(p.max_concurrent, limits.bot_concurrent_matches) - p.playing
+            free = min(free, limits.bot_matches_per_minute - len(starts))
+            if free > 0:
+                room[bot] = free
+        return room
+
+    def pair(self, ref: referee.Referee) -> float:
+        """Start every match the bots online have room for: the waiting games of duplicate groups
+        first, then new tables. Returns when to look again at the latest (a rate limit's end;
+        ``inf``: only when the presence changes)."""
+        now = time.monotonic()
+        online = {b: p for b, p in ref.presence().items() if (r := self.registry.get(b)) and r.state == "enabled"}
+        room = self._room(online, now)
+        self._pending = [leg for leg in self._pending if self._still_playable(leg)]
+        for leg in list(self._pending):
+            if all(room.get(b, 0) > 0 for b in leg[1].players):
+                self._pending.remove(leg)
+                if not self._start(ref, leg, room, now):
+                    break
+        else:
+            while self._new_table(ref, online, room, now):
+                pass
+        waiting = [s[0] + 60.0 for b, s in self._starts.items() if b in online and s
+                   and len(s) >= self.limits.bot_matches_per_minute]
+        return trio.current_time() + (min(waiting) - now) if waiting else math.inf
+
+    def _still_playable(self, leg: _Leg) -> bool:
+        return all((r := self.registry.get(b)) is not None and r.state == "enabled" for b in leg[1].players)
+
+    def _new_table(self, ref: referee.Referee, online: Mapping[str, referee.BotPresence], room: dict[str, int],
+                   now: float) -> bool:
+        """Start one new table if any play has enough bots with room; whether one was started."""
+        for play in sorted(self.config.plays, key=lambda p: self._play_games.get(p.key, 0)):
+            candidates = [Candidate(b, self._games.get(b, 0), self._board.rating(b).mu)
+                          for b, p in online.items() if room.get(b, 0) > 0 and _declares(p, play)]
+            table = choose_table(candidates, play.seats, self.config.pairing, self._rng)
+            if table is None:
+                continue
+            self._groups += 1
+            group = f"{self.run_id}-p{self._groups:05d}"
+            seatings = rotations(table) if self.config.duplicate else [table]
+            seed = secrets.token_bytes(32)
+            log.info("pairing", group=group, bots=list(table), hello_names=[online[b].hello_name for b in table],
+                     game=play.game, preset=play.preset,
+                     games=[self._games.get(b, 0) for b in table], legs=len(seatings))
+            legs: list[_Leg] = [(play, GameJob(self._games_started + i, players, seed, "|".join(table), self._groups,
+                                               i, group)) for i, players in enumerate(seatings)]
+            started = True
+            for leg in legs:
+                if started and all(room.get(b, 0) > 0 for b in leg[1].players):
+                    started = self._start(ref, leg, room, now)
+                else:
+                    self._pending.append(leg)
+            return started  # (a refused match: no more this round)
+        return False
+
+    def _start(self, ref: referee.Referee, leg: _Leg, room: dict[str, int], now: float) -> bool:
+        """Create the leg's match (``False``: the referee refused it for now; it waits)."""
+        play, job = leg
+        spec = referee.MatchSpec(  # a lone game (no duplicate deals) reveals its seed; a group's games keep it
+            players=job.players, rules=play.rules, time_control=play.time_control, fault_policy=play.fault_policy,
+            reconnect_grace_ms=play.reconnect_grace_ms, connect_timeout_ms=play.connect_timeout_ms, seed=job.seed,
+            reveal_seed=not self.config.duplicate, match_id=_match_id(job), game=play.game,
+            seat_bots=job.players)
+        try:
+            ref.create_match(spec)
+        except referee.LimitExceeded as e:
+            log.warning("pairing_refused", match_id=spec.match_id, reason=str(e))
+            self._pending.append(leg)
+            return False
+        self._games_started += 1
+        self._play_games[play.key] = self._play_games.get(play.key, 0) + 1
+        for b in job.players:
+            room[b] -= 1
+            self._games[b] = self._games.get(b, 0) + 1
+            self._starts.setdefault(b, deque()).append(now)
+        return True

@@ -1,0 +1,173 @@
+"""The hosted ladder's file (``arena serve --ladder LADDER.toml``): what the continuous ladder
+plays and how it pairs, read once and checked with errors that name the key (docs/hosted.md).
+
+```toml
+pairing = "fewest-games"   # or "random"
+duplicate = true           # each table plays its seats rotated on one deal
+
+[[play]]                   # one or more; the ladder balances its games over them
+game = "…"                 # default: the referee's default game
+preset = "short"           # default: the game's default preset
+seats = 2                  # default: the game's fewest
+tc = "st=1 timemargin=50"  # default: the arena's default time control
+fault_policy = "forfeit"   # or "substitute"
+reconnect_grace_ms = 5000
+connect_timeout_ms = 30000
+
+[suspend]
+crashes = 3                # suspended with more than this many crashes …
+time_loss_share = 0.10     # … or more than this share of time losses …
+window = 50                # … in its last this many games
+min_games = 10             # the time-loss share counts from this many games
+```
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from arena.model.schedule import DEFAULT_TC, FAULT_POLICIES
+from referee import DEFAULT_GAME, FaultPolicy, TimeControl, TimeControlError, games
+
+PairingRule = Literal["fewest-games", "random"]
+PAIRING_RULES: tuple[PairingRule, ...] = get_args(PairingRule)
+
+
+class LadderFileError(ValueError):
+    """A ladder file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderPlay:
+    """One kind of match the ladder pairs bots for."""
+
+    game: str = DEFAULT_GAME
+    """The game (a name in the referee's registry)."""
+    preset: str = ""
+    """The game's rules preset ("": the game's default preset)."""
+    seats: int = 0
+    """Seats at a table (0: the game's fewest)."""
+    time_control: TimeControl = DEFAULT_TC
+    """Every seat's time control."""
+    fault_policy: FaultPolicy = "forfeit"
+    """What a seat's fault costs (the referee's fault policy)."""
+    reconnect_grace_ms: int = 5_000
+    """How long a seat whose bot dropped its connection waits for it to come back."""
+    connect_timeout_ms: int = 30_000
+    """How long a match waits for a seat's bot (it is online when the match is made)."""
+    rules: Any = field(default=None, compare=False)
+    """The preset's rule set (filled in from ``game`` and ``preset``)."""
+
+    def __post_init__(self) -> None:
+        engine = games.get(self.game).game  # ValueError naming the known games
+        if not self.preset:
+            object.__setattr__(self, "preset", engine.preset_names()[0])
+        object.__setattr__(self, "rules", engine.rules_preset(self.preset))
+        counts = engine.seat_counts()
+        if not self.seats:
+            object.__setattr__(self, "seats", counts.start)
+        if self.seats not in counts:
+            raise ValueError(f"seats {self.seats}: {self.game} is played by {counts.start} to {counts.stop - 1} seats")
+        if self.fault_policy not in FAULT_POLICIES:
+            raise ValueError(f"fault_policy must be one of {', '.join(FAULT_POLICIES)}; got {self.fault_policy!r}")
+        if self.reconnect_grace_ms < 0 or self.connect_timeout_ms < 1000:
+            raise ValueError("reconnect_grace_ms must be >= 0 and connect_timeout_ms >= 1000")
+
+    @property
+    def key(self) -> str:
+        """``GAME/PRESET``, as a bot's ``Hello.presets`` names it."""
+        return f"{self.game}/{self.preset}"
+
+
+@dataclass(frozen=True, slots=True)
+class SuspendRules:
+    """When the ladder suspends a bot (its registry state ``suspended``, with the reason)."""
+
+    crashes: int = 3
+    """Suspended with more crashes than this in its last ``window`` games (crashed, disconnected
+    or gave up — its own fault, whatever the policy did next)."""
+    time_loss_share: float = 0.10
+    """… or more time losses than this share of its last ``window`` games."""
+    window: int = 50
+    """How many of its latest games count."""
+    min_games: int = 10
+    """The time-loss share counts once it has played this many games."""
+
+    def __post_init__(self) -> None:
+        if self.crashes < 0 or self.window < 1 or self.min_games < 1 or not 0 <= self.time_loss_share <= 1:
+            raise ValueError("crashes >= 0, window >= 1, min_games >= 1 and 0 <= time_loss_share <= 1")
+
+
+@dataclass(frozen=True, slots=True)
+class LadderConfig:
+    """The whole ladder file."""
+
+    plays: tuple[LadderPlay, ...] = field(default_factory=lambda: (LadderPlay(),))
+    """What it plays (default: the default game's default preset, its fewest seats)."""
+    pairing: PairingRule = "fewest-games"
+    """``fewest-games``: the bot with the fewest games first, then the nearest ratings;
+    ``random``: any bots with room."""
+    duplicate: bool = True
+    """Each table plays one game per seat rotation on the same deal (duplicate deals)."""
+    suspend: SuspendRules = field(default_factory=SuspendRules)
+    """When a bot is suspended."""
+
+
+_TOP = {"pairing", "duplicate", "play", "suspend"}
+_PLAY = {"game", "preset", "seats", "tc", "fault_policy", "reconnect_grace_ms", "connect_timeout_ms"}
+
+
+def _keys(where: str, table: Any, allowed: set[str]) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise ValueError(f"{where} must be a table")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ValueError(f"{where}: unknown key {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+    return dict(table)
+
+
+def _play(i: int, raw: Any) -> LadderPlay:
+    where = f"play[{i}]"
+    values = _keys(where, raw, _PLAY)
+    try:
+        if "tc" in values:
+            values["time_control"] = TimeControl.parse(str(values.pop("tc")))
+        return LadderPlay(**values)
+    except (ValueError, TimeControlError, TypeError) as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
+def parse_ladder(raw: dict[str, Any]) -> LadderConfig:
+    """A ladder from a parsed TOML document (``ValueError`` names the key)."""
+    values = _keys("the ladder", raw, _TOP)
+    plays = values.pop("play", [{}])
+    if not isinstance(plays, list) or not plays:
+        raise ValueError("play must be an array of tables ([[play]]), at least one")
+    values["plays"] = tuple(_play(i, p) for i, p in enumerate(plays))
+    if "suspend" in values:
+        try:
+            allowed = {f.name for f in fields(SuspendRules)}
+            values["suspend"] = SuspendRules(**_keys("suspend", values["suspend"], allowed))
+        except TypeError as e:
+            raise ValueError(f"suspend: {e}") from None
+    if values.get("pairing", "fewest-games") not in PAIRING_RULES:
+        raise ValueError(f"pairing must be one of {', '.join(PAIRING_RULES)}; got {values['pairing']!r}")
+    if not isinstance(values.get("duplicate", True), bool):
+        raise ValueError("duplicate must be true or false")
+    return LadderConfig(**values)
+
+
+def load_ladder(path: Path | None) -> LadderConfig:
+    """The ladder file at ``path`` (``None``: the default ladder); :class:`LadderFileError` says
+    what is wrong, with the file's name."""
+    if path is None:
+        return LadderConfig()
+    try:
+        return parse_ladder(tomllib.loads(path.read_text(encoding="utf-8")))
+    except OSError as e:
+        raise LadderFileError(f"--ladder {path}: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, ValueError) as e:
+        raise LadderFileError(f"--ladder {path}: {e}") from None

@@ -1,0 +1,249 @@
+"""Where the live web's data comes from (:class:`WebSource`): the arena's one store (a run's
+``run.sqlite`` or ``arena serve``'s ``serve.sqlite``, read through a short-lived read-only
+connection: another task or process writes it) and, when the matches are played in this
+process, the live referee (its running tables, read on its own trio thread).
+
+Everything shown of a running match comes from its game's presentation of the **spectator's**
+view (``referee.games.SPECTATOR``): public information only. The store's queries are plain
+functions of a connection, so the server runs them on a worker thread and the referee's loop,
+which timestamps the bots' answers, never waits for the disk.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from google.protobuf import json_format
+
+import referee
+from arena.model.records import Outcome
+from arena.model.schedule import base_name
+from arena.replays.steps import named
+from arena.results.multi import SkillBoard
+from arena.results.standings import PROVISIONAL_GAMES
+from arena.results.standings import standings as shared_standings
+from arena.results.stats import Z95
+from arena.store import outcome_from_row, resolve_replay, seats_by_game
+from gin_arena.v2 import referee_pb2
+from referee import games
+
+LOG_TAIL_BYTES = 256 * 1024
+"""How much of the end of a bot's log the operator's fault view searches for the match's last line."""
+RUNNING_STATES = ("waiting", "running")
+"""The referee's table states of a match not over yet."""
+
+
+class WebSource(Protocol):
+    """What the web reads: a store, the folder its replays and logs are in, and (when the
+    matches run in this process) the referee."""
+
+    @property
+    def title(self) -> str:
+        """What the pages are about (``arena serve DIR``, ``tournament RUN``)."""
+
+    @property
+    def folder(self) -> Path:
+        """The folder the store's replay paths and the bots' logs (``logs/``) are relative to."""
+
+    @property
+    def live(self) -> referee.Referee | None:
+        """The referee playing the matches in this process, or ``None`` (games played elsewhere:
+        no live spectating, the standings follow the store)."""
+
+    def read(self) -> sqlite3.Connection:
+        """A new read-only connection to the store (the caller closes it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSource:
+    """A :class:`WebSource` over a store file and, optionally, the referee of this process."""
+
+    db: Path
+    """The store (``serve.sqlite``, ``run.sqlite``)."""
+    folder: Path
+    """The folder of its replays and logs."""
+    title: str
+    """What the pages are about."""
+    live: referee.Referee | None = None
+    """The referee playing in this process, if any."""
+
+    def read(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(f"{self.db.resolve().as_uri()}?mode=ro", uri=True, timeout=10.0,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+
+@contextmanager
+def reading(source: WebSource) -> Iterator[sqlite3.Connection]:
+    """A read-only connection for one request (closed after it)."""
+    with closing(source.read()) as conn:
+        yield conn
+
+
+# ----- the store -----
+def finished_games(conn: sqlite3.Connection, folder: Path | None = None) -> list[tuple[sqlite3.Row, Outcome]]:
+    """Every finished game, in the order the standings engine rates them (stored), with its row."""
+    seats = seats_by_game(conn)
+    rows = conn.execute("SELECT * FROM games WHERE status = 'done' ORDER BY idx").fetchall()
+    return [(r, outcome_from_row(r, seats.get(int(r["idx"]), []), folder)) for r in rows]
+
+
+def _bots(conn: sqlite3.Connection, played: Sequence[Outcome]) -> list[str]:
+    names = {str(r["name"]) for r in conn.execute("SELECT name FROM bots")}
+    names.update(base_name(p) for o in played for p in o.players)
+    return sorted(names)
+
+
+def standings(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """The standings, best first, from the arena's one standings engine
+    (:func:`arena.results.standings.standings`: openskill's ``mu`` and ``sigma`` per bot,
+    provisional under its ``PROVISIONAL_GAMES`` rated games, a registered bot's state and reason)."""
+    return [{"rank": rank, "bot": s.bot, "games": s.games, "rating": round(s.rating, 3),
+             "uncertainty": round(s.uncertainty, 3), "low": round(s.rating - Z95 * s.uncertainty, 3),
+             "high": round(s.rating + Z95 * s.uncertainty, 3), "rated_games": s.rated_games,
+             "provisional": s.provisional, "state": s.state, "reason": s.reason}
+            for rank, s in enumerate(shared_standings(conn), start=1)]
+
+
+def match_summary(r: sqlite3.Row, o: Outcome) -> dict[str, Any]:
+    """A finished game as the API lists it."""
+    return {
+        "match_id": o.match_id, "game": r["game"], "state": "finished", "players": list(o.players),
+        "places": list(o.places), "points": list(o.points), "winner": o.winner_name, "termination": o.termination,
+        "finished_at": r["finished_at"], "deals": o.deals, "decisions": o.decisions,
+    }
+
+
+def recent_matches(conn: sqlite3.Connection, limit: int, before: int | None = None
+                   ) -> tuple[list[dict[str, Any]], int | None]:
+    """Up to ``limit`` finished games, newest first, finished before the game of index ``before``;
+    and the index to ask for the next page with (``None``: no more)."""
+    where, args = ("AND idx < ?", (before,)) if before is not None else ("", ())
+    rows = conn.execute(f"SELECT * FROM games WHERE status = 'done' {where} ORDER BY idx DESC LIMIT ?",
+                        (*args, limit + 1)).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if not rows:
+        return [], None
+    seats = seats_by_game(conn, f"WHERE game IN ({','.join('?' * len(rows))})", [int(r["idx"]) for r in rows])
+    out = [match_summary(r, outcome_from_row(r, seats.get(int(r["idx"]), []))) for r in rows]
+    return out, int(rows[-1]["idx"]) if more else None
+
+
+def finished_match(conn: sqlite3.Connection, match_id: str, folder: Path) -> tuple[dict[str, Any], str] | None:
+    """A finished game's summary and its replay file, or ``None`` if the store has no such game."""
+    r = conn.execute("SELECT * FROM games WHERE status = 'done' AND match_id = ?", (match_id,)).fetchone()
+    if r is None:
+        return None
+    seats = seats_by_game(conn, "WHERE game = ?", (int(r["idx"]),)).get(int(r["idx"]), [])
+    o = outcome_from_row(r, seats, folder)
+    summary = {**match_summary(r, o), "detail": o.detail, "replay_hash": o.replay_hash, "seed": o.seed_hex}
+    return summary, resolve_replay(o.replay_path, folder)
+
+
+def _log_line(folder: Path, bot: str, match_id: str) -> str:
+    """The last line of ``bot``'s log (``logs/<bot>.log``, as a run keeps it) about ``match_id``."""
+    path = folder / "logs" / f"{bot}.log"
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, path.stat().st_size - LOG_TAIL_BYTES))
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    return next((line for line in reversed(lines) if match_id in line), "")
+
+
+def bot_page(conn: sqlite3.Connection, name: str, folder: Path, limits_games: int, operator: bool
+             ) -> dict[str, Any] | None:
+    """A bot's games (newest first, at most ``limits_games``), its rating after each of its rated
+    games, and its faults (the termination for everyone; the referee's detail and the log line
+    only for the ``operator``). ``None`` if the store knows no such bot."""
+    played = finished_games(conn)
+    if name not in _bots(conn, [o for _, o in played]):
+        return None
+    board = SkillBoard()
+    history: list[dict[str, Any]] = []
+    mine: list[dict[str, Any]] = []
+    faults: list[dict[str, Any]] = []
+    for r, o in played:
+        board.add(o)
+        seats = [s for s, p in enumerate(o.players) if base_name(p) == name]
+        if not seats:
+            continue
+        rating = board.rating(name)
+        if not history or rating.games > history[-1]["game"]:  # a rated game: its rating moved
+            history.append({"game": rating.games, "match_id": o.match_id, "rating": round(rating.mu, 3),
+                            "uncertainty": round(rating.sigma, 3)})
+        mine.append(match_summary(r, o))
+        if o.faulting_seat in seats:
+            fault: dict[str, Any] = {"match_id": o.match_id, "seat": o.faulting_seat, "termination": o.termination}
+            if operator:
+                fault["detail"] = o.detail
+                fault["log_line"] = _log_line(folder, o.players[o.faulting_seat], o.match_id)
+            faults.append(fault)
+    last = history[-1] if history else None
+    prior = SkillBoard().rating(name)
+    return {"bot": name, "prior": {"rating": round(prior.mu, 3), "uncertainty": round(prior.sigma, 3)},
+            "games": len(mine), "rating": last["rating"] if last else None,
+            "uncertainty": last["uncertainty"] if last else None,
+            "provisional": len(history) < PROVISIONAL_GAMES, "recent": mine[::-1][:limits_games],
+            "history": history, "faults": faults[::-1]}
+
+
+# ----- the live referee (called on its trio thread) -----
+def running(ref: referee.Referee | None) -> list[dict[str, Any]]:
+    """The referee's matches not over yet, as the API lists them."""
+    if ref is None:
+        return []
+    return [_table(t) for t in list(ref.tables.values()) if t.state in RUNNING_STATES]
+
+
+def _table(table: referee.Table) -> dict[str, Any]:
+    match = table.match
+    out: dict[str, Any] = {"match_id": table.match_id, "game": table.spec.game, "state": table.state,
+                           "players": list(table.spec.players)}
+    if match is not None:
+        out["position"] = {"game": match.game_number, "deal": match.deal_number}
+    return out
+
+
+def live_match(ref: referee.Referee | None, match_id: str) -> dict[str, Any] | None:
+    """A match the referee holds, with the spectator's view of it now (``view``: the game's
+    ``present()`` of ``SPECTATOR``'s view, ``{N}`` replaced by the players' names; ``None``
+    before the first deal or for a game without a presentation). ``None`` if the referee
+    holds no such match."""
+    table = ref.tables.get(match_id) if ref is not None else None
+    if table is None:
+        return None
+    out = _table(table)
+    out["over"] = table.over
+    out["header"] = spectator_header(table)
+    out["view"] = spectator_view(table)
+    return out
+
+
+def spectator_header(table: referee.Table) -> dict[str, Any] | None:
+    """The match's public header as its spectators are sent it (``SpectatorHeader``, in proto3
+    JSON: the players, time controls, fault policy, seed commitment and rules), or ``None``
+    before it is written."""
+    log = table.spectator_log.events()
+    if not log:
+        return None
+    event = referee_pb2.SpectatorEvent.FromString(log[0])
+    return json_format.MessageToDict(event.header) if event.WhichOneof("kind") == "header" else None
+
+
+def spectator_view(table: referee.Table) -> Mapping[str, Any] | None:
+    """What a spectator may see of the table now (public information only)."""
+    match = table.match
+    presentation = games.get(table.spec.game).presentation
+    if match is None or presentation is None:
+        return None
+    view = presentation.present(presentation.match_view(match, games.SPECTATOR))
+    return dict(named(view, table.spec.players))

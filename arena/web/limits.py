@@ -1,0 +1,62 @@
+"""The live web's limits: every bound on what its visitors may hold, named (``--web-limit KEY=VALUE``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class WebLimits:
+    """Bounds on the live web's connections and pages (docs/web.md#limits)."""
+
+    sse_connections: int = 1000
+    """Live-update streams (``/api/events``, a match's ``/api/matches/{id}/events``) open at once,
+    for every visitor together; one more gets 503 naming this limit."""
+    sse_per_client: int = 8
+    """Live-update streams one client address may hold at once; one more gets 429 naming this limit."""
+    sse_queue: int = 64
+    """Events waiting to be sent to one live-update stream: a reader that lets more pile up is
+    dropped (its stream ends), and never slows the server or the other readers."""
+    sse_backlog: int = 256
+    """Past events kept for a reconnecting stream's ``Last-Event-ID`` (older ones: it gets the
+    standings afresh)."""
+    sse_keepalive_s: float = 15.0
+    """Seconds between keep-alive comments on a quiet stream (so proxies keep it open)."""
+    page_size: int = 100
+    """The most matches one ``/api/matches`` page holds (``limit`` above it is cut to it)."""
+    recent_matches: int = 20
+    """Finished matches listed on the front page (and an API page without ``limit``)."""
+    bot_games: int = 50
+    """The most recent games listed on a bot's page."""
+    store_check_s: float = 0.5
+    """Seconds between looks at the store for finished games when no referee event wakes the web
+    (games played on other machines); a finished-match event makes it look at once."""
+
+    computer_players: int = 8
+    """Tables where a person plays the computer, running at once (each runs a sample bot's
+    process); one more table gets 503 naming this limit."""
+    tables_kept: int = 100
+    """Finished tables whose seat pages still answer (the oldest beyond are forgotten)."""
+    table_move_s: float = 300.0
+    """Seconds a person (and the computer) has for each decision at a table."""
+
+    @classmethod
+    def parse(cls, items: Sequence[str]) -> WebLimits:
+        """``KEY=VALUE`` items over the defaults (``ValueError`` naming the keys otherwise)."""
+        values: dict[str, int | float] = {}
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        for item in items:
+            key, sep, text = item.partition("=")
+            field = known.get(key.strip())
+            if not sep or field is None:
+                raise ValueError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(known)}")
+            try:
+                value = float(text) if field.type == "float" else int(text)
+            except ValueError:
+                raise ValueError(f"{key}={text!r}: not a number") from None
+            if value <= 0:
+                raise ValueError(f"{key}={text!r}: must be above 0")
+            values[key.strip()] = value
+        return cls(**values)  # type: ignore[arg-type]

@@ -1,0 +1,282 @@
+// A person's table: draws the seat's stream (each message in proto3 JSON, with the game's
+// description of this seat's view beside it) and posts the person's moves. Nothing a bot says
+// reaches innerHTML: text goes in with textContent and DOM calls only.
+'use strict';
+(function () {
+  const body = document.body;
+  if (body.dataset.page !== 'table' || !body.dataset.events) return;
+  const me = Number(body.dataset.seat);
+  const players = JSON.parse(body.dataset.players);
+  const $ = (id) => document.getElementById(id);
+  const received = [];            // every payload, in order (the tests read it)
+  window.__tablePayloads = received;
+  let view = null;                // the latest description of this seat's view
+  let request = null;             // the open action request (null: not our turn)
+  let requestAt = 0;
+  let theirSince = Date.now();
+  let over = false;
+  let sending = false;
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function named(text) {
+    return String(text).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? 'you' : (players[Number(n)] || 'seat ' + n)));
+  }
+  function card(c) {
+    const e = el('span', 'card ' + (/[hd]$/.test(c) ? 'red' : 'black'), c);
+    e.dataset.card = c;
+    return e;
+  }
+  function cards(list, cls) {
+    const box = el('span', cls || 'cards');
+    for (const c of list || []) box.appendChild(card(c));
+    return box;
+  }
+  function backs(n) {
+    const box = el('span', 'cards backs');
+    box.appendChild(el('span', 'card back', '🂠'));
+    box.appendChild(el('span', 'count', '× ' + n));
+    return box;
+  }
+  function seatBox(target, s) {
+    target.textContent = '';
+    if (!s) return;
+    const head = el('div', 'name', s.seat === me ? 'You' : (players[s.seat] || 'seat ' + s.seat));
+    if (s.dealer) head.appendChild(el('span', 'tag', 'dealer'));
+    if (s.to_move) head.appendChild(el('span', 'tag tomove', s.seat === me ? 'your turn' : 'to move'));
+    head.appendChild(el('span', 'notes', s.count + ' cards' + (s.notes.length ? ' · ' + s.notes.map(named).join(' · ') : '')));
+    target.appendChild(head);
+    if (!s.hand) { target.appendChild(backs(s.count)); return; }
+    const hand = el('div', 'hand');
+    for (const g of s.hand.groups) { const m = cards(g, 'meld'); m.title = 'meld'; hand.appendChild(m); }
+    if (s.hand.loose.length) {
+      const d = cards(s.hand.loose, 'loose');
+      d.title = 'deadwood';
+      hand.appendChild(el('span', 'label', 'deadwood'));
+      hand.appendChild(d);
+    }
+    target.appendChild(hand);
+  }
+  function drawView() {
+    if (!view) return;
+    const mine = view.seats.find((s) => s.seat === me);
+    const theirs = view.seats.filter((s) => s.seat !== me);
+    const opp = $('opponent');
+    opp.textContent = '';
+    for (const s of theirs) { const box = el('div'); seatBox(box, s); opp.appendChild(box); }
+    seatBox($('me'), mine);
+    const piles = $('piles');
+    piles.textContent = '';
+    for (const p of view.piles) {
+      const row = el('div', 'pile');
+      row.appendChild(el('span', 'label', p.name + ' (' + p.count + ')'));
+      if (p.cards === null) row.appendChild(backs(p.count));
+      else row.appendChild(cards(p.cards.slice(-8)));
+      piles.appendChild(row);
+    }
+    if (view.table) {
+      for (const t of view.table) {
+        const row = el('div', 'pile');
+        row.appendChild(el('span', 'label', named(t.label)));
+        row.appendChild(cards(t.cards));
+        piles.appendChild(row);
+      }
+    }
+    const last = $('last');
+    last.textContent = '';
+    if (view.last) {
+      last.appendChild(el('span', '', who(view.last.seat) + ': ' + named(view.last.text)));
+    }
+    if (view.end) drawEnd(view.end, null);
+    drawMoves();
+  }
+  let drawnMoves = '';
+  function drawMoves() {
+    const box = $('moves');
+    const legal = request && view ? view.legal : [];
+    const key = JSON.stringify([legal, sending]);
+    if (key === drawnMoves) return;  // unchanged: keep the buttons (and the focus) as they are
+    drawnMoves = key;
+    box.textContent = '';
+    legal.forEach((m, i) => {
+      const b = el('button', 'move', (i < 9 ? (i + 1) + ' · ' : '') + named(m.label));
+      b.type = 'button';
+      b.dataset.action = m.id;
+      b.disabled = sending;
+      b.addEventListener('click', () => send(m.id));
+      box.appendChild(b);
+    });
+    signal(legal.length > 0);
+  }
+  function signal(yours) {
+    body.classList.toggle('your-turn', yours);
+    document.title = (yours ? '● Your turn — ' : '') + document.title.replace(/^● Your turn — /, '');
+    if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number)' : 'The computer is thinking…';
+  }
+  async function send(id) {
+    if (!request || sending) return;
+    sending = true;
+    $('problem').textContent = '';
+    if (!(view && view.end)) $('end').hidden = true;  // the last deal's end stays until the next move
+    const rid = request.requestId;
+    drawMoves();
+    try {
+      const r = await fetch(body.dataset.move, {
+        method: 'POST', headers: {'Content-Type': 'application/json'},
+        body: JSON.stringify({action: id, request_id: String(rid)}), credentials: 'same-origin'});
+      if (!r.ok) {
+        const e = await r.json().catch(() => ({error: r.statusText}));
+        $('problem').textContent = e.error || ('refused: ' + r.status);
+      }
+    } catch (e) {
+      $('problem').textContent = 'the move could not be sent: ' + e;
+    } finally {
+      sending = false;
+      drawMoves();
+    }
+  }
+  function words(key) { return key.replace(/([A-Z])/g, ' $1').toLowerCase(); }
+  // A game's own part of a result, drawn field by field (the page names no game).
+  function fields(obj, into) {
+    for (const [k, v] of Object.entries(obj || {})) {
+      if (v === '' || (Array.isArray(v) && v.length === 0)) continue;
+      if (Array.isArray(v) && v.every((x) => typeof x === 'string' && /^[2-9TJQKA][shdc]$/.test(x))) {
+        const row = el('div', 'field');
+        row.appendChild(el('span', 'label', words(k)));
+        row.appendChild(cards(v));
+        into.appendChild(row);
+      } else if (Array.isArray(v)) {
+        v.forEach((x, i) => {
+          const sub = el('div', 'sub');
+          const seatOf = x && typeof x === 'object' && 'seat' in x ? Number(x.seat) : (k === 'hands' ? i : -1);
+          sub.appendChild(el('div', 'label', seatOf >= 0 ? who(seatOf) : words(k) + ' ' + (i + 1)));
+          if (typeof x === 'object') fields(x, sub); else sub.appendChild(el('span', '', String(x)));
+          into.appendChild(sub);
+        });
+      } else if (typeof v === 'object' && v !== null) {
+        const sub = el('div', 'sub');
+        sub.appendChild(el('div', 'label', words(k)));
+        fields(v, sub);
+        into.appendChild(sub);
+      } else if (/^[2-9TJQKA][shdc]$/.test(String(v))) {
+        const row = el('div', 'field');
+        row.appendChild(el('span', 'label', words(k)));
+        row.appendChild(card(String(v)));
+        into.appendChild(row);
+      } else {
+        if (k === 'seat') continue;
+        into.appendChild(el('div', 'field', words(k) + ': ' + String(v).replace(/^[A-Z]+(?:_[A-Z]+)*?_(?=[A-Z]+$)/, '').toLowerCase()));
+      }
+    }
+  }
+  function drawEnd(end, result, text) {
+    const box = $('end');
+    box.hidden = false;
+    box.textContent = '';
+    box.appendChild(el('h2', '', 'The deal\u2019s end'));
+    if (end) {
+      box.appendChild(el('p', 'end-text', named(end.text)));
+      for (const s of end.seats) {
+        const row = el('div', 'seat');
+        row.appendChild(el('div', 'name', (s.seat === me ? 'You' : players[s.seat]) + ' · ' + s.notes.map(named).join(' · ')));
+        for (const g of s.groups) row.appendChild(cards(g, 'meld'));
+        if (s.loose.length) { row.appendChild(el('span', 'label', 'deadwood')); row.appendChild(cards(s.loose, 'loose')); }
+        if (s.laid_off.length) { row.appendChild(el('span', 'label', 'laid off')); row.appendChild(cards(s.laid_off, 'meld')); }
+        box.appendChild(row);
+      }
+      box.appendChild(el('p', 'points', 'points: ' + end.points.map((p, i) => (i === me ? 'you' : players[i]) + ' ' + p).join(', ')));
+    } else if (result) {
+      const w = result.winner === undefined ? 0 : result.winner;
+      box.appendChild(el('p', 'end-text', w < 0 ? 'nobody scores' : ((w === me ? 'You' : players[w]) + ' won the deal')));
+      if (text) box.appendChild(el('p', 'end-words', text));
+      for (const [k, v] of Object.entries(result)) {
+        if (v && typeof v === 'object' && !Array.isArray(v)) fields(v, box);
+        else if (k === 'scoresAfter') box.appendChild(el('p', 'points', 'scores: ' + v.map((p, i) => (i === me ? 'you' : players[i]) + ' ' + p).join(', ')));
+      }
+    }
+  }
+  function sheetRow(cells, cls) {
+    const tr = el('tr', cls || '');
+    for (const c of cells) tr.appendChild(el('td', '', String(c)));
+    $('scores').tBodies[0].appendChild(tr);
+  }
+  function sheetHead() {
+    const head = $('scores').tHead;
+    if (head.rows.length) return;
+    const tr = el('tr');
+    for (const c of ['game', 'deal', 'won by', ...players.map((p, i) => (i === me ? 'you' : p))]) tr.appendChild(el('th', '', c));
+    head.appendChild(tr);
+  }
+  function who(seat) { return seat === undefined || seat < 0 ? '—' : (seat === me ? 'you' : players[seat]); }
+  function handle(p) {
+    received.push(p);
+    const m = p.message;
+    if (p.view) view = p.view;
+    if (p.kind === 'action_request') {
+      request = m.actionRequest;
+      requestAt = Date.now();
+    } else if (p.kind === 'action_rejected') {
+      $('problem').textContent = 'The referee refused that move: ' + (m.actionRejected.reason || '');
+    } else if (p.kind === 'deal_finished' || p.kind === 'game_finished' || p.kind === 'match_finished') {
+      request = null;
+    }
+    if (p.kind === 'deal_started') theirSince = Date.now();
+    if (p.kind === 'event' && Number(m.event.seat) !== me) {  // the move in the game's words
+      $('log').appendChild(el('li', '', p.text || 'moved'));
+      theirSince = Date.now();
+    }
+    if (p.kind === 'deal_finished') {
+      const r = m.dealFinished.result;
+      sheetHead();
+      sheetRow([r.gameNumber || 1, r.dealNumber || 1, who(r.winner === undefined ? 0 : r.winner), ...(r.scoresAfter || [])]);
+      drawEnd(null, r, p.text);
+    } else if (p.kind === 'game_finished') {
+      const r = m.gameFinished.result;
+      sheetHead();
+      sheetRow(['game ' + (r.gameNumber || 1) + ' over', '', who(r.winner === undefined ? 0 : r.winner), ...(r.finalTotals || [])], 'total');
+    } else if (p.kind === 'match_finished') {
+      const r = m.matchFinished.result;
+      over = true;
+      const w = r.winner === undefined ? 0 : r.winner;
+      $('status').textContent = 'Game over: ' + (w < 0 ? 'no winner' : (w === me ? 'you won!' : players[w] + ' won')) + (r.detail ? ' (' + r.detail + ')' : '');
+      body.dataset.over = 'yes';
+    } else if (p.kind === 'replay') {
+      const box = $('replay');
+      box.hidden = false;
+      box.textContent = '';
+      const a = el('a', '', 'the replay of this game');
+      a.href = m.href;
+      box.appendChild(a);
+    } else if (p.kind === 'error') {
+      $('problem').textContent = (m.error && m.error.message) || m.message || 'the referee sent an error';
+    }
+    drawView();
+    tick();
+  }
+  function tick() {
+    const mine = $('my-clock');
+    const theirs = $('their-clock');
+    if (request && !over) {
+      const left = Math.max(0, Number(request.timeForMoveMs || 0) - (Date.now() - requestAt));
+      mine.textContent = 'your time for this move: ' + Math.ceil(left / 1000) + ' s';
+      theirs.textContent = '';
+    } else if (!over) {
+      mine.textContent = '';
+      theirs.textContent = 'the computer: ' + Math.floor((Date.now() - theirSince) / 1000) + ' s';
+    } else { mine.textContent = ''; theirs.textContent = ''; }
+  }
+  setInterval(tick, 250);
+  document.addEventListener('keydown', (e) => {
+    if (e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT')) return;
+    const n = Number(e.key);
+    if (n >= 1 && n <= 9 && request && view && view.legal[n - 1]) { e.preventDefault(); send(view.legal[n - 1].id); }
+  });
+  const source = new EventSource(body.dataset.events);
+  source.addEventListener('table', (e) => handle(JSON.parse(e.data)));
+  source.addEventListener('over', () => { source.close(); body.dataset.closed = 'yes'; });
+  source.onopen = () => { body.dataset.live = 'on'; };
+})();

@@ -1,0 +1,167 @@
+// The live web's script (served by the server; no inline script anywhere). It draws what the
+// server streams with textContent and DOM calls only: nothing a bot says is ever parsed as HTML.
+(function () {
+  'use strict';
+  const $ = (id) => document.getElementById(id);
+  const SUITS = { s: '\u2660', h: '\u2665', d: '\u2666', c: '\u2663' };
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function card(t) {
+    const suited = t.length === 2 && SUITS[t[1]];
+    const e = el('span', 'card ' + (suited && 'hd'.includes(t[1]) ? 'red' : 'black'));
+    e.dataset.card = t;
+    e.textContent = suited ? (t[0] === 'T' ? '10' : t[0]) + SUITS[t[1]] : t;
+    return e;
+  }
+  function cards(list, cls) {
+    const g = el('span', cls || 'cards');
+    for (const c of list || []) g.append(card(c));
+    return g;
+  }
+  function link(href, text) {
+    const a = el('a', '', text);
+    a.href = href;
+    return a;
+  }
+  const enc = encodeURIComponent;
+
+  // ----- the front page: standings and matches, live -----
+  function standingRow(r) {
+    const tr = el('tr');
+    tr.dataset.bot = r.bot; tr.dataset.games = r.games;
+    const name = el('td');
+    name.append(link('/bots/' + enc(r.bot), r.bot));
+    if (r.provisional) name.append(' ', el('span', 'tag', 'provisional'));
+    tr.append(el('td', '', r.rank), name, el('td', '', r.games), el('td', '', r.rating.toFixed(2)),
+      el('td', '', r.uncertainty.toFixed(2)), el('td', '', r.low.toFixed(1) + ' \u2026 ' + r.high.toFixed(1)),
+      el('td', '', r.reason ? r.state + ' (' + r.reason + ')' : r.state));
+    return tr;
+  }
+  function drawStandings(rows) {
+    const body = document.querySelector('#standings tbody');
+    if (body) body.replaceChildren(...rows.map(standingRow));
+  }
+  function matchItem(m) {
+    const li = el('li');
+    li.dataset.match = m.match_id;
+    li.append(link('/matches/' + enc(m.match_id), m.match_id),
+      ' \u00b7 ' + m.game + ' \u00b7 ' + m.players.join(' vs ') + ' \u00b7 ' + m.state);
+    if (m.winner) li.append(' \u00b7 winner ', el('b', '', m.winner));
+    if (m.termination) li.append(' \u00b7 ' + m.termination);
+    return li;
+  }
+  function drawList(id, list) {
+    const ul = $(id);
+    if (!ul) return;
+    ul.replaceChildren(...(list.length ? list.map(matchItem) : [el('li', 'none', 'none')]));
+  }
+  let fetching = false;
+  async function refreshMatches() {
+    if (fetching) return;
+    fetching = true;
+    try {
+      const r = await fetch('/api/matches', { headers: { Accept: 'application/json' } });
+      if (r.ok) {
+        const d = await r.json();
+        drawList('running', d.running);
+        drawList('recent', d.recent);
+      }
+    } finally { fetching = false; }
+  }
+  function front() {
+    const es = new EventSource('/api/events');
+    es.onopen = () => { document.body.dataset.live = 'on'; };
+    es.addEventListener('standings', (e) => { drawStandings(JSON.parse(e.data).standings); refreshMatches(); });
+    es.addEventListener('match', () => refreshMatches());
+  }
+
+  // ----- a running match: the spectator's view -----
+  function seatBox(s, players) {
+    const box = el('div', 'seat');
+    box.id = 'live-seat-' + s.seat;
+    const head = el('div', 'name', players[s.seat] || ('seat ' + s.seat));
+    head.append(el('span', 'tag', 'seat ' + s.seat));
+    if (s.dealer) head.append(el('span', 'tag', 'dealer'));
+    if (s.to_move) head.append(el('span', 'tag tomove', 'to move'));
+    for (const n of s.notes || []) head.append(el('span', 'notes', n));
+    const hand = el('div', 'hand');
+    hand.id = 'live-hand-' + s.seat;
+    if (s.hand) {
+      const all = [];
+      for (const g of s.hand.groups) { hand.append(cards(g, 'meld')); all.push(...g); }
+      if (s.hand.loose.length) { hand.append(cards(s.hand.loose, 'loose')); all.push(...s.hand.loose); }
+      hand.dataset.cards = all.join(' ');
+    } else {
+      hand.dataset.cards = '';
+      hand.append(el('span', 'hidden-hand', s.count + ' cards, face down'));
+    }
+    box.append(head, hand);
+    return box;
+  }
+  function drawView(d) {
+    const v = d.view, players = d.players;
+    $('live-state').textContent = d.state;
+    $('live-position').textContent = d.position ? 'game ' + d.position.game + ', deal ' + d.position.deal : '';
+    if (!v) return;
+    const scores = $('live-scores');
+    scores.replaceChildren(...v.scores.map((p, s) => {
+      const b = el('span', 'score', (players[s] || 'seat ' + s) + ' ');
+      const n = el('b', '', p); n.id = 'live-score-' + s; b.append(n);
+      return b;
+    }));
+    $('live-seats').replaceChildren(...v.seats.map((s) => seatBox(s, players)));
+    $('live-table').replaceChildren(...(v.table || []).map((m) => {
+      const t = el('div', 'tmeld');
+      t.append(el('span', 'owner', m.label), cards(m.cards));
+      t.dataset.cards = m.cards.join(' ');
+      return t;
+    }));
+    $('live-piles').replaceChildren(...v.piles.map((p) => {
+      const box = el('div', 'pile');
+      box.id = 'live-pile-' + p.name.replace(/ /g, '-');
+      box.dataset.count = p.count;
+      box.dataset.cards = p.cards ? p.cards.join(' ') : '';
+      box.append(el('span', 'label', p.name + ' (' + p.count + ')'));
+      box.append(p.cards ? cards(p.cards) : el('span', 'facedown', 'face down'));
+      return box;
+    }));
+    const last = $('live-last');
+    last.replaceChildren();
+    if (v.last) {
+      last.append(el('span', 'who', (players[v.last.seat] || 'seat ' + v.last.seat) + ' '), el('span', 'what', v.last.text));
+      last.dataset.text = v.last.text;
+    }
+    const end = $('live-end');
+    end.replaceChildren();
+    if (v.end) {
+      end.append(el('h3', '', v.end.text));
+      for (const s of v.end.seats) {
+        const row = el('div', 'end-seat', (players[s.seat] || 'seat ' + s.seat) + ': ');
+        for (const g of s.groups) row.append(cards(g, 'meld'));
+        row.append(cards(s.loose, 'loose'));
+        if (s.laid_off.length) row.append(' laid off ', cards(s.laid_off));
+        end.append(row);
+      }
+    }
+  }
+  function live() {
+    const id = document.body.dataset.match;
+    const es = new EventSource('/api/matches/' + enc(id) + '/events');
+    es.onopen = () => { document.body.dataset.live = 'on'; };
+    es.addEventListener('view', (e) => drawView(JSON.parse(e.data)));
+    es.addEventListener('end', (e) => {
+      es.close();
+      $('live-state').textContent = JSON.parse(e.data).state;
+      $('live-replay').classList.remove('hidden');
+    });
+  }
+
+  // body[data-live="on"]: the live-update stream is open (for tests and tools).
+  const page = document.body.dataset.page;
+  if (page === 'front') front();
+  else if (page === 'live') live();
+})();

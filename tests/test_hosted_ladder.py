@@ -1,0 +1,296 @@
+"""The hosted server's continuous ladder (issue 20), with real processes: ``arena serve --ladder``
+and three registered bots, each its own process connecting with its own token (the sample greedy
+bot through the kit with ``--matches 0``, and a test bot that crashes mid-match). They play
+continuously; a bot killed and started again is paired again; the crashing bot is suspended with
+the reason in the registry; the server killed with SIGKILL and started again on its folder keeps
+every finished game and goes on."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+import trio
+
+import referee
+from arena.hosted.ladder import HostedLadder, HostedLimits, suspension
+from arena.hosted.ladder_file import LadderFileError, SuspendRules, load_ladder, parse_ladder
+from arena.hosted.pairing import Candidate, choose_table
+from arena.hosted.registry import BotRegistry
+from arena.model.records import Outcome
+from arena.store import open_db, record_game
+from gin_arena.v2 import bot_pb2
+from tests._bots import Client
+from tests._wait import until
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+LADDER = """
+[[play]]
+preset = "short"
+tc = "st=2 timemargin=200"
+reconnect_grace_ms = 200
+
+[suspend]
+crashes = 3
+"""
+
+
+class Server:
+    """``arena serve`` on a folder, in its own process."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.dir = tmp / "srv"
+        self.proc: subprocess.Popen[str] | None = None
+        self.address = ""
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "serve", "--listen", "127.0.0.1:0", "--dir", str(self.dir),
+             "--ladder", str(self.tmp / "ladder.toml"), "--limit", "bot_matches_per_minute=600"],
+            cwd=self.tmp, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith("referee listening on "), line
+        self.address = line.split()[3].rstrip(";")
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def db(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(f"file:{self.dir / 'serve.sqlite'}?mode=ro", uri=True, timeout=30)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def games(self, bot: str = "", termination: str = "") -> list[sqlite3.Row]:
+        sql = ("SELECT g.* FROM games g WHERE (? = '' OR g.idx IN (SELECT game FROM game_seats WHERE bot = ?)) "
+               "AND (? = '' OR g.termination = ?) ORDER BY g.idx")
+        with self.db() as conn:
+            return conn.execute(sql, (bot, bot, termination, termination)).fetchall()
+
+    def state(self, bot: str) -> tuple[str, str]:
+        with self.db() as conn:
+            row = conn.execute("SELECT state, reason FROM bots WHERE name = ?", (bot,)).fetchone()
+        return str(row["state"]), str(row["reason"])
+
+    def log_events(self, event: str) -> list[dict[str, object]]:
+        lines = (self.dir / "serve.log").read_text(encoding="utf-8").splitlines()
+        return [e for e in map(json.loads, lines) if e.get("event") == event]
+
+
+def _arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], cwd=cwd, env=ENV, capture_output=True,
+                          text=True, timeout=120)
+
+
+def _greedy_bot(address: str, token: str, name: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sample_bots.greedy_bot", "--referee", address, "--token", token, "--matches", "0",
+         "--name", name], cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+
+
+def _crashing_bot(address: str, token: str) -> subprocess.Popen[str]:
+    """A bot that leaves abruptly (exit 4) after three answers: a crash mid-match."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena._testbot", "--referee", address, "--token", token, "--mode", "quit-after",
+         "--after", "3", "--matches", "0", "--name", "crashy"],
+        cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+
+
+@pytest.fixture
+def procs() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=30)
+
+
+def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_suspended(
+    tmp_path: Path, procs: list[subprocess.Popen[str]],
+) -> None:
+    (tmp_path / "ladder.toml").write_text(LADDER, encoding="utf-8")
+    server = Server(tmp_path)
+    server.start()
+    assert server.proc is not None
+    procs.append(server.proc)
+    tokens = {}
+    for name in ("alpha", "beta", "crashy"):
+        added = _arena("bots", "add", name, "--dir", str(server.dir), cwd=tmp_path)
+        assert added.returncode == 0, added.stderr
+        tokens[name] = added.stdout.strip()
+
+    alpha = _greedy_bot(server.address, tokens["alpha"], "alpha")
+    beta = _greedy_bot(server.address, tokens["beta"], "beta")
+    procs += [alpha, beta]
+    until(lambda: len(server.games("alpha", "normal")) >= 4, "alpha and beta playing", alive=server.proc)
+
+    # The crashing bot: started again each time it ends, until the ladder suspends it.
+    crashes = 0
+    while server.state("crashy")[0] == "enabled":
+        crashy = _crashing_bot(server.address, tokens["crashy"])
+        procs.append(crashy)
+        crashy.wait(timeout=240)  # (it ends by itself: a crash, or its token refused once suspended)
+        crashes += crashy.returncode == 4
+        assert crashes < 20, "the crashing bot was never suspended"
+    state, reason = server.state("crashy")
+    assert state == "suspended" and "crashes" in reason and "more than 3" in reason
+    own_faults = [g for g in server.games("crashy") if g["termination"] == "disconnected"]
+    assert len(own_faults) >= 4
+    listed = _arena("bots", "list", "--dir", str(server.dir), "--json", cwd=tmp_path)
+    assert "suspended" in listed.stdout.lower() and "crashes" in listed.stdout
+    refused = subprocess.run(  # its token is refused now, saying why
+        [sys.executable, "-m", "arena._testbot", "--referee", server.address, "--token", tokens["crashy"]],
+        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "UNAUTHENTICATED: bot 'crashy' is suspended: " in refused.stderr
+    assert "arena bots enable" in refused.stderr
+    assert server.log_events("bot_suspended")[0]["bot"] == "crashy"
+
+    # One bot leaves (killed) and comes back: it is paired again.
+    beta.kill()
+    beta.wait(timeout=30)
+    until(lambda: any(e.get("bot") == "beta" for e in server.log_events("bot_offline")), "beta offline")
+    before = len(server.games("beta"))
+    beta = _greedy_bot(server.address, tokens["beta"], "beta")
+    procs.append(beta)
+    until(lambda: len(server.games("beta", "normal")) >= before + 2, "beta paired again", alive=beta)
+
+    # The server killed and started again on its folder: every finished game kept, new ones follow.
+    server.kill()
+    kept = {g["match_id"]: g["replay_hash"] for g in server.games()}
+    for bot in (alpha, beta):
+        bot.kill()
+        bot.wait(timeout=30)
+    server.start()
+    procs.append(server.proc)
+    alpha = _greedy_bot(server.address, tokens["alpha"], "alpha")
+    beta = _greedy_bot(server.address, tokens["beta"], "beta")
+    procs += [alpha, beta]
+    until(lambda: len([g for g in server.games() if g["match_id"] not in kept and g["termination"] == "normal"]) >= 2,
+          "games after the restart", alive=server.proc)
+    after = {g["match_id"]: g["replay_hash"] for g in server.games()}
+    assert all(after.get(m) == h for m, h in kept.items())  # every finished game still there, unchanged
+    interrupted = [g for g in server.games() if g["termination"] == "interrupted"]
+    assert all(g["match_id"] not in kept for g in interrupted)  # the one running at the kill, recorded now
+
+    # Duplicate deals: the games of a pair share a seed, with the seats swapped.
+    with server.db() as conn:
+        seats = {(r["game"], r["seat"]): r["bot"] for r in conn.execute("SELECT * FROM game_seats")}
+        pairs: dict[str, list[sqlite3.Row]] = {}
+        for g in conn.execute("SELECT * FROM games WHERE pair_key != '' AND termination = 'normal'"):
+            pairs.setdefault(g["pair_key"], []).append(g)
+    full = [legs for legs in pairs.values() if len(legs) == 2]
+    assert full
+    for a, b in full:
+        assert a["seed"] == b["seed"] and {a["leg"], b["leg"]} == {0, 1}
+        assert (seats[a["idx"], 0], seats[a["idx"], 1]) == (seats[b["idx"], 1], seats[b["idx"], 0])
+    for event in ("pairing", "match_finished", "bot_online", "bot_offline"):
+        assert server.log_events(event), event
+
+
+def test_the_fewest_games_bot_first_then_the_nearest_rating() -> None:
+    cands = [Candidate("a", 10, 30.0), Candidate("b", 2, 20.0), Candidate("c", 9, 21.0), Candidate("d", 3, 35.0)]
+    assert choose_table(cands, 2, "fewest-games", random.Random(1)) == ("b", "c")
+    assert choose_table(cands, 3, "fewest-games", random.Random(1)) == ("b", "c", "a")
+    assert choose_table(cands[:1], 2, "fewest-games", random.Random(1)) is None
+    assert len(set(choose_table(cands, 4, "random", random.Random(1)) or ())) == 4
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("[[play]]\npreset = 'nonsense'\n", "play[0]"),
+    ("[[play]]\nseats = 9\n", "seats 9"),
+    ("[[play]]\ntc = 'what'\n", "play[0]"),
+    ("pairing = 'elo'\n", "pairing must be one of fewest-games, random"),
+    ("colour = 1\n", "unknown key colour"),
+    ("[suspend]\nwindow = 0\n", "window >= 1"),
+    ("[suspend]\nwhatever = 0\n", "suspend: unknown key whatever"),
+    ("[[play]\n", "--ladder"),
+])
+def test_a_bad_ladder_file_is_one_clear_error(tmp_path: Path, text: str, said: str) -> None:
+    path = tmp_path / "ladder.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(LadderFileError, match=r"--ladder .*ladder\.toml") as e:
+        load_ladder(path)
+    assert said in str(e.value)
+
+
+def test_the_default_ladder_and_a_bad_one_on_the_command_line(tmp_path: Path) -> None:
+    default = load_ladder(None)
+    assert len(default.plays) == 1 and default.plays[0].seats == 2 and default.pairing == "fewest-games"
+    (tmp_path / "bad.toml").write_text("pairing = 'elo'\n", encoding="utf-8")
+    bad = _arena("serve", "--listen", "127.0.0.1:0", "--dir", "srv", "--ladder", "bad.toml", cwd=tmp_path)
+    assert bad.returncode == 2 and "pairing must be one of" in bad.stderr
+    bad_limit = _arena("serve", "--listen", "127.0.0.1:0", "--dir", "srv", "--limit", "bot_matches_per_minute=x",
+                       cwd=tmp_path)
+    assert bad_limit.returncode == 2 and "bot_matches_per_minute" in bad_limit.stderr
+
+
+def _store(tmp_path: Path, results: Sequence[tuple[str, int | None]]) -> sqlite3.Connection:
+    """A server database with games of ``slow`` (seat 0) against ``fine``: each ends with the
+    termination given and the faulting seat (``None``: no fault)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    db = open_db(tmp_path / "serve.sqlite", "serve")
+    for i, (termination, faulting) in enumerate(results):
+        winner = None if faulting is None else 1 - faulting
+        record_game(db, {}, Outcome(f"m{i}", ("slow", "fine"), winner, termination, faulting, "", (0, 0), (0, 0),
+                                    None, 1, (0, 0), (), "", "", "", places=(1, 1) if winner is None else
+                                    (2 - winner, 1 + winner)))
+    return db
+
+
+def test_suspension_counts_its_own_faults_in_its_last_games(tmp_path: Path) -> None:
+    rules = SuspendRules(crashes=3, time_loss_share=0.10, window=50, min_games=10)
+    own = [("disconnected", 0), ("crashed", 0), ("bot_error", 0), ("disconnected", 1)]
+    db = _store(tmp_path, own + [("normal", None)] * 5)
+    assert suspension(db, "slow", rules) is None  # three of its own: not more than 3
+    assert suspension(db, "fine", rules) is None
+    db = _store(tmp_path / "b", [("disconnected", 0)] * 4)
+    assert "4 crashes" in (suspension(db, "slow", rules) or "")
+    assert suspension(db, "slow", SuspendRules(window=3)) is None  # only its last 3 count
+    losses = [("time_forfeit", 0)] * 2 + [("normal", None)] * 7
+    assert suspension(_store(tmp_path / "c", losses), "slow", rules) is None  # 9 games: under min_games
+    db = _store(tmp_path / "d", [*losses, ("normal", None)] * 1)
+    assert "2 time losses in its last 10 games: over 10%" in (suspension(db, "slow", rules) or "")
+    db = _store(tmp_path / "e", [("time_forfeit", 0)] + [("normal", None)] * 9)
+    assert suspension(db, "slow", rules) is None  # 1 of 10 is not over 10%
+
+
+def test_the_ladder_pairs_bots_that_declare_the_preset_within_their_rate_limit(tmp_path: Path) -> None:
+    """In one process, a real referee and gRPC sessions: the ladder seats only bots whose hello
+    names the preset (or none), and ``bot_matches_per_minute`` holds back the pair's second game."""
+    registry = BotRegistry(open_db(tmp_path / "serve.sqlite", "serve"))
+    tokens = {name: registry.add(name) for name in ("a", "b", "c")}
+    ladder = HostedLadder(registry, parse_ladder({"play": [{"preset": "short", "tc": "st=5"}]}),
+                          HostedLimits(bot_matches_per_minute=1))
+    presets = {"a": [], "b": ["gin/short"], "c": ["gin/classic"]}
+
+    async def main() -> None:
+        async with referee.open_referee(bot_directory=ladder.directory) as ref, trio.open_nursery() as nursery:
+            for name, token in tokens.items():
+                hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(
+                    bot_name=name, token=token, protocol_version=2, max_concurrent_matches=4,
+                    presets=presets[name]))
+                nursery.start_soon(referee.aio, Client(ref.address, token).play(None, first=hello))
+            seen = 0
+            while len(ref.presence()) < 3:
+                seen = await ref.wait_presence(seen)
+            wake = ladder.pair(ref)
+            assert [t.spec.seat_bots for t in ref.tables.values()] in ([("a", "b")], [("b", "a")])
+            assert wake < math.inf  # it looks again when the minute is over
+            assert ladder.pair(ref) < math.inf and len(ref.tables) == 1  # nothing more meanwhile
+            nursery.cancel_scope.cancel()
+
+    referee.run(main)

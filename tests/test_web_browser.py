@@ -1,0 +1,208 @@
+"""The live web in real headless Chromium driven by Selenium (Debian's ``chromium`` and
+``chromium-driver``; nothing downloads a browser or a driver): the standings change while games
+finish, without a reload; the spectator view shows the moves as they happen; and everything the
+page received (each server-sent view, as Chromium's network log recorded it) and everything it
+showed (the DOM) holds no card a spectator could not see at that moment, checked against the
+match's replay. Under ``CI=true`` a missing browser fails the test; elsewhere it is skipped with
+the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+import referee
+from arena.replays.steps import build
+from referee import games
+from tests._bots import Client
+from tests._web import illegal, play, served, slow, spec, until
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CARD = re.compile(r"\b[2-9TJQKA][shdc]\b")
+"""A card's text (Gin's and Rummy's 52 cards)."""
+SAMPLE = """
+const last = document.getElementById('live-last');
+return {last: last.dataset.text || '', state: document.getElementById('live-state').textContent,
+        cards: [...document.querySelectorAll('#live [data-card]')].map(e => e.dataset.card)};"""
+"""What the page shows now: the last move's text, the match's state, every card drawn."""
+
+
+def _driver(profile: Path) -> Any:
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    if missing:
+        why = (f"{' and '.join(missing)} missing: install Debian's chromium and chromium-driver "
+               "(apt-get install -y chromium chromium-driver)")
+        if os.environ.get("CI") == "true":
+            pytest.fail(why)
+        pytest.skip(why)
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    return webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
+
+
+async def _js(driver: Any, script: str) -> Any:
+    return await trio.to_thread.run_sync(driver.execute_script, script)
+
+
+async def _live(driver: Any) -> None:
+    async def on() -> bool:
+        return bool(await _js(driver, "return document.body.dataset.live === 'on'"))
+    await until(on, "the page's live-update stream to open")
+
+
+def _strip(view: Mapping[str, Any]) -> dict[str, Any]:
+    """A description without the game's scores (a view rebuilt from the replay does not know them)."""
+    return {k: v for k, v in view.items() if k != "scores"}
+
+
+def test_standings_change_while_games_finish_without_a_reload(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile")
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(driver.get, s.url + "/")
+            await _live(driver)
+            await _js(driver, "window.__sameDocument = 42")
+            assert await _js(driver, "return document.querySelectorAll('#standings tbody tr').length") == 0
+
+            async def games_shown(expected: dict[str, int]) -> bool:
+                rows = await _js(driver, "return [...document.querySelectorAll('#standings tbody tr')]"
+                                         ".map(r => [r.dataset.bot, +r.dataset.games])")
+                return dict(rows) == expected
+
+            await play(s, ("alpha", "beta"), "m-1")
+            await until(lambda: games_shown({"alpha": 1, "beta": 1}), "the first game in the standings")
+            await play(s, ("alpha", "gamma"), "m-2")
+            await until(lambda: games_shown({"alpha": 2, "beta": 1, "gamma": 1}), "the second game in the standings")
+
+            async def listed() -> bool:
+                return bool(await _js(driver, "return !!document.querySelector('#recent li[data-match=\"m-2\"]')"))
+            await until(listed, "the finished match in the recent list")
+            assert await _js(driver, "return window.__sameDocument") == 42  # never reloaded
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+
+
+def test_the_spectator_view_shows_moves_as_they_happen_and_no_hidden_card(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile")
+    seen: list[dict[str, Any]] = []  # DOM samples: the last move's text and every card shown
+
+    async def main() -> str:
+        async with served(tmp_path / "srv") as s:
+            table = s.ref.create_match(spec(("north", "south"), "live-1"))
+            await trio.to_thread.run_sync(driver.get, s.url + "/matches/live-1")
+            await _live(driver)
+            async with trio.open_nursery() as nursery:
+                for seat, link in enumerate(table.links):
+                    nursery.start_soon(referee.aio, Client(s.ref.address, link.token, name=table.spec.players[seat])
+                                       .play(slow(0.06)))
+                while not await _js(driver, "return !document.getElementById('live-replay')"
+                                            ".classList.contains('hidden')"):
+                    seen.append(await _js(driver, SAMPLE))
+                    await trio.sleep(0.03)
+                await table.finished.wait()
+            assert table.report is not None and table.state == "finished"
+            return table.report.replay_path
+
+    try:
+        replay_path = referee.run(main)
+        log = driver.get_log("performance")
+    finally:
+        driver.quit()
+
+    # The view followed the moves while the match ran, without a reload.
+    moves = [x["last"] for x in seen if x["state"] == "running" and x["last"]]
+    distinct = [m for i, m in enumerate(moves) if i == 0 or m != moves[i - 1]]
+    assert len(distinct) >= 5, distinct
+
+    # Everything the page was sent: each view is exactly a spectator's position of the replay.
+    views: list[dict[str, Any]] = []
+    for entry in log:
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.eventSourceMessageReceived" and message["params"]["eventName"] == "view":
+            views.append(json.loads(message["params"]["data"]))
+    assert len(views) >= 5
+    replay = referee.read_replay(Path(replay_path))
+    spectator = build(replay, games.SPECTATOR)
+    everyone = build(replay, games.EVERYONE)
+    by_deal: dict[tuple[int, int], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for pos in spectator.positions:
+        deal = spectator.deals[pos.deal_index]
+        full = everyone.positions[pos.index].shown
+        by_deal.setdefault((deal.game, deal.number), []).append((_strip(pos.shown), dict(full)))
+    sent_cards: set[str] = set()
+    hidden_checked = 0
+    for got in views:
+        if got["view"] is None:
+            continue
+        key = (got["position"]["game"], got["position"]["deal"])
+        shown = _strip(got["view"])
+        matches = [full for public, full in by_deal[key] if public == shown]
+        assert matches, f"a view sent to the page is no spectator position of deal {key} in the replay"
+        cards = set(CARD.findall(json.dumps(got)))
+        public_cards = set(CARD.findall(json.dumps(shown)))
+        assert cards <= public_cards
+        sent_cards |= cards
+        if shown["end"] is None:  # before the showdown: no hand shown, and the hands' cards not sent
+            assert all(seat["hand"] is None for seat in shown["seats"])
+            hands = {c for seat in matches[0]["seats"] for c in CARD.findall(json.dumps(seat["hand"]))}
+            assert hands and not (hands & cards - set(CARD.findall(json.dumps(matches[0]["piles"]))) -
+                                  set(CARD.findall(json.dumps(matches[0]["last"]))))
+            hidden_checked += 1
+    assert hidden_checked >= 3
+    # Everything the page showed was among what it was sent.
+    for sample in seen:
+        assert set(sample["cards"]) <= sent_cards
+
+
+def test_the_operator_signs_in_with_the_form_and_sees_the_fault_reasons(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile")
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await play(s, ("plain", "faulty"), "m-1", None, illegal)
+            token = s.ref.operator_token
+
+            async def faults_shown(operator: bool) -> bool:
+                await trio.to_thread.run_sync(driver.get, s.url + "/bots/faulty")
+                text = await _js(driver, "const t = document.getElementById('faults'); return t ? t.textContent : ''")
+                return "m-1" in text and (("action.gin" in text) == operator)
+
+            await until(lambda: faults_shown(False), "the fault on the bot's page, without its reason")
+            await trio.to_thread.run_sync(driver.get, s.url + "/signin")
+            await _js(driver, f"document.querySelector('input[name=token]').value = {json.dumps(token)};"
+                              "document.querySelector('main form').submit();")
+
+            async def signed_in() -> bool:
+                return bool(await _js(driver, "return !!document.querySelector('form.door')"))
+            await until(signed_in, "the sign-out button after signing in")
+            assert await _js(driver, "return document.cookie") == ""  # HttpOnly: no script reads it
+            assert await faults_shown(True)
+            await _js(driver, "document.querySelector('form.door').submit()")
+
+            async def signed_out() -> bool:
+                return bool(await _js(driver, "return !!document.querySelector('a.door')"))
+            await until(signed_out, "the sign-in link after signing out")
+            assert await faults_shown(False)
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
