@@ -355,7 +355,7 @@ class Bots:
             self.go.set()
         self.ops = referee_pb2_grpc.RefereeServiceStub(grpc.aio.insecure_channel(target))
         # Every slot creates its matches over this one operator connection: more calls at once
-        # than the referee's streams_per_connection (100, HTTP/2 SETTINGS) are refused with
+        # than the referee's HTTP/2 SETTINGS announce (twice streams_per_connection) are refused with
         # RST_STREAM (REFUSED_STREAM, UNAVAILABLE), which ended slots of the many-matches part.
         self.creating = asyncio.Semaphore(CREATE_AT_ONCE)
         self.request = referee_pb2.CreateMatchRequest(

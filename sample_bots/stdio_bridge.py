@@ -49,7 +49,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import subprocess
 import sys
 import time
@@ -338,11 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     own, command = _split_argv(args)
     parser = make_parser("stdio", "Connect a stdio (JSON lines) program to the Gin Arena referee. "
                          "Usage: ... [options] -- <command...>")
-    parser.add_argument("--games", default=os.environ.get("GIN_GAMES", "gin"), metavar="LIST",
-                        help="the games the program plays, comma-separated: gin, rummy "
-                        "(env GIN_GAMES; default %(default)s)")
     config, ns = parse_config(parser, own)
-    games = tuple(g.strip() for g in ns.games.split(",") if g.strip())
+    games = config.games if config.games is not None else ("gin",)  # (--games: what the program plays)
     if not command:
         parser.error("no program given: put its command after --, e.g. -- node sample_bots/stdio/bot.js")
     setup_logging(ns.log_level)

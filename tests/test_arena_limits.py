@@ -21,6 +21,7 @@ from arena.cli.options import UsageError, remote_access
 from arena.cli.parser import build_parser
 from arena.run.tournament import open_context
 from gin_arena.v2 import referee_pb2, referee_pb2_grpc
+from referee.transport.server import ANNOUNCED_STREAMS_FACTOR
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
@@ -28,8 +29,8 @@ ENV = {**{k: v for k, v in os.environ.items() if k != TOKEN_ENV}, "PYTHONPATH": 
 
 
 def _announced_streams(address: str) -> int:
-    """SETTINGS_MAX_CONCURRENT_STREAMS the server at ``address`` announces (its
-    ``streams_per_connection``)."""
+    """SETTINGS_MAX_CONCURRENT_STREAMS the server at ``address`` announces, divided by the factor it
+    announces beyond its ``streams_per_connection``: that limit."""
     host, _, port = address.rpartition(":")
     with socket.create_connection((host, int(port)), timeout=10) as s:
         s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
@@ -43,7 +44,7 @@ def _announced_streams(address: str) -> int:
             payload, buf = buf[9:9 + length], buf[9 + length:]
             if kind == 0x4 and not flags & 1:
                 settings = dict(struct.unpack_from(">HI", payload, i) for i in range(0, length, 6))
-                return int(settings[0x3])
+                return int(settings[0x3]) // ANNOUNCED_STREAMS_FACTOR
 
 
 def test_the_tournaments_limit_option_reaches_its_embedded_referee(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ so that nothing here needs the real referee server."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import fcntl
 import json
 import logging
@@ -31,7 +33,7 @@ from gin_arena.v2.games import gin_pb2
 from referee import gin
 from referee.gin import wire as gin_wire
 from sample_bots import greedy_bot, stdio_bridge
-from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, masks, run_bot
+from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, make_parser, masks, parse_config, run_bot
 from sample_bots.kit.actions import action_text, parse_action, to_action, unseen_cards
 from tests._wait import HANG_S
 
@@ -449,6 +451,62 @@ def test_a_bad_token_fails_at_once(serve: Callable[[FakeReferee], str]) -> None:
     address = serve(referee)
     assert run_bot(greedy_bot.decide, config=_config(address)) == 1
     assert len(referee.hellos) == 1  # no second attempt
+
+
+def test_the_hello_declares_the_command_lines_games_presets_and_concurrency(
+        serve: Callable[[FakeReferee], str]) -> None:
+    referee = FakeReferee()
+    argv = ["--referee", serve(referee), "--token", "good-token", "--games", "gin, rummy", "--presets",
+            "gin/short,rummy/classic", "--concurrent", "3"]
+    assert run_bot(greedy_bot.decide, argv=argv) == 0
+    hello = referee.hellos[0]
+    assert list(hello.games) == ["gin", "rummy"] and list(hello.presets) == ["gin/short", "rummy/classic"]
+    assert hello.max_concurrent_matches == 3
+
+
+def test_without_games_or_presets_the_hello_declares_the_bots_own(serve: Callable[[FakeReferee], str]) -> None:
+    class Declared(Bot):
+        games = ("gin",)
+        presets = ("gin/short",)
+
+        def decide(self, request: bot_pb2.ActionRequest) -> common_pb2.Action | str:
+            return greedy_bot.decide(request)
+
+    referee = FakeReferee()
+    assert run_bot(Declared, config=_config(serve(referee))) == 0
+    assert list(referee.hellos[0].games) == ["gin"] and list(referee.hellos[0].presets) == ["gin/short"]
+
+
+@pytest.mark.parametrize("bad", ["gin", "gin/", "/short"])
+def test_a_preset_that_is_not_game_slash_preset_is_a_usage_error(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        parse_config(make_parser(), ["--token", "t", "--presets", bad])
+    assert e.value.code == 2 and "is not GAME/PRESET" in capsys.readouterr().err
+
+
+def test_with_matches_0_a_lost_referee_is_retried_past_retries_with_a_capped_wait(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``--matches 0`` plays until stopped: an unreachable referee is retried for as long as it
+    takes (``retries`` does not end it), each attempt one log line, the wait capped."""
+    from sample_bots.kit import play
+
+    config = _config("127.0.0.1:1", retries=1, matches=0, idle_backoff_max_s=0.2)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(play(greedy_bot.decide, config))
+        while sum("reconnecting in" in r.getMessage() for r in caplog.records) < 6 and not task.done():
+            await asyncio.sleep(0.05)
+        assert not task.done(), task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(main())
+    attempts = [r.getMessage() for r in caplog.records if "reconnecting in" in r.getMessage()]
+    assert len(attempts) >= 6 and all(a.endswith(" until stopped)") for a in attempts), attempts
+    waits = [float(a.split("reconnecting in ", 1)[1].split(" s", 1)[0]) for a in attempts]
+    assert max(waits) <= 0.2 * 1.2 + 0.05, waits  # (printed to 0.1 s)
 
 
 def test_an_unreachable_referee_is_retried_then_given_up(caplog: pytest.LogCaptureFixture) -> None:

@@ -17,6 +17,7 @@ from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2, referee_pb2_grpc
 from gin_arena.v2.games import gin_pb2
 from referee import Limits, MatchSpec
 from referee.gin import RuleSet
+from referee.transport.server import ANNOUNCED_STREAMS_FACTOR
 from tests._bots import Client
 from tests._h2 import RawConnection
 
@@ -237,11 +238,12 @@ def test_finished_matches_kept_are_bounded_by_count_and_bytes(limits: Limits) ->
 
 
 def test_the_server_announces_its_streams_per_connection() -> None:
-    """HTTP/2 SETTINGS from the server carry MAX_CONCURRENT_STREAMS = the limit."""
+    """HTTP/2 SETTINGS from the server carry MAX_CONCURRENT_STREAMS = twice the limit (the
+    service refuses the streams past the limit itself, with a status that names it)."""
     async def body(ref: referee.Referee, ch: grpc.aio.Channel) -> None:
         host, _, port = ref.address.rpartition(":")
         settings = await trio.to_thread.run_sync(_server_settings, host, int(port))
-        assert settings.get(0x3) == 7
+        assert settings.get(0x3) == ANNOUNCED_STREAMS_FACTOR * 7
 
     with_referee(body, Limits(streams_per_connection=7))
 

@@ -28,9 +28,10 @@ class Limits:
     """The bounds of one referee. Every field is a positive integer."""
 
     streams_per_connection: int = 100
-    """Default 100. Concurrent HTTP/2 streams one connection may open (gRPC's
-    ``grpc.max_concurrent_streams``, announced in SETTINGS): a bot needs one, an arena one per
-    match it plays over the connection; it bounds what one connection's rapid resets can hold."""
+    """Default 100. Concurrent ``Play``, ``WatchMatch`` and ``WatchMatches`` streams one connection
+    may hold (a bot needs one); the next is refused ``RESOURCE_EXHAUSTED`` naming this limit, so a
+    client opens another connection. HTTP/2 SETTINGS announce twice as many
+    (``grpc.max_concurrent_streams``), which bounds what one connection's rapid resets can hold."""
     streams_per_server: int = 2_000
     """Default 2000. Concurrent ``Play``, ``WatchMatch`` and ``WatchMatches`` streams over all
     connections; the next is refused ``RESOURCE_EXHAUSTED``. Room for 200 matches of six seats

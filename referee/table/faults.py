@@ -57,7 +57,10 @@ class FaultLedger:
         if fault.seat not in self.forfeited:
             self.forfeited.append(fault.seat)
         if self.first is None:
-            self.first = fault
+            # Kept past the frames it was raised in: without its traceback, which holds them (and
+            # through their locals the match), so that a forgotten match is freed at once by
+            # reference counting, not at a full collection (which a server runs rarely).
+            self.first = fault.with_traceback(None)
 
     def ends_after_game(self) -> bool:
         """Whether the match ends when the current game does (a seat forfeited in it)."""

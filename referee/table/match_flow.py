@@ -354,7 +354,8 @@ class MatchFlow:
     def _header(self) -> None:
         recorder = self.recorder
         if self._open_journal is not None and recorder.count == 0 and recorder.journal is None:
-            self._open_journal(self.nonces)
+            opener, self._open_journal = self._open_journal, None  # once; and the supervisor's method
+            opener(self.nonces)  # held here would keep the table and its match in a reference cycle
         recorder.header(self.spec, self.match_id, self.game.rules_to_dict(self.spec.rules), self.commitment,
                         [s.bot_name for s in self.seats], [s.event_messages for s in self.seats])
 

@@ -42,9 +42,18 @@ SERVER_OPTIONS = [
 ]
 
 
+ANNOUNCED_STREAMS_FACTOR = 2
+"""HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS`` is this many times ``streams_per_connection``: the
+service itself refuses a connection's streams past the limit with a status that names it, so the
+streams past it must reach the service (gRPC queues a stream past the announced value on the
+client, unanswered, for as long as the others stay open); the announced bound still caps what
+one connection's burst of HEADERS+RST_STREAM ("rapid reset") can hold at once."""
+
+
 def server_options(limits: Limits) -> list[tuple[str, int]]:
     """The gRPC server's options: :data:`SERVER_OPTIONS` and the limits' transport part."""
-    return [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", limits.streams_per_connection)]
+    streams = ANNOUNCED_STREAMS_FACTOR * limits.streams_per_connection
+    return [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", streams)]
 
 
 def _token_key(token: str) -> bytes:
@@ -73,6 +82,7 @@ class Referee:
         self._finished: deque[tuple[str, int]] = deque()  # id and retained bytes, oldest first
         self._finished_bytes = 0
         self.open_streams = 0
+        self.streams_by_peer: dict[str, int] = {}
         self.events = MatchEventHub(self.limits.match_events_queue, self.limits.match_events_backlog)
         """The publication of the matches' starts and ends (:meth:`open_match_events`), numbered
         within ``events.instance`` and kept in a backlog for ``WatchMatches`` resumes."""

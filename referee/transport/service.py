@@ -64,6 +64,9 @@ class Referee(Protocol):
     open_streams: int
     """``Play``, ``WatchMatch`` and ``WatchMatches`` streams open now (bounded by
     ``limits.streams_per_server``)."""
+    streams_by_peer: dict[str, int]
+    """The same streams by the connection they came over (``context.peer()``; bounded by
+    ``limits.streams_per_connection``); a connection with none has no entry."""
     events: MatchEventHub
     """The publication of the matches' starts and ends (``WatchMatches``)."""
 
@@ -356,16 +359,30 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
 
 @asynccontextmanager
 async def stream_slot(referee: Referee, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[None]:
-    """Hold one of the server's ``limits.streams_per_server`` stream slots (or refuse the stream)."""
-    bound = referee.limits.streams_per_server
-    if referee.open_streams >= bound:
+    """Hold one of the server's ``limits.streams_per_server`` stream slots and one of its
+    connection's ``limits.streams_per_connection`` (or refuse the stream with a status that
+    names the limit: a client past it opens another connection, it never waits unanswered)."""
+    limits = referee.limits
+    if referee.open_streams >= limits.streams_per_server:
         await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                            f"the referee has {bound} streams open (limit streams_per_server)")
+                            f"the referee has {limits.streams_per_server} streams open (limit streams_per_server)")
+    peer = context.peer()
+    by_peer = referee.streams_by_peer
+    if by_peer.get(peer, 0) >= limits.streams_per_connection:
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            f"this connection has {limits.streams_per_connection} streams open (limit "
+                            "streams_per_connection): open another connection for more")
     referee.open_streams += 1
+    by_peer[peer] = by_peer.get(peer, 0) + 1
     try:
         yield
     finally:
         referee.open_streams -= 1
+        left = by_peer[peer] - 1
+        if left:
+            by_peer[peer] = left
+        else:
+            del by_peer[peer]
 
 
 def _error(code: int, message: str, request_id: int = 0) -> bytes:

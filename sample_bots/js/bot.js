@@ -4,12 +4,18 @@
 // both games in Hello.
 //
 //   npm ci                                   (once, in sample_bots/js/)
-//   node sample_bots/js/bot.js --referee HOST:PORT --token T [--name N] [--matches N]
+//   node sample_bots/js/bot.js --referee HOST:PORT --token T [--name N] [--matches N] [--concurrent K]
+//                              [--games gin,rummy] [--presets gin/classic,...]
 //
 // Options may also come from the environment: GIN_REFEREE, GIN_TOKEN, GIN_BOT_NAME, GIN_MATCHES,
 // GIN_TLS=1 (--tls: connect with TLS), GIN_CA (--ca FILE: the CA certificates to trust) and, for
 // mutual TLS, GIN_TLS_CERT / GIN_TLS_KEY (--tls-cert FILE --tls-key FILE: the bot's certificate).
-// --matches N: exit after N matches have finished (default 1; 0 = until stopped).
+// --matches N: exit after N matches have finished (default 1; 0 = until stopped: the session waits for
+//             matches, and a lost connection is retried until stopped, the wait doubling up to 2 s while a
+//             match is in progress, 30 s otherwise, jittered; a refused token ends it at once, exit 1).
+// --concurrent K (env GIN_CONCURRENT): matches to play at once on the session (Hello.max_concurrent_matches).
+// --games LIST, --presets LIST (env GIN_GAMES, GIN_PRESETS): what the hello declares, comma-separated
+//             (default: gin,rummy, and every preset of them).
 // --on-error fault|fallback (env GIN_ON_ERROR): what an exception in the strategy does. fault (the
 //             default): resign the match (a Resign message whose reason is the exception's first
 //             line, "Error: bad card"), which the referee records as the seat's bot_error fault,
@@ -46,6 +52,9 @@ function parseArgs(argv) {
     token: env.GIN_TOKEN || '',
     name: env.GIN_BOT_NAME || 'greedy-js',
     matches: Number(env.GIN_MATCHES || 1),
+    concurrent: Number(env.GIN_CONCURRENT || 1),
+    games: listOption(env.GIN_GAMES) || ['gin', 'rummy'],
+    presets: listOption(env.GIN_PRESETS) || [],
     retries: 10,
     tls: ['1', 'true', 'yes'].includes(env.GIN_TLS || ''),
     ca: env.GIN_CA || '',
@@ -66,6 +75,9 @@ function parseArgs(argv) {
     else if (arg === '--name') opts.name = next();
     else if (arg === '--matches') opts.matches = Number(next());
     else if (arg === '--retries') opts.retries = Number(next());
+    else if (arg === '--concurrent') opts.concurrent = Number(next());
+    else if (arg === '--games') opts.games = listOption(next());
+    else if (arg === '--presets') opts.presets = listOption(next());
     else if (arg === '--tls') opts.tls = true;
     else if (arg === '--ca') opts.ca = next();
     else if (arg === '--tls-cert') opts.cert = next();
@@ -77,6 +89,10 @@ function parseArgs(argv) {
     else usage(`unknown argument ${arg}`);
   }
   if (!Number.isInteger(opts.matches) || opts.matches < 0) usage('--matches must be an integer >= 0');
+  if (!Number.isInteger(opts.concurrent) || opts.concurrent < 1) usage('--concurrent must be an integer >= 1');
+  for (const preset of opts.presets) {
+    if (!/^[^/]+\/[^/]+$/.test(preset)) usage(`--presets: ${JSON.stringify(preset)} is not GAME/PRESET (e.g. gin/classic)`);
+  }
   if (!opts.cert !== !opts.key) usage('give both --tls-cert and --tls-key (mutual TLS)');
   if (!['fault', 'fallback'].includes(opts.onError)) {
     usage(`--on-error must be one of fault, fallback; got ${JSON.stringify(opts.onError)}`);
@@ -84,8 +100,15 @@ function parseArgs(argv) {
   return opts;
 }
 
+/** A comma-separated option's words (undefined: not given). */
+function listOption(text) {
+  if (text == null) return undefined;
+  return String(text).split(',').map((w) => w.trim()).filter((w) => w);
+}
+
 function usage(error) {
   const text = 'usage: node bot.js --referee HOST:PORT --token T [--name N] [--matches N] [--retries N]\n' +
+    '                  [--concurrent K] [--games LIST] [--presets LIST]   (matches at once; what the hello declares)\n' +
     '                  [--tls] [--ca FILE]   (TLS; --ca: trust these CA certificates, implies --tls)\n' +
     '                  [--tls-cert FILE --tls-key FILE]   (mutual TLS: the bot\'s certificate)\n' +
     '                  [--on-error fault|fallback]   (an exception in the strategy; default fault)\n' +
@@ -222,7 +245,10 @@ function play(opts, strategy) {
     const creds = opts.tls || opts.ca || opts.cert
       ? grpc.credentials.createSsl(read(opts.ca), read(opts.key), read(opts.cert))
       : grpc.credentials.createInsecure();
-    const client = new BotService(opts.referee, creds);
+    // Keepalive pings: a session that waits for matches notices a referee that vanished.
+    const client = new BotService(opts.referee, creds, {
+      'grpc.keepalive_time_ms': 30000, 'grpc.keepalive_timeout_ms': 20000,
+    });
     const call = client.Play();
     current = { client, call };
     let welcomed = false;
@@ -294,11 +320,20 @@ function play(opts, strategy) {
       if (code === 'OK') retry = inProgress || opts.matches === 0;
       else retry = RETRYABLE.has(code) || ((code === 'UNAUTHENTICATED' || code === 'ALREADY_EXISTS') &&
         (welcomed || everWelcomed));
-      if (!retry) return finish(1, `${code}: ${details} (after ${finished.size} matches)`);
+      if (!retry) {
+        const why = code === 'UNAUTHENTICATED' ? `the referee at ${opts.referee} refused the token (${code}: ${details})`
+          : `${code}: ${details}`;
+        return finish(1, `${why} (after ${finished.size} matches)`);
+      }
       failures += 1;
-      if (failures > opts.retries) return finish(1, `gave up after ${failures} failed connections: ${code}`);
-      const delay = Math.min(2000, 250 * 2 ** (failures - 1)) * (0.8 + 0.4 * Math.random());
-      log(`connection ended (${code}: ${details}); reconnecting in ${(delay / 1000).toFixed(1)} s`);
+      // --matches 0: a lost connection is retried until stopped; a refused token (after a welcome: it may be
+      // the previous connection not gone yet) only --retries times.
+      const forever = opts.matches === 0 && code !== 'UNAUTHENTICATED' && code !== 'ALREADY_EXISTS';
+      if (failures > opts.retries && !forever) return finish(1, `gave up after ${failures} failed connections: ${code}`);
+      const cap = inProgress ? 2000 : 30000;
+      const delay = Math.min(cap, 250 * 2 ** Math.min(failures - 1, 30)) * (0.8 + 0.4 * Math.random());
+      log(`connection ended (${code}: ${details}); reconnecting in ${(delay / 1000).toFixed(1)} s ` +
+        `(attempt ${failures}${forever ? ' until stopped' : ` of ${opts.retries}`})`);
       setTimeout(connect, delay);
     };
     const codeName = (n) => Object.keys(grpc.status).find((k) => grpc.status[k] === n) || String(n);
@@ -309,8 +344,8 @@ function play(opts, strategy) {
     call.write({
       hello: {
         botName: opts.name, token: opts.token, protocolVersion: 2, nonce: crypto.randomBytes(16),
-        maxConcurrentMatches: 1, clientInfo: `gin-arena js sample; node ${process.version}`,
-        games: ['gin', 'rummy'],
+        maxConcurrentMatches: opts.concurrent, clientInfo: `gin-arena js sample; node ${process.version}`,
+        games: opts.games, presets: opts.presets,
         // Stateless: every event is in each request's `events`, so no separate event messages.
         skipEventMessages: true,
       },

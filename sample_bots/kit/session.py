@@ -25,6 +25,7 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
@@ -34,6 +35,7 @@ import grpc.aio
 
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
 
+from . import channels
 from .games import Decision, action_text, is_legal, legal_texts, to_action
 
 log = logging.getLogger("gin_bot")
@@ -106,7 +108,10 @@ class Bot:
     games: tuple[str, ...] = ()
     """The games this bot plays, declared in Hello by their names (``MatchStarted.game``);
     empty: the referee's default game. The referee seats a bot only in matches of a game it
-    declared."""
+    declared (``--games`` overrides it)."""
+    presets: tuple[str, ...] = ()
+    """The presets this bot plays, each ``"GAME/PRESET"`` (``Hello.presets``: a hosted arena pairs
+    it only in those); empty: every preset of its games (``--presets`` overrides it)."""
 
     def decide(self, request: bot_pb2.ActionRequest) -> Decision:
         """Choose one of ``request.legal_actions``."""
@@ -169,9 +174,16 @@ class BotConfig:
     name: str = "bot"
     """The bot's name, shown to the opponent and in results."""
     matches: int = 1
-    """Stop after this many matches have finished; 0 = play until stopped."""
+    """Stop after this many matches have finished; 0 = play until stopped: the session waits
+    for matches (a Welcome that lists none is not the end), and a lost connection is retried
+    for as long as it takes (``retries`` bounds only refusals of the token after a welcome)."""
     concurrent: int = 1
     """Matches the bot plays at once on the session (``Hello.max_concurrent_matches``)."""
+    games: tuple[str, ...] | None = None
+    """The games declared in Hello; ``None``: the bot's own (:attr:`Bot.games`)."""
+    presets: tuple[str, ...] | None = None
+    """The presets declared in Hello (``"GAME/PRESET"``); ``None``: the bot's own
+    (:attr:`Bot.presets`)."""
     tls: bool = False
     """Connect with TLS instead of plaintext (the referee's certificate checked against ``ca``,
     or the system's root certificates)."""
@@ -182,12 +194,17 @@ class BotConfig:
     key: str = ""
     """The private key of ``cert`` (PEM)."""
     retries: int = 10
-    """Connection attempts in a row that may fail before giving up."""
+    """Connection attempts in a row that may fail before giving up (with ``matches=0``, only
+    those the referee refuses the token in, after a welcome: a lost connection is retried
+    until stopped)."""
     backoff_s: float = 0.25
     """First wait before reconnecting; doubles on each failure up to ``backoff_max_s`` (kept
     short: the referee holds a dropped seat for its reconnect grace, 5 s by default)."""
     backoff_max_s: float = 2.0
-    """Longest wait between reconnection attempts."""
+    """Longest wait between reconnection attempts while a match is in progress."""
+    idle_backoff_max_s: float = 30.0
+    """Longest wait between reconnection attempts while no match is in progress (a session of
+    ``matches=0`` waiting for a referee that is down)."""
     nonce: bytes = field(default_factory=lambda: os.urandom(16))
     """Randomness for the shuffle's commit–reveal; ``b""`` sends none."""
     on_error: OnError = "fault"
@@ -250,10 +267,11 @@ def _enum_name(enum: Any, value: int) -> str:
 class _Ended(Exception):
     """The current connection ended; ``retry`` says whether connecting again may help."""
 
-    def __init__(self, reason: str, *, retry: bool) -> None:
+    def __init__(self, reason: str, *, retry: bool, code: grpc.StatusCode | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry = retry
+        self.code = code
 
 
 _T = TypeVar("_T")
@@ -442,11 +460,12 @@ class _Session:
                 log.debug("could not send the answer to request %d: %r", request.request_id, e)
 
     # ----- one connection -----
-    def _channel(self) -> grpc.aio.Channel:
-        creds = channel_credentials(self.config)
-        if creds is not None:
-            return grpc.aio.secure_channel(self.config.referee, creds)
-        return grpc.aio.insecure_channel(self.config.referee)
+    def _channel(self) -> AbstractAsyncContextManager[grpc.aio.Channel]:
+        """A channel of the loop's pool (one connection per ``STREAMS_PER_CHANNEL`` sessions)."""
+        c = self.config
+        creds = channel_credentials(c)
+        identity = ("tls", c.ca, c.cert, c.key) if creds is not None else ()
+        return channels.pool().session_channel(c.referee, creds, identity)
 
     def _wants_events(self) -> bool:
         if self.config.event_messages is not None:
@@ -459,12 +478,17 @@ class _Session:
         return bot_pb2.BotMessage(hello=bot_pb2.Hello(
             bot_name=c.name, token=c.token, protocol_version=PROTOCOL_VERSION, nonce=c.nonce,
             max_concurrent_matches=max(1, c.concurrent), client_info=c.client_info,
-            skip_event_messages=not self._wants_events(), games=list(self._games()),
+            skip_event_messages=not self._wants_events(), games=list(self._declared("games")),
+            presets=list(self._declared("presets")),
         ))
 
-    def _games(self) -> tuple[str, ...]:
+    def _declared(self, what: str) -> tuple[str, ...]:
+        """The games or presets the hello declares: the config's, else the bot's own."""
+        given: tuple[str, ...] | None = getattr(self.config, what)
+        if given is not None:
+            return given
         bot = self._factory if self._factory is not None else self._shared
-        return tuple(getattr(bot, "games", ()))
+        return tuple(getattr(bot, what, ()))
 
     async def _connect_once(self) -> bool:
         """Play on one connection. Returns whether a Welcome was received; raises _Ended."""
@@ -517,7 +541,7 @@ class _Session:
         retry = code in _RETRYABLE or (
             code in _RETRYABLE_AFTER_WELCOME and (welcomed or self._welcomed_ever)
         )
-        return _Ended(f"{code.name}: {details}", retry=retry)
+        return _Ended(f"{code.name}: {details}", retry=retry, code=code)
 
     async def _close_politely(
         self, call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage]
@@ -615,25 +639,36 @@ class _Session:
                 except _Ended as e:
                     if self._abort is not None:
                         return SessionResult(EXIT_FAILED, self._abort, self.results)
+                    n, want = len(self._finished), self.config.matches
                     if not e.retry:
-                        n, want = len(self._finished), self.config.matches
-                        return SessionResult(
-                            EXIT_FAILED, f"{e.reason} (after {n} of {want or 'unlimited'} matches)",
-                            self.results,
-                        )
+                        if e.code == grpc.StatusCode.UNAUTHENTICATED:
+                            why = f"the referee at {self.config.referee} refused the token ({e.reason})"
+                        else:
+                            why = e.reason
+                        return SessionResult(EXIT_FAILED, f"{why} (after {n} of {want or 'unlimited'} matches)",
+                                             self.results)
                     failures += 1
-                    if failures > self.config.retries:
+                    forever = want == 0 and e.code not in _RETRYABLE_AFTER_WELCOME
+                    if failures > self.config.retries and not forever:
                         return SessionResult(
                             EXIT_FAILED, f"gave up after {failures} failed connections: {e.reason}",
                             self.results,
                         )
-                    delay = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** (failures - 1))
-                    delay *= random.uniform(0.8, 1.2)
-                    log.warning("connection to %s ended (%s); reconnecting in %.1f s (attempt %d of %d)",
-                                self.config.referee, e.reason, delay, failures, self.config.retries)
+                    delay = self._backoff(failures)
+                    log.warning("connection to %s ended (%s); reconnecting in %.1f s (attempt %d%s)",
+                                self.config.referee, e.reason, delay, failures,
+                                " until stopped" if forever else f" of {self.config.retries}")
                     await asyncio.sleep(delay)
         finally:
             await self._shutdown()
+
+    def _backoff(self, failures: int) -> float:
+        """The wait before the next attempt: doubling from ``backoff_s``, capped (shorter while a
+        match is in progress: its seat is held for the reconnect grace only), jittered ±20%."""
+        c = self.config
+        cap = c.backoff_max_s if self._started - self._finished else max(c.backoff_max_s, c.idle_backoff_max_s)
+        delay: float = min(cap, c.backoff_s * 2.0 ** min(failures - 1, 30))
+        return delay * random.uniform(0.8, 1.2)
 
     async def _shutdown(self) -> None:
         for task in list(self._answers):
@@ -668,7 +703,8 @@ def make_parser(default_name: str = "bot", description: str | None = None,
     """The kit's command line; add your own options to it before :func:`parse_config`.
 
     Every option can also come from the environment: ``GIN_REFEREE``, ``GIN_TOKEN``,
-    ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_LOG_LEVEL``, ``GIN_TLS`` (1: TLS), ``GIN_CA``,
+    ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_CONCURRENT``, ``GIN_GAMES``, ``GIN_PRESETS``,
+    ``GIN_LOG_LEVEL``, ``GIN_TLS`` (1: TLS), ``GIN_CA``,
     ``GIN_TLS_CERT`` and ``GIN_TLS_KEY`` (mutual TLS), ``GIN_ON_ERROR``. ``on_error`` is
     ``--on-error``'s default."""
     env = os.environ
@@ -681,8 +717,14 @@ def make_parser(default_name: str = "bot", description: str | None = None,
                    help="bot name (env GIN_BOT_NAME; default %(default)s)")
     p.add_argument("--matches", type=int, default=int(env.get("GIN_MATCHES", "1")), metavar="N",
                    help="exit after N matches have finished; 0 = serve until stopped (default %(default)s)")
-    p.add_argument("--concurrent", type=int, default=1, metavar="N",
-                   help="matches to play at once on the session (default %(default)s)")
+    p.add_argument("--concurrent", type=int, default=int(env.get("GIN_CONCURRENT", "1")), metavar="N",
+                   help="matches to play at once on the session (env GIN_CONCURRENT; default %(default)s)")
+    p.add_argument("--games", default=env.get("GIN_GAMES"), metavar="LIST",
+                   help="the games the hello declares, comma-separated names (env GIN_GAMES; "
+                   "default: the bot's own)")
+    p.add_argument("--presets", default=env.get("GIN_PRESETS"), metavar="LIST",
+                   help="the presets the hello declares, comma-separated GAME/PRESET "
+                   "(env GIN_PRESETS; default: the bot's own, else every preset of its games)")
     p.add_argument("--tls", action="store_true", default=env.get("GIN_TLS", "") in ("1", "true", "yes"),
                    help="connect with TLS (env GIN_TLS=1)")
     p.add_argument("--ca", default=env.get("GIN_CA", ""), metavar="FILE",
@@ -720,14 +762,26 @@ def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
             parser.error(f"{flag} {path}: cannot read the file")
     if bool(ns.tls_cert) != bool(ns.tls_key):
         parser.error("give both --tls-cert and --tls-key (mutual TLS)")
+    presets = _list_option(ns.presets)
+    for preset in presets or ():
+        game, sep, name = preset.partition("/")
+        if not sep or not game or not name:
+            parser.error(f"--presets: {preset!r} is not GAME/PRESET")
     config = BotConfig(
         token=ns.token, referee=ns.referee, name=ns.name, matches=ns.matches, concurrent=ns.concurrent,
         tls=ns.tls or bool(ns.ca) or bool(ns.tls_cert), ca=ns.ca, cert=ns.tls_cert, key=ns.tls_key,
-        retries=ns.retries, on_error=ns.on_error,
+        retries=ns.retries, on_error=ns.on_error, games=_list_option(ns.games), presets=presets,
     )
     if ns.no_nonce:
         config.nonce = b""
     return config, ns
+
+
+def _list_option(text: str | None) -> tuple[str, ...] | None:
+    """A comma-separated option's words (``None``: not given)."""
+    if text is None:
+        return None
+    return tuple(word.strip() for word in text.split(",") if word.strip())
 
 
 def setup_logging(level: str = "INFO") -> None:
