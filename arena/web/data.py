@@ -12,7 +12,7 @@ which timestamps the bots' answers, never waits for the disk.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +25,7 @@ from arena.model.records import Outcome
 from arena.model.schedule import base_name
 from arena.replays.steps import named
 from arena.results.multi import SkillBoard
-from arena.results.standings import PROVISIONAL_GAMES
+from arena.results.standings import PROVISIONAL_GAMES, RatedGames
 from arena.results.standings import standings as shared_standings
 from arena.results.stats import Z95
 from arena.store import outcome_from_row, resolve_replay, seats_by_game
@@ -87,28 +87,16 @@ def reading(source: WebSource) -> Iterator[sqlite3.Connection]:
 
 
 # ----- the store -----
-def finished_games(conn: sqlite3.Connection, folder: Path | None = None) -> list[tuple[sqlite3.Row, Outcome]]:
-    """Every finished game, in the order the standings engine rates them (stored), with its row."""
-    seats = seats_by_game(conn)
-    rows = conn.execute("SELECT * FROM games WHERE status = 'done' ORDER BY idx").fetchall()
-    return [(r, outcome_from_row(r, seats.get(int(r["idx"]), []), folder)) for r in rows]
-
-
-def _bots(conn: sqlite3.Connection, played: Sequence[Outcome]) -> list[str]:
-    names = {str(r["name"]) for r in conn.execute("SELECT name FROM bots")}
-    names.update(base_name(p) for o in played for p in o.players)
-    return sorted(names)
-
-
-def standings(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def standings(conn: sqlite3.Connection, rated: RatedGames | None = None) -> list[dict[str, Any]]:
     """The standings, best first, from the arena's one standings engine
     (:func:`arena.results.standings.standings`: openskill's ``mu`` and ``sigma`` per bot,
-    provisional under its ``PROVISIONAL_GAMES`` rated games, a registered bot's state and reason)."""
+    provisional under its ``PROVISIONAL_GAMES`` rated games, a registered bot's state and reason);
+    ``rated`` keeps the ratings between calls (only new games are read)."""
     return [{"rank": rank, "bot": s.bot, "games": s.games, "rating": round(s.rating, 3),
              "uncertainty": round(s.uncertainty, 3), "low": round(s.rating - Z95 * s.uncertainty, 3),
              "high": round(s.rating + Z95 * s.uncertainty, 3), "rated_games": s.rated_games,
              "provisional": s.provisional, "state": s.state, "reason": s.reason}
-            for rank, s in enumerate(shared_standings(conn), start=1)]
+            for rank, s in enumerate(shared_standings(conn, rated), start=1)]
 
 
 def match_summary(r: sqlite3.Row, o: Outcome) -> dict[str, Any]:
@@ -159,41 +147,51 @@ def _log_line(folder: Path, bot: str, match_id: str) -> str:
     return next((line for line in reversed(lines) if match_id in line), "")
 
 
-def bot_page(conn: sqlite3.Connection, name: str, folder: Path, limits_games: int, operator: bool
-             ) -> dict[str, Any] | None:
+def _like(name: str) -> str:
+    """A LIKE pattern for ``name``'s instances (``name#2``…), its wildcards escaped (``ESCAPE '!'``)."""
+    return name.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "#%"
+
+
+def bot_page(conn: sqlite3.Connection, name: str, folder: Path, limits_games: int, operator: bool,
+             rated: RatedGames | None = None) -> dict[str, Any] | None:
     """A bot's games (newest first, at most ``limits_games``), its rating after each of its rated
-    games, and its faults (the termination for everyone; the referee's detail and the log line
-    only for the ``operator``). ``None`` if the store knows no such bot."""
-    played = finished_games(conn)
-    if name not in _bots(conn, [o for _, o in played]):
+    games (from ``rated``, kept between calls, or rated afresh), and its faults (the termination
+    for everyone; the referee's detail and the log line only for the ``operator``). ``None`` if
+    the store knows no such bot. Reads only the bot's recent and faulted games (``game_seats_bot``)."""
+    mine_where = "SELECT game FROM game_seats WHERE bot = ? OR bot LIKE ? ESCAPE '!'"
+    args = (name, _like(name))
+    mine_sql = f"FROM games WHERE status = 'done' AND idx IN ({mine_where})"
+    played = int(conn.execute(f"SELECT COUNT(*) {mine_sql}", args).fetchone()[0])
+    if not played and conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is None:
         return None
-    board = SkillBoard()
-    history: list[dict[str, Any]] = []
-    mine: list[dict[str, Any]] = []
-    faults: list[dict[str, Any]] = []
-    for r, o in played:
-        board.add(o)
-        seats = [s for s, p in enumerate(o.players) if base_name(p) == name]
-        if not seats:
-            continue
-        rating = board.rating(name)
-        if not history or rating.games > history[-1]["game"]:  # a rated game: its rating moved
-            history.append({"game": rating.games, "match_id": o.match_id, "rating": round(rating.mu, 3),
-                            "uncertainty": round(rating.sigma, 3)})
-        mine.append(match_summary(r, o))
-        if o.faulting_seat in seats:
+
+    def outcomes(where: str, limit: int = -1) -> list[tuple[sqlite3.Row, Outcome]]:
+        rows = conn.execute(f"SELECT * {mine_sql} {where} ORDER BY idx DESC LIMIT ?", (*args, limit)).fetchall()
+        if not rows:
+            return []
+        idxs = [int(r["idx"]) for r in rows]
+        seats = seats_by_game(conn, f"WHERE game IN ({','.join('?' * len(idxs))})", idxs)
+        return [(r, outcome_from_row(r, seats.get(int(r["idx"]), []))) for r in rows]
+
+    recent = [match_summary(r, o) for r, o in outcomes("", limits_games)]
+    faults: list[dict[str, Any]] = []  # newest first, like the games
+    for _, o in outcomes("AND faulting_seat IS NOT NULL"):
+        if o.faulting_seat is not None and base_name(o.players[o.faulting_seat]) == name:
             fault: dict[str, Any] = {"match_id": o.match_id, "seat": o.faulting_seat, "termination": o.termination}
             if operator:
                 fault["detail"] = o.detail
                 fault["log_line"] = _log_line(folder, o.players[o.faulting_seat], o.match_id)
             faults.append(fault)
+    history = [{"game": p.game, "match_id": p.match_id, "rating": round(p.rating, 3),
+                "uncertainty": round(p.uncertainty, 3)}
+               for p in (rated or RatedGames()).rating_history(conn, name)]
     last = history[-1] if history else None
     prior = SkillBoard().rating(name)
     return {"bot": name, "prior": {"rating": round(prior.mu, 3), "uncertainty": round(prior.sigma, 3)},
-            "games": len(mine), "rating": last["rating"] if last else None,
+            "games": played, "rating": last["rating"] if last else None,
             "uncertainty": last["uncertainty"] if last else None,
-            "provisional": len(history) < PROVISIONAL_GAMES, "recent": mine[::-1][:limits_games],
-            "history": history, "faults": faults[::-1]}
+            "provisional": len(history) < PROVISIONAL_GAMES, "recent": recent,
+            "history": history, "faults": faults}
 
 
 # ----- the live referee (called on its trio thread) -----

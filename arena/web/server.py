@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import referee
 from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
+from arena.results.standings import RatedGames
 from arena.web import pages, tables
 from arena.web.data import (
     WebSource,
@@ -229,6 +230,8 @@ class Web:
     views: dict[str, tuple[int, Any]] = field(default_factory=dict)
     """The spectator's view of each watched match, with the size of its spectator log when it
     was drawn: every watcher of a match shares one drawing per public event."""
+    rated: RatedGames = field(default_factory=RatedGames)
+    """The store's games rated so far: the standings and bot pages read only newer ones."""
 
     def view(self, table: referee.Table) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
@@ -328,7 +331,7 @@ async def bot_html(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
     operator = web.operator(request)
-    info = await web.read(bot_page, name, web.source.folder, web.limits.bot_games, operator)
+    info = await web.read(bot_page, name, web.source.folder, web.limits.bot_games, operator, web.rated)
     if info is None:
         return web.page(request, "Bot", pages.message_body(f"no bot {name!r} here"), page="message", status=404)
     return web.page(request, name, pages.bot_body(info, operator), page="bot")
@@ -408,7 +411,7 @@ async def api_match(request: Request) -> Response:
 async def api_bot(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
-    info = await web.read(bot_page, name, web.source.folder, web.limits.bot_games, web.operator(request))
+    info = await web.read(bot_page, name, web.source.folder, web.limits.bot_games, web.operator(request), web.rated)
     return JSONResponse(info) if info is not None else _error(404, f"no bot {name!r} here")
 
 
@@ -648,7 +651,7 @@ async def watch_store(web: Web) -> None:
             now = await trio.to_thread.run_sync(lambda: int(conn.execute("PRAGMA data_version").fetchone()[0]))
             if now != version:
                 version = now
-                rows = await web.read(standings)
+                rows = await web.read(standings, web.rated)
                 if rows != web.hub.standings:
                     web.hub.standings = rows
                     web.hub.publish("standings", {"standings": rows})
@@ -667,7 +670,7 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
     web.tables = tables.Room(source.live, limits, web.slots, EventStream)
     config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
     async with trio.open_nursery() as nursery:
-        web.hub.standings = await web.read(standings)
+        web.hub.standings = await web.read(standings, web.rated)
         nursery.start_soon(watch_store, web)
         await nursery.start(web.tables.run)
         if source.live is not None:
