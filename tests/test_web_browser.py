@@ -33,6 +33,13 @@ const last = document.getElementById('live-last');
 return {last: last.dataset.text || '', state: document.getElementById('live-state').textContent,
         cards: [...document.querySelectorAll('#live [data-card]')].map(e => e.dataset.card)};"""
 """What the page shows now: the last move's text, the match's state, every card drawn."""
+RECORD = """
+window.__samples = [];
+const sample = () => { window.__samples.push((() => {""" + SAMPLE + """})()); };
+new MutationObserver(sample).observe(document.body,
+    {subtree: true, childList: true, attributes: true, characterData: true});"""
+"""Record what the page shows at every change of its document (a sample per mutation batch, in
+the page itself: polling from the test misses moves when the machine is busy)."""
 
 
 def _driver(profile: Path) -> Any:
@@ -109,6 +116,7 @@ def test_the_spectator_view_shows_moves_as_they_happen_and_no_hidden_card(tmp_pa
             table = s.ref.create_match(spec(("north", "south"), "live-1"))
             await trio.to_thread.run_sync(driver.get, s.url + "/matches/live-1")
             await _live(driver)
+            await _js(driver, RECORD)
             async with trio.open_nursery() as nursery:
                 for seat, link in enumerate(table.links):
                     nursery.start_soon(referee.aio, Client(s.ref.address, link.token, name=table.spec.players[seat])
@@ -118,6 +126,7 @@ def test_the_spectator_view_shows_moves_as_they_happen_and_no_hidden_card(tmp_pa
                     seen.append(await _js(driver, SAMPLE))
                     await trio.sleep(0.03)
                 await table.finished.wait()
+            seen.extend(await _js(driver, "return window.__samples"))
             assert table.report is not None and table.state == "finished"
             return table.report.replay_path
 
