@@ -29,7 +29,7 @@ import referee
 from arena.replays.audit import check_information
 from arena.replays.steps import build, named
 from arena.web.limits import WebLimits
-from arena.web.tables import SEAT
+from arena.web.tables import NOTICES, SEAT
 from gin_arena.v2 import bot_pb2
 from referee import games
 from tests._web import fetch, served, until
@@ -247,7 +247,7 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
     assert at == len(known) - 1  # the last view is the match's last position
     # And the audit's own information check (check 6) passes on the messages the page received.
     messages = [json_format.ParseDict(p["message"], bot_pb2.RefereeMessage()) for p in payloads
-                if p["kind"] not in ("replay", "error")]
+                if p["kind"] not in ("replay", "error", *NOTICES)]
     assert check_information(replay, [messages, []]) >= 20
     assert any(hidden), "the opponent held cards seat 0 had not seen (the check can fail)"
     for sample in samples:

@@ -539,6 +539,20 @@ ENDPOINTS = (
              "text/event-stream"),
     Endpoint(tables.PREFIX + "/t/{secret}/move", tables.table_move, "the person's move (POST)", methods=("POST",)),
     Endpoint(tables.PREFIX + "/t/{secret}/replay", tables.table_replay, "a finished table's replay", "text/html"),
+    Endpoint(tables.PREFIX + "/t/{secret}/fill", tables.table_fill, "the host fills an empty seat with a sample bot "
+             "(POST)", methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/start", tables.table_start, "the host starts the table (POST)",
+             methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/rematch", tables.table_rematch, "ask for or accept a rematch (POST)",
+             methods=("POST",)),
+    Endpoint(tables.TABLES + "/new", tables.open_table, "open a table with friends (signed in; POST: open it)",
+             "text/html", ("GET", "POST")),
+    Endpoint(tables.TABLES + "/join", tables.join_table, "join a table by its code (signed in; POST: sit down)",
+             "text/html", ("GET", "POST")),
+    Endpoint(tables.TABLES + "/j/{code}", tables.join_link, "a table's join link (POST: sit down)", "text/html",
+             ("GET", "POST")),
+    Endpoint(tables.LOBBY, tables.lobby, "the open public tables and the running ones", "text/html"),
+    Endpoint(tables.LOBBY + ".json", tables.lobby_json, "the lobby's tables"),
     Endpoint("/static/{name}", static, "the pages' script and style sheets", "text/javascript"),
     Endpoint("/api/standings", api_standings, "the standings"),
     Endpoint("/api/matches", api_matches, "running matches and a page of finished ones (limit, before)"),
@@ -611,7 +625,7 @@ class Guard:
 
 
 def _table_door(path: str) -> bool:
-    return path == tables.PREFIX or path.startswith(tables.PREFIX + "/")
+    return path == tables.PREFIX or path.startswith((tables.PREFIX + "/", tables.TABLES + "/"))
 
 
 def make_app(web: Web) -> Starlette:
@@ -663,11 +677,12 @@ async def watch_store(web: Web) -> None:
 
 
 async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operator_token: str | None,
+                    signed_in: tables.SignedIn | None = None,
                     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
     the caller's trio run; ``task_status.started`` gets its address (``http://HOST:PORT``)."""
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits))
-    web.tables = tables.Room(source.live, limits, web.slots, EventStream)
+    web.tables = tables.Room(source.live, limits, web.slots, EventStream, signed_in or tables.nobody)
     config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
     async with trio.open_nursery() as nursery:
         web.hub.standings = await web.read(standings, web.rated)

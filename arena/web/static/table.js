@@ -6,7 +6,7 @@
   const body = document.body;
   if (body.dataset.page !== 'table' || !body.dataset.events) return;
   const me = Number(body.dataset.seat);
-  const players = JSON.parse(body.dataset.players);
+  let players = JSON.parse(body.dataset.players);
   const $ = (id) => document.getElementById(id);
   const received = [];            // every payload, in order (the tests read it)
   window.__tablePayloads = received;
@@ -215,6 +215,8 @@
   function handle(p) {
     received.push(p);
     const m = p.message;
+    if (p.kind === 'seats') players = m.seats.map((s) => s.name);
+    if (window.tablePeople && window.tablePeople.handle(p)) return;  // people.js: the waiting room, notices
     if (p.view) view = p.view;
     if (p.kind === 'action_request') {
       request = m.actionRequest;
