@@ -59,6 +59,14 @@ class WebLimits:
     lobby_refresh_s: float = 3.0
     """Seconds between the lobby page's looks at the open and running tables."""
 
+    person_session_days: float = 30.0
+    """Days a person's sign-in lasts (the session cookie and its stored digest expire then)."""
+    signin_tries_per_minute: int = 10
+    """Sign-in attempts in any minute from one client address, and for one name; one more gets
+    429 with ``Retry-After`` naming this limit."""
+    signups_per_hour: int = 20
+    """Accounts one client address may make in any hour; one more gets 429 naming this limit."""
+
     @classmethod
     def parse(cls, items: Sequence[str]) -> WebLimits:
         """``KEY=VALUE`` items over the defaults (``ValueError`` naming the keys otherwise)."""

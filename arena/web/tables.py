@@ -246,6 +246,8 @@ class Table:
     """The code of the rematch's table, once a person asked for one."""
     over: bool = False
     """The match ended (or failed)."""
+    started_at: float | None = None
+    """When the host started it (``time.time()``)."""
 
     @property
     def host(self) -> Seat | None:
@@ -533,6 +535,7 @@ class Room:
         except (referee.LimitExceeded, ValueError) as e:
             raise TableError(503 if isinstance(e, referee.LimitExceeded) else 400, str(e)) from None
         table.match = match
+        table.started_at = time.time()
         self.playing += len(bots)
         for i in bots:
             place = table.places[i]
