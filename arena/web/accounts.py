@@ -13,7 +13,6 @@ reads the sessions kept in memory (written through to the store, loaded again wh
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import secrets
 import sqlite3
@@ -186,13 +185,13 @@ class Accounts:
         self._pending: list[Future[None]] = []
         self._board = SkillBoard()
         self._games: dict[int, int] = {}
+        self._last = -1
         now = clock()
         with self._lock:
             conn.execute("DELETE FROM person_sessions WHERE expires_at <= ?", (now,))
             for r in conn.execute("SELECT s.digest, s.expires_at, p.id, p.name FROM person_sessions s "
                                   "JOIN people p ON p.id = s.person"):
                 self._sessions[str(r["digest"])] = (Person(int(r["id"]), str(r["name"])), float(r["expires_at"]))
-            self._rate_all()
 
     @classmethod
     def open(cls, db: Path, limits: WebLimits, *, behind_tls: bool = False) -> Accounts:
@@ -310,9 +309,11 @@ class Accounts:
     # ----- people's games -----
     def record_game(self, *, match_id: str, game: str, preset: str, seats: Sequence[Person | str],
                     report: referee.MatchReport, started_at: float | None = None) -> None:
-        """Store a finished people's table and rate it among people's games (queued on the
-        accounts' writer thread: :meth:`flush` waits for it). ``str`` seats are sample bots or
-        guests: stored by name, rated in the people's pool under that name, never listed as people."""
+        """Store a finished people's table, to be rated among people's games only (queued on the
+        accounts' writer thread: :meth:`flush` waits for it; :meth:`standings` rates what is
+        stored). ``str`` seats are sample bots or guests: stored by name, rated in the people's
+        pool under that name, never listed as people. ``started_at`` (epoch seconds) gives the
+        game's duration."""
         now = self._clock()
         outcome = from_report(report, now - started_at if started_at is not None else 0.0)
         future = self._writer.submit(self._record, match_id, game, preset, tuple(seats), outcome, started_at, now)
@@ -338,31 +339,31 @@ class Accounts:
                     [(idx, i, s.id if isinstance(s, Person) else None, s.name if isinstance(s, Person) else s,
                       outcome.places[i] if outcome.places else None,
                       outcome.points[i] if i < len(outcome.points) else None) for i, s in enumerate(seats)])
-                self._rate(outcome, [(s.id, s.name) if isinstance(s, Person) else (None, s) for s in seats])
         except Exception as e:  # (logged: the table is over for its players either way)
             log.error("people_game_not_recorded", match_id=match_id, reason=repr(e))
 
-    def _rate(self, outcome: Outcome, seats: Sequence[tuple[int | None, str]]) -> None:
-        """Rate one people's game (holding the lock)."""
-        keys = tuple(_person_key(pid) if pid is not None else _other_key(name) for pid, name in seats)
-        self._board.add(dataclasses.replace(outcome, players=keys))
-        for pid in {pid for pid, _ in seats if pid is not None}:
-            self._games[pid] = self._games.get(pid, 0) + 1
-
-    def _rate_all(self) -> None:
-        """Rate every stored people's game, in stored order (holding the lock)."""
+    def _refresh(self) -> None:
+        """Rate the people's games stored since the last look, in stored order (holding the lock):
+        the ratings follow the store, whoever wrote it."""
+        rows = self._conn.execute("SELECT * FROM people_games WHERE idx > ? ORDER BY idx", (self._last,)).fetchall()
+        if not rows:
+            return
         seats: dict[int, list[sqlite3.Row]] = {}
-        for s in self._conn.execute("SELECT * FROM people_seats ORDER BY game, seat"):
+        for s in self._conn.execute("SELECT * FROM people_seats WHERE game > ? ORDER BY game, seat", (self._last,)):
             seats.setdefault(int(s["game"]), []).append(s)
-        for r in self._conn.execute("SELECT * FROM people_games ORDER BY idx"):
-            rows = seats.get(int(r["idx"]), [])
-            places = tuple(int(s["place"]) for s in rows) if all(s["place"] is not None for s in rows) else ()
-            o = Outcome(match_id=str(r["match_id"]), players=tuple(str(s["name"]) for s in rows), winner=r["winner"],
-                        termination=str(r["termination"]), faulting_seat=None, detail="",
-                        points=tuple(int(s["points"] or 0) for s in rows), games_won=(0,) * len(rows), deals=None,
-                        decisions=0, think_ms=(0,) * len(rows), substituted=(), replay_path="", replay_hash="",
-                        seed_hex="", duration_s=0.0, places=places)
-            self._rate(o, [(int(s["person"]) if s["person"] is not None else None, str(s["name"])) for s in rows])
+        for r in rows:
+            at = seats.get(int(r["idx"]), [])
+            keys = tuple(_person_key(int(s["person"])) if s["person"] is not None else _other_key(str(s["name"]))
+                         for s in at)
+            places = tuple(int(s["place"]) for s in at) if all(s["place"] is not None for s in at) else ()
+            self._board.add(Outcome(
+                match_id=str(r["match_id"]), players=keys, winner=r["winner"], termination=str(r["termination"]),
+                faulting_seat=None, detail="", points=tuple(int(s["points"] or 0) for s in at),
+                games_won=(0,) * len(at), deals=None, decisions=0, think_ms=(0,) * len(at), substituted=(),
+                replay_path="", replay_hash="", seed_hex="", duration_s=0.0, places=places))
+            for pid in {int(s["person"]) for s in at if s["person"] is not None}:
+                self._games[pid] = self._games.get(pid, 0) + 1
+        self._last = int(rows[-1]["idx"])
 
     def _read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         with self._lock:
@@ -371,6 +372,7 @@ class Accounts:
     def standings(self) -> list[PersonStanding]:
         """Every person, best people's rating first (then name): people's games only."""
         with self._lock:
+            self._refresh()
             people = self._conn.execute("SELECT id, name FROM people").fetchall()
             out = []
             for r in people:

@@ -221,8 +221,11 @@ def people_body(rows: Sequence[Mapping[str, Any]]) -> str:
             f'<thead>{head}</thead><tbody>{body or "<tr><td colspan=6>nobody yet</td></tr>"}</tbody></table>')
 
 
-def person_body(games: Sequence[Mapping[str, Any]]) -> str:
-    """A person's people's games, newest first, each linked to its replay."""
+def person_body(standing: Mapping[str, Any] | None, games: Sequence[Mapping[str, Any]]) -> str:
+    """A person's people's rating and games, newest first, each linked to its replay."""
+    rating = (f'<p id="rating">rating {standing["rating"]:.2f} ± {standing["uncertainty"]:.2f} over '
+              f'{standing["games"]} people\'s games{" (provisional)" if standing["provisional"] else ""}</p>'
+              if standing is not None else "")
     items = []
     for g in games:
         who = " vs ".join(escape(s["name"]) + (f' ({s["place"]})' if s["place"] is not None else "")
@@ -230,7 +233,7 @@ def person_body(games: Sequence[Mapping[str, Any]]) -> str:
         items.append(f'<li data-match="{escape(g["match_id"])}"><a href="{escape(match_href(g["match_id"]))}">'
                      f'{escape(g["match_id"])}</a> · {escape(g["game"])} {escape(g["preset"])} · {who} · '
                      f'{escape(g["termination"])}</li>')
-    return f'<ul id="games" class="matches">{"".join(items) or "<li class=none>no games yet</li>"}</ul>'
+    return rating + f'<ul id="games" class="matches">{"".join(items) or "<li class=none>no games yet</li>"}</ul>'
 
 
 

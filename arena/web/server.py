@@ -39,8 +39,9 @@ import referee
 from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.standings import RatedGames
+from arena.store import resolve_replay
 from arena.web import pages, tables
-from arena.web.accounts import NAME_CHARS, PASSWORD_CHARS, SESSION_COOKIE, AccountError, Accounts
+from arena.web.accounts import NAME_CHARS, PASSWORD_CHARS, SESSION_COOKIE, AccountError, Accounts, standing_row
 from arena.web.data import (
     WebSource,
     bot_page,
@@ -327,6 +328,9 @@ async def match_page(request: Request) -> Response:
             return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
                             status=404)
         return HTMLResponse(replay_html.replay_page(view, back_link="/", back_text="standings", assets=REPLAY_ASSETS))
+    people = await _people_replay(web, match_id)
+    if people is not None:
+        return people
     live = live_match(web.source.live, match_id)
     if live is None:
         return web.page(request, "Match", pages.message_body(f"no match {match_id!r} here"), page="message",
@@ -449,6 +453,77 @@ async def signout(request: Request) -> Response:
                                path="/")
     response.delete_cookie(COOKIE, httponly=True, secure=True, samesite="strict", path="/")
     return response
+
+
+async def _people_replay(web: Web, match_id: str) -> Response | None:
+    """A people's game's replay page (``None``: no such people's game)."""
+    accounts = web.accounts
+    if accounts is None:
+        return None
+    stored = await trio.to_thread.run_sync(accounts.replay_path, match_id)
+    if stored is None:
+        return None
+    try:
+        view = await trio.to_thread.run_sync(load, Path(resolve_replay(stored, web.source.folder)))
+    except (OSError, ReplayModelError) as e:
+        return HTMLResponse(pages.layout("Match", pages.message_body(f"the replay cannot be shown: {e}"),
+                                         page="message", operator=False, source=web.source.title), status_code=404)
+    return HTMLResponse(replay_html.replay_page(view, back_link="/people", back_text="people", assets=REPLAY_ASSETS))
+
+
+async def _people_standings(web: Web) -> list[dict[str, Any]] | None:
+    accounts = web.accounts
+    if accounts is None:
+        return None
+    found = await trio.to_thread.run_sync(accounts.standings)
+    return [standing_row(i + 1, s) for i, s in enumerate(found)]
+
+
+async def _person(web: Web, name: str) -> dict[str, Any] | None:
+    """A person's standing and recent people's games (``None``: nobody of that name)."""
+    accounts = web.accounts
+    if accounts is None:
+        return None
+    person = await trio.to_thread.run_sync(accounts.person, name)
+    if person is None:
+        return None
+    games = await trio.to_thread.run_sync(accounts.person_games, person, web.limits.bot_games)
+    rows = await _people_standings(web) or []
+    standing = next((r for r in rows if r["name"] == person.name), None)
+    return {"name": person.name, "standing": standing,
+            "games": [{**g, "replay": pages.match_href(g["match_id"])} for g in games]}
+
+
+async def people_page(request: Request) -> Response:
+    web = _web(request)
+    rows = await _people_standings(web)
+    if rows is None:
+        return web.page(request, "People", pages.message_body(NO_ACCOUNTS), page="message", status=503)
+    return web.page(request, "People", pages.people_body(rows), page="people")
+
+
+async def person_page(request: Request) -> Response:
+    web = _web(request)
+    name = request.path_params["name"]
+    info = await _person(web, name)
+    if info is None:
+        return web.page(request, "Person", pages.message_body(f"nobody called {name!r} here"), page="message",
+                        status=404 if web.accounts is not None else 503)
+    return web.page(request, info["name"], pages.person_body(info["standing"], info["games"]), page="person")
+
+
+async def api_people(request: Request) -> Response:
+    rows = await _people_standings(_web(request))
+    return JSONResponse({"people": rows}) if rows is not None else _error(503, NO_ACCOUNTS)
+
+
+async def api_person(request: Request) -> Response:
+    web = _web(request)
+    name = request.path_params["name"]
+    info = await _person(web, name)
+    if info is None:
+        return _error(404, f"nobody called {name!r} here") if web.accounts is not None else _error(503, NO_ACCOUNTS)
+    return JSONResponse(info)
 
 
 async def static(request: Request) -> Response:
@@ -622,6 +697,9 @@ ENDPOINTS = (
     Endpoint("/signin", signin, "the sign-in forms (POST: a person's name and password, or the operator's token; "
              "sets the session cookie)", "text/html", ("GET", "POST")),
     Endpoint("/signout", signout, "sign out, the session ended in the store too (POST)", "text/html", ("POST",)),
+    Endpoint("/people", people_page, "the people's standings (people's games only, apart from the bots')",
+             "text/html"),
+    Endpoint("/people/{name:path}", person_page, "a person's rating and games, each with its replay", "text/html"),
     Endpoint(tables.PREFIX, tables.new_table, "play the computer: the choices (POST: open a table)", "text/html",
              ("GET", "POST")),
     Endpoint(tables.PREFIX + "/t/{secret}", tables.table_page, "a person's seat at a table", "text/html"),
@@ -650,6 +728,8 @@ ENDPOINTS = (
     Endpoint("/api/matches/{match_id}/events", api_match_events, "a running match's spectator views as they change",
              "text/event-stream"),
     Endpoint("/api/bots/{name:path}", api_bot, "a bot's games, rating history and faults (details: operator only)"),
+    Endpoint("/api/people", api_people, "the people's standings"),
+    Endpoint("/api/people/{name:path}", api_person, "a person's rating and recent games"),
     Endpoint("/api/events", api_events, "standings and match updates (Last-Event-ID resumes)", "text/event-stream"),
     Endpoint("/api/openapi.json", openapi, "this document"),
 )
@@ -671,12 +751,20 @@ def openapi_document() -> dict[str, Any]:
         if e.media == "text/event-stream":
             responses["429"] = {"description": "this client holds its live-update streams (limit sse_per_client)"}
             responses["503"] = {"description": "the server holds its live-update streams (limit sse_connections)"}
+        if e.path in ("/signup", "/signin"):
+            responses |= {"303": {"description": "signed in: the session cookie is set"},
+                          "400": {"description": "a name or password that is not allowed (sign-up)"},
+                          "403": {"description": "a wrong name or password, or a form from another site"},
+                          "409": {"description": "the name is taken (sign-up)"},
+                          "429": {"description": "too many tries (limits signin_tries_per_minute, signups_per_hour; "
+                                                 "Retry-After)"},
+                          "503": {"description": "this web keeps no accounts (no writable store)"}}
         paths[path] = {m.lower(): {"summary": e.summary, "parameters": params, "responses": responses}
                          for m in e.methods}
     return {"openapi": "3.1.0",
             "info": {"title": "Gin Arena live web", "version": "1",
-                     "description": "Read-only: every path answers GET and HEAD (the operator's sign-in and the "
-                                    "tables' POSTs aside: a table's seat link is its credential)."},
+                     "description": "Read-only: every path answers GET and HEAD (the sign-up, sign-in and sign-out "
+                                    "forms and the tables' POSTs aside: a table's seat link is its credential)."},
             "paths": paths}
 
 
