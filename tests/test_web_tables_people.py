@@ -18,7 +18,7 @@ from typing import Any
 
 import trio
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import referee
 from arena.web.limits import WebLimits
@@ -161,7 +161,8 @@ def _sign_up(driver: Any, url: str, name: str) -> None:
     form = driver.find_element(By.ID, "signup")
     form.find_element(By.NAME, "name").send_keys(name)
     form.find_element(By.NAME, "password").send_keys(PASSWORD)
-    form.find_element(By.CSS_SELECTOR, 'button[type="submit"], input[type="submit"]').click()
+    form.find_element(By.TAG_NAME, "button").click()
+    WebDriverWait(driver, 30).until(lambda d: "/signup" not in d.current_url)  # signed in: the front page
 
 
 def _open(driver: Any, url: str) -> None:
