@@ -74,9 +74,8 @@ class _ScriptedSeat:
         answer = self.script.get(rid)
         # The request's clock runs from when the table sent it: after a late answer (below) the
         # table's time is ahead of the mock clock's, and the request's answer waits from there.
-        flow = self.link.table.flow if self.link is not None else None
-        sent = flow.seats[self.seat].sent_at if flow is not None and flow.seats[self.seat].pending == rid else 0.0
-        sent = max(sent, trio.current_time())
+        link = self.link
+        sent = max(link.sent_at if link is not None and link.pending == rid else 0.0, trio.current_time())
         if answer is not None and rid in self.late:
             # An answer read after its deadline but before the referee's timer woke (a busy
             # machine): on the mock clock the timer would win, so hand it over now, stamped
