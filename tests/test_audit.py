@@ -36,7 +36,16 @@ from gin_arena.v2 import bot_pb2, common_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, resimulate
 from referee.gin import DECK, RuleSet
-from referee.replays import GENESIS, ActionRecord, DealEndRecord, DealRecord, FaultRecord, Replay, canonical, read_replay
+from referee.replays import (
+    GENESIS,
+    ActionRecord,
+    DealEndRecord,
+    DealRecord,
+    FaultRecord,
+    Replay,
+    canonical,
+    read_replay,
+)
 from referee.table.seats import SeatLink
 
 # ----------------------------------------------------------------------------------------------

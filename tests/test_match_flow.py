@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
@@ -367,6 +367,23 @@ def test_a_seat_back_after_its_time_under_move_gets_the_match_the_notice_then_it
     assert report is not None and report.termination == "normal" and report.substituted_seats == (seat,)
     mine = [r for r in _records(flow) if r["type"] == "action" and r["seat"] == seat]
     assert mine[0]["substitute"] and not any(r["substitute"] for r in mine[1:])
+
+
+def test_the_one_decision_scope_is_checked_and_crosses_create_match_and_the_spectators_header() -> None:
+    from referee import create_match_request
+    from referee.transport.service import spec_from_request
+
+    with pytest.raises(ValueError, match="substitute_time_faults must be game or move; got 'turn'"):
+        spec(fault_policy="substitute", substitute_time_faults="turn")
+    moving = spec(**MOVE)
+    request = create_match_request(moving)
+    assert request.time_forfeit_substitutes_one_decision and spec_from_request(request) == moving
+    plain = spec(fault_policy="substitute")
+    assert spec_from_request(create_match_request(plain)).substitute_time_faults == "game"
+    flow = new_flow(**MOVE)
+    flow.start(0.0)
+    header = referee_pb2.SpectatorEvent.FromString(flow.take().public[0]).header
+    assert header.fault_policy == common_pb2.FAULT_POLICY_SUBSTITUTE and header.time_forfeit_substitutes_one_decision
 
 
 def test_a_crash_before_the_start_forfeits_and_no_seat_ever_connecting_aborts() -> None:
