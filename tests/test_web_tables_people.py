@@ -22,6 +22,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import referee
 from arena.web.limits import WebLimits
+from arena.web.tables import TIME_RAN_OUT
 from tests._web import Reply, fetch, served, until
 from tests.test_web_browser import _driver, _js
 from tests.test_web_tables import ARTIFACTS, STATE, _click, _pick, _Reader, _true, check_payloads
@@ -29,6 +30,8 @@ from tests.test_web_tables import ARTIFACTS, STATE, _click, _pick, _Reader, _tru
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 JSON = {"Content-Type": "application/json"}
 PASSWORD = "correct horse battery"
+BOT_IN_SEAT_1 = json.dumps({"seat": "1", "bot": "random"}).encode()
+"""The host's fill: the random sample bot in seat 1."""
 
 
 def _post_raw(url: str, body: bytes, headers: dict[str, str]) -> Reply:
@@ -64,7 +67,7 @@ async def seat_of(r: Reply) -> str:
 
 def test_codes_links_host_doors_and_the_computer_bound_over_http(tmp_path: Path) -> None:
     async def main() -> None:
-        limits = WebLimits(computer_players=1, table_code_tries_per_minute=10)
+        limits = WebLimits(computer_players=3, table_code_tries_per_minute=10)
         async with served(tmp_path / "srv", limits) as s:
             alice, bob, carol = [await sign_up(s.url, n) for n in ("alice", "bob", "carol")]
             nobody = await post(s.url + "/tables/new", {"game": "gin", "preset": "short"})
@@ -95,11 +98,15 @@ def test_codes_links_host_doors_and_the_computer_bound_over_http(tmp_path: Path)
             assert refused.status == 403 and refused.json()["error"] == "only the table's host may do that"
             forged = await fetch(s.url + "/play/t/" + "A" * 32 + "/start", "POST", JSON, b"{}")
             assert forged.status == 404 and "no seat has this link" in forged.json()["error"]
-            # The computer players are bounded: /play takes the only one, a table's bot gets 503.
+            # The computer players are bounded: /play (Rummy with 3 seats: 2 bots, Gin: 1) takes the three,
+            # a table's bot then gets 503.
+            rummy = await seat_of(await post(s.url + "/play", {"game": "rummy", "preset": "rummy", "bot": "random",
+                                                               "seats": "3"}))
+            assert "rummy: you vs random vs random 2" in (await fetch(s.url + rummy)).text
             played = await post(s.url + "/play", {"game": "gin", "preset": "short", "bot": "random"})
             assert played.status == 303
             other = await seat_of(await post(s.url + "/tables/new", {"game": "gin", "preset": "short"}, carol))
-            fill = await fetch(s.url + other + "/fill", "POST", JSON, json.dumps({"seat": "1", "bot": "random"}).encode())
+            fill = await fetch(s.url + other + "/fill", "POST", JSON, BOT_IN_SEAT_1)
             assert fill.status == 200, fill.text
             busy = await fetch(s.url + other + "/start", "POST", JSON, b"{}")
             assert busy.status == 503 and "limit computer_players" in busy.json()["error"], busy.text
@@ -129,6 +136,18 @@ def test_codes_links_host_doors_and_the_computer_bound_over_http(tmp_path: Path)
                 seats = [p for p in reader.payloads if p["kind"] == "seats"][-1]["message"]["seats"]
                 assert [p["name"] for p in seats] == ["alice", "bob"]
             started_match = next(t for t in s.ref.tables.values() if t.spec.players == ("alice", "bob"))
+            # Bob's page is gone: after person_away_s the referee sees his seat disconnected; his link
+            # brings him back within the grace, on a new session with the same token (the match resent).
+            bob_seat = started_match.links[1]
+            await until(lambda: _true(bob_seat.session is None), "the referee to see bob's page gone")
+            back = await trio.to_thread.run_sync(_Reader, s.url + joined + "/events")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.to_thread.run_sync, back.run)
+                await until(lambda: _true(bob_seat.session is not None), "bob's seat's session again")
+                await until(lambda: _true(sum(p["kind"] == "match_started" for p in back.payloads) == 2),
+                            "the match sent again to bob's seat")
+                back.close()
+            assert not bob_seat.state.substituted
             assert started_match.spec.fault_policy == "substitute" and started_match.spec.rules.target == 30
             assert started_match.spec.reconnect_grace_ms == int((limits.person_grace_s - limits.person_away_s) * 1000)
             # The lobby lists no private table; a public one appears with its join link (never a seat's).
@@ -263,7 +282,7 @@ def test_two_people_play_a_whole_gin_game_through_a_table_code(tmp_path: Path) -
     finally:
         for d in drivers:
             d.quit()
-    for name, path in shots.items():
+    for path in shots.values():
         shutil.copy(path, ARTIFACTS / path.name)
     assert set(shots) == {"start", "showdown"}
     for seat, seen in enumerate(payloads):
@@ -310,3 +329,32 @@ def test_a_person_leaves_and_the_computer_finishes_their_game(tmp_path: Path) ->
     replay = referee.read_replay(Path(replay_path))
     assert replay.result is not None and list(replay.result.substituted_seats) == [1], replay.result
     check_payloads(Path(replay_path), payloads, 0)
+
+
+def test_a_person_whose_time_runs_out_is_told_and_plays_on(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            alice = await sign_up(s.url, "alice")
+            host = await seat_of(await post(s.url + "/tables/new", {"game": "gin", "preset": "short", "move_s": "1"},
+                                            alice))
+            fill = await fetch(s.url + host + "/fill", "POST", JSON, BOT_IN_SEAT_1)
+            assert fill.status == 200, fill.text
+            reader = await trio.to_thread.run_sync(_Reader, s.url + host + "/events")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.to_thread.run_sync, reader.run)
+                assert (await fetch(s.url + host + "/start", "POST", JSON, b"{}")).status == 200
+
+                def told() -> int:
+                    return next((i for i, p in enumerate(reader.payloads)
+                                 if p["kind"] == "notice" and p["message"]["message"] == TIME_RAN_OUT), -1)
+                await until(lambda: _true(told() >= 0), "the page told that the time ran out")
+                # The person plays on: a later request is theirs again, answered by them.
+                await until(lambda: _true(any(p["kind"] == "action_request" for p in reader.payloads[told():])),
+                            "the person's next request")
+                errors = [p for p in reader.payloads if p["kind"] == "error"]
+                assert errors and errors[0]["message"]["error"]["code"] == "ERROR_CODE_TOO_LATE", errors
+                table = next(t for t in s.ref.tables.values() if t.spec.players == ("alice", "random"))
+                assert table.spec.substitute_time_faults == "move" and not table.links[0].state.substituted
+                reader.close()
+
+    referee.run(main)

@@ -98,6 +98,8 @@ CODE_WINDOW_S = 60.0
 """The window ``table_code_tries_per_minute`` counts wrong codes in."""
 CLIENTS_TRACKED = 100_000
 """Client addresses whose wrong codes are counted at once (beyond: the count starts afresh)."""
+TIME_RAN_OUT = "your time ran out; the computer played that move"
+"""What a person's page says when their clock ran out (the referee's ``ERROR_CODE_TOO_LATE``)."""
 NOTICES = ("seats", "notice", "rematch")
 """The kinds of payload that are the table's own news, not the seat's session's messages."""
 MOVE_WAIT_S = 10.0
@@ -528,7 +530,7 @@ class Room:
         spec = referee.MatchSpec(
             players=table.names(), game=st.game, rules=rules,
             time_control=referee.TimeControl(per_move_ms=int(st.move_s * 1000)), repeat_illegal=True,
-            fault_policy="substitute", reconnect_grace_ms=int(grace * 1000),
+            fault_policy="substitute", substitute_time_faults="move", reconnect_grace_ms=int(grace * 1000),
             match_id=f"{PEOPLE_PREFIX}{secrets.token_hex(6)}")
         try:
             match = self.ref.create_match(spec)
@@ -752,6 +754,9 @@ class Room:
                     seat.request = None
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
                          self._view(reg, match, seat.index), _words(msg, kind, describe))
+                if kind == "error" and msg.error.code == bot_pb2.ERROR_CODE_TOO_LATE:
+                    seat.request = None  # the computer played it; the person plays on from the next request
+                    seat.add("notice", {"message": TIME_RAN_OUT}, None)
                 if kind == "match_finished":
                     seat.add("replay", {"href": f"{PREFIX}/t/{seat.secret}/replay"}, None)
                     seat.ended = True

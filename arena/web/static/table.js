@@ -254,6 +254,7 @@
       a.href = m.href;
       box.appendChild(a);
     } else if (p.kind === 'error') {
+      if (m.error && m.error.code === 'ERROR_CODE_TOO_LATE') request = null;  // the computer played it
       $('problem').textContent = (m.error && m.error.message) || m.message || 'the referee sent an error';
     }
     drawView();
