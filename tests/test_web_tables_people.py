@@ -232,6 +232,18 @@ async def _two_people(s: Any, drivers: list[Any]) -> tuple[list[str], str]:
     return [host, joined], code
 
 
+async def _new_seat(driver: Any, old: str) -> None:
+    async def moved() -> bool:
+        href = str(await _js(driver, "return location.href"))
+        return "/play/t/" in href and href != old
+    await until(moved, "the rematch's seat")
+
+
+async def _seat_row(driver: Any, seat: int, text: str) -> bool:
+    return bool(await _js(driver, f"const r = document.querySelector('#seat-list li[data-seat=\"{seat}\"]');"
+                                  f"return !!r && r.textContent.includes({json.dumps(text)})"))
+
+
 def test_two_people_play_a_whole_gin_game_through_a_table_code(tmp_path: Path) -> None:
     drivers = [_driver(tmp_path / f"profile{i}") for i in range(2)]
     for d in drivers:
@@ -273,8 +285,15 @@ def test_two_people_play_a_whole_gin_game_through_a_table_code(tmp_path: Path) -
             await table.finished.wait()
             assert table.report is not None and table.report.termination == "normal", table.report
             assert table.report.substituted_seats == ()
-            rematch = [await _js(d, "return !!document.getElementById('rematch-button')") for d in drivers]
-            assert rematch == [True, True]
+            # A rematch: Alice asks (a new table, her the host); Bob's click sits him at that table.
+            await trio.to_thread.run_sync(_click, drivers[0], "#rematch-button")
+            await _new_seat(drivers[0], links[0])
+            await until(lambda: _seat_row(drivers[0], 1, "empty seat"), "the rematch's empty seat")
+
+            await trio.to_thread.run_sync(_click, drivers[1], "#rematch-button")
+            await _new_seat(drivers[1], links[1])
+            await until(lambda: _seat_row(drivers[0], 1, "bob"), "bob at the rematch's table")
+            assert await _js(drivers[0], "return !document.getElementById('start').disabled")
             return table.report.replay_path, payloads, links
 
     try:

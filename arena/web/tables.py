@@ -295,8 +295,8 @@ class Seat:
     """The seat's session while it runs (cancelled when the page has been gone ``person_away_s``)."""
     back: trio.Event = field(default_factory=trio.Event)
     """Set when the page comes back while the session is closed."""
-    rematch_asked: bool = False
-    """The person asked for (or accepted) a rematch."""
+    rematch_seat: Seat | None = None
+    """The person's seat at the rematch's table."""
     ended: bool = False
     """The seat's page was sent the match's end (and the replay's link)."""
 
@@ -549,20 +549,25 @@ class Room:
         self._told_seats(table)
         log.info("table_started", code=table.code, match_id=match.match_id, players=list(spec.players))
 
-    def ask_rematch(self, seat: Seat) -> Seat | None:
+    def ask_rematch(self, seat: Seat) -> Seat:
         """The person asks for (or accepts) a rematch: a new table with the same settings and seats.
         The first to ask opens it (as its host, with the same bots); the others join it by clicking."""
         old = seat.table
         if not old.over:
             raise TableError(409, "the game is not over yet")
-        seat.rematch_asked = True
         place = old.places[seat.index]
         if old.rematch and old.rematch in self.tables:
             table = self.tables[old.rematch]
-            for p in table.places:
-                if p.kind == "empty":
-                    return self._sit(table, table.places.index(p), place.name, place.person)
-            raise TableError(409, "the rematch's table is full")
+            mine = seat.rematch_seat
+            if mine is not None:
+                return mine
+            if not table.open:
+                raise TableError(409, "the rematch has started without you")
+            empty = [i for i, p in enumerate(table.places) if p.kind == "empty"]
+            if not empty:
+                raise TableError(409, "the rematch's table is full")
+            seat.rematch_seat = self._sit(table, empty[0], place.name, place.person)
+            return seat.rematch_seat
         self._live()
         new = self.open(old.settings, place.name, place.person)
         for p in old.places:
@@ -570,6 +575,7 @@ class Room:
                 empty = next(i for i, q in enumerate(new.table.places) if q.kind == "empty")
                 self._place_bot(new.table, empty, p.bot)
         old.rematch = new.table.code
+        seat.rematch_seat = new
         for p in old.places:
             if p.seat is not None:
                 p.seat.add("rematch", {"code": new.table.code, "href": f"{TABLES}/j/{new.table.code}",
@@ -1130,7 +1136,7 @@ async def table_rematch(request: Request) -> Response:
     """POST: ask for (or accept) a rematch; answers the new seat's address."""
     def act(room: Room, seat: Seat, _form: dict[str, str]) -> dict[str, Any]:
         new = room.ask_rematch(seat)
-        return {"href": f"{PREFIX}/t/{new.secret}" if new is not None else ""}
+        return {"href": f"{PREFIX}/t/{new.secret}"}
     return await _seat_post(request, act)
 
 
