@@ -25,6 +25,10 @@
     }
   }
   function seats(m) {
+    const title = document.querySelector('h1');
+    const names = m.seats.map((s) => s.name || '…').join(' vs ');
+    title.textContent = title.textContent.replace(/:.*$/, ': ' + names);
+    body.dataset.others = m.seats.filter((s) => s.kind !== 'bot').length > 1 ? 'yes' : '';
     const box = $('waiting');
     box.hidden = m.started;
     body.dataset.started = m.started ? 'yes' : '';

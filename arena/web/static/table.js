@@ -115,7 +115,7 @@
   function signal(yours) {
     body.classList.toggle('your-turn', yours);
     document.title = (yours ? '● Your turn — ' : '') + document.title.replace(/^● Your turn — /, '');
-    if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number)' : 'The computer is thinking…';
+    if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number)' : (body.dataset.others ? 'Waiting for the others…' : 'The computer is thinking…');
   }
   async function send(id) {
     if (!request || sending) return;
@@ -269,7 +269,7 @@
       theirs.textContent = '';
     } else if (!over) {
       mine.textContent = '';
-      theirs.textContent = 'the computer: ' + Math.floor((Date.now() - theirSince) / 1000) + ' s';
+      theirs.textContent = (body.dataset.others ? 'the others: ' : 'the computer: ') + Math.floor((Date.now() - theirSince) / 1000) + ' s';
     } else { mine.textContent = ''; theirs.textContent = ''; }
   }
   setInterval(tick, 250);
