@@ -40,6 +40,9 @@ class WebLimits:
     open_tables: int = 200
     """Tables waiting for their people or their host's start, at once; one more gets 503 naming
     this limit."""
+    open_table_s: float = 3600.0
+    """Seconds a table may wait for its people and its host's start; an older one is dropped
+    when the next table opens (its links then answer 404)."""
     tables_kept: int = 100
     """Finished tables whose seat pages still answer (the oldest beyond are forgotten)."""
     table_move_s: float = 300.0

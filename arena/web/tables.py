@@ -250,6 +250,8 @@ class Table:
     """The match ended (or failed)."""
     started_at: float | None = None
     """When the host started it (``time.time()``)."""
+    opened_at: float = field(default_factory=time.monotonic)
+    """When it was opened (an open table not started within ``open_table_s`` is dropped)."""
 
     @property
     def host(self) -> Seat | None:
@@ -291,6 +293,8 @@ class Seat:
     """The table ended (the page's stream ends when it has sent everything)."""
     readers: int = 0
     """The seat's page's event streams open now."""
+    left: int = 0
+    """How many times the page's last stream ended (a close waits for the page's latest absence)."""
     away: trio.CancelScope | None = None
     """The seat's session while it runs (cancelled when the page has been gone ``person_away_s``)."""
     back: trio.Event = field(default_factory=trio.Event)
@@ -407,6 +411,11 @@ class Room:
     def open(self, settings: Settings, host: str, person: Person | None = None) -> Seat:
         """A new table with ``host`` in seat 0 and the other seats empty."""
         self._live()
+        now = time.monotonic()
+        for code in [c for c, t in self.tables.items() if t.open and now - t.opened_at > self.limits.open_table_s]:
+            for p in self.tables.pop(code).places:
+                if p.seat is not None:
+                    self.seats.pop(p.seat.secret, None)
         waiting = sum(1 for t in self.tables.values() if t.open)
         if waiting >= self.limits.open_tables:
             raise TableError(503, f"the server holds {self.limits.open_tables} tables waiting to start "
@@ -572,8 +581,8 @@ class Room:
         new = self.open(old.settings, place.name, place.person)
         for p in old.places:
             if p.kind == "bot":
-                empty = next(i for i, q in enumerate(new.table.places) if q.kind == "empty")
-                self._place_bot(new.table, empty, p.bot)
+                free = next(i for i, q in enumerate(new.table.places) if q.kind == "empty")
+                self._place_bot(new.table, free, p.bot)
         old.rematch = new.table.code
         seat.rematch_seat = new
         for p in old.places:
@@ -726,12 +735,13 @@ class Room:
     def _gone(self, seat: Seat) -> None:
         """The seat's page has no stream now: close its session after ``person_away_s`` unless it
         comes back first."""
+        seat.left += 1
         if self._nursery is not None and seat.match is not None and not seat.over:
-            self._nursery.start_soon(self._close_later, seat)
+            self._nursery.start_soon(self._close_later, seat, seat.left)
 
-    async def _close_later(self, seat: Seat) -> None:
+    async def _close_later(self, seat: Seat, left: int) -> None:
         await trio.sleep(self.limits.person_away_s)
-        if seat.readers == 0 and seat.away is not None:
+        if seat.readers == 0 and seat.left == left and seat.away is not None:
             log.info("table_person_away", code=seat.table.code, seat=seat.index)
             seat.away.cancel()
 
