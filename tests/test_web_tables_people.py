@@ -377,3 +377,35 @@ def test_a_person_whose_time_runs_out_is_told_and_plays_on(tmp_path: Path) -> No
                 reader.close()
 
     referee.run(main)
+
+
+def test_the_lobby_shows_a_new_public_table_without_a_reload_and_open_tables_are_bounded(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile")
+
+    async def main() -> None:
+        limits = WebLimits(open_tables=1, lobby_refresh_s=0.2, table_target_max=200)
+        async with served(tmp_path / "srv", limits) as s:
+            carol = await sign_up(s.url, "carol")
+            await trio.to_thread.run_sync(driver.get, s.url + "/lobby")
+
+            async def rows(kind: str) -> list[str]:
+                return list(await _js(driver, f"return [...document.querySelectorAll('#lobby-{kind} li')]"
+                                              ".map(e => e.textContent)"))
+            assert await rows("open") == ["none now"]
+            far = await post(s.url + "/tables/new", {"game": "gin", "preset": "short", "target": "201"}, carol)
+            assert far.status == 400 and "limit table_target_max" in far.text
+            host = await seat_of(await post(s.url + "/tables/new", {"game": "gin", "preset": "short",
+                                                                    "public": "yes"}, carol))
+
+            async def listed() -> bool:
+                return any("carol" in r for r in await rows("open"))
+            await until(listed, "carol's table in the lobby, without a reload")
+            href = str(await _js(driver, "return document.querySelector('#lobby-open a.join').getAttribute('href')"))
+            assert re.fullmatch(r"/tables/j/[A-Z2-7]{13}", href) and host not in href
+            more = await post(s.url + "/tables/new", {"game": "gin", "preset": "short"}, carol)
+            assert more.status == 503 and "limit open_tables" in more.text
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
