@@ -13,8 +13,9 @@ import json
 import re
 import shutil
 import urllib.parse
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 from selenium.webdriver.common.by import By
@@ -27,6 +28,7 @@ from tests._web import Reply, fetch, served, until
 from tests.test_web_browser import _driver, _js
 from tests.test_web_tables import ARTIFACTS, STATE, _click, _pick, _Reader, _true, check_payloads
 
+T = TypeVar("T")
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 JSON = {"Content-Type": "application/json"}
 PASSWORD = "correct horse battery"
@@ -232,6 +234,15 @@ async def _two_people(s: Any, drivers: list[Any]) -> tuple[list[str], str]:
     return [host, joined], code
 
 
+def _run(main: Callable[[], Awaitable[T]], drivers: list[Any]) -> T:
+    """Run the test's trio ``main``; the browsers are closed however it ends."""
+    try:
+        return referee.run(main)
+    finally:
+        for d in drivers:
+            d.quit()
+
+
 async def _new_seat(driver: Any, old: str) -> None:
     async def moved() -> bool:
         href = str(await _js(driver, "return location.href"))
@@ -296,11 +307,7 @@ def test_two_people_play_a_whole_gin_game_through_a_table_code(tmp_path: Path) -
             assert await _js(drivers[0], "return !document.getElementById('start').disabled")
             return table.report.replay_path, payloads, links
 
-    try:
-        replay_path, payloads, links = referee.run(main)
-    finally:
-        for d in drivers:
-            d.quit()
+    replay_path, payloads, links = _run(main, drivers)
     for path in shots.values():
         shutil.copy(path, ARTIFACTS / path.name)
     assert set(shots) == {"start", "showdown"}
@@ -338,11 +345,7 @@ def test_a_person_leaves_and_the_computer_finishes_their_game(tmp_path: Path) ->
             payloads = await _js(drivers[0], "return window.__tablePayloads")
             return table.report.replay_path, payloads, notice
 
-    try:
-        replay_path, payloads, _notice = referee.run(main)
-    finally:
-        for d in drivers:
-            d.quit()
+    replay_path, payloads, _notice = _run(main, drivers)
     notices = [p["message"]["message"] for p in payloads if p["kind"] == "notice"]
     assert "the computer plays for bob to the end of the game" in notices, notices
     replay = referee.read_replay(Path(replay_path))
@@ -405,7 +408,4 @@ def test_the_lobby_shows_a_new_public_table_without_a_reload_and_open_tables_are
             more = await post(s.url + "/tables/new", {"game": "gin", "preset": "short"}, carol)
             assert more.status == 503 and "limit open_tables" in more.text
 
-    try:
-        referee.run(main)
-    finally:
-        driver.quit()
+    _run(main, [driver])

@@ -985,10 +985,14 @@ def _signin_needed() -> HTMLResponse:
                  'signed in: sign in, then come back.</p>', status=401, page="message")
 
 
+def _signed(request: Request) -> tuple[Room, Person | None]:
+    room = _room(request)
+    return room, room.signed_in(request)
+
+
 async def open_table(request: Request) -> Response:
     """``/tables/new``: GET: the form; POST: open a table (signed in only), go to the host's seat."""
-    room = _room(request)
-    person = room.signed_in(request)
+    room, person = _signed(request)
     if person is None:
         return _signin_needed()
     if request.method != "POST":
@@ -1014,8 +1018,7 @@ def join_body(code: str = "", problem: str = "") -> str:
 
 async def join_table(request: Request) -> Response:
     """``/tables/join``: GET: the code form; POST ``code``: sit at that table (signed in only)."""
-    room = _room(request)
-    person = room.signed_in(request)
+    room, person = _signed(request)
     if person is None:
         return _signin_needed()
     if request.method != "POST":
