@@ -296,6 +296,11 @@ def test_two_people_play_a_whole_gin_game_through_a_table_code(tmp_path: Path) -
             await table.finished.wait()
             assert table.report is not None and table.report.termination == "normal", table.report
             assert table.report.substituted_seats == ()
+
+            async def recorded() -> bool:  # stored among the people's games (the accounts' writer thread)
+                r = await fetch(s.url + "/api/people/alice")
+                return r.status == 200 and table.match_id in r.text
+            await until(recorded, "the table among alice's people's games")
             # A rematch: Alice asks (a new table, her the host); Bob's click sits him at that table.
             await trio.to_thread.run_sync(_click, drivers[0], "#rematch-button")
             await _new_seat(drivers[0], links[0])
