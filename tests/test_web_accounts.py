@@ -12,12 +12,14 @@ import html
 import http.client
 import sqlite3
 import urllib.parse
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 
 import argon2
 import pytest
 import trio
+from selenium.webdriver.common.by import By
 from starlette.requests import Request
 
 import referee
@@ -28,6 +30,7 @@ from arena.web.data import StoreSource
 from arena.web.limits import WebLimits
 from arena.web.server import serve_web
 from tests._web import SHORT, fetch, play, served, until
+from tests.test_web_browser import _driver, _js
 
 PASSWORD = "correct horse battery"
 """A password that is allowed."""
@@ -126,7 +129,8 @@ def test_sign_up_sign_in_sign_out_and_what_the_store_keeps(tmp_path: Path) -> No
             assert wrong.text.replace("amélie", "") == unknown.text.replace("nobody-here", "")
 
             # A form from another site is refused (the CSRF defence), whatever it carries.
-            for cross in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+            for cross in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                          {"Origin": "null", "Sec-Fetch-Site": "same-site"}):
                 forged = await post(u, "/signin", {"name": "amélie", "password": PASSWORD}, headers=cross)
                 assert forged.status == 403 and "another site" in forged.text and not forged.cookies()
             same_site = await post(u, "/signin", {"name": "amélie", "password": PASSWORD},
@@ -342,3 +346,52 @@ def test_an_unknown_name_costs_an_argon2_verification_like_a_wrong_password(tmp_
     assert real_hash.startswith("$argon2id$") and dummy.startswith("$argon2id$") and real_hash != dummy
     # The dummy hash costs what a person's does (the same parameters).
     assert real_hash.split("$")[3] == dummy.split("$")[3]
+
+
+def test_in_a_browser_sign_up_sign_out_sign_in_and_a_wrong_password(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile")
+
+    def fill(form: str, name: str, password: str) -> None:
+        for field, text in (("name", name), ("password", password)):
+            box = driver.find_element(By.CSS_SELECTOR, f"#{form} input[name={field}]")
+            box.clear()
+            box.send_keys(text)
+        driver.find_element(By.CSS_SELECTOR, f"#{form} button").click()
+
+    async def shown(css: str) -> str:
+        return str(await _js(driver, f"const e = document.querySelector({css!r}); return e ? e.textContent : ''"))
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(driver.get, s.url + "/")
+            await trio.to_thread.run_sync(lambda: driver.find_element(By.LINK_TEXT, "sign up").click())
+            await until(lambda: _on(driver, "signup"), "the sign-up page")
+            await trio.to_thread.run_sync(fill, "signup", "Heidi Ø", PASSWORD)
+            await until(lambda: _has(shown("#who"), "signed in as Heidi Ø"), "Heidi signed in after signing up")
+            assert await _js(driver, "return document.cookie") == ""  # HttpOnly: no script reads it
+
+            await _js(driver, "document.querySelector('form.door button').click()")
+            await until(lambda: _has(shown("#signin-link"), "sign in"), "the sign-in link after signing out")
+            assert await shown("#who") == ""
+
+            await trio.to_thread.run_sync(lambda: driver.find_element(By.ID, "signin-link").click())
+            await until(lambda: _on(driver, "signin"), "the sign-in page")
+            await trio.to_thread.run_sync(fill, "person-signin", "heidi ø", "not my password")
+            await until(lambda: _has(shown("#problem"), WRONG), "the wrong password's message")
+            assert await shown("#who") == ""
+            await trio.to_thread.run_sync(fill, "person-signin", "HEIDI Ø", PASSWORD)
+            await until(lambda: _has(shown("#who"), "signed in as Heidi Ø"), "Heidi signed in")
+            assert await _js(driver, "return document.body.dataset.page") == "front"
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+
+
+async def _on(driver: object, page: str) -> bool:
+    return bool(await _js(driver, f"return document.body && document.body.dataset.page === {page!r}"))
+
+
+async def _has(text: Awaitable[str], wanted: str) -> bool:
+    return wanted in await text

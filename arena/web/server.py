@@ -350,12 +350,14 @@ async def bot_html(request: Request) -> Response:
 
 async def _form(request: Request) -> dict[str, str] | Response:
     """A POSTed form's fields (first value of each), or the refusal: 413 past ``SIGNIN_BODY_BYTES``,
-    403 from another site (the ``Origin`` or ``Sec-Fetch-Site`` a browser sends: a forged
-    cross-site form, the doors' CSRF defence beside their SameSite cookies)."""
+    403 from another site (the ``Sec-Fetch-Site`` or ``Origin`` a browser sends: a forged
+    cross-site form, the doors' CSRF defence beside their SameSite cookies). Under this site's
+    ``Referrer-Policy: no-referrer`` a browser's own form says ``Origin: null``: its
+    ``Sec-Fetch-Site`` tells."""
     origin = request.headers.get("origin")
     site = request.headers.get("sec-fetch-site")
     here = f"{request.url.scheme}://{request.headers.get('host', '')}"
-    if (origin is not None and origin != here) or (site is not None and site not in ("same-origin", "none")):
+    if (site is not None and site not in ("same-origin", "none")) or origin not in (None, "null", here):
         log.info("web_cross_site_form", path=request.url.path, origin=origin, site=site)
         return _error(403, f"a form from another site ({origin or site}) is refused here")
     body = b""
