@@ -11,13 +11,17 @@ from __future__ import annotations
 import html
 import http.client
 import sqlite3
+import subprocess
+import sys
 import urllib.parse
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 
 import argon2
 import pytest
 import trio
+from selenium.webdriver.common.by import By
 from starlette.requests import Request
 
 import referee
@@ -28,6 +32,8 @@ from arena.web.data import StoreSource
 from arena.web.limits import WebLimits
 from arena.web.server import serve_web
 from tests._web import SHORT, fetch, play, served, until
+from tests.test_web import _web_address
+from tests.test_web_browser import _driver, _js
 
 PASSWORD = "correct horse battery"
 """A password that is allowed."""
@@ -126,7 +132,8 @@ def test_sign_up_sign_in_sign_out_and_what_the_store_keeps(tmp_path: Path) -> No
             assert wrong.text.replace("amélie", "") == unknown.text.replace("nobody-here", "")
 
             # A form from another site is refused (the CSRF defence), whatever it carries.
-            for cross in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+            for cross in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                          {"Origin": "null", "Sec-Fetch-Site": "same-site"}, {"Origin": "null"}):
                 forged = await post(u, "/signin", {"name": "amélie", "password": PASSWORD}, headers=cross)
                 assert forged.status == 403 and "another site" in forged.text and not forged.cookies()
             same_site = await post(u, "/signin", {"name": "amélie", "password": PASSWORD},
@@ -155,13 +162,15 @@ def test_sign_up_sign_in_sign_out_and_what_the_store_keeps(tmp_path: Path) -> No
 
 
 def test_sign_in_attempts_are_limited_per_address_and_per_name(tmp_path: Path) -> None:
-    limits = WebLimits(signin_tries_per_minute=3)
+    limits = WebLimits(signin_tries_per_minute=3, signups_per_hour=2)
 
     async def main() -> None:
         async with served(tmp_path, limits) as s:
             u = s.url
             for name in ("carol", "dave"):
                 assert (await post(u, "/signup", {"name": name, "password": PASSWORD})).status == 303
+            third = await post(u, "/signup", {"name": "eve", "password": PASSWORD})
+            assert third.status == 429 and "signups_per_hour" in third.text and int(third.header("retry-after") or 0)
             for _ in range(3):
                 assert (await post(u, "/signin", {"name": "carol", "password": "wrong password"})).status == 403
             over = await post(u, "/signin", {"name": "carol", "password": PASSWORD})  # even the right one
@@ -191,6 +200,47 @@ def test_session_cookies_are_secure_over_https_or_behind_tls(tmp_path: Path) -> 
     finally:
         plain.close()
         behind.close()
+
+
+def test_a_session_ends_after_person_session_days(tmp_path: Path) -> None:
+    now = [1000.0]
+    accounts = Accounts(open_db(tmp_path / "serve.sqlite", "serve", any_thread=True),
+                        WebLimits(person_session_days=2), clock=lambda: now[0])
+
+    def request(token: str) -> Request:
+        return Request({"type": "http", "scheme": "http", "method": "GET", "path": "/",
+                        "headers": [(b"cookie", f"{SESSION_COOKIE}={token}".encode())]})
+
+    try:
+        person, token = trio.run(accounts.sign_up, "ivan", PASSWORD, "a")
+        assert accounts.signed_in(request(token)) == person
+        assert accounts.signed_in(request(token + "x")) is None
+        now[0] += 2 * 86400 - 1
+        assert accounts.signed_in(request(token)) == person
+        now[0] += 1
+        assert accounts.signed_in(request(token)) is None
+    finally:
+        accounts.close()
+
+
+def test_arena_serve_web_keeps_accounts_and_behind_tls_sets_secure_cookies(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--listen", "127.0.0.1:0", "--dir", str(tmp_path), "--web",
+         "127.0.0.1:0", "--web-behind-tls"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = _web_address(proc)
+
+        async def main() -> None:
+            made = await post(url, "/signup", {"name": "judy", "password": PASSWORD})
+            assert made.status == 303
+            (flags,) = [c for c in made.cookies() if c.startswith(SESSION_COOKIE)]
+            assert "secure" in {p.strip().lower() for p in flags.split(";")}
+        trio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    with sqlite3.connect(tmp_path / "serve.sqlite") as db:
+        assert [r[0] for r in db.execute("SELECT name FROM people")] == ["judy"]
 
 
 def test_people_games_are_rated_apart_from_the_bots_ladder(tmp_path: Path) -> None:
@@ -342,3 +392,52 @@ def test_an_unknown_name_costs_an_argon2_verification_like_a_wrong_password(tmp_
     assert real_hash.startswith("$argon2id$") and dummy.startswith("$argon2id$") and real_hash != dummy
     # The dummy hash costs what a person's does (the same parameters).
     assert real_hash.split("$")[3] == dummy.split("$")[3]
+
+
+def test_in_a_browser_sign_up_sign_out_sign_in_and_a_wrong_password(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile")
+
+    def fill(form: str, name: str, password: str) -> None:
+        for field, text in (("name", name), ("password", password)):
+            box = driver.find_element(By.CSS_SELECTOR, f"#{form} input[name={field}]")
+            box.clear()
+            box.send_keys(text)
+        driver.find_element(By.CSS_SELECTOR, f"#{form} button").click()
+
+    async def shown(css: str) -> str:
+        return str(await _js(driver, f"const e = document.querySelector({css!r}); return e ? e.textContent : ''"))
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(driver.get, s.url + "/")
+            await trio.to_thread.run_sync(lambda: driver.find_element(By.LINK_TEXT, "sign up").click())
+            await until(lambda: _on(driver, "signup"), "the sign-up page")
+            await trio.to_thread.run_sync(fill, "signup", "Heidi Ø", PASSWORD)
+            await until(lambda: _has(shown("#who"), "signed in as Heidi Ø"), "Heidi signed in after signing up")
+            assert await _js(driver, "return document.cookie") == ""  # HttpOnly: no script reads it
+
+            await _js(driver, "document.querySelector('form.door button').click()")
+            await until(lambda: _has(shown("#signin-link"), "sign in"), "the sign-in link after signing out")
+            assert await shown("#who") == ""
+
+            await trio.to_thread.run_sync(lambda: driver.find_element(By.ID, "signin-link").click())
+            await until(lambda: _on(driver, "signin"), "the sign-in page")
+            await trio.to_thread.run_sync(fill, "person-signin", "heidi ø", "not my password")
+            await until(lambda: _has(shown("#problem"), WRONG), "the wrong password's message")
+            assert await shown("#who") == ""
+            await trio.to_thread.run_sync(fill, "person-signin", "HEIDI Ø", PASSWORD)
+            await until(lambda: _has(shown("#who"), "signed in as Heidi Ø"), "Heidi signed in")
+            assert await _js(driver, "return document.body.dataset.page") == "front"
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+
+
+async def _on(driver: object, page: str) -> bool:
+    return bool(await _js(driver, f"return document.body && document.body.dataset.page === {page!r}"))
+
+
+async def _has(text: Awaitable[str], wanted: str) -> bool:
+    return wanted in await text

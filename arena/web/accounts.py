@@ -225,8 +225,8 @@ class Accounts:
         check_password(password)
         wait = self._signups.take(client, self._clock())
         if wait is not None:
-            raise AccountError(429, f"this address made {self.limits.signups_per_hour} accounts in the last hour "
-                                    "(limit signups_per_hour); try again later", wait)
+            raise AccountError(429, f"this address made {self._signups.limit} accounts in the last hour "
+                                    f"(limit {self._signups.name}); try again in {wait} s", wait)
         return await trio.to_thread.run_sync(self._sign_up, shown, password)
 
     def _sign_up(self, name: str, password: str) -> tuple[Person, str]:
@@ -252,9 +252,8 @@ class Accounts:
         for window, who in ((self._tries_by_client, f"this address ({client})"), (self._tries_by_name, "this name")):
             wait = window.take(client if window is self._tries_by_client else key, now)
             if wait is not None:
-                raise AccountError(429, f"{who} tried to sign in {self.limits.signin_tries_per_minute} times in "
-                                        f"the last minute (limit signin_tries_per_minute); try again in {wait} s",
-                                   wait)
+                raise AccountError(429, f"{who} tried to sign in {window.limit} times in the last minute "
+                                        f"(limit {window.name}); try again in {wait} s", wait)
         if not PASSWORD_CHARS[0] <= len(password) <= PASSWORD_CHARS[1]:
             raise AccountError(403, WRONG)
         return await trio.to_thread.run_sync(self._sign_in, key, password)

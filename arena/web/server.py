@@ -328,7 +328,7 @@ async def match_page(request: Request) -> Response:
             return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
                             status=404)
         return HTMLResponse(replay_html.replay_page(view, back_link="/", back_text="standings", assets=REPLAY_ASSETS))
-    people = await _people_replay(web, match_id)
+    people = await _people_replay(request, web, match_id)
     if people is not None:
         return people
     live = live_match(web.source.live, match_id)
@@ -350,8 +350,10 @@ async def bot_html(request: Request) -> Response:
 
 async def _form(request: Request) -> dict[str, str] | Response:
     """A POSTed form's fields (first value of each), or the refusal: 413 past ``SIGNIN_BODY_BYTES``,
-    403 from another site (the ``Origin`` or ``Sec-Fetch-Site`` a browser sends: a forged
-    cross-site form, the doors' CSRF defence beside their SameSite cookies)."""
+    403 from another site (the ``Sec-Fetch-Site`` or ``Origin`` a browser sends: a forged
+    cross-site form, the doors' CSRF defence beside their SameSite cookies). Under this site's
+    ``Referrer-Policy: no-referrer`` a browser's own form says ``Origin: null``: its
+    ``Sec-Fetch-Site`` tells."""
     origin = request.headers.get("origin")
     site = request.headers.get("sec-fetch-site")
     here = f"{request.url.scheme}://{request.headers.get('host', '')}"
@@ -457,39 +459,36 @@ async def signout(request: Request) -> Response:
     return response
 
 
-async def _people_replay(web: Web, match_id: str) -> Response | None:
-    """A people's game's replay page (``None``: no such people's game)."""
+async def _ask(web: Web, call: Callable[[Accounts], T]) -> T | None:
+    """``call(accounts)`` on a worker thread (``None``: this web keeps no accounts)."""
     accounts = web.accounts
-    if accounts is None:
-        return None
-    stored = await trio.to_thread.run_sync(accounts.replay_path, match_id)
+    return None if accounts is None else await trio.to_thread.run_sync(call, accounts)
+
+
+async def _people_replay(request: Request, web: Web, match_id: str) -> Response | None:
+    """A people's game's replay page (``None``: no such people's game)."""
+    stored = await _ask(web, lambda a: a.replay_path(match_id))
     if stored is None:
         return None
     try:
         view = await trio.to_thread.run_sync(load, Path(resolve_replay(stored, web.source.folder)))
     except (OSError, ReplayModelError) as e:
-        return HTMLResponse(pages.layout("Match", pages.message_body(f"the replay cannot be shown: {e}"),
-                                         page="message", operator=False, source=web.source.title), status_code=404)
+        return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
+                        status=404)
     return HTMLResponse(replay_html.replay_page(view, back_link="/people", back_text="people", assets=REPLAY_ASSETS))
 
 
 async def _people_standings(web: Web) -> list[dict[str, Any]] | None:
-    accounts = web.accounts
-    if accounts is None:
-        return None
-    found = await trio.to_thread.run_sync(accounts.standings)
-    return [standing_row(i + 1, s) for i, s in enumerate(found)]
+    found = await _ask(web, Accounts.standings)
+    return None if found is None else [standing_row(i + 1, s) for i, s in enumerate(found)]
 
 
 async def _person(web: Web, name: str) -> dict[str, Any] | None:
     """A person's standing and recent people's games (``None``: nobody of that name)."""
-    accounts = web.accounts
-    if accounts is None:
-        return None
-    person = await trio.to_thread.run_sync(accounts.person, name)
+    person = await _ask(web, lambda a: a.person(name))
     if person is None:
         return None
-    games = await trio.to_thread.run_sync(accounts.person_games, person, web.limits.bot_games)
+    games = await _ask(web, lambda a: a.person_games(person, web.limits.bot_games)) or []
     rows = await _people_standings(web) or []
     standing = next((r for r in rows if r["name"] == person.name), None)
     return {"name": person.name, "standing": standing,
