@@ -281,6 +281,12 @@ def test_a_time_forfeit_under_move_hands_the_bot_that_one_decision_and_the_seat_
     assert "to the end of this game" not in err.message
     assert not _errors(out, 1 - seat)  # the other seat is told the move, as any move
     assert [(e.event, e.fields["scope"]) for e in out.logs if e.level == "warning"] == [("seat_substituted", "move")]
+    if not late:  # an answer to the lost request, too late: refused, nothing changes
+        flow.answer(seat, req.request_id, req.legal_actions[0], False, now + 0.002)
+        stray = flow.take()
+        assert [e.code for e in _errors(stray, seat)] in ([bot_pb2.ERROR_CODE_NOT_YOUR_TURN],
+                                                          [bot_pb2.ERROR_CODE_BAD_REQUEST_ID])
+        assert flow.decisions == 1 and not requests(stray)
     # The seat is asked again (its clock as before the lost decision), and answers itself from then on.
     again, out, now = _until_asked(flow, seat, out, now)
     assert again.request_id > req.request_id and again.time_for_move_ms == req.time_for_move_ms
