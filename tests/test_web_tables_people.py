@@ -158,7 +158,7 @@ def test_codes_links_host_doors_and_the_computer_bound_over_http(tmp_path: Path)
             lobby = (await fetch(s.url + "/lobby.json")).json()
             assert [t["seats"][0]["name"] for t in lobby["open"]] == ["carol"]
             assert all(t["join"].startswith("/tables/j/") for t in lobby["open"])
-            assert any(t["watch"] == f"/matches/{started_match.match_id}" for t in lobby["running"])
+            assert lobby["running"] == []  # (alice and bob's table is private: not listed to watch)
             assert public not in json.dumps(lobby) and host not in json.dumps(lobby)
             # Wrong codes: ten are answered 404, the eleventh in the minute 429 (the right code too, now).
             for n in range(10):
@@ -412,5 +412,16 @@ def test_the_lobby_shows_a_new_public_table_without_a_reload_and_open_tables_are
             assert re.fullmatch(r"/tables/j/[A-Z2-7]{13}", href) and host not in href
             more = await post(s.url + "/tables/new", {"game": "gin", "preset": "short"}, carol)
             assert more.status == 503 and "limit open_tables" in more.text
+            # Carol fills the other seat and starts: the table moves to the tables being played, to watch.
+            assert (await fetch(s.url + host + "/fill", "POST", JSON, BOT_IN_SEAT_1)).status == 200
+            assert (await fetch(s.url + host + "/start", "POST", JSON, b"{}")).status == 200
+
+            async def watched() -> bool:
+                return bool(await _js(driver, "const a = document.querySelector('#lobby-running a.watch');"
+                                              "return !!a && a.getAttribute('href').startsWith('/matches/table-')"))
+            await until(watched, "the running table's watch link in the lobby")
+            watch = str(await _js(driver, "return document.querySelector('#lobby-running a.watch').href"))
+            spectator = await fetch(watch)
+            assert spectator.status == 200 and host not in spectator.text
 
     _run(main, [driver])

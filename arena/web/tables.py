@@ -105,6 +105,8 @@ NOTICES = ("seats", "notice", "rematch")
 MOVE_WAIT_S = 10.0
 """Seconds a move's POST waits for the referee's verdict in the stream (and the table's end for a
 session reading the match's last messages)."""
+WATCH_S = 1.0
+"""Seconds between looks at a running table's seats when no public event wakes the web."""
 SESSION_RETRY_S = 1.0
 """Seconds before a person's seat's session is opened again after the referee closed it."""
 
@@ -660,7 +662,7 @@ class Room:
                         table.substituted.add(i)
                         self._substituted(table, i)
                 changed[0] = trio.Event()
-                with trio.move_on_after(1.0):
+                with trio.move_on_after(WATCH_S):
                     await changed[0].wait()
             await match.finished.wait()
         finally:
@@ -723,7 +725,7 @@ class Room:
                     await trio.sleep(SESSION_RETRY_S)  # (the referee closed it: not in a loop)
                 while seat.readers == 0 and not match.over:
                     seat.back = trio.Event()
-                    with trio.move_on_after(1.0):
+                    with trio.move_on_after(SESSION_RETRY_S):
                         await seat.back.wait()
                 if seat.readers == 0:
                     return
@@ -1192,14 +1194,14 @@ async def _events(room: Room, seat: Seat, start: int, keepalive_s: float) -> Asy
 
 # ----- the lobby -----
 def lobby_data(room: Room) -> dict[str, Any]:
-    """The open public tables (to join) and the running ones (to watch), without anyone's link."""
+    """The open public tables (to join) and the running public ones (to watch), without anyone's link."""
     open_, running = [], []
     for t in room.tables.values():
         st = t.settings
         row = {"game": st.game, "preset": st.preset, "seats": t.seat_list()}
         if t.open and st.public and any(p.kind == "empty" for p in t.places):
             open_.append({**row, "join": f"{TABLES}/j/{t.code}"})
-        elif t.match is not None and not t.over:
+        elif t.match is not None and not t.over and st.public:
             running.append({**row, "watch": f"/matches/{t.match.match_id}"})
     return {"open": open_, "running": running}
 
