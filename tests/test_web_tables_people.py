@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 import trio
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -425,3 +426,9 @@ def test_the_lobby_shows_a_new_public_table_without_a_reload_and_open_tables_are
             assert spectator.status == 200 and host not in spectator.text
 
     _run(main, [driver])
+
+
+def test_the_grace_must_outlast_the_pages_absence() -> None:
+    assert WebLimits.parse(["person_grace_s=10", "person_away_s=2"]).person_grace_s == 10
+    with pytest.raises(ValueError, match=r"person_away_s=3 must be below person_grace_s=2"):
+        WebLimits.parse(["person_grace_s=2"])
