@@ -1,8 +1,9 @@
 """Tables: a person plays the computer in the browser, without an account (issue 21, first slice).
 
 The browser plays through the same referee protocol as any bot. For each table the web creates a
-match on the live referee (``arena serve``'s, or a tournament's embedded one), starts the chosen
-sample bot as a real process with its seat's token (as tournaments do), and opens the person's
+match on the live referee (``arena serve``'s, or a tournament's embedded one) of as many seats as
+the person chose (the game's seat counts), starts the chosen sample bot in every other seat, each
+as its own real process with its seat's token (as tournaments do), and opens the person's
 seat's session itself, with that seat's token, exactly like a bot: a ``BotService.Play`` stream.
 Only that seat's messages reach the page, each as proto3 JSON (``json_format``) with the game's
 description of **that seat's** view beside it (``present(match_view(match, seat))``,
@@ -16,7 +17,7 @@ with ``Last-Event-ID``) and a POST for each move (``/play/t/SECRET/move``); the 
 in the path (≥ 192 random bits), never shown to anyone else, and every page is sent with
 ``Referrer-Policy: no-referrer`` and ``Cache-Control: no-store``. Computer players running at once
 are bounded (``computer_players``, a :class:`~arena.web.limits.WebLimits` key): one more table
-gets 503 naming it.
+gets 503 naming it (a table of N seats runs N − 1 of them).
 """
 
 from __future__ import annotations
@@ -97,19 +98,25 @@ class Choice:
     """Its sample bots' names (``sample_bots/demos.toml``)."""
     module_prefix: str
     """What its sample bots' module names start with."""
+    seats: tuple[int, ...] = (2,)
+    """The numbers of seats it is played by (the game's ``seat_counts``)."""
+    default_seats: int = 2
+    """The seat count the form offers first (its demo's, if the game allows it)."""
 
 
 def choices() -> list[Choice]:
-    """Every installed two-seat game with a presentation and sample bots."""
+    """Every installed game with a presentation and sample bots."""
     found = []
     for game, demo in demos().items():
         try:
             reg = games.get(game)
         except ValueError:
             continue
-        if reg.presentation is None or 2 not in reg.game.seat_counts():
+        if reg.presentation is None:
             continue
-        found.append(Choice(game, tuple(reg.game.preset_names()), demo.samples, demo.module_prefix))
+        seats = tuple(reg.game.seat_counts())
+        found.append(Choice(game, tuple(reg.game.preset_names()), demo.samples, demo.module_prefix, seats,
+                            demo.seats if demo.seats in seats else seats[0]))
     return found
 
 
@@ -123,7 +130,7 @@ class Seat:
     table: referee.Table
     """The match on the referee."""
     bot: str
-    """The computer's sample bot."""
+    """The computer's sample bot (in every seat but the person's)."""
     payloads: list[str] = field(default_factory=list)
     """Every message of the seat's session, as the page gets it (JSON text, numbered from 1)."""
     changed: trio.Event = field(default_factory=trio.Event)
@@ -134,6 +141,8 @@ class Seat:
     """The seat's open request (``None``: not the seat's turn)."""
     over: bool = False
     """The session ended."""
+    again: dict[str, str] = field(default_factory=dict)
+    """The new-table form that opens this table again (the rematch the page offers at the end)."""
 
     def add(self, kind: str, message: Mapping[str, Any], view: Mapping[str, Any] | None, text: str = "") -> None:
         self.payloads.append(json.dumps({"n": len(self.payloads) + 1, "kind": kind, "message": message,
@@ -173,8 +182,9 @@ class Room:
             task_status.started()
             await trio.sleep(math.inf)
 
-    def open(self, game: str, preset: str, bot: str) -> Seat:
-        """A new table: the match, the computer's process and the person's session."""
+    def open(self, game: str, preset: str, bot: str, seats: int = 2) -> Seat:
+        """A new table of ``seats`` seats: the match, a computer's process for each seat but the
+        person's, and the person's session."""
         if self.ref is None or self._nursery is None:
             raise TableError(503, "this web has no live referee: tables need `arena serve --web`")
         found = {c.game: c for c in choices()}
@@ -185,23 +195,29 @@ class Room:
             raise TableError(400, f"preset {preset!r}: {game} has {', '.join(choice.presets)}")
         if bot not in choice.bots:
             raise TableError(400, f"bot {bot!r}: {game}'s sample bots are {', '.join(choice.bots)}")
-        if self.playing >= self.limits.computer_players:
+        if seats not in choice.seats:
+            raise TableError(400, f"seats {seats}: {game} is played by "
+                             f"{', '.join(map(str, choice.seats))} players")
+        if self.playing + seats - 1 > self.limits.computer_players:
             raise TableError(503, f"the server runs {self.limits.computer_players} computer players at once "
-                             "(limit computer_players); try again later")
+                             f"(limit computer_players; {self.playing} running, this table needs {seats - 1}); "
+                             "try again later")
         rules = games.get(game).game.rules_preset(preset)
         tc = referee.TimeControl(per_move_ms=int(self.limits.table_move_s * 1000))
-        spec = referee.MatchSpec(players=(PERSON, bot), game=game, rules=rules, time_control=tc,
+        bots = (bot,) if seats == 2 else tuple(f"{bot}-{n}" for n in range(1, seats))
+        spec = referee.MatchSpec(players=(PERSON, *bots), game=game, rules=rules, time_control=tc,
                                  repeat_illegal=True, match_id=f"{PEOPLE_PREFIX}{secrets.token_hex(6)}")
         try:
             table = self.ref.create_match(spec)
         except referee.LimitExceeded as e:
             raise TableError(503, str(e)) from None
-        seat = Seat(secrets.token_urlsafe(24), table, bot)
-        self.playing += 1
+        seat = Seat(secrets.token_urlsafe(24), table, bot,
+                    again={"game": game, "preset": preset, "bot": bot, "seats": str(seats)})
+        self.playing += seats - 1
         self.seats[seat.secret] = seat
         self._forget()
         self._nursery.start_soon(self._play, seat, choice.module_prefix + bot)
-        log.info("table_opened", match_id=table.match_id, game=game, preset=preset, bot=bot)
+        log.info("table_opened", match_id=table.match_id, game=game, preset=preset, bot=bot, seats=seats)
         return seat
 
     def _forget(self) -> None:
@@ -213,14 +229,17 @@ class Room:
         assert self.ref is not None
         ref = self.ref
         table = seat.table
-        link = table.links[1 - SEAT]
-        cmd = bot_command(argparse.Namespace(command="", bot=module), ref.address, link.token, seat.bot)
         env = {**os.environ, "GIN_LOG_LEVEL": "WARNING"}
-        proc: trio.Process | None = None
-        grace = 0.0  # seconds the computer's process has to end by itself (none when the web stops)
+        procs: list[trio.Process] = []
+        grace = 0.0  # seconds the computers' processes have to end by themselves (none when the web stops)
         try:
-            proc = await trio.lowlevel.open_process(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                                    stderr=subprocess.DEVNULL, env=env)
+            for n, link in enumerate(table.links):
+                if n == SEAT:
+                    continue
+                cmd = bot_command(argparse.Namespace(command="", bot=module), ref.address, link.token,
+                                  table.spec.players[n])
+                procs.append(await trio.lowlevel.open_process(
+                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
             await self._session(seat, ref.address, table.links[SEAT].token)
             grace = BOT_EXIT_S
         except (OSError, grpc.RpcError) as e:
@@ -233,13 +252,14 @@ class Room:
             seat.request = None
             seat.changed.set()
             with trio.CancelScope(shield=True):
-                if proc is not None:
-                    with trio.move_on_after(grace):
+                with trio.move_on_after(grace):
+                    for proc in procs:
                         await proc.wait()
+                for proc in procs:
                     if proc.returncode is None:
                         proc.kill()
                         await proc.wait()
-                self.playing -= 1
+                self.playing -= len(table.links) - 1
 
     async def _session(self, seat: Seat, address: str, token: str) -> None:
         """The person's seat's session: a bot's ``Play`` stream, every message forwarded."""
@@ -351,12 +371,13 @@ def _options(values: tuple[str, ...], default: str) -> str:
 
 
 def choose_body(found: list[Choice], problem: str = "") -> str:
-    """The new-table page: one form per game (its presets and its bots)."""
+    """The new-table page: one form per game (its presets, its bots and, if it may be played by
+    more than two, how many play)."""
     if not found:
         return '<p class="problem">No game with sample bots is installed.</p>'
     parts = [f'<p class="problem" role="alert">{escape(problem)}</p>'] if problem else []
-    parts.append("<p>No account needed: pick the computer's player and the rules, and play at once. "
-                 "There is no undo.</p>")
+    parts.append("<p>No account needed: pick the computer's player and the rules, and play at once "
+                 "(the computer plays every other seat). There is no undo.</p>")
     for c in found:
         preset = "short" if "short" in c.presets else c.presets[0]
         parts.append(
@@ -364,7 +385,9 @@ def choose_body(found: list[Choice], problem: str = "") -> str:
             f'<h2>{escape(c.game)}</h2><input type="hidden" name="game" value="{escape(c.game)}">'
             f'<label>the computer <select name="bot">{_options(c.bots, c.bots[0])}</select></label>'
             f'<label>rules <select name="preset">{_options(c.presets, preset)}</select></label>'
-            f'<button type="submit">play {escape(c.game)}</button></form>')
+            + (f'<label>players <select name="seats">{_options(tuple(map(str, c.seats)), str(c.default_seats))}'
+               '</select></label>' if len(c.seats) > 1 else f'<input type="hidden" name="seats" value="{c.seats[0]}">')
+            +             f'<button type="submit">play {escape(c.game)}</button></form>')
     return "\n".join(parts)
 
 
@@ -386,12 +409,16 @@ async def _form(request: Request) -> dict[str, str]:
 
 
 async def new_table(request: Request) -> Response:
-    """GET: the choices; POST (``game``, ``preset``, ``bot``): open a table, go to its seat's page."""
+    """GET: the choices; POST (``game``, ``preset``, ``bot``, ``seats``: 2 if left out): open a
+    table, go to its seat's page."""
     if request.method != "POST":
         return _page("Play the computer", choose_body(choices()))
     try:
         form = await _form(request)
-        seat = _room(request).open(form.get("game", ""), form.get("preset", ""), form.get("bot", ""))
+        seats = form.get("seats", "2")
+        if not seats.isdigit():
+            raise TableError(400, f"seats={seats!r}: expected a whole number")
+        seat = _room(request).open(form.get("game", ""), form.get("preset", ""), form.get("bot", ""), int(seats))
     except TableError as e:
         return _page("Play the computer", choose_body(choices(), str(e)), status=e.status)
     return RedirectResponse(f"{PREFIX}/t/{seat.secret}", status_code=303, headers=NO_STORE)
@@ -406,6 +433,7 @@ def table_body() -> str:
         '<section id="me" class="seat"></section>'
         '<div id="clocks"><span id="my-clock"></span> <span id="their-clock"></span></div>'
         '<p id="problem" class="problem" role="alert"></p>'
+        '<div id="selection" aria-live="polite"></div>'
         '<section id="moves" aria-label="your moves"></section>'
         '<section id="end" hidden></section>'
         '<section id="sheet"><h2>Score sheet</h2><table id="scores"><thead></thead><tbody></tbody></table></section>'
@@ -422,7 +450,8 @@ async def table_page(request: Request) -> Response:
     players = " vs ".join(seat.table.spec.players)
     return _page(f"{seat.table.spec.game}: {players}", table_body(),
                  data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(SEAT),
-                       "players": json.dumps(list(seat.table.spec.players))})
+                       "players": json.dumps(list(seat.table.spec.players)),
+                       "rematch": json.dumps(seat.again), "rematch-to": PREFIX})
 
 
 async def table_replay(request: Request) -> Response:
