@@ -230,6 +230,8 @@
         row.appendChild(el('span', 'label', words(k)));
         row.appendChild(cards(v));
         into.appendChild(row);
+      } else if (Array.isArray(v) && v.length === players.length && v.every((x) => typeof x === 'number' || /^-?\d+$/.test(String(x)))) {
+        into.appendChild(el('div', 'field', words(k) + ': ' + v.map((x, i) => who(i) + ' ' + x).join(', ')));
       } else if (Array.isArray(v)) {
         v.forEach((x, i) => {
           const sub = el('div', 'sub');
