@@ -16,6 +16,7 @@ import shutil
 import socket
 import sqlite3
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,17 @@ def _open_table(driver: Any, url: str) -> None:
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
 
 
+async def seat_page(driver: Any, url: str, open_table: Callable[[Any, str], None]) -> str:
+    """Open a table with ``open_table`` (the new-table form filled and sent) and wait for the
+    seat's page; its address."""
+    await trio.to_thread.run_sync(open_table, driver, url)
+
+    async def seated() -> bool:
+        return "/play/t/" in str(await _js(driver, "return location.href"))
+    await until(seated, "the seat's page")
+    return str(await _js(driver, "return location.href"))
+
+
 def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_path: Path) -> None:
     driver = _driver(tmp_path / "profile")
     driver.set_window_size(390, 844)
@@ -106,12 +118,7 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
 
     async def main() -> tuple[str, list[dict[str, Any]], str]:
         async with served(tmp_path / "srv") as s:
-            await trio.to_thread.run_sync(_open_table, driver, s.url)
-
-            async def seated() -> bool:
-                return "/play/t/" in str(await _js(driver, "return location.href"))
-            await until(seated, "the seat's page")
-            table_url = await _js(driver, "return location.href")
+            table_url = await seat_page(driver, s.url, _open_table)
             while True:
                 state = await _js(driver, STATE)
                 if state["over"]:
