@@ -56,6 +56,7 @@ END = """
 const end = document.getElementById('end');
 return {seats: end.querySelectorAll('.seat').length, text: end.textContent,
         status: document.getElementById('status').textContent,
+        log: [...document.querySelectorAll('#log li')].map(e => e.textContent),
         replay: (document.querySelector('#replay a') || {}).href || '',
         rematch: [...document.querySelectorAll('#replay form.rematch input')].map(i => i.name + '=' + i.value)};"""
 RANK = "A23456789TJQK"
@@ -175,6 +176,8 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
             players = list(table.spec.players)
             assert players == ["you", "greedy-1", "greedy-2", "greedy-3"]
             assert all(p in end["text"] for p in players[1:]) and end["status"].startswith("Game over: "), end
+            assert {e.split(": ")[0] for e in end["log"]} == set(players[1:]), end  # the others' moves by name
+            assert not any(e.endswith(": moved") for e in end["log"]), end  # in the game's words
             assert end["replay"] == table_url + "/replay", end
             assert sorted(end["rematch"]) == ["bot=greedy", "game=rummy", "preset=rummy", f"seats={SEATS}"]
             assert (await fetch(end["replay"])).status == 200

@@ -309,7 +309,7 @@
     }
     if (p.kind === 'deal_started') theirSince = Date.now();
     if (p.kind === 'event' && Number(m.event.seat) !== me) {  // the move in the game's words
-      $('log').appendChild(el('li', '', p.text || 'moved'));
+      $('log').appendChild(el('li', '', who(Number(m.event.seat)) + ': ' + (p.text || 'moved')));
       theirSince = Date.now();
     }
     if (p.kind === 'deal_finished') {
