@@ -182,6 +182,14 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
             assert end["replay"] == table_url + "/replay", end
             assert sorted(end["rematch"]) == ["bot=greedy", "game=rummy", "preset=rummy", f"seats={SEATS}"]
             assert (await fetch(end["replay"])).status == 200
+            await trio.to_thread.run_sync(_click, driver, "#replay form.rematch button")  # the rematch: a new table
+
+            async def rematched() -> bool:
+                here = str(await _js(driver, "return location.href"))
+                return "/play/t/" in here and here != table_url
+            await until(rematched, "the rematch's seat page")
+            title = str(await _js(driver, "return document.title"))
+            assert title.endswith("rummy: you vs greedy-1 vs greedy-2 vs greedy-3 — Gin Arena"), title
             return table.report.replay_path, payloads
 
     try:
