@@ -228,7 +228,8 @@ def _check(dom: _Dom, view: RummyMatchView, pos: RummyPosition) -> None:
         assert ("to-move" in dom.attrs[f"seat-{seat}"]["class"]) == (pos.shown["to_move"] == seat)
         scores = deal.end.scores if at_end and deal.end is not None else deal.scores_before
         assert dom.text[f"score-{seat}"] == str(scores[seat])
-        assert dom.text[f"count-{seat}"] == (f"{len(hand)} card" if len(hand) == 1 else f"{len(hand)} cards")
+        count = f"{len(hand)} card" if len(hand) == 1 else f"{len(hand)} cards"
+        assert dom.text[f"count-{seat}"] == " · ".join([count, *pos.shown["seats"][seat]["notes"]])
     marker = dom.attrs["chart-marker"]
     moves = max(1, len(deal.positions) - 1)
     x = float(marker["data-x0"]) + float(marker["data-dx"]) * (deal.index + pos.step / moves)

@@ -153,6 +153,8 @@ class Choice:
     """What its sample bots' module names start with."""
     seats: tuple[int, ...]
     """The numbers of seats it is played by (``seat_counts()``)."""
+    default_seats: int
+    """The seat count the forms offer first (its demo's, if the game allows it)."""
 
 
 def choices() -> list[Choice]:
@@ -165,8 +167,9 @@ def choices() -> list[Choice]:
             continue
         if reg.presentation is None:
             continue
-        found.append(Choice(game, tuple(reg.game.preset_names()), demo.samples, demo.module_prefix,
-                            tuple(reg.game.seat_counts())))
+        seats = tuple(reg.game.seat_counts())
+        found.append(Choice(game, tuple(reg.game.preset_names()), demo.samples, demo.module_prefix, seats,
+                            demo.seats if demo.seats in seats else seats[0]))
     return found
 
 
@@ -395,7 +398,7 @@ class Room:
             raise TableError(400, f"preset {preset!r}: {game} has {', '.join(choice.presets)}")
         n = _number(seats, "seats", choice.seats[0])
         if n not in choice.seats:
-            raise TableError(400, f"seats={n}: {game} is played by {choice.seats[0]}–{choice.seats[-1]}")
+            raise TableError(400, f"seats={n}: {game} is played by {', '.join(map(str, choice.seats))} players")
         most = self.limits.table_move_s
         move = _number(move_s, "move_s", most, float)
         if not 1 <= move <= most:
@@ -441,12 +444,16 @@ class Room:
         seat = self.open(settings, PERSON)
         for i in range(1, settings.seats):
             self._place_bot(seat.table, i, bot)
+        self._start_or_drop(seat)
+        return seat
+
+    def _start_or_drop(self, seat: Seat) -> None:
+        """Start a table nobody else will sit at; if it cannot start, it is gone."""
         try:
             self.start(seat)
         except TableError:
             del self.tables[seat.table.code], self.seats[seat.secret]
             raise
-        return seat
 
     def find(self, code: str, client: str) -> Table:
         """The table of a code (404 counting a wrong try; 429 after too many)."""
@@ -502,7 +509,8 @@ class Room:
 
     def _place_bot(self, table: Table, index: int, bot: str) -> None:
         place = table.places[index]
-        place.kind, place.name, place.seat, place.bot = "bot", self._unique(table, bot), None, bot
+        name = bot if len(table.places) == 2 else f"{bot}-{index}"  # (at more seats: which seat's bot)
+        place.kind, place.name, place.seat, place.bot = "bot", self._unique(table, name), None, bot
         place.person_id = place.person = None
         self._told_seats(table)
 
@@ -517,7 +525,8 @@ class Room:
     def _computers(self, n: int) -> None:
         if n and self.playing + n > self.limits.computer_players:
             raise TableError(503, f"the server runs {self.limits.computer_players} computer players at once "
-                             "(limit computer_players); try again later")
+                             f"(limit computer_players; {self.playing} running, this table needs {n}); "
+                             "try again later")
 
     def start(self, seat: Seat) -> None:
         """The host starts the table: the match, the bots' processes and the people's sessions."""
@@ -562,7 +571,8 @@ class Room:
 
     def ask_rematch(self, seat: Seat) -> Seat:
         """The person asks for (or accepts) a rematch: a new table with the same settings and seats.
-        The first to ask opens it (as its host, with the same bots); the others join it by clicking."""
+        The first to ask opens it (as its host, with the same bots); the others join it by clicking.
+        A table of one person and bots (``/play``'s) starts at once."""
         old = seat.table
         if not old.over:
             raise TableError(409, "the game is not over yet")
@@ -585,6 +595,8 @@ class Room:
             if p.kind == "bot":
                 free = next(i for i, q in enumerate(new.table.places) if q.kind == "empty")
                 self._place_bot(new.table, free, p.bot)
+        if not any(p.kind == "empty" for p in new.table.places):  # nobody to wait for (``/play``'s): at once
+            self._start_or_drop(new)
         old.rematch = new.table.code
         seat.rematch_seat = new
         for p in old.places:
@@ -841,7 +853,7 @@ def _number(text: str, name: str, default: Any, kind: Callable[[str], Any] = int
     try:
         value = kind(text.strip())
     except ValueError:
-        raise TableError(400, f"{name}={text!r}: expected a number") from None
+        raise TableError(400, f"{name}={text!r}: expected a {'whole ' if kind is int else ''}number") from None
     if isinstance(value, float) and not math.isfinite(value):
         raise TableError(400, f"{name}={text!r}: expected a number")
     return value
@@ -900,7 +912,7 @@ def _options(values: tuple[str, ...], default: str) -> str:
 def _seat_options(c: Choice) -> str:
     if len(c.seats) < 2:
         return ""
-    return (f'<label>seats <select name="seats">{_options(tuple(str(n) for n in c.seats), str(c.seats[0]))}'
+    return (f'<label>seats <select name="seats">{_options(tuple(str(n) for n in c.seats), str(c.default_seats))}'
             '</select></label>')
 
 
@@ -1067,6 +1079,7 @@ def table_body() -> str:
         '<section id="me" class="seat"></section>'
         '<div id="clocks"><span id="my-clock"></span> <span id="their-clock"></span></div>'
         '<p id="problem" class="problem" role="alert"></p>'
+        '<div id="selection" aria-live="polite"></div>'
         '<section id="moves" aria-label="your moves"></section>'
         '<section id="end" hidden></section>'
         '<section id="sheet"><h2>Score sheet</h2><table id="scores"><thead></thead><tbody></tbody></table></section>'

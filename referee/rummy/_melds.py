@@ -284,3 +284,50 @@ def fit_entries(meld: TableMeld, ace_high: bool) -> tuple[FitEntry, ...]:
             entry = _LAYOFFS[key] = 1 << card.index, LayOff(card, meld.number, end)
         out.append(entry)
     return tuple(out)
+
+
+# ----- a hand arranged for people -----
+@dataclass(frozen=True, slots=True)
+class Arrangement(Value):
+    """A hand split into disjoint melds and the cards left (for showing a hand, not a rule)."""
+
+    melds: tuple[tuple[Card, ...], ...]
+    """The melds, each in its table order, by their first card."""
+    deadwood: tuple[Card, ...]
+    """The cards in no meld, in index order."""
+    value: int
+    """The deadwood's value (R1's card values)."""
+
+
+def arrange(hand: Sequence[Card], ace_high: bool, face_values: str) -> Arrangement:
+    """The hand's disjoint melds that leave the least deadwood value (ties: the first found,
+    trying each card as deadwood before the melds through it)."""
+    entries = meld_entries(cards_mask(hand), ace_high)
+    values = {c.index: card_value(c, face_values) for c in hand}
+    memo: dict[int, tuple[int, tuple[int, ...]]] = {}
+
+    def best(mask: int) -> tuple[int, tuple[int, ...]]:
+        """The least deadwood value of the cards of ``mask`` and the entries that leave it."""
+        if not mask:
+            return 0, ()
+        found = memo.get(mask)
+        if found is not None:
+            return found
+        low = mask & -mask
+        rest, chosen = best(mask ^ low)
+        out = rest + values[low.bit_length() - 1], chosen
+        for k, (meld, _, _) in enumerate(entries):
+            if meld & low and meld & mask == meld:
+                rest, chosen = best(mask & ~meld)
+                if rest < out[0]:
+                    out = rest, (k, *chosen)
+        memo[mask] = out
+        return out
+
+    value, chosen = best(cards_mask(hand))
+    melds = sorted((entries[k][2].cards for k in chosen), key=lambda cs: min(c.index for c in cs))
+    used = 0
+    for k in chosen:
+        used |= entries[k][0]
+    return Arrangement(tuple(melds), tuple(sorted((c for c in hand if not used >> c.index & 1),
+                                                  key=lambda c: c.index)), value)

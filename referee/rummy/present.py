@@ -2,10 +2,12 @@
 (2–6 seats), and that view as the arena's game-neutral description
 (``referee.games.GamePresentation``; the schema is documented there).
 
-A seat sees its own hand, every hand's size, the discard row, the table's melds with who laid
-each card, and the cards taken from the discards; a spectator sees no hand; the replay's viewer
-(``EVERYONE``) every hand. At a deal's end the hands left are shown to everyone (they are
-scored, R8).
+A seat sees its own hand (arranged in its best melds and the deadwood left, for people: the
+rules meld nothing by themselves), every hand's size, the discard row, the table's melds with who
+laid each card, and the cards each seat took from the discards and still holds (a seat note:
+everyone saw them taken, and a card leaves a hand only face up); a spectator sees no hand; the
+replay's viewer (``EVERYONE``) every hand. At a deal's end the hands left are shown to everyone
+(they are scored, R8), ungrouped: every card left counts.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from referee.cardcore import places_with_forfeits
 
 from ._actions import Action, DrawStock, LayMeld, LayOff, TakeDiscard, parse_action
 from ._cards import Card, parse_card
-from ._deal import Deal, Reshuffle
+from ._deal import Deal, Move, Reshuffle
 from ._match import places
-from ._melds import TableMeld
+from ._melds import TableMeld, arrange
 from ._outcome import RummyOutcome
 from ._rules import RummyRules
 
@@ -63,6 +65,12 @@ class RummyView:
     """The actions the audience may choose now (the decider's, if the audience sees its hand)."""
     outcome: RummyOutcome | None
     """The deal's end (``None``: not over)."""
+    taken: tuple[tuple[Card, ...], ...] = ()
+    """By seat: the cards it took from the discards and still holds (public: seen taken)."""
+    ace_high: bool = False
+    """Whether a run may end with the ace above the king (how the hands are arranged)."""
+    face_values: str = "ten"
+    """The rule set's card values (``ten`` or ``rank``: how deadwood is counted)."""
 
 
 def _sees(audience: int | str, seat: int) -> bool:
@@ -86,11 +94,17 @@ def view_of(deal: Deal, audience: int | str, last: tuple[int, Action, tuple[Card
         last = (last[0], last[1], ())
     decider = deal.to_move
     legal = tuple(deal.legal_actions()) if decider is not None and _sees(audience, decider) else ()
+    took: list[set[Card]] = [set() for _ in range(deal.seats)]
+    for step, moved in zip(deal.steps, deal.step_cards, strict=True):
+        if isinstance(step, Move) and isinstance(step.action, TakeDiscard):
+            took[step.seat] |= set(moved)
     return RummyView(
         hands=tuple(deal.hand(s) if _sees(audience, s) else None for s in range(deal.seats)),
         counts=deal.hand_sizes(), discard_pile=tuple(deal.pile), stock_size=len(deal.stock), table=tuple(deal.table),
         dealer=deal.dealer, to_move=decider, phase=deal.phase, must_use=deal.pending, stopped=deal.stopped,
         last=last, reshuffled=reshuffled, legal=legal, outcome=deal.outcome,
+        taken=tuple(tuple(c for c in deal.hand(s) if c in took[s]) for s in range(deal.seats)),
+        ace_high=deal.rules.ace == "low_or_high", face_values=deal.rules.face_values,
     )
 
 
@@ -157,13 +171,29 @@ class RummyPresentation:
         deal = getattr(inner, "deal", None)
         if not isinstance(deal, Deal):
             raise TypeError(f"not a rummy match: {type(match).__name__}")
-        return view_of(deal, audience)
+        moves = [i for i, step in enumerate(deal.steps) if isinstance(step, Move)]
+        if not moves:
+            return view_of(deal, audience)
+        at = moves[-1]  # the move that led here, as ``deal_views`` gives it
+        step = deal.steps[at]
+        assert isinstance(step, Move)
+        reshuffled = any(isinstance(s, Reshuffle) for s in deal.steps[at + 1:])
+        return view_of(deal, audience, (step.seat, step.action, _moved(step.action, deal.step_cards[at])), reshuffled)
 
     def present(self, view: RummyView) -> dict[str, Any]:
-        seats: list[dict[str, Any]] = [
-            {"seat": s, "dealer": s == view.dealer, "to_move": s == view.to_move, "count": view.counts[s],
-             "hand": {"groups": [], "loose": _cards(hand)} if hand is not None else None, "notes": []}
-            for s, hand in enumerate(view.hands)]
+        seats: list[dict[str, Any]] = []
+        for s, hand in enumerate(view.hands):
+            shown, notes = None, []
+            if hand is not None and view.outcome is None:
+                arranged = arrange(hand, view.ace_high, view.face_values)
+                shown = {"groups": [_cards(m) for m in arranged.melds], "loose": _cards(arranged.deadwood)}
+                notes.append(f"deadwood {arranged.value}")
+            elif hand is not None:
+                shown = {"groups": [], "loose": _cards(hand)}
+            if s < len(view.taken) and view.taken[s]:
+                notes.append("took " + " ".join(_cards(view.taken[s])) + " from the discards")
+            seats.append({"seat": s, "dealer": s == view.dealer, "to_move": s == view.to_move,
+                          "count": view.counts[s], "hand": shown, "notes": notes})
         notes = []
         if view.must_use is not None:
             notes.append(f"the taken {view.must_use} must be used first")
@@ -174,10 +204,11 @@ class RummyPresentation:
             seat, action, cards = view.last
             last = {"seat": seat, "text": _move_text(action, cards), "cards": _cards(cards)}
         legal = []
+        owners = {m.number: m.owner for m in view.table}
         for a in view.legal:
             cards = _moved(a, ())
             legal.append({"id": str(a), "label": (_LABELS.get(a.kind, a.kind) + " " + " ".join(_cards(cards))).strip()
-                          + (f" on meld #{a.meld} ({a.end})" if isinstance(a, LayOff) else ""),
+                          + (f" on meld #{a.meld} of {{{owners[a.meld]}}} ({a.end})" if isinstance(a, LayOff) else ""),
                           "kind": a.kind, "cards": _cards(cards)})
         return {
             "seats": seats,

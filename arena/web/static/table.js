@@ -16,6 +16,9 @@
   let theirSince = Date.now();
   let over = false;
   let sending = false;
+  let selected = [];              // the hand's cards the person selected, in the order chosen
+  let opened = '';                // the kind of move whose every way is listed ('' : none)
+  const MANY = 12;                // more moves of one kind than this: grouped under the kind
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -42,9 +45,35 @@
     box.appendChild(el('span', 'count', '× ' + n));
     return box;
   }
+  // A card of the person's hand: a toggle (click, tap, or arrow keys to move and space to press).
+  function pick(c) {
+    const b = el('button', 'card pick ' + (/[hd]$/.test(c) ? 'red' : 'black'), c);
+    b.type = 'button';
+    b.dataset.card = c;
+    b.setAttribute('aria-pressed', selected.includes(c) ? 'true' : 'false');
+    b.addEventListener('click', () => toggle(c));
+    return b;
+  }
+  function picks(list, cls) {
+    const box = el('span', cls);
+    for (const c of list || []) box.appendChild(pick(c));
+    return box;
+  }
+  function toggle(c) {
+    selected = selected.includes(c) ? selected.filter((x) => x !== c) : selected.concat([c]);
+    drawView();
+    const again = document.querySelector('#me [data-card="' + c + '"]');
+    if (again) again.focus();
+  }
+  function badge(seat) {
+    const b = el('span', 'badge', seat === me ? 'you' : String(seat));
+    b.title = 'laid by ' + who(seat);
+    return b;
+  }
   function seatBox(target, s) {
     target.textContent = '';
     if (!s) return;
+    target.classList.toggle('tomove', !!s.to_move);
     const head = el('div', 'name', s.seat === me ? 'You' : (players[s.seat] || 'seat ' + s.seat));
     if (s.dealer) head.appendChild(el('span', 'tag', 'dealer'));
     if (s.to_move) head.appendChild(el('span', 'tag tomove', s.seat === me ? 'your turn' : 'to move'));
@@ -52,9 +81,10 @@
     target.appendChild(head);
     if (!s.hand) { target.appendChild(backs(s.count)); return; }
     const hand = el('div', 'hand');
-    for (const g of s.hand.groups) { const m = cards(g, 'meld'); m.title = 'meld'; hand.appendChild(m); }
+    const show = s.seat === me ? picks : cards;
+    for (const g of s.hand.groups) { const m = show(g, 'meld'); m.title = 'meld'; hand.appendChild(m); }
     if (s.hand.loose.length) {
-      const d = cards(s.hand.loose, 'loose');
+      const d = show(s.hand.loose, 'loose');
       d.title = 'deadwood';
       hand.appendChild(el('span', 'label', 'deadwood'));
       hand.appendChild(d);
@@ -64,10 +94,14 @@
   function drawView() {
     if (!view) return;
     const mine = view.seats.find((s) => s.seat === me);
-    const theirs = view.seats.filter((s) => s.seat !== me);
+    const held = mine && mine.hand ? [].concat(...mine.hand.groups, mine.hand.loose) : [];
+    selected = selected.filter((c) => held.includes(c));
+    // the others clockwise from the person's left
+    const theirs = view.seats.filter((s) => s.seat !== me)
+      .sort((a, b) => ((a.seat - me + view.seats.length) % view.seats.length) - ((b.seat - me + view.seats.length) % view.seats.length));
     const opp = $('opponent');
     opp.textContent = '';
-    for (const s of theirs) { const box = el('div'); seatBox(box, s); opp.appendChild(box); }
+    for (const s of theirs) { const box = el('div', 'other'); seatBox(box, s); opp.appendChild(box); }
     seatBox($('me'), mine);
     const piles = $('piles');
     piles.textContent = '';
@@ -75,14 +109,22 @@
       const row = el('div', 'pile');
       row.appendChild(el('span', 'label', p.name + ' (' + p.count + ')'));
       if (p.cards === null) row.appendChild(backs(p.count));
-      else row.appendChild(cards(p.cards.slice(-8)));
+      else row.appendChild(cards(p.cards));
       piles.appendChild(row);
     }
     if (view.table) {
+      if (view.table.length) piles.appendChild(el('div', 'label', 'on the table'));
       for (const t of view.table) {
-        const row = el('div', 'pile');
-        row.appendChild(el('span', 'label', named(t.label)));
-        row.appendChild(cards(t.cards));
+        const row = el('div', 'pile tmeld');
+        row.dataset.owner = t.owner === null ? '' : String(t.owner);
+        row.appendChild(el('span', 'label', 'meld ' + named(t.label) + (t.owner === null ? '' : ' of ' + who(t.owner))));
+        const box = el('span', 'cards');
+        t.cards.forEach((c, i) => {
+          const e = card(c);
+          if (t.placed_by && t.placed_by[i] !== undefined) { e.dataset.by = String(t.placed_by[i]); e.appendChild(badge(t.placed_by[i])); }
+          box.appendChild(e);
+        });
+        row.appendChild(box);
         piles.appendChild(row);
       }
     }
@@ -94,15 +136,43 @@
     if (view.end) drawEnd(view.end, null);
     drawMoves();
   }
+  // The moves shown: with cards selected, the legal moves using them all (exactly those first);
+  // with none, every move, except that a kind of move needing several cards (or offered in too
+  // many ways) is one button naming how many ways it has, listing them when pressed.
+  function shownMoves(legal) {
+    const has = (m) => selected.every((c) => m.cards.includes(c));
+    if (selected.length) {
+      const fit = legal.filter(has);
+      return {moves: fit.filter((m) => m.cards.length === selected.length).concat(fit.filter((m) => m.cards.length !== selected.length)), groups: []};
+    }
+    const kinds = {};
+    for (const m of legal) (kinds[m.kind] = kinds[m.kind] || []).push(m);
+    const grouped = (k) => k !== opened && (kinds[k].some((m) => m.cards.length > 1) || kinds[k].length > MANY);
+    return {moves: legal.filter((m) => !grouped(m.kind)),
+            groups: Object.keys(kinds).filter(grouped).map((k) => ({kind: k, ways: kinds[k]}))};
+  }
   let drawnMoves = '';
+  let shown = [];                 // the move buttons' moves, in order (the number keys press them)
   function drawMoves() {
     const box = $('moves');
     const legal = request && view ? view.legal : [];
-    const key = JSON.stringify([legal, sending]);
+    const key = JSON.stringify([legal, sending, selected, opened]);
     if (key === drawnMoves) return;  // unchanged: keep the buttons (and the focus) as they are
     drawnMoves = key;
     box.textContent = '';
-    legal.forEach((m, i) => {
+    const sel = $('selection');
+    sel.textContent = '';
+    if (selected.length) {
+      sel.appendChild(el('span', 'label', 'selected: '));
+      sel.appendChild(cards(selected));
+      const clear = el('button', 'clear', 'clear');
+      clear.type = 'button';
+      clear.addEventListener('click', () => { selected = []; drawView(); });
+      sel.appendChild(clear);
+    }
+    const {moves, groups} = shownMoves(legal);
+    shown = moves;
+    moves.forEach((m, i) => {
       const b = el('button', 'move', (i < 9 ? (i + 1) + ' · ' : '') + named(m.label));
       b.type = 'button';
       b.dataset.action = m.id;
@@ -110,16 +180,27 @@
       b.addEventListener('click', () => send(m.id));
       box.appendChild(b);
     });
+    for (const g of groups) {
+      const b = el('button', 'group', words(g.kind.replace(/_/g, ' ')) + ' (' + g.ways.length + (g.ways.length === 1 ? ' way' : ' ways') + ') — select its cards');
+      b.type = 'button';
+      b.dataset.kind = g.kind;
+      b.disabled = sending;
+      b.addEventListener('click', () => { opened = g.kind; drawMoves(); });
+      box.appendChild(b);
+    }
+    if (selected.length && legal.length && !moves.length) box.appendChild(el('p', 'none', 'no move uses all the selected cards'));
     signal(legal.length > 0);
   }
   function signal(yours) {
     body.classList.toggle('your-turn', yours);
     document.title = (yours ? '● Your turn — ' : '') + document.title.replace(/^● Your turn — /, '');
-    if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number)' : (body.dataset.others ? 'Waiting for the others…' : 'The computer is thinking…');
+    if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number; select cards to narrow the moves)' : (body.dataset.others ? 'Waiting for the others…' : 'The computer is thinking…');
   }
   async function send(id) {
     if (!request || sending) return;
     sending = true;
+    selected = [];
+    opened = '';
     $('problem').textContent = '';
     if (!(view && view.end)) $('end').hidden = true;  // the last deal's end stays until the next move
     const rid = request.requestId;
@@ -149,6 +230,8 @@
         row.appendChild(el('span', 'label', words(k)));
         row.appendChild(cards(v));
         into.appendChild(row);
+      } else if (Array.isArray(v) && v.length === players.length && v.every((x) => typeof x === 'number' || /^-?\d+$/.test(String(x)))) {
+        into.appendChild(el('div', 'field', words(k) + ': ' + v.map((x, i) => who(i) + ' ' + x).join(', ')));
       } else if (Array.isArray(v)) {
         v.forEach((x, i) => {
           const sub = el('div', 'sub');
@@ -228,7 +311,7 @@
     }
     if (p.kind === 'deal_started') theirSince = Date.now();
     if (p.kind === 'event' && Number(m.event.seat) !== me) {  // the move in the game's words
-      $('log').appendChild(el('li', '', p.text || 'moved'));
+      $('log').appendChild(el('li', '', who(Number(m.event.seat)) + ': ' + (p.text || 'moved')));
       theirSince = Date.now();
     }
     if (p.kind === 'deal_finished') {
@@ -269,14 +352,23 @@
       theirs.textContent = '';
     } else if (!over) {
       mine.textContent = '';
-      theirs.textContent = (body.dataset.others ? 'the others: ' : 'the computer: ') + Math.floor((Date.now() - theirSince) / 1000) + ' s';
+      const thinking = view && view.to_move !== null && view.to_move !== undefined && view.to_move !== me ? who(view.to_move) : (body.dataset.others ? 'the others' : 'the computer');
+      theirs.textContent = thinking + ': ' + Math.floor((Date.now() - theirSince) / 1000) + ' s';
     } else { mine.textContent = ''; theirs.textContent = ''; }
   }
   setInterval(tick, 250);
   document.addEventListener('keydown', (e) => {
     if (e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT')) return;
     const n = Number(e.key);
-    if (n >= 1 && n <= 9 && request && view && view.legal[n - 1]) { e.preventDefault(); send(view.legal[n - 1].id); }
+    if (n >= 1 && n <= 9 && request && shown[n - 1]) { e.preventDefault(); send(shown[n - 1].id); return; }
+    // the hand's cards: the arrow keys move between them (space or enter presses one)
+    const hand = [...document.querySelectorAll('#me [data-card]')];
+    const at = hand.indexOf(document.activeElement);
+    if ((e.key === 'ArrowRight' || e.key === 'ArrowLeft') && hand.length) {
+      e.preventDefault();
+      const next = at < 0 ? 0 : (at + (e.key === 'ArrowRight' ? 1 : hand.length - 1)) % hand.length;
+      hand[next].focus();
+    } else if (e.key === 'Escape' && selected.length) { selected = []; drawView(); }
   });
   const source = new EventSource(body.dataset.events);
   source.addEventListener('table', (e) => handle(JSON.parse(e.data)));
