@@ -27,6 +27,9 @@ from arena.web.limits import WebLimits
 from arena.web.tables import TIME_RAN_OUT
 from tests._web import Reply, fetch, served, until
 from tests.test_web_browser import _driver, _js
+from tests.test_web_rummy_table import END as RUMMY_END
+from tests.test_web_rummy_table import STATE as RUMMY_STATE
+from tests.test_web_rummy_table import play_turn as rummy_turn
 from tests.test_web_tables import ARTIFACTS, STATE, _click, _pick, _Reader, _true, check_payloads
 
 T = TypeVar("T")
@@ -35,6 +38,8 @@ JSON = {"Content-Type": "application/json"}
 PASSWORD = "correct horse battery"
 BOT_IN_SEAT_1 = json.dumps({"seat": "1", "bot": "random"}).encode()
 """The host's fill: the random sample bot in seat 1."""
+RUMMY_SEATS = 4
+"""The Rummy table's seats: two people and two sample bots."""
 
 
 def _post_raw(url: str, body: bytes, headers: dict[str, str]) -> Reply:
@@ -211,11 +216,23 @@ async def _play_turn(driver: Any, state: dict[str, Any]) -> None:
     await until(answered, f"the referee's answer to {move!r}", 30)
 
 
-async def _two_people(s: Any, drivers: list[Any]) -> tuple[list[str], str]:
-    """Alice and Bob sign up, Alice opens a table, Bob joins by its code, Alice starts it."""
+def _open_rummy(driver: Any, url: str) -> None:
+    """A four-seat Rummy table played to a game target of 1: the first deal scored ends it."""
+    driver.get(url + "/tables/new")
+    form = driver.find_element(By.CSS_SELECTOR, 'form[data-game="rummy"]')
+    Select(form.find_element(By.NAME, "preset")).select_by_value("rummy")
+    Select(form.find_element(By.NAME, "seats")).select_by_value(str(RUMMY_SEATS))
+    form.find_element(By.NAME, "target").send_keys("1")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+
+async def _two_people(s: Any, drivers: list[Any], open_table: Callable[[Any, str], None] = _open,
+                      bots: tuple[int, ...] = ()) -> tuple[list[str], str]:
+    """Alice and Bob sign up, Alice opens a table, Bob joins by its code, Alice fills the seats
+    ``bots`` with sample bots (her page's buttons) and starts it."""
     await trio.to_thread.run_sync(_sign_up, drivers[0], s.url, "alice")
     await trio.to_thread.run_sync(_sign_up, drivers[1], s.url, "bob")
-    await trio.to_thread.run_sync(_open, drivers[0], s.url)
+    await trio.to_thread.run_sync(open_table, drivers[0], s.url)
     host = await _seated(drivers[0])
 
     async def code_shown() -> bool:
@@ -231,6 +248,15 @@ async def _two_people(s: Any, drivers: list[Any]) -> tuple[list[str], str]:
                                           "return r && r.textContent.includes('bob')"))
     await until(bob_sat, "bob in the host's seat list")
     assert not await _js(drivers[1], "return !!document.getElementById('start')")  # Start is the host's
+    for seat in bots:
+        await trio.to_thread.run_sync(_click, drivers[0], f'#seat-list li[data-seat="{seat}"] button.fill')
+        async def filled(seat: int = seat) -> bool:  # live on the host's page
+            return await _seat_row(drivers[0], seat, "(computer)")
+        await until(filled, f"a sample bot in seat {seat}")
+
+    async def ready() -> bool:  # every seat taken: the host's Start is enabled
+        return bool(await _js(drivers[0], "const b = document.getElementById('start'); return !!b && !b.disabled"))
+    await until(ready, "the host's Start enabled")
     await trio.to_thread.run_sync(_click, drivers[0], "#start")
     return [host, joined], code
 
@@ -432,3 +458,63 @@ def test_the_grace_must_outlast_the_pages_absence() -> None:
     assert WebLimits.parse(["person_grace_s=10", "person_away_s=2"]).person_grace_s == 10
     with pytest.raises(ValueError, match=r"person_away_s=3 must be below person_grace_s=2"):
         WebLimits.parse(["person_grace_s=2"])
+
+
+def test_a_four_seat_rummy_table_with_two_people_and_two_bots_plays_a_deal_to_its_end(tmp_path: Path) -> None:
+    drivers = [_driver(tmp_path / f"profile{i}") for i in range(2)]
+    for d in drivers:
+        d.set_window_size(390, 844)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shots: dict[str, Path] = {}
+    moves = [0, 0]
+
+    async def shot(name: str, d: Any) -> None:
+        if name not in shots:
+            shots[name] = tmp_path / f"rummy4-{name}.png"
+            await trio.to_thread.run_sync(d.save_screenshot, str(shots[name]))
+
+    async def main() -> tuple[str, list[list[dict[str, Any]]], list[dict[str, Any]], tuple[str, ...], list[str]]:
+        async with served(tmp_path / "srv") as s:
+            links, _code = await _two_people(s, drivers, _open_rummy, bots=(2, 3))
+            while True:
+                states = [await _js(d, RUMMY_STATE) for d in drivers]
+                if all(st["over"] for st in states):
+                    break
+                moved = False
+                for i, (d, st) in enumerate(zip(drivers, states, strict=True)):
+                    if (st["moves"] or st["groups"]) and not st["over"]:
+                        assert st["others"] == RUMMY_SEATS - 1 and st["width"] <= 390, st
+                        await shot("start", d)
+                        await rummy_turn(d, st)
+                        moves[i] += 1
+                        moved = True
+                if not moved:
+                    await trio.sleep(0.05)
+            ends = []
+            for i, d in enumerate(drivers):
+                async def closed(d: Any = d) -> bool:
+                    return bool((await _js(d, RUMMY_STATE))["closed"])
+                await until(closed, "the stream's end")
+                await _js(d, "document.getElementById('end').scrollIntoView()")
+                await shot(f"deal-end-{('alice', 'bob')[i]}", d)
+                ends.append(await _js(d, RUMMY_END))
+            payloads = [await _js(d, "return window.__tablePayloads") for d in drivers]
+            table = next(t for t in s.ref.tables.values() if t.spec.players[:2] == ("alice", "bob"))
+            await table.finished.wait()
+            assert table.report is not None and table.report.termination == "normal", table.report
+            assert table.report.substituted_seats == ()  # the people played their own seats throughout
+            return table.report.replay_path, payloads, ends, table.spec.players, links
+
+    replay_path, payloads, ends, players, links = _run(main, drivers)
+    for path in shots.values():
+        shutil.copy(path, ARTIFACTS / path.name)
+    assert set(shots) == {"start", "deal-end-alice", "deal-end-bob"}
+    assert players == ("alice", "bob", "random-2", "random-3")
+    assert all(n >= 2 for n in moves), moves  # both people played by clicking (a draw and a discard at least)
+    for seat, (seen, end) in enumerate(zip(payloads, ends, strict=True)):
+        # The deal's end on each page: every seat's hand by name, and the points.
+        assert end["seats"] == RUMMY_SEATS and "points:" in end["text"], end
+        assert all(p in end["text"] for i, p in enumerate(players) if i != seat), end
+        assert any(p["kind"] == "deal_finished" for p in seen) and seen[-1]["kind"] == "replay"
+        check_payloads(Path(replay_path), seen, seat)
+        assert links[1 - seat].rsplit("/", 1)[1] not in json.dumps(seen)  # never the other's seat link
