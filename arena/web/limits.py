@@ -33,6 +33,12 @@ class WebLimits:
     store_check_s: float = 0.5
     """Seconds between looks at the store for finished games when no referee event wakes the web
     (games played on other machines); a finished-match event makes it look at once."""
+    view_stale_s: float = 1.0
+    """Seconds a store read (the recent matches, a bot's page) may still be served once the store
+    has changed since: served at once and read again in the background (``arena.web.views``);
+    an older one is read before answering."""
+    cached_views: int = 256
+    """Store reads kept in memory for the next request (the least recently asked forgotten first)."""
 
     computer_players: int = 8
     """Tables where a person plays the computer, running at once (each runs a sample bot's

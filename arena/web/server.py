@@ -18,7 +18,7 @@ import math
 import re
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,6 +51,7 @@ from arena.web.data import (
     standings,
 )
 from arena.web.limits import WebLimits
+from arena.web.views import StoreViews
 
 log = structlog.get_logger("arena")
 T = TypeVar("T")
@@ -232,6 +233,12 @@ class Web:
     was drawn: every watcher of a match shares one drawing per public event."""
     rated: RatedGames = field(default_factory=RatedGames)
     """The store's games rated so far: the standings and bot pages read only newer ones."""
+    kept: StoreViews | None = None
+    """The store reads kept between requests (:meth:`read_kept`; made from ``limits`` if not given)."""
+
+    def __post_init__(self) -> None:
+        if self.kept is None:
+            self.kept = StoreViews(self.limits)
 
     def view(self, table: referee.Table) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
@@ -258,6 +265,17 @@ class Web:
             with reading(self.source) as conn:
                 return fn(conn, *args)
         return await trio.to_thread.run_sync(run)
+
+    async def read_kept(self, key: Hashable, fn: Callable[..., T], *args: Any) -> T:
+        """:meth:`read`, served from the read kept under ``key`` (what it depends on) while it is
+        fresh enough (``arena.web.views``)."""
+        assert self.kept is not None
+        return await self.kept.get(key, lambda: self.read(fn, *args))
+
+    async def bot_info(self, name: str, operator: bool) -> dict[str, Any] | None:
+        """A bot's page (:func:`~arena.web.data.bot_page`), kept between requests."""
+        return await self.read_kept(("bot", name, operator), bot_page, name, self.source.folder,
+                                    self.limits.bot_games, operator, self.rated)
 
     def page(self, request: Request, title: str, body: str, *, page: str, status: int = 200,
              data: Mapping[str, str] | None = None) -> HTMLResponse:
@@ -287,14 +305,15 @@ async def _matches(request: Request) -> dict[str, Any]:
     web = _web(request)
     limit = min(_int(request, "limit", web.limits.recent_matches) or 1, web.limits.page_size)
     before = _int(request, "before", None)
-    recent, next_before = await web.read(recent_matches, limit, before)
+    recent, next_before = await web.read_kept(("recent", limit, before), recent_matches, limit, before)
     return {"running": running(web.source.live), "recent": recent, "next_before": next_before}
 
 
 # ----- pages -----
 async def front(request: Request) -> Response:
     web = _web(request)
-    recent, _ = await web.read(recent_matches, web.limits.recent_matches, None)
+    limit = web.limits.recent_matches
+    recent, _ = await web.read_kept(("recent", limit, None), recent_matches, limit, None)
     return web.page(request, "Standings", pages.front_page(web.hub.standings, running(web.source.live), recent),
                     page="front")
 
@@ -331,7 +350,7 @@ async def bot_html(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
     operator = web.operator(request)
-    info = await web.read(bot_page, name, web.source.folder, web.limits.bot_games, operator, web.rated)
+    info = await web.bot_info(name, operator)
     if info is None:
         return web.page(request, "Bot", pages.message_body(f"no bot {name!r} here"), page="message", status=404)
     return web.page(request, name, pages.bot_body(info, operator), page="bot")
@@ -411,7 +430,7 @@ async def api_match(request: Request) -> Response:
 async def api_bot(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
-    info = await web.read(bot_page, name, web.source.folder, web.limits.bot_games, web.operator(request), web.rated)
+    info = await web.bot_info(name, web.operator(request))
     return JSONResponse(info) if info is not None else _error(404, f"no bot {name!r} here")
 
 
@@ -651,6 +670,8 @@ async def watch_store(web: Web) -> None:
             now = await trio.to_thread.run_sync(lambda: int(conn.execute("PRAGMA data_version").fetchone()[0]))
             if now != version:
                 version = now
+                assert web.kept is not None
+                web.kept.changed()
                 rows = await web.read(standings, web.rated)
                 if rows != web.hub.standings:
                     web.hub.standings = rows
@@ -670,6 +691,8 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
     web.tables = tables.Room(source.live, limits, web.slots, EventStream)
     config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
     async with trio.open_nursery() as nursery:
+        assert web.kept is not None
+        web.kept.nursery = nursery
         web.hub.standings = await web.read(standings, web.rated)
         nursery.start_soon(watch_store, web)
         await nursery.start(web.tables.run)
