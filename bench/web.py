@@ -9,7 +9,8 @@ watchers held open (the web's limits raised with ``--web-limit sse_per_client``/
 Prints, no asserts: p50/p99 time to serve each page and API call (sequential requests over one
 keep-alive connection, while games finish) and each p99 over that of ``/api/openapi.json`` (a
 request that reads and computes nothing: what waiting for the busy interpreter alone costs);
-the server's RSS and CPU with no watcher and with W watchers of ``/api/events`` open (memory per watcher, share of a core per watcher), and the
+the server's RSS and CPU with no watcher and with W watchers of ``/api/events`` open (memory
+per watcher, share of a core per watcher), and the
 machine's load beside them.
 
     .venv/bin/python bench/web.py [--load ladder|tournament] [--client lean|process] [--bots 50] [--watchers 500]
