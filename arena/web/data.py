@@ -12,7 +12,7 @@ which timestamps the bots' answers, never waits for the disk.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,18 +211,19 @@ def _table(table: referee.Table) -> dict[str, Any]:
     return out
 
 
-def live_match(ref: referee.Referee | None, match_id: str) -> dict[str, Any] | None:
+def live_match(ref: referee.Referee | None, match_id: str,
+               view: Callable[[referee.Table], Mapping[str, Any] | None] | None = None) -> dict[str, Any] | None:
     """A match the referee holds, with the spectator's view of it now (``view``: the game's
     ``present()`` of ``SPECTATOR``'s view, ``{N}`` replaced by the players' names; ``None``
-    before the first deal or for a game without a presentation). ``None`` if the referee
-    holds no such match."""
+    before the first deal or for a game without a presentation; drawn by ``view`` if given,
+    e.g. the web's drawing kept per public event). ``None`` if the referee holds no such match."""
     table = ref.tables.get(match_id) if ref is not None else None
     if table is None:
         return None
     out = _table(table)
     out["over"] = table.over
     out["header"] = spectator_header(table)
-    out["view"] = spectator_view(table)
+    out["view"] = (view or spectator_view)(table)
     return out
 
 

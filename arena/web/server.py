@@ -229,8 +229,9 @@ class Web:
     tables: tables.Room | None = None
     """The tables where people play the computer (``arena.web.tables``)."""
     views: dict[str, tuple[int, Any]] = field(default_factory=dict)
-    """The spectator's view of each watched match, with the size of its spectator log when it
-    was drawn: every watcher of a match shares one drawing per public event."""
+    """The spectator's view of each watched or asked-for match, with the size of its spectator
+    log when it was drawn: every watcher of a match shares one drawing per public event (at most
+    ``cached_views`` kept)."""
     rated: RatedGames = field(default_factory=RatedGames)
     """The store's games rated so far: the standings and bot pages read only newer ones."""
     kept: StoreViews | None = None
@@ -246,7 +247,18 @@ class Web:
         cached = self.views.get(table.match_id)
         if cached is None or cached[0] != size:
             cached = self.views[table.match_id] = (size, spectator_view(table))
+            if len(self.views) > self.limits.cached_views:
+                self.forget_views()
         return cached[1]
+
+    def forget_views(self) -> None:
+        """Drop the drawings of matches over or forgotten; if that is not enough, the oldest."""
+        live = self.source.live
+        tables = live.tables if live is not None else {}
+        for match_id in [m for m in self.views if m not in tables or tables[m].over]:
+            del self.views[match_id]
+        while len(self.views) > self.limits.cached_views:
+            del self.views[next(iter(self.views))]
 
     def operator(self, request: Request) -> bool:
         """Whether the request carries the operator's token (bearer header) or sign-in cookie."""
@@ -339,7 +351,7 @@ async def match_page(request: Request) -> Response:
             return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
                             status=404)
         return HTMLResponse(replay_html.replay_page(view, back_link="/", back_text="standings", assets=REPLAY_ASSETS))
-    live = live_match(web.source.live, match_id)
+    live = live_match(web.source.live, match_id, web.view)
     if live is None:
         return web.page(request, "Match", pages.message_body(f"no match {match_id!r} here"), page="message",
                         status=404)
@@ -416,7 +428,7 @@ async def api_matches(request: Request) -> Response:
 async def api_match(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
-    live = live_match(web.source.live, match_id)
+    live = live_match(web.source.live, match_id, web.view)
     if live is not None and not live["over"]:
         return JSONResponse(live)
     found = await web.read(finished_match, match_id, web.source.folder)
@@ -516,9 +528,7 @@ async def _match_stream(web: Web, table: referee.Table) -> AsyncIterator[str]:
     finally:
         if sink in table.spectators:
             table.spectators.remove(sink)
-        tables = web.source.live.tables if web.source.live is not None else {}
-        for match_id in [m for m in web.views if m not in tables or tables[m].over]:
-            del web.views[match_id]  # (the matches over, or forgotten: nobody streams them any more)
+        web.forget_views()  # (the matches over, or forgotten: nobody streams them any more)
 
 
 async def openapi(request: Request) -> Response:
