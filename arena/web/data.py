@@ -231,10 +231,10 @@ def spectator_header(table: referee.Table) -> dict[str, Any] | None:
     """The match's public header as its spectators are sent it (``SpectatorHeader``, in proto3
     JSON: the players, time controls, fault policy, seed commitment and rules), or ``None``
     before it is written."""
-    log = table.spectator_log.events()
-    if not log:
+    first = table.spectator_log.first()  # (not .events(): a long match's log is split for one event)
+    if first is None:
         return None
-    event = referee_pb2.SpectatorEvent.FromString(log[0])
+    event = referee_pb2.SpectatorEvent.FromString(first)
     return json_format.MessageToDict(event.header) if event.WhichOneof("kind") == "header" else None
 
 
