@@ -431,7 +431,7 @@ async def api_match(request: Request) -> Response:
     live = live_match(web.source.live, match_id, web.view)
     if live is not None and not live["over"]:
         return JSONResponse(live)
-    found = await web.read(finished_match, match_id, web.source.folder)
+    found = await web.read_kept(("finished", match_id), finished_match, match_id, web.source.folder)
     if found is not None:
         return JSONResponse({**found[0], "replay": pages.match_href(match_id)})
     if live is not None:
