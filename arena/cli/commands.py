@@ -348,7 +348,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--listen {args.listen} is not a loopback address: bot and operator tokens would cross "
                          "the network in clear; serve TLS (--tls-cert FILE --tls-key FILE; arena certs makes them) "
                          "or, on a network you trust, add --insecure")
-    web = web_starter(args, folder / "serve.sqlite", folder, f"arena serve {folder}")  # (checks --web first)
+    web = web_starter(args, folder / "serve.sqlite", folder, f"arena serve {folder}",  # (checks --web first)
+                      accounts=True)
     folder.mkdir(parents=True, exist_ok=True)
     registry = BotRegistry(open_db(folder / "serve.sqlite", "serve"))  # the operator's ArenaService
 

@@ -30,13 +30,17 @@ def add_web_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--web-limit", action="append", default=[], metavar="KEY=VALUE",
                    help="a live-web limit, e.g. sse_connections=1000, sse_per_client=8, sse_queue=64 "
                    "(repeatable; docs/web.md#limits)")
+    g.add_argument("--web-behind-tls", action="store_true",
+                   help="a proxy in front serves the web over https: people's session cookies are always Secure "
+                   "(docs/web.md#accounts)")
 
 
-def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, operator_token: str | None = None
-                ) -> WebStarter | None:
+def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, operator_token: str | None = None,
+                *, accounts: bool = False) -> WebStarter | None:
     """The live web for ``--web`` over the store ``db`` (``None`` without ``--web``). The operator
     token is the referee's (``arena serve``) or ``operator_token``; on an address other machines
-    reach the operator's door stays shut (the web serves no TLS: a token must not cross in clear)."""
+    reach the operator's door stays shut (the web serves no TLS: a token must not cross in clear).
+    ``accounts``: people sign up and their games are stored in ``db`` (``arena serve``'s own store)."""
     if not args.web:
         return None
     host, _, port = address(args.web, "--web").rpartition(":")
@@ -57,7 +61,9 @@ def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, op
         source = StoreSource(db, folder, title, ref)
         async with trio.open_nursery() as nursery:
             where = await nursery.start(partial(serve_web, args.web, source, limits=limits,
-                                                operator_token=token if open_door else None))
+                                                operator_token=token if open_door else None,
+                                                accounts_db=db if accounts else None,
+                                                behind_tls=args.web_behind_tls))
             door = "" if open_door else " (operator sign-in off: not a loopback address and no TLS)"
             print(f"live web on {where}{door}", flush=True)
             task_status.started()
