@@ -105,3 +105,23 @@ def test_a_background_read_that_fails_is_logged_and_the_next_request_reads_again
             nursery.cancel_scope.cancel()
 
     run(main)
+
+
+def test_the_spectator_drawings_requests_add_are_bounded_by_cached_views() -> None:
+    """``/api/matches/{id}`` draws a match's view through ``Web.view`` (kept per public event):
+    past ``cached_views`` the drawings of matches no longer running are dropped."""
+    from pathlib import Path
+    from types import SimpleNamespace
+    from typing import Any
+
+    import referee
+    from arena.web.server import Hub, Slots, Web
+
+    limits = WebLimits(cached_views=2)
+    source: Any = SimpleNamespace(live=None, folder=Path("."), title="t", read=None)
+    web = Web(source, limits, None, Hub(limits), Slots(limits))
+    for i in range(5):
+        table: Any = SimpleNamespace(match_id=f"m{i}", spectator_log=SimpleNamespace(size=1), match=None,
+                                     spec=SimpleNamespace(game=referee.DEFAULT_GAME))
+        assert web.view(table) is None
+        assert len(web.views) <= 2
