@@ -125,3 +125,33 @@ def test_the_spectator_drawings_requests_add_are_bounded_by_cached_views() -> No
                                      spec=SimpleNamespace(game=referee.DEFAULT_GAME))
         assert web.view(table) is None
         assert len(web.views) <= 2
+
+
+def test_refresh_reads_again_what_was_asked_lately_so_a_fetch_after_the_event_is_exact() -> None:
+    """The store watcher calls ``refresh()`` after a change, before it publishes the standings:
+    a page that fetches on that event must get the changed store, not the kept read."""
+    async def main() -> None:
+        store, views = Store(), StoreViews(WebLimits(view_stale_s=1.0))
+        async with trio.open_nursery() as nursery:
+            views.nursery = nursery
+            assert await views.get("lately", store.read) == "v0"
+            await trio.sleep(2)
+            assert await views.get("other", store.read) == "v0"  # (another key, asked now)
+            assert await views.get("lately", store.read) == "v0" and store.reads == 2
+            await trio.sleep(0.2)
+            store.contents = "v1"
+            views.changed()
+            await views.refresh()
+            assert store.reads == 4  # both were asked within view_stale_s
+            assert await views.get("lately", store.read) == "v1"
+            assert await views.get("other", store.read) == "v1" and store.reads == 4
+
+            await trio.sleep(1.5)  # nobody asks for 1.5 s
+            store.contents = "v2"
+            views.changed()
+            await views.refresh()
+            assert store.reads == 4  # not asked lately: not read again
+            assert await views.get("lately", store.read) == "v2" and store.reads == 5  # (read when asked)
+            nursery.cancel_scope.cancel()
+
+    run(main)

@@ -861,6 +861,7 @@ async def watch_store(web: Web) -> None:
                 version = now
                 assert web.kept is not None
                 web.kept.changed()
+                await web.kept.refresh()  # (before the standings event: pages fetch on it)
                 rows = await web.read(standings, web.rated)
                 if rows != web.hub.standings:
                     web.hub.standings = rows

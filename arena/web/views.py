@@ -7,7 +7,9 @@ its changes: :attr:`StoreViews.version`). Once it has changed, a read younger th
 next request; an older one (or none) is read before answering. So under a busy ladder, where
 games finish several times a second, a visitor never waits for the store (or for the interpreter
 the matches share) behind a read: the answer is at most ``view_stale_s`` behind the store, and
-the live updates (``/api/events``) stay exact. A read is made again in the background only once
+the live updates (``/api/events``) stay exact. When the store changed, the store watcher reads
+again what was asked for lately before it publishes the new standings (:meth:`StoreViews.refresh`),
+so a page that fetches on that event is answered as of that event. A read is made again in the background only once
 it is ``view_stale_s / 2`` old: on a store that changes all the time, each kept read costs at most
 two reads a ``view_stale_s``, however many visitors ask.
 """
@@ -38,6 +40,10 @@ class _Kept:
     """When the read began (``trio.current_time()``)."""
     value: Any
     """What it gave."""
+    read: Callable[[], Awaitable[Any]]
+    """How to read it again."""
+    asked_at: float
+    """When a request last asked for it."""
     refreshing: bool = False
     """Whether a read of it again is under way in the background."""
 
@@ -68,6 +74,7 @@ class StoreViews:
         now = trio.current_time()
         if kept is not None:
             self.kept.move_to_end(key)
+            kept.asked_at = now
             if kept.version == self.version:
                 value: T = kept.value
                 return value
@@ -86,11 +93,23 @@ class StoreViews:
         value = await read()
         current = self.kept.get(key)
         if current is None or current.read_at <= now:  # (a later read may have landed meanwhile)
-            self.kept[key] = _Kept(version, now, value)
+            self.kept[key] = _Kept(version, now, value, read, current.asked_at if current else now)
             self.kept.move_to_end(key)
             while len(self.kept) > self.limits.cached_views:
                 self.kept.popitem(last=False)
         return value
+
+    async def refresh(self) -> None:
+        """Read again, now, what was asked for in the last ``view_stale_s`` and is stale (the
+        store watcher calls it when the store changed, before it publishes the new standings:
+        a page that fetches on that event gets the store as the event says)."""
+        now = trio.current_time()
+        for key, kept in list(self.kept.items()):
+            if kept.version != self.version and now - kept.asked_at < self.limits.view_stale_s:
+                try:
+                    await self._read(key, kept.read, trio.current_time())
+                except Exception:  # the next request reads it again, and shows the error if it persists
+                    log.exception("web_view_read_failed", key=repr(key))
 
     async def _refresh(self, key: Hashable, read: Callable[[], Awaitable[T]], kept: _Kept) -> None:
         try:
