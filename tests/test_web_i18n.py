@@ -143,6 +143,8 @@ def test_pages_come_in_the_browsers_language_or_the_one_chosen(tmp_path: Path) -
             assert '<html lang="ru">' in kept.text and "<h1>Люди</h1>" in kept.text
             assert "Игры людей оцениваются отдельно" in kept.text
             assert '<a href="?lang=bg" lang="bg" hreflang="bg">Български</a>' in kept.text
+            older = await fetch(u + "/matches?before=7&lang=ru")  # the switch keeps the page's own query
+            assert '<a href="?before=7&amp;lang=bg" lang="bg" hreflang="bg">' in older.text
 
             # A language the web does not speak: 400, said in the language negotiated.
             unknown = await fetch(u + "/?lang=xx", headers={"Accept-Language": "bg"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from arena.replays.page_parts import SEAT_COLORS, escape
 from arena.results.stats import Z95
@@ -41,9 +41,11 @@ def person_href(name: str) -> str:
 
 
 def layout(tr: Lang, title: str, body: str, *, page: str, operator: bool, source: str,
-           data: Mapping[str, str] | None = None, person: str | None = None) -> str:
+           data: Mapping[str, str] | None = None, person: str | None = None,
+           query: Sequence[tuple[str, str]] = ()) -> str:
     """A whole page in ``tr``'s language: the header with the navigation (who is signed in:
-    ``person``, the operator) and the language switch, ``body``, the scripts with their strings."""
+    ``person``, the operator) and the language switch (to this page with its ``query``), ``body``,
+    the scripts with their strings."""
     attrs = "".join(f' data-{k}="{escape(v)}"' for k, v in (data or {}).items())
     out = f'<form method="post" action="/signout" class="door"><button>{escape(tr._("sign out"))}</button></form>'
     if person is not None:
@@ -62,7 +64,7 @@ def layout(tr: Lang, title: str, body: str, *, page: str, operator: bool, source
         f'<body data-page="{escape(page)}"{attrs}>\n'
         f'<header><nav><a href="/">{escape(tr._("standings"))}</a> · <a href="/matches">{escape(tr._("matches"))}</a>'
         f' · <a href="/people">{escape(tr._("people"))}</a> · '
-        f'<a href="/api/openapi.json">API</a>{door}{language_switch(tr)}</nav>'
+        f'<a href="/api/openapi.json">API</a>{door}{language_switch(tr, query)}</nav>'
         f'<div class="source">{escape(source)}</div></header>\n'
         f"<main>\n<h1>{escape(title)}</h1>\n{body}\n</main>\n"
         f'<script type="application/json" id="i18n">{tr.script_data()}</script>\n'
@@ -70,10 +72,13 @@ def layout(tr: Lang, title: str, body: str, *, page: str, operator: bool, source
     )
 
 
-def language_switch(tr: Lang) -> str:
-    """The header's links to this page in each language (``?lang=``: kept in a cookie)."""
+def language_switch(tr: Lang, query: Sequence[tuple[str, str]] = ()) -> str:
+    """The header's links to this page (its ``query`` kept) in each language (``?lang=``: kept in
+    a cookie)."""
+    kept = [(k, v) for k, v in query if k != "lang"]
     links = [f'<b lang="{code}">{escape(name)}</b>' if current
-             else f'<a href="?lang={code}" lang="{code}" hreflang="{code}">{escape(name)}</a>'
+             else f'<a href="?{escape(urlencode([*kept, ("lang", code)]))}" lang="{code}" hreflang="{code}">'
+                  f"{escape(name)}</a>"
              for code, name, current in switch(tr.code)]
     return f'<span class="door" id="languages">{" · ".join(links)}</span>'
 

@@ -280,7 +280,8 @@ class Web:
             headers["Cache-Control"] = "no-store"
         response = HTMLResponse(pages.layout(tr, title, body, page=page, operator=self.operator(request),
                                              source=self.source.title, data=data,
-                                             person=person.name if person is not None else None),
+                                             person=person.name if person is not None else None,
+                                             query=request.query_params.multi_items()),
                                 status_code=status, headers=headers)
         if choice.set_cookie is not None:
             response.set_cookie(i18n.COOKIE, choice.set_cookie, max_age=i18n.COOKIE_DAYS * 86400, samesite="lax",
