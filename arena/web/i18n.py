@@ -167,7 +167,10 @@ class Lang:
     def script_data(self) -> str:
         """The JSON block the page's scripts translate with: the language, the plural categories'
         forms, and each script msgid's translation (a plural's: its list of forms). Safe inside
-        ``<script type="application/json">`` (no ``<`` left raw)."""
+        ``<script type="application/json">`` (no ``<`` left raw). Made once per language."""
+        return _script_data(self.code)
+
+    def _script_data(self) -> str:
         messages: dict[str, str | list[str]] = {}
         nplurals = _nplurals(self.translations)
         for msgid, plural in _script_msgids():
@@ -180,6 +183,11 @@ class Lang:
             messages[f"{STATE_CONTEXT}\x04{word}"] = self.state(word)
         data = {"lang": self.code, "plurals": self.plural_categories(), "messages": messages}
         return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+@cache
+def _script_data(code: str) -> str:
+    return lang(code)._script_data()
 
 
 def _nplurals(t: gettext.NullTranslations) -> int:
