@@ -63,6 +63,11 @@ def problems(cat: Catalog, msgids: dict[str, str | None]) -> list[str]:
         for form in forms:
             if not form or set(FIELD.findall(form)) != fields:
                 out.append(f"{msgid!r}: translation {form!r} must keep the fields {sorted(fields)}")
+                continue
+            try:  # what Lang._ and ngettext do with it (a stray brace would fail there, on a page)
+                form.format(**dict.fromkeys(fields, "x"))
+            except (KeyError, ValueError, IndexError) as e:
+                out.append(f"{msgid!r}: translation {form!r} does not format: {e}")
     return out
 
 
@@ -80,6 +85,9 @@ def test_every_msgid_of_the_code_is_translated_in_every_catalog() -> None:
         broken["no bot {name} here"].string = "broken"
         assert problems(broken, msgids) == ["'no bot {name} here': translation 'broken' must keep the fields "
                                             "['name']"]
+        broken["no bot {name} here"].string = "{name} {"
+        assert problems(broken, msgids) == ["'no bot {name} here': translation '{name} {' does not format: "
+                                            "Single '{' encountered in format string"]
 
 
 def test_plural_forms_come_from_the_catalogs() -> None:
