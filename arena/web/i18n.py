@@ -21,13 +21,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from babel.core import Locale, negotiate_locale
 from babel.dates import format_datetime
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.numbers import format_decimal
+from starlette.requests import Request
+from starlette.responses import Response
+
+R = TypeVar("R", bound=Response)
 
 DEFAULT = "en"
 """The language of the msgids, and of a request that asks for none the web speaks."""
@@ -45,6 +49,10 @@ COOKIE_DAYS = 365
 """How long that cookie lasts."""
 ACCEPT_LANGUAGE_ITEMS = 32
 """The most ``Accept-Language`` entries read (the rest are ignored)."""
+SCRIPT = "/static/i18n.js"
+"""The scripts' translation helper (``t``), loaded before them."""
+VARY = "Accept-Language, Cookie"
+"""What a page's language depends on (its ``Vary``)."""
 SCRIPTS = ("web.js",)
 """The static scripts whose ``t(...)`` msgids go to the page's JSON block."""
 STATIC = Path(__file__).parent / "static"
@@ -269,6 +277,29 @@ def choose(query: Mapping[str, str], cookies: Mapping[str, str], accept_language
     if asked in LANGUAGES:
         return Choice(lang(asked), asked, None)
     return Choice(lang(fallback), None, asked)
+
+
+def of_request(request: Request) -> Choice:
+    """A request's language (:func:`choose` of its query, cookies and ``Accept-Language``)."""
+    return choose(request.query_params, request.cookies, request.headers.get("accept-language", ""))
+
+
+def answer(response: R, choice: Choice, *, secure: bool) -> R:
+    """``response`` saying its language (``Content-Language``, ``Vary``) and keeping a language
+    chosen by ``?lang=`` in the cookie (``secure``: over https)."""
+    response.headers["Content-Language"] = choice.lang.code
+    response.headers["Vary"] = VARY
+    if choice.set_cookie is not None:
+        response.set_cookie(COOKIE, choice.set_cookie, max_age=COOKIE_DAYS * 86400, samesite="lax", path="/",
+                            secure=secure)
+    return response
+
+
+def script_block(tr: Lang) -> str:
+    """The scripts' strings (a JSON data block: the CSP's ``script-src 'self'`` holds) and the
+    ``t`` helper, to put before a page's own script."""
+    return (f'<script type="application/json" id="i18n">{tr.script_data()}</script>\n'
+            f'<script src="{SCRIPT}" defer></script>')
 
 
 def switch(current: str) -> Iterable[tuple[str, str, bool]]:

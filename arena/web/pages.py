@@ -13,14 +13,12 @@ from urllib.parse import quote, urlencode
 
 from arena.replays.page_parts import SEAT_COLORS, escape
 from arena.results.stats import Z95
-from arena.web.i18n import Lang, switch
+from arena.web.i18n import Lang, script_block, switch
 
 STYLE = "/static/web.css"
 """The pages' style sheet."""
 SCRIPT = "/static/web.js"
 """The pages' script."""
-I18N_SCRIPT = "/static/i18n.js"
-"""The scripts' translation helper (``t``), loaded before them."""
 PLOT_SIZE = (640, 220)
 """The rating-over-time plot's width and height (SVG units)."""
 
@@ -67,8 +65,7 @@ def layout(tr: Lang, title: str, body: str, *, page: str, operator: bool, source
         f'<a href="/api/openapi.json">API</a>{door}{language_switch(tr, query)}</nav>'
         f'<div class="source">{escape(source)}</div></header>\n'
         f"<main>\n<h1>{escape(title)}</h1>\n{body}\n</main>\n"
-        f'<script type="application/json" id="i18n">{tr.script_data()}</script>\n'
-        f'<script src="{I18N_SCRIPT}" defer></script><script src="{SCRIPT}" defer></script>\n</body></html>\n'
+        f'{script_block(tr)}<script src="{SCRIPT}" defer></script>\n</body></html>\n'
     )
 
 

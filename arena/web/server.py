@@ -268,35 +268,24 @@ class Web:
              data: Mapping[str, str] | None = None) -> HTMLResponse:
         """A page in the request's language (``title`` and ``body`` already in it: :func:`_lang`);
         a ``?lang=`` the web does not speak gets 400 and says which it speaks."""
-        choice = _choice(request)
+        choice = i18n.of_request(request)
         tr = choice.lang
         if choice.unknown is not None:
             title, page, status = tr._("Language"), "message", 400
             body = pages.message_body(tr._("unknown language {lang}: this site speaks {languages}",
                                            lang=repr(choice.unknown), languages=", ".join(i18n.LANGUAGES)))
         person = self.accounts.signed_in(request) if self.accounts is not None else None
-        headers = {"Content-Language": tr.code, "Vary": "Accept-Language, Cookie"}
-        if person:
-            headers["Cache-Control"] = "no-store"
         response = HTMLResponse(pages.layout(tr, title, body, page=page, operator=self.operator(request),
                                              source=self.source.title, data=data,
                                              person=person.name if person is not None else None,
                                              query=request.query_params.multi_items()),
-                                status_code=status, headers=headers)
-        if choice.set_cookie is not None:
-            response.set_cookie(i18n.COOKIE, choice.set_cookie, max_age=i18n.COOKIE_DAYS * 86400, samesite="lax",
-                                path="/", secure=request.url.scheme == "https")
-        return response
-
-
-def _choice(request: Request) -> i18n.Choice:
-    """The request's language (``?lang=``, the ``lang`` cookie, ``Accept-Language``)."""
-    return i18n.choose(request.query_params, request.cookies, request.headers.get("accept-language", ""))
+                                status_code=status, headers={"Cache-Control": "no-store"} if person else None)
+        return i18n.answer(response, choice, secure=request.url.scheme == "https")
 
 
 def _lang(request: Request) -> i18n.Lang:
-    """The language to write the request's page in."""
-    return _choice(request).lang
+    """The language to write the request's page in (``?lang=``, the ``lang`` cookie, ``Accept-Language``)."""
+    return i18n.of_request(request).lang
 
 
 def _error(status: int, text: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
