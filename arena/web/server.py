@@ -40,7 +40,7 @@ from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.standings import RatedGames
 from arena.store import resolve_replay
-from arena.web import pages, tables
+from arena.web import i18n, pages, tables
 from arena.web.accounts import NAME_CHARS, PASSWORD_CHARS, SESSION_COOKIE, AccountError, Accounts, standing_row
 from arena.web.data import (
     WebSource,
@@ -296,11 +296,26 @@ class Web:
 
     def page(self, request: Request, title: str, body: str, *, page: str, status: int = 200,
              data: Mapping[str, str] | None = None) -> HTMLResponse:
+        """A page in the request's language (``title`` and ``body`` already in it: :func:`_lang`);
+        a ``?lang=`` the web does not speak gets 400 and says which it speaks."""
+        choice = i18n.of_request(request)
+        tr = choice.lang
+        if choice.unknown is not None:
+            title, page, status = tr._("Language"), "message", 400
+            body = pages.message_body(tr._("unknown language {lang}: this site speaks {languages}",
+                                           lang=repr(choice.unknown), languages=", ".join(i18n.LANGUAGES)))
         person = self.accounts.signed_in(request) if self.accounts is not None else None
-        return HTMLResponse(pages.layout(title, body, page=page, operator=self.operator(request),
-                                         source=self.source.title, data=data,
-                                         person=person.name if person is not None else None),
-                            status_code=status, headers={"Cache-Control": "no-store"} if person else None)
+        response = HTMLResponse(pages.layout(tr, title, body, page=page, operator=self.operator(request),
+                                             source=self.source.title, data=data,
+                                             person=person.name if person is not None else None,
+                                             query=request.query_params.multi_items()),
+                                status_code=status, headers={"Cache-Control": "no-store"} if person else None)
+        return i18n.answer(response, choice, secure=request.url.scheme == "https")
+
+
+def _lang(request: Request) -> i18n.Lang:
+    """The language to write the request's page in (``?lang=``, the ``lang`` cookie, ``Accept-Language``)."""
+    return i18n.of_request(request).lang
 
 
 def _error(status: int, text: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -332,51 +347,63 @@ async def _matches(request: Request) -> dict[str, Any]:
 # ----- pages -----
 async def front(request: Request) -> Response:
     web = _web(request)
+    tr = _lang(request)
     limit = web.limits.recent_matches
     recent, _ = await web.read_kept(("recent", limit, None), recent_matches, limit, None)
-    return web.page(request, "Standings", pages.front_page(web.hub.standings, running(web.source.live), recent),
-                    page="front")
+    return web.page(request, tr._("Standings"),
+                    pages.front_page(tr, web.hub.standings, running(web.source.live), recent), page="front")
 
 
 async def matches_page(request: Request) -> Response:
     web = _web(request)
+    tr = _lang(request)
     try:
         found = await _matches(request)
     except ValueError as e:
-        return web.page(request, "Matches", pages.message_body(str(e)), page="message", status=400)
-    return web.page(request, "Matches", pages.matches_page(found["running"], found["recent"], found["next_before"]),
-                    page="matches")
+        return web.page(request, tr._("Matches"), pages.message_body(str(e)), page="message", status=400)
+    return web.page(request, tr._("Matches"),
+                    pages.matches_page(tr, found["running"], found["recent"], found["next_before"]), page="matches")
 
 
 async def match_page(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
+    tr = _lang(request)
     found = await web.read(finished_match, match_id, web.source.folder)
     if found is not None:
         try:
             view = await trio.to_thread.run_sync(load, Path(found[1]))
         except (OSError, ReplayModelError) as e:
-            return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
-                            status=404)
+            return _unshown(request, web, e)
         return HTMLResponse(replay_html.replay_page(view, back_link="/", back_text="standings", assets=REPLAY_ASSETS))
     people = await _people_replay(request, web, match_id)
     if people is not None:
         return people
     live = live_match(web.source.live, match_id, web.view)
     if live is None:
-        return web.page(request, "Match", pages.message_body(f"no match {match_id!r} here"), page="message",
-                        status=404)
-    return web.page(request, f"Match {match_id}", pages.live_page(live), page="live", data={"match": match_id})
+        return web.page(request, tr._("Match"), pages.message_body(tr._("no match {id} here", id=repr(match_id))),
+                        page="message", status=404)
+    return web.page(request, tr._("Match {id}", id=match_id), pages.live_page(tr, live), page="live",
+                    data={"match": match_id})
+
+
+def _unshown(request: Request, web: Web, e: Exception) -> Response:
+    """The 404 page of a stored replay that cannot be read."""
+    tr = _lang(request)
+    return web.page(request, tr._("Match"), pages.message_body(tr._("the replay cannot be shown: {why}", why=e)),
+                    page="message", status=404)
 
 
 async def bot_html(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
     operator = web.operator(request)
+    tr = _lang(request)
     info = await web.bot_info(name, operator)
     if info is None:
-        return web.page(request, "Bot", pages.message_body(f"no bot {name!r} here"), page="message", status=404)
-    return web.page(request, name, pages.bot_body(info, operator), page="bot")
+        return web.page(request, tr._("Bot"), pages.message_body(tr._("no bot {name} here", name=repr(name))),
+                        page="message", status=404)
+    return web.page(request, name, pages.bot_body(tr, info, operator), page="bot")
 
 
 async def _form(request: Request) -> dict[str, str] | Response:
@@ -405,8 +432,9 @@ async def signin(request: Request) -> Response:
     """GET: the forms. POST ``name`` and ``password``: a person signs in (their session cookie);
     POST ``token``: the operator (the operator's cookie)."""
     web = _web(request)
+    tr = _lang(request)
     if request.method in READ_METHODS:
-        return web.page(request, "Sign in", pages.signin_body(False), page="signin")
+        return web.page(request, tr._("Sign in"), pages.signin_body(tr, False), page="signin")
     form = await _form(request)
     if isinstance(form, Response):
         return form
@@ -417,7 +445,7 @@ async def signin(request: Request) -> Response:
     if not token or not hmac.compare_digest(hashlib.sha256(given.encode()).digest(),
                                             hashlib.sha256(token.encode()).digest()):
         log.info("web_signin_refused", client=_client(request))
-        return web.page(request, "Sign in", pages.signin_body(True), page="signin", status=403)
+        return web.page(request, tr._("Sign in"), pages.signin_body(tr, True), page="signin", status=403)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(COOKIE, cookie_value(token), httponly=True, secure=True, samesite="strict", path="/")
     return response
@@ -426,48 +454,52 @@ async def signin(request: Request) -> Response:
 async def signup(request: Request) -> Response:
     """GET: the form; POST ``name`` and ``password``: make an account and sign it in."""
     web = _web(request)
+    tr = _lang(request)
     if request.method in READ_METHODS:
         if web.accounts is None:
-            return web.page(request, "Sign up", pages.message_body(NO_ACCOUNTS), page="message", status=503)
-        return web.page(request, "Sign up", _signup_body(), page="signup")
+            return web.page(request, tr._("Sign up"), pages.message_body(tr._(NO_ACCOUNTS)), page="message",
+                            status=503)
+        return web.page(request, tr._("Sign up"), _signup_body(tr), page="signup")
     form = await _form(request)
     if isinstance(form, Response):
         return form
     return await _person_door(request, web, form, signing_up=True)
 
 
-NO_ACCOUNTS = ("people's accounts are off here: this web has no store it may write (only arena serve's web "
-               "keeps accounts)")
+NO_ACCOUNTS = i18n.N_("people's accounts are off here: this web has no store it may write (only arena serve's "
+                     "web keeps accounts)")
 """Why sign-up and sign-in answer 503 on a web without a writable store."""
 
 
-def _signup_body(problem: str = "", name: str = "") -> str:
-    return pages.signup_body(problem, name, names=NAME_CHARS, passwords=PASSWORD_CHARS)
+def _signup_body(tr: i18n.Lang, problem: str = "", name: str = "") -> str:
+    return pages.signup_body(tr, problem, name, names=NAME_CHARS, passwords=PASSWORD_CHARS)
 
 
 async def _person_door(request: Request, web: Web, form: Mapping[str, str], *, signing_up: bool) -> Response:
     """A person's sign-up or sign-in: the session cookie and back to the front page, or the form
     again with why not (its status: 400, 403, 409, 429 with ``Retry-After``, 503)."""
     name, password = form.get("name", ""), form.get("password", "")
-    title = "Sign up" if signing_up else "Sign in"
+    tr = _lang(request)
+    title = tr._("Sign up") if signing_up else tr._("Sign in")
 
     def again(status: int, problem: str, headers: Mapping[str, str] | None = None) -> Response:
-        body = _signup_body(problem, name) if signing_up else pages.signin_body(False, problem, name)
+        body = _signup_body(tr, problem, name) if signing_up else pages.signin_body(tr, False, problem, name)
         response = web.page(request, title, body, page="signup" if signing_up else "signin", status=status)
         response.headers.update(headers or {})
         return response
 
     accounts = web.accounts
     if accounts is None:
-        return again(503, NO_ACCOUNTS)
+        return again(503, tr._(NO_ACCOUNTS))
     try:
         if signing_up:
             person, token = await accounts.sign_up(name, password, _client(request))
         else:
             person, token = await accounts.sign_in(name, password, _client(request))
     except AccountError as e:
-        log.info("web_person_refused", door=title, status=e.status, client=_client(request))
-        return again(e.status, e.message, {"Retry-After": str(e.retry_after)} if e.retry_after else None)
+        log.info("web_person_refused", door="sign up" if signing_up else "sign in", status=e.status,
+                 client=_client(request))
+        return again(e.status, e.say(tr), {"Retry-After": str(e.retry_after)} if e.retry_after else None)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(SESSION_COOKIE, token, max_age=int(web.limits.person_session_days * 86400), httponly=True,
                         secure=accounts.secure(request), samesite="lax", path="/")
@@ -504,8 +536,7 @@ async def _people_replay(request: Request, web: Web, match_id: str) -> Response 
     try:
         view = await trio.to_thread.run_sync(load, Path(resolve_replay(stored, web.source.folder)))
     except (OSError, ReplayModelError) as e:
-        return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
-                        status=404)
+        return _unshown(request, web, e)
     return HTMLResponse(replay_html.replay_page(view, back_link="/people", back_text="people", assets=REPLAY_ASSETS))
 
 
@@ -528,20 +559,22 @@ async def _person(web: Web, name: str) -> dict[str, Any] | None:
 
 async def people_page(request: Request) -> Response:
     web = _web(request)
+    tr = _lang(request)
     rows = await _people_standings(web)
     if rows is None:
-        return web.page(request, "People", pages.message_body(NO_ACCOUNTS), page="message", status=503)
-    return web.page(request, "People", pages.people_body(rows), page="people")
+        return web.page(request, tr._("People"), pages.message_body(tr._(NO_ACCOUNTS)), page="message", status=503)
+    return web.page(request, tr._("People"), pages.people_body(tr, rows), page="people")
 
 
 async def person_page(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
     info = await _person(web, name)
+    tr = _lang(request)
     if info is None:
-        return web.page(request, "Person", pages.message_body(f"nobody called {name!r} here"), page="message",
-                        status=404 if web.accounts is not None else 503)
-    return web.page(request, info["name"], pages.person_body(info["standing"], info["games"]), page="person")
+        return web.page(request, tr._("Person"), pages.message_body(tr._("nobody called {name} here", name=repr(name))),
+                        page="message", status=404 if web.accounts is not None else 503)
+    return web.page(request, info["name"], pages.person_body(tr, info["standing"], info["games"]), page="person")
 
 
 async def api_people(request: Request) -> Response:
@@ -569,6 +602,7 @@ async def static(request: Request) -> Response:
 
 STATIC_FILES: dict[str, str] = {
     "web.js": (STATIC / "web.js").read_text(encoding="utf-8"),
+    "i18n.js": (STATIC / "i18n.js").read_text(encoding="utf-8"),
     "web.css": (STATIC / "web.css").read_text(encoding="utf-8"),
     "replay.js": replay_html.JS,
     "replay.css": replay_html.PAGE_CSS,
@@ -737,6 +771,20 @@ ENDPOINTS = (
              "text/event-stream"),
     Endpoint(tables.PREFIX + "/t/{secret}/move", tables.table_move, "the person's move (POST)", methods=("POST",)),
     Endpoint(tables.PREFIX + "/t/{secret}/replay", tables.table_replay, "a finished table's replay", "text/html"),
+    Endpoint(tables.PREFIX + "/t/{secret}/fill", tables.table_fill, "the host fills an empty seat with a sample bot "
+             "(POST)", methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/start", tables.table_start, "the host starts the table (POST)",
+             methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/rematch", tables.table_rematch, "ask for or accept a rematch (POST)",
+             methods=("POST",)),
+    Endpoint(tables.TABLES + "/new", tables.open_table, "open a table with friends (signed in; POST: open it)",
+             "text/html", ("GET", "POST")),
+    Endpoint(tables.TABLES + "/join", tables.join_table, "join a table by its code (signed in; POST: sit down)",
+             "text/html", ("GET", "POST")),
+    Endpoint(tables.TABLES + "/j/{code}", tables.join_link, "a table's join link (POST: sit down)", "text/html",
+             ("GET", "POST")),
+    Endpoint(tables.LOBBY, tables.lobby, "the open public tables and the running ones", "text/html"),
+    Endpoint(tables.LOBBY + ".json", tables.lobby_json, "the lobby's tables"),
     Endpoint("/static/{name}", static, "the pages' script and style sheets", "text/javascript"),
     Endpoint("/api/standings", api_standings, "the standings"),
     Endpoint("/api/matches", api_matches, "running matches and a page of finished ones (limit, before)"),
@@ -819,7 +867,7 @@ class Guard:
 
 
 def _table_door(path: str) -> bool:
-    return path == tables.PREFIX or path.startswith(tables.PREFIX + "/")
+    return path == tables.PREFIX or path.startswith((tables.PREFIX + "/", tables.TABLES + "/"))
 
 
 def make_app(web: Web) -> Starlette:
@@ -894,7 +942,10 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
 async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator_token: str | None,
                      accounts: Accounts | None, task_status: trio.TaskStatus[str]) -> None:
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts)
-    web.tables = tables.Room(source.live, limits, web.slots, EventStream)
+    web.tables = tables.Room(source.live, limits, web.slots, EventStream,
+                             accounts.signed_in if accounts is not None else tables.nobody)
+    if accounts is not None:
+        web.tables.record = partial(_record_table, accounts)
     config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
     async with trio.open_nursery() as nursery:
         assert web.kept is not None
@@ -908,6 +959,16 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
         address = binds[0]
         log.info("web_listening", address=address)
         task_status.started(address)
+
+
+def _record_table(accounts: Accounts, table: tables.Table) -> None:
+    """Store a finished table with a signed-in person among the people's games."""
+    match = table.match
+    if match is None or match.report is None:
+        return
+    seats = [p.person if p.person is not None else p.name for p in table.places]
+    accounts.record_game(match_id=match.match_id, game=table.settings.game, preset=table.settings.preset,
+                         seats=seats, report=match.report, started_at=table.started_at)
 
 
 async def _serve(app: Starlette, config: Config, task_status: trio.TaskStatus[list[str]]) -> None:
