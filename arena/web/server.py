@@ -3,10 +3,11 @@
 
 Doors: the pages and the API are read-only (GET and HEAD; the operator's sign-in and sign-out are
 the only POSTs, anything else is 405); the operator is the one who shows the operator token (as
-``Authorization: Bearer`` or through the sign-in form, which sets a Secure, HttpOnly,
-SameSite=Strict cookie holding an HMAC of it, never the token); every response carries a strict
-Content-Security-Policy (no inline script or style), ``X-Content-Type-Options: nosniff`` and a
-``Referrer-Policy``; live-update streams are bounded (:class:`~arena.web.limits.WebLimits`).
+``Authorization: Bearer`` or through the sign-in form, which sets an HttpOnly, SameSite=Strict
+cookie holding an HMAC of it, never the token, and Secure over TLS); every response carries a
+strict Content-Security-Policy (no inline script or style), ``X-Content-Type-Options: nosniff``
+and a ``Referrer-Policy``, and over TLS ``Strict-Transport-Security``; live-update streams are
+bounded (:class:`~arena.web.limits.WebLimits`).
 """
 
 from __future__ import annotations
@@ -80,6 +81,21 @@ DOORS = frozenset({"/signin", "/signout"})
 """The only addresses that take a POST (the operator's sign-in and sign-out)."""
 REPLAY_ASSETS = tables.REPLAY_ASSETS
 """The replay page's style sheet and script, served as files (arena.replays.html's own)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WebTLS:
+    """The web's TLS files (PEM), given to Hypercorn (HTTP/1.1 and h2 over TLS)."""
+
+    cert: str
+    """The certificate chain."""
+    key: str
+    """Its private key."""
+
+
+def hsts(limits: WebLimits) -> tuple[bytes, bytes]:
+    """The ``Strict-Transport-Security`` header of a web served over TLS."""
+    return b"strict-transport-security", f"max-age={limits.hsts_max_age_s}".encode()
 
 
 def cookie_value(token: str) -> str:
@@ -232,6 +248,14 @@ class Web:
     was drawn: every watcher of a match shares one drawing per public event."""
     rated: RatedGames = field(default_factory=RatedGames)
     """The store's games rated so far: the standings and bot pages read only newer ones."""
+    secure_cookies: bool = False
+    """Whether the web is served over TLS: every cookie it sets (the operator's sign-in, a
+    person's session) is then ``Secure`` — set them all with :meth:`cookie_flags`."""
+
+    def cookie_flags(self) -> dict[str, Any]:
+        """The flags of every cookie the web sets or deletes: HttpOnly, SameSite=Strict, the whole
+        site, and Secure over TLS."""
+        return {"httponly": True, "secure": self.secure_cookies, "samesite": "strict", "path": "/"}
 
     def view(self, table: referee.Table) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
@@ -353,13 +377,13 @@ async def signin(request: Request) -> Response:
         log.info("web_signin_refused", client=request.client.host if request.client else "")
         return web.page(request, "Operator sign-in", pages.signin_body(True), page="signin", status=403)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, cookie_value(token), httponly=True, secure=True, samesite="strict", path="/")
+    response.set_cookie(COOKIE, cookie_value(token), **web.cookie_flags())
     return response
 
 
 async def signout(request: Request) -> Response:
     response = RedirectResponse("/", status_code=303)
-    response.delete_cookie(COOKIE, httponly=True, secure=True, samesite="strict", path="/")
+    response.delete_cookie(COOKIE, **_web(request).cookie_flags())
     return response
 
 
@@ -586,11 +610,12 @@ def _path_params(path: str) -> list[str]:
 
 
 class Guard:
-    """The doors of every response: the security headers, and 405 for anything but a read
-    (the operator's sign-in and sign-out aside)."""
+    """The doors of every response: the security headers (with ``extra``: over TLS, HSTS), and
+    405 for anything but a read (the operator's sign-in and sign-out aside)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
         self.app = app
+        self.headers = (*SECURITY_HEADERS, *extra)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -599,7 +624,7 @@ class Guard:
 
         async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+                message["headers"] = [*message.get("headers", []), *self.headers]
             await send(message)
 
         if scope["method"] not in READ_METHODS and scope["path"] not in DOORS and not _table_door(scope["path"]):
@@ -618,7 +643,7 @@ def make_app(web: Web) -> Starlette:
     """The Starlette app of the web."""
     app = Starlette(routes=[Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS])
     app.state.web = web
-    app.add_middleware(Guard)
+    app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else ())
     return app
 
 
@@ -663,12 +688,15 @@ async def watch_store(web: Web) -> None:
 
 
 async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operator_token: str | None,
-                    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+                    tls: WebTLS | None = None, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
-    the caller's trio run; ``task_status.started`` gets its address (``http://HOST:PORT``)."""
-    web = Web(source, limits, operator_token, Hub(limits), Slots(limits))
+    the caller's trio run, over TLS with ``tls`` (only: clear HTTP to that port fails the
+    handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``)."""
+    web = Web(source, limits, operator_token, Hub(limits), Slots(limits), secure_cookies=tls is not None)
     web.tables = tables.Room(source.live, limits, web.slots, EventStream)
     config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
+    if tls is not None:
+        config.certfile, config.keyfile = tls.cert, tls.key
     async with trio.open_nursery() as nursery:
         web.hub.standings = await web.read(standings, web.rated)
         nursery.start_soon(watch_store, web)
