@@ -694,9 +694,8 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
     handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``)."""
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits), secure_cookies=tls is not None)
     web.tables = tables.Room(source.live, limits, web.slots, EventStream)
-    config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
-    if tls is not None:
-        config.certfile, config.keyfile = tls.cert, tls.key
+    files = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
+    config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5, **files)
     async with trio.open_nursery() as nursery:
         web.hub.standings = await web.read(standings, web.rated)
         nursery.start_soon(watch_store, web)
