@@ -694,8 +694,9 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
     handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``)."""
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits), secure_cookies=tls is not None)
     web.tables = tables.Room(source.live, limits, web.slots, EventStream)
-    files = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
-    config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5, **files)
+    files: dict[str, Any] = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
+    config = Config.from_mapping({"bind": [listen], "accesslog": None, "errorlog": None, "graceful_timeout": 0.5,
+                                  **files})
     async with trio.open_nursery() as nursery:
         web.hub.standings = await web.read(standings, web.rated)
         nursery.start_soon(watch_store, web)
