@@ -2,9 +2,9 @@
 first after the restart, on the group's deals, without revealing its seed. With real processes
 (``arena serve`` killed with SIGKILL and started again on its folder, two registered bots): a
 group cut after its first game is completed, its games' decks are those of its first game, as a
-group played in one go has them; and, in one process with a real store and referee, the owed
-games an earlier run's store holds become the first matches, their seats rotated, their seed
-withheld."""
+group played in one go has them; in one process with a real store and referee, the owed games
+an earlier run's store holds become the first matches, their seats rotated, their seed withheld;
+and the live web shows no game's replay or seed while its group still has games to play."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from arena.store import open_db, play_columns, record_game
 from gin_arena.v2 import bot_pb2
 from tests._bots import Client
 from tests._wait import HANG_S, until
+from tests._web import fetch, served
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -225,3 +226,48 @@ def test_the_owed_games_of_an_earlier_run_are_the_first_matches(tmp_path: Path) 
         ("hosted-00aa11-p00001", 0, ("a", "b")), ("hosted-00aa11-p00002", 0, ("a", "c")),
         ("hosted-00aa11-p00002", 1, ("c", "a"))]
     db.close()
+
+
+def test_the_web_withholds_a_groups_replays_and_seed_until_the_group_is_over(tmp_path: Path) -> None:
+    """Over HTTP (``arena serve``'s web in process): a group's first game finished, its second
+    owed — the first one's page is 403 saying why, its API entry has no seed and no replay link;
+    once the second is stored, both show their seed and replay. A tournament's pair with a game
+    still pending is withheld the same way; a game of no group is shown at once."""
+    seed = bytes(range(32)).hex()
+
+    def store(match_id: str, leg: int, players: tuple[str, str], key: str, status: str = "done") -> None:
+        db = open_db(tmp_path / "serve.sqlite", "serve")
+        try:
+            values = {"run": key.rsplit("-p", 1)[0] if key.startswith("hosted-") else "", "leg": leg,
+                      "pair_key": key, "seed": seed}
+            outcome = Outcome(match_id, players, 0, "normal", None, "", (0, 0), (0, 0), None, 1, (0, 0), (), "", "",
+                              seed, places=(1, 2))
+            if status == "done":
+                record_game(db, values, outcome)
+            else:
+                with db:
+                    db.execute("INSERT INTO games (run, leg, pair_key, seed, status) VALUES ('', ?, ?, ?, ?)",
+                               (leg, key, seed, status))
+        finally:
+            db.close()
+
+    async def main() -> None:
+        async with served(tmp_path) as s:
+            store("hosted-00aa11-p00001-l0", 0, ("a", "b"), "hosted-00aa11-p00001")
+            store("t-g0001", 0, ("a", "b"), "a|b#1")
+            store("", 1, ("b", "a"), "a|b#1", status="pending")
+            store("lone", 0, ("a", "b"), "")
+            for match_id in ("hosted-00aa11-p00001-l0", "t-g0001"):
+                page = await fetch(s.url + f"/matches/{match_id}")
+                assert page.status == 403 and "still being played" in page.text, match_id
+                api = (await fetch(s.url + f"/api/matches/{match_id}")).json()
+                assert api["seed"] == "" and api["replay"] is None and "still being played" in api["withheld"]
+                assert seed not in page.text and seed not in json.dumps(api)
+            lone = (await fetch(s.url + "/api/matches/lone")).json()
+            assert lone["seed"] == seed and lone["replay"] == "/matches/lone" and "withheld" not in lone
+            store("hosted-00aa11-p00001-l1", 1, ("b", "a"), "hosted-00aa11-p00001")  # the group is over
+            over = (await fetch(s.url + "/api/matches/hosted-00aa11-p00001-l0")).json()
+            assert over["seed"] == seed and over["replay"] == "/matches/hosted-00aa11-p00001-l0"
+            assert "withheld" not in over
+
+    referee.run(main)

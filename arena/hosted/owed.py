@@ -63,16 +63,17 @@ def _duplicate_runs(db: sqlite3.Connection, default: bool) -> defaultdict[str, b
     return runs
 
 
-def owed_games(db: sqlite3.Connection, *, before_run: str, duplicate_default: bool,
+def owed_games(db: sqlite3.Connection, *, before_run: str | None, duplicate_default: bool,
                pair_key: str | None = None) -> list[OwedGame]:
-    """The games the duplicate groups of server runs other than ``before_run`` (the one starting)
-    still owe, oldest group first (only group ``pair_key`` if given)."""
+    """The games the duplicate groups of server runs other than ``before_run`` (the one starting;
+    ``None``: every run) still owe, oldest group first (only group ``pair_key`` if given)."""
     duplicate = _duplicate_runs(db, duplicate_default)
     where = "g.pair_key = :key" if pair_key is not None else "g.pair_key LIKE 'hosted-%'"
     rows = db.execute(
         "SELECT g.idx, g.run, g.pair, g.leg, g.pair_key, g.seed, g.game, g.rules, g.time_control, g.termination, "
-        f"s.seat, s.bot FROM games g JOIN game_seats s ON s.game = g.idx WHERE {where} AND g.run != :run "
-        "AND g.status = 'done' ORDER BY g.idx, s.seat", {"key": pair_key, "run": before_run}).fetchall()
+        f"s.seat, s.bot FROM games g JOIN game_seats s ON s.game = g.idx WHERE {where} "
+        "AND (:run IS NULL OR g.run != :run) AND g.status = 'done' ORDER BY g.idx, s.seat",
+        {"key": pair_key, "run": before_run}).fetchall()
     games: dict[int, dict[str, Any]] = {}
     for r in rows:
         games.setdefault(int(r["idx"]), {"row": r, "seats": []})["seats"].append(str(r["bot"]))
@@ -93,3 +94,16 @@ def owed_games(db: sqlite3.Connection, *, before_run: str, duplicate_default: bo
                           str(first["game"]), str(first["rules"]), str(first["time_control"]))
                  for leg in range(n) if leg not in played]
     return owed
+
+
+def group_open(db: sqlite3.Connection, pair_key: str) -> bool:
+    """Whether duplicate group ``pair_key`` (a tournament's or the hosted ladder's) still has
+    games to play: one of its rows not done (a tournament's schedule), or a game owed (the ladder's
+    rotations, :func:`owed_games`). Until it has none, its games' replays (every deal) and seed
+    reveal the deals its other games are dealt."""
+    if not pair_key:
+        return False
+    if db.execute("SELECT 1 FROM games WHERE pair_key = ? AND status != 'done' LIMIT 1", (pair_key,)).fetchone():
+        return True
+    return bool(pair_key.startswith("hosted-")
+                and owed_games(db, before_run=None, duplicate_default=True, pair_key=pair_key))

@@ -337,6 +337,9 @@ async def match_page(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
     found = await web.read(finished_match, match_id, web.source.folder)
+    if found is not None and "withheld" in found[0]:
+        return web.page(request, "Match", pages.message_body(f"{match_id}: {found[0]['withheld']}"), page="message",
+                        status=403)
     if found is not None:
         try:
             view = await trio.to_thread.run_sync(load, Path(found[1]))
@@ -426,7 +429,7 @@ async def api_match(request: Request) -> Response:
         return JSONResponse(live)
     found = await web.read(finished_match, match_id, web.source.folder)
     if found is not None:
-        return JSONResponse({**found[0], "replay": pages.match_href(match_id)})
+        return JSONResponse({**found[0], "replay": None if "withheld" in found[0] else pages.match_href(match_id)})
     if live is not None:
         return JSONResponse(live)
     return _error(404, f"no match {match_id!r} here")
