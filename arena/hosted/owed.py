@@ -68,32 +68,44 @@ def owed_games(db: sqlite3.Connection, *, before_run: str | None, duplicate_defa
     """The games the duplicate groups of server runs other than ``before_run`` (the one starting;
     ``None``: every run) still owe, oldest group first (only group ``pair_key`` if given)."""
     duplicate = _duplicate_runs(db, duplicate_default)
-    where = "g.pair_key = :key" if pair_key is not None else "g.pair_key LIKE 'hosted-%'"
+    keys = [pair_key] if pair_key is not None else _short_groups(db, before_run)
+    return [game for key in keys for game in _owed_by(db, key, before_run, duplicate)]
+
+
+def _short_groups(db: sqlite3.Connection, before_run: str | None) -> list[str]:
+    """The hosted groups of runs other than ``before_run`` with fewer games played than seats
+    (those that may owe one), oldest first: one pass over the ``pair_key`` index."""
+    return [str(r[0]) for r in db.execute(
+        "SELECT pair_key FROM games WHERE pair_key LIKE 'hosted-%' AND status = 'done' "
+        "AND (:run IS NULL OR run != :run) GROUP BY pair_key "
+        f"HAVING COUNT(DISTINCT CASE WHEN termination != '{INTERRUPTED}' THEN leg END) "
+        "< (SELECT COUNT(*) FROM game_seats WHERE game = MIN(idx)) ORDER BY MIN(idx)", {"run": before_run})]
+
+
+def _owed_by(db: sqlite3.Connection, key: str, before_run: str | None,
+             duplicate: defaultdict[str, bool]) -> list[OwedGame]:
+    """The games group ``key`` owes (its stored games: of runs other than ``before_run``)."""
     rows = db.execute(
-        "SELECT g.idx, g.run, g.pair, g.leg, g.pair_key, g.seed, g.game, g.rules, g.time_control, g.termination, "
-        f"s.seat, s.bot FROM games g JOIN game_seats s ON s.game = g.idx WHERE {where} "
+        "SELECT g.idx, g.run, g.pair, g.leg, g.seed, g.game, g.rules, g.time_control, g.termination, s.bot "
+        "FROM games g JOIN game_seats s ON s.game = g.idx WHERE g.pair_key = :key "
         "AND (:run IS NULL OR g.run != :run) AND g.status = 'done' ORDER BY g.idx, s.seat",
-        {"key": pair_key, "run": before_run}).fetchall()
+        {"key": key, "run": before_run}).fetchall()
     games: dict[int, dict[str, Any]] = {}
     for r in rows:
         games.setdefault(int(r["idx"]), {"row": r, "seats": []})["seats"].append(str(r["bot"]))
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for g in games.values():
-        groups.setdefault(str(g["row"]["pair_key"]), []).append(g)
-    owed: list[OwedGame] = []
-    for key, stored in groups.items():
-        first = stored[0]["row"]
-        if not duplicate[str(first["run"])] or not first["seed"]:
-            continue  # a lone game (its seed revealed): nothing owed
-        seats = stored[0]["seats"]
-        n, at = len(seats), int(first["leg"])
-        table = [seats[(k - at) % n] for k in range(n)]  # the group's first seating
-        played = {int(g["row"]["leg"]) for g in stored if g["row"]["termination"] != INTERRUPTED}
-        owed += [OwedGame(key, str(first["run"]), int(first["pair"]), leg,
-                          tuple(table[(s + leg) % n] for s in range(n)), bytes.fromhex(first["seed"]),
-                          str(first["game"]), str(first["rules"]), str(first["time_control"]))
-                 for leg in range(n) if leg not in played]
-    return owed
+    stored = list(games.values())
+    if not stored:
+        return []
+    first = stored[0]["row"]
+    if not duplicate[str(first["run"])] or not first["seed"]:
+        return []  # a lone game (its seed revealed): nothing owed
+    seats = stored[0]["seats"]
+    n, at = len(seats), int(first["leg"])
+    table = [seats[(k - at) % n] for k in range(n)]  # the group's first seating
+    played = {int(g["row"]["leg"]) for g in stored if g["row"]["termination"] != INTERRUPTED}
+    return [OwedGame(key, str(first["run"]), int(first["pair"]), leg, tuple(table[(s + leg) % n] for s in range(n)),
+                     bytes.fromhex(first["seed"]), str(first["game"]), str(first["rules"]), str(first["time_control"]))
+            for leg in range(n) if leg not in played]
 
 
 def group_open(db: sqlite3.Connection, pair_key: str) -> bool:
