@@ -46,9 +46,12 @@ from arena.model.records import Outcome
 from arena.model.schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
 from referee import DEFAULT_GAME, TimeControl, games
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version 1: gin-arena 0.1's three schemas (``seat0``/``seat1`` columns; a serve database had
-no version). Version 2: one schema for a run, the ladder and ``arena serve``, a row per seat."""
+no version). Version 2: one schema for a run, the ladder and ``arena serve``, a row per seat.
+Version 3: people's accounts and their games, apart from the bots' (``people``,
+``person_sessions``, ``people_games``, ``people_seats``); a version 2 database gets the new
+tables, empty, when opened (:data:`UPGRADES`)."""
 DB_NAME = "run.sqlite"
 Kind = Literal["run", "ladder", "serve"]
 
@@ -90,6 +93,27 @@ CREATE TABLE IF NOT EXISTS discarded (
     idx INTEGER NOT NULL, match_id TEXT NOT NULL, reason TEXT NOT NULL, replay_path TEXT NOT NULL,
     at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS people (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, name_key TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS person_sessions (
+    digest TEXT PRIMARY KEY, person INTEGER NOT NULL REFERENCES people (id) ON DELETE CASCADE,
+    created_at REAL NOT NULL, expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS people_games (
+    idx INTEGER PRIMARY KEY, match_id TEXT NOT NULL UNIQUE, game TEXT NOT NULL, preset TEXT NOT NULL,
+    started_at REAL, finished_at REAL NOT NULL, duration REAL NOT NULL DEFAULT 0,
+    winner INTEGER, termination TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
+    replay_path TEXT NOT NULL DEFAULT '', replay_hash TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS people_seats (
+    game INTEGER NOT NULL REFERENCES people_games (idx) ON DELETE CASCADE,
+    seat INTEGER NOT NULL, person INTEGER REFERENCES people (id), name TEXT NOT NULL,
+    place INTEGER, points INTEGER,
+    PRIMARY KEY (game, seat)
+);
+CREATE INDEX IF NOT EXISTS people_seats_person ON people_seats (person);
 CREATE TABLE IF NOT EXISTS procs (
     pid INTEGER NOT NULL, start_ticks INTEGER NOT NULL, match_id TEXT NOT NULL, bot TEXT NOT NULL,
     PRIMARY KEY (pid, start_ticks)
@@ -316,6 +340,12 @@ configuration (its ``game``, else the default game), a ladder's from its run's c
 serve database recorded the default game's matches only."""
 
 
+UPGRADES = {"2": "3"}
+"""Schema versions a database is brought from when opened, to the next: the tables version 3
+added are made by the schema script itself (``CREATE TABLE IF NOT EXISTS``), so the upgrade only
+writes the new version (a version 2 database stays readable by everything that read it)."""
+
+
 _ADDED_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS bots_token ON bots (token_digest) WHERE token_digest != ''"
 """The index on a column added since schema 2 shipped (made once the column exists): a registered
 bot is found by its token's digest (``arena.hosted.registry``)."""
@@ -336,6 +366,15 @@ def _add_columns(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         conn.execute(_FILL_GAME.get(str(kind[0]) if kind is not None else "serve", _FILL_GAME["serve"]),
                      {"game": game})
+
+
+def _upgrade(conn: sqlite3.Connection, version: str) -> None:
+    """Bring a database from ``version`` to :data:`SCHEMA_VERSION` (the schema script has made the
+    new tables already)."""
+    while version in UPGRADES:
+        version = UPGRADES[version]
+    with transaction(conn):
+        _write_meta(conn, {"schema_version": version})
 
 
 def _statements(script: str) -> list[str]:
@@ -360,6 +399,8 @@ def open_db(path: Path, kind: Kind, *, any_thread: bool = False) -> sqlite3.Conn
         if version is None:
             with transaction(conn):
                 _write_meta(conn, {"schema_version": str(SCHEMA_VERSION), "kind": kind})
+        elif version[0] in UPGRADES:
+            _upgrade(conn, str(version[0]))
         elif version[0] != str(SCHEMA_VERSION):
             raise StoreError(f"{path}: schema version {version[0]!r}; this arena reads {SCHEMA_VERSION}")
         found = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()

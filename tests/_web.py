@@ -54,7 +54,8 @@ async def served(folder: Path, limits: WebLimits | None = None) -> AsyncIterator
         source = StoreSource(folder / "serve.sqlite", folder, "test arena", ref)
         async with trio.open_nursery() as nursery:
             got["url"] = await nursery.start(partial(serve_web, "127.0.0.1:0", source, limits=limits or WebLimits(),
-                                                     operator_token=ref.operator_token))
+                                                     operator_token=ref.operator_token,
+                                                     accounts_db=folder / "serve.sqlite"))
             got["ref"] = ref
             task_status.started()
 

@@ -197,7 +197,7 @@ def test_the_operator_signs_in_with_the_form_and_sees_the_fault_reasons(tmp_path
             await until(lambda: faults_shown(False), "the fault on the bot's page, without its reason")
             await trio.to_thread.run_sync(driver.get, s.url + "/signin")
             await _js(driver, f"document.querySelector('input[name=token]').value = {json.dumps(token)};"
-                              "document.querySelector('main form').submit();")
+                              "document.getElementById('operator-signin').submit();")
 
             async def signed_in() -> bool:
                 return bool(await _js(driver, "return !!document.querySelector('form.door')"))

@@ -43,6 +43,9 @@ def add_web_options(p: argparse.ArgumentParser, *, server_tls: bool) -> None:
                    "arena certs makes one)")
     g.add_argument("--web-tls-key", type=Path, default=None, metavar="FILE",
                    help=f"the web certificate's private key (PEM; {key_default})")
+    g.add_argument("--web-behind-tls", action="store_true",
+                   help="a proxy in front serves the web over https: people's session cookies are always Secure "
+                   "(docs/web.md#accounts)")
     if not server_tls:
         g.add_argument("--insecure", action="store_true",
                        help="serve the live web in clear on a --web address that is not loopback (without it, "
@@ -93,12 +96,13 @@ def web_tls(args: argparse.Namespace, default: referee.ServerTLS | None = None) 
 
 
 def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, operator_token: str | None = None,
-                default_tls: referee.ServerTLS | None = None) -> WebStarter | None:
+                default_tls: referee.ServerTLS | None = None, *, accounts: bool = False) -> WebStarter | None:
     """The live web for ``--web`` over the store ``db`` (``None`` without ``--web``), checked
     before anything is created. The operator token is the referee's (``arena serve``) or
     ``operator_token``. Its TLS: :func:`web_tls`; an address other machines reach refuses clear
     HTTP unless ``--insecure``, and even then keeps the operator's door shut (a token must not
-    cross in clear)."""
+    cross in clear). ``accounts``: people sign up and their games are stored in ``db``
+    (``arena serve``'s own store)."""
     if not args.web:
         return None
     host, _, port = address(args.web, "--web").rpartition(":")
@@ -125,7 +129,9 @@ def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, op
         source = StoreSource(db, folder, title, ref)
         async with trio.open_nursery() as nursery:
             where = await nursery.start(partial(serve_web, args.web, source, limits=limits,
-                                                operator_token=token if open_door else None, tls=tls))
+                                                operator_token=token if open_door else None, tls=tls,
+                                                accounts_db=db if accounts else None,
+                                                behind_tls=args.web_behind_tls))
             door = "" if open_door else " (operator sign-in off: not a loopback address and no TLS)"
             print(f"live web on {where}{door}", flush=True)
             task_status.started()

@@ -85,8 +85,9 @@ async def serve(
 
 
 PEOPLE_PREFIX = "table-"
-"""Match ids of people's games at the live web's tables (``arena.web.tables``): not recorded in
-the bots' store nor rated with them (their replays stay in the folder's replays)."""
+"""Match ids of people's games at the live web's tables (``arena.web.tables``): not recorded with
+the bots' games nor rated with them; the live web's accounts store and rate them apart
+(``people_games``, ``arena.web.accounts.Accounts.record_game``)."""
 
 
 async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded: set[str],
@@ -102,8 +103,11 @@ async def _record_matches(ref: referee.Referee, db: sqlite3.Connection, recorded
         try:
             async with ref.open_match_events(past=True) as events:
                 async for event in events:
-                    if event.match_id.startswith(PEOPLE_PREFIX):
-                        continue  # a person's game at the web's tables: not the bots' ladder
+                    if event.match_id.startswith(PEOPLE_PREFIX):  # a person's game at the web's tables
+                        if event.kind == "finished":
+                            log.info("serve_people_table_finished", match_id=event.match_id,
+                                     recorded="apart, by the live web's accounts (people_games)")
+                        continue  # not the bots' ladder
                     if event.kind == "started":
                         started[event.match_id] = time.time()
                     if event.report is not None and event.match_id not in recorded:

@@ -46,6 +46,14 @@ class WebLimits:
     table_move_s: float = 300.0
     """Seconds a person (and the computer) has for each decision at a table."""
 
+    person_session_days: float = 30.0
+    """Days a person's sign-in lasts (the session cookie and its stored digest expire then)."""
+    signin_tries_per_minute: int = 10
+    """Sign-in attempts in any minute from one client address, and for one name; one more gets
+    429 with ``Retry-After`` naming this limit."""
+    signups_per_hour: int = 20
+    """Accounts one client address may make in any hour; one more gets 429 naming this limit."""
+
     @classmethod
     def parse(cls, items: Sequence[str]) -> WebLimits:
         """``KEY=VALUE`` items over the defaults (``ValueError`` naming the keys otherwise)."""

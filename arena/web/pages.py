@@ -31,18 +31,31 @@ def match_href(match_id: str) -> str:
     return "/matches/" + quote(match_id, safe="")
 
 
-def layout(title: str, body: str, *, page: str, operator: bool, source: str, data: Mapping[str, str] | None = None
-           ) -> str:
-    """A whole page: the header with the navigation, ``body``, the script."""
+def person_href(name: str) -> str:
+    """A person's page (their people's games)."""
+    return "/people/" + quote(name, safe="")
+
+
+def layout(title: str, body: str, *, page: str, operator: bool, source: str, data: Mapping[str, str] | None = None,
+           person: str | None = None) -> str:
+    """A whole page: the header with the navigation (who is signed in: ``person``, the
+    operator), ``body``, the script."""
     attrs = "".join(f' data-{k}="{escape(v)}"' for k, v in (data or {}).items())
-    door = ('<form method="post" action="/signout" class="door"><button>sign out</button></form>' if operator
-            else '<a href="/signin" class="door">operator sign-in</a>')
+    out = '<form method="post" action="/signout" class="door"><button>sign out</button></form>'
+    if person is not None:
+        door = (f'<span class="door" id="who">signed in as <a href="{escape(person_href(person))}">'
+                f"{escape(person)}</a>{' (operator)' if operator else ''}</span>{out}")
+    elif operator:
+        door = out
+    else:
+        door = ('<a href="/signin" class="door" id="signin-link">sign in</a>'
+                '<a href="/signup" class="door">sign up</a>')
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
         f'<title>{escape(title)} — Gin Arena</title><link rel="stylesheet" href="{STYLE}"></head>\n'
         f'<body data-page="{escape(page)}"{attrs}>\n'
-        f'<header><nav><a href="/">standings</a> · <a href="/matches">matches</a> · '
+        f'<header><nav><a href="/">standings</a> · <a href="/matches">matches</a> · <a href="/people">people</a> · '
         f'<a href="/api/openapi.json">API</a>{door}</nav><div class="source">{escape(source)}</div></header>\n'
         f"<main>\n<h1>{escape(title)}</h1>\n{body}\n</main>\n"
         f'<script src="{SCRIPT}" defer></script>\n</body></html>\n'
@@ -166,12 +179,62 @@ def bot_body(info: Mapping[str, Any], operator: bool) -> str:
             f"<section><h2>Faults</h2>{faults}</section>")
 
 
-def signin_body(failed: bool) -> str:
-    """The operator's sign-in form (its token sets a cookie; ``Authorization: Bearer`` works too)."""
-    why = '<p class="error">That token carries no operator rights.</p>' if failed else ""
-    return (f'{why}<form method="post" action="/signin"><label>operator token '
-            '<input type="password" name="token" autocomplete="current-password" required></label> '
-            "<button>sign in</button></form>")
+def signin_body(failed: bool, problem: str = "", name: str = "") -> str:
+    """The sign-in forms: a person's (name and password) and the operator's (its token sets a
+    cookie; ``Authorization: Bearer`` works too). ``failed``: the operator's token was refused;
+    ``problem``: why a person's sign-in was."""
+    why = '<p class="error" id="operator-problem">That token carries no operator rights.</p>' if failed else ""
+    return (_problem(problem) + '<form method="post" action="/signin" id="person-signin">'
+            f'<label>name <input name="name" autocomplete="username" required value="{escape(name)}"></label> '
+            '<label>password <input type="password" name="password" autocomplete="current-password" required>'
+            '</label> <button>sign in</button></form>'
+            '<p>No account? <a href="/signup">Sign up</a>. Playing the computer needs none: '
+            '<a href="/play">play</a>.</p>'
+            f'<h2>Operator</h2>{why}<form method="post" action="/signin" id="operator-signin"><label>operator token '
+            '<input type="password" name="token" autocomplete="off" required></label> '
+            "<button>sign in as operator</button></form>")
+
+
+def signup_body(problem: str = "", name: str = "", *, names: tuple[int, int], passwords: tuple[int, int]) -> str:
+    """The sign-up form (``names``, ``passwords``: their shortest and longest lengths)."""
+    return (_problem(problem) + '<form method="post" action="/signup" id="signup">'
+            f'<label>name <input name="name" autocomplete="username" required minlength="{names[0]}" '
+            f'maxlength="{names[1]}" value="{escape(name)}"></label> '
+            '<label>password <input type="password" name="password" autocomplete="new-password" required '
+            f'minlength="{passwords[0]}" maxlength="{passwords[1]}"></label> <button>sign up</button></form>'
+            '<p>Have an account? <a href="/signin">Sign in</a>.</p>')
+
+
+def _problem(text: str) -> str:
+    return f'<p class="error" id="problem">{escape(text)}</p>' if text else ""
+
+
+def people_body(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The people's standings (people's games only; the bots' ladder is apart)."""
+    head = "<tr><th>#</th><th>person</th><th>games</th><th>rating</th><th>±</th><th>95% interval</th></tr>"
+    body = "".join(
+        f'<tr data-person="{escape(r["name"])}"><td>{r["rank"]}</td><td><a href="{escape(person_href(r["name"]))}">'
+        f'{escape(r["name"])}</a>{" <span class=tag>provisional</span>" if r["provisional"] else ""}</td>'
+        f'<td>{r["games"]}</td><td>{r["rating"]:.2f}</td><td>{r["uncertainty"]:.2f}</td>'
+        f'<td>{r["low"]:.1f} … {r["high"]:.1f}</td></tr>' for r in rows)
+    return (f'<p>People\'s games are rated apart from the bots\' ladder.</p><table id="people">'
+            f'<thead>{head}</thead><tbody>{body or "<tr><td colspan=6>nobody yet</td></tr>"}</tbody></table>')
+
+
+def person_body(standing: Mapping[str, Any] | None, games: Sequence[Mapping[str, Any]]) -> str:
+    """A person's people's rating and games, newest first, each linked to its replay."""
+    rating = (f'<p id="rating">rating {standing["rating"]:.2f} ± {standing["uncertainty"]:.2f} over '
+              f'{standing["games"]} people\'s games{" (provisional)" if standing["provisional"] else ""}</p>'
+              if standing is not None else "")
+    items = []
+    for g in games:
+        who = " vs ".join(escape(s["name"]) + (f' ({s["place"]})' if s["place"] is not None else "")
+                          for s in g["seats"])
+        items.append(f'<li data-match="{escape(g["match_id"])}"><a href="{escape(match_href(g["match_id"]))}">'
+                     f'{escape(g["match_id"])}</a> · {escape(g["game"])} {escape(g["preset"])} · {who} · '
+                     f'{escape(g["termination"])}</li>')
+    return rating + f'<ul id="games" class="matches">{"".join(items) or "<li class=none>no games yet</li>"}</ul>'
+
 
 
 def message_body(text: str) -> str:

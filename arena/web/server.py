@@ -21,6 +21,7 @@ import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs
@@ -39,7 +40,9 @@ import referee
 from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.standings import RatedGames
+from arena.store import resolve_replay
 from arena.web import pages, tables
+from arena.web.accounts import NAME_CHARS, PASSWORD_CHARS, SESSION_COOKIE, AccountError, Accounts, standing_row
 from arena.web.data import (
     WebSource,
     bot_page,
@@ -77,8 +80,8 @@ SECURITY_HEADERS = (
 """Sent with every response."""
 READ_METHODS = frozenset({"GET", "HEAD"})
 """What the public may do: read."""
-DOORS = frozenset({"/signin", "/signout"})
-"""The only addresses that take a POST (the operator's sign-in and sign-out)."""
+DOORS = frozenset({"/signin", "/signout", "/signup"})
+"""The addresses that take a POST besides the tables' (sign-up, sign-in and sign-out)."""
 REPLAY_ASSETS = tables.REPLAY_ASSETS
 """The replay page's style sheet and script, served as files (arena.replays.html's own)."""
 
@@ -248,14 +251,19 @@ class Web:
     was drawn: every watcher of a match shares one drawing per public event."""
     rated: RatedGames = field(default_factory=RatedGames)
     """The store's games rated so far: the standings and bot pages read only newer ones."""
+    accounts: Accounts | None = None
+    """People's accounts and games (``None``: the web has no writable store, e.g. a tournament's)."""
     secure_cookies: bool = False
-    """Whether the web is served over TLS: every cookie it sets (the operator's sign-in, a
-    person's session) is then ``Secure`` — set them all with :meth:`cookie_flags`."""
+    """Whether the site is served over TLS (by this server, or by a proxy in front:
+    ``--web-behind-tls``): every cookie it sets is then ``Secure`` — set them all with
+    :meth:`cookie_flags`."""
 
-    def cookie_flags(self) -> dict[str, Any]:
-        """The flags of every cookie the web sets or deletes: HttpOnly, SameSite=Strict, the whole
-        site, and Secure over TLS."""
-        return {"httponly": True, "secure": self.secure_cookies, "samesite": "strict", "path": "/"}
+    def cookie_flags(self, request: Request, samesite: str = "strict") -> dict[str, Any]:
+        """The flags of every cookie the web sets or deletes (the operator's sign-in, a person's
+        session): HttpOnly, the whole site, ``samesite``, and Secure over TLS (this request's
+        or the site's)."""
+        secure = self.secure_cookies or request.url.scheme == "https"
+        return {"httponly": True, "secure": secure, "samesite": samesite, "path": "/"}
 
     def view(self, table: referee.Table) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
@@ -285,8 +293,11 @@ class Web:
 
     def page(self, request: Request, title: str, body: str, *, page: str, status: int = 200,
              data: Mapping[str, str] | None = None) -> HTMLResponse:
+        person = self.accounts.signed_in(request) if self.accounts is not None else None
         return HTMLResponse(pages.layout(title, body, page=page, operator=self.operator(request),
-                                         source=self.source.title, data=data), status_code=status)
+                                         source=self.source.title, data=data,
+                                         person=person.name if person is not None else None),
+                            status_code=status, headers={"Cache-Control": "no-store"} if person else None)
 
 
 def _error(status: int, text: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -347,6 +358,9 @@ async def match_page(request: Request) -> Response:
             return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
                             status=404)
         return HTMLResponse(replay_html.replay_page(view, back_link="/", back_text="standings", assets=REPLAY_ASSETS))
+    people = await _people_replay(request, web, match_id)
+    if people is not None:
+        return people
     live = live_match(web.source.live, match_id)
     if live is None:
         return web.page(request, "Match", pages.message_body(f"no match {match_id!r} here"), page="message",
@@ -364,30 +378,182 @@ async def bot_html(request: Request) -> Response:
     return web.page(request, name, pages.bot_body(info, operator), page="bot")
 
 
-async def signin(request: Request) -> Response:
-    web = _web(request)
-    if request.method in READ_METHODS:
-        return web.page(request, "Operator sign-in", pages.signin_body(False), page="signin")
+async def _form(request: Request) -> dict[str, str] | Response:
+    """A POSTed form's fields (first value of each), or the refusal: 413 past ``SIGNIN_BODY_BYTES``,
+    403 from another site (the ``Sec-Fetch-Site`` or ``Origin`` a browser sends: a forged
+    cross-site form, the doors' CSRF defence beside their SameSite cookies). Under this site's
+    ``Referrer-Policy: no-referrer`` a browser's own form says ``Origin: null``: its
+    ``Sec-Fetch-Site`` tells."""
+    origin = request.headers.get("origin")
+    site = request.headers.get("sec-fetch-site")
+    here = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    if origin == "null" and site == "same-origin":  # (every page is no-referrer: Chrome's forms then say null)
+        origin = None
+    if (origin is not None and origin != here) or (site is not None and site not in ("same-origin", "none")):
+        log.info("web_cross_site_form", path=request.url.path, origin=origin, site=site)
+        return _error(403, f"a form from another site ({origin or site}) is refused here")
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > SIGNIN_BODY_BYTES:
             return _error(413, f"a sign-in form holds at most {SIGNIN_BODY_BYTES} bytes")
-    given = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+    return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+
+
+async def signin(request: Request) -> Response:
+    """GET: the forms. POST ``name`` and ``password``: a person signs in (their session cookie);
+    POST ``token``: the operator (the operator's cookie)."""
+    web = _web(request)
+    if request.method in READ_METHODS:
+        return web.page(request, "Sign in", pages.signin_body(False), page="signin")
+    form = await _form(request)
+    if isinstance(form, Response):
+        return form
+    if "token" not in form:
+        return await _person_door(request, web, form, signing_up=False)
+    given = form["token"].strip()
     token = web.operator_token
     if not token or not hmac.compare_digest(hashlib.sha256(given.encode()).digest(),
                                             hashlib.sha256(token.encode()).digest()):
-        log.info("web_signin_refused", client=request.client.host if request.client else "")
-        return web.page(request, "Operator sign-in", pages.signin_body(True), page="signin", status=403)
+        log.info("web_signin_refused", client=_client(request))
+        return web.page(request, "Sign in", pages.signin_body(True), page="signin", status=403)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, cookie_value(token), **web.cookie_flags())
+    response.set_cookie(COOKIE, cookie_value(token), **web.cookie_flags(request))
+    return response
+
+
+async def signup(request: Request) -> Response:
+    """GET: the form; POST ``name`` and ``password``: make an account and sign it in."""
+    web = _web(request)
+    if request.method in READ_METHODS:
+        if web.accounts is None:
+            return web.page(request, "Sign up", pages.message_body(NO_ACCOUNTS), page="message", status=503)
+        return web.page(request, "Sign up", _signup_body(), page="signup")
+    form = await _form(request)
+    if isinstance(form, Response):
+        return form
+    return await _person_door(request, web, form, signing_up=True)
+
+
+NO_ACCOUNTS = ("people's accounts are off here: this web has no store it may write (only arena serve's web "
+               "keeps accounts)")
+"""Why sign-up and sign-in answer 503 on a web without a writable store."""
+
+
+def _signup_body(problem: str = "", name: str = "") -> str:
+    return pages.signup_body(problem, name, names=NAME_CHARS, passwords=PASSWORD_CHARS)
+
+
+async def _person_door(request: Request, web: Web, form: Mapping[str, str], *, signing_up: bool) -> Response:
+    """A person's sign-up or sign-in: the session cookie and back to the front page, or the form
+    again with why not (its status: 400, 403, 409, 429 with ``Retry-After``, 503)."""
+    name, password = form.get("name", ""), form.get("password", "")
+    title = "Sign up" if signing_up else "Sign in"
+
+    def again(status: int, problem: str, headers: Mapping[str, str] | None = None) -> Response:
+        body = _signup_body(problem, name) if signing_up else pages.signin_body(False, problem, name)
+        response = web.page(request, title, body, page="signup" if signing_up else "signin", status=status)
+        response.headers.update(headers or {})
+        return response
+
+    accounts = web.accounts
+    if accounts is None:
+        return again(503, NO_ACCOUNTS)
+    try:
+        if signing_up:
+            person, token = await accounts.sign_up(name, password, _client(request))
+        else:
+            person, token = await accounts.sign_in(name, password, _client(request))
+    except AccountError as e:
+        log.info("web_person_refused", door=title, status=e.status, client=_client(request))
+        return again(e.status, e.message, {"Retry-After": str(e.retry_after)} if e.retry_after else None)
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(SESSION_COOKIE, token, max_age=int(web.limits.person_session_days * 86400),
+                        **web.cookie_flags(request, "lax"))
+    log.info("web_person_signed_in", person=person.id)
     return response
 
 
 async def signout(request: Request) -> Response:
+    """Sign out (POST): the person's session ends in the store too; the operator's cookie goes."""
+    web = _web(request)
+    form = await _form(request)
+    if isinstance(form, Response):
+        return form
     response = RedirectResponse("/", status_code=303)
-    response.delete_cookie(COOKIE, **_web(request).cookie_flags())
+    if web.accounts is not None:
+        await web.accounts.sign_out(request)
+        response.delete_cookie(SESSION_COOKIE, **web.cookie_flags(request, "lax"))
+    response.delete_cookie(COOKIE, **web.cookie_flags(request))
     return response
+
+
+async def _ask(web: Web, call: Callable[[Accounts], T]) -> T | None:
+    """``call(accounts)`` on a worker thread (``None``: this web keeps no accounts)."""
+    accounts = web.accounts
+    return None if accounts is None else await trio.to_thread.run_sync(call, accounts)
+
+
+async def _people_replay(request: Request, web: Web, match_id: str) -> Response | None:
+    """A people's game's replay page (``None``: no such people's game)."""
+    stored = await _ask(web, lambda a: a.replay_path(match_id))
+    if stored is None:
+        return None
+    try:
+        view = await trio.to_thread.run_sync(load, Path(resolve_replay(stored, web.source.folder)))
+    except (OSError, ReplayModelError) as e:
+        return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
+                        status=404)
+    return HTMLResponse(replay_html.replay_page(view, back_link="/people", back_text="people", assets=REPLAY_ASSETS))
+
+
+async def _people_standings(web: Web) -> list[dict[str, Any]] | None:
+    found = await _ask(web, Accounts.standings)
+    return None if found is None else [standing_row(i + 1, s) for i, s in enumerate(found)]
+
+
+async def _person(web: Web, name: str) -> dict[str, Any] | None:
+    """A person's standing and recent people's games (``None``: nobody of that name)."""
+    person = await _ask(web, lambda a: a.person(name))
+    if person is None:
+        return None
+    games = await _ask(web, lambda a: a.person_games(person, web.limits.bot_games)) or []
+    rows = await _people_standings(web) or []
+    standing = next((r for r in rows if r["name"] == person.name), None)
+    return {"name": person.name, "standing": standing,
+            "games": [{**g, "replay": pages.match_href(g["match_id"])} for g in games]}
+
+
+async def people_page(request: Request) -> Response:
+    web = _web(request)
+    rows = await _people_standings(web)
+    if rows is None:
+        return web.page(request, "People", pages.message_body(NO_ACCOUNTS), page="message", status=503)
+    return web.page(request, "People", pages.people_body(rows), page="people")
+
+
+async def person_page(request: Request) -> Response:
+    web = _web(request)
+    name = request.path_params["name"]
+    info = await _person(web, name)
+    if info is None:
+        return web.page(request, "Person", pages.message_body(f"nobody called {name!r} here"), page="message",
+                        status=404 if web.accounts is not None else 503)
+    return web.page(request, info["name"], pages.person_body(info["standing"], info["games"]), page="person")
+
+
+async def api_people(request: Request) -> Response:
+    rows = await _people_standings(_web(request))
+    return JSONResponse({"people": rows}) if rows is not None else _error(503, NO_ACCOUNTS)
+
+
+async def api_person(request: Request) -> Response:
+    web = _web(request)
+    name = request.path_params["name"]
+    info = await _person(web, name)
+    if info is None:
+        return _error(404, f"nobody called {name!r} here") if web.accounts is not None else _error(503, NO_ACCOUNTS)
+    return JSONResponse(info)
 
 
 async def static(request: Request) -> Response:
@@ -556,9 +722,14 @@ ENDPOINTS = (
     Endpoint("/matches/{match_id}", match_page, "a running match's live spectator view, a finished one's replay",
              "text/html"),
     Endpoint("/bots/{name:path}", bot_html, "a bot's games, rating over time and faults", "text/html"),
-    Endpoint("/signin", signin, "the operator's sign-in form (POST: the token; sets the cookie)", "text/html",
+    Endpoint("/signup", signup, "a person's sign-up form (POST: name and password; signs in)", "text/html",
              ("GET", "POST")),
-    Endpoint("/signout", signout, "the operator signs out (POST)", "text/html", ("POST",)),
+    Endpoint("/signin", signin, "the sign-in forms (POST: a person's name and password, or the operator's token; "
+             "sets the session cookie)", "text/html", ("GET", "POST")),
+    Endpoint("/signout", signout, "sign out, the session ended in the store too (POST)", "text/html", ("POST",)),
+    Endpoint("/people", people_page, "the people's standings (people's games only, apart from the bots')",
+             "text/html"),
+    Endpoint("/people/{name:path}", person_page, "a person's rating and games, each with its replay", "text/html"),
     Endpoint(tables.PREFIX, tables.new_table, "play the computer: the choices (POST: open a table)", "text/html",
              ("GET", "POST")),
     Endpoint(tables.PREFIX + "/t/{secret}", tables.table_page, "a person's seat at a table", "text/html"),
@@ -573,6 +744,8 @@ ENDPOINTS = (
     Endpoint("/api/matches/{match_id}/events", api_match_events, "a running match's spectator views as they change",
              "text/event-stream"),
     Endpoint("/api/bots/{name:path}", api_bot, "a bot's games, rating history and faults (details: operator only)"),
+    Endpoint("/api/people", api_people, "the people's standings"),
+    Endpoint("/api/people/{name:path}", api_person, "a person's rating and recent games"),
     Endpoint("/api/events", api_events, "standings and match updates (Last-Event-ID resumes)", "text/event-stream"),
     Endpoint("/api/openapi.json", openapi, "this document"),
 )
@@ -594,12 +767,20 @@ def openapi_document() -> dict[str, Any]:
         if e.media == "text/event-stream":
             responses["429"] = {"description": "this client holds its live-update streams (limit sse_per_client)"}
             responses["503"] = {"description": "the server holds its live-update streams (limit sse_connections)"}
+        if e.path in ("/signup", "/signin"):
+            responses |= {"303": {"description": "signed in: the session cookie is set"},
+                          "400": {"description": "a name or password that is not allowed (sign-up)"},
+                          "403": {"description": "a wrong name or password, or a form from another site"},
+                          "409": {"description": "the name is taken (sign-up)"},
+                          "429": {"description": "too many tries (limits signin_tries_per_minute, signups_per_hour; "
+                                                 "Retry-After)"},
+                          "503": {"description": "this web keeps no accounts (no writable store)"}}
         paths[path] = {m.lower(): {"summary": e.summary, "parameters": params, "responses": responses}
                          for m in e.methods}
     return {"openapi": "3.1.0",
             "info": {"title": "Gin Arena live web", "version": "1",
-                     "description": "Read-only: every path answers GET and HEAD (the operator's sign-in and the "
-                                    "tables' POSTs aside: a table's seat link is its credential)."},
+                     "description": "Read-only: every path answers GET and HEAD (the sign-up, sign-in and sign-out "
+                                    "forms and the tables' POSTs aside: a table's seat link is its credential)."},
             "paths": paths}
 
 
@@ -691,11 +872,29 @@ async def watch_store(web: Web) -> None:
 
 
 async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operator_token: str | None,
-                    tls: WebTLS | None = None, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+                    accounts_db: Path | None = None, behind_tls: bool = False, tls: WebTLS | None = None,
+                    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
     the caller's trio run, over TLS with ``tls`` (only: clear HTTP to that port fails the
-    handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``)."""
-    web = Web(source, limits, operator_token, Hub(limits), Slots(limits), secure_cookies=tls is not None)
+    handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``).
+    ``accounts_db``: the writable store of people's accounts and games (``arena serve``'s; without
+    it nobody signs up); ``behind_tls``: a proxy in front serves the site over TLS (session cookies
+    are ``Secure``)."""
+    accounts = (await trio.to_thread.run_sync(partial(Accounts.open, accounts_db, limits, behind_tls=behind_tls))
+                if accounts_db is not None else None)
+    try:
+        await _serve_web(listen, source, limits, operator_token, accounts, tls, behind_tls, task_status)
+    finally:
+        if accounts is not None:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(accounts.close)
+
+
+async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator_token: str | None,
+                     accounts: Accounts | None, tls: WebTLS | None, behind_tls: bool,
+                     task_status: trio.TaskStatus[str]) -> None:
+    web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts,
+              secure_cookies=tls is not None or behind_tls)
     web.tables = tables.Room(source.live, limits, web.slots, EventStream)
     files: dict[str, Any] = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
     config = Config.from_mapping({"bind": [listen], "accesslog": None, "errorlog": None, "graceful_timeout": 0.5,
