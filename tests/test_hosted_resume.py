@@ -15,10 +15,8 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import trio
 
 import referee
@@ -101,16 +99,6 @@ def _same_deals(a: sqlite3.Row, b: sqlite3.Row) -> None:
     da, db = _decks(a), _decks(b)
     common = set(da) & set(db)
     assert (1, 1) in common and all(da[k] == db[k] for k in common), (a["match_id"], b["match_id"])
-
-
-@pytest.fixture
-def procs() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for p in started:
-        if p.poll() is None:
-            p.kill()
-            p.wait(timeout=30)
 
 
 def test_a_group_cut_by_a_kill_is_completed_after_the_restart_on_its_deals(
