@@ -36,7 +36,16 @@ from gin_arena.v2 import bot_pb2, common_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, resimulate
 from referee.gin import DECK, RuleSet
-from referee.replays import GENESIS, ActionRecord, DealEndRecord, DealRecord, Replay, canonical, read_replay
+from referee.replays import (
+    GENESIS,
+    ActionRecord,
+    DealEndRecord,
+    DealRecord,
+    FaultRecord,
+    Replay,
+    canonical,
+    read_replay,
+)
 from referee.table.seats import SeatLink
 
 # ----------------------------------------------------------------------------------------------
@@ -185,6 +194,10 @@ def small_run() -> list[tuple[str, MatchSpec, tuple[Behaviour, Behaviour]]]:
         ("sub-late", spec("run-sub-late", fault_policy="substitute", rules=RuleSet.classic(target=15),
                           time_control=TimeControl.parse("tc=1+0.05")),
          (greedy, late_at(3, 1_500_000))),
+        # A time forfeit that hands the built-in bot only that decision: the seat plays on.
+        ("sub-move", spec("run-sub-move", fault_policy="substitute", substitute_time_faults="move",
+                          rules=RuleSet.classic(target=15), time_control=TimeControl.parse("tc=1+0.05")),
+         (greedy, late_at(3, 1_500_000))),
         ("disconnect", spec("run-disconnect", fault_policy="substitute", rules=RuleSet.classic(target=10)),
          (greedy, event_at(3, "disconnect"))),
         ("crash", spec("run-crash"), (event_at(5, "crash"), greedy)),
@@ -247,6 +260,11 @@ def test_the_small_run_covers_what_it_should(run: RunFixture) -> None:
     assert run.reports["substitute"].substituted_seats == (0,) and terms["substitute"] == "normal"
     assert run.reports["sub-late"].substituted_seats == (1,)
     assert run.reports["disconnect"].substituted_seats == (1,)
+    assert run.reports["sub-move"].substituted_seats == (1,) and terms["sub-move"] == "normal"
+    moved = read_replay(run.replays["sub-move"])
+    assert [(f.termination, f.scope) for f in moved.records if isinstance(f, FaultRecord)] == [("time_forfeit", "move")]
+    seat1 = [r.substitute for r in moved.records if isinstance(r, ActionRecord) and r.seat == 1]
+    assert seat1.count(True) == 1 and seat1.index(True) < len(seat1) - 1  # one decision, then its own again
     kinds = {r.KIND for p in run.replays.values() for r in read_replay(p).records}
     assert kinds == set(audit.RECORD_TYPES), kinds
     dead = [r for r in read_replay(run.replays["reshuffle"]).records

@@ -7,6 +7,7 @@ the very replay that the trio table (``resimulate``) writes when it plays the sa
 from __future__ import annotations
 
 import ast
+import json
 import random
 import subprocess
 import sys
@@ -16,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from gin_arena.v2 import bot_pb2, common_pb2
+from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
-from referee.replays import read_replay
+from referee.replays import FaultRecord, read_replay
 from referee.table.faults import Fault
 from referee.table.match_flow import ASKING, MAX_STRAY_MESSAGES, PLAIN, LogEvent, MatchFlow, Outbox
 from referee.table.recording import MatchRecorder
@@ -231,6 +232,164 @@ def test_an_alert_is_applied_by_the_policy_and_substitute_plays_on() -> None:
     play(flow, 0.01, out)
     report = flow.report
     assert report is not None and report.termination == "normal" and report.substituted_seats == (seat,)
+
+
+MOVE: dict[str, Any] = {"fault_policy": "substitute", "substitute_time_faults": "move"}
+BANK = TimeControl(base_ms=LIMIT_MS, increment_ms=100, margin_ms=50)
+
+
+def _records(flow: MatchFlow) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in flow.recorder.lines]
+
+
+def _errors(out: Outbox, seat: int) -> list[bot_pb2.ErrorReport]:
+    return [m.error for s, m, _ in decode(out) if s == seat and m.WhichOneof("kind") == "error"]
+
+
+def _until_asked(flow: MatchFlow, seat: int, out: Outbox, now: float) -> tuple[bot_pb2.ActionRequest, Outbox, float]:
+    """Answer the other seats (knock first) until ``seat`` is asked: its request, the outputs
+    that asked it, the time."""
+    pick = knock_first(random.Random(3))
+    while True:
+        (asked, req), = requests(out)
+        if asked == seat:
+            return req, out, now
+        now += 0.001
+        flow.answer(asked, req.request_id, pick(req), False, now)
+        out = flow.take()
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["no-answer", "late-answer"])
+def test_a_time_forfeit_under_move_hands_the_bot_that_one_decision_and_the_seat_plays_on(late: bool) -> None:
+    flow = new_flow(time_control=BANK, **MOVE)
+    flow.start(0.0)
+    out = flow.take()
+    started = [m.match_started for _, m, _ in decode(out) if m.WhichOneof("kind") == "match_started"]
+    assert len(started) == 2 and all(m.time_forfeit_substitutes_one_decision for m in started)
+    (seat, req), = requests(out)
+    now = flow.deadline
+    if late:  # an answer read past its time: lost, and not played
+        now += 0.001
+        flow.answer(seat, req.request_id, req.legal_actions[0], False, now)
+    else:  # no answer: the timer wakes
+        flow.timeout(now)
+    out = flow.take()
+    assert flow.report is None and flow.decisions == 1 and not out.closes
+    (err,) = _errors(out, seat)
+    assert err.code == bot_pb2.ERROR_CODE_TOO_LATE and err.request_id == req.request_id and not err.fatal
+    assert "your time ran out; a built-in bot played this decision" in err.message
+    assert "to the end of this game" not in err.message
+    assert not _errors(out, 1 - seat)  # the other seat is told the move, as any move
+    assert [(e.event, e.fields["scope"]) for e in out.logs if e.level == "warning"] == [("seat_substituted", "move")]
+    if not late:  # an answer to the lost request, too late: refused, nothing changes
+        flow.answer(seat, req.request_id, req.legal_actions[0], False, now + 0.002)
+        stray = flow.take()
+        assert [e.code for e in _errors(stray, seat)] in ([bot_pb2.ERROR_CODE_NOT_YOUR_TURN],
+                                                          [bot_pb2.ERROR_CODE_BAD_REQUEST_ID])
+        assert flow.decisions == 1 and not requests(stray)
+    # The seat is asked again (its clock as before the lost decision), and answers itself from then on.
+    again, out, now = _until_asked(flow, seat, out, now)
+    assert again.request_id > req.request_id and again.time_for_move_ms == req.time_for_move_ms
+    assert flow.seats[seat].substitute_next is False and flow.seats[seat].substituted is False
+    play(flow, now, out)
+    report = flow.report
+    assert report is not None and report.termination == "normal" and report.substituted_seats == (seat,)
+    records = _records(flow)
+    assert records[0]["substitute_time_faults"] == "move"
+    (fault,) = [r for r in records if r["type"] == "fault"]
+    assert (fault["termination"], fault["policy"], fault["scope"]) == ("time_forfeit", "substitute", "move")
+    assert ("used_us" in fault) == late and fault["request_id"] == req.request_id
+    mine = [r for r in records if r["type"] == "action" and r["seat"] == seat]
+    assert mine[0]["substitute"] and mine[0]["request_id"] == 0  # the one decision the bot played
+    assert len(mine) > 2 and not any(r["substitute"] for r in mine[1:]) and all(r["request_id"] for r in mine[1:])
+    assert not any(r["substitute"] for r in records if r["type"] == "action" and r["seat"] != seat)
+    lines = list(flow.recorder.lines)
+    rerun = resimulate(read_replay(lines))
+    assert rerun.lines == lines and rerun.report.substituted_seats == (seat,)
+    (read,) = [r for r in read_replay(lines).records if isinstance(r, FaultRecord)]
+    assert read.scope == "move" and read.applied == "substitute for this decision only"
+
+
+def test_a_time_forfeit_under_game_still_hands_the_bot_the_seat_to_the_end_of_the_game() -> None:
+    flow = new_flow(fault_policy="substitute")
+    flow.start(0.0)
+    out = flow.take()
+    assert not any(m.match_started.time_forfeit_substitutes_one_decision for _, m, _ in decode(out))
+    (seat, _req), = requests(out)
+    now = flow.deadline
+    flow.timeout(now)
+    out = flow.take()
+    (err,) = _errors(out, seat)
+    assert err.code == bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION and "to the end of this game" in err.message
+    assert [s for s, _ in requests(out)] == [1 - seat]
+    play(flow, now, out)
+    report = flow.report
+    assert report is not None and report.termination == "normal" and report.substituted_seats == (seat,)
+    records = _records(flow)
+    assert "substitute_time_faults" not in records[0]  # the replay's bytes as before the option
+    (fault,) = [r for r in records if r["type"] == "fault"]
+    assert fault["policy"] == "substitute" and "scope" not in fault
+    first_game = records[: [r["type"] for r in records].index("game_end")]
+    mine = [r for r in first_game if r["type"] == "action" and r["seat"] == seat]
+    assert mine and all(r["substitute"] and r["request_id"] == 0 for r in mine)
+    lines = list(flow.recorder.lines)
+    assert resimulate(read_replay(lines)).lines == lines
+
+
+def test_a_disconnect_under_move_still_substitutes_to_the_end_of_the_game() -> None:
+    flow = new_flow(**MOVE)
+    flow.start(0.0)
+    (seat, _req), = requests(flow.take())
+    flow.disconnect(seat, "the stream broke", 0.1)
+    flow.timeout(0.1 + GRACE_MS / 1000)
+    out = flow.take()
+    assert flow.report is None and flow.seats[seat].substituted
+    play(flow, 0.5, out)
+    records = _records(flow)
+    (fault,) = [r for r in records if r["type"] == "fault"]
+    assert fault["termination"] == "disconnected" and "scope" not in fault
+    first_game = records[: [r["type"] for r in records].index("game_end")]
+    assert all(r["substitute"] for r in first_game if r["type"] == "action" and r["seat"] == seat)
+
+
+def test_a_seat_back_after_its_time_under_move_gets_the_match_the_notice_then_its_next_request() -> None:
+    flow = new_flow(reconnect_grace_ms=5_000, **MOVE)
+    flow.start(0.0)
+    (seat, req), = requests(flow.take())
+    flow.disconnect(seat, "the stream broke", 0.1)
+    flow.take()
+    now = LIMIT_MS / 1000 + 0.5
+    flow.reconnect(seat, now)
+    out = flow.take()
+    assert flow.report is None and flow.decisions == 1
+    told = [m for s, m, _ in decode(out) if s == seat]
+    kinds = [m.WhichOneof("kind") for m in told]
+    assert kinds[:3] == ["match_started", "deal_started", "error"], kinds
+    assert told[2].error.code == bot_pb2.ERROR_CODE_TOO_LATE and "reconnected after" in told[2].error.message
+    assert req.request_id not in [m.action_request.request_id for m in told if m.WhichOneof("kind") == "action_request"]
+    assert kinds.count("action_request") <= 1  # its next request once, if it is its turn
+    play(flow, now, out)
+    report = flow.report
+    assert report is not None and report.termination == "normal" and report.substituted_seats == (seat,)
+    mine = [r for r in _records(flow) if r["type"] == "action" and r["seat"] == seat]
+    assert mine[0]["substitute"] and not any(r["substitute"] for r in mine[1:])
+
+
+def test_the_one_decision_scope_is_checked_and_crosses_create_match_and_the_spectators_header() -> None:
+    from referee import create_match_request
+    from referee.transport.service import spec_from_request
+
+    with pytest.raises(ValueError, match="substitute_time_faults must be game or move; got 'turn'"):
+        spec(fault_policy="substitute", substitute_time_faults="turn")
+    moving = spec(**MOVE)
+    request = create_match_request(moving)
+    assert request.time_forfeit_substitutes_one_decision and spec_from_request(request) == moving
+    plain = spec(fault_policy="substitute")
+    assert spec_from_request(create_match_request(plain)).substitute_time_faults == "game"
+    flow = new_flow(**MOVE)
+    flow.start(0.0)
+    header = referee_pb2.SpectatorEvent.FromString(flow.take().public[0]).header
+    assert header.fault_policy == common_pb2.FAULT_POLICY_SUBSTITUTE and header.time_forfeit_substitutes_one_decision
 
 
 def test_a_crash_before_the_start_forfeits_and_no_seat_ever_connecting_aborts() -> None:

@@ -216,6 +216,35 @@ def test_substitute_policy_plays_the_seat_to_the_end() -> None:
     assert report.outcome is not None and len(report.outcome.games) == 1
 
 
+def test_a_time_forfeit_under_move_scope_tells_the_seat_and_its_session_plays_on() -> None:
+    async def slow_once(c: Client) -> None:
+        pick = knock_first(random.Random(5))
+
+        async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
+            if sum(m.WhichOneof("kind") == "action_request" for m in c.received) == 1:
+                await asyncio.sleep(1.0)  # past its time (400 ms + 100 ms margin): it may lose the next request too
+            return pick(msg.action_request)
+
+        await c.play(decide)
+
+    tight = TimeControl(per_move_ms=400, margin_ms=100)
+    report, clients = run_match(spec(fault_policy="substitute", substitute_time_faults="move", time_control=tight,
+                                     seat_time_controls=(tight, ROOMY)), [slow_once, good])
+    assert report.termination == "normal" and report.substituted_seats == (0,)
+    slow = clients[0]
+    assert slow.status is None and slow.kinds()[-1] == "match_finished"  # its session stayed open to the end
+    late = [e for e in slow.errors() if e.code == bot_pb2.ERROR_CODE_TOO_LATE]
+    assert late and not late[0].fatal and "a built-in bot played this decision" in late[0].message
+    first = next(m for m in slow.received if m.WhichOneof("kind") == "action_request").action_request
+    assert late[0].request_id == first.request_id
+    assert not [e for e in clients[1].errors()]  # the other seat sees what it always saw
+    records = read_replay(Path(report.replay_path)).records
+    faults = [r for r in records if isinstance(r, FaultRecord)]
+    assert faults and all((f.seat, f.termination, f.scope) == (0, "time_forfeit", "move") for f in faults)
+    own = [r for r in records if isinstance(r, ActionRecord) and r.seat == 0 and not r.substitute]
+    assert own and all(r.request_id > first.request_id for r in own)  # it played its later requests itself
+
+
 def test_wrong_token_is_unauthenticated_and_the_match_goes_on() -> None:
     async def intruder(_ref: referee.Referee, _table: referee.Table) -> None:
         c = Client(_ref.address, "not-a-token" * 3)

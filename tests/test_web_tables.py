@@ -29,7 +29,7 @@ import referee
 from arena.replays.audit import check_information
 from arena.replays.steps import build, named
 from arena.web.limits import WebLimits
-from arena.web.tables import SEAT
+from arena.web.tables import NOTICES, SEAT
 from gin_arena.v2 import bot_pb2
 from referee import games
 from tests._web import fetch, served, until
@@ -207,15 +207,25 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
     assert payloads[-1]["kind"] == "replay"
     assert any(p["kind"] == "match_finished" for p in payloads)
 
-    # Every view the page was sent is exactly a position of seat 0's view of the replay, in order;
-    # every card of every payload (the proto message too) is one seat 0 had seen by that position.
+    sent = check_payloads(Path(replay_path), payloads, SEAT)
+    for sample in samples:
+        assert set(sample["cards"]) <= sent
+    assert table_url not in json.dumps(payloads)  # the seat's link is not echoed to the page
+
+
+def check_payloads(replay_path: Path, payloads: list[dict[str, Any]], seat: int) -> set[str]:
+    """Every view a seat's page was sent is exactly a position of that seat's view of the replay,
+    in order; every card of every payload (the proto message too) is one the seat had seen by that
+    position; the audit's information check passes on the messages. Answers every card sent."""
+    # Every view the page was sent is exactly a position of the seat's view of the replay, in order;
+    # every card of every payload (the proto message too) is one the seat had seen by that position.
     replay = referee.read_replay(Path(replay_path))
     players = list(replay.header.players)
-    mine = build(replay, SEAT)
+    mine = build(replay, seat)
     everyone = build(replay, "everyone")
     index: dict[tuple[int, int], list[tuple[int, dict[str, Any]]]] = {}
-    known: list[set[str]] = []  # the cards seat 0 had seen by each position of the match
-    hidden: list[set[str]] = []  # the opponent's cards seat 0 had not seen, at each position
+    known: list[set[str]] = []  # the cards the seat had seen by each position of the match
+    hidden: list[set[str]] = []  # the opponent's cards the seat had not seen, at each position
     reg = games.get(replay.header.game)
     rules = reg.game.rules_from_dict(dict(replay.header.rules))
     knows: Any = reg.game  # a referee.games.KnowsCards
@@ -227,8 +237,8 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
             r = deal.record
             record = {"game": r.game, "deal": r.deal, "dealer": r.dealer, "deck": list(r.deck), "key": r.key}
             moves = [(m.seat, m.action) for m in deal.moves]
-            known[-1] |= set(knows.known_cards(rules, record, moves, len(players))[-1][SEAT])
-        theirs = everyone.positions[pos.index].shown["seats"][1 - SEAT]["hand"]
+            known[-1] |= set(knows.known_cards(rules, record, moves, len(players))[-1][seat])
+        theirs = [s["hand"] for s in everyone.positions[pos.index].shown["seats"] if s["seat"] != seat]
         hidden.append(set(CARD.findall(json.dumps(theirs))) - known[-1])
     at = 0
     sent: set[str] = set()
@@ -238,21 +248,21 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
             key = (view["position"]["game"], view["position"]["deal"])
             shown = _strip(named({k: v for k, v in view.items() if k != "position"}, players))
             found = [i for i, v in index[key] if v == shown and i >= at]
-            assert found, f"a {p['kind']} payload's view is no later position of seat 0 in deal {key}"
+            assert found, f"a {p['kind']} payload's view is no later position of the seat in deal {key}"
             at = found[0]
         cards = set(CARD.findall(json.dumps(p)))
-        assert cards <= known[at], f"a {p['kind']} payload holds {cards - known[at]}, unseen by seat 0 then"
+        assert cards <= known[at], f"a {p['kind']} payload holds {cards - known[at]}, unseen by the seat then"
         assert not cards & hidden[at]
         sent |= cards
     assert at == len(known) - 1  # the last view is the match's last position
     # And the audit's own information check (check 6) passes on the messages the page received.
     messages = [json_format.ParseDict(p["message"], bot_pb2.RefereeMessage()) for p in payloads
-                if p["kind"] not in ("replay", "error")]
-    assert check_information(replay, [messages, []]) >= 20
-    assert any(hidden), "the opponent held cards seat 0 had not seen (the check can fail)"
-    for sample in samples:
-        assert set(sample["cards"]) <= sent
-    assert table_url not in json.dumps(payloads)  # the seat's link is not echoed to the page
+                if p["kind"] not in ("replay", "error", *NOTICES)]
+    by_seat: list[list[bot_pb2.RefereeMessage]] = [[] for _ in players]
+    by_seat[seat] = messages
+    assert check_information(replay, by_seat) >= 20
+    assert any(hidden), "the opponent held cards the seat had not seen (the check can fail)"
+    return sent
 
 
 def _strip(view: dict[str, Any]) -> dict[str, Any]:

@@ -349,6 +349,11 @@ class _Clocks:
         self.remaining[seat] += tc.increment_ms * 1000
         return ok
 
+    def refund(self, seat: int, used: int) -> None:
+        """Undo a charge that lost on time: the seat plays on (fault scope ``move``)."""
+        if not self.tc.is_fixed:
+            self.remaining[seat] += used - self.tc.increment_ms * 1000
+
     def shown(self) -> list[int]:
         tc = self.tc
         return [tc.per_move_ms] * self.seats if tc.is_fixed else [r // 1000 for r in self.remaining]
@@ -385,6 +390,8 @@ def check_clocks(replay: Replay) -> None:
                 raise _fail("rerun", seq, "used_us", f"more than {clocks.limit_us(seat)} µs "
                             f"({clocks.allowance_text(seat)})", used,
                             "a time forfeit needs a think time beyond the allowance")
+            if rec.scope == "move":  # the seat played on, its clock as before that decision
+                clocks.refund(seat, used)
         elif isinstance(rec, GameEndRecord):
             clocks.new_game()
 

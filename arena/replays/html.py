@@ -57,7 +57,7 @@ def _position(view: MatchView, pos: Position) -> dict[str, Any]:
         out["l"] = {"who": view.seat_name(m.seat) + (" (substitute)" if m.substitute else ""), "extra": extra}
     faults = view.faults_at.get(pos.index)
     if faults:
-        out["f"] = [f"Fault — {view.seat_name(f.seat)}: {f.termination}: {f.detail} (policy {f.policy})"
+        out["f"] = [f"Fault — {view.seat_name(f.seat)}: {f.termination}: {f.detail} (policy {f.applied})"
                     for f in faults]
     return out
 

@@ -53,7 +53,7 @@ class SeatNames(Protocol):
 
 
 def _fault_text(view: MatchView, rec: FaultRecord) -> str:
-    return f"Fault: {view.seat_name(rec.seat)} — {rec.termination}: {rec.detail} (policy {rec.policy})"
+    return f"Fault: {view.seat_name(rec.seat)} — {rec.termination}: {rec.detail} (policy {rec.applied})"
 
 
 def header_text(view: MatchView) -> str:

@@ -41,10 +41,30 @@ class WebLimits:
     computer_players: int = 8
     """Tables where a person plays the computer, running at once (each runs a sample bot's
     process); one more table gets 503 naming this limit."""
+    open_tables: int = 200
+    """Tables waiting for their people or their host's start, at once; one more gets 503 naming
+    this limit."""
+    open_table_s: float = 3600.0
+    """Seconds a table may wait for its people and its host's start; an older one is dropped
+    when the next table opens (its links then answer 404)."""
     tables_kept: int = 100
     """Finished tables whose seat pages still answer (the oldest beyond are forgotten)."""
     table_move_s: float = 300.0
-    """Seconds a person (and the computer) has for each decision at a table."""
+    """Seconds a person (and the computer) has for each decision at a table: the default, and the
+    most a table's host may choose."""
+    table_target_max: int = 1000
+    """The highest game target a table's host may set (for rules that have one)."""
+    table_code_tries_per_minute: int = 10
+    """Wrong table codes one client address may try in a minute; the next try gets 429 naming
+    this limit (a table code cannot be guessed)."""
+    person_grace_s: float = 60.0
+    """Seconds a person whose page closed may take to come back through their seat's link; after
+    it the computer plays their seat to the end of the game (the referee's ``substitute`` policy)."""
+    person_away_s: float = 3.0
+    """Seconds a person's page may be gone (a reload) before the web closes their seat's session,
+    so the referee sees the disconnect (counted in ``person_grace_s``, which must be longer)."""
+    lobby_refresh_s: float = 3.0
+    """Seconds between the lobby page's looks at the open and running tables."""
 
     person_session_days: float = 30.0
     """Days a person's sign-in lasts (the session cookie and its stored digest expire then)."""
@@ -71,4 +91,8 @@ class WebLimits:
             if value <= 0:
                 raise ValueError(f"{key}={text!r}: must be above 0")
             values[key.strip()] = value
-        return cls(**values)  # type: ignore[arg-type]
+        limits = cls(**values)  # type: ignore[arg-type]
+        if limits.person_away_s >= limits.person_grace_s:
+            raise ValueError(f"person_away_s={limits.person_away_s:g} must be below person_grace_s="
+                             f"{limits.person_grace_s:g} (the grace counts from the moment the page left)")
+        return limits

@@ -737,6 +737,20 @@ ENDPOINTS = (
              "text/event-stream"),
     Endpoint(tables.PREFIX + "/t/{secret}/move", tables.table_move, "the person's move (POST)", methods=("POST",)),
     Endpoint(tables.PREFIX + "/t/{secret}/replay", tables.table_replay, "a finished table's replay", "text/html"),
+    Endpoint(tables.PREFIX + "/t/{secret}/fill", tables.table_fill, "the host fills an empty seat with a sample bot "
+             "(POST)", methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/start", tables.table_start, "the host starts the table (POST)",
+             methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/rematch", tables.table_rematch, "ask for or accept a rematch (POST)",
+             methods=("POST",)),
+    Endpoint(tables.TABLES + "/new", tables.open_table, "open a table with friends (signed in; POST: open it)",
+             "text/html", ("GET", "POST")),
+    Endpoint(tables.TABLES + "/join", tables.join_table, "join a table by its code (signed in; POST: sit down)",
+             "text/html", ("GET", "POST")),
+    Endpoint(tables.TABLES + "/j/{code}", tables.join_link, "a table's join link (POST: sit down)", "text/html",
+             ("GET", "POST")),
+    Endpoint(tables.LOBBY, tables.lobby, "the open public tables and the running ones", "text/html"),
+    Endpoint(tables.LOBBY + ".json", tables.lobby_json, "the lobby's tables"),
     Endpoint("/static/{name}", static, "the pages' script and style sheets", "text/javascript"),
     Endpoint("/api/standings", api_standings, "the standings"),
     Endpoint("/api/matches", api_matches, "running matches and a page of finished ones (limit, before)"),
@@ -820,7 +834,7 @@ class Guard:
 
 
 def _table_door(path: str) -> bool:
-    return path == tables.PREFIX or path.startswith(tables.PREFIX + "/")
+    return path == tables.PREFIX or path.startswith((tables.PREFIX + "/", tables.TABLES + "/"))
 
 
 def make_app(web: Web) -> Starlette:
@@ -895,7 +909,10 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
                      task_status: trio.TaskStatus[str]) -> None:
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts,
               secure_cookies=tls is not None or behind_tls)
-    web.tables = tables.Room(source.live, limits, web.slots, EventStream)
+    web.tables = tables.Room(source.live, limits, web.slots, EventStream,
+                             accounts.signed_in if accounts is not None else tables.nobody)
+    if accounts is not None:
+        web.tables.record = partial(_record_table, accounts)
     files: dict[str, Any] = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
     config = Config.from_mapping({"bind": [listen], "accesslog": None, "errorlog": None, "graceful_timeout": 0.5,
                                   **files})
@@ -909,6 +926,16 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
         address = binds[0]
         log.info("web_listening", address=address)
         task_status.started(address)
+
+
+def _record_table(accounts: Accounts, table: tables.Table) -> None:
+    """Store a finished table with a signed-in person among the people's games."""
+    match = table.match
+    if match is None or match.report is None:
+        return
+    seats = [p.person if p.person is not None else p.name for p in table.places]
+    accounts.record_game(match_id=match.match_id, game=table.settings.game, preset=table.settings.preset,
+                         seats=seats, report=match.report, started_at=table.started_at)
 
 
 async def _serve(app: Starlette, config: Config, task_status: trio.TaskStatus[list[str]]) -> None:

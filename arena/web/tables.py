@@ -1,38 +1,49 @@
-"""Tables: a person plays the computer in the browser, without an account (issue 21, first slice).
+"""Tables: people play each other and the computer in the browser (issue 21).
 
-The browser plays through the same referee protocol as any bot. For each table the web creates a
-match on the live referee (``arena serve``'s, or a tournament's embedded one), starts the chosen
-sample bot as a real process with its seat's token (as tournaments do), and opens the person's
-seat's session itself, with that seat's token, exactly like a bot: a ``BotService.Play`` stream.
-Only that seat's messages reach the page, each as proto3 JSON (``json_format``) with the game's
-description of **that seat's** view beside it (``present(match_view(match, seat))``,
-:class:`referee.games.GamePresentation`), so the page can never show more than a bot in that seat
-would know. The page's answers go back as the seat's ``ActionResponse``; the match is played with
-``repeat_illegal``, so a forged action gets the referee's ``action_rejected`` (the request stays
-open: the person chooses again).
+A **table** has the game's number of seats (``seat_counts()``: Gin 2, Rummy 2–6); each seat is a
+person, a sample bot or empty until someone sits down. ``/play`` (no account) is a table with the
+person in seat 0 and sample bots in the others, started at once. ``/tables/new`` (signed in) opens
+a table with a **code** (13 base32 characters from :mod:`secrets`, 65 bits) and a join link
+(``/tables/j/CODE``); friends join by code or link, the host fills empty seats with sample bots
+and starts the game. ``/lobby`` lists the open public tables and the running ones to watch.
 
-Transport to the page: server-sent events for the stream (``/play/t/SECRET/events``, resumable
-with ``Last-Event-ID``) and a POST for each move (``/play/t/SECRET/move``); the seat's secret is
-in the path (≥ 192 random bits), never shown to anyone else, and every page is sent with
-``Referrer-Policy: no-referrer`` and ``Cache-Control: no-store``. Computer players running at once
-are bounded (``computer_players``, a :class:`~arena.web.limits.WebLimits` key): one more table
-gets 503 naming it.
+The browser plays through the same referee protocol as any bot. When a table starts, the web
+creates its match on the live referee (``arena serve``'s, or a tournament's embedded one), starts
+each sample bot as a real process with its seat's token (as tournaments do), and opens each
+person's seat's session itself, with that seat's token, exactly like a bot: a ``BotService.Play``
+stream. Only that seat's messages reach its page, each as proto3 JSON (``json_format``) with the
+game's description of **that seat's** view beside it (``present(match_view(match, seat))``), so
+the page can never show more than a bot in that seat would know. The page's answers go back as
+the seat's ``ActionResponse``; the match is played with ``repeat_illegal``, so a forged action
+gets the referee's ``action_rejected``.
+
+Transport to a page: server-sent events for the stream (``/play/t/SECRET/events``, resumable with
+``Last-Event-ID``) and a POST for each move; the seat's secret is in the path (≥ 192 random bits),
+never shown to anyone else; every page is sent with ``Referrer-Policy: no-referrer`` and
+``Cache-Control: no-store``. A person's page gone for ``person_away_s`` closes the seat's session
+(the referee sees the disconnect); their link reopens it with the same token (the referee sends
+the match, the deal and the open request again). People's tables are played with
+``fault_policy="substitute"`` and a reconnect grace of ``person_grace_s`` counted from the moment
+the page left: after it, the computer plays the seat to the end of the game, and every page says
+so. Computer players running at once are bounded (``computer_players``): one more gets 503 naming it.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
 import secrets
 import subprocess
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs
 
 import grpc
@@ -58,22 +69,46 @@ log = structlog.get_logger("arena")
 _EOF = grpc.aio.EOF  # type: ignore[attr-defined]
 
 PREFIX = "/play"
-"""Every table address starts here (the only addresses besides the operator's door that take a POST)."""
+"""Play the computer, and every seat's address (``/play/t/SECRET``)."""
+TABLES = "/tables"
+"""Tables with friends: ``/tables/new``, ``/tables/join``, ``/tables/j/CODE``."""
+LOBBY = "/lobby"
+"""The open public tables and the running ones."""
 STATIC = Path(__file__).parent / "static"
-STATIC_FILES: dict[str, str] = {name: (STATIC / name).read_text(encoding="utf-8") for name in ("table.js", "table.css")}
-"""The table page's script and style sheet (served by the web's ``/static/``)."""
+STATIC_FILES: dict[str, str] = {name: (STATIC / name).read_text(encoding="utf-8")
+                                for name in ("table.js", "table.css", "people.js")}
+"""The table pages' scripts and style sheet (served by the web's ``/static/``)."""
 FORM_BYTES = 4096
-"""The largest new-table form or move accepted."""
+"""The largest form or move accepted."""
 PERSON = "you"
-"""The person's name at the table."""
+"""The name of the person who plays the computer without an account."""
 SEAT = 0
-"""The person's seat."""
+"""The seat of the person who plays the computer (``/play``), and of a table's host."""
 BOT_EXIT_S = 5.0
 """Seconds the computer's process has to exit by itself after its match, before it is killed."""
 REPLAY_ASSETS = ("/static/replay.css", "/static/replay.js")
 """The replay page's style sheet and script, as the web serves them."""
 NO_STORE = {"Cache-Control": "no-store"}
 """A table's pages and answers are never cached (their address is the seat's credential)."""
+CODE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+"""Base32's letters: a table code's."""
+CODE_LENGTH = 13
+"""A table code's characters (13 × 5 = 65 random bits)."""
+CODE_WINDOW_S = 60.0
+"""The window ``table_code_tries_per_minute`` counts wrong codes in."""
+CLIENTS_TRACKED = 100_000
+"""Client addresses whose wrong codes are counted at once (beyond: the count starts afresh)."""
+TIME_RAN_OUT = "your time ran out; the computer played that move"
+"""What a person's page says when their clock ran out (the referee's ``ERROR_CODE_TOO_LATE``)."""
+NOTICES = ("seats", "notice", "rematch")
+"""The kinds of payload that are the table's own news, not the seat's session's messages."""
+MOVE_WAIT_S = 10.0
+"""Seconds a move's POST waits for the referee's verdict in the stream (and the table's end for a
+session reading the match's last messages)."""
+WATCH_S = 1.0
+"""Seconds between looks at a running table's seats when no public event wakes the web."""
+SESSION_RETRY_S = 1.0
+"""Seconds before a person's seat's session is opened again after the referee closed it."""
 
 
 class StreamSlots(Protocol):
@@ -84,10 +119,29 @@ class StreamSlots(Protocol):
     def release(self, client: str) -> None: ...
 
 
-# ----- what the computer may play -----
+class Person(Protocol):
+    """A signed-in person (``arena.web.accounts.Person``)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+SignedIn = Callable[[Request], "Person | None"]
+"""Who signed in, from a request (``arena.web.accounts.signed_in``)."""
+
+
+def nobody(_request: Request) -> Person | None:
+    """Nobody signs in (a web without accounts)."""
+    return None
+
+
+# ----- what may be played -----
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """A game the person may play the computer at: its presets and its sample bots."""
+    """A game people may play at a table: its presets, seat counts and sample bots."""
 
     game: str
     """The game's registry name."""
@@ -97,43 +151,160 @@ class Choice:
     """Its sample bots' names (``sample_bots/demos.toml``)."""
     module_prefix: str
     """What its sample bots' module names start with."""
+    seats: tuple[int, ...]
+    """The numbers of seats it is played by (``seat_counts()``)."""
 
 
 def choices() -> list[Choice]:
-    """Every installed two-seat game with a presentation and sample bots."""
+    """Every installed game with a presentation and sample bots."""
     found = []
     for game, demo in demos().items():
         try:
             reg = games.get(game)
         except ValueError:
             continue
-        if reg.presentation is None or 2 not in reg.game.seat_counts():
+        if reg.presentation is None:
             continue
-        found.append(Choice(game, tuple(reg.game.preset_names()), demo.samples, demo.module_prefix))
+        found.append(Choice(game, tuple(reg.game.preset_names()), demo.samples, demo.module_prefix,
+                            tuple(reg.game.seat_counts())))
     return found
 
 
+def target_of(rules: Any) -> int | None:
+    """The rules' game target, if they have one a table may set (an ``int`` field ``target``)."""
+    if not dataclasses.is_dataclass(rules):
+        return None
+    value = getattr(rules, "target", None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def new_code() -> str:
+    """A table code: 13 base32 characters from :mod:`secrets` (65 bits)."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def clean_code(text: str) -> str:
+    """A typed code as stored: upper case, without spaces or dashes."""
+    return "".join(c for c in text.upper() if c not in " -\t")
+
+
 # ----- one table -----
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What a table is played with (the host's choices; a rematch copies them)."""
+
+    game: str
+    """The game's registry name."""
+    preset: str
+    """The rules' preset."""
+    target: int | None
+    """The game target set (``None``: the preset's)."""
+    seats: int
+    """The number of seats."""
+    move_s: float
+    """Seconds for each decision."""
+    public: bool
+    """Listed in the lobby."""
+    module_prefix: str
+    """What the game's sample bots' module names start with."""
+    bots: tuple[str, ...]
+    """The game's sample bots."""
+
+
+PlaceKind = Literal["empty", "person", "bot"]
+
+
+@dataclass(eq=False, slots=True)
+class Place:
+    """One seat of a table, before and while it is played."""
+
+    kind: PlaceKind = "empty"
+    """Empty, a person, or a sample bot."""
+    name: str = ""
+    """The name shown (a person's, or the bot's)."""
+    person_id: int | None = None
+    """The signed-in person's id (``None``: a guest or a bot)."""
+    seat: Seat | None = None
+    """A person's session at the table."""
+    person: Any = None
+    """The signed-in person (``arena.web.accounts.Person``), for recording the game."""
+    bot: str = ""
+    """A sample bot's name (its module's, without the game's prefix)."""
+
+
+@dataclass(eq=False, slots=True)
+class Table:
+    """A table of this web: its settings, its seats and, once started, its match."""
+
+    code: str
+    """The table's code (the join link's; private tables are found by it only)."""
+    settings: Settings
+    """What it is played with."""
+    places: list[Place]
+    """Its seats, by seat number."""
+    match: referee.Table | None = None
+    """The match on the referee (``None`` until the host starts it)."""
+    substituted: set[int] = field(default_factory=set)
+    """Seats the computer has been announced to play for (this game)."""
+    rematch: str = ""
+    """The code of the rematch's table, once a person asked for one."""
+    over: bool = False
+    """The match ended (or failed)."""
+    started_at: float | None = None
+    """When the host started it (``time.time()``)."""
+    opened_at: float = field(default_factory=time.monotonic)
+    """When it was opened (an open table not started within ``open_table_s`` is dropped)."""
+
+    @property
+    def host(self) -> Seat | None:
+        return self.places[SEAT].seat
+
+    @property
+    def open(self) -> bool:
+        """Waiting for people or the host's start."""
+        return self.match is None and not self.over
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.places)
+
+    def seat_list(self) -> list[dict[str, Any]]:
+        """What every page at the table is shown of its seats (no one's link)."""
+        return [{"seat": i, "kind": p.kind, "name": p.name} for i, p in enumerate(self.places)]
+
+
 @dataclass(eq=False, slots=True)
 class Seat:
-    """The person's seat at one table: its session's messages as the page is sent them."""
+    """A person's seat at one table: its session's messages as the page is sent them."""
 
     secret: str
     """The seat's credential (in its address)."""
-    table: referee.Table
-    """The match on the referee."""
-    bot: str
-    """The computer's sample bot."""
+    table: Table
+    """The table."""
+    index: int
+    """The seat's number."""
     payloads: list[str] = field(default_factory=list)
-    """Every message of the seat's session, as the page gets it (JSON text, numbered from 1)."""
+    """Every message of the seat's session, and the table's notices, as the page gets them (JSON
+    text, numbered from 1)."""
     changed: trio.Event = field(default_factory=trio.Event)
     """Set when a payload is added (then replaced)."""
     call: Any = None
-    """The seat's ``Play`` stream (``None`` before the hello and after the end)."""
+    """The seat's ``Play`` stream (``None`` while it has none)."""
     request: bot_pb2.ActionRequest | None = None
     """The seat's open request (``None``: not the seat's turn)."""
     over: bool = False
-    """The session ended."""
+    """The table ended (the page's stream ends when it has sent everything)."""
+    readers: int = 0
+    """The seat's page's event streams open now."""
+    left: int = 0
+    """How many times the page's last stream ended (a close waits for the page's latest absence)."""
+    away: trio.CancelScope | None = None
+    """The seat's session while it runs (cancelled when the page has been gone ``person_away_s``)."""
+    back: trio.Event = field(default_factory=trio.Event)
+    """Set when the page comes back while the session is closed."""
+    rematch_seat: Seat | None = None
+    """The person's seat at the rematch's table."""
+    ended: bool = False
+    """The seat's page was sent the match's end (and the replay's link)."""
 
     def add(self, kind: str, message: Mapping[str, Any], view: Mapping[str, Any] | None, text: str = "") -> None:
         self.payloads.append(json.dumps({"n": len(self.payloads) + 1, "kind": kind, "message": message,
@@ -141,29 +312,68 @@ class Seat:
         self.changed.set()
         self.changed = trio.Event()
 
+    @property
+    def match(self) -> referee.Table | None:
+        return self.table.match
+
 
 class TableError(Exception):
-    """A table that cannot be opened or a move that cannot be sent: its HTTP status and why."""
+    """A table that cannot be opened, joined or played: its HTTP status and why."""
 
     def __init__(self, status: int, text: str) -> None:
         super().__init__(text)
         self.status = status
 
 
+class CodeTries:
+    """Wrong table codes by client address in the last minute (``table_code_tries_per_minute``)."""
+
+    def __init__(self, limit: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.clock = clock
+        self.wrong: dict[str, deque[float]] = {}
+
+    def refusal(self, client: str) -> TableError | None:
+        """429 when ``client`` tried ``limit`` wrong codes in the last minute, else ``None``."""
+        tries = self.wrong.get(client)
+        now = self.clock()
+        while tries and tries[0] <= now - CODE_WINDOW_S:
+            tries.popleft()
+        if tries is not None and not tries:
+            del self.wrong[client]
+        if tries and len(tries) >= self.limit:
+            return TableError(429, f"more than {self.limit} wrong table codes in a minute from this address "
+                              "(limit table_code_tries_per_minute); wait a minute")
+        return None
+
+    def failed(self, client: str) -> None:
+        if len(self.wrong) > CLIENTS_TRACKED:  # (a flood of addresses cannot grow this for ever)
+            self.wrong.clear()
+        self.wrong.setdefault(client, deque()).append(self.clock())
+
+
 class Room:
     """Every table of this web: opened on the live referee, bounded by ``computer_players``."""
 
     def __init__(self, ref: referee.Referee | None, limits: WebLimits, slots: StreamSlots,
-                 stream: Callable[[AsyncIterator[str], Callable[[], None]], Response]) -> None:
+                 stream: Callable[[AsyncIterator[str], Callable[[], None]], Response],
+                 signed_in: SignedIn = nobody) -> None:
         self.ref = ref
         self.limits = limits
         self.slots = slots
         self.stream = stream
         """The web's event-stream response (it gives its slot back however it ends)."""
+        self.signed_in = signed_in
+        """Who signed in (the accounts' ``signed_in``)."""
         self.seats: OrderedDict[str, Seat] = OrderedDict()
-        """Tables by secret, oldest first (finished ones beyond ``tables_kept`` are forgotten)."""
+        """People's seats by secret, oldest first (finished ones beyond ``tables_kept`` tables are forgotten)."""
+        self.tables: OrderedDict[str, Table] = OrderedDict()
+        """Tables by code, oldest first."""
         self.playing = 0
-        """Computer players running now."""
+        """Computer players running now (and promised to tables starting)."""
+        self.tries = CodeTries(limits.table_code_tries_per_minute)
+        self.record: Callable[[Table], None] | None = None
+        """Called when a table with a signed-in person finishes (the accounts' ``record_game``)."""
         self._nursery: trio.Nursery | None = None
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -173,65 +383,255 @@ class Room:
             task_status.started()
             await trio.sleep(math.inf)
 
-    def open(self, game: str, preset: str, bot: str) -> Seat:
-        """A new table: the match, the computer's process and the person's session."""
-        if self.ref is None or self._nursery is None:
-            raise TableError(503, "this web has no live referee: tables need `arena serve --web`")
+    # --- opening, joining, filling, starting ---
+    def settings(self, game: str, preset: str, seats: str = "", move_s: str = "", target: str = "",
+                 public: bool = False) -> Settings:
+        """The table's settings from a form's texts (400 naming what is wrong)."""
         found = {c.game: c for c in choices()}
         choice = found.get(game)
         if choice is None:
             raise TableError(400, f"game {game!r}: choose one of {', '.join(found) or 'none installed'}")
         if preset not in choice.presets:
             raise TableError(400, f"preset {preset!r}: {game} has {', '.join(choice.presets)}")
-        if bot not in choice.bots:
-            raise TableError(400, f"bot {bot!r}: {game}'s sample bots are {', '.join(choice.bots)}")
-        if self.playing >= self.limits.computer_players:
-            raise TableError(503, f"the server runs {self.limits.computer_players} computer players at once "
-                             "(limit computer_players); try again later")
-        rules = games.get(game).game.rules_preset(preset)
-        tc = referee.TimeControl(per_move_ms=int(self.limits.table_move_s * 1000))
-        spec = referee.MatchSpec(players=(PERSON, bot), game=game, rules=rules, time_control=tc,
-                                 repeat_illegal=True, match_id=f"{PEOPLE_PREFIX}{secrets.token_hex(6)}")
-        try:
-            table = self.ref.create_match(spec)
-        except referee.LimitExceeded as e:
-            raise TableError(503, str(e)) from None
-        seat = Seat(secrets.token_urlsafe(24), table, bot)
-        self.playing += 1
-        self.seats[seat.secret] = seat
+        n = _number(seats, "seats", choice.seats[0])
+        if n not in choice.seats:
+            raise TableError(400, f"seats={n}: {game} is played by {choice.seats[0]}–{choice.seats[-1]}")
+        most = self.limits.table_move_s
+        move = _number(move_s, "move_s", most, float)
+        if not 1 <= move <= most:
+            raise TableError(400, f"move_s={move:g}: seconds per move are 1 to {most:g} (limit table_move_s)")
+        goal: int | None = None
+        if target.strip():
+            base = target_of(games.get(game).game.rules_preset(preset))
+            if base is None:
+                raise TableError(400, f"{game}'s {preset} rules have no game target to set")
+            goal = _number(target, "target", base)
+            if not 1 <= goal <= self.limits.table_target_max:
+                raise TableError(400, f"target={goal}: 1 to {self.limits.table_target_max} (limit table_target_max)")
+        return Settings(game, preset, goal, n, move, public, choice.module_prefix, choice.bots)
+
+    def open(self, settings: Settings, host: str, person: Person | None = None) -> Seat:
+        """A new table with ``host`` in seat 0 and the other seats empty."""
+        self._live()
+        now = time.monotonic()
+        for code in [c for c, t in self.tables.items() if t.open and now - t.opened_at > self.limits.open_table_s]:
+            for p in self.tables.pop(code).places:
+                if p.seat is not None:
+                    self.seats.pop(p.seat.secret, None)
+        waiting = sum(1 for t in self.tables.values() if t.open)
+        if waiting >= self.limits.open_tables:
+            raise TableError(503, f"the server holds {self.limits.open_tables} tables waiting to start "
+                             "(limit open_tables); try again later")
+        code = new_code()
+        while code in self.tables:
+            code = new_code()
+        table = Table(code, settings, [Place() for _ in range(settings.seats)])
+        self.tables[code] = table
+        seat = self._sit(table, SEAT, host, person)
         self._forget()
-        self._nursery.start_soon(self._play, seat, choice.module_prefix + bot)
-        log.info("table_opened", match_id=table.match_id, game=game, preset=preset, bot=bot)
+        log.info("table_opened", code=code, game=settings.game, preset=settings.preset, seats=settings.seats)
         return seat
 
-    def _forget(self) -> None:
-        done = [s for s, seat in self.seats.items() if seat.over]
-        for secret in done[:max(0, len(done) - self.limits.tables_kept)]:
-            del self.seats[secret]
+    def play_computer(self, game: str, preset: str, bot: str, seats: str = "") -> Seat:
+        """``/play``: a table with the person in seat 0 and ``bot`` in every other, started at once."""
+        settings = self.settings(game, preset, seats)
+        if bot not in settings.bots:
+            raise TableError(400, f"bot {bot!r}: {game}'s sample bots are {', '.join(settings.bots)}")
+        self._computers(settings.seats - 1)
+        seat = self.open(settings, PERSON)
+        for i in range(1, settings.seats):
+            self._place_bot(seat.table, i, bot)
+        try:
+            self.start(seat)
+        except TableError:
+            del self.tables[seat.table.code], self.seats[seat.secret]
+            raise
+        return seat
 
-    async def _play(self, seat: Seat, module: str) -> None:
-        assert self.ref is not None
-        ref = self.ref
+    def find(self, code: str, client: str) -> Table:
+        """The table of a code (404 counting a wrong try; 429 after too many)."""
+        refused = self.tries.refusal(client)
+        if refused is not None:
+            raise refused
+        table = self.tables.get(clean_code(code))
+        if table is None:
+            self.tries.failed(client)
+            raise TableError(404, "no table has that code (check it, or ask the host for the link)")
+        return table
+
+    def join(self, table: Table, person: Person) -> Seat:
+        """``person`` sits at the first empty seat (their seat again if they sat down already)."""
+        for p in table.places:
+            if p.kind == "person" and p.person_id == person.id and p.seat is not None:
+                return p.seat
+        if not table.open:
+            raise TableError(409, "this table has started (watch it from the lobby)")
+        empty = [i for i, p in enumerate(table.places) if p.kind == "empty"]
+        if not empty:
+            raise TableError(409, "this table is full")
+        return self._sit(table, empty[0], person.name, person)
+
+    def _sit(self, table: Table, index: int, name: str, person: Person | None) -> Seat:
+        seat = Seat(secrets.token_urlsafe(24), table, index)
+        place = table.places[index]
+        place.kind, place.name, place.seat, place.person = "person", self._unique(table, name), seat, person
+        place.person_id = person.id if person is not None else None
+        self.seats[seat.secret] = seat
+        self._told_seats(table)
+        return seat
+
+    @staticmethod
+    def _unique(table: Table, name: str) -> str:
+        taken = {p.name for p in table.places if p.kind != "empty"}
+        found, n = name, 2
+        while found in taken:
+            found, n = f"{name} {n}", n + 1
+        return found
+
+    def fill(self, seat: Seat, index: int, bot: str) -> None:
+        """The host puts sample bot ``bot`` in empty seat ``index``."""
         table = seat.table
-        link = table.links[1 - SEAT]
-        cmd = bot_command(argparse.Namespace(command="", bot=module), ref.address, link.token, seat.bot)
+        self._host(seat)
+        if not table.open:
+            raise TableError(409, "the table has started")
+        if not 0 <= index < len(table.places) or table.places[index].kind != "empty":
+            raise TableError(400, f"seat {index} is not an empty seat of this table")
+        if bot not in table.settings.bots:
+            raise TableError(400, f"bot {bot!r}: the sample bots are {', '.join(table.settings.bots)}")
+        self._place_bot(table, index, bot)
+
+    def _place_bot(self, table: Table, index: int, bot: str) -> None:
+        place = table.places[index]
+        place.kind, place.name, place.seat, place.bot = "bot", self._unique(table, bot), None, bot
+        place.person_id = place.person = None
+        self._told_seats(table)
+
+    def _host(self, seat: Seat) -> None:
+        if seat.index != SEAT:
+            raise TableError(403, "only the table's host may do that")
+
+    def _live(self) -> None:
+        if self.ref is None or self._nursery is None:
+            raise TableError(503, "this web has no live referee: tables need `arena serve --web`")
+
+    def _computers(self, n: int) -> None:
+        if n and self.playing + n > self.limits.computer_players:
+            raise TableError(503, f"the server runs {self.limits.computer_players} computer players at once "
+                             "(limit computer_players); try again later")
+
+    def start(self, seat: Seat) -> None:
+        """The host starts the table: the match, the bots' processes and the people's sessions."""
+        self._host(seat)
+        self._live()
+        assert self.ref is not None and self._nursery is not None
+        table = seat.table
+        if not table.open:
+            raise TableError(409, "the table has started already")
+        if any(p.kind == "empty" for p in table.places):
+            raise TableError(409, "every seat needs a person or a sample bot first")
+        bots = [i for i, p in enumerate(table.places) if p.kind == "bot"]
+        self._computers(len(bots))
+        st = table.settings
+        reg = games.get(st.game)
+        rules = reg.game.rules_preset(st.preset)
+        if st.target is not None:
+            rules = dataclasses.replace(rules, target=st.target)
+        people = any(p.person_id is not None for p in table.places)
+        grace = self.limits.person_grace_s - self.limits.person_away_s
+        spec = referee.MatchSpec(
+            players=table.names(), game=st.game, rules=rules,
+            time_control=referee.TimeControl(per_move_ms=int(st.move_s * 1000)), repeat_illegal=True,
+            fault_policy="substitute", substitute_time_faults="move", reconnect_grace_ms=int(grace * 1000),
+            match_id=f"{PEOPLE_PREFIX}{secrets.token_hex(6)}")
+        try:
+            match = self.ref.create_match(spec)
+        except (referee.LimitExceeded, ValueError) as e:
+            raise TableError(503 if isinstance(e, referee.LimitExceeded) else 400, str(e)) from None
+        table.match = match
+        table.started_at = time.time()
+        self.playing += len(bots)
+        for i in bots:
+            place = table.places[i]
+            self._nursery.start_soon(self._bot, table, i, st.module_prefix + place.bot, place.name)
+        for p in table.places:
+            if p.seat is not None:
+                self._nursery.start_soon(self._person, p.seat)
+        self._nursery.start_soon(self._watch, table, people)
+        self._told_seats(table)
+        log.info("table_started", code=table.code, match_id=match.match_id, players=list(spec.players))
+
+    def ask_rematch(self, seat: Seat) -> Seat:
+        """The person asks for (or accepts) a rematch: a new table with the same settings and seats.
+        The first to ask opens it (as its host, with the same bots); the others join it by clicking."""
+        old = seat.table
+        if not old.over:
+            raise TableError(409, "the game is not over yet")
+        place = old.places[seat.index]
+        if old.rematch and old.rematch in self.tables:
+            table = self.tables[old.rematch]
+            mine = seat.rematch_seat
+            if mine is not None:
+                return mine
+            if not table.open:
+                raise TableError(409, "the rematch has started without you")
+            empty = [i for i, p in enumerate(table.places) if p.kind == "empty"]
+            if not empty:
+                raise TableError(409, "the rematch's table is full")
+            seat.rematch_seat = self._sit(table, empty[0], place.name, place.person)
+            return seat.rematch_seat
+        self._live()
+        new = self.open(old.settings, place.name, place.person)
+        for p in old.places:
+            if p.kind == "bot":
+                free = next(i for i, q in enumerate(new.table.places) if q.kind == "empty")
+                self._place_bot(new.table, free, p.bot)
+        old.rematch = new.table.code
+        seat.rematch_seat = new
+        for p in old.places:
+            if p.seat is not None:
+                p.seat.add("rematch", {"code": new.table.code, "href": f"{TABLES}/j/{new.table.code}",
+                                       "by": place.name}, None)
+        return new
+
+    def _forget(self) -> None:
+        done = [c for c, t in self.tables.items() if t.over]
+        for code in done[:max(0, len(done) - self.limits.tables_kept)]:
+            for p in self.tables.pop(code).places:
+                if p.seat is not None:
+                    self.seats.pop(p.seat.secret, None)
+
+    def _told_seats(self, table: Table) -> None:
+        """Every person at the table gets its seats now (who sat down, whether it started)."""
+        info = {"seats": table.seat_list(), "started": table.match is not None, "code": table.code,
+                "open": table.open}
+        for p in table.places:
+            if p.seat is not None:
+                p.seat.add("seats", {**info, "host": p.seat.index == SEAT}, None)
+
+    def _notice(self, table: Table, text_for: Callable[[int], str]) -> None:
+        for p in table.places:
+            if p.seat is not None:
+                p.seat.add("notice", {"message": text_for(p.seat.index)}, None)
+
+    # --- running ---
+    async def _bot(self, table: Table, index: int, module: str, name: str) -> None:
+        assert self.ref is not None and table.match is not None
+        link = table.match.links[index]
+        cmd = bot_command(argparse.Namespace(command="", bot=module), self.ref.address, link.token, name)
         env = {**os.environ, "GIN_LOG_LEVEL": "WARNING"}
         proc: trio.Process | None = None
         grace = 0.0  # seconds the computer's process has to end by itself (none when the web stops)
         try:
             proc = await trio.lowlevel.open_process(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                                     stderr=subprocess.DEVNULL, env=env)
-            await self._session(seat, ref.address, table.links[SEAT].token)
+            await table.match.finished.wait()
             grace = BOT_EXIT_S
-        except (OSError, grpc.RpcError) as e:
+        except OSError as e:
             grace = BOT_EXIT_S
-            log.warning("table_failed", match_id=table.match_id, reason=str(e))
-            seat.add("error", {"message": f"the table failed: {e}"}, None)
+            log.warning("table_bot_failed", match_id=table.match.match_id, reason=str(e))
+            why = f"the computer's player could not start: {e}"
+            self._notice(table, lambda _s: why)
         finally:
-            seat.over = True
-            seat.call = None
-            seat.request = None
-            seat.changed.set()
             with trio.CancelScope(shield=True):
                 if proc is not None:
                     with trio.move_on_after(grace):
@@ -241,56 +641,172 @@ class Room:
                         await proc.wait()
                 self.playing -= 1
 
-    async def _session(self, seat: Seat, address: str, token: str) -> None:
-        """The person's seat's session: a bot's ``Play`` stream, every message forwarded."""
-        table = seat.table
-        reg = games.get(table.spec.game)
-        describe = seat_lines.describer(table.spec.game, Style())
+    async def _watch(self, table: Table, people: bool) -> None:
+        """Tell every page when the computer takes a seat, and end the table with its match."""
+        match = table.match
+        assert match is not None
+        changed = [trio.Event()]
+
+        def sink(_event: object) -> None:
+            changed[0].set()
+
+        match.spectators.append(sink)
+        game = 0
+        try:
+            while not match.over:
+                current = match.match.game_number if match.match is not None else 0
+                if current != game:
+                    game, table.substituted = current, set()
+                for i, link in enumerate(match.links):
+                    if link.state.substituted and i not in table.substituted:
+                        table.substituted.add(i)
+                        self._substituted(table, i)
+                changed[0] = trio.Event()
+                with trio.move_on_after(WATCH_S):
+                    await changed[0].wait()
+            await match.finished.wait()
+        finally:
+            if sink in match.spectators:
+                match.spectators.remove(sink)
+        report = match.report
+        for i in (report.substituted_seats if report is not None else ()):
+            if i not in table.substituted:
+                table.substituted.add(i)
+                self._substituted(table, i)
+        table.over = True
+        for p in table.places:
+            if p.seat is not None:
+                if p.seat.away is not None:  # (its session is reading the match's end now)
+                    with trio.move_on_after(MOVE_WAIT_S):
+                        while p.seat.away is not None and not p.seat.ended:
+                            await p.seat.changed.wait()
+                if not p.seat.ended:  # the page was gone at the end: the result and the replay
+                    result = f"the game is over ({report.detail})" if report is not None else "the game is over"
+                    p.seat.add("notice", {"message": result}, None)
+                    p.seat.add("replay", {"href": f"{PREFIX}/t/{p.seat.secret}/replay"}, None)
+                    p.seat.ended = True
+                p.seat.over = True
+                p.seat.changed.set()
+        if people and self.record is not None and report is not None:
+            try:
+                self.record(table)
+            except Exception as e:  # (a failed record must not end the web)
+                log.warning("table_record_failed", match_id=match.match_id, reason=repr(e))
+        self._forget()
+
+    def _substituted(self, table: Table, index: int) -> None:
+        name = table.places[index].name
+        log.info("table_seat_substituted", code=table.code, seat=index)
+        self._notice(table, lambda s: (f"the computer plays for {'you' if s == index else name} "
+                                       "to the end of the game"))
+
+    async def _person(self, seat: Seat) -> None:
+        """The person's seat's sessions: open at the start, closed while the page is gone, reopened
+        (same token) when it comes back, until the match ends."""
+        assert self.ref is not None
+        match = seat.match
+        assert match is not None
+        if seat.readers == 0:
+            self._gone(seat)
+        try:
+            while not match.over:
+                with trio.CancelScope() as scope:
+                    seat.away = scope
+                    try:
+                        if await self._session(seat, self.ref.address, match.links[seat.index].token):
+                            return
+                    except grpc.RpcError as e:
+                        log.info("table_session_closed", match_id=match.match_id, seat=seat.index, reason=str(e))
+                        if match.over:
+                            return
+                seat.away = None
+                seat.call = seat.request = None
+                if not scope.cancelled_caught:
+                    await trio.sleep(SESSION_RETRY_S)  # (the referee closed it: not in a loop)
+                while seat.readers == 0 and not match.over:
+                    seat.back = trio.Event()
+                    with trio.move_on_after(SESSION_RETRY_S):
+                        await seat.back.wait()
+                if seat.readers == 0:
+                    return
+        finally:
+            seat.away = None
+            seat.call = seat.request = None
+            seat.changed.set()
+
+    def _gone(self, seat: Seat) -> None:
+        """The seat's page has no stream now: close its session after ``person_away_s`` unless it
+        comes back first."""
+        seat.left += 1
+        if self._nursery is not None and seat.match is not None and not seat.over:
+            self._nursery.start_soon(self._close_later, seat, seat.left)
+
+    async def _close_later(self, seat: Seat, left: int) -> None:
+        await trio.sleep(self.limits.person_away_s)
+        if seat.readers == 0 and seat.left == left and seat.away is not None:
+            log.info("table_person_away", code=seat.table.code, seat=seat.index)
+            seat.away.cancel()
+
+    async def _session(self, seat: Seat, address: str, token: str) -> bool:
+        """One session of a person's seat: a bot's ``Play`` stream, every message forwarded;
+        True when the match finished in it."""
+        match = seat.match
+        assert match is not None
+        reg = games.get(match.spec.game)
+        describe = seat_lines.describer(match.spec.game, Style())
         channel = grpc.aio.insecure_channel(address)
         try:
             stub: Any = bot_pb2_grpc.BotServiceStub(channel)
             call: Any = stub.Play()
             await referee.aio(call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
-                bot_name=PERSON, token=token, protocol_version=2, client_info="arena web table (a person)",
-                games=[table.spec.game]))))
+                bot_name=seat.table.places[seat.index].name, token=token, protocol_version=2,
+                client_info="arena web table (a person)", games=[match.spec.game]))))
             seat.call = call
             while True:
                 msg = await referee.aio(call.read())
                 if msg is _EOF:
-                    break
+                    return False
                 kind = msg.WhichOneof("kind")
                 seat.request = msg.action_request if kind == "action_request" else seat.request
                 if kind in ("deal_finished", "game_finished", "match_finished"):
                     seat.request = None
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
-                         self._view(reg, table), _words(msg, kind, describe))
+                         self._view(reg, match, seat.index), _words(msg, kind, describe))
+                if kind == "error" and msg.error.code == bot_pb2.ERROR_CODE_TOO_LATE:
+                    seat.request = None  # the computer played it; the person plays on from the next request
+                    seat.add("notice", {"message": TIME_RAN_OUT}, None)
                 if kind == "match_finished":
                     seat.add("replay", {"href": f"{PREFIX}/t/{seat.secret}/replay"}, None)
+                    seat.ended = True
                     await referee.aio(call.done_writing())
-                    break
+                    return True
         finally:
+            seat.call = None
             with trio.CancelScope(shield=True):
                 await referee.aio(channel.close(None))
 
     @staticmethod
-    def _view(reg: games.Registered, table: referee.Table) -> dict[str, Any] | None:
-        """The game's description of the person's seat's view now, with where in the match it is
+    def _view(reg: games.Registered, table: referee.Table, seat: int) -> dict[str, Any] | None:
+        """The game's description of the seat's view now, with where in the match it is
         (``position``: the game and deal numbers); ``None`` before the match starts."""
         match = table.match
         if reg.presentation is None or match is None:
             return None
         return {"position": {"game": match.game_number, "deal": match.deal_number},
-                **reg.presentation.present(reg.presentation.match_view(match, SEAT))}
+                **reg.presentation.present(reg.presentation.match_view(match, seat))}
 
     async def move(self, seat: Seat, text: str, request_id: int) -> dict[str, Any]:
         """Send the person's answer (a legal move's id) as the seat's ``ActionResponse``; the
         referee's verdict comes in the stream (``action_rejected`` for an illegal one)."""
         req = seat.request
+        match = seat.match
+        if match is None:
+            raise TableError(409, "the table has not started")
         if seat.call is None or seat.over:
-            raise TableError(409, "the game is over")
+            raise TableError(409, "the game is over" if seat.over else "your seat's session is not open")
         if req is None or (request_id and request_id != req.request_id):
             raise TableError(409, "it is not your turn (or that request was answered)")
-        wire = games.get(seat.table.spec.game).wire
+        wire = games.get(match.spec.game).wire
         try:
             action = wire.action_from_text(text)
         except ValueError as e:
@@ -298,16 +814,37 @@ class Room:
         before = len(seat.payloads)
         seat.request = None
         await referee.aio(seat.call.write(bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
-            match_id=seat.table.match_id, request_id=req.request_id, action=action))))
-        with trio.move_on_after(10):
-            while len(seat.payloads) == before and not seat.over:
+            match_id=match.match_id, request_id=req.request_id, action=action))))
+        with trio.move_on_after(MOVE_WAIT_S):
+            while not _answered(seat, before) and not seat.over:
                 await seat.changed.wait()
-        answer = json.loads(seat.payloads[before]) if len(seat.payloads) > before else None
+        answer = _answered(seat, before)
         if answer is not None and answer["kind"] == "action_rejected":
             seat.request = req  # the referee keeps the request open: the person chooses again
             reason = answer["message"]["actionRejected"].get("reason", "")
             raise TableError(422, f"the referee refused {text!r}: {reason}")
         return {"sent": text}
+
+
+def _answered(seat: Seat, before: int) -> dict[str, Any] | None:
+    """The first payload of the seat's session since ``before`` (the table's own notices aside)."""
+    for text in seat.payloads[before:]:
+        p: dict[str, Any] = json.loads(text)
+        if p["kind"] not in NOTICES:
+            return p
+    return None
+
+
+def _number(text: str, name: str, default: Any, kind: Callable[[str], Any] = int) -> Any:
+    if not text.strip():
+        return default
+    try:
+        value = kind(text.strip())
+    except ValueError:
+        raise TableError(400, f"{name}={text!r}: expected a number") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TableError(400, f"{name}={text!r}: expected a number")
+    return value
 
 
 def _words(msg: bot_pb2.RefereeMessage, kind: str, describe: seat_lines.Describe) -> str:
@@ -327,16 +864,22 @@ def _seat(request: Request) -> Seat | None:
     return _room(request).seats.get(request.path_params["secret"])
 
 
-def _page(title: str, body: str, *, status: int = 200, data: Mapping[str, str] | None = None) -> HTMLResponse:
+def _client(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def _page(title: str, body: str, *, status: int = 200, data: Mapping[str, str] | None = None,
+          page: str = "table") -> HTMLResponse:
     attrs = "".join(f' data-{k}="{escape(v)}"' for k, v in (data or {}).items())
     return HTMLResponse(
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, '
         f'initial-scale=1"><title>{escape(title)} — Gin Arena</title>'
         '<link rel="stylesheet" href="/static/table.css"></head>\n'
-        f'<body data-page="table"{attrs}>\n<header><nav><a href="/">standings</a> · '
-        f'<a href="{PREFIX}">play the computer</a></nav></header>\n'
+        f'<body data-page="{page}"{attrs}>\n<header><nav><a href="/">standings</a> · '
+        f'<a href="{PREFIX}">play the computer</a> · <a href="{LOBBY}">tables</a></nav></header>\n'
         f'<main>\n<h1>{escape(title)}</h1>\n{body}\n</main>\n'
+        '<script src="/static/people.js" defer></script>\n'
         '<script src="/static/table.js" defer></script>\n</body></html>\n',
         status_code=status, headers=NO_STORE)
 
@@ -345,18 +888,29 @@ def _error(status: int, text: str) -> JSONResponse:
     return JSONResponse({"error": text}, status_code=status, headers=NO_STORE)
 
 
+def _problem(title: str, e: TableError) -> HTMLResponse:
+    return _page(title, f'<p class="problem" role="alert">{escape(str(e))}</p>', status=e.status, page="message")
+
+
 def _options(values: tuple[str, ...], default: str) -> str:
     return "".join(f'<option value="{escape(v)}"{" selected" if v == default else ""}>{escape(v)}</option>'
                    for v in values)
 
 
+def _seat_options(c: Choice) -> str:
+    if len(c.seats) < 2:
+        return ""
+    return (f'<label>seats <select name="seats">{_options(tuple(str(n) for n in c.seats), str(c.seats[0]))}'
+            '</select></label>')
+
+
 def choose_body(found: list[Choice], problem: str = "") -> str:
-    """The new-table page: one form per game (its presets and its bots)."""
+    """The play-the-computer page: one form per game (its presets, its bots, its seat counts)."""
     if not found:
         return '<p class="problem">No game with sample bots is installed.</p>'
     parts = [f'<p class="problem" role="alert">{escape(problem)}</p>'] if problem else []
     parts.append("<p>No account needed: pick the computer's player and the rules, and play at once. "
-                 "There is no undo.</p>")
+                 f'There is no undo. To play friends, <a href="{TABLES}/new">open a table</a>.</p>')
     for c in found:
         preset = "short" if "short" in c.presets else c.presets[0]
         parts.append(
@@ -364,7 +918,32 @@ def choose_body(found: list[Choice], problem: str = "") -> str:
             f'<h2>{escape(c.game)}</h2><input type="hidden" name="game" value="{escape(c.game)}">'
             f'<label>the computer <select name="bot">{_options(c.bots, c.bots[0])}</select></label>'
             f'<label>rules <select name="preset">{_options(c.presets, preset)}</select></label>'
-            f'<button type="submit">play {escape(c.game)}</button></form>')
+            f'{_seat_options(c)}<button type="submit">play {escape(c.game)}</button></form>')
+    return "\n".join(parts)
+
+
+def new_body(found: list[Choice], limits: WebLimits, problem: str = "") -> str:
+    """The new-table page: one form per game."""
+    if not found:
+        return '<p class="problem">No game with sample bots is installed.</p>'
+    parts = [f'<p class="problem" role="alert">{escape(problem)}</p>'] if problem else []
+    parts.append("<p>Open a table: you get its code and a link to send your friends; fill the seats left "
+                 "with sample bots if you like, and start when everyone sits.</p>")
+    for c in found:
+        preset = "short" if "short" in c.presets else c.presets[0]
+        target = target_of(games.get(c.game).game.rules_preset(preset))
+        aim = (f'<label>game target <input name="target" inputmode="numeric" size="5" '
+               f'placeholder="{target}"></label>') if target is not None else ""
+        parts.append(
+            f'<form method="post" action="{TABLES}/new" class="choose" data-game="{escape(c.game)}">'
+            f'<h2>{escape(c.game)}</h2><input type="hidden" name="game" value="{escape(c.game)}">'
+            f'<label>rules <select name="preset">{_options(c.presets, preset)}</select></label>'
+            f'{_seat_options(c)}{aim}'
+            f'<label>seconds a move <input name="move_s" inputmode="numeric" size="5" '
+            f'value="{limits.table_move_s:g}"></label>'
+            '<label>who may join <select name="public"><option value="">friends with the code</option>'
+            '<option value="yes">anyone (listed in the lobby)</option></select></label>'
+            f'<button type="submit">open a {escape(c.game)} table</button></form>')
     return "\n".join(parts)
 
 
@@ -385,21 +964,103 @@ async def _form(request: Request) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
 
 
+def _to_seat(seat: Seat) -> Response:
+    return RedirectResponse(f"{PREFIX}/t/{seat.secret}", status_code=303, headers=NO_STORE)
+
+
 async def new_table(request: Request) -> Response:
-    """GET: the choices; POST (``game``, ``preset``, ``bot``): open a table, go to its seat's page."""
+    """``/play``: GET: the choices; POST (``game``, ``preset``, ``bot``, ``seats``): a table against the
+    computer, started at once; go to the person's seat."""
     if request.method != "POST":
         return _page("Play the computer", choose_body(choices()))
     try:
         form = await _form(request)
-        seat = _room(request).open(form.get("game", ""), form.get("preset", ""), form.get("bot", ""))
+        seat = _room(request).play_computer(form.get("game", ""), form.get("preset", ""), form.get("bot", ""),
+                                            form.get("seats", ""))
     except TableError as e:
         return _page("Play the computer", choose_body(choices(), str(e)), status=e.status)
-    return RedirectResponse(f"{PREFIX}/t/{seat.secret}", status_code=303, headers=NO_STORE)
+    return _to_seat(seat)
+
+
+def _signin_needed() -> HTMLResponse:
+    return _page("Sign in first", '<p class="problem" role="alert">Tables with friends are for people who '
+                 'signed in: sign in, then come back.</p>', status=401, page="message")
+
+
+def _signed(request: Request) -> tuple[Room, Person | None]:
+    room = _room(request)
+    return room, room.signed_in(request)
+
+
+async def open_table(request: Request) -> Response:
+    """``/tables/new``: GET: the form; POST: open a table (signed in only), go to the host's seat."""
+    room, person = _signed(request)
+    if person is None:
+        return _signin_needed()
+    if request.method != "POST":
+        return _page("Open a table", new_body(choices(), room.limits), page="new")
+    try:
+        form = await _form(request)
+        settings = room.settings(form.get("game", ""), form.get("preset", ""), form.get("seats", ""),
+                                 form.get("move_s", ""), form.get("target", ""), form.get("public", "") == "yes")
+        seat = room.open(settings, person.name, person)
+    except TableError as e:
+        return _page("Open a table", new_body(choices(), room.limits, str(e)), status=e.status, page="new")
+    return _to_seat(seat)
+
+
+def join_body(code: str = "", problem: str = "") -> str:
+    parts = [f'<p class="problem" role="alert">{escape(problem)}</p>'] if problem else []
+    parts.append(f'<form method="post" action="{TABLES}/join" class="choose">'
+                 f'<label>table code <input name="code" value="{escape(code)}" autocomplete="off" '
+                 f'maxlength="32" size="16" autocapitalize="characters"></label>'
+                 '<button type="submit">sit down</button></form>')
+    return "\n".join(parts)
+
+
+async def join_table(request: Request) -> Response:
+    """``/tables/join``: GET: the code form; POST ``code``: sit at that table (signed in only)."""
+    room, person = _signed(request)
+    if person is None:
+        return _signin_needed()
+    if request.method != "POST":
+        return _page("Join a table", join_body(), page="join")
+    try:
+        form = await _form(request)
+        table = room.find(form.get("code", ""), _client(request))
+        return _to_seat(room.join(table, person))
+    except TableError as e:
+        return _page("Join a table", join_body("", str(e)), status=e.status, page="join")
+
+
+async def join_link(request: Request) -> Response:
+    """``/tables/j/CODE``: GET: the table's invitation (a button to sit down); POST: sit down."""
+    room = _room(request)
+    try:
+        table = room.find(request.path_params["code"], _client(request))
+    except TableError as e:
+        return _problem("Join a table", e)
+    person = room.signed_in(request)
+    if person is None:
+        return _signin_needed()
+    if request.method == "POST":
+        try:
+            return _to_seat(room.join(table, person))
+        except TableError as e:
+            return _problem("Join a table", e)
+    st = table.settings
+    who = ", ".join(p.name for p in table.places if p.kind != "empty") or "nobody"
+    return _page(f"A {st.game} table", f'<p>{escape(st.game)} ({escape(st.preset)}), {st.seats} seats; '
+                 f'sitting: {escape(who)}.</p><form method="post" action="{TABLES}/j/{table.code}" class="choose">'
+                 '<button type="submit">sit down</button></form>', page="join")
 
 
 def table_body() -> str:
-    """The table (the script draws it from the stream)."""
+    """The table (the script draws it from the stream), with its waiting room."""
     return (
+        '<section id="waiting" hidden><p id="invite"></p><ol id="seat-list"></ol>'
+        '<p id="host-tools"></p></section>'
+        '<p id="notice" class="notice" role="status"></p>'
         '<div id="status" role="status" aria-live="polite">connecting…</div>'
         '<section id="opponent" class="seat"></section>'
         '<section id="middle"><div id="piles"></div><div id="last"></div></section>'
@@ -410,7 +1071,7 @@ def table_body() -> str:
         '<section id="end" hidden></section>'
         '<section id="sheet"><h2>Score sheet</h2><table id="scores"><thead></thead><tbody></tbody></table></section>'
         '<section id="their-moves"><h2>Their moves</h2><ol id="log"></ol></section>'
-        '<p id="replay" hidden></p>')
+        '<p id="replay" hidden></p><p id="rematch" hidden></p>')
 
 
 async def table_page(request: Request) -> Response:
@@ -419,16 +1080,20 @@ async def table_page(request: Request) -> Response:
         return _page("No such table", '<p class="problem">No table here (it ended long ago, or the link is wrong).</p>',
                      status=404)
     base = f"{PREFIX}/t/{seat.secret}"
-    players = " vs ".join(seat.table.spec.players)
-    return _page(f"{seat.table.spec.game}: {players}", table_body(),
-                 data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(SEAT),
-                       "players": json.dumps(list(seat.table.spec.players))})
+    table = seat.table
+    room = _room(request)
+    return _page(f"{table.settings.game}: {' vs '.join(p.name or '…' for p in table.places)}", table_body(),
+                 data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(seat.index),
+                       "fill": f"{base}/fill", "start": f"{base}/start", "rematch": f"{base}/rematch",
+                       "join": f"{TABLES}/j/{table.code}", "bots": json.dumps(list(table.settings.bots)),
+                       "signed": "yes" if room.signed_in(request) is not None else "",
+                       "players": json.dumps(list(table.names()))})
 
 
 async def table_replay(request: Request) -> Response:
     """The finished table's replay page (the HTML replay of ``arena replay --html``)."""
     seat = _seat(request)
-    report = seat.table.report if seat is not None else None
+    report = seat.match.report if seat is not None and seat.match is not None else None
     if seat is None or report is None or not report.replay_path:
         return _page("No replay", '<p class="problem">No replay here (yet).</p>', status=404)
     try:
@@ -439,46 +1104,116 @@ async def table_replay(request: Request) -> Response:
                                                 assets=REPLAY_ASSETS), headers=NO_STORE)
 
 
-async def table_move(request: Request) -> Response:
-    """POST ``{"action": ID, "request_id": N}``: the person's move."""
+async def _seat_post(request: Request, act: Callable[[Room, Seat, dict[str, str]], Any]) -> Response:
     seat = _seat(request)
     if seat is None:
-        return _error(404, "no table here")
+        return _error(404, "no seat has this link (it ended long ago, or the link is wrong)")
     try:
         form = await _form(request)
-        rid = form.get("request_id", "0")
-        if not rid.isdigit():
-            raise TableError(400, f"request_id={rid!r}: expected a whole number")
-        return JSONResponse(await _room(request).move(seat, form.get("action", ""), int(rid)), headers=NO_STORE)
+        answer = act(_room(request), seat, form)
+        if isinstance(answer, dict):
+            return JSONResponse(answer, headers=NO_STORE)
+        return JSONResponse(await answer, headers=NO_STORE)
     except TableError as e:
         return _error(e.status, str(e))
 
 
+async def table_move(request: Request) -> Response:
+    """POST ``{"action": ID, "request_id": N}``: the person's move."""
+    def act(room: Room, seat: Seat, form: dict[str, str]) -> Any:
+        rid = form.get("request_id", "0")
+        if not rid.isdigit():
+            raise TableError(400, f"request_id={rid!r}: expected a whole number")
+        return room.move(seat, form.get("action", ""), int(rid))
+    return await _seat_post(request, act)
+
+
+async def table_fill(request: Request) -> Response:
+    """POST ``{"seat": N, "bot": NAME}``: the host fills an empty seat with a sample bot."""
+    def act(room: Room, seat: Seat, form: dict[str, str]) -> dict[str, Any]:
+        index = form.get("seat", "")
+        if not index.isdigit():
+            raise TableError(400, f"seat={index!r}: expected a seat number")
+        room.fill(seat, int(index), form.get("bot", ""))
+        return {"seats": seat.table.seat_list()}
+    return await _seat_post(request, act)
+
+
+async def table_start(request: Request) -> Response:
+    """POST: the host starts the game."""
+    def act(room: Room, seat: Seat, _form: dict[str, str]) -> dict[str, Any]:
+        room.start(seat)
+        return {"started": True}
+    return await _seat_post(request, act)
+
+
+async def table_rematch(request: Request) -> Response:
+    """POST: ask for (or accept) a rematch; answers the new seat's address."""
+    def act(room: Room, seat: Seat, _form: dict[str, str]) -> dict[str, Any]:
+        new = room.ask_rematch(seat)
+        return {"href": f"{PREFIX}/t/{new.secret}"}
+    return await _seat_post(request, act)
+
+
 async def table_events(request: Request) -> Response:
-    """``text/event-stream``: every payload of the seat's session (``Last-Event-ID`` resumes)."""
+    """``text/event-stream``: every payload of the seat (``Last-Event-ID`` resumes)."""
     seat = _seat(request)
     if seat is None:
-        return _error(404, "no table here")
+        return _error(404, "no seat has this link")
     room = _room(request)
-    client = request.client.host if request.client else ""
+    client = _client(request)
     refused = room.slots.refusal(client)
     if refused is not None:
         return refused
     last = request.headers.get("last-event-id", "0")
     start = int(last) if last.isdigit() else 0
-    return room.stream(_events(seat, start, room.limits.sse_keepalive_s), lambda: room.slots.release(client))
+    return room.stream(_events(room, seat, start, room.limits.sse_keepalive_s), lambda: room.slots.release(client))
 
 
-async def _events(seat: Seat, start: int, keepalive_s: float) -> AsyncIterator[str]:
-    sent = start
-    while True:
-        while sent < len(seat.payloads):
-            sent += 1
-            yield f"id: {sent}\nevent: table\ndata: {seat.payloads[sent - 1]}\n\n"
-        if seat.over:
-            yield "event: over\ndata: {}\n\n"
-            return
-        with trio.move_on_after(keepalive_s) as waited:
-            await seat.changed.wait()
-        if waited.cancelled_caught:
-            yield ": keep-alive\n\n"
+async def _events(room: Room, seat: Seat, start: int, keepalive_s: float) -> AsyncIterator[str]:
+    seat.readers += 1
+    seat.back.set()
+    try:
+        sent = start
+        while True:
+            while sent < len(seat.payloads):
+                sent += 1
+                yield f"id: {sent}\nevent: table\ndata: {seat.payloads[sent - 1]}\n\n"
+            if seat.over and seat.call is None:
+                yield "event: over\ndata: {}\n\n"
+                return
+            with trio.move_on_after(keepalive_s) as waited:
+                await seat.changed.wait()
+            if waited.cancelled_caught:
+                yield ": keep-alive\n\n"
+    finally:
+        seat.readers -= 1
+        if seat.readers == 0:
+            room._gone(seat)
+
+
+# ----- the lobby -----
+def lobby_data(room: Room) -> dict[str, Any]:
+    """The open public tables (to join) and the running public ones (to watch), without anyone's link."""
+    open_, running = [], []
+    for t in room.tables.values():
+        st = t.settings
+        row = {"game": st.game, "preset": st.preset, "seats": t.seat_list()}
+        if t.open and st.public and any(p.kind == "empty" for p in t.places):
+            open_.append({**row, "join": f"{TABLES}/j/{t.code}"})
+        elif t.match is not None and not t.over and st.public:
+            running.append({**row, "watch": f"/matches/{t.match.match_id}"})
+    return {"open": open_, "running": running}
+
+
+async def lobby(request: Request) -> Response:
+    """``/lobby``: the open public tables and the running ones (the script refreshes them)."""
+    room = _room(request)
+    return _page("Tables", '<p><a href="/tables/new">open a table</a> · <a href="/tables/join">join by code</a></p>'
+                 '<h2>Open tables</h2><ul id="lobby-open"></ul><h2>Being played</h2><ul id="lobby-running"></ul>',
+                 page="lobby", data={"lobby": f"{LOBBY}.json", "refresh": f"{room.limits.lobby_refresh_s:g}",
+                                     "initial": json.dumps(lobby_data(room))})
+
+
+async def lobby_json(request: Request) -> Response:
+    return JSONResponse(lobby_data(_room(request)), headers=NO_STORE)

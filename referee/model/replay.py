@@ -241,6 +241,10 @@ class HeaderRecord(_Record):
     seat_time_controls: tuple[str, ...] = field(default=(), metadata=OMITTED)
     """Each seat's own time control (cutechess-style text), when the seats' differ; empty: every
     seat played under ``time_control``."""
+    substitute_time_faults: str = field(default="game", metadata=OMITTED)
+    """``MatchSpec.substitute_time_faults``: ``move`` when a time forfeit under ``substitute``
+    handed the built-in bot only the decision that timed out; written only then (``game``, the
+    default, is what every replay older than the field did)."""
     protocol: int = field(default=1, metadata=OMITTED)
     """The bot protocol the seats' messages were sent in (:data:`PROTOCOL_VERSION` when
     written); 1 in replays older than protocol v2, which have no such key. The message digests
@@ -375,6 +379,17 @@ class FaultRecord(_Record):
     """A crash: the request open when it was reported (0: none)."""
     missing: tuple[int, ...] | None = field(default=None, metadata=OMITTED)
     """Failed to connect: the seats that did not."""
+    scope: str = field(default="game", metadata=OMITTED)
+    """What policy ``substitute`` handed the built-in bot: ``game`` — the seat to the end of the
+    game; ``move`` — only the decision the seat lost on time (the seat's later actions are its
+    own: :attr:`ActionRecord.substitute` false). Written only when ``move``: a reader older than
+    the field refuses such a record (an unknown key) rather than read it as the seat's game."""
+
+    @property
+    def applied(self) -> str:
+        """The policy as applied, in words (``forfeit``, ``substitute``, ``substitute for this
+        decision only``)."""
+        return self.policy + (" for this decision only" if self.scope == "move" else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,9 @@ from referee import games
 from referee.model.timecontrol import TimeControl
 
 FaultPolicy = Literal["forfeit", "substitute"]
+SubstituteScope = Literal["game", "move"]
+"""What the built-in bot takes over when a seat loses on time under ``substitute``
+(:attr:`MatchSpec.substitute_time_faults`)."""
 Termination = Literal[
     "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
     "failed_to_connect", "aborted", "internal_error", "interrupted", "bot_error",
@@ -38,6 +41,13 @@ class MatchSpec:
     """What a fault (time loss, illegal action, malformed message, crash, disconnect) does:
     ``forfeit`` — the faulting seat loses the game and the match ends; ``substitute`` — a
     built-in bot plays the seat to the end of the game."""
+    substitute_time_faults: SubstituteScope = "game"
+    """Under ``substitute``, what a ``time_forfeit`` hands the built-in bot: ``game`` — the seat
+    to the end of the game, as every fault; ``move`` — only the decision that timed out: the
+    seat is told (an ``ErrorReport``, ``ERROR_CODE_TOO_LATE``) and decides again from its next
+    request. Its clock stands as it did when the timed-out request was sent (neither its late
+    attempt nor the bot's decision is charged). Any other fault (a ``disconnected`` seat
+    included) still substitutes to the game's end; under ``forfeit`` this has no effect."""
     reconnect_grace_ms: int = 5_000
     """How long a disconnected seat may take to reconnect (its clock keeps running)."""
     connect_timeout_ms: int = 30_000
@@ -91,6 +101,8 @@ class MatchSpec:
             raise ValueError("player names must not be empty")
         if self.fault_policy not in ("forfeit", "substitute"):
             raise ValueError(f"fault_policy must be forfeit or substitute; got {self.fault_policy!r}")
+        if self.substitute_time_faults not in ("game", "move"):
+            raise ValueError(f"substitute_time_faults must be game or move; got {self.substitute_time_faults!r}")
         if self.max_actions_per_deal < 10:
             raise ValueError("max_actions_per_deal must be at least 10")
         if self.reconnect_grace_ms < 0 or self.connect_timeout_ms <= 0:
@@ -149,7 +161,8 @@ class MatchReport:
     outcome: Any
     """The game's own match result (games, totals), or ``None`` if no game was played."""
     substituted_seats: tuple[int, ...]
-    """Seats a built-in bot played for (fault policy ``substitute``)."""
+    """Seats a built-in bot played for (fault policy ``substitute``): to the end of a game, or
+    for single decisions only (``substitute_time_faults="move"``): such a seat stays listed."""
     seed: bytes
     """The revealed shuffle seed (after any nonce mixing: the seed the decks came from)."""
     seed_commitment: bytes

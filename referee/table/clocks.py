@@ -43,6 +43,13 @@ class Clocks:
         self.remaining_us[seat] += tc.increment_ms * 1000
         return ok
 
+    def refund(self, seat: int, used_us: int) -> None:
+        """Undo :meth:`charge` of ``used_us`` (a decision lost on time that the seat plays on
+        from: its clock stands as before that decision, without the increment)."""
+        tc = self.tcs[seat]
+        if not tc.is_fixed:
+            self.remaining_us[seat] += used_us - tc.increment_ms * 1000
+
     def shown(self) -> list[int]:
         """Each seat's clock in milliseconds as the seats are shown it."""
         if self._fixed is not None:  # per-move clocks only: always the same

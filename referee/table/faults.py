@@ -6,13 +6,17 @@ Under ``substitute`` its results count as they fall and play goes on. Under ``fo
 ranks last in that game — several faulting seats share the last places in the order they
 faulted, the latest first — and the match ends after that game; when one seat is left that has
 not faulted (always, with two seats), the match ends at once and that seat wins.
+
+One exception, under ``substitute`` with ``substitute_time_faults="move"``: a time forfeit
+hands the built-in bot only the decision that timed out (:meth:`FaultLedger.one_decision`);
+the seat decides again from its next request.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from referee.model.spec import FaultPolicy, Termination
+from referee.model.spec import FaultPolicy, SubstituteScope, Termination
 
 
 class Fault(Exception):
@@ -30,13 +34,17 @@ class Fault(Exception):
 class FaultLedger:
     """Which seats faulted, which the built-in bot plays now, and what the policy does next."""
 
-    __slots__ = ("first", "forfeited", "policy", "seats", "substituted")
+    __slots__ = ("first", "forfeited", "policy", "seats", "substituted", "time_scope")
 
-    def __init__(self, policy: FaultPolicy, seats: int) -> None:
+    def __init__(self, policy: FaultPolicy, seats: int, time_scope: SubstituteScope = "game") -> None:
         self.policy = policy
         self.seats = seats
+        self.time_scope = time_scope
+        """What a time forfeit hands the built-in bot under ``substitute``
+        (``MatchSpec.substitute_time_faults``)."""
         self.substituted: set[int] = set()
-        """Seats the built-in bot played for at some time (the report's ``substituted_seats``)."""
+        """Seats the built-in bot played for at some time, to a game's end or for one decision
+        (the report's ``substituted_seats``)."""
         self.forfeited: list[int] = []
         """Seats that forfeited (policy ``forfeit``), in the order they faulted."""
         self.first: Fault | None = None
@@ -51,6 +59,11 @@ class FaultLedger:
                 return True
         self.substituted.add(fault.seat)
         return False
+
+    def one_decision(self, fault: Fault) -> bool:
+        """Whether the built-in bot plays only the decision ``fault`` lost (a time forfeit under
+        ``substitute`` with ``substitute_time_faults="move"``), not the seat to the game's end."""
+        return self.policy == "substitute" and self.time_scope == "move" and fault.termination == "time_forfeit"
 
     def forfeit(self, fault: Fault) -> None:
         """``fault``'s seat forfeits whatever the policy (it failed before the match began)."""

@@ -41,7 +41,7 @@ SEED_SUFFIX = ".seed"
 _PUBLIC = {
     "deal": ("game", "deal", "dealer"),
     "action": ("seat", "request_id", "action", "think_us", "substitute", "clocks"),
-    "fault": ("seat", "termination", "policy", "decisions"),
+    "fault": ("seat", "termination", "policy", "decisions", "scope"),
 }
 """The fields of a running deal's records a spectator may see (kinds not named here are public
 whole: a reshuffle's stock size, the deal's end)."""

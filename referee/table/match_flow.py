@@ -36,6 +36,7 @@ from referee.table.notices import (
     ERROR_MATCH_OVER,
     ERROR_NOT_YOUR_TURN,
     ERROR_PROTOCOL_VIOLATION,
+    ERROR_TOO_LATE,
     Notices,
 )
 from referee.table.recording import MatchRecorder
@@ -119,7 +120,8 @@ class SeatState:
     """What the flow knows of one seat: its bot, whether it is online, its open request."""
 
     __slots__ = ("allowance_ms", "bot_name", "cache", "connected", "disconnected_at", "event_messages", "legal",
-                 "limit_ms", "nonce", "online", "open_request", "pending", "seat", "sent_at", "stray", "substituted")
+                 "limit_ms", "nonce", "online", "open_request", "pending", "seat", "sent_at", "stray",
+                 "substitute_next", "substituted")
 
     def __init__(self, seat: int, cache: Any) -> None:
         self.seat = seat
@@ -136,6 +138,9 @@ class SeatState:
         """Whether the seat is sent ``event`` messages (fixed by its first session's hello)."""
         self.substituted = False
         """The built-in bot plays this seat now (to the end of the game)."""
+        self.substitute_next = False
+        """The built-in bot plays this seat's next decision only (it lost the decision on time
+        under ``substitute_time_faults="move"``); the seat is asked the one after."""
         self.pending = 0
         """The id of this seat's open request (0: none)."""
         self.open_request: bytes | None = None
@@ -198,7 +203,7 @@ class MatchFlow:
         self._clocks = Clocks([spec.seat_time_control(s) for s in range(n)])
         self._think = [0] * n
         self._fallbacks = [0] * n  # answers each seat marked as its client's fallback
-        self._faults = FaultLedger(spec.fault_policy, n)
+        self._faults = FaultLedger(spec.fault_policy, n, spec.substitute_time_faults)
         self._seed = operator_seed
         self._alerts: list[Fault] = []
         self._digests = StoryDigests(n)
@@ -408,7 +413,7 @@ class MatchFlow:
                 fault = self._alerts.pop(0)
                 fault.evidence["after_request"] = 0
                 raise fault
-            if s.substituted:
+            if s.substituted or s.substitute_next:
                 self._play_action(seat, match.substitute(seat), 0, 0, False)
                 if self._stalled():
                     return
@@ -486,8 +491,11 @@ class MatchFlow:
             raise Fault(seat, "illegal_action", f"seat {seat} played {action}: {reason}",
                         **self._raw(pending, action_msg, used_us))
         if not self._clocks.charge(seat, used_us):
-            raise Fault(seat, "time_forfeit", f"seat {seat} answered after {used_us / 1000:.0f} ms; it had "
-                        f"{s.allowance_ms} ms (+{tc.margin_ms} ms margin)", **self._raw(pending, action_msg, used_us))
+            late = Fault(seat, "time_forfeit", f"seat {seat} answered after {used_us / 1000:.0f} ms; it had "
+                         f"{s.allowance_ms} ms (+{tc.margin_ms} ms margin)", **self._raw(pending, action_msg, used_us))
+            if self._faults.one_decision(late):  # it plays on: its clock as if it had not answered (as a timeout)
+                self._clocks.refund(seat, used_us)
+            raise late
         self._think[seat] += used_us
         if fallback:
             self._fallbacks[seat] += 1
@@ -533,7 +541,8 @@ class MatchFlow:
 
     def _fault(self, f: Fault) -> None:
         """Apply the match's fault policy: the match ends now, or the built-in bot takes the
-        seat to the end of the game and play goes on."""
+        seat to the end of the game (or, for a time forfeit under ``substitute_time_faults="move"``,
+        the one decision) and play goes on."""
         while self._live():
             self._close_request()
             if self._faults.decide(f):
@@ -553,9 +562,17 @@ class MatchFlow:
             return
         self._log("info", "seat_reconnected", seat=s.seat)
         if s.pending and (now - s.sent_at) * 1000 > s.limit_ms:
-            self._fault(Fault(s.seat, "time_forfeit",
-                              f"seat {s.seat} reconnected after its time ({s.allowance_ms} ms) ran out",
-                              request_id=s.pending))
+            late = Fault(s.seat, "time_forfeit",
+                         f"seat {s.seat} reconnected after its time ({s.allowance_ms} ms) ran out",
+                         request_id=s.pending)
+            if self._faults.one_decision(late):
+                # It plays on: the match again first (without the lost request), then the notice,
+                # the bot's decision and its next request, in the order they happen.
+                s.open_request = None
+                self._resume(s)
+                self._fault(late)
+                return
+            self._fault(late)
         if self.report is None:
             self._resume(s)
 
@@ -587,6 +604,14 @@ class MatchFlow:
 
     def _substitute(self, f: Fault) -> None:
         s = self.seats[f.seat]
+        if self._faults.one_decision(f):
+            s.substitute_next = True  # _advance plays it (the seat has the decision)
+            self.recorder.fault(f, self.spec.fault_policy, self.decisions, scope="move")
+            self._log("warning", "seat_substituted", seat=f.seat, termination=f.termination, detail=f.detail,
+                      scope="move")
+            self._error(s, ERROR_TOO_LATE, f"{f.detail}: your time ran out; a built-in bot played this decision, "
+                        "and you play on from your next request", f.evidence.get("request_id", 0))
+            return
         s.substituted = True
         self.recorder.fault(f, self.spec.fault_policy, self.decisions)
         self._log("warning", "seat_substituted", seat=f.seat, termination=f.termination, detail=f.detail)
@@ -596,13 +621,16 @@ class MatchFlow:
     def _play_action(self, seat: int, action: Any, request_id: int, think_us: int, fallback: bool) -> None:
         match = self.match
         assert match is not None
+        s = self.seats[seat]
+        substitute = s.substituted or s.substitute_next
+        s.substitute_next = False
         happenings = match.apply(seat, action)
         self.decisions += 1
         think_ms = think_us // 1000
         for h in happenings:
             if isinstance(h, games.Acted):
                 self.recorder.add_action(seat, request_id, h.text, h.revealed, think_us,
-                                         self.seats[seat].substituted, self._clocks.shown(), fallback)
+                                         substitute, self._clocks.shown(), fallback)
             if self._narrate(match, h, think_ms):
                 return
 
@@ -628,7 +656,7 @@ class MatchFlow:
 
     def _game_ended(self, h: games.GameOver) -> bool:
         for s in self.seats:
-            s.substituted = False  # the built-in bot plays to the end of the game only
+            s.substituted = s.substitute_next = False  # the built-in bot plays to the end of the game only
         self._clocks.reset()
         if not self._faults.ends_after_game() or self.report is not None:
             return False

@@ -21,6 +21,9 @@ ERROR_MATCH_OVER = bot_pb2.ERROR_CODE_MATCH_OVER
 """``ErrorReport.code``: an answer after the match ended."""
 ERROR_PROTOCOL_VIOLATION = bot_pb2.ERROR_CODE_PROTOCOL_VIOLATION
 """``ErrorReport.code``: the seat faulted (a built-in bot takes it)."""
+ERROR_TOO_LATE = bot_pb2.ERROR_CODE_TOO_LATE
+"""``ErrorReport.code``: the seat's time for its open request (the report's ``request_id``) ran
+out; a built-in bot played that decision and the seat plays on (``substitute_time_faults="move"``)."""
 
 
 class Notices:
@@ -45,6 +48,8 @@ class Notices:
             **self.wire.start_fields(spec.rules),
         }
         fields["game_name"] = spec.game
+        if spec.substitute_time_faults == "move":
+            fields["time_forfeit_substitutes_one_decision"] = True
         if spec.seat_time_controls:
             fields["seat_time_controls"] = [wire.time_control_to_proto(tc) for tc in spec.seat_time_controls]
         return fields

@@ -58,7 +58,8 @@ class MatchRecorder(ReplayRecorder):
         self.game = spec.game
         self.add_record(HeaderRecord(
             match_id=match_id, players=tuple(spec.players), bots=tuple(bots), rules=dict(rules),
-            time_control=str(spec.time_control), fault_policy=spec.fault_policy, seed_commitment=commitment.hex(),
+            time_control=str(spec.time_control), fault_policy=spec.fault_policy,
+            substitute_time_faults=spec.substitute_time_faults, seed_commitment=commitment.hex(),
             mix_nonces=spec.mix_nonces, repeat_illegal=spec.repeat_illegal,
             reconnect_grace_ms=spec.reconnect_grace_ms, connect_timeout_ms=spec.connect_timeout_ms,
             max_actions_per_deal=spec.max_actions_per_deal, event_messages=tuple(event_messages),
@@ -67,11 +68,12 @@ class MatchRecorder(ReplayRecorder):
             protocol=self.protocol,
         ))
 
-    def fault(self, f: Fault, policy: str, decisions: int) -> None:
-        """A seat's fault, with what a re-run needs to reproduce it."""
+    def fault(self, f: Fault, policy: str, decisions: int, scope: str = "game") -> None:
+        """A seat's fault, with what a re-run needs to reproduce it (``scope``: what the built-in
+        bot took, :attr:`FaultRecord.scope`)."""
         evidence: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in f.evidence.items()}
         self.add_record(FaultRecord(seat=f.seat, termination=f.termination, detail=f.detail, policy=policy,
-                                    decisions=decisions, **evidence))
+                                    decisions=decisions, scope=scope, **evidence))
 
     def happening(self, h: games.Happening) -> None:
         """What the game reported (an action is recorded by the caller, on the fast path)."""

@@ -72,16 +72,20 @@ class _ScriptedSeat:
             self.link.detach(self, "disconnected (replayed)")
             return
         answer = self.script.get(rid)
+        # The request's clock runs from when the table sent it: after a late answer (below) the
+        # table's time is ahead of the mock clock's, and the request's answer waits from there.
+        link = self.link
+        sent = max(link.sent_at if link is not None and link.pending == rid else 0.0, trio.current_time())
         if answer is not None and rid in self.late:
             # An answer read after its deadline but before the referee's timer woke (a busy
             # machine): on the mock clock the timer would win, so hand it over now, stamped
             # with the time it was read.
-            self.nursery.start_soon(self._answer_late, msg.match_id, rid, *answer, trio.current_time())
+            self.nursery.start_soon(self._answer_late, msg.match_id, rid, *answer, sent)
         elif answer is not None and rid not in self.silent:
-            self.nursery.start_soon(self._answer, msg.match_id, rid, *answer)
+            self.nursery.start_soon(self._answer, msg.match_id, rid, *answer, sent)
 
-    async def _answer(self, match_id: str, rid: int, action: common_pb2.Action, used_us: int) -> None:
-        await trio.sleep(used_us / 1_000_000)
+    async def _answer(self, match_id: str, rid: int, action: common_pb2.Action, used_us: int, sent: float) -> None:
+        await trio.sleep_until(sent + used_us / 1_000_000)
         assert self.link is not None
         self.link.deliver(bot_pb2.ActionResponse(match_id=match_id, request_id=rid, action=action,
                                                  fallback=rid in self.fallbacks), trio.current_time())
@@ -106,6 +110,7 @@ def spec_from_header(header: HeaderRecord, result: ResultRecord) -> MatchSpec:
             time_control=TimeControl.parse(header.time_control),
             seat_time_controls=tuple(TimeControl.parse(t) for t in header.seat_time_controls),
             fault_policy=header.fault_policy,  # type: ignore[arg-type]  # MatchSpec checks it
+            substitute_time_faults=header.substitute_time_faults,  # type: ignore[arg-type]  # (so does this)
             reconnect_grace_ms=header.reconnect_grace_ms,
             connect_timeout_ms=header.connect_timeout_ms,
             repeat_illegal=header.repeat_illegal,

@@ -694,6 +694,7 @@ def spec_from_request(request: referee_pb2.CreateMatchRequest) -> MatchSpec:
     kwargs: dict[str, Any] = {
         "players": tuple(s.name for s in request.seats),
         "fault_policy": policy,
+        "substitute_time_faults": "move" if request.time_forfeit_substitutes_one_decision else "game",
         "repeat_illegal": request.repeat_illegal,
         "seed": request.seed or None,
         "reveal_seed": not request.withhold_seed,

@@ -291,6 +291,7 @@ def create_match_request(spec: MatchSpec) -> referee_pb2.CreateMatchRequest:
         repeat_illegal=spec.repeat_illegal,
         seed=spec.seed or b"",
         withhold_seed=not spec.reveal_seed,
+        time_forfeit_substitutes_one_decision=spec.substitute_time_faults == "move",
         match_id=spec.match_id,
         mix_bot_nonces=spec.mix_nonces,
         connect_timeout_ms=spec.connect_timeout_ms,

@@ -6,7 +6,7 @@
   const body = document.body;
   if (body.dataset.page !== 'table' || !body.dataset.events) return;
   const me = Number(body.dataset.seat);
-  const players = JSON.parse(body.dataset.players);
+  let players = JSON.parse(body.dataset.players);
   const $ = (id) => document.getElementById(id);
   const received = [];            // every payload, in order (the tests read it)
   window.__tablePayloads = received;
@@ -115,7 +115,7 @@
   function signal(yours) {
     body.classList.toggle('your-turn', yours);
     document.title = (yours ? '● Your turn — ' : '') + document.title.replace(/^● Your turn — /, '');
-    if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number)' : 'The computer is thinking…';
+    if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number)' : (body.dataset.others ? 'Waiting for the others…' : 'The computer is thinking…');
   }
   async function send(id) {
     if (!request || sending) return;
@@ -215,6 +215,8 @@
   function handle(p) {
     received.push(p);
     const m = p.message;
+    if (p.kind === 'seats') players = m.seats.map((s) => s.name);
+    if (window.tablePeople && window.tablePeople.handle(p)) return;  // people.js: the waiting room, notices
     if (p.view) view = p.view;
     if (p.kind === 'action_request') {
       request = m.actionRequest;
@@ -252,6 +254,7 @@
       a.href = m.href;
       box.appendChild(a);
     } else if (p.kind === 'error') {
+      if (m.error && m.error.code === 'ERROR_CODE_TOO_LATE') request = null;  // the computer played it
       $('problem').textContent = (m.error && m.error.message) || m.message || 'the referee sent an error';
     }
     drawView();
@@ -266,7 +269,7 @@
       theirs.textContent = '';
     } else if (!over) {
       mine.textContent = '';
-      theirs.textContent = 'the computer: ' + Math.floor((Date.now() - theirSince) / 1000) + ' s';
+      theirs.textContent = (body.dataset.others ? 'the others: ' : 'the computer: ') + Math.floor((Date.now() - theirSince) / 1000) + ' s';
     } else { mine.textContent = ''; theirs.textContent = ''; }
   }
   setInterval(tick, 250);

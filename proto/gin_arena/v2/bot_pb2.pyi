@@ -61,7 +61,10 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     ERROR_CODE_PROTOCOL_VIOLATION: _ErrorCode.ValueType  # 10
     """Messages out of order (e.g. no Hello first, or a second Hello)."""
     ERROR_CODE_TOO_LATE: _ErrorCode.ValueType  # 11
-    """The answer came after the seat's time had run out."""
+    """The answer came after the seat's time had run out (or none came in time);
+    with MatchStarted.time_forfeit_substitutes_one_decision, a built-in bot
+    played that decision and the seat plays on.
+    """
     ERROR_CODE_INTERNAL: _ErrorCode.ValueType  # 12
     """The referee failed."""
     ERROR_CODE_UNSUPPORTED_GAME: _ErrorCode.ValueType  # 13
@@ -93,7 +96,10 @@ ERROR_CODE_UNSUPPORTED_VERSION: ErrorCode.ValueType  # 9
 ERROR_CODE_PROTOCOL_VIOLATION: ErrorCode.ValueType  # 10
 """Messages out of order (e.g. no Hello first, or a second Hello)."""
 ERROR_CODE_TOO_LATE: ErrorCode.ValueType  # 11
-"""The answer came after the seat's time had run out."""
+"""The answer came after the seat's time had run out (or none came in time);
+with MatchStarted.time_forfeit_substitutes_one_decision, a built-in bot
+played that decision and the seat plays on.
+"""
 ERROR_CODE_INTERNAL: ErrorCode.ValueType  # 12
 """The referee failed."""
 ERROR_CODE_UNSUPPORTED_GAME: ErrorCode.ValueType  # 13
@@ -484,6 +490,7 @@ class MatchStarted(_message.Message):
     MIX_BOT_NONCES_FIELD_NUMBER: _builtins.int
     GAME_NAME_FIELD_NUMBER: _builtins.int
     SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
+    TIME_FORFEIT_SUBSTITUTES_ONE_DECISION_FIELD_NUMBER: _builtins.int
     GIN_FIELD_NUMBER: _builtins.int
     RUMMY_FIELD_NUMBER: _builtins.int
     OTHER_FIELD_NUMBER: _builtins.int
@@ -505,6 +512,13 @@ class MatchStarted(_message.Message):
     """Whether the bots' Hello nonces are mixed into the shuffle seed."""
     game_name: _builtins.str
     """Which game the match plays (the referee's game name, e.g. "gin"); always set."""
+    time_forfeit_substitutes_one_decision: _builtins.bool
+    """Under FAULT_POLICY_SUBSTITUTE: a time forfeit hands the built-in bot only
+    the decision that timed out (this seat gets an ErrorReport with
+    ERROR_CODE_TOO_LATE, then its next ActionRequest as usual); false = the
+    built-in bot plays a seat that lost on time to the end of the game, as for
+    every other fault.
+    """
     @_builtins.property
     def player_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Player names, by seat."""
@@ -545,13 +559,14 @@ class MatchStarted(_message.Message):
         mix_bot_nonces: _builtins.bool = ...,
         game_name: _builtins.str = ...,
         seat_time_controls: _abc.Iterable[_common_pb2.TimeControl] | None = ...,
+        time_forfeit_substitutes_one_decision: _builtins.bool = ...,
         gin: _gin_pb2.RuleSet | None = ...,
         rummy: _rummy_pb2.RuleSet | None = ...,
         other: _any_pb2.Any | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "gin", b"gin", "other", b"other", "rummy", b"rummy", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "game_name", b"game_name", "gin", b"gin", "match_id", b"match_id", "mix_bot_nonces", b"mix_bot_nonces", "other", b"other", "player_names", b"player_names", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rummy", b"rummy", "seat", b"seat", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "game_name", b"game_name", "gin", b"gin", "match_id", b"match_id", "mix_bot_nonces", b"mix_bot_nonces", "other", b"other", "player_names", b"player_names", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rummy", b"rummy", "seat", b"seat", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control", "time_forfeit_substitutes_one_decision", b"time_forfeit_substitutes_one_decision"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["gin", "rummy", "other"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015

@@ -116,6 +116,7 @@ class CreateMatchRequest(_message.Message):
     MAX_ACTIONS_PER_DEAL_FIELD_NUMBER: _builtins.int
     SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
     WITHHOLD_SEED_FIELD_NUMBER: _builtins.int
+    TIME_FORFEIT_SUBSTITUTES_ONE_DECISION_FIELD_NUMBER: _builtins.int
     GIN_FIELD_NUMBER: _builtins.int
     RUMMY_FIELD_NUMBER: _builtins.int
     OTHER_FIELD_NUMBER: _builtins.int
@@ -148,6 +149,12 @@ class CreateMatchRequest(_message.Message):
     withhold_seed: _builtins.bool
     """Keep the seed out of the seats' and spectators' MatchFinished (another game is
     dealt from it and may not be over); the replay and GetMatch still have it.
+    """
+    time_forfeit_substitutes_one_decision: _builtins.bool
+    """Under FAULT_POLICY_SUBSTITUTE: a time forfeit hands the built-in bot only
+    the decision that timed out, and the seat plays on from its next request;
+    false = the built-in bot plays the seat to the end of the game (as for
+    every other fault).
     """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSpec]:
@@ -192,13 +199,14 @@ class CreateMatchRequest(_message.Message):
         max_actions_per_deal: _builtins.int = ...,
         seat_time_controls: _abc.Iterable[_common_pb2.TimeControl] | None = ...,
         withhold_seed: _builtins.bool = ...,
+        time_forfeit_substitutes_one_decision: _builtins.bool = ...,
         gin: _gin_pb2.RuleSet | None = ...,
         rummy: _rummy_pb2.RuleSet | None = ...,
         other: _any_pb2.Any | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "first_dealer", b"first_dealer", "game", b"game", "gin", b"gin", "other", b"other", "rummy", b"rummy", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "game", b"game", "game_name", b"game_name", "gin", b"gin", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "other", b"other", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rummy", b"rummy", "seat_time_controls", b"seat_time_controls", "seats", b"seats", "seed", b"seed", "time_control", b"time_control", "withhold_seed", b"withhold_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "connect_timeout_ms", b"connect_timeout_ms", "fault_policy", b"fault_policy", "first_dealer", b"first_dealer", "game", b"game", "game_name", b"game_name", "gin", b"gin", "match_id", b"match_id", "max_actions_per_deal", b"max_actions_per_deal", "mix_bot_nonces", b"mix_bot_nonces", "other", b"other", "reconnect_grace_ms", b"reconnect_grace_ms", "repeat_illegal", b"repeat_illegal", "rummy", b"rummy", "seat_time_controls", b"seat_time_controls", "seats", b"seats", "seed", b"seed", "time_control", b"time_control", "time_forfeit_substitutes_one_decision", b"time_forfeit_substitutes_one_decision", "withhold_seed", b"withhold_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first_dealer: _TypeAlias = _typing.Literal["first_dealer"]  # noqa: Y015
     _WhichOneofArgType__first_dealer: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer"]  # noqa: Y015
@@ -645,6 +653,7 @@ class SpectatorHeader(_message.Message):
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     GAME_NAME_FIELD_NUMBER: _builtins.int
     SEAT_TIME_CONTROLS_FIELD_NUMBER: _builtins.int
+    TIME_FORFEIT_SUBSTITUTES_ONE_DECISION_FIELD_NUMBER: _builtins.int
     GIN_FIELD_NUMBER: _builtins.int
     RUMMY_FIELD_NUMBER: _builtins.int
     OTHER_FIELD_NUMBER: _builtins.int
@@ -654,6 +663,10 @@ class SpectatorHeader(_message.Message):
     """What happens to a seat that faults."""
     game_name: _builtins.str
     """Which game the match plays (the referee's game name, e.g. "gin"); always set."""
+    time_forfeit_substitutes_one_decision: _builtins.bool
+    """Under FAULT_POLICY_SUBSTITUTE: a time forfeit hands the built-in bot only
+    the decision that timed out; false = the seat to the end of the game.
+    """
     @_builtins.property
     def player_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Player names, by seat."""
@@ -689,13 +702,14 @@ class SpectatorHeader(_message.Message):
         fault_policy: _common_pb2.FaultPolicy.ValueType = ...,
         game_name: _builtins.str = ...,
         seat_time_controls: _abc.Iterable[_common_pb2.TimeControl] | None = ...,
+        time_forfeit_substitutes_one_decision: _builtins.bool = ...,
         gin: _gin_pb2.RuleSet | None = ...,
         rummy: _rummy_pb2.RuleSet | None = ...,
         other: _any_pb2.Any | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "gin", b"gin", "other", b"other", "rummy", b"rummy", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "game_name", b"game_name", "gin", b"gin", "other", b"other", "player_names", b"player_names", "rummy", b"rummy", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "game_name", b"game_name", "gin", b"gin", "other", b"other", "player_names", b"player_names", "rummy", b"rummy", "seat_time_controls", b"seat_time_controls", "seed_commitment", b"seed_commitment", "time_control", b"time_control", "time_forfeit_substitutes_one_decision", b"time_forfeit_substitutes_one_decision"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["gin", "rummy", "other"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015

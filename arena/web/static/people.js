@@ -1,0 +1,132 @@
+// The people's parts of a table's page and the lobby: the waiting room (who sat down, the host's
+// "fill with a sample bot" and Start), the table's notices (the computer took a seat), the
+// rematch, and the lobby's lists. table.js hands it the payloads it does not draw itself.
+// Nothing anyone typed reaches innerHTML: text goes in with textContent and DOM calls only.
+'use strict';
+(function () {
+  const body = document.body;
+  const $ = (id) => document.getElementById(id);
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  async function post(url, data) {
+    try {
+      const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json'},
+        body: JSON.stringify(data || {}), credentials: 'same-origin'});
+      const answer = await r.json().catch(() => ({error: r.statusText}));
+      if (!r.ok) $('problem').textContent = answer.error || ('refused: ' + r.status);
+      return r.ok ? answer : null;
+    } catch (e) {
+      $('problem').textContent = 'could not reach the server: ' + e;
+      return null;
+    }
+  }
+  function seats(m) {
+    const title = document.querySelector('h1');
+    const names = m.seats.map((s) => s.name || '…').join(' vs ');
+    title.textContent = title.textContent.replace(/:.*$/, ': ' + names);
+    body.dataset.others = m.seats.filter((s) => s.kind !== 'bot').length > 1 ? 'yes' : '';
+    const box = $('waiting');
+    box.hidden = m.started;
+    body.dataset.started = m.started ? 'yes' : '';
+    const invite = $('invite');
+    invite.textContent = '';
+    if (m.open) {
+      invite.appendChild(el('span', '', 'Table code: '));
+      invite.appendChild(el('strong', 'code', m.code));
+      invite.appendChild(el('span', '', ' · join link: '));
+      const a = el('a', 'join', location.origin + body.dataset.join);
+      a.href = body.dataset.join;
+      invite.appendChild(a);
+    }
+    const list = $('seat-list');
+    list.textContent = '';
+    const bots = JSON.parse(body.dataset.bots || '[]');
+    for (const s of m.seats) {
+      const li = el('li', 'seat-row ' + s.kind, s.kind === 'empty' ? 'empty seat' : s.name + (s.kind === 'bot' ? ' (computer)' : ''));
+      li.dataset.seat = s.seat;
+      li.dataset.kind = s.kind;
+      if (s.kind === 'empty' && m.host && m.open) {
+        const pick = el('select', 'bot');
+        pick.setAttribute('aria-label', 'which sample bot');
+        for (const b of bots) { const o = el('option', '', b); o.value = b; pick.appendChild(o); }
+        const fill = el('button', 'fill', 'fill with a sample bot');
+        fill.type = 'button';
+        fill.dataset.seat = s.seat;
+        fill.addEventListener('click', () => post(body.dataset.fill, {seat: String(s.seat), bot: pick.value}));
+        li.appendChild(pick);
+        li.appendChild(fill);
+      }
+      list.appendChild(li);
+    }
+    const tools = $('host-tools');
+    tools.textContent = '';
+    if (m.host && m.open) {
+      const start = el('button', '', 'Start');
+      start.type = 'button';
+      start.id = 'start';
+      start.disabled = m.seats.some((s) => s.kind === 'empty');
+      start.addEventListener('click', () => post(body.dataset.start, {}));
+      tools.appendChild(start);
+    } else if (m.open) {
+      tools.appendChild(el('span', '', 'Waiting for the host to start…'));
+    }
+    if (m.open) $('status').textContent = 'Waiting for everyone to sit down';
+  }
+  function offerRematch(by) {
+    const box = $('rematch');
+    box.hidden = false;
+    box.textContent = '';
+    const b = el('button', '', by ? 'rematch (' + by + ' asks)' : 'rematch');
+    b.type = 'button';
+    b.id = 'rematch-button';
+    b.addEventListener('click', async () => {
+      const answer = await post(body.dataset.rematch, {});
+      if (answer && answer.href) location.href = answer.href;
+    });
+    box.appendChild(b);
+  }
+  // A payload table.js does not draw: true when it was one of ours.
+  function handle(p) {
+    const m = p.message;
+    if (p.kind === 'seats') { seats(m); return true; }
+    if (p.kind === 'notice') {
+      $('notice').textContent = m.message;
+      body.dataset.notice = m.message;
+      return true;
+    }
+    if (p.kind === 'rematch') { offerRematch(m.by); return true; }
+    if (p.kind === 'replay') offerRematch('');
+    return false;
+  }
+  window.tablePeople = {handle};
+
+  function drawLobby(data) {
+    for (const [id, rows, link, text] of [['lobby-open', data.open, 'join', 'join'],
+                                          ['lobby-running', data.running, 'watch', 'watch']]) {
+      const list = $(id);
+      list.textContent = '';
+      if (!rows.length) list.appendChild(el('li', 'none', 'none now'));
+      for (const t of rows) {
+        const li = el('li', 'table-row', t.game + ' (' + t.preset + '): ' +
+          t.seats.map((s) => (s.kind === 'empty' ? 'empty seat' : s.name)).join(', ') + ' ');
+        const a = el('a', link, text);
+        a.href = t[link];
+        li.appendChild(a);
+        list.appendChild(li);
+      }
+    }
+  }
+  if (body.dataset.page === 'lobby') {
+    drawLobby(JSON.parse(body.dataset.initial));
+    setInterval(async () => {
+      try {
+        const r = await fetch(body.dataset.lobby, {credentials: 'same-origin'});
+        if (r.ok) drawLobby(await r.json());
+      } catch (e) { /* the next look tries again */ }
+    }, 1000 * Number(body.dataset.refresh || 3));
+  }
+})();
