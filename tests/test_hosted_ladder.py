@@ -15,7 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -119,16 +119,6 @@ def _crashing_bot(address: str, token: str) -> subprocess.Popen[str]:
         [sys.executable, "-m", "arena._testbot", "--referee", address, "--token", token, "--mode", "quit-after",
          "--after", "3", "--matches", "0", "--name", "crashy"],
         cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
-
-
-@pytest.fixture
-def procs() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for p in started:
-        if p.poll() is None:
-            p.kill()
-            p.wait(timeout=30)
 
 
 def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_suspended(

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from google.protobuf import json_format
 
 import referee
+from arena.hosted.owed import group_open
 from arena.model.records import Outcome
 from arena.model.schedule import base_name
 from arena.replays.steps import named
@@ -124,14 +125,23 @@ def recent_matches(conn: sqlite3.Connection, limit: int, before: int | None = No
     return out, int(rows[-1]["idx"]) if more else None
 
 
+WITHHELD = ("its duplicate group is still being played (its other games are dealt the same cards): its replay "
+            "and seed are shown once the group is over")
+"""Why a finished game's replay and seed are not shown yet."""
+
+
 def finished_match(conn: sqlite3.Connection, match_id: str, folder: Path) -> tuple[dict[str, Any], str] | None:
-    """A finished game's summary and its replay file, or ``None`` if the store has no such game."""
+    """A finished game's summary and its replay file, or ``None`` if the store has no such game.
+    While its duplicate group still has games to play, the summary holds ``withheld`` (why)
+    instead of the seed, and the replay file is ``""``: they would tell those games' deals."""
     r = conn.execute("SELECT * FROM games WHERE status = 'done' AND match_id = ?", (match_id,)).fetchone()
     if r is None:
         return None
     seats = seats_by_game(conn, "WHERE game = ?", (int(r["idx"]),)).get(int(r["idx"]), [])
     o = outcome_from_row(r, seats, folder)
     summary = {**match_summary(r, o), "detail": o.detail, "replay_hash": o.replay_hash, "seed": o.seed_hex}
+    if group_open(conn, str(r["pair_key"] or "")):
+        return {**summary, "seed": "", "withheld": WITHHELD}, ""
     return summary, resolve_replay(o.replay_path, folder)
 
 

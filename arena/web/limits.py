@@ -40,6 +40,10 @@ class WebLimits:
     cached_views: int = 256
     """Store reads kept in memory for the next request (the least recently asked forgotten first)."""
 
+    hsts_max_age_s: int = 31_536_000
+    """Over TLS: the ``max-age`` of every response's ``Strict-Transport-Security`` (seconds a
+    browser that saw it reaches this host by HTTPS only; default a year)."""
+
     computer_players: int = 8
     """Tables where a person plays the computer, running at once (each runs a sample bot's
     process); one more table gets 503 naming this limit."""

@@ -3,10 +3,11 @@
 
 Doors: the pages and the API are read-only (GET and HEAD; the operator's sign-in and sign-out are
 the only POSTs, anything else is 405); the operator is the one who shows the operator token (as
-``Authorization: Bearer`` or through the sign-in form, which sets a Secure, HttpOnly,
-SameSite=Strict cookie holding an HMAC of it, never the token); every response carries a strict
-Content-Security-Policy (no inline script or style), ``X-Content-Type-Options: nosniff`` and a
-``Referrer-Policy``; live-update streams are bounded (:class:`~arena.web.limits.WebLimits`).
+``Authorization: Bearer`` or through the sign-in form, which sets an HttpOnly, SameSite=Strict
+cookie holding an HMAC of it, never the token, and Secure over TLS); every response carries a
+strict Content-Security-Policy (no inline script or style), ``X-Content-Type-Options: nosniff``
+and a ``Referrer-Policy``, and over TLS ``Strict-Transport-Security``; live-update streams are
+bounded (:class:`~arena.web.limits.WebLimits`).
 """
 
 from __future__ import annotations
@@ -84,6 +85,21 @@ DOORS = frozenset({"/signin", "/signout", "/signup"})
 """The addresses that take a POST besides the tables' (sign-up, sign-in and sign-out)."""
 REPLAY_ASSETS = tables.REPLAY_ASSETS
 """The replay page's style sheet and script, served as files (arena.replays.html's own)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WebTLS:
+    """The web's TLS files (PEM), given to Hypercorn (HTTP/1.1 and h2 over TLS)."""
+
+    cert: str
+    """The certificate chain."""
+    key: str
+    """Its private key."""
+
+
+def hsts(limits: WebLimits) -> tuple[bytes, bytes]:
+    """The ``Strict-Transport-Security`` header of a web served over TLS."""
+    return b"strict-transport-security", f"max-age={limits.hsts_max_age_s}".encode()
 
 
 def cookie_value(token: str) -> str:
@@ -239,8 +255,19 @@ class Web:
     """The store's games rated so far: the standings and bot pages read only newer ones."""
     accounts: Accounts | None = None
     """People's accounts and games (``None``: the web has no writable store, e.g. a tournament's)."""
+    secure_cookies: bool = False
+    """Whether the site is served over TLS (by this server, or by a proxy in front:
+    ``--web-behind-tls``): every cookie it sets is then ``Secure`` — set them all with
+    :meth:`cookie_flags`."""
     kept: StoreViews | None = None
     """The store reads kept between requests (:meth:`read_kept`; made from ``limits`` if not given)."""
+
+    def cookie_flags(self, request: Request, samesite: str = "strict") -> dict[str, Any]:
+        """The flags of every cookie the web sets or deletes (the operator's sign-in, a person's
+        session): HttpOnly, the whole site, ``samesite``, and Secure over TLS (this request's
+        or the site's)."""
+        secure = self.secure_cookies or request.url.scheme == "https"
+        return {"httponly": True, "secure": secure, "samesite": samesite, "path": "/"}
 
     def __post_init__(self) -> None:
         if self.kept is None:
@@ -370,6 +397,9 @@ async def match_page(request: Request) -> Response:
     match_id = request.path_params["match_id"]
     tr = _lang(request)
     found = await web.read(finished_match, match_id, web.source.folder)
+    if found is not None and "withheld" in found[0]:
+        return web.page(request, "Match", pages.message_body(f"{match_id}: {found[0]['withheld']}"), page="message",
+                        status=403)
     if found is not None:
         try:
             view = await trio.to_thread.run_sync(load, Path(found[1]))
@@ -447,7 +477,7 @@ async def signin(request: Request) -> Response:
         log.info("web_signin_refused", client=_client(request))
         return web.page(request, tr._("Sign in"), pages.signin_body(tr, True), page="signin", status=403)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, cookie_value(token), httponly=True, secure=True, samesite="strict", path="/")
+    response.set_cookie(COOKIE, cookie_value(token), **web.cookie_flags(request))
     return response
 
 
@@ -501,8 +531,8 @@ async def _person_door(request: Request, web: Web, form: Mapping[str, str], *, s
                  client=_client(request))
         return again(e.status, e.say(tr), {"Retry-After": str(e.retry_after)} if e.retry_after else None)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(SESSION_COOKIE, token, max_age=int(web.limits.person_session_days * 86400), httponly=True,
-                        secure=accounts.secure(request), samesite="lax", path="/")
+    response.set_cookie(SESSION_COOKIE, token, max_age=int(web.limits.person_session_days * 86400),
+                        **web.cookie_flags(request, "lax"))
     log.info("web_person_signed_in", person=person.id)
     return response
 
@@ -516,9 +546,8 @@ async def signout(request: Request) -> Response:
     response = RedirectResponse("/", status_code=303)
     if web.accounts is not None:
         await web.accounts.sign_out(request)
-        response.delete_cookie(SESSION_COOKIE, httponly=True, secure=web.accounts.secure(request), samesite="lax",
-                               path="/")
-    response.delete_cookie(COOKIE, httponly=True, secure=True, samesite="strict", path="/")
+        response.delete_cookie(SESSION_COOKIE, **web.cookie_flags(request, "lax"))
+    response.delete_cookie(COOKIE, **web.cookie_flags(request))
     return response
 
 
@@ -631,7 +660,7 @@ async def api_match(request: Request) -> Response:
         return JSONResponse(live)
     found = await web.read_kept(("finished", match_id), finished_match, match_id, web.source.folder)
     if found is not None:
-        return JSONResponse({**found[0], "replay": pages.match_href(match_id)})
+        return JSONResponse({**found[0], "replay": None if "withheld" in found[0] else pages.match_href(match_id)})
     if live is not None:
         return JSONResponse(live)
     return _error(404, f"no match {match_id!r} here")
@@ -842,11 +871,12 @@ def _path_params(path: str) -> list[str]:
 
 
 class Guard:
-    """The doors of every response: the security headers, and 405 for anything but a read
-    (the operator's sign-in and sign-out aside)."""
+    """The doors of every response: the security headers (with ``extra``: over TLS, HSTS), and
+    405 for anything but a read (the operator's sign-in and sign-out aside)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
         self.app = app
+        self.headers = (*SECURITY_HEADERS, *extra)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -855,7 +885,7 @@ class Guard:
 
         async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+                message["headers"] = [*message.get("headers", []), *self.headers]
             await send(message)
 
         if scope["method"] not in READ_METHODS and scope["path"] not in DOORS and not _table_door(scope["path"]):
@@ -874,7 +904,7 @@ def make_app(web: Web) -> Starlette:
     """The Starlette app of the web."""
     app = Starlette(routes=[Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS])
     app.state.web = web
-    app.add_middleware(Guard)
+    app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else ())
     return app
 
 
@@ -922,17 +952,18 @@ async def watch_store(web: Web) -> None:
 
 
 async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operator_token: str | None,
-                    accounts_db: Path | None = None, behind_tls: bool = False,
+                    accounts_db: Path | None = None, behind_tls: bool = False, tls: WebTLS | None = None,
                     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
-    the caller's trio run; ``task_status.started`` gets its address (``http://HOST:PORT``).
+    the caller's trio run, over TLS with ``tls`` (only: clear HTTP to that port fails the
+    handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``).
     ``accounts_db``: the writable store of people's accounts and games (``arena serve``'s; without
     it nobody signs up); ``behind_tls``: a proxy in front serves the site over TLS (session cookies
     are ``Secure``)."""
     accounts = (await trio.to_thread.run_sync(partial(Accounts.open, accounts_db, limits, behind_tls=behind_tls))
                 if accounts_db is not None else None)
     try:
-        await _serve_web(listen, source, limits, operator_token, accounts, task_status)
+        await _serve_web(listen, source, limits, operator_token, accounts, tls, behind_tls, task_status)
     finally:
         if accounts is not None:
             with trio.CancelScope(shield=True):
@@ -940,13 +971,17 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
 
 
 async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator_token: str | None,
-                     accounts: Accounts | None, task_status: trio.TaskStatus[str]) -> None:
-    web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts)
+                     accounts: Accounts | None, tls: WebTLS | None, behind_tls: bool,
+                     task_status: trio.TaskStatus[str]) -> None:
+    web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts,
+              secure_cookies=tls is not None or behind_tls)
     web.tables = tables.Room(source.live, limits, web.slots, EventStream,
                              accounts.signed_in if accounts is not None else tables.nobody)
     if accounts is not None:
         web.tables.record = partial(_record_table, accounts)
-    config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
+    files: dict[str, Any] = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
+    config = Config.from_mapping({"bind": [listen], "accesslog": None, "errorlog": None, "graceful_timeout": 0.5,
+                                  **files})
     async with trio.open_nursery() as nursery:
         assert web.kept is not None
         web.kept.nursery = nursery
