@@ -79,6 +79,7 @@ CREATE TABLE IF NOT EXISTS games (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS games_match ON games (match_id);
 CREATE INDEX IF NOT EXISTS games_run ON games (run);
+CREATE INDEX IF NOT EXISTS games_pair_key ON games (pair_key);
 CREATE TABLE IF NOT EXISTS game_seats (
     game INTEGER NOT NULL REFERENCES games (idx) ON DELETE CASCADE,
     seat INTEGER NOT NULL,

@@ -1,9 +1,12 @@
-"""Shared test set-up: quiet logs (warnings and errors still show, as JSON, on stderr)."""
+"""Shared test set-up: quiet logs (warnings and errors still show, as JSON, on stderr); ``procs``,
+the processes a test started, killed at its end if they still run."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -18,3 +21,14 @@ os.environ.setdefault(WORKERS_ENV, "1")
 @pytest.fixture(autouse=True, scope="session")
 def _quiet_logs() -> None:
     configure_logging("warning", json=True, stream=sys.stderr)
+
+
+@pytest.fixture
+def procs() -> Iterator[list[subprocess.Popen[str]]]:
+    """The processes a test starts (append them): any still running at its end is killed."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=30)

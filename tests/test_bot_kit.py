@@ -484,6 +484,18 @@ def test_a_preset_that_is_not_game_slash_preset_is_a_usage_error(bad: str, capsy
     assert e.value.code == 2 and "is not GAME/PRESET" in capsys.readouterr().err
 
 
+def test_idle_backoff_max_bounds_the_wait_and_a_bad_one_is_a_usage_error(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    config, _ = parse_config(make_parser(), ["--token", "t", "--idle-backoff-max", "0.5"])
+    assert config.idle_backoff_max_s == 0.5
+    monkeypatch.setenv("GIN_IDLE_BACKOFF_MAX", "4")
+    assert parse_config(make_parser(), ["--token", "t"])[0].idle_backoff_max_s == 4.0
+    for bad in ("0", "-1", "nan", "soon"):
+        with pytest.raises(SystemExit) as e:
+            parse_config(make_parser(), ["--token", "t", "--idle-backoff-max", bad])
+        assert e.value.code == 2 and "--idle-backoff-max" in capsys.readouterr().err
+
+
 def test_with_matches_0_a_lost_referee_is_retried_past_retries_with_a_capped_wait(
         caplog: pytest.LogCaptureFixture) -> None:
     """``--matches 0`` plays until stopped: an unreachable referee is retried for as long as it

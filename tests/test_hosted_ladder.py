@@ -2,8 +2,8 @@
 and three registered bots, each its own process connecting with its own token (the sample greedy
 bot through the kit with ``--matches 0``, and a test bot that crashes mid-match). They play
 continuously; a bot killed and started again is paired again; the crashing bot is suspended with
-the reason in the registry; the server killed with SIGKILL and started again on its folder keeps
-every finished game and goes on."""
+the reason in the registry; the server killed with SIGKILL and started again on its folder and
+its port keeps every finished game, and the same bot processes come back by themselves and play on."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -54,15 +54,20 @@ class Server:
         self.proc: subprocess.Popen[str] | None = None
         self.address = ""
 
-    def start(self) -> None:
+    def start(self, port: int = 0) -> None:
+        """Start it on ``port`` (0: a free one; the address it took is :attr:`address`)."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "arena.cli", "serve", "--listen", "127.0.0.1:0", "--dir", str(self.dir),
+            [sys.executable, "-m", "arena.cli", "serve", "--listen", f"127.0.0.1:{port}", "--dir", str(self.dir),
              "--ladder", str(self.tmp / "ladder.toml"), "--limit", "bot_matches_per_minute=600"],
             cwd=self.tmp, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert line.startswith("referee listening on "), line
         self.address = line.split()[3].rstrip(";")
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -95,10 +100,17 @@ def _arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+IDLE_BACKOFF_MAX_S = "1"
+"""The kits' longest wait between reconnections while they have no match (30 s by default): the
+restarted server is back within a second or two, and the test need not wait out a long backoff."""
+
+
 def _greedy_bot(address: str, token: str, name: str) -> subprocess.Popen[str]:
+    """The sample greedy bot until stopped (``--matches 0``: it reconnects by itself with backoff)."""
     return subprocess.Popen(
         [sys.executable, "-m", "sample_bots.greedy_bot", "--referee", address, "--token", token, "--matches", "0",
-         "--name", name], cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+         "--name", name, "--idle-backoff-max", IDLE_BACKOFF_MAX_S],
+        cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
 
 
 def _crashing_bot(address: str, token: str) -> subprocess.Popen[str]:
@@ -107,16 +119,6 @@ def _crashing_bot(address: str, token: str) -> subprocess.Popen[str]:
         [sys.executable, "-m", "arena._testbot", "--referee", address, "--token", token, "--mode", "quit-after",
          "--after", "3", "--matches", "0", "--name", "crashy"],
         cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
-
-
-@pytest.fixture
-def procs() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for p in started:
-        if p.poll() is None:
-            p.kill()
-            p.wait(timeout=30)
 
 
 def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_suspended(
@@ -168,19 +170,27 @@ def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_su
     procs.append(beta)
     until(lambda: len(server.games("beta", "normal")) >= before + 2, "beta paired again", alive=beta)
 
-    # The server killed and started again on its folder: every finished game kept, new ones follow.
+    # The server killed and started again on its folder and its port: every finished game kept;
+    # the same bot processes, left running, reconnect by themselves and play on.
+    bots = {"alpha": alpha, "beta": beta}
+    pids = {name: bot.pid for name, bot in bots.items()}
+    port = server.port
+    online_before = len(server.log_events("bot_online"))
     server.kill()
     kept = {g["match_id"]: g["replay_hash"] for g in server.games()}
-    for bot in (alpha, beta):
-        bot.kill()
-        bot.wait(timeout=30)
-    server.start()
+    server.start(port)
     procs.append(server.proc)
-    alpha = _greedy_bot(server.address, tokens["alpha"], "alpha")
-    beta = _greedy_bot(server.address, tokens["beta"], "beta")
-    procs += [alpha, beta]
-    until(lambda: len([g for g in server.games() if g["match_id"] not in kept and g["termination"] == "normal"]) >= 2,
-          "games after the restart", alive=server.proc)
+    assert server.port == port
+
+    def played_after_restart(name: str) -> list[sqlite3.Row]:
+        return [g for g in server.games(name) if g["match_id"] not in kept and g["termination"] == "normal"]
+
+    until(lambda: all(len(played_after_restart(name)) >= 2 for name in bots), "the same bots playing after the "
+          "restart", alive=server.proc)
+    assert {name: bot.pid for name, bot in bots.items()} == pids
+    assert all(bot.poll() is None for bot in bots.values())  # never restarted: they came back by themselves
+    back = {e.get("bot") for e in server.log_events("bot_online")[online_before:]}
+    assert {"alpha", "beta"} <= back, back  # (the log file goes on across the restart)
     after = {g["match_id"]: g["replay_hash"] for g in server.games()}
     assert all(after.get(m) == h for m, h in kept.items())  # every finished game still there, unchanged
     interrupted = [g for g in server.games() if g["termination"] == "interrupted"]

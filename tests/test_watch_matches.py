@@ -310,3 +310,17 @@ def test_a_stream_ends_ok_when_the_referee_stops() -> None:
             await referee.aio(ch.close(None))
 
     referee.run(main)
+
+
+def test_the_spectator_log_gives_its_first_event_without_splitting_the_rest_live_and_packed() -> None:
+    from referee.table.spectators import SpectatorLog
+
+    log = SpectatorLog()
+    assert log.first() is None
+    events = [b"header-bytes", b"", b"x" * 300, b"last"]
+    for data in events:
+        log.add(data)
+        assert log.first() == events[0]
+    assert log.events() == events
+    log.pack()
+    assert log.first() == events[0] and log.events() == events

@@ -116,7 +116,9 @@ def test_api_pages_doors_and_escaping(tmp_path: Path) -> None:
             refused = await fetch(u + "/signin", "POST", data=b"token=wrong-token")
             assert refused.status == 403 and "set-cookie" not in refused.headers
             signed = await trio.to_thread.run_sync(_signin, u, token)
-            assert "HttpOnly" in signed and "Secure" in signed and "SameSite=strict" in signed
+            assert "HttpOnly" in signed and "SameSite=strict" in signed
+            assert "Secure" not in signed  # clear HTTP (loopback): Secure over TLS only (tests/test_web_tls.py)
+            assert "strict-transport-security" not in refused.headers
             assert token not in signed
             cookie = signed.split(";")[0]
             assert detail in (await fetch(u + "/bots/faulty", headers={"Cookie": cookie})).text

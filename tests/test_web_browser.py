@@ -42,7 +42,8 @@ new MutationObserver(sample).observe(document.body,
 the page itself: polling from the test misses moves when the machine is busy)."""
 
 
-def _driver(profile: Path) -> Any:
+def _driver(profile: Path, lang: str | None = None) -> Any:
+    """Headless Chromium (``lang``: its interface and ``Accept-Language``, e.g. ``bg``)."""
     missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
     if missing:
         why = (f"{' and '.join(missing)} missing: install Debian's chromium and chromium-driver "
@@ -57,6 +58,9 @@ def _driver(profile: Path) -> Any:
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", f"--user-data-dir={profile}"):
         options.add_argument(flag)
+    if lang is not None:
+        options.add_argument(f"--lang={lang}")
+        options.add_experimental_option("prefs", {"intl.accept_languages": lang})
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     return webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
 

@@ -291,7 +291,7 @@ def _resume(args: argparse.Namespace, console: Console) -> int:
         else:
             check_startable(store.bots())
         return _play_run(store, console, resumed=True, access=access, cluster=cluster,
-                         rating_interval=args.rating_interval, web=_tournament_web(args, store))
+                         rating_interval=args.rating_interval, web=_tournament_web(args, store.run_dir))
     finally:
         store.close()
 
@@ -315,18 +315,18 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     cluster = cluster_spec(args)
     check_listen_free(args)
     check_referee(args, access)
+    web = _tournament_web(args, run_dir)  # (checks --web before the run folder is made)
     manifest = args.bots.read_text(encoding="utf-8") if args.bots is not None else ""
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots, cfg.instances), manifest)
     try:
         return _play_run(store, console, resumed=False, access=access, cluster=cluster,
-                         rating_interval=args.rating_interval, web=_tournament_web(args, store))
+                         rating_interval=args.rating_interval, web=web)
     finally:
         store.close()
 
 
-def _tournament_web(args: argparse.Namespace, store: RunStore) -> WebStarter | None:
+def _tournament_web(args: argparse.Namespace, run_dir: Path) -> WebStarter | None:
     """``--web``: the run's live web (the operator: whoever holds the token of the environment)."""
-    run_dir = store.run_dir
     return web_starter(args, run_dir / DB_NAME, run_dir, f"tournament {run_dir}", client_operator_token(None))
 
 
@@ -349,7 +349,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                          "the network in clear; serve TLS (--tls-cert FILE --tls-key FILE; arena certs makes them) "
                          "or, on a network you trust, add --insecure")
     web = web_starter(args, folder / "serve.sqlite", folder, f"arena serve {folder}",  # (checks --web first)
-                      accounts=True)
+                      default_tls=tls, accounts=True)
     folder.mkdir(parents=True, exist_ok=True)
     registry = BotRegistry(open_db(folder / "serve.sqlite", "serve"))  # the operator's ArenaService
 

@@ -126,7 +126,7 @@ def _tournament(sub: Any) -> None:
                    help="run folder (default runs/tournament-<timestamp>)")
     add_rating_interval_option(t)
     add_play_options(t)
-    add_web_options(t)
+    add_web_options(t, server_tls=False)
     add_log_options(t)
 
 
@@ -148,10 +148,10 @@ def _serve(sub: Any) -> None:
                    help="what the continuous ladder pairs the registered bots online for, and how (docs/hosted.md); "
                    "default: the default game's default preset, its fewest seats, the default time control")
     s.add_argument("--insecure", action="store_true",
-                   help="serve plaintext on a non-loopback --listen address (without it, such an address needs "
-                   "TLS: bot and operator tokens cross the network)")
+                   help="serve plaintext on a non-loopback --listen or --web address (without it, such an address "
+                   "needs TLS: bot and operator tokens, and the web's sign-in cookie, cross the network)")
     add_limit_option(s)
-    add_web_options(s)
+    add_web_options(s, server_tls=True)
     add_log_options(s)
 
 

@@ -2,6 +2,9 @@
 are online all the time, stores every game in ``serve.sqlite`` with its duplicate pair, rates
 them (:mod:`arena.results.standings`) and suspends a bot that crashes or loses on time too often.
 
+At start it takes up the games the duplicate groups of earlier server runs still owe (a server
+killed mid-group: :mod:`arena.hosted.owed`), to be played first, on the group's deals.
+
 It wakes on the referee's presence changes (a bot came, went, took or left a seat), never by
 polling them; the registry (changed by ``arena bots`` from another process) is read again every
 :data:`REGISTRY_CHECK_S` so that a bot disabled meanwhile is disconnected. Docs: docs/hosted.md.
@@ -25,12 +28,13 @@ import trio
 
 import referee
 from arena.hosted.ladder_file import LadderConfig, LadderPlay, SuspendRules
+from arena.hosted.owed import INTERRUPTED, OwedGame, owed_games, record_run
 from arena.hosted.pairing import Candidate, choose_table, rotations
 from arena.hosted.registry import BotRegistry
 from arena.model.records import from_report
 from arena.model.schedule import GameJob
 from arena.results.multi import SkillBoard
-from arena.store import outcome_from_row, seats_by_game
+from arena.store import outcome_from_row, play_columns, seats_by_game
 from referee import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
@@ -39,8 +43,9 @@ REGISTRY_CHECK_S = 1.0
 """How often the registry is read again for the bots online (one indexed row each)."""
 CRASHES = ("crashed", "disconnected", "bot_error")
 """The terminations that count as a bot's crash when it is the faulting seat."""
-MATCH_ID = re.compile(r"^(?P<run>hosted-[0-9a-f]{6})-p(?P<pair>\d+)-l(?P<leg>\d+)$")
-"""A hosted ladder match's id: the server run, the duplicate group, the game within it."""
+MATCH_ID = re.compile(r"^(?P<run>hosted-[0-9a-f]{6})-p(?P<pair>\d+)-l(?P<leg>\d+)(?:-r[0-9a-f]{6})?$")
+"""A hosted ladder match's id: the server run that started the group, the duplicate group, the
+game within it, and (``-rXXXXXX``) the later server run that plays a game the group still owed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +87,11 @@ _Leg = tuple[LadderPlay, GameJob]
 bots by seat, the group's seed, the table, the group's number, the leg, the pair key)."""
 
 
-def _match_id(job: GameJob) -> str:
-    """A hosted game's match id (:data:`MATCH_ID`), from which its row's pair columns come back."""
-    return f"{job.pair_key}-l{job.leg}"
+def _match_id(job: GameJob, run_id: str) -> str:
+    """A hosted game's match id (:data:`MATCH_ID`), from which its row's pair columns come back;
+    server run ``run_id`` playing a game an earlier run's group owes adds ``-r`` and its own hex."""
+    base = f"{job.pair_key}-l{job.leg}"
+    return base if job.pair_key.startswith(run_id + "-") else f"{base}-r{run_id.removeprefix('hosted-')}"
 
 
 def suspension(db: Any, bot: str, rules: SuspendRules) -> str | None:
@@ -147,6 +154,33 @@ class HostedLadder:
         seats = seats_by_game(registry.db)
         for r in registry.db.execute("SELECT * FROM games WHERE status = 'done' ORDER BY idx"):
             self._board.add(outcome_from_row(r, seats.get(int(r["idx"]), [])))
+        self._owed: set[tuple[str, int]] = set()
+        """The games of earlier runs' groups taken up by this run (group, leg): each is played once."""
+        record_run(registry.db, self.run_id, config.duplicate)
+        self._take_up(None)
+
+    # ----- the games earlier runs' groups owe -----
+    def _take_up(self, pair_key: str | None) -> None:
+        """Queue, first, the games earlier server runs' duplicate groups (or group ``pair_key``)
+        still owe, on their deals; a group whose play the ladder file no longer has is left."""
+        plays = {tuple(play_columns(p.game, p.rules, p.time_control).values()): p for p in self.config.plays}
+        owed = owed_games(self.registry.db, before_run=self.run_id, duplicate_default=self.config.duplicate,
+                          pair_key=pair_key)
+        taken: list[_Leg] = []
+        for game in owed:
+            play = plays.get((game.game, game.rules, game.time_control))
+            if (game.pair_key, game.leg) in self._owed:
+                continue
+            self._owed.add((game.pair_key, game.leg))
+            if play is None:
+                log.warning("group_left", group=game.pair_key, leg=game.leg,
+                            reason="the ladder file no longer plays its game, rules and time control")
+                continue
+            taken.append((play, _owed_job(game)))
+        if taken:
+            log.info("group_taken_up", groups=sorted({j.pair_key for _, j in taken}),
+                     games=[_match_id(j, self.run_id) for _, j in taken])
+        self._pending[:0] = taken
 
     @property
     def directory(self) -> referee.BotDirectory:
@@ -164,6 +198,9 @@ class HostedLadder:
     def recorded(self, event: referee.MatchEvent) -> None:
         report = event.report
         assert report is not None
+        m = MATCH_ID.match(event.match_id)
+        if report.termination == INTERRUPTED and m is not None and m["run"] != self.run_id:
+            self._take_up(f"{m['run']}-p{m['pair']}")  # a game a killed server cut: its group owes it
         self._board.add(from_report(report, 0.0))
         log.info("match_finished", match_id=event.match_id, players=list(report.players),
                  termination=report.termination, places=list(report.places), detail=report.detail)
@@ -267,10 +304,11 @@ class HostedLadder:
     def _start(self, ref: referee.Referee, leg: _Leg, room: dict[str, int], now: float) -> bool:
         """Create the leg's match (``False``: the referee refused it for now; it waits)."""
         play, job = leg
+        own = job.pair_key.startswith(self.run_id + "-")  # (else a game an earlier run's group owes)
         spec = referee.MatchSpec(  # a lone game (no duplicate deals) reveals its seed; a group's games keep it
             players=job.players, rules=play.rules, time_control=play.time_control, fault_policy=play.fault_policy,
             reconnect_grace_ms=play.reconnect_grace_ms, connect_timeout_ms=play.connect_timeout_ms, seed=job.seed,
-            reveal_seed=not self.config.duplicate, match_id=_match_id(job), game=play.game,
+            reveal_seed=not self.config.duplicate and own, match_id=_match_id(job, self.run_id), game=play.game,
             seat_bots=job.players)
         try:
             ref.create_match(spec)
@@ -285,3 +323,8 @@ class HostedLadder:
             self._games[b] = self._games.get(b, 0) + 1
             self._starts.setdefault(b, deque()).append(now)
         return True
+
+
+def _owed_job(game: OwedGame) -> GameJob:
+    """An owed game as the ladder schedules one (in its group, with the group's seed)."""
+    return GameJob(-1, game.players, game.seed, "|".join(game.players), game.pair, game.leg, game.pair_key)

@@ -37,6 +37,7 @@ from arena.results.multi import SkillBoard
 from arena.results.standings import PROVISIONAL_GAMES
 from arena.results.stats import Z95
 from arena.store import open_db, transaction
+from arena.web.i18n import N_, NP_, Lang
 from arena.web.limits import WebLimits
 
 log = structlog.get_logger("arena")
@@ -49,7 +50,7 @@ NAME_PUNCTUATION = frozenset(" _-.")
 """What a name may hold besides letters and digits (never first or last)."""
 PASSWORD_CHARS = (8, 256)
 """The shortest and longest password (characters)."""
-WRONG = "wrong name or password"
+WRONG = N_("wrong name or password")
 """The one answer to a wrong password and to an unknown name."""
 WINDOW_S = 60.0
 """The sign-in limit's window (``signin_tries_per_minute``)."""
@@ -68,13 +69,28 @@ class Person:
 
 
 class AccountError(Exception):
-    """A refused sign-up or sign-in: its HTTP status, its message and (429) when to try again."""
+    """A refused sign-up or sign-in: its HTTP status, its message (in English; :meth:`say` in a
+    person's language: the msgid ``text``, or its singular and plural for ``count``, its
+    ``{fields}`` from ``values``) and (429) when to try again."""
 
-    def __init__(self, status: int, message: str, retry_after: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, status: int, text: str | tuple[str, str], retry_after: int | None = None, *, count: int = 1,
+                 **values: Any) -> None:
         self.status = status
-        self.message = message
+        self.text: str = text if isinstance(text, str) else text[0]
+        """The msgid (English)."""
+        self.plural: str | None = None if isinstance(text, str) else text[1]
+        """Its plural (``None``: no plural form)."""
+        self.count, self.values = count, values
+        english = self.plural if self.plural is not None and count != 1 else self.text
+        self.message = english.format(n=count, **values)
         self.retry_after = retry_after
+        super().__init__(self.message)
+
+    def say(self, tr: Lang) -> str:
+        """The message in ``tr``'s language."""
+        if self.plural is not None:
+            return tr.ngettext(self.text, self.plural, self.count, **self.values)
+        return tr._(self.text, **self.values)
 
 
 def normal_name(text: str) -> str:
@@ -83,13 +99,14 @@ def normal_name(text: str) -> str:
     name = unicodedata.normalize("NFC", text).strip()
     low, high = NAME_CHARS
     if not low <= len(name) <= high:
-        raise AccountError(400, f"a name has {low} to {high} characters (this one has {len(name)})")
+        raise AccountError(400, N_("a name has {low} to {high} characters (this one has {length})"), low=low, high=high,
+                           length=len(name))
     bad = sorted({c for c in name if not (c.isalnum() or c in NAME_PUNCTUATION)})
     if bad:
-        raise AccountError(400, f"a name holds letters, digits and {' '.join(sorted(NAME_PUNCTUATION - {' '}))} "
-                                f"or spaces; not {' '.join(repr(c) for c in bad)}")
+        raise AccountError(400, N_("a name holds letters, digits and {punctuation} or spaces; not {bad}"),
+                           punctuation=" ".join(sorted(NAME_PUNCTUATION - {" "})), bad=" ".join(repr(c) for c in bad))
     if not (name[0].isalnum() and name[-1].isalnum()):
-        raise AccountError(400, "a name starts and ends with a letter or a digit")
+        raise AccountError(400, N_("a name starts and ends with a letter or a digit"))
     return name
 
 
@@ -102,7 +119,7 @@ def check_password(password: str) -> None:
     """``AccountError`` (400) unless the password's length is allowed."""
     low, high = PASSWORD_CHARS
     if not low <= len(password) <= high:
-        raise AccountError(400, f"a password has {low} to {high} characters")
+        raise AccountError(400, N_("a password has {low} to {high} characters"), low=low, high=high)
 
 
 def digest(token: str) -> str:
@@ -225,8 +242,10 @@ class Accounts:
         check_password(password)
         wait = self._signups.take(client, self._clock())
         if wait is not None:
-            raise AccountError(429, f"this address made {self._signups.limit} accounts in the last hour "
-                                    f"(limit {self._signups.name}); try again in {wait} s", wait)
+            raise AccountError(429, NP_("this address made {n} account in the last hour (limit {limit}); try again in "
+                                        "{wait} s", "this address made {n} accounts in the last hour (limit {limit}); "
+                                        "try again in {wait} s"), wait, count=self._signups.limit,
+                               limit=self._signups.name, wait=wait)
         return await trio.to_thread.run_sync(self._sign_up, shown, password)
 
     def _sign_up(self, name: str, password: str) -> tuple[Person, str]:
@@ -238,8 +257,8 @@ class Accounts:
                         "INSERT INTO people (name, name_key, password_hash, created_at) VALUES (?, ?, ?, ?)",
                         (name, name_key(name), hashed, self._clock()))
             except sqlite3.IntegrityError:
-                raise AccountError(409, f"the name {name!r} is taken (names are the same whatever their case)"
-                                   ) from None
+                raise AccountError(409, N_("the name {name} is taken (names are the same whatever their case)"),
+                                   name=repr(name)) from None
             person = Person(int(cur.lastrowid or 0), name)
             log.info("person_signed_up", person=person.id)
             return person, self._new_session(person)
@@ -249,11 +268,16 @@ class Accounts:
         after the same work): the person and a new session token."""
         now = self._clock()
         key = name_key(name)
-        for window, who in ((self._tries_by_client, f"this address ({client})"), (self._tries_by_name, "this name")):
+        by_address = NP_("this address ({client}) tried to sign in {n} time in the last minute (limit {limit}); "
+                      "try again in {wait} s", "this address ({client}) tried to sign in {n} times in the last "
+                      "minute (limit {limit}); try again in {wait} s")
+        by_name = NP_("this name tried to sign in {n} time in the last minute (limit {limit}); try again in {wait} s",
+                   "this name tried to sign in {n} times in the last minute (limit {limit}); try again in {wait} s")
+        for window, text in ((self._tries_by_client, by_address), (self._tries_by_name, by_name)):
             wait = window.take(client if window is self._tries_by_client else key, now)
             if wait is not None:
-                raise AccountError(429, f"{who} tried to sign in {window.limit} times in the last minute "
-                                        f"(limit {window.name}); try again in {wait} s", wait)
+                raise AccountError(429, text, wait, count=window.limit, client=client, limit=window.name,
+                                   wait=wait)
         if not PASSWORD_CHARS[0] <= len(password) <= PASSWORD_CHARS[1]:
             raise AccountError(403, WRONG)
         return await trio.to_thread.run_sync(self._sign_in, key, password)

@@ -12,7 +12,7 @@ which timestamps the bots' answers, never waits for the disk.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from google.protobuf import json_format
 
 import referee
+from arena.hosted.owed import group_open
 from arena.model.records import Outcome
 from arena.model.schedule import base_name
 from arena.replays.steps import named
@@ -124,14 +125,23 @@ def recent_matches(conn: sqlite3.Connection, limit: int, before: int | None = No
     return out, int(rows[-1]["idx"]) if more else None
 
 
+WITHHELD = ("its duplicate group is still being played (its other games are dealt the same cards): its replay "
+            "and seed are shown once the group is over")
+"""Why a finished game's replay and seed are not shown yet."""
+
+
 def finished_match(conn: sqlite3.Connection, match_id: str, folder: Path) -> tuple[dict[str, Any], str] | None:
-    """A finished game's summary and its replay file, or ``None`` if the store has no such game."""
+    """A finished game's summary and its replay file, or ``None`` if the store has no such game.
+    While its duplicate group still has games to play, the summary holds ``withheld`` (why)
+    instead of the seed, and the replay file is ``""``: they would tell those games' deals."""
     r = conn.execute("SELECT * FROM games WHERE status = 'done' AND match_id = ?", (match_id,)).fetchone()
     if r is None:
         return None
     seats = seats_by_game(conn, "WHERE game = ?", (int(r["idx"]),)).get(int(r["idx"]), [])
     o = outcome_from_row(r, seats, folder)
     summary = {**match_summary(r, o), "detail": o.detail, "replay_hash": o.replay_hash, "seed": o.seed_hex}
+    if group_open(conn, str(r["pair_key"] or "")):
+        return {**summary, "seed": "", "withheld": WITHHELD}, ""
     return summary, resolve_replay(o.replay_path, folder)
 
 
@@ -211,18 +221,19 @@ def _table(table: referee.Table) -> dict[str, Any]:
     return out
 
 
-def live_match(ref: referee.Referee | None, match_id: str) -> dict[str, Any] | None:
+def live_match(ref: referee.Referee | None, match_id: str,
+               view: Callable[[referee.Table], Mapping[str, Any] | None] | None = None) -> dict[str, Any] | None:
     """A match the referee holds, with the spectator's view of it now (``view``: the game's
     ``present()`` of ``SPECTATOR``'s view, ``{N}`` replaced by the players' names; ``None``
-    before the first deal or for a game without a presentation). ``None`` if the referee
-    holds no such match."""
+    before the first deal or for a game without a presentation; drawn by ``view`` if given,
+    e.g. the web's drawing kept per public event). ``None`` if the referee holds no such match."""
     table = ref.tables.get(match_id) if ref is not None else None
     if table is None:
         return None
     out = _table(table)
     out["over"] = table.over
     out["header"] = spectator_header(table)
-    out["view"] = spectator_view(table)
+    out["view"] = (view or spectator_view)(table)
     return out
 
 
@@ -230,10 +241,10 @@ def spectator_header(table: referee.Table) -> dict[str, Any] | None:
     """The match's public header as its spectators are sent it (``SpectatorHeader``, in proto3
     JSON: the players, time controls, fault policy, seed commitment and rules), or ``None``
     before it is written."""
-    log = table.spectator_log.events()
-    if not log:
+    first = table.spectator_log.first()  # (not .events(): a long match's log is split for one event)
+    if first is None:
         return None
-    event = referee_pb2.SpectatorEvent.FromString(log[0])
+    event = referee_pb2.SpectatorEvent.FromString(first)
     return json_format.MessageToDict(event.header) if event.WhichOneof("kind") == "header" else None
 
 

@@ -33,6 +33,16 @@ class WebLimits:
     store_check_s: float = 0.5
     """Seconds between looks at the store for finished games when no referee event wakes the web
     (games played on other machines); a finished-match event makes it look at once."""
+    view_stale_s: float = 1.0
+    """Seconds a store read (the recent matches, a bot's page) may still be served once the store
+    has changed since: served at once and read again in the background (``arena.web.views``);
+    an older one is read before answering."""
+    cached_views: int = 256
+    """Store reads kept in memory for the next request (the least recently asked forgotten first)."""
+
+    hsts_max_age_s: int = 31_536_000
+    """Over TLS: the ``max-age`` of every response's ``Strict-Transport-Security`` (seconds a
+    browser that saw it reaches this host by HTTPS only; default a year)."""
 
     computer_players: int = 8
     """Tables where a person plays the computer, running at once (each runs a sample bot's

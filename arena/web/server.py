@@ -3,10 +3,11 @@
 
 Doors: the pages and the API are read-only (GET and HEAD; the operator's sign-in and sign-out are
 the only POSTs, anything else is 405); the operator is the one who shows the operator token (as
-``Authorization: Bearer`` or through the sign-in form, which sets a Secure, HttpOnly,
-SameSite=Strict cookie holding an HMAC of it, never the token); every response carries a strict
-Content-Security-Policy (no inline script or style), ``X-Content-Type-Options: nosniff`` and a
-``Referrer-Policy``; live-update streams are bounded (:class:`~arena.web.limits.WebLimits`).
+``Authorization: Bearer`` or through the sign-in form, which sets an HttpOnly, SameSite=Strict
+cookie holding an HMAC of it, never the token, and Secure over TLS); every response carries a
+strict Content-Security-Policy (no inline script or style), ``X-Content-Type-Options: nosniff``
+and a ``Referrer-Policy``, and over TLS ``Strict-Transport-Security``; live-update streams are
+bounded (:class:`~arena.web.limits.WebLimits`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 import re
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -40,7 +41,7 @@ from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.standings import RatedGames
 from arena.store import resolve_replay
-from arena.web import pages, tables
+from arena.web import i18n, pages, tables
 from arena.web.accounts import NAME_CHARS, PASSWORD_CHARS, SESSION_COOKIE, AccountError, Accounts, standing_row
 from arena.web.data import (
     WebSource,
@@ -54,6 +55,7 @@ from arena.web.data import (
     standings,
 )
 from arena.web.limits import WebLimits
+from arena.web.views import StoreViews
 
 log = structlog.get_logger("arena")
 T = TypeVar("T")
@@ -83,6 +85,21 @@ DOORS = frozenset({"/signin", "/signout", "/signup"})
 """The addresses that take a POST besides the tables' (sign-up, sign-in and sign-out)."""
 REPLAY_ASSETS = tables.REPLAY_ASSETS
 """The replay page's style sheet and script, served as files (arena.replays.html's own)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WebTLS:
+    """The web's TLS files (PEM), given to Hypercorn (HTTP/1.1 and h2 over TLS)."""
+
+    cert: str
+    """The certificate chain."""
+    key: str
+    """Its private key."""
+
+
+def hsts(limits: WebLimits) -> tuple[bytes, bytes]:
+    """The ``Strict-Transport-Security`` header of a web served over TLS."""
+    return b"strict-transport-security", f"max-age={limits.hsts_max_age_s}".encode()
 
 
 def cookie_value(token: str) -> str:
@@ -231,12 +248,30 @@ class Web:
     tables: tables.Room | None = None
     """The tables where people play the computer (``arena.web.tables``)."""
     views: dict[str, tuple[int, Any]] = field(default_factory=dict)
-    """The spectator's view of each watched match, with the size of its spectator log when it
-    was drawn: every watcher of a match shares one drawing per public event."""
+    """The spectator's view of each watched or asked-for match, with the size of its spectator
+    log when it was drawn: every watcher of a match shares one drawing per public event (at most
+    ``cached_views`` kept)."""
     rated: RatedGames = field(default_factory=RatedGames)
     """The store's games rated so far: the standings and bot pages read only newer ones."""
     accounts: Accounts | None = None
     """People's accounts and games (``None``: the web has no writable store, e.g. a tournament's)."""
+    secure_cookies: bool = False
+    """Whether the site is served over TLS (by this server, or by a proxy in front:
+    ``--web-behind-tls``): every cookie it sets is then ``Secure`` — set them all with
+    :meth:`cookie_flags`."""
+    kept: StoreViews | None = None
+    """The store reads kept between requests (:meth:`read_kept`; made from ``limits`` if not given)."""
+
+    def cookie_flags(self, request: Request, samesite: str = "strict") -> dict[str, Any]:
+        """The flags of every cookie the web sets or deletes (the operator's sign-in, a person's
+        session): HttpOnly, the whole site, ``samesite``, and Secure over TLS (this request's
+        or the site's)."""
+        secure = self.secure_cookies or request.url.scheme == "https"
+        return {"httponly": True, "secure": secure, "samesite": samesite, "path": "/"}
+
+    def __post_init__(self) -> None:
+        if self.kept is None:
+            self.kept = StoreViews(self.limits)
 
     def view(self, table: referee.Table) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
@@ -244,7 +279,18 @@ class Web:
         cached = self.views.get(table.match_id)
         if cached is None or cached[0] != size:
             cached = self.views[table.match_id] = (size, spectator_view(table))
+            if len(self.views) > self.limits.cached_views:
+                self.forget_views()
         return cached[1]
+
+    def forget_views(self) -> None:
+        """Drop the drawings of matches over or forgotten; if that is not enough, the oldest."""
+        live = self.source.live
+        tables = live.tables if live is not None else {}
+        for match_id in [m for m in self.views if m not in tables or tables[m].over]:
+            del self.views[match_id]
+        while len(self.views) > self.limits.cached_views:
+            del self.views[next(iter(self.views))]
 
     def operator(self, request: Request) -> bool:
         """Whether the request carries the operator's token (bearer header) or sign-in cookie."""
@@ -264,13 +310,39 @@ class Web:
                 return fn(conn, *args)
         return await trio.to_thread.run_sync(run)
 
+    async def read_kept(self, key: Hashable, fn: Callable[..., T], *args: Any) -> T:
+        """:meth:`read`, served from the read kept under ``key`` (what it depends on) while it is
+        fresh enough (``arena.web.views``)."""
+        assert self.kept is not None
+        return await self.kept.get(key, lambda: self.read(fn, *args))
+
+    async def bot_info(self, name: str, operator: bool) -> dict[str, Any] | None:
+        """A bot's page (:func:`~arena.web.data.bot_page`), kept between requests."""
+        return await self.read_kept(("bot", name, operator), bot_page, name, self.source.folder,
+                                    self.limits.bot_games, operator, self.rated)
+
     def page(self, request: Request, title: str, body: str, *, page: str, status: int = 200,
              data: Mapping[str, str] | None = None) -> HTMLResponse:
+        """A page in the request's language (``title`` and ``body`` already in it: :func:`_lang`);
+        a ``?lang=`` the web does not speak gets 400 and says which it speaks."""
+        choice = i18n.of_request(request)
+        tr = choice.lang
+        if choice.unknown is not None:
+            title, page, status = tr._("Language"), "message", 400
+            body = pages.message_body(tr._("unknown language {lang}: this site speaks {languages}",
+                                           lang=repr(choice.unknown), languages=", ".join(i18n.LANGUAGES)))
         person = self.accounts.signed_in(request) if self.accounts is not None else None
-        return HTMLResponse(pages.layout(title, body, page=page, operator=self.operator(request),
-                                         source=self.source.title, data=data,
-                                         person=person.name if person is not None else None),
-                            status_code=status, headers={"Cache-Control": "no-store"} if person else None)
+        response = HTMLResponse(pages.layout(tr, title, body, page=page, operator=self.operator(request),
+                                             source=self.source.title, data=data,
+                                             person=person.name if person is not None else None,
+                                             query=request.query_params.multi_items()),
+                                status_code=status, headers={"Cache-Control": "no-store"} if person else None)
+        return i18n.answer(response, choice, secure=request.url.scheme == "https")
+
+
+def _lang(request: Request) -> i18n.Lang:
+    """The language to write the request's page in (``?lang=``, the ``lang`` cookie, ``Accept-Language``)."""
+    return i18n.of_request(request).lang
 
 
 def _error(status: int, text: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -295,57 +367,73 @@ async def _matches(request: Request) -> dict[str, Any]:
     web = _web(request)
     limit = min(_int(request, "limit", web.limits.recent_matches) or 1, web.limits.page_size)
     before = _int(request, "before", None)
-    recent, next_before = await web.read(recent_matches, limit, before)
+    recent, next_before = await web.read_kept(("recent", limit, before), recent_matches, limit, before)
     return {"running": running(web.source.live), "recent": recent, "next_before": next_before}
 
 
 # ----- pages -----
 async def front(request: Request) -> Response:
     web = _web(request)
-    recent, _ = await web.read(recent_matches, web.limits.recent_matches, None)
-    return web.page(request, "Standings", pages.front_page(web.hub.standings, running(web.source.live), recent),
-                    page="front")
+    tr = _lang(request)
+    limit = web.limits.recent_matches
+    recent, _ = await web.read_kept(("recent", limit, None), recent_matches, limit, None)
+    return web.page(request, tr._("Standings"),
+                    pages.front_page(tr, web.hub.standings, running(web.source.live), recent), page="front")
 
 
 async def matches_page(request: Request) -> Response:
     web = _web(request)
+    tr = _lang(request)
     try:
         found = await _matches(request)
     except ValueError as e:
-        return web.page(request, "Matches", pages.message_body(str(e)), page="message", status=400)
-    return web.page(request, "Matches", pages.matches_page(found["running"], found["recent"], found["next_before"]),
-                    page="matches")
+        return web.page(request, tr._("Matches"), pages.message_body(str(e)), page="message", status=400)
+    return web.page(request, tr._("Matches"),
+                    pages.matches_page(tr, found["running"], found["recent"], found["next_before"]), page="matches")
 
 
 async def match_page(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
+    tr = _lang(request)
     found = await web.read(finished_match, match_id, web.source.folder)
+    if found is not None and "withheld" in found[0]:
+        return web.page(request, "Match", pages.message_body(f"{match_id}: {found[0]['withheld']}"), page="message",
+                        status=403)
     if found is not None:
         try:
             view = await trio.to_thread.run_sync(load, Path(found[1]))
         except (OSError, ReplayModelError) as e:
-            return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
-                            status=404)
+            return _unshown(request, web, e)
         return HTMLResponse(replay_html.replay_page(view, back_link="/", back_text="standings", assets=REPLAY_ASSETS))
     people = await _people_replay(request, web, match_id)
     if people is not None:
         return people
-    live = live_match(web.source.live, match_id)
+    live = live_match(web.source.live, match_id, web.view)
     if live is None:
-        return web.page(request, "Match", pages.message_body(f"no match {match_id!r} here"), page="message",
-                        status=404)
-    return web.page(request, f"Match {match_id}", pages.live_page(live), page="live", data={"match": match_id})
+        return web.page(request, tr._("Match"), pages.message_body(tr._("no match {id} here", id=repr(match_id))),
+                        page="message", status=404)
+    return web.page(request, tr._("Match {id}", id=match_id), pages.live_page(tr, live), page="live",
+                    data={"match": match_id})
+
+
+def _unshown(request: Request, web: Web, e: Exception) -> Response:
+    """The 404 page of a stored replay that cannot be read."""
+    tr = _lang(request)
+    return web.page(request, tr._("Match"), pages.message_body(tr._("the replay cannot be shown: {why}", why=e)),
+                    page="message", status=404)
 
 
 async def bot_html(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
     operator = web.operator(request)
-    info = await web.read(bot_page, name, web.source.folder, web.limits.bot_games, operator, web.rated)
+    tr = _lang(request)
+    info = await web.bot_info(name, operator)
     if info is None:
-        return web.page(request, "Bot", pages.message_body(f"no bot {name!r} here"), page="message", status=404)
-    return web.page(request, name, pages.bot_body(info, operator), page="bot")
+        return web.page(request, tr._("Bot"), pages.message_body(tr._("no bot {name} here", name=repr(name))),
+                        page="message", status=404)
+    return web.page(request, name, pages.bot_body(tr, info, operator), page="bot")
 
 
 async def _form(request: Request) -> dict[str, str] | Response:
@@ -374,8 +462,9 @@ async def signin(request: Request) -> Response:
     """GET: the forms. POST ``name`` and ``password``: a person signs in (their session cookie);
     POST ``token``: the operator (the operator's cookie)."""
     web = _web(request)
+    tr = _lang(request)
     if request.method in READ_METHODS:
-        return web.page(request, "Sign in", pages.signin_body(False), page="signin")
+        return web.page(request, tr._("Sign in"), pages.signin_body(tr, False), page="signin")
     form = await _form(request)
     if isinstance(form, Response):
         return form
@@ -386,60 +475,64 @@ async def signin(request: Request) -> Response:
     if not token or not hmac.compare_digest(hashlib.sha256(given.encode()).digest(),
                                             hashlib.sha256(token.encode()).digest()):
         log.info("web_signin_refused", client=_client(request))
-        return web.page(request, "Sign in", pages.signin_body(True), page="signin", status=403)
+        return web.page(request, tr._("Sign in"), pages.signin_body(tr, True), page="signin", status=403)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, cookie_value(token), httponly=True, secure=True, samesite="strict", path="/")
+    response.set_cookie(COOKIE, cookie_value(token), **web.cookie_flags(request))
     return response
 
 
 async def signup(request: Request) -> Response:
     """GET: the form; POST ``name`` and ``password``: make an account and sign it in."""
     web = _web(request)
+    tr = _lang(request)
     if request.method in READ_METHODS:
         if web.accounts is None:
-            return web.page(request, "Sign up", pages.message_body(NO_ACCOUNTS), page="message", status=503)
-        return web.page(request, "Sign up", _signup_body(), page="signup")
+            return web.page(request, tr._("Sign up"), pages.message_body(tr._(NO_ACCOUNTS)), page="message",
+                            status=503)
+        return web.page(request, tr._("Sign up"), _signup_body(tr), page="signup")
     form = await _form(request)
     if isinstance(form, Response):
         return form
     return await _person_door(request, web, form, signing_up=True)
 
 
-NO_ACCOUNTS = ("people's accounts are off here: this web has no store it may write (only arena serve's web "
-               "keeps accounts)")
+NO_ACCOUNTS = i18n.N_("people's accounts are off here: this web has no store it may write (only arena serve's "
+                     "web keeps accounts)")
 """Why sign-up and sign-in answer 503 on a web without a writable store."""
 
 
-def _signup_body(problem: str = "", name: str = "") -> str:
-    return pages.signup_body(problem, name, names=NAME_CHARS, passwords=PASSWORD_CHARS)
+def _signup_body(tr: i18n.Lang, problem: str = "", name: str = "") -> str:
+    return pages.signup_body(tr, problem, name, names=NAME_CHARS, passwords=PASSWORD_CHARS)
 
 
 async def _person_door(request: Request, web: Web, form: Mapping[str, str], *, signing_up: bool) -> Response:
     """A person's sign-up or sign-in: the session cookie and back to the front page, or the form
     again with why not (its status: 400, 403, 409, 429 with ``Retry-After``, 503)."""
     name, password = form.get("name", ""), form.get("password", "")
-    title = "Sign up" if signing_up else "Sign in"
+    tr = _lang(request)
+    title = tr._("Sign up") if signing_up else tr._("Sign in")
 
     def again(status: int, problem: str, headers: Mapping[str, str] | None = None) -> Response:
-        body = _signup_body(problem, name) if signing_up else pages.signin_body(False, problem, name)
+        body = _signup_body(tr, problem, name) if signing_up else pages.signin_body(tr, False, problem, name)
         response = web.page(request, title, body, page="signup" if signing_up else "signin", status=status)
         response.headers.update(headers or {})
         return response
 
     accounts = web.accounts
     if accounts is None:
-        return again(503, NO_ACCOUNTS)
+        return again(503, tr._(NO_ACCOUNTS))
     try:
         if signing_up:
             person, token = await accounts.sign_up(name, password, _client(request))
         else:
             person, token = await accounts.sign_in(name, password, _client(request))
     except AccountError as e:
-        log.info("web_person_refused", door=title, status=e.status, client=_client(request))
-        return again(e.status, e.message, {"Retry-After": str(e.retry_after)} if e.retry_after else None)
+        log.info("web_person_refused", door="sign up" if signing_up else "sign in", status=e.status,
+                 client=_client(request))
+        return again(e.status, e.say(tr), {"Retry-After": str(e.retry_after)} if e.retry_after else None)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(SESSION_COOKIE, token, max_age=int(web.limits.person_session_days * 86400), httponly=True,
-                        secure=accounts.secure(request), samesite="lax", path="/")
+    response.set_cookie(SESSION_COOKIE, token, max_age=int(web.limits.person_session_days * 86400),
+                        **web.cookie_flags(request, "lax"))
     log.info("web_person_signed_in", person=person.id)
     return response
 
@@ -453,9 +546,8 @@ async def signout(request: Request) -> Response:
     response = RedirectResponse("/", status_code=303)
     if web.accounts is not None:
         await web.accounts.sign_out(request)
-        response.delete_cookie(SESSION_COOKIE, httponly=True, secure=web.accounts.secure(request), samesite="lax",
-                               path="/")
-    response.delete_cookie(COOKIE, httponly=True, secure=True, samesite="strict", path="/")
+        response.delete_cookie(SESSION_COOKIE, **web.cookie_flags(request, "lax"))
+    response.delete_cookie(COOKIE, **web.cookie_flags(request))
     return response
 
 
@@ -473,8 +565,7 @@ async def _people_replay(request: Request, web: Web, match_id: str) -> Response 
     try:
         view = await trio.to_thread.run_sync(load, Path(resolve_replay(stored, web.source.folder)))
     except (OSError, ReplayModelError) as e:
-        return web.page(request, "Match", pages.message_body(f"the replay cannot be shown: {e}"), page="message",
-                        status=404)
+        return _unshown(request, web, e)
     return HTMLResponse(replay_html.replay_page(view, back_link="/people", back_text="people", assets=REPLAY_ASSETS))
 
 
@@ -497,20 +588,22 @@ async def _person(web: Web, name: str) -> dict[str, Any] | None:
 
 async def people_page(request: Request) -> Response:
     web = _web(request)
+    tr = _lang(request)
     rows = await _people_standings(web)
     if rows is None:
-        return web.page(request, "People", pages.message_body(NO_ACCOUNTS), page="message", status=503)
-    return web.page(request, "People", pages.people_body(rows), page="people")
+        return web.page(request, tr._("People"), pages.message_body(tr._(NO_ACCOUNTS)), page="message", status=503)
+    return web.page(request, tr._("People"), pages.people_body(tr, rows), page="people")
 
 
 async def person_page(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
     info = await _person(web, name)
+    tr = _lang(request)
     if info is None:
-        return web.page(request, "Person", pages.message_body(f"nobody called {name!r} here"), page="message",
-                        status=404 if web.accounts is not None else 503)
-    return web.page(request, info["name"], pages.person_body(info["standing"], info["games"]), page="person")
+        return web.page(request, tr._("Person"), pages.message_body(tr._("nobody called {name} here", name=repr(name))),
+                        page="message", status=404 if web.accounts is not None else 503)
+    return web.page(request, info["name"], pages.person_body(tr, info["standing"], info["games"]), page="person")
 
 
 async def api_people(request: Request) -> Response:
@@ -538,6 +631,7 @@ async def static(request: Request) -> Response:
 
 STATIC_FILES: dict[str, str] = {
     "web.js": (STATIC / "web.js").read_text(encoding="utf-8"),
+    "i18n.js": (STATIC / "i18n.js").read_text(encoding="utf-8"),
     "web.css": (STATIC / "web.css").read_text(encoding="utf-8"),
     "replay.js": replay_html.JS,
     "replay.css": replay_html.PAGE_CSS,
@@ -561,12 +655,12 @@ async def api_matches(request: Request) -> Response:
 async def api_match(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
-    live = live_match(web.source.live, match_id)
+    live = live_match(web.source.live, match_id, web.view)
     if live is not None and not live["over"]:
         return JSONResponse(live)
-    found = await web.read(finished_match, match_id, web.source.folder)
+    found = await web.read_kept(("finished", match_id), finished_match, match_id, web.source.folder)
     if found is not None:
-        return JSONResponse({**found[0], "replay": pages.match_href(match_id)})
+        return JSONResponse({**found[0], "replay": None if "withheld" in found[0] else pages.match_href(match_id)})
     if live is not None:
         return JSONResponse(live)
     return _error(404, f"no match {match_id!r} here")
@@ -575,7 +669,7 @@ async def api_match(request: Request) -> Response:
 async def api_bot(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
-    info = await web.read(bot_page, name, web.source.folder, web.limits.bot_games, web.operator(request), web.rated)
+    info = await web.bot_info(name, web.operator(request))
     return JSONResponse(info) if info is not None else _error(404, f"no bot {name!r} here")
 
 
@@ -661,9 +755,7 @@ async def _match_stream(web: Web, table: referee.Table) -> AsyncIterator[str]:
     finally:
         if sink in table.spectators:
             table.spectators.remove(sink)
-        tables = web.source.live.tables if web.source.live is not None else {}
-        for match_id in [m for m in web.views if m not in tables or tables[m].over]:
-            del web.views[match_id]  # (the matches over, or forgotten: nobody streams them any more)
+        web.forget_views()  # (the matches over, or forgotten: nobody streams them any more)
 
 
 async def openapi(request: Request) -> Response:
@@ -779,11 +871,12 @@ def _path_params(path: str) -> list[str]:
 
 
 class Guard:
-    """The doors of every response: the security headers, and 405 for anything but a read
-    (the operator's sign-in and sign-out aside)."""
+    """The doors of every response: the security headers (with ``extra``: over TLS, HSTS), and
+    405 for anything but a read (the operator's sign-in and sign-out aside)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
         self.app = app
+        self.headers = (*SECURITY_HEADERS, *extra)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -792,7 +885,7 @@ class Guard:
 
         async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+                message["headers"] = [*message.get("headers", []), *self.headers]
             await send(message)
 
         if scope["method"] not in READ_METHODS and scope["path"] not in DOORS and not _table_door(scope["path"]):
@@ -811,7 +904,7 @@ def make_app(web: Web) -> Starlette:
     """The Starlette app of the web."""
     app = Starlette(routes=[Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS])
     app.state.web = web
-    app.add_middleware(Guard)
+    app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else ())
     return app
 
 
@@ -844,6 +937,9 @@ async def watch_store(web: Web) -> None:
             now = await trio.to_thread.run_sync(lambda: int(conn.execute("PRAGMA data_version").fetchone()[0]))
             if now != version:
                 version = now
+                assert web.kept is not None
+                web.kept.changed()
+                await web.kept.refresh()  # (before the standings event: pages fetch on it)
                 rows = await web.read(standings, web.rated)
                 if rows != web.hub.standings:
                     web.hub.standings = rows
@@ -856,17 +952,18 @@ async def watch_store(web: Web) -> None:
 
 
 async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operator_token: str | None,
-                    accounts_db: Path | None = None, behind_tls: bool = False,
+                    accounts_db: Path | None = None, behind_tls: bool = False, tls: WebTLS | None = None,
                     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
-    the caller's trio run; ``task_status.started`` gets its address (``http://HOST:PORT``).
+    the caller's trio run, over TLS with ``tls`` (only: clear HTTP to that port fails the
+    handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``).
     ``accounts_db``: the writable store of people's accounts and games (``arena serve``'s; without
     it nobody signs up); ``behind_tls``: a proxy in front serves the site over TLS (session cookies
     are ``Secure``)."""
     accounts = (await trio.to_thread.run_sync(partial(Accounts.open, accounts_db, limits, behind_tls=behind_tls))
                 if accounts_db is not None else None)
     try:
-        await _serve_web(listen, source, limits, operator_token, accounts, task_status)
+        await _serve_web(listen, source, limits, operator_token, accounts, tls, behind_tls, task_status)
     finally:
         if accounts is not None:
             with trio.CancelScope(shield=True):
@@ -874,14 +971,20 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
 
 
 async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator_token: str | None,
-                     accounts: Accounts | None, task_status: trio.TaskStatus[str]) -> None:
-    web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts)
+                     accounts: Accounts | None, tls: WebTLS | None, behind_tls: bool,
+                     task_status: trio.TaskStatus[str]) -> None:
+    web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts,
+              secure_cookies=tls is not None or behind_tls)
     web.tables = tables.Room(source.live, limits, web.slots, EventStream,
                              accounts.signed_in if accounts is not None else tables.nobody)
     if accounts is not None:
         web.tables.record = partial(_record_table, accounts)
-    config = Config.from_mapping(bind=[listen], accesslog=None, errorlog=None, graceful_timeout=0.5)
+    files: dict[str, Any] = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
+    config = Config.from_mapping({"bind": [listen], "accesslog": None, "errorlog": None, "graceful_timeout": 0.5,
+                                  **files})
     async with trio.open_nursery() as nursery:
+        assert web.kept is not None
+        web.kept.nursery = nursery
         web.hub.standings = await web.read(standings, web.rated)
         nursery.start_soon(watch_store, web)
         await nursery.start(web.tables.run)

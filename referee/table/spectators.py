@@ -43,6 +43,15 @@ class SpectatorLog:
             i += 4 + n
         return out
 
+    def first(self) -> bytes | None:
+        """The first event (the match's header), serialised, without splitting the whole log
+        (``None``: no event yet)."""
+        data = zlib.decompress(self._packed) if self._packed else self._log
+        if len(data) < 4:
+            return None
+        (n,) = struct.unpack_from(">I", data, 0)
+        return bytes(data[4:4 + n])
+
     def watch(self, sink: Sink, from_start: bool, over: bool) -> None:
         """Add a spectator; with ``from_start`` it first gets everything so far, else the header
         (and the result if the match is ``over``)."""

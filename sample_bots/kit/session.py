@@ -705,7 +705,7 @@ def make_parser(default_name: str = "bot", description: str | None = None,
     Every option can also come from the environment: ``GIN_REFEREE``, ``GIN_TOKEN``,
     ``GIN_BOT_NAME``, ``GIN_MATCHES``, ``GIN_CONCURRENT``, ``GIN_GAMES``, ``GIN_PRESETS``,
     ``GIN_LOG_LEVEL``, ``GIN_TLS`` (1: TLS), ``GIN_CA``,
-    ``GIN_TLS_CERT`` and ``GIN_TLS_KEY`` (mutual TLS), ``GIN_ON_ERROR``. ``on_error`` is
+    ``GIN_TLS_CERT`` and ``GIN_TLS_KEY`` (mutual TLS), ``GIN_ON_ERROR``, ``GIN_IDLE_BACKOFF_MAX``. ``on_error`` is
     ``--on-error``'s default."""
     env = os.environ
     p = argparse.ArgumentParser(description=description or f"Gin Arena bot {default_name!r}")
@@ -736,6 +736,10 @@ def make_parser(default_name: str = "bot", description: str | None = None,
                    help="mutual TLS: the certificate's private key (PEM; env GIN_TLS_KEY)")
     p.add_argument("--retries", type=int, default=10, metavar="N",
                    help="failed connection attempts in a row before giving up (default %(default)s)")
+    p.add_argument("--idle-backoff-max", type=float, default=env.get("GIN_IDLE_BACKOFF_MAX", "30"),
+                   metavar="S", help="longest wait in seconds between reconnection attempts while no match is in "
+                   "progress (a --matches 0 session waiting for a server that is down or restarting; env "
+                   "GIN_IDLE_BACKOFF_MAX; default %(default)s)")
     p.add_argument("--no-nonce", action="store_true", help="send no nonce in Hello")
     p.add_argument("--on-error", choices=ON_ERROR_CHOICES, default=env.get("GIN_ON_ERROR", on_error),
                    help="an exception in the bot's code: 'fault' resigns the match with the exception's last "
@@ -757,6 +761,8 @@ def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
         parser.error(f"--on-error must be one of {', '.join(ON_ERROR_CHOICES)}; got {ns.on_error!r}")
     if ns.matches < 0 or ns.concurrent < 1 or ns.retries < 0:
         parser.error("--matches must be >= 0, --concurrent >= 1, --retries >= 0")
+    if not ns.idle_backoff_max > 0:  # (also refuses nan)
+        parser.error(f"--idle-backoff-max must be > 0 seconds; got {ns.idle_backoff_max}")
     for flag, path in (("--ca", ns.ca), ("--tls-cert", ns.tls_cert), ("--tls-key", ns.tls_key)):
         if path and not os.access(path, os.R_OK):
             parser.error(f"{flag} {path}: cannot read the file")
@@ -771,6 +777,7 @@ def parse_config(parser: argparse.ArgumentParser, argv: list[str] | None = None
         token=ns.token, referee=ns.referee, name=ns.name, matches=ns.matches, concurrent=ns.concurrent,
         tls=ns.tls or bool(ns.ca) or bool(ns.tls_cert), ca=ns.ca, cert=ns.tls_cert, key=ns.tls_key,
         retries=ns.retries, on_error=ns.on_error, games=_list_option(ns.games), presets=presets,
+        idle_backoff_max_s=ns.idle_backoff_max,
     )
     if ns.no_nonce:
         config.nonce = b""

@@ -1,7 +1,9 @@
 // The live web's script (served by the server; no inline script anywhere). It draws what the
 // server streams with textContent and DOM calls only: nothing a bot says is ever parsed as HTML.
+// Its texts go through i18n.js's t (the page's language).
 (function () {
   'use strict';
+  const t = window.t;
   const $ = (id) => document.getElementById(id);
   const SUITS = { s: '\u2660', h: '\u2665', d: '\u2666', c: '\u2663' };
   function el(tag, cls, text) {
@@ -35,10 +37,11 @@
     tr.dataset.bot = r.bot; tr.dataset.games = r.games;
     const name = el('td');
     name.append(link('/bots/' + enc(r.bot), r.bot));
-    if (r.provisional) name.append(' ', el('span', 'tag', 'provisional'));
-    tr.append(el('td', '', r.rank), name, el('td', '', r.games), el('td', '', r.rating.toFixed(2)),
-      el('td', '', r.uncertainty.toFixed(2)), el('td', '', r.low.toFixed(1) + ' \u2026 ' + r.high.toFixed(1)),
-      el('td', '', r.reason ? r.state + ' (' + r.reason + ')' : r.state));
+    if (r.provisional) name.append(' ', el('span', 'tag', t('provisional')));
+    const state = t.state(r.state);
+    tr.append(el('td', '', t.number(r.rank)), name, el('td', '', t.number(r.games)), el('td', '', t.number(r.rating, 2)),
+      el('td', '', t.number(r.uncertainty, 2)), el('td', '', t.number(r.low, 1) + ' \u2026 ' + t.number(r.high, 1)),
+      el('td', '', r.reason ? state + ' (' + r.reason + ')' : state));
     return tr;
   }
   function drawStandings(rows) {
@@ -49,15 +52,15 @@
     const li = el('li');
     li.dataset.match = m.match_id;
     li.append(link('/matches/' + enc(m.match_id), m.match_id),
-      ' \u00b7 ' + m.game + ' \u00b7 ' + m.players.join(' vs ') + ' \u00b7 ' + m.state);
-    if (m.winner) li.append(' \u00b7 winner ', el('b', '', m.winner));
+      ' \u00b7 ' + m.game + ' \u00b7 ' + m.players.join(t(' vs ')) + ' \u00b7 ' + t.state(m.state));
+    if (m.winner) li.append(' \u00b7 ' + t('winner') + ' ', el('b', '', m.winner));
     if (m.termination) li.append(' \u00b7 ' + m.termination);
     return li;
   }
   function drawList(id, list) {
     const ul = $(id);
     if (!ul) return;
-    ul.replaceChildren(...(list.length ? list.map(matchItem) : [el('li', 'none', 'none')]));
+    ul.replaceChildren(...(list.length ? list.map(matchItem) : [el('li', 'none', t('none'))]));
   }
   let fetching = false;
   async function refreshMatches() {
@@ -83,10 +86,10 @@
   function seatBox(s, players) {
     const box = el('div', 'seat');
     box.id = 'live-seat-' + s.seat;
-    const head = el('div', 'name', players[s.seat] || ('seat ' + s.seat));
-    head.append(el('span', 'tag', 'seat ' + s.seat));
-    if (s.dealer) head.append(el('span', 'tag', 'dealer'));
-    if (s.to_move) head.append(el('span', 'tag tomove', 'to move'));
+    const head = el('div', 'name', seatName(players, s.seat));
+    head.append(el('span', 'tag', t('seat {seat}', { seat: s.seat })));
+    if (s.dealer) head.append(el('span', 'tag', t('dealer')));
+    if (s.to_move) head.append(el('span', 'tag tomove', t('to move')));
     for (const n of s.notes || []) head.append(el('span', 'notes', n));
     const hand = el('div', 'hand');
     hand.id = 'live-hand-' + s.seat;
@@ -97,19 +100,23 @@
       hand.dataset.cards = all.join(' ');
     } else {
       hand.dataset.cards = '';
-      hand.append(el('span', 'hidden-hand', s.count + ' cards, face down'));
+      hand.append(el('span', 'hidden-hand', t(['{n} card, face down', '{n} cards, face down'], { n: s.count })));
     }
     box.append(head, hand);
     return box;
   }
+  function seatName(players, seat) {
+    return players[seat] || t('seat {seat}', { seat: seat });
+  }
   function drawView(d) {
     const v = d.view, players = d.players;
-    $('live-state').textContent = d.state;
-    $('live-position').textContent = d.position ? 'game ' + d.position.game + ', deal ' + d.position.deal : '';
+    $('live-state').textContent = t.state(d.state);
+    $('live-position').textContent = d.position
+      ? t('game {game}, deal {deal}', { game: d.position.game, deal: d.position.deal }) : '';
     if (!v) return;
     const scores = $('live-scores');
     scores.replaceChildren(...v.scores.map((p, s) => {
-      const b = el('span', 'score', (players[s] || 'seat ' + s) + ' ');
+      const b = el('span', 'score', seatName(players, s) + ' ');
       const n = el('b', '', p); n.id = 'live-score-' + s; b.append(n);
       return b;
     }));
@@ -125,14 +132,14 @@
       box.id = 'live-pile-' + p.name.replace(/ /g, '-');
       box.dataset.count = p.count;
       box.dataset.cards = p.cards ? p.cards.join(' ') : '';
-      box.append(el('span', 'label', p.name + ' (' + p.count + ')'));
-      box.append(p.cards ? cards(p.cards) : el('span', 'facedown', 'face down'));
+      box.append(el('span', 'label', p.name + ' (' + t.number(p.count) + ')'));
+      box.append(p.cards ? cards(p.cards) : el('span', 'facedown', t('face down')));
       return box;
     }));
     const last = $('live-last');
     last.replaceChildren();
     if (v.last) {
-      last.append(el('span', 'who', (players[v.last.seat] || 'seat ' + v.last.seat) + ' '), el('span', 'what', v.last.text));
+      last.append(el('span', 'who', seatName(players, v.last.seat) + ' '), el('span', 'what', v.last.text));
       last.dataset.text = v.last.text;
     }
     const end = $('live-end');
@@ -140,10 +147,10 @@
     if (v.end) {
       end.append(el('h3', '', v.end.text));
       for (const s of v.end.seats) {
-        const row = el('div', 'end-seat', (players[s.seat] || 'seat ' + s.seat) + ': ');
+        const row = el('div', 'end-seat', seatName(players, s.seat) + ': ');
         for (const g of s.groups) row.append(cards(g, 'meld'));
         row.append(cards(s.loose, 'loose'));
-        if (s.laid_off.length) row.append(' laid off ', cards(s.laid_off));
+        if (s.laid_off.length) row.append(' ' + t('laid off') + ' ', cards(s.laid_off));
         end.append(row);
       }
     }
@@ -155,7 +162,7 @@
     es.addEventListener('view', (e) => drawView(JSON.parse(e.data)));
     es.addEventListener('end', (e) => {
       es.close();
-      $('live-state').textContent = JSON.parse(e.data).state;
+      $('live-state').textContent = t.state(JSON.parse(e.data).state);
       $('live-replay').classList.remove('hidden');
     });
   }

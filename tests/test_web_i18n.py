@@ -1,0 +1,208 @@
+"""The live web in English, Bulgarian and Russian (docs/web.md#languages): every msgid the code
+uses (Python's ``_``/``ngettext``/``N_``/``NP_``, the scripts' ``t``) is in every catalog with its
+fields and plural forms; the language is negotiated from ``Accept-Language``, chosen by ``?lang=``
+(kept in a cookie) and said in ``<html lang>``, ``Content-Language`` and ``Vary``; refusals and
+numbers come in the page's language; and in real Chromium set to Bulgarian the standings page is
+in Bulgarian while its live updates still come."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+import trio
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po
+
+import referee
+from arena.web import i18n
+from tests._web import fetch, play, served, until
+from tests.test_web_accounts import post
+from tests.test_web_browser import _driver, _js, _live
+
+WEB = Path(i18n.__file__).parent
+FIELD = re.compile(r"\{(\w+)\}")
+"""A ``{field}`` of a message."""
+
+
+def code_msgids() -> dict[str, str | None]:
+    """Every msgid the live web's Python and scripts use (a plural's: its English plural)."""
+    found: dict[str, str | None] = {}
+    for source in sorted(WEB.glob("*.py")):
+        for msgid, plural in i18n.python_msgids(source.read_text(encoding="utf-8")):
+            found.setdefault(msgid, plural)
+    for name in i18n.SCRIPTS:
+        for msgid, plural in i18n.script_msgids((i18n.STATIC / name).read_text(encoding="utf-8")):
+            found.setdefault(msgid, plural)
+    return found
+
+
+def catalog(code: str) -> Catalog:
+    with i18n.catalog_path(code).open("rb") as f:
+        return read_po(f, locale=code, domain=i18n.DOMAIN)
+
+
+def problems(cat: Catalog, msgids: dict[str, str | None]) -> list[str]:
+    """What ``cat`` lacks of ``msgids`` and of the state words: a missing or empty or fuzzy
+    translation, a plural without the catalog's forms, a ``{field}`` not kept."""
+    out = []
+    wanted = [(m, p, None) for m, p in msgids.items()] + [(w, None, i18n.STATE_CONTEXT) for w in i18n.STATE_WORDS]
+    for msgid, plural, context in wanted:
+        message = cat.get(msgid, context=context)
+        if message is None or message.fuzzy:
+            out.append(f"missing: {msgid!r}")
+            continue
+        forms = [str(f) for f in message.string] if isinstance(message.string, (tuple, list)) else [str(message.string)]
+        if plural is not None and (not message.pluralizable or len(forms) != cat.num_plurals
+                                   or message.id[1] != plural):
+            out.append(f"not the catalog's {cat.num_plurals} plural forms of {msgid!r}/{plural!r}")
+        fields = set(FIELD.findall(msgid)) | set(FIELD.findall(plural or ""))
+        for form in forms:
+            if not form or set(FIELD.findall(form)) != fields:
+                out.append(f"{msgid!r}: translation {form!r} must keep the fields {sorted(fields)}")
+                continue
+            try:  # what Lang._ and ngettext do with it (a stray brace would fail there, on a page)
+                form.format(**dict.fromkeys(fields, "x"))
+            except (KeyError, ValueError, IndexError) as e:
+                out.append(f"{msgid!r}: translation {form!r} does not format: {e}")
+    return out
+
+
+def test_every_msgid_of_the_code_is_translated_in_every_catalog() -> None:
+    msgids = code_msgids()
+    # The extraction sees what the code uses, inside f-strings, constants and the scripts too.
+    assert {"sign out", "wrong name or password", "to move"} <= msgids.keys()
+    assert msgids["{n} game"] == "{n} games" and msgids["{n} card, face down"] == "{n} cards, face down"
+    for code in i18n.LANGUAGES[1:]:
+        cat = catalog(code)
+        assert problems(cat, msgids) == [], code
+        # ... and would tell: a msgid the catalog lacks, a field dropped.
+        assert problems(cat, {"a text nobody translated": None}) == ["missing: 'a text nobody translated'"]
+        broken = catalog(code)
+        broken["no bot {name} here"].string = "broken"
+        assert problems(broken, msgids) == ["'no bot {name} here': translation 'broken' must keep the fields "
+                                            "['name']"]
+        broken["no bot {name} here"].string = "{name} {"
+        assert problems(broken, msgids) == ["'no bot {name} here': translation '{name} {' does not format: "
+                                            "Single '{' encountered in format string"]
+
+
+def test_plural_forms_come_from_the_catalogs() -> None:
+    assert catalog("bg").num_plurals == 2 and catalog("ru").num_plurals == 3
+    ru, bg, en = i18n.lang("ru"), i18n.lang("bg"), i18n.lang("en")
+    assert [ru.ngettext("{n} game", "{n} games", n) for n in (1, 3, 5, 11, 21, 22, 25)] == [
+        "1 игра", "3 игры", "5 игр", "11 игр", "21 игра", "22 игры", "25 игр"]
+    assert [bg.ngettext("{n} game", "{n} games", n) for n in (1, 2, 11)] == ["1 игра", "2 игри", "11 игри"]
+    assert [en.ngettext("{n} game", "{n} games", n) for n in (1, 2)] == ["1 game", "2 games"]
+    # What the scripts get: the browser's Intl.PluralRules categories matched to the catalog's forms.
+    assert ru.plural_categories() == {"one": 0, "few": 1, "many": 2}
+    assert bg.plural_categories() == {"one": 0, "other": 1} == en.plural_categories()
+    data = json.loads(ru.script_data())
+    assert data["messages"]["{n} card, face down"] == ["{n} карта рубашкой вверх", "{n} карты рубашкой вверх",
+                                                       "{n} карт рубашкой вверх"]
+    assert data["messages"]["state\x04finished"] == "завершён" and data["lang"] == "ru"
+
+
+def test_the_language_is_negotiated_from_accept_language() -> None:
+    assert i18n.accepted("de-DE, ru;q=0.5, bg;q=0.8, fr;q=0, *;q=0.1") == ["de-DE", "bg", "ru"]
+    assert i18n.negotiate("de-DE, ru;q=0.5, bg;q=0.8") == "bg"
+    assert i18n.negotiate("ru-RU,ru;q=0.9,en;q=0.8") == "ru"
+    assert i18n.negotiate("de, fr") == "en" == i18n.negotiate("") == i18n.negotiate("bg;q=nonsense")
+    assert i18n.choose({"lang": "ru"}, {"lang": "bg"}, "bg") == i18n.Choice(i18n.lang("ru"), "ru", None)
+    assert i18n.choose({}, {"lang": "bg"}, "ru") == i18n.Choice(i18n.lang("bg"), None, None)
+    assert i18n.choose({}, {"lang": "xx"}, "ru") == i18n.Choice(i18n.lang("ru"), None, None)
+    assert i18n.choose({"lang": "xx"}, {}, "bg") == i18n.Choice(i18n.lang("bg"), None, "xx")
+    with pytest.raises(ValueError, match="unknown language 'de': the web speaks en, bg, ru"):
+        i18n.lang("de")
+
+
+def test_pages_come_in_the_browsers_language_or_the_one_chosen(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with served(tmp_path) as s:
+            u = s.url
+            await play(s, ("alpha", "beta"), "m-1")
+
+            async def rated() -> bool:
+                return len((await fetch(u + "/api/standings")).json()["standings"]) == 2
+            await until(rated, "the match in the standings")
+
+            for header, code, title in (("bg-BG,bg;q=0.9", "bg", "Класиране"), ("ru", "ru", "Турнирная таблица"),
+                                        ("de-DE,de;q=0.9", "en", "Standings"), ("", "en", "Standings")):
+                page = await fetch(u + "/", headers={"Accept-Language": header} if header else {})
+                assert page.status == 200 and f'<html lang="{code}">' in page.text, header
+                assert f"<h1>{title}</h1>" in page.text and page.headers["content-language"] == code
+                assert page.headers["vary"] == "Accept-Language, Cookie"
+                block = re.search(r'<script type="application/json" id="i18n">(.*?)</script>', page.text)
+                assert block is not None and json.loads(block.group(1))["lang"] == code
+            bg = (await fetch(u + "/", headers={"Accept-Language": "bg"})).text
+            row = re.search(r'<tr data-bot="alpha".*?</tr>', bg)
+            assert row is not None and "предварителен" in row.group(0)
+            assert re.search(r"<td>\d+,\d\d</td>", row.group(0)), row.group(0)  # the locale's decimal comma
+            assert "завършен" in bg and "<th>бот</th>" in bg
+
+            # ?lang= wins over the browser's language and is kept in a cookie.
+            chosen = await fetch(u + "/matches?lang=ru", headers={"Accept-Language": "bg"})
+            assert '<html lang="ru">' in chosen.text and "<h1>Матчи</h1>" in chosen.text
+            assert chosen.headers["set-cookie"].startswith("lang=ru;")
+            kept = await fetch(u + "/people", headers={"Accept-Language": "bg", "Cookie": "lang=ru"})
+            assert '<html lang="ru">' in kept.text and "<h1>Люди</h1>" in kept.text
+            assert "Игры людей оцениваются отдельно" in kept.text
+            assert '<a href="?lang=bg" lang="bg" hreflang="bg">Български</a>' in kept.text
+            older = await fetch(u + "/matches?before=7&lang=ru")  # the switch keeps the page's own query
+            assert '<a href="?before=7&amp;lang=bg" lang="bg" hreflang="bg">' in older.text
+
+            # A language the web does not speak: 400, said in the language negotiated.
+            unknown = await fetch(u + "/?lang=xx", headers={"Accept-Language": "bg"})
+            assert unknown.status == 400 and "set-cookie" not in unknown.headers
+            assert "непознат език &#x27;xx&#x27;: сайтът е на en, bg, ru" in unknown.text
+
+            # Refusals in the person's language; the API's JSON stays English.
+            missing = await fetch(u + "/bots/nobody", headers={"Accept-Language": "ru"})
+            assert missing.status == 404 and "здесь нет бота &#x27;nobody&#x27;" in missing.text
+            assert (await fetch(u + "/api/bots/nobody", headers={"Accept-Language": "ru"})).json() == {
+                "error": "no bot 'nobody' here"}
+            refused = await post(u, "/signup", {"name": "ab", "password": "correct horse battery"},
+                                 headers={"Accept-Language": "bg"})
+            assert refused.status == 400 and "името има от 3 до 32 знака (това има 2)" in refused.said
+            assert '<html lang="bg">' in refused.text
+            wrong = await post(u, "/signin", {"name": "nobody", "password": "correct horse battery"},
+                               headers={"Accept-Language": "ru"})
+            assert wrong.status == 403 and "неверное имя или пароль" in wrong.said
+            bot = (await fetch(u + "/bots/alpha", headers={"Accept-Language": "ru"})).text
+            assert "1 игра · рейтинг" in html.unescape(bot) and "Рейтинг во времени" in bot
+
+    referee.run(main)
+
+
+def test_the_standings_page_in_a_bulgarian_browser_updates_live_in_bulgarian(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile", lang="bg")
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(driver.get, s.url + "/")
+            await _live(driver)
+            assert await _js(driver, "return document.documentElement.lang") == "bg"
+            assert await _js(driver, "return document.querySelector('h1').textContent") == "Класиране"
+            assert await _js(driver, "return document.querySelector('#running li.none').textContent") == "няма"
+            await play(s, ("alpha", "beta"), "m-1")
+
+            async def drawn() -> bool:
+                rows = await _js(driver, "return [...document.querySelectorAll('#standings tbody tr')]"
+                                         ".map(r => r.dataset.bot)")
+                listed = await _js(driver, "return !!document.querySelector('#recent li[data-match=\"m-1\"]')")
+                return sorted(rows) == ["alpha", "beta"] and bool(listed)
+            await until(drawn, "the finished match drawn by the script")
+            row = await _js(driver, "return [...document.querySelectorAll('#standings tbody tr')[0].cells]"
+                                    ".map(c => c.textContent)")
+            assert "предварителен" in row[1] and re.fullmatch(r"\d+,\d\d", row[3]), row
+            assert re.fullmatch(r"-?\d+,\d … -?\d+,\d", row[5]) and row[6] == "отстранен", row  # (not a registered bot)
+            recent = await _js(driver, "return document.querySelector('#recent li[data-match=\"m-1\"]').textContent")
+            assert " срещу " in recent and "завършен" in recent and "победител" in recent, recent
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
