@@ -282,11 +282,17 @@ async def _seat_row(driver: Any, seat: int, text: str) -> bool:
                                   f"return !!r && r.textContent.includes({json.dumps(text)})"))
 
 
-def test_two_people_play_a_whole_gin_game_through_a_table_code(tmp_path: Path) -> None:
+def _phones(tmp_path: Path) -> list[Any]:
+    """Two people's phone-sized Chromium sessions (and the screenshots' folder)."""
     drivers = [_driver(tmp_path / f"profile{i}") for i in range(2)]
     for d in drivers:
         d.set_window_size(390, 844)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return drivers
+
+
+def test_two_people_play_a_whole_gin_game_through_a_table_code(tmp_path: Path) -> None:
+    drivers = _phones(tmp_path)
     shots: dict[str, Path] = {}
 
     async def main() -> tuple[str, list[list[dict[str, Any]]], list[str]]:
@@ -461,10 +467,7 @@ def test_the_grace_must_outlast_the_pages_absence() -> None:
 
 
 def test_a_four_seat_rummy_table_with_two_people_and_two_bots_plays_a_deal_to_its_end(tmp_path: Path) -> None:
-    drivers = [_driver(tmp_path / f"profile{i}") for i in range(2)]
-    for d in drivers:
-        d.set_window_size(390, 844)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    drivers = _phones(tmp_path)
     shots: dict[str, Path] = {}
     moves = [0, 0]
 
