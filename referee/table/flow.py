@@ -90,6 +90,7 @@ class Table:
         self._busy = False
         self._wake = trio.Event()  # the supervisor's: an alert to apply, or the match ended
         self._timer: trio.CancelScope | None = None  # the supervisor's sleep, until the flow's deadline
+        self._handed_over = False  # the match is over and the referee keeps its record, not this table
 
     # ----- the match's state (the flow's) -----
     @property
@@ -139,6 +140,20 @@ class Table:
         return self.flow.over
 
     @property
+    def connected(self) -> tuple[bool, ...]:
+        """Whether each seat has a live session now."""
+        return tuple(link.session is not None for link in self.links)
+
+    def spectator_presentation(self) -> dict[str, Any] | None:
+        """The game's presentation of the spectator's view now (``{N}`` not yet named); ``None``
+        before the first deal or for a game without a presentation."""
+        match = self.flow.match
+        presentation = games.get(self.spec.game).presentation
+        if match is None or presentation is None:
+            return None
+        return presentation.present(presentation.match_view(match, games.SPECTATOR))
+
+    @property
     def asking(self) -> SeatLink | None:
         """The seat with the open request, if any."""
         s = self.flow.asking
@@ -159,6 +174,9 @@ class Table:
 
     def seat_disconnected(self, link: SeatLink, detail: str) -> None:
         """A seat's session ended."""
+        if self._handed_over:  # the referee keeps a record now: the table goes with its last session
+            self._release_when_alone()
+            return
         self._handle(self.flow.disconnect, link.seat, detail, trio.current_time())
 
     def seat_answered(self, link: SeatLink, response: bot_pb2.ActionResponse, at: float) -> None:
@@ -364,8 +382,22 @@ class Table:
             if link.connected.is_set():
                 link.connected = _SET
 
+    def hand_over(self) -> None:
+        """The referee keeps the finished match's record (``referee.table.finished``) and no
+        longer this table: once no session is attached to a seat (at once, usually; else when
+        the last one ends), break the table's cycles (its links point back to it) so that its
+        memory comes back by reference counting, not at the next full collection."""
+        assert self.over
+        self._handed_over = True
+        self._release_when_alone()
+
+    def _release_when_alone(self) -> None:
+        if all(link.session is None for link in self.links):
+            self.release()
+
     def release(self) -> None:
-        """The referee forgets the finished match: break the table's cycles (its links point
-        back to it) so that its memory comes back at once, not at the next full collection."""
+        """Break the finished table's cycles (its links point back to it): whoever still holds
+        the table (a host's handle, the web's table) reads its report, match and spectator
+        log; its seats are gone."""
         assert self.over
         self.links = []

@@ -28,6 +28,7 @@ from referee.model.limits import LimitExceeded, Limits, check_spec
 from referee.model.replay import PROTOCOL_VERSION
 from referee.model.spec import DEFAULT_GAME, MatchSpec
 from referee.table.events import MatchEventHub
+from referee.table.finished import HeldMatch
 from referee.table.flow import Table
 from referee.table.seats import SeatLink
 from referee.wire import envelope as wire
@@ -57,8 +58,8 @@ UNKNOWN_TOKEN = ("unknown token: it opens no seat of a match here and is no enab
 class Referee(Protocol):
     """What the services need of the referee that holds the matches (``_server.Referee``)."""
 
-    tables: dict[str, Table]
-    """Every match the referee keeps, by id."""
+    tables: dict[str, HeldMatch]
+    """Every match the referee keeps, by id (a finished one as its compact record)."""
     limits: Limits
     """The referee's limits."""
     open_streams: int
@@ -302,6 +303,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             for link in session.links.values():
                 link.detach(session, detail)
             self.referee.session_closed(session)  # (after: a registered bot's other session may take the seats)
+            session.links.clear()  # (the stream's garbage, freed at a collection, must not hold its matches)
             log.info("session_closed", detail=detail)
             bound.__exit__(None, None, None)
 
@@ -399,11 +401,11 @@ _STATE = {
 }
 
 
-def match_status(table: Table) -> referee_pb2.MatchStatus:
+def match_status(table: HeldMatch) -> referee_pb2.MatchStatus:
     """What an operator may see of a match (public information)."""
     status = referee_pb2.MatchStatus(
         match_id=table.match_id, state=_STATE[table.state], player_names=table.spec.players,
-        connected=[link.session is not None for link in table.links], game_name=table.spec.game,
+        connected=table.connected, game_name=table.spec.game,
     )
     match = table.match
     if match is not None:
@@ -481,7 +483,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         table = self.referee.tables.get(request.match_id)
         if table is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        if table.over:
+        if table.over or not isinstance(table, Table):
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"match {request.match_id!r} is over")
         try:
             self.referee.limits.check_length("reason", request.reason, "text_length")
