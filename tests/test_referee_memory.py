@@ -121,7 +121,7 @@ def test_a_finished_match_is_kept_as_a_record_that_answers_as_its_table_did(tmp_
             gc.disable()
             try:
                 table = ref.create_match(MatchSpec(players=("north", "south"), match_id="m-1"))
-                refs = {"table": weakref.ref(table), "flow": weakref.ref(table.flow)}
+                refs: dict[str, weakref.ref[Any]] = {"table": weakref.ref(table), "flow": weakref.ref(table.flow)}
                 clients = [Client(ref.address, link.token) for link in table.links]
                 async with trio.open_nursery() as nursery:
                     for client in clients:
@@ -129,7 +129,7 @@ def test_a_finished_match_is_kept_as_a_record_that_answers_as_its_table_did(tmp_
                     await table.finished.wait()
                     match_type = type(table.match)  # (a slotted class: no weak references to it)
                     held = ref.tables["m-1"]
-                    assert isinstance(held, referee.FinishedMatch) and held is not table
+                    assert isinstance(held, referee.FinishedMatch)  # (not the table)
                 # What the whole table answers (its seats are gone: none connected).
                 expected = match_status(table)
                 del expected.connected[:]

@@ -51,10 +51,25 @@ client, unanswered, for as long as the others stay open); the announced bound st
 one connection's burst of HEADERS+RST_STREAM ("rapid reset") can hold at once."""
 
 
+OVERLOAD_PROTECTION = 0
+"""gRPC's ``grpc.http.overload_protection`` (its default is on): off. With it on, gRPC's core
+refuses a connection's new stream (RST_STREAM REFUSED_STREAM) while more streams are allocated
+on the server than ``SETTINGS_MAX_CONCURRENT_STREAMS`` announces. A stream the service has
+refused stays allocated until its server call is freed, a moment after the client already has
+its status and has opened the next one in its place, so a client past
+``streams_per_connection`` saw ~40% of its refused streams end ``UNAVAILABLE`` (or
+``INTERNAL``, when the reset met its hello's write) instead of the status naming the limit.
+Off, the core refuses only past the announced bound itself, which the client keeps to (it
+queues the rest); a rapid-reset connection's reset streams still leave the HTTP/2 map at once
+and each reaches the service only to be refused, and gRPC's own bound on calls pending for the
+server (``grpc.server.max_pending_requests``) still holds (docs/security.md, measured)."""
+
+
 def server_options(limits: Limits) -> list[tuple[str, int]]:
     """The gRPC server's options: :data:`SERVER_OPTIONS` and the limits' transport part."""
     streams = ANNOUNCED_STREAMS_FACTOR * limits.streams_per_connection
-    return [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", streams)]
+    return [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", streams),
+            ("grpc.http.overload_protection", OVERLOAD_PROTECTION)]
 
 
 def _token_key(token: str) -> bytes:
