@@ -56,6 +56,34 @@ _SET.set()
 event is ~270 bytes, and the referee keeps ``finished_matches`` finished matches listed)."""
 
 
+class _Over:
+    """What the seat links of a released table report to instead of it: a match that is over
+    (a session that attaches is told so; there is nothing else to report)."""
+
+    __slots__ = ("game_name", "match_id")
+
+    over = True
+
+    def __init__(self, match_id: str, game_name: str) -> None:
+        self.match_id = match_id
+        self.game_name = game_name
+
+    def seat_connected(self) -> None:
+        """Nothing to start."""
+
+    def seat_reconnected(self, link: SeatLink) -> None:
+        """Never (the link refuses a session: the match is over)."""
+
+    def seat_disconnected(self, link: SeatLink, detail: str) -> None:
+        """Nothing to tell."""
+
+    def seat_answered(self, link: SeatLink, response: bot_pb2.ActionResponse, at: float) -> None:
+        """Nothing to answer."""
+
+    def alert(self, fault: Fault) -> None:
+        """Nothing to fault."""
+
+
 class Table:
     """One match: created from a :class:`MatchSpec`, run by :meth:`run` in a nursery."""
 
@@ -396,8 +424,10 @@ class Table:
             self.release()
 
     def release(self) -> None:
-        """Break the finished table's cycles (its links point back to it): whoever still holds
-        the table (a host's handle, the web's table) reads its report, match and spectator
-        log; its seats are gone."""
+        """Break the finished table's cycles: its seat links point to a stand-in that says the
+        match is over instead of back to it (whoever still holds the table, a host's handle or
+        the web's table, reads its links, report, match and spectator log as before)."""
         assert self.over
-        self.links = []
+        gone = _Over(self.match_id, self.game_name)
+        for link in self.links:
+            link.table = gone
