@@ -22,6 +22,8 @@ from arena.web import i18n
 from tests._web import fetch, play, served, until
 from tests.test_web_accounts import post
 from tests.test_web_browser import _driver, _js, _live
+from tests.test_web_tables_people import FORM, JSON, seat_of, sign_up
+from tests.test_web_tables_people import post as form_post
 
 WEB = Path(i18n.__file__).parent
 FIELD = re.compile(r"\{(\w+)\}")
@@ -206,3 +208,62 @@ def test_the_standings_page_in_a_bulgarian_browser_updates_live_in_bulgarian(tmp
         referee.run(main)
     finally:
         driver.quit()
+
+
+def test_the_table_pages_and_their_refusals_come_in_the_persons_language(tmp_path: Path) -> None:
+    bg, ru = {"Accept-Language": "bg-BG,bg;q=0.9"}, {"Accept-Language": "ru"}
+
+    async def main() -> None:
+        async with served(tmp_path) as s:
+            u = s.url
+            page = await fetch(u + "/play", headers=bg)
+            assert page.status == 200 and '<html lang="bg">' in page.text and page.headers["content-language"] == "bg"
+            assert "<h1>Игра срещу компютъра</h1>" in page.text and ">играйте gin</button>" in page.text
+            assert page.headers["vary"] == "Accept-Language, Cookie" and page.headers["cache-control"] == "no-store"
+            assert '<a href="/play">игра срещу компютъра</a>' in page.text
+            block = re.search(r'<script type="application/json" id="i18n">(.*?)</script>', page.text)
+            assert block is not None
+            said = json.loads(block.group(1))["messages"]  # table.js's, people.js's and the notices' texts
+            assert said["The deal’s end"] == "Краят на раздаването" and said["Start"] == "Начало"
+            assert said["the computer plays for {name} to the end of the game"] == "компютърът играе вместо {name} до края на играта"
+            assert said["{n} card"] == ["{n} карта", "{n} карти"]
+            refused = await fetch(u + "/play", "POST", {**ru, **FORM}, b"game=gin&preset=nope&bot=random")
+            assert refused.status == 400 and '<html lang="ru">' in refused.text
+            assert "правила &#x27;nope&#x27;: у gin есть " in refused.text, refused.text
+            unknown = await fetch(u + "/play?lang=xx", headers=ru)
+            assert unknown.status == 400 and "неизвестный язык" in unknown.text and "set-cookie" not in unknown.headers
+
+            alice = await sign_up(u, "alice")
+            made = await fetch(u + "/tables/new", headers={**ru, "Cookie": alice})
+            assert "<h1>Открыть стол</h1>" in made.text and "секунд на ход" in made.text and "друзья с кодом" in made.text
+            slow = await form_post(u + "/tables/new", {"game": "gin", "preset": "short", "move_s": "9999"},
+                              f"{alice}; lang=bg")  # the cookie's language
+            assert slow.status == 400 and '<html lang="bg">' in slow.text
+            assert "move_s=9999: секундите за ход са от 1 до " in slow.text and "(лимит table_move_s)" in slow.text
+            joining = await fetch(u + "/tables/join", headers={**bg, "Cookie": alice})
+            assert "<h1>Сядане на маса</h1>" in joining.text and "код на масата" in joining.text
+            wrong = await form_post(u + "/tables/join", {"code": "AAAAAAAAAAAAA"}, f"{alice}; lang=ru")
+            assert wrong.status == 404 and "нет стола с таким кодом (проверьте его или попросите ссылку у хозяина)" in wrong.text
+            nobody = await fetch(u + "/tables/new", headers=bg)
+            assert nobody.status == 401 and "Масите с приятели са за влезли хора" in nobody.text
+            lobby = await fetch(u + "/lobby", headers=ru)
+            assert "<h1>Столы</h1>" in lobby.text and "<h2>Открытые столы</h2>" in lobby.text
+
+            # A table's page, and its script's refusals: English for programs, translated to show.
+            host = await seat_of(await form_post(u + "/tables/new", {"game": "gin", "preset": "short"}, alice))
+            table = await fetch(u + host, headers=ru)
+            assert '<html lang="ru">' in table.text and "<h2>Таблица очков</h2>" in table.text
+            assert "<h2>Ходы соперников</h2>" in table.text and "подключение…" in table.text
+            start = await fetch(u + host + "/start", "POST", {**JSON, **ru}, b"{}")
+            assert start.status == 409 and start.json() == {
+                "error": "every seat needs a person or a sample bot first",
+                "say": "сначала на каждое место нужен человек или примерный бот"}
+            fill = await fetch(u + host + "/fill", "POST", {**JSON, **bg}, json.dumps({"seat": "5", "bot": "random"}).encode())
+            assert fill.status == 400 and fill.json()["say"] == "място 5 не е свободно място на тази маса"
+            gone = await fetch(u + "/play/t/nothing-here/move", "POST", {**JSON, **ru}, b"{}")
+            assert gone.status == 404 and gone.json()["error"].startswith("no seat has this link")
+            assert gone.json()["say"].startswith("ни у одного места нет такой ссылки")
+            english = await fetch(u + host, headers={"Accept-Language": "de"})
+            assert '<html lang="en">' in english.text and "<h2>Score sheet</h2>" in english.text
+
+    referee.run(main)

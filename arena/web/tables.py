@@ -338,7 +338,8 @@ class TableError(Exception):
         super().__init__(self.message)
 
     def say(self, tr: Lang) -> str:
-        """The message in ``tr``'s language."""
+        """The message in ``tr``'s language (a number field in its digits; what the person typed,
+        echoed, is a text field and stays as typed)."""
         return tr._(self.text, **{k: _local(tr, v) for k, v in self.values.items()})
 
 
@@ -422,13 +423,13 @@ class Room:
                              presets=", ".join(choice.presets))
         n = _number(seats, "seats", choice.seats[0])
         if n not in choice.seats:
-            raise TableError(400, N_("seats={n}: {game} is played by {counts} players"), n=n, game=game,
+            raise TableError(400, N_("seats={n}: {game} is played by {counts} players"), n=str(n), game=game,
                              counts=", ".join(map(str, choice.seats)))
         most = self.limits.table_move_s
         move = _number(move_s, "move_s", most, float)
         if not 1 <= move <= most:
             raise TableError(400, N_("move_s={move}: seconds per move are 1 to {most} (limit table_move_s)"),
-                             move=move, most=most)
+                             move=f"{move:g}", most=most)
         goal: int | None = None
         if target.strip():
             base = target_of(games.get(game).game.rules_preset(preset))
@@ -437,7 +438,7 @@ class Room:
                                  preset=preset)
             goal = _number(target, "target", base)
             if not 1 <= goal <= self.limits.table_target_max:
-                raise TableError(400, N_("target={target}: 1 to {most} (limit table_target_max)"), target=goal,
+                raise TableError(400, N_("target={target}: 1 to {most} (limit table_target_max)"), target=str(goal),
                                  most=self.limits.table_target_max)
         return Settings(game, preset, goal, n, move, public, choice.module_prefix, choice.bots)
 
