@@ -225,7 +225,8 @@ def test_the_table_pages_and_their_refusals_come_in_the_persons_language(tmp_pat
             assert block is not None
             said = json.loads(block.group(1))["messages"]  # table.js's, people.js's and the notices' texts
             assert said["The deal’s end"] == "Краят на раздаването" and said["Start"] == "Начало"
-            assert said["the computer plays for {name} to the end of the game"] == "компютърът играе вместо {name} до края на играта"
+            assert said["the computer plays for {name} to the end of the game"] == (
+                "компютърът играе вместо {name} до края на играта")
             assert said["{n} card"] == ["{n} карта", "{n} карти"]
             refused = await fetch(u + "/play", "POST", {**ru, **FORM}, b"game=gin&preset=nope&bot=random")
             assert refused.status == 400 and '<html lang="ru">' in refused.text
@@ -235,7 +236,8 @@ def test_the_table_pages_and_their_refusals_come_in_the_persons_language(tmp_pat
 
             alice = await sign_up(u, "alice")
             made = await fetch(u + "/tables/new", headers={**ru, "Cookie": alice})
-            assert "<h1>Открыть стол</h1>" in made.text and "секунд на ход" in made.text and "друзья с кодом" in made.text
+            assert "<h1>Открыть стол</h1>" in made.text and "секунд на ход" in made.text
+            assert "друзья с кодом" in made.text
             slow = await form_post(u + "/tables/new", {"game": "gin", "preset": "short", "move_s": "9999"},
                               f"{alice}; lang=bg")  # the cookie's language
             assert slow.status == 400 and '<html lang="bg">' in slow.text
@@ -243,7 +245,8 @@ def test_the_table_pages_and_their_refusals_come_in_the_persons_language(tmp_pat
             joining = await fetch(u + "/tables/join", headers={**bg, "Cookie": alice})
             assert "<h1>Сядане на маса</h1>" in joining.text and "код на масата" in joining.text
             wrong = await form_post(u + "/tables/join", {"code": "AAAAAAAAAAAAA"}, f"{alice}; lang=ru")
-            assert wrong.status == 404 and "нет стола с таким кодом (проверьте его или попросите ссылку у хозяина)" in wrong.text
+            assert wrong.status == 404
+            assert "нет стола с таким кодом (проверьте его или попросите ссылку у хозяина)" in wrong.text
             nobody = await fetch(u + "/tables/new", headers=bg)
             assert nobody.status == 401 and "Масите с приятели са за влезли хора" in nobody.text
             lobby = await fetch(u + "/lobby", headers=ru)
@@ -258,7 +261,7 @@ def test_the_table_pages_and_their_refusals_come_in_the_persons_language(tmp_pat
             assert start.status == 409 and start.json() == {
                 "error": "every seat needs a person or a sample bot first",
                 "say": "сначала на каждое место нужен человек или примерный бот"}
-            fill = await fetch(u + host + "/fill", "POST", {**JSON, **bg}, json.dumps({"seat": "5", "bot": "random"}).encode())
+            fill = await fetch(u + host + "/fill", "POST", {**JSON, **bg}, b'{"seat": "5", "bot": "random"}')
             assert fill.status == 400 and fill.json()["say"] == "място 5 не е свободно място на тази маса"
             gone = await fetch(u + "/play/t/nothing-here/move", "POST", {**JSON, **ru}, b"{}")
             assert gone.status == 404 and gone.json()["error"].startswith("no seat has this link")
