@@ -11,6 +11,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -22,6 +23,7 @@ from arena.web import i18n
 from tests._web import fetch, play, served, until
 from tests.test_web_accounts import post
 from tests.test_web_browser import _driver, _js, _live
+from tests.test_web_tables import STATE, _click, _open_table, _pick, seat_page
 from tests.test_web_tables_people import FORM, JSON, seat_of, sign_up
 from tests.test_web_tables_people import post as form_post
 
@@ -270,3 +272,59 @@ def test_the_table_pages_and_their_refusals_come_in_the_persons_language(tmp_pat
             assert '<html lang="en">' in english.text and "<h2>Score sheet</h2>" in english.text
 
     referee.run(main)
+
+
+RUSSIAN = """
+const text = (q) => { const e = document.querySelector(q); return e ? e.textContent : null; };
+return {status: text('#status'), tag: text('#me .tag.tomove'), deal: text('#end h2'),
+        head: [...document.querySelectorAll('#scores thead th')].map(e => e.textContent),
+        headings: [...document.querySelectorAll('main h2')].map(e => e.textContent),
+        replay: text('#replay a'), count: text('#me .notes')};"""
+"""What the Russian table shows in its own words."""
+
+
+def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile", lang="ru")
+    shown: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await seat_page(driver, s.url, _open_table)
+            assert await _js(driver, "return document.documentElement.lang") == "ru"
+            while True:
+                state = await _js(driver, STATE)
+                words = await _js(driver, RUSSIAN)
+                if state["over"]:
+                    shown.append(words)
+                    break
+                if state["moves"]:
+                    shown.append(words)
+                    assert state["title"].startswith("● Ваш ход — "), state["title"]
+                    assert re.fullmatch(r"ваше время на этот ход: \d+ с", state["clock"]), state["clock"]
+                    assert words["status"].startswith("Ваш ход: выберите ход (щёлкните"), words
+                    assert words["tag"] == "ваш ход" and re.match(r"\d+ карт", words["count"]), words
+                    move = _pick(state["moves"], state["loose"])
+                    await trio.to_thread.run_sync(_click, driver, f'#moves button[data-action="{move}"]')
+
+                    async def answered(n: int = state["n"]) -> bool:
+                        now = await _js(driver, STATE)
+                        return bool(now["n"] > n or now["over"])
+                    await until(answered, f"the referee's answer to {move!r}", 30)
+                else:
+                    await trio.sleep(0.05)
+
+            async def linked() -> bool:
+                return (await _js(driver, RUSSIAN))["replay"] is not None
+            await until(linked, "the replay's link")
+            shown.append(await _js(driver, RUSSIAN))
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+    assert len(shown) > 3, shown
+    last = shown[-1]
+    assert {"Таблица очков", "Ходы соперников", "Конец сдачи"} <= set(last["headings"]), last
+    assert last["head"] == ["игра", "сдача", "выиграл", "вы", "random"], last
+    assert last["deal"] == "Конец сдачи" and last["replay"] == "запись этой игры", last
+    assert last["status"].startswith("Игра окончена: "), last
