@@ -19,6 +19,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 import referee
+from arena.replays import html as replay_html
 from arena.web import i18n
 from tests._web import fetch, play, served, until
 from tests.test_web_accounts import post
@@ -33,13 +34,16 @@ FIELD = re.compile(r"\{(\w+)\}")
 
 
 def code_msgids() -> dict[str, str | None]:
-    """Every msgid the live web's Python and scripts use (a plural's: its English plural)."""
+    """Every msgid the live web's Python and scripts use (a plural's: its English plural), the
+    replay page's too (its frame's ``_``/``ngettext``, its script's ``t``: the web serves it in
+    the reader's language)."""
     found: dict[str, str | None] = {}
-    for source in sorted(WEB.glob("*.py")):
+    for source in [*sorted(WEB.glob("*.py")), Path(replay_html.__file__)]:
         for msgid, plural in i18n.python_msgids(source.read_text(encoding="utf-8")):
             found.setdefault(msgid, plural)
-    for name in i18n.SCRIPTS:
-        for msgid, plural in i18n.script_msgids((i18n.STATIC / name).read_text(encoding="utf-8")):
+    scripts = [(i18n.STATIC / name).read_text(encoding="utf-8") for name in i18n.SCRIPTS] + [replay_html.JS]
+    for script in scripts:
+        for msgid, plural in i18n.script_msgids(script):
             found.setdefault(msgid, plural)
     return found
 
@@ -80,6 +84,13 @@ def test_every_msgid_of_the_code_is_translated_in_every_catalog() -> None:
     # The extraction sees what the code uses, inside f-strings, constants and the scripts too.
     assert {"sign out", "wrong name or password", "to move"} <= msgids.keys()
     assert msgids["{n} game"] == "{n} games" and msgids["{n} card, face down"] == "{n} cards, face down"
+    # ... the tables' scripts and notices, and the replay page's frame and script.
+    assert {"your turn", "Start", "the computer plays for {name} to the end of the game", "Score sheet",
+            "the table is empty", "Scores through the match"} <= msgids.keys()
+    assert msgids["{kind} ({n} way) — select its cards"] == "{kind} ({n} ways) — select its cards"
+    assert msgids["{n} position"] == "{n} positions"
+    # The replay's script gets exactly the msgids its t() calls use.
+    assert set(replay_html.SCRIPT_TEXTS) == {m for m, _p in i18n.script_msgids(replay_html.JS)}
     for code in i18n.LANGUAGES[1:]:
         cat = catalog(code)
         assert problems(cat, msgids) == [], code
@@ -283,9 +294,22 @@ return {status: text('#status'), tag: text('#me .tag.tomove'), deal: text('#end 
 """What the Russian table shows in its own words."""
 
 
+REPLAY = """
+const text = (q) => { const e = document.querySelector(q); return e ? e.textContent : null; };
+return {lang: document.documentElement.lang, back: text('.meta a'), step: text('#step-label'),
+        title: text('#deal-title'), count: text('#count-1'), footer: text('footer'),
+        headings: [...document.querySelectorAll('h2')].map(e => e.textContent)};"""
+"""What the replay page shows in its own words."""
+
+
+async def _served(url: str) -> bool:
+    return (await fetch(url, headers={"Accept-Language": "ru"})).status == 200
+
+
 def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: Path) -> None:
     driver = _driver(tmp_path / "profile", lang="ru")
     shown: list[dict[str, Any]] = []
+    replay: dict[str, Any] = {}
 
     async def main() -> None:
         async with served(tmp_path / "srv") as s:
@@ -317,11 +341,21 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
                 return (await _js(driver, RUSSIAN))["replay"] is not None
             await until(linked, "the replay's link")
             shown.append(await _js(driver, RUSSIAN))
+            # The game's replay page, in Russian too: its frame and its script's words.
+            href = str(await _js(driver, "return document.querySelector('#replay a').href"))
+            await until(lambda: _served(href), "the replay page")
+            await trio.to_thread.run_sync(driver.get, href + "#deal=1&move=1")
+            replay.update(await _js(driver, REPLAY))
 
     try:
         referee.run(main)
     finally:
         driver.quit()
+    assert replay["lang"] == "ru" and replay["back"] == "← сыграть ещё", replay
+    assert replay["step"].startswith("позиция 1 / ") and " · сдача 1 / " in replay["step"], replay
+    assert replay["title"].startswith("Игра 1, сдача 1 · сдаёт "), replay
+    assert "Счёт по ходу матча" in replay["headings"] and "Таблица очков" in replay["headings"], replay
+    assert replay["count"].startswith("10 карт") and "Запись Gin Arena" in replay["footer"], replay
     assert len(shown) > 3, shown
     last = shown[-1]
     assert {"Таблица очков", "Ходы соперников", "Конец сдачи"} <= set(last["headings"]), last

@@ -83,8 +83,6 @@ READ_METHODS = frozenset({"GET", "HEAD"})
 """What the public may do: read."""
 DOORS = frozenset({"/signin", "/signout", "/signup"})
 """The addresses that take a POST besides the tables' (sign-up, sign-in and sign-out)."""
-REPLAY_ASSETS = tables.REPLAY_ASSETS
-"""The replay page's style sheet and script, served as files (arena.replays.html's own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,7 +403,7 @@ async def match_page(request: Request) -> Response:
             view = await trio.to_thread.run_sync(load, Path(found[1]))
         except (OSError, ReplayModelError) as e:
             return _unshown(request, web, e)
-        return HTMLResponse(replay_html.replay_page(view, back_link="/", back_text="standings", assets=REPLAY_ASSETS))
+        return tables.replay_response(request, view, "/", i18n.N_("standings"))
     people = await _people_replay(request, web, match_id)
     if people is not None:
         return people
@@ -566,7 +564,7 @@ async def _people_replay(request: Request, web: Web, match_id: str) -> Response 
         view = await trio.to_thread.run_sync(load, Path(resolve_replay(stored, web.source.folder)))
     except (OSError, ReplayModelError) as e:
         return _unshown(request, web, e)
-    return HTMLResponse(replay_html.replay_page(view, back_link="/people", back_text="people", assets=REPLAY_ASSETS))
+    return tables.replay_response(request, view, "/people", i18n.N_("people"))
 
 
 async def _people_standings(web: Web) -> list[dict[str, Any]] | None:

@@ -58,6 +58,7 @@ from arena.replays import html as replay_html
 from arena.replays import seat_lines
 from arena.replays.base import Style
 from arena.replays.model import ReplayModelError, load
+from arena.replays.steps import MatchView
 from arena.run.play import bot_command
 from arena.run.samples import demos
 from arena.run.serve import PEOPLE_PREFIX
@@ -1200,8 +1201,18 @@ async def table_replay(request: Request) -> Response:
     except (OSError, ReplayModelError) as e:
         return _page(request, tr._("No replay"),
                      f'<p class="problem">{escape(tr._("the replay cannot be shown: {why}", why=e))}</p>', status=404)
-    return HTMLResponse(replay_html.replay_page(view, back_link=PREFIX, back_text="play again",
-                                                assets=REPLAY_ASSETS), headers=NO_STORE)
+    return replay_response(request, view, PREFIX, N_("play again"), NO_STORE)
+
+
+def replay_response(request: Request, view: MatchView, back_link: str, back_text: str,
+                    headers: Mapping[str, str] | None = None) -> Response:
+    """A replay's page (``arena.replays.html``, its assets served as files) in the request's
+    language: its frame and its script's words, and ``back_text`` (a msgid) on the link back."""
+    choice = i18n.of_request(request)
+    tr = choice.lang
+    page = replay_html.replay_page(view, back_link=back_link, back_text=tr._(back_text), assets=REPLAY_ASSETS,
+                                   words=tr)
+    return i18n.answer(HTMLResponse(page, headers=dict(headers or {})), choice, secure=request.url.scheme == "https")
 
 
 NO_SEAT = N_("no seat has this link (it ended long ago, or the link is wrong)")
