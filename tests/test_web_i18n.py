@@ -3,7 +3,10 @@ uses (Python's ``_``/``ngettext``/``N_``/``NP_``, the scripts' ``t``) is in ever
 fields and plural forms; the language is negotiated from ``Accept-Language``, chosen by ``?lang=``
 (kept in a cookie) and said in ``<html lang>``, ``Content-Language`` and ``Vary``; refusals and
 numbers come in the page's language; and in real Chromium set to Bulgarian the standings page is
-in Bulgarian while its live updates still come."""
+in Bulgarian while its live updates still come. The tables' pages (play the computer, open, join,
+the lobby, a seat's table) and their refusals come in the person's language too (a seat's JSON
+refusal: English ``error``, translated ``say``), and a person in a Russian Chromium plays the
+computer to the end with the table's own words, and then its replay page, in Russian."""
 
 from __future__ import annotations
 
