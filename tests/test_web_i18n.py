@@ -318,27 +318,27 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
         async with served(tmp_path / "srv") as s:
             await seat_page(driver, s.url, _open_table)
             assert await _js(driver, "return document.documentElement.lang") == "ru"
-            while True:
-                state = await _js(driver, STATE)
-                words = await _js(driver, RUSSIAN)
-                if state["over"]:
-                    shown.append(words)
-                    break
-                if state["moves"]:
-                    shown.append(words)
-                    assert state["title"].startswith("● Ваш ход — "), state["title"]
-                    assert re.fullmatch(r"ваше время на этот ход: \d+ с", state["clock"]), state["clock"]
-                    assert words["status"].startswith("Ваш ход: выберите ход (щёлкните"), words
-                    assert words["tag"] == "ваш ход" and re.match(r"\d+ карт", words["count"]), words
-                    move = _pick(state["moves"], state["loose"])
-                    await trio.to_thread.run_sync(_click, driver, f'#moves button[data-action="{move}"]')
 
-                    async def answered(n: int = state["n"]) -> bool:
-                        now = await _js(driver, STATE)
-                        return bool(now["n"] > n or now["over"])
-                    await until(answered, f"the referee's answer to {move!r}", 30)
-                else:
-                    await trio.sleep(0.05)
+            async def turn_or_end() -> bool:
+                state = await _js(driver, STATE)
+                return bool(state["moves"] or state["over"])
+            while True:  # the person's turns, each checked in Russian, to the game's end
+                await until(turn_or_end, "the person's turn or the game's end", 30)
+                state, words = await _js(driver, STATE), await _js(driver, RUSSIAN)
+                shown.append(words)
+                if state["over"]:
+                    break
+                assert state["title"].startswith("● Ваш ход — "), state["title"]
+                assert re.fullmatch(r"ваше время на этот ход: \d+ с", state["clock"]), state["clock"]
+                assert words["status"].startswith("Ваш ход: выберите ход (щёлкните"), words
+                assert words["tag"] == "ваш ход" and re.match(r"\d+ карт", words["count"]), words
+                move = _pick(state["moves"], state["loose"])
+                await trio.to_thread.run_sync(_click, driver, f'#moves button[data-action="{move}"]')
+
+                async def answered(n: int = state["n"]) -> bool:
+                    now = await _js(driver, STATE)
+                    return bool(now["n"] > n or now["over"])
+                await until(answered, f"the referee's answer to {move!r}", 30)
 
             async def linked() -> bool:
                 return (await _js(driver, RUSSIAN))["replay"] is not None
