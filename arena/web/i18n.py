@@ -5,8 +5,9 @@ One source of truth per language: the gettext catalog ``locale/{code}/LC_MESSAGE
 plural forms from the catalog's ``Plural-Forms``. A request's language: a valid ``?lang=``
 (which the answer keeps in the ``lang`` cookie), else that cookie, else ``Accept-Language``
 negotiated by Babel, else English. The scripts get their language's strings (only the msgids the
-scripts use, found in their sources) in a JSON data block, with the mapping from the browser's
-``Intl.PluralRules`` categories to the catalog's plural forms (``static/i18n.js``'s ``t``).
+scripts use, found in their sources, and the ``NS_`` texts the server sends them) in a JSON data
+block, with the mapping from the browser's ``Intl.PluralRules`` categories to the catalog's plural
+forms (``static/i18n.js``'s ``t``).
 """
 
 from __future__ import annotations
