@@ -169,3 +169,37 @@ async def _await(call: Any) -> Any:
 
 async def _collect(call: Any) -> list[Any]:
     return [event async for event in call]
+
+
+def test_a_final_view_that_cannot_be_drawn_keeps_the_record_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record draws the match's final spectator view once, at its end: a game's presentation
+    that fails then is logged and the record kept without a view (``GetMatch`` and the report
+    are whole), never an error that would end the referee."""
+    from referee import games
+    from tests._bots import Client
+
+    presentation = games.get(referee.DEFAULT_GAME).presentation
+    assert presentation is not None
+
+    def broken(view: Any) -> dict[str, Any]:
+        raise RuntimeError("the presentation broke")
+
+    monkeypatch.setattr(type(presentation), "present", lambda self, view: broken(view))
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with referee.open_referee() as ref:
+            table = ref.create_match(MatchSpec(players=("a", "b"), match_id="m-1"))
+            tokens = [link.token for link in table.links]
+            async with trio.open_nursery() as nursery:
+                for token in tokens:
+                    nursery.start_soon(referee.aio, Client(ref.address, token).play())
+            await table.finished.wait()
+            held = ref.tables["m-1"]
+            seen.update(kind=type(held).__name__, view=held.spectator_presentation(), report=held.report,
+                        position=held.match)
+
+    referee.run(main)
+    assert seen["kind"] == "FinishedMatch" and seen["view"] is None, seen
+    assert seen["report"] is not None and seen["report"].termination == "normal", seen
+    assert seen["position"] is not None and seen["position"].game_number >= 1, seen

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import structlog
 import trio
 
 from gin_arena.v2 import common_pb2
@@ -24,6 +25,8 @@ from referee.model.spec import MatchReport, MatchSpec
 from referee.table.flow import _SET, Table
 from referee.table.match_flow import TableState
 from referee.table.spectators import Sink, SpectatorLog
+
+log = structlog.get_logger("referee")
 
 
 class HeldMatch(Protocol):
@@ -157,13 +160,18 @@ class FinishedMatch:
         match = table.match
         position = None if match is None else FinalPosition(
             tuple(match.scores), match.game_number, match.deal_number, tuple(match.games_won))
-        view = table.spectator_presentation()
+        try:  # (a game's presentation that fails must not end the referee: the web shows no view)
+            view = table.spectator_presentation()
+            presented = None if view is None else json.dumps(view, separators=(",", ":"))
+        except Exception:
+            log.exception("final_view_failed", match_id=table.match_id, game=table.spec.game)
+            presented = None
         return cls(
             match_id=table.match_id, spec=table.spec, state=table.state, report=report, game=table.game,
             operator_seed=table.operator_seed, nonces=tuple(table.nonces), commitment=table.commitment,
             match=position, connected=(False,) * len(table.spec.players), spectator_log=table.spectator_log,
             result=table.match_result().SerializeToString(),
-            presented=None if view is None else json.dumps(view, separators=(",", ":")))
+            presented=presented)
 
     @property
     def game_name(self) -> str:
