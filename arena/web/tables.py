@@ -782,8 +782,9 @@ class Room:
                 seat.request = msg.action_request if kind == "action_request" else seat.request
                 if kind in ("deal_finished", "game_finished", "match_finished"):
                     seat.request = None
+                view = self._end_view(reg, match, seat.index, msg) if kind == "deal_finished" else None
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
-                         self._view(reg, match, seat.index), _words(msg, kind, describe))
+                         view or self._view(reg, match, seat.index), _words(msg, kind, describe))
                 if kind == "error" and msg.error.code == bot_pb2.ERROR_CODE_TOO_LATE:
                     seat.request = None  # the computer played it; the person plays on from the next request
                     seat.add("notice", {"message": TIME_RAN_OUT}, None)
@@ -806,6 +807,20 @@ class Room:
             return None
         return {"position": {"game": match.game_number, "deal": match.deal_number},
                 **reg.presentation.present(reg.presentation.match_view(match, seat))}
+
+    @staticmethod
+    def _end_view(reg: games.Registered, table: referee.Table, seat: int,
+                  msg: bot_pb2.RefereeMessage) -> dict[str, Any] | None:
+        """The game's description of the seat's view of the deal that ``msg`` (a ``deal_finished``)
+        ends, if its presentation still has it (``deal_end_view``): the match has dealt the next
+        deal by now. ``None``: the page draws the end from the message alone."""
+        ended = getattr(reg.presentation, "deal_end_view", None)
+        result = msg.deal_finished.result
+        view = ended(table.match, seat, result.game_number, result.deal_number) if ended is not None else None
+        if view is None or reg.presentation is None:
+            return None
+        return {"position": {"game": result.game_number, "deal": result.deal_number},
+                **reg.presentation.present(view)}
 
     async def move(self, seat: Seat, text: str, request_id: int) -> dict[str, Any]:
         """Send the person's answer (a legal move's id) as the seat's ``ActionResponse``; the

@@ -7,6 +7,8 @@
   if (body.dataset.page !== 'table' || !body.dataset.events) return;
   const me = Number(body.dataset.seat);
   let players = JSON.parse(body.dataset.players);
+  // The page's language (i18n.js's t; English with the fields filled where the page has none).
+  const t = window.t || ((msgid, vars) => msgid.replace(/\{(\w+)\}/g, (all, k) => (vars && k in vars ? String(vars[k]) : all)));
   const $ = (id) => document.getElementById(id);
   const received = [];            // every payload, in order (the tests read it)
   window.__tablePayloads = received;
@@ -91,6 +93,20 @@
     }
     target.appendChild(hand);
   }
+  // A meld on the table: its cards, each with a badge naming who laid it.
+  function meldRow(t) {
+    const row = el('div', 'pile tmeld');
+    row.dataset.owner = t.owner === null ? '' : String(t.owner);
+    row.appendChild(el('span', 'label', 'meld ' + named(t.label) + (t.owner === null ? '' : ' of ' + who(t.owner))));
+    const box = el('span', 'cards');
+    t.cards.forEach((c, i) => {
+      const e = card(c);
+      if (t.placed_by && t.placed_by[i] !== undefined) { e.dataset.by = String(t.placed_by[i]); e.appendChild(badge(t.placed_by[i])); }
+      box.appendChild(e);
+    });
+    row.appendChild(box);
+    return row;
+  }
   function drawView() {
     if (!view) return;
     const mine = view.seats.find((s) => s.seat === me);
@@ -114,19 +130,7 @@
     }
     if (view.table) {
       if (view.table.length) piles.appendChild(el('div', 'label', 'on the table'));
-      for (const t of view.table) {
-        const row = el('div', 'pile tmeld');
-        row.dataset.owner = t.owner === null ? '' : String(t.owner);
-        row.appendChild(el('span', 'label', 'meld ' + named(t.label) + (t.owner === null ? '' : ' of ' + who(t.owner))));
-        const box = el('span', 'cards');
-        t.cards.forEach((c, i) => {
-          const e = card(c);
-          if (t.placed_by && t.placed_by[i] !== undefined) { e.dataset.by = String(t.placed_by[i]); e.appendChild(badge(t.placed_by[i])); }
-          box.appendChild(e);
-        });
-        row.appendChild(box);
-        piles.appendChild(row);
-      }
+      for (const t of view.table) piles.appendChild(meldRow(t));
     }
     const last = $('last');
     last.textContent = '';
@@ -265,13 +269,19 @@
       box.appendChild(el('p', 'end-text', named(end.text)));
       for (const s of end.seats) {
         const row = el('div', 'seat');
+        row.dataset.seat = String(s.seat);
         row.appendChild(el('div', 'name', (s.seat === me ? 'You' : players[s.seat]) + ' · ' + s.notes.map(named).join(' · ')));
+        if (s.counted === 'all') { endHand(row, s); box.appendChild(row); continue; }
         for (const g of s.groups) row.appendChild(cards(g, 'meld'));
         if (s.loose.length) { row.appendChild(el('span', 'label', 'deadwood')); row.appendChild(cards(s.loose, 'loose')); }
         if (s.laid_off.length) { row.appendChild(el('span', 'label', 'laid off')); row.appendChild(cards(s.laid_off, 'meld')); }
         box.appendChild(row);
       }
+      endTable(box, end);
       box.appendChild(el('p', 'points', 'points: ' + end.points.map((p, i) => (i === me ? 'you' : players[i]) + ' ' + p).join(', ')));
+      if (end.totals && end.totals.length) {
+        box.appendChild(el('p', 'totals', t('the game so far: {scores}', {scores: end.totals.map((p, i) => who(i) + ' ' + p).join(', ')})));
+      }
     } else if (result) {
       const w = result.winner === undefined ? 0 : result.winner;
       box.appendChild(el('p', 'end-text', w < 0 ? 'nobody scores' : ((w === me ? 'You' : players[w]) + ' won the deal')));
@@ -281,6 +291,30 @@
         else if (k === 'scoresAfter') box.appendChild(el('p', 'points', 'scores: ' + v.map((p, i) => (i === me ? 'you' : players[i]) + ' ' + p).join(', ')));
       }
     }
+  }
+  // A hand left at a deal's end whose every card counts (``counted: 'all'``): its melds and the
+  // rest, all marked as paid for, and what the seat laid off this deal.
+  function endHand(row, s) {
+    const held = el('div', 'left');
+    if (s.groups.length || s.loose.length) held.appendChild(el('span', 'label', t('cards left, every one counts:')));
+    else held.appendChild(el('span', 'label', t('no cards left')));
+    for (const g of s.groups) held.appendChild(cards(g, 'meld penalty'));
+    if (s.loose.length) held.appendChild(cards(s.loose, 'loose penalty'));
+    row.appendChild(held);
+    if (s.laid_off.length) {
+      const off = el('div', 'laid');
+      off.appendChild(el('span', 'label', t('laid off this deal:')));
+      off.appendChild(cards(s.laid_off, 'meld'));
+      row.appendChild(off);
+    }
+  }
+  // The melds on the table at a deal's end, with who laid each card.
+  function endTable(box, end) {
+    if (!end.table || !end.table.length) return;
+    const table = el('div', 'end-table');
+    table.appendChild(el('h3', '', t('On the table')));
+    for (const m of end.table) table.appendChild(meldRow(m));
+    box.appendChild(table);
   }
   function sheetRow(cells, cls) {
     const tr = el('tr', cls || '');
