@@ -770,6 +770,7 @@ class Room:
         try:
             stub: Any = bot_pb2_grpc.BotServiceStub(channel)
             call: Any = stub.Play()
+            at: tuple[int, int] | None = None  # the deal the stream is in (its game and deal numbers)
             await referee.aio(call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
                 bot_name=seat.table.places[seat.index].name, token=token, protocol_version=2,
                 client_info="arena web table (a person)", games=[match.spec.game]))))
@@ -782,7 +783,11 @@ class Room:
                 seat.request = msg.action_request if kind == "action_request" else seat.request
                 if kind in ("deal_finished", "game_finished", "match_finished"):
                     seat.request = None
-                view = self._end_view(reg, match, seat.index, msg) if kind == "deal_finished" else None
+                if kind == "deal_started":
+                    at = (msg.deal_started.game_number, msg.deal_started.deal_number)
+                elif kind == "deal_finished":
+                    at = (msg.deal_finished.result.game_number, msg.deal_finished.result.deal_number)
+                view = self._end_view(reg, match, seat.index, at)
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
                          view or self._view(reg, match, seat.index), _words(msg, kind, describe))
                 if kind == "error" and msg.error.code == bot_pb2.ERROR_CODE_TOO_LATE:
@@ -810,17 +815,19 @@ class Room:
 
     @staticmethod
     def _end_view(reg: games.Registered, table: referee.Table, seat: int,
-                  msg: bot_pb2.RefereeMessage) -> dict[str, Any] | None:
-        """The game's description of the seat's view of the deal that ``msg`` (a ``deal_finished``)
-        ends, if its presentation still has it (``deal_end_view``): the match has dealt the next
-        deal by now. ``None``: the page draws the end from the message alone."""
+                  at: tuple[int, int] | None) -> dict[str, Any] | None:
+        """The game's description of the seat's view of the deal its stream is in (``at``) when the
+        match has dealt the next one already — the stream lags the match: the deal's last moves and
+        its end arrive after it — from the presentation's ``deal_end_view``; ``None``: the match is
+        still in that deal (or the game cannot tell), the view now is the one."""
+        match = table.match
         ended = getattr(reg.presentation, "deal_end_view", None)
-        result = msg.deal_finished.result
-        view = ended(table.match, seat, result.game_number, result.deal_number) if ended is not None else None
+        if at is None or ended is None or match is None or (match.game_number, match.deal_number) == at:
+            return None
+        view = ended(match, seat, *at)
         if view is None or reg.presentation is None:
             return None
-        return {"position": {"game": result.game_number, "deal": result.deal_number},
-                **reg.presentation.present(view)}
+        return {"position": {"game": at[0], "deal": at[1]}, **reg.presentation.present(view)}
 
     async def move(self, seat: Seat, text: str, request_id: int) -> dict[str, Any]:
         """Send the person's answer (a legal move's id) as the seat's ``ActionResponse``; the

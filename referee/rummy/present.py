@@ -217,7 +217,8 @@ class RummyPresentation:
                 raise ValueError(f"move {k + 1} of the deal, by seat {seat}: {e}") from None
             moved = _moved(action, engine.step_cards[before])
             reshuffled = any(isinstance(s, Reshuffle) for s in engine.steps[before + 1:])
-            out.append(view_of(engine, audience, (seat, action, moved), reshuffled))
+            after = tuple(int(v) for v in end.get("scores", ())) if end is not None and engine.is_over else ()
+            out.append(view_of(engine, audience, (seat, action, moved), reshuffled, after))
         return out
 
     def match_view(self, match: Any, audience: int | str) -> RummyView:
@@ -225,7 +226,8 @@ class RummyPresentation:
         deal = getattr(inner, "deal", None)
         if not isinstance(deal, Deal):
             raise TypeError(f"not a rummy match: {type(match).__name__}")
-        return _latest(deal, audience)
+        ended = getattr(match, "ended", None)  # a finished match's last deal: with the totals after it
+        return _latest(deal, audience, tuple(ended[3]) if ended is not None and ended[2] is deal else ())
 
     def deal_end_view(self, match: Any, audience: int | str, game: int, deal: int) -> RummyView | None:
         """``audience``'s view of the end of deal ``deal`` of game ``game``, with the game's totals
