@@ -14,6 +14,7 @@ import re
 import shutil
 import urllib.parse
 from collections.abc import Awaitable, Callable
+from html import escape
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -521,3 +522,75 @@ def test_a_four_seat_rummy_table_with_two_people_and_two_bots_plays_a_deal_to_it
         assert any(p["kind"] == "deal_finished" for p in seen) and seen[-1]["kind"] == "replay"
         check_payloads(Path(replay_path), seen, seat)
         assert links[1 - seat].rsplit("/", 1)[1] not in json.dumps(seen)  # never the other's seat link
+
+
+def test_a_person_leaves_before_the_start_and_the_host_closes_the_table(tmp_path: Path) -> None:
+    """Bob joins Alice's table and leaves before she starts: his seat is empty again on her page
+    (live), his seat's link answers 410 saying he left, and Carol takes the seat by the same code.
+    Alice then closes the table: Carol's page is told, the code and both links answer 410; a
+    started table is not left (409: the computer plays a seat after the grace)."""
+    drivers = _phones(tmp_path)
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(_sign_up, drivers[0], s.url, "alice")
+            await trio.to_thread.run_sync(_sign_up, drivers[1], s.url, "bob")
+            carol = await sign_up(s.url, "carol")
+            await trio.to_thread.run_sync(_open, drivers[0], s.url)
+            await _seated(drivers[0])
+
+            async def code_shown() -> bool:
+                return bool(await _js(drivers[0], "const c = document.querySelector('#invite .code');"
+                                                  "return c && c.textContent.length === 13"))
+            await until(code_shown, "the table's code on the host's page")
+            code = str(await _js(drivers[0], "return document.querySelector('#invite .code').textContent"))
+            await trio.to_thread.run_sync(_join, drivers[1], s.url, code)
+            bob = urllib.parse.urlsplit(await _seated(drivers[1])).path
+            await until(lambda: _seat_row(drivers[0], 1, "bob"), "bob in the host's seat list")
+            assert await _js(drivers[1], "return document.getElementById('leave').textContent") == "Leave the table"
+            assert await _js(drivers[0], "return document.getElementById('leave').textContent") == "Close the table"
+            # Bob leaves: his page goes to the lobby; Alice's shows the seat empty, without a reload.
+            await trio.to_thread.run_sync(_click, drivers[1], "#leave")
+
+            async def in_lobby() -> bool:
+                return str(await _js(drivers[1], "return location.pathname")) == "/lobby"
+            await until(in_lobby, "bob's page in the lobby")
+            await until(lambda: _seat_row(drivers[0], 1, "empty seat"), "seat 1 empty on the host's page")
+            assert await _js(drivers[0], "return document.getElementById('start').disabled")
+            page = await fetch(s.url + bob)
+            assert page.status == 410 and "You left this table before it started" in page.text, page.text
+            for path in ("/events", "/move", "/leave"):
+                gone = await fetch(s.url + bob + path, "POST" if path != "/events" else "GET", JSON, b"{}")
+                assert gone.status == 410 and gone.json()["error"].startswith("You left this table"), gone.text
+            in_bulgarian = await fetch(s.url + bob + "?lang=bg")
+            assert in_bulgarian.status == 410 and "Напуснахте тази маса" in in_bulgarian.text, in_bulgarian.text
+            # Carol takes the free seat by the same code.
+            taken = await seat_of(await post(s.url + "/tables/join", {"code": code}, carol))
+            await until(lambda: _seat_row(drivers[0], 1, "carol"), "carol in seat 1 on the host's page")
+            seated = await fetch(s.url + taken)
+            assert escape(json.dumps(["alice", "carol"])) in seated.text, seated.text  # her page's players
+            # Alice closes the table: Carol's page is told; the code and the links stop working.
+            reader = await trio.to_thread.run_sync(_Reader, s.url + taken + "/events")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.to_thread.run_sync, reader.run)
+                await until(lambda: _true(any(p["kind"] == "seats" for p in reader.payloads)), "carol's seats")
+                await trio.to_thread.run_sync(_click, drivers[0], "#leave")
+                await trio.to_thread.run_sync(lambda: drivers[0].switch_to.alert.accept())  # "for everyone?"
+                await until(lambda: _true(any(p["kind"] == "closed" for p in reader.payloads)), "carol told")
+                reader.close()
+            told = next(p for p in reader.payloads if p["kind"] == "closed")["message"]
+            assert told == {"message": "The host closed this table before it started.", "how": "host"}
+            for path in (taken, taken + "/events"):
+                closed = await fetch(s.url + path)
+                assert closed.status == 410 and "The host closed this table" in closed.text, closed.text
+            by_code = await post(s.url + "/tables/join", {"code": code}, carol)
+            assert by_code.status == 410 and "The host closed this table" in by_code.text, by_code.text
+            # After the start, leaving is the grace's business: 409 says so, nothing changes.
+            host = await seat_of(await post(s.url + "/tables/new", {"game": "gin", "preset": "short"}, carol))
+            assert (await fetch(s.url + host + "/fill", "POST", JSON, BOT_IN_SEAT_1)).status == 200
+            assert (await fetch(s.url + host + "/start", "POST", JSON, b"{}")).status == 200
+            late = await fetch(s.url + host + "/leave", "POST", JSON, b"{}")
+            assert late.status == 409 and "the computer plays your seat after the grace" in late.json()["error"]
+            assert (await fetch(s.url + host)).status == 200
+
+    _run(main, drivers)

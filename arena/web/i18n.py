@@ -53,7 +53,7 @@ SCRIPT = "/static/i18n.js"
 """The scripts' translation helper (``t``), loaded before them."""
 VARY = "Accept-Language, Cookie"
 """What a page's language depends on (its ``Vary``)."""
-SCRIPTS = ("web.js",)
+SCRIPTS = ("web.js", "table.js", "people.js")
 """The static scripts whose ``t(...)`` msgids go to the page's JSON block."""
 STATIC = Path(__file__).parent / "static"
 """The scripts' folder."""

@@ -61,6 +61,8 @@ from arena.replays.model import ReplayModelError, load
 from arena.run.play import bot_command
 from arena.run.samples import demos
 from arena.run.serve import PEOPLE_PREFIX
+from arena.web import i18n
+from arena.web.i18n import N_
 from arena.web.limits import WebLimits
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc
 from referee import games
@@ -100,8 +102,15 @@ CLIENTS_TRACKED = 100_000
 """Client addresses whose wrong codes are counted at once (beyond: the count starts afresh)."""
 TIME_RAN_OUT = "your time ran out; the computer played that move"
 """What a person's page says when their clock ran out (the referee's ``ERROR_CODE_TOO_LATE``)."""
-NOTICES = ("seats", "notice", "rematch")
+NOTICES = ("seats", "notice", "rematch", "closed")
 """The kinds of payload that are the table's own news, not the seat's session's messages."""
+GONE_KEPT = 10_000
+"""Seat links and table codes that stopped working before a start (a person left, the host closed
+the table) remembered, to answer 410 saying why; the oldest are forgotten first (then 404)."""
+LEFT = N_("You left this table before it started; your seat is free again.")
+"""What a seat's link answers after its person left (410)."""
+CLOSED = N_("The host closed this table before it started.")
+"""What the others' pages say, and their links and the table's code answer (410), once the host left."""
 MOVE_WAIT_S = 10.0
 """Seconds a move's POST waits for the referee's verdict in the stream (and the table's end for a
 session reading the match's last messages)."""
@@ -375,6 +384,8 @@ class Room:
         self.playing = 0
         """Computer players running now (and promised to tables starting)."""
         self.tries = CodeTries(limits.table_code_tries_per_minute)
+        self.gone: OrderedDict[str, str] = OrderedDict()
+        """Seat secrets and ``code:CODE`` keys that stopped working before a start, with why (a msgid)."""
         self.record: Callable[[Table], None] | None = None
         """Called when a table with a signed-in person finishes (the accounts' ``record_game``)."""
         self._nursery: trio.Nursery | None = None
@@ -461,6 +472,8 @@ class Room:
         if refused is not None:
             raise refused
         table = self.tables.get(clean_code(code))
+        if table is None and "code:" + clean_code(code) in self.gone:
+            raise TableError(410, self.gone["code:" + clean_code(code)])
         if table is None:
             self.tries.failed(client)
             raise TableError(404, "no table has that code (check it, or ask the host for the link)")
@@ -506,6 +519,43 @@ class Room:
         if bot not in table.settings.bots:
             raise TableError(400, f"bot {bot!r}: the sample bots are {', '.join(table.settings.bots)}")
         self._place_bot(table, index, bot)
+
+    def leave(self, seat: Seat) -> None:
+        """The person leaves the table before it starts: their seat is empty again and its link
+        stops working (410); the host leaving closes the table (every page is told; the code and
+        every seat's link stop working). After the start a seat is not left: the page closes and
+        the computer plays it after the grace (409 says so)."""
+        table = seat.table
+        if not table.open:
+            raise TableError(409, "the game has started: close the page and the computer plays your seat "
+                             "after the grace" if table.match is not None else "the table is closed")
+        if seat.index == SEAT:
+            self.tables.pop(table.code, None)
+            self._remember("code:" + table.code, CLOSED)
+            for p in table.places:
+                if p.seat is not None:
+                    self._unseat(p.seat, CLOSED, "host" if p.seat is not seat else "left")
+            table.over = True
+            log.info("table_closed", code=table.code)
+            return
+        place = table.places[seat.index]
+        place.kind, place.name, place.seat, place.person, place.person_id, place.bot = "empty", "", None, None, None, ""
+        self._unseat(seat, LEFT, "left")
+        self._told_seats(table)
+        log.info("table_left", code=table.code, seat=seat.index)
+
+    def _unseat(self, seat: Seat, why: str, how: str) -> None:
+        """The seat's link stops working (410 with ``why``); its page is told (``how``: ``left``, it
+        left; ``host``: the host closed the table) and its stream ends."""
+        self.seats.pop(seat.secret, None)
+        self._remember(seat.secret, why)
+        seat.add("closed", {"message": why, "how": how}, None)
+        seat.over = True
+
+    def _remember(self, key: str, why: str) -> None:
+        self.gone[key] = why
+        while len(self.gone) > GONE_KEPT:
+            self.gone.popitem(last=False)
 
     def _place_bot(self, table: Table, index: int, bot: str) -> None:
         place = table.places[index]
@@ -1109,8 +1159,20 @@ def table_body() -> str:
         '<p id="replay" hidden></p><p id="rematch" hidden></p>')
 
 
+def _gone_why(request: Request) -> str | None:
+    """Why the request's seat link stopped working before a start (a msgid), if it did."""
+    return _room(request).gone.get(request.path_params["secret"])
+
+
 async def table_page(request: Request) -> Response:
     seat = _seat(request)
+    why = _gone_why(request) if seat is None else None
+    if why is not None:
+        choice = i18n.of_request(request)
+        tr = choice.lang
+        gone = _page(tr._("This seat is free"), f'<p class="problem" role="alert">{escape(tr._(why))}</p>'
+                     f'<p><a href="{LOBBY}">{escape(tr._("the tables"))}</a></p>', status=410, page="message")
+        return i18n.answer(gone, choice, secure=request.url.scheme == "https")
     if seat is None:
         return _page("No such table", '<p class="problem">No table here (it ended long ago, or the link is wrong).</p>',
                      status=404)
@@ -1120,6 +1182,7 @@ async def table_page(request: Request) -> Response:
     return _page(f"{table.settings.game}: {' vs '.join(p.name or '…' for p in table.places)}", table_body(),
                  data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(seat.index),
                        "fill": f"{base}/fill", "start": f"{base}/start", "rematch": f"{base}/rematch",
+                       "leave": f"{base}/leave",
                        "join": f"{TABLES}/j/{table.code}", "bots": json.dumps(list(table.settings.bots)),
                        "signed": "yes" if room.signed_in(request) is not None else "",
                        "players": json.dumps(list(table.names()))})
@@ -1141,6 +1204,9 @@ async def table_replay(request: Request) -> Response:
 
 async def _seat_post(request: Request, act: Callable[[Room, Seat, dict[str, str]], Any]) -> Response:
     seat = _seat(request)
+    why = _gone_why(request) if seat is None else None
+    if why is not None:
+        return _error(410, why)
     if seat is None:
         return _error(404, "no seat has this link (it ended long ago, or the link is wrong)")
     try:
@@ -1182,6 +1248,14 @@ async def table_start(request: Request) -> Response:
     return await _seat_post(request, act)
 
 
+async def table_leave(request: Request) -> Response:
+    """POST: leave the table before it starts (the host: close it); answers where to go."""
+    def act(room: Room, seat: Seat, _form: dict[str, str]) -> dict[str, Any]:
+        room.leave(seat)
+        return {"left": True, "href": LOBBY}
+    return await _seat_post(request, act)
+
+
 async def table_rematch(request: Request) -> Response:
     """POST: ask for (or accept) a rematch; answers the new seat's address."""
     def act(room: Room, seat: Seat, _form: dict[str, str]) -> dict[str, Any]:
@@ -1193,6 +1267,9 @@ async def table_rematch(request: Request) -> Response:
 async def table_events(request: Request) -> Response:
     """``text/event-stream``: every payload of the seat (``Last-Event-ID`` resumes)."""
     seat = _seat(request)
+    why = _gone_why(request) if seat is None else None
+    if why is not None:
+        return _error(410, why)
     if seat is None:
         return _error(404, "no seat has this link")
     room = _room(request)

@@ -6,6 +6,8 @@
 (function () {
   const body = document.body;
   const $ = (id) => document.getElementById(id);
+  // The page's language (i18n.js's t; English with the fields filled where the page has none).
+  const t = window.t || ((msgid, vars) => msgid.replace(/\{(\w+)\}/g, (all, k) => (vars && k in vars ? String(vars[k]) : all)));
   function el(tag, cls, text) {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -75,6 +77,29 @@
       tools.appendChild(el('span', '', 'Waiting for the host to start…'));
     }
     if (m.open) $('status').textContent = 'Waiting for everyone to sit down';
+    leaveButton(tools, m);
+  }
+  // Before the start: a person leaves the table (their seat is free again); the host closes it.
+  function leaveButton(tools, m) {
+    if (!m.open || !body.dataset.leave) return;
+    const b = el('button', 'leave', m.host ? t('Close the table') : t('Leave the table'));
+    b.type = 'button';
+    b.id = 'leave';
+    b.addEventListener('click', async () => {
+      if (m.host && !window.confirm(t('Close the table for everyone?'))) return;
+      const answer = await post(body.dataset.leave, {});
+      if (answer && answer.href) location.href = answer.href;
+    });
+    tools.appendChild(b);
+  }
+  // The table closed before it started: this seat's person left, or the host closed it.
+  function closed(m) {
+    $('waiting').hidden = true;
+    const text = m.how === 'host' ? t('The host closed this table before it started.')
+      : t('You left this table before it started; your seat is free again.');
+    $('status').textContent = text;
+    $('notice').textContent = text;
+    body.dataset.tableClosed = m.how;
   }
   function offerRematch(by) {
     const box = $('rematch');
@@ -99,6 +124,7 @@
       return true;
     }
     if (p.kind === 'rematch') { offerRematch(m.by); return true; }
+    if (p.kind === 'closed') { closed(m); return true; }
     if (p.kind === 'replay') offerRematch('');
     return false;
   }
