@@ -14,9 +14,10 @@ import re
 import shutil
 import urllib.parse
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 import trio
@@ -25,7 +26,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import referee
 from arena.web.limits import WebLimits
-from arena.web.tables import TIME_RAN_OUT
+from arena.web.tables import TIME_RAN_OUT, Room, Seat, TableError
 from tests._web import Reply, fetch, served, until
 from tests.test_web_browser import _driver, _js
 from tests.test_web_rummy_table import END as RUMMY_END
@@ -594,3 +595,59 @@ def test_a_person_leaves_before_the_start_and_the_host_closes_the_table(tmp_path
             assert (await fetch(s.url + host)).status == 200
 
     _run(main, drivers)
+
+
+@dataclass(frozen=True)
+class _Someone:
+    """A signed-in person, as the accounts give one."""
+
+    id: int
+    """Their account's id."""
+    name: str
+    """Their name."""
+
+
+def test_the_rematchs_host_is_the_first_tables_host_once_they_ask_or_accept() -> None:
+    """Bob asks for the rematch first and opens it; Alice, the finished table's host, accepts and
+    is the rematch's host (her page gets the host's tools, Bob's loses them; only she fills and
+    starts). When the first table's host never comes, the first to ask stays the host."""
+    async def main() -> None:
+        room = Room(cast(Any, object()), WebLimits(), cast(Any, None), cast(Any, None))
+        alice, bob, carol = _Someone(1, "alice"), _Someone(2, "bob"), _Someone(3, "carol")
+        async with trio.open_nursery() as nursery:
+            room._nursery = nursery
+            settings = room.settings("rummy", "rummy", "3")
+
+            def finished() -> list[Seat]:
+                host = room.open(settings, alice.name, alice)
+                seats = [host, room.join(host.table, bob), room.join(host.table, carol)]
+                host.table.over = True
+                return seats
+
+            def host_flags(seat: Seat) -> bool:
+                told = [json.loads(p) for p in seat.payloads if json.loads(p)["kind"] == "seats"]
+                return bool(told[-1]["message"]["host"])
+
+            a, b, c = finished()
+            by_bob = room.ask_rematch(b)
+            new = by_bob.table
+            assert new.host is by_bob and host_flags(by_bob)  # the first to ask, until alice comes
+            by_alice = room.ask_rematch(a)
+            assert by_alice.table is new and new.host is by_alice and new.host_seat == by_alice.index == 1
+            assert host_flags(by_alice) and not host_flags(by_bob)
+            with pytest.raises(TableError, match="only the table's host"):
+                room.fill(by_bob, 2, "random")
+            room.fill(by_alice, 2, "random")  # (carol did not come: a sample bot takes her seat)
+            assert [p.kind for p in new.places] == ["person", "person", "bot"]
+            # Carol accepting later changes nothing of the host.
+            with pytest.raises(TableError, match="full"):
+                room.ask_rematch(c)
+            assert new.host_seat == 1
+            # The first table's host never asks: the first who asked stays the host.
+            _a, b2, c2 = finished()
+            by_carol = room.ask_rematch(c2)
+            by_bob2 = room.ask_rematch(b2)
+            assert by_carol.table.host is by_carol and by_bob2.table is by_carol.table and not host_flags(by_bob2)
+            nursery.cancel_scope.cancel()
+
+    referee.run(main)

@@ -266,10 +266,14 @@ class Table:
     """When the host started it (``time.time()``)."""
     opened_at: float = field(default_factory=time.monotonic)
     """When it was opened (an open table not started within ``open_table_s`` is dropped)."""
+    host_seat: int = SEAT
+    """The host's seat: the opener's, until the host of the table a rematch follows accepts it."""
+    host_of: int | None = None
+    """A rematch's: the seat of the host of the table it follows (``None``: no rematch)."""
 
     @property
     def host(self) -> Seat | None:
-        return self.places[SEAT].seat
+        return self.places[self.host_seat].seat
 
     @property
     def open(self) -> bool:
@@ -529,7 +533,7 @@ class Room:
         if not table.open:
             raise TableError(409, "the game has started: close the page and the computer plays your seat "
                              "after the grace" if table.match is not None else "the table is closed")
-        if seat.index == SEAT:
+        if seat.index == table.host_seat:
             self.tables.pop(table.code, None)
             self._remember("code:" + table.code, CLOSED)
             for p in table.places:
@@ -565,7 +569,7 @@ class Room:
         self._told_seats(table)
 
     def _host(self, seat: Seat) -> None:
-        if seat.index != SEAT:
+        if seat.index != seat.table.host_seat:
             raise TableError(403, "only the table's host may do that")
 
     def _live(self) -> None:
@@ -621,8 +625,9 @@ class Room:
 
     def ask_rematch(self, seat: Seat) -> Seat:
         """The person asks for (or accepts) a rematch: a new table with the same settings and seats.
-        The first to ask opens it (as its host, with the same bots); the others join it by clicking.
-        A table of one person and bots (``/play``'s) starts at once."""
+        The first to ask opens it (with the same bots); the others join it by clicking. Its host is
+        the finished table's host once they ask or accept (while it has not started), else the
+        first to ask. A table of one person and bots (``/play``'s) starts at once."""
         old = seat.table
         if not old.over:
             raise TableError(409, "the game is not over yet")
@@ -630,7 +635,7 @@ class Room:
         if old.rematch and old.rematch in self.tables:
             table = self.tables[old.rematch]
             mine = seat.rematch_seat
-            if mine is not None:
+            if mine is not None and mine.secret in self.seats:  # (not if they left it since)
                 return mine
             if not table.open:
                 raise TableError(409, "the rematch has started without you")
@@ -638,9 +643,14 @@ class Room:
             if not empty:
                 raise TableError(409, "the rematch's table is full")
             seat.rematch_seat = self._sit(table, empty[0], place.name, place.person)
+            if seat.index == table.host_of and table.host_seat != empty[0]:  # the host is back: host again
+                table.host_seat = empty[0]
+                self._told_seats(table)
+                log.info("table_host_back", code=table.code, seat=empty[0])
             return seat.rematch_seat
         self._live()
         new = self.open(old.settings, place.name, place.person)
+        new.table.host_of = old.host_seat
         for p in old.places:
             if p.kind == "bot":
                 free = next(i for i, q in enumerate(new.table.places) if q.kind == "empty")
@@ -668,7 +678,7 @@ class Room:
                 "open": table.open}
         for p in table.places:
             if p.seat is not None:
-                p.seat.add("seats", {**info, "host": p.seat.index == SEAT}, None)
+                p.seat.add("seats", {**info, "host": p.seat.index == table.host_seat}, None)
 
     def _notice(self, table: Table, text_for: Callable[[int], str]) -> None:
         for p in table.places:
