@@ -46,8 +46,9 @@ class Served:
 
 
 @asynccontextmanager
-async def served(folder: Path, limits: WebLimits | None = None) -> AsyncIterator[Served]:
-    """``arena serve`` (in process) with the live web, both on free ports."""
+async def served(folder: Path, limits: WebLimits | None = None, *, proxy_hops: int = 0) -> AsyncIterator[Served]:
+    """``arena serve`` (in process) with the live web, both on free ports (``proxy_hops``: the
+    web's ``--web-proxy-hops``)."""
     got: dict[str, Any] = {}
 
     async def web(ref: referee.Referee, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -55,7 +56,7 @@ async def served(folder: Path, limits: WebLimits | None = None) -> AsyncIterator
         async with trio.open_nursery() as nursery:
             got["url"] = await nursery.start(partial(serve_web, "127.0.0.1:0", source, limits=limits or WebLimits(),
                                                      operator_token=ref.operator_token,
-                                                     accounts_db=folder / "serve.sqlite"))
+                                                     accounts_db=folder / "serve.sqlite", proxy_hops=proxy_hops))
             got["ref"] = ref
             task_status.started()
 
