@@ -228,6 +228,15 @@ def _open_rummy(driver: Any, url: str) -> None:
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
 
 
+async def _code_shown(driver: Any) -> str:
+    """The table's code, once the host's page shows it."""
+    async def shown() -> bool:
+        return bool(await _js(driver, "const c = document.querySelector('#invite .code');"
+                                      "return c && c.textContent.length === 13"))
+    await until(shown, "the table's code on the host's page")
+    return str(await _js(driver, "return document.querySelector('#invite .code').textContent"))
+
+
 async def _two_people(s: Any, drivers: list[Any], open_table: Callable[[Any, str], None] = _open,
                       bots: tuple[int, ...] = ()) -> tuple[list[str], str]:
     """Alice and Bob sign up, Alice opens a table, Bob joins by its code, Alice fills the seats
@@ -236,12 +245,7 @@ async def _two_people(s: Any, drivers: list[Any], open_table: Callable[[Any, str
     await trio.to_thread.run_sync(_sign_up, drivers[1], s.url, "bob")
     await trio.to_thread.run_sync(open_table, drivers[0], s.url)
     host = await _seated(drivers[0])
-
-    async def code_shown() -> bool:
-        return bool(await _js(drivers[0], "const c = document.querySelector('#invite .code');"
-                                          "return c && c.textContent.length === 13"))
-    await until(code_shown, "the table's code on the host's page")
-    code = str(await _js(drivers[0], "return document.querySelector('#invite .code').textContent"))
+    code = await _code_shown(drivers[0])
     await trio.to_thread.run_sync(_join, drivers[1], s.url, code)
     joined = await _seated(drivers[1])
 
@@ -539,12 +543,7 @@ def test_a_person_leaves_before_the_start_and_the_host_closes_the_table(tmp_path
             carol = await sign_up(s.url, "carol")
             await trio.to_thread.run_sync(_open, drivers[0], s.url)
             await _seated(drivers[0])
-
-            async def code_shown() -> bool:
-                return bool(await _js(drivers[0], "const c = document.querySelector('#invite .code');"
-                                                  "return c && c.textContent.length === 13"))
-            await until(code_shown, "the table's code on the host's page")
-            code = str(await _js(drivers[0], "return document.querySelector('#invite .code').textContent"))
+            code = await _code_shown(drivers[0])
             await trio.to_thread.run_sync(_join, drivers[1], s.url, code)
             bob = urllib.parse.urlsplit(await _seated(drivers[1])).path
             await until(lambda: _seat_row(drivers[0], 1, "bob"), "bob in the host's seat list")
