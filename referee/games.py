@@ -359,11 +359,23 @@ class GamePresentation(Protocol):
                                                         # id: the action's text (the replay's)
          "end":    {"text": str, "points": [int, ...],  # the deal's end, or None
                     "seats": [{"seat": int, "groups": [[card, ...]], "loose": [card, ...],
-                               "laid_off": [card, ...], "notes": [str, ...]}, ...]} | None}
+                               "laid_off": [card, ...], "notes": [str, ...]}, ...],
+                    # optional: "totals": [int, ...] (the game's points after the deal),
+                    # "table": [...] (the melds on the table at the end, as "table" above),
+                    # per seat "counted": "all" (every card left counts, not only "loose")
+                    # and "pays": int (what the seat's hand pays the deal's winner)
+                    } | None}
 
     A text (``text``, ``notes``, ``label``) names a seat as ``{N}``: the renderer writes seat N's
-    player name there. A game without a presentation (``Registered.presentation`` is ``None``)
-    is shown by the arena from its records alone (moves as text)."""
+    player name there.
+
+    A presentation may also have ``deal_end_view(match, audience, game, deal)``: the view of that
+    deal's end (``game``, ``deal``: a ``DealResult``'s numbers) while the match still holds it —
+    a match deals the next deal at once, so ``match_view`` shows that one by the time a seat reads
+    the end — or ``None``; the web's tables draw the deal's end from it.
+
+    A game without a presentation (``Registered.presentation`` is ``None``) is shown by the arena
+    from its records alone (moves as text)."""
 
     def deal_views(self, rules: Any, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
                    end: Mapping[str, Any] | None, seats: int, audience: Audience) -> Sequence[Any]:

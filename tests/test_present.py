@@ -54,7 +54,8 @@ def _check_schema(desc: dict[str, Any], seats: int) -> None:
         assert set(move) == {"id", "label", "kind", "cards"} and move["label"] and move["id"]
     assert desc["last"] is None or set(desc["last"]) == {"seat", "text", "cards"}
     if desc["end"] is not None:
-        assert set(desc["end"]) == {"text", "points", "seats"} and len(desc["end"]["points"]) == seats
+        assert {"text", "points", "seats"} <= set(desc["end"]) <= {"text", "points", "seats", "table", "totals"}
+        assert len(desc["end"]["points"]) == seats
 
 
 @pytest.mark.parametrize(("name", "seats"), [("gin", 2), ("rummy", 2), ("rummy", 5), ("toy3", 3)])
@@ -102,6 +103,39 @@ def test_present_gives_the_schema_and_hides_what_each_audience_may_not_see(name:
         match.apply(decider, action)
     assert checked >= 40
     assert isinstance(presentation.rules_text(game.default_rules()), str)
+
+
+@pytest.mark.parametrize(("name", "seats"), [("gin", 2), ("rummy", 3)])
+def test_a_deals_end_is_described_after_the_match_dealt_the_next_one(name: str, seats: int) -> None:
+    """``deal_end_view`` gives each audience the end of the deal that just ended (the match has
+    dealt the next one: ``match_view`` shows that), the same description as the replay's last view
+    of the deal; for any other deal it has none."""
+    found = games.get(name)
+    presentation = found.presentation
+    assert presentation is not None
+    game = found.game
+    match = game.new_match(game.default_rules(), f"ends-{name}".encode(), seats)
+    ends = 0
+    while ends < 3 and match.decider is not None:
+        decider = match.decider
+        happened = match.apply(decider, match.substitute(decider))
+        over = [h for h in happened if isinstance(h, games.DealOver)]
+        if not over:
+            continue
+        ends += 1
+        number = (int(over[0].record["game"]), int(over[0].record["deal"]))
+        assert match.is_over or (match.game_number, match.deal_number) != number  # the next deal is dealt
+        for audience in [*range(seats), games.SPECTATOR]:
+            view = presentation.deal_end_view(match, audience, *number)  # type: ignore[attr-defined]
+            desc = presentation.present(view)
+            _check_schema(desc, seats)
+            paid = over[0].record["points"]  # (Gin's: the winner's; Rummy's: by seat)
+            assert desc["end"] is not None and sum(desc["end"]["points"]) == (paid if isinstance(paid, int)
+                                                                               else sum(paid))
+            for s in desc["seats"]:
+                assert (s["hand"] is not None) == (s["seat"] == audience)
+            assert presentation.deal_end_view(match, audience, number[0], number[1] + 1) is None  # type: ignore[attr-defined]
+    assert ends == 3
 
 
 def test_a_replays_deal_views_agree_with_the_match() -> None:

@@ -76,3 +76,79 @@ def test_each_seat_notes_the_discards_it_took_and_still_holds() -> None:
                 else:
                     assert not notes, s
     assert noted >= 20, "few takes were noted: the check proved little"
+
+
+ENDS = 40
+"""Deals played to the end (through the wire's match, as the referee plays them) to check the
+description of each deal's end."""
+
+
+def test_the_end_of_every_deal_shows_each_hand_the_table_and_points_summing_as_the_result_says() -> None:
+    from referee.rummy import Match, parse_card
+    from referee.rummy.wire import RummyMatch
+
+    rng = random.Random(5)
+    seen = {"out": 0, "lowest": 0, "rummy": 0, "table": 0, "layoffs": 0, "grouped": 0}
+    for m in range(ENDS // 4):
+        seats = 2 + m % 5
+        preset = ("rummy", "open", "michigan", "bozenkill")[m % 4]
+        wire = RummyMatch(Match(RummyRules.preset(preset), bytes([m]) * 32, seats))
+        ends = 0
+        while not wire.is_over and ends < 4:
+            seat = wire.decider
+            assert seat is not None
+            legal = wire.match.legal_actions()
+            melds = [a for a in legal if a.kind in ("meld", "lay_off")]
+            deal, game = wire.match.deal, wire.match.game
+            number, totals_before = (game.number, game.deal_number), tuple(game.totals)
+            wire.apply(seat, melds[0] if melds and rng.random() < (0.9, 0.05)[m % 2] else rng.choice(legal))
+            if not deal.is_over:
+                assert wire.ended is None or wire.ended[2] is not deal
+                continue
+            ends += 1
+            out = deal.outcome
+            assert out is not None
+            for audience in range(seats):
+                view = PRESENTATION.deal_end_view(wire, audience, *number)
+                assert view is not None, number
+                assert PRESENTATION.deal_end_view(wire, audience, number[0], number[1] + 1) is None
+                desc = PRESENTATION.present(view)
+                end = desc["end"]
+                assert end is not None and desc["phase"] == "over"
+                # Only the seat's own hand on the board; every hand left in the end (R11: scored, shown).
+                assert [s["hand"] is not None for s in desc["seats"]] == [s == audience for s in range(seats)]
+                assert [s["seat"] for s in end["seats"]] == list(range(seats))
+                for s, shown in enumerate(end["seats"]):
+                    held = [c for g in shown["groups"] for c in g] + shown["loose"]
+                    assert sorted(held) == sorted(str(c) for c in out.hands[s]) and shown["counted"] == "all"
+                    high = deal.rules.ace == "low_or_high"
+                    assert all(meld_shape([parse_card(c) for c in g], high) is not None for g in shown["groups"])
+                    laid = [str(p.card) for t in deal.table for p in t.placed if p.seat == s and p.layoff]
+                    assert shown["laid_off"] == laid
+                    assert f"cards left {out.hand_values[s]}" in shown["notes"]
+                    seen["grouped"] += bool(shown["groups"])
+                    seen["layoffs"] += bool(laid)
+                # The table's melds, each card with the seat that laid it.
+                assert [(t["owner"], t["placed_by"]) for t in end["table"]] == [
+                    (t.owner, [{p.card: p.seat for p in t.placed}[c] for c in t.cards]) for t in deal.table]
+                # The points: the result's; what the hands pay sums to the winner's take.
+                assert end["points"] == list(out.points)
+                pays = [s["pays"] for s in end["seats"]]
+                if out.reason == "out":
+                    double = 1 + out.rummy
+                    assert pays == [0 if s == out.winner else v * double for s, v in enumerate(out.hand_values)]
+                if out.winner is None:
+                    assert out.reason == "void" and pays == [0] * seats and not any(out.points)
+                else:
+                    table = out.table_points[out.winner] if deal.rules.scoring == "table" else 0
+                    assert sum(pays) == out.points[out.winner] - table and pays[out.winner] == 0
+                    for s in range(seats):
+                        if s != out.winner and pays[s]:
+                            assert f"pays {{{out.winner}}} {pays[s]}" in end["seats"][s]["notes"]
+                # The game's totals after the deal (as the score sheet has them).
+                after = [b + p for b, p in zip(totals_before, out.points, strict=True)]
+                assert end["totals"] == after
+            seen[out.reason] = seen.get(out.reason, 0) + 1
+            seen["rummy"] += out.rummy
+            seen["table"] += deal.rules.scoring == "table"
+    assert seen["out"] >= 5 and seen["grouped"] >= 5 and seen["layoffs"] >= 1 and seen["table"] >= 1, str(seen)

@@ -60,6 +60,18 @@ return {seats: end.querySelectorAll('.seat').length, text: end.textContent,
         replay: (document.querySelector('#replay a') || {}).href || '',
         rematch: !!document.getElementById('rematch-button')};"""
 RANK = "A23456789TJQK"
+END_PANEL = """
+const end = document.getElementById('end');
+const ps = window.__tablePayloads || [];
+const done = ps.filter(p => p.kind === 'deal_finished');
+const last = done.length ? done[done.length - 1] : null;
+return {rows: [...end.querySelectorAll('.seat')].map(r => ({seat: Number(r.dataset.seat), text: r.textContent,
+                 cards: [...r.querySelectorAll('.penalty [data-card]')].map(e => e.dataset.card)})),
+        melds: [...end.querySelectorAll('.end-table .tmeld')].map(r =>
+                 [...r.querySelectorAll('[data-card]')].map(e => [e.dataset.card, Number(e.dataset.by)])),
+        text: end.textContent, end: last && last.view ? last.view.end : null,
+        result: last ? last.message.dealFinished.result : null};"""
+"""The deal's end panel as drawn, and the end the page was sent with the last ``deal_finished``."""
 
 
 def _open_table(driver: Any, url: str) -> None:
@@ -115,6 +127,7 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
     shots: dict[str, Path] = {}
     samples: list[dict[str, Any]] = []
     did: dict[str, int] = {"meld": 0, "lay_off": 0, "discard": 0, "keyboard": 0, "grouped": 0, "offered": 0}
+    panels: list[dict[str, Any]] = []  # the deal's end panel, at the first deal's end and the match's
 
     async def shot(name: str) -> None:
         if name not in shots:
@@ -165,6 +178,7 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
                             return int((await _js(driver, STATE))["mine"]) >= laid
                         await until(on_table, "the person's meld on the table")
                 elif state["end"] and "showdown" not in shots:
+                    panels.append(await _js(driver, END_PANEL))
                     await _js(driver, "document.getElementById('end').scrollIntoView()")
                     await shot("showdown")
                 else:
@@ -175,6 +189,7 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
                 return bool((await _js(driver, STATE))["closed"])
             await until(closed, "the stream's end")
             end = await _js(driver, END)
+            panels.append(await _js(driver, END_PANEL))
             final = await _js(driver, STATE)
             assert final["width"] <= WIDTH and not final["small"], final["small"]
             if "showdown" not in shots:
@@ -223,9 +238,32 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
     assert did["meld"] >= 1, f"no meld was ever legal for the person ({did}): the test proved nothing of melds"
     assert any(p["kind"] == "deal_finished" for p in payloads) and payloads[-1]["kind"] == "replay"
     assert not any(json.dumps(p).count("/play/t/") for p in payloads if p["kind"] != "replay")
+    check_end_panels(panels, ["you", "greedy-1", "greedy-2", "greedy-3"])
     sent = check_payloads(Path(replay_path), payloads, 0)
     for sample in samples:
         assert set(sample["cards"]) <= sent  # every card the page showed was sent
+
+
+def check_end_panels(panels: list[dict[str, Any]], players: list[str]) -> None:
+    """Each deal's end panel drawn from the game's end (not the raw result): a row per seat with its
+    name and deal points, every card left in its hand marked as counted, the table's melds with
+    who laid each card, and the points and the game's totals as the referee's result has them."""
+    assert 1 <= len(panels) <= 2, panels
+    for panel in panels:
+        end, result = panel["end"], panel["result"]
+        assert end is not None and result is not None, panel  # the deal's own end came with it
+        assert [r["seat"] for r in panel["rows"]] == list(range(SEATS)), panel["rows"]
+        for row, seat in zip(panel["rows"], end["seats"], strict=True):
+            name = "You" if row["seat"] == 0 else players[row["seat"]]
+            assert row["text"].startswith(name + " · ") and f"deal points {end['points'][row['seat']]}" in row["text"]
+            assert sorted(row["cards"]) == sorted([c for g in seat["groups"] for c in g] + seat["loose"]), row
+        assert [[by for _c, by in m] for m in panel["melds"]] == [t["placed_by"] for t in end["table"]]
+        assert [[c for c, _by in m] for m in panel["melds"]] == [t["cards"] for t in end["table"]]
+        assert end["points"] == [int(p) for p in result["rummy"]["points"]], (end, result)
+        assert end["totals"] == [int(p) for p in result["scoresAfter"]], (end, result)
+        shown = ", ".join(f"{'you' if i == 0 else p} {v}" for i, (p, v) in enumerate(zip(players, end["points"],
+                                                                                           strict=True)))
+        assert f"points: {shown}" in panel["text"] and "the game so far: " in panel["text"], panel["text"]
 
 
 def test_the_new_table_form_offers_the_seat_counts_and_refuses_a_bad_one(tmp_path: Path) -> None:

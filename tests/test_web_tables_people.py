@@ -14,8 +14,10 @@ import re
 import shutil
 import urllib.parse
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from html import escape
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 import trio
@@ -24,7 +26,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import referee
 from arena.web.limits import WebLimits
-from arena.web.tables import TIME_RAN_OUT
+from arena.web.tables import TIME_RAN_OUT, Room, Seat, TableError
 from tests._web import Reply, fetch, served, until
 from tests.test_web_browser import _driver, _js
 from tests.test_web_rummy_table import END as RUMMY_END
@@ -227,6 +229,15 @@ def _open_rummy(driver: Any, url: str) -> None:
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
 
 
+async def _code_shown(driver: Any) -> str:
+    """The table's code, once the host's page shows it."""
+    async def shown() -> bool:
+        return bool(await _js(driver, "const c = document.querySelector('#invite .code');"
+                                      "return c && c.textContent.length === 13"))
+    await until(shown, "the table's code on the host's page")
+    return str(await _js(driver, "return document.querySelector('#invite .code').textContent"))
+
+
 async def _two_people(s: Any, drivers: list[Any], open_table: Callable[[Any, str], None] = _open,
                       bots: tuple[int, ...] = ()) -> tuple[list[str], str]:
     """Alice and Bob sign up, Alice opens a table, Bob joins by its code, Alice fills the seats
@@ -235,12 +246,7 @@ async def _two_people(s: Any, drivers: list[Any], open_table: Callable[[Any, str
     await trio.to_thread.run_sync(_sign_up, drivers[1], s.url, "bob")
     await trio.to_thread.run_sync(open_table, drivers[0], s.url)
     host = await _seated(drivers[0])
-
-    async def code_shown() -> bool:
-        return bool(await _js(drivers[0], "const c = document.querySelector('#invite .code');"
-                                          "return c && c.textContent.length === 13"))
-    await until(code_shown, "the table's code on the host's page")
-    code = str(await _js(drivers[0], "return document.querySelector('#invite .code').textContent"))
+    code = await _code_shown(drivers[0])
     await trio.to_thread.run_sync(_join, drivers[1], s.url, code)
     joined = await _seated(drivers[1])
 
@@ -523,3 +529,126 @@ def test_a_four_seat_rummy_table_with_two_people_and_two_bots_plays_a_deal_to_it
         assert any(p["kind"] == "deal_finished" for p in seen) and seen[-1]["kind"] == "replay"
         check_payloads(Path(replay_path), seen, seat)
         assert links[1 - seat].rsplit("/", 1)[1] not in json.dumps(seen)  # never the other's seat link
+
+
+def test_a_person_leaves_before_the_start_and_the_host_closes_the_table(tmp_path: Path) -> None:
+    """Bob joins Alice's table and leaves before she starts: his seat is empty again on her page
+    (live), his seat's link answers 410 saying he left, and Carol takes the seat by the same code.
+    Alice then closes the table: Carol's page is told, the code and both links answer 410; a
+    started table is not left (409: the computer plays a seat after the grace)."""
+    drivers = _phones(tmp_path)
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(_sign_up, drivers[0], s.url, "alice")
+            await trio.to_thread.run_sync(_sign_up, drivers[1], s.url, "bob")
+            carol = await sign_up(s.url, "carol")
+            await trio.to_thread.run_sync(_open, drivers[0], s.url)
+            await _seated(drivers[0])
+            code = await _code_shown(drivers[0])
+            await trio.to_thread.run_sync(_join, drivers[1], s.url, code)
+            bob = urllib.parse.urlsplit(await _seated(drivers[1])).path
+            await until(lambda: _seat_row(drivers[0], 1, "bob"), "bob in the host's seat list")
+            assert await _js(drivers[1], "return document.getElementById('leave').textContent") == "Leave the table"
+            assert await _js(drivers[0], "return document.getElementById('leave').textContent") == "Close the table"
+            # Bob leaves: his page goes to the lobby; Alice's shows the seat empty, without a reload.
+            await trio.to_thread.run_sync(_click, drivers[1], "#leave")
+
+            async def in_lobby() -> bool:
+                return str(await _js(drivers[1], "return location.pathname")) == "/lobby"
+            await until(in_lobby, "bob's page in the lobby")
+            await until(lambda: _seat_row(drivers[0], 1, "empty seat"), "seat 1 empty on the host's page")
+            assert await _js(drivers[0], "return document.getElementById('start').disabled")
+            page = await fetch(s.url + bob)
+            assert page.status == 410 and "You left this table before it started" in page.text, page.text
+            for path in ("/events", "/move", "/leave"):
+                gone = await fetch(s.url + bob + path, "POST" if path != "/events" else "GET", JSON, b"{}")
+                assert gone.status == 410 and gone.json()["error"].startswith("You left this table"), gone.text
+            in_bulgarian = await fetch(s.url + bob + "?lang=bg")
+            assert in_bulgarian.status == 410 and "Напуснахте тази маса" in in_bulgarian.text, in_bulgarian.text
+            # Carol takes the free seat by the same code.
+            taken = await seat_of(await post(s.url + "/tables/join", {"code": code}, carol))
+            await until(lambda: _seat_row(drivers[0], 1, "carol"), "carol in seat 1 on the host's page")
+            seated = await fetch(s.url + taken)
+            assert escape(json.dumps(["alice", "carol"])) in seated.text, seated.text  # her page's players
+            # Alice closes the table: Carol's page is told; the code and the links stop working.
+            reader = await trio.to_thread.run_sync(_Reader, s.url + taken + "/events")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.to_thread.run_sync, reader.run)
+                await until(lambda: _true(any(p["kind"] == "seats" for p in reader.payloads)), "carol's seats")
+                await trio.to_thread.run_sync(_click, drivers[0], "#leave")
+                await trio.to_thread.run_sync(lambda: drivers[0].switch_to.alert.accept())  # "for everyone?"
+                await until(lambda: _true(any(p["kind"] == "closed" for p in reader.payloads)), "carol told")
+                reader.close()
+            told = next(p for p in reader.payloads if p["kind"] == "closed")["message"]
+            assert told == {"message": "The host closed this table before it started.", "how": "host"}
+            for path in (taken, taken + "/events"):
+                closed = await fetch(s.url + path)
+                assert closed.status == 410 and "The host closed this table" in closed.text, closed.text
+            by_code = await post(s.url + "/tables/join", {"code": code}, carol)
+            assert by_code.status == 410 and "The host closed this table" in by_code.text, by_code.text
+            # After the start, leaving is the grace's business: 409 says so, nothing changes.
+            host = await seat_of(await post(s.url + "/tables/new", {"game": "gin", "preset": "short"}, carol))
+            assert (await fetch(s.url + host + "/fill", "POST", JSON, BOT_IN_SEAT_1)).status == 200
+            assert (await fetch(s.url + host + "/start", "POST", JSON, b"{}")).status == 200
+            late = await fetch(s.url + host + "/leave", "POST", JSON, b"{}")
+            assert late.status == 409 and "the computer plays your seat after the grace" in late.json()["error"]
+            assert (await fetch(s.url + host)).status == 200
+
+    _run(main, drivers)
+
+
+@dataclass(frozen=True)
+class _Someone:
+    """A signed-in person, as the accounts give one."""
+
+    id: int
+    """Their account's id."""
+    name: str
+    """Their name."""
+
+
+def test_the_rematchs_host_is_the_first_tables_host_once_they_ask_or_accept() -> None:
+    """Bob asks for the rematch first and opens it; Alice, the finished table's host, accepts and
+    is the rematch's host (her page gets the host's tools, Bob's loses them; only she fills and
+    starts). When the first table's host never comes, the first to ask stays the host."""
+    async def main() -> None:
+        room = Room(cast(Any, object()), WebLimits(), cast(Any, None), cast(Any, None))
+        alice, bob, carol = _Someone(1, "alice"), _Someone(2, "bob"), _Someone(3, "carol")
+        async with trio.open_nursery() as nursery:
+            room._nursery = nursery
+            settings = room.settings("rummy", "rummy", "3")
+
+            def finished() -> list[Seat]:
+                host = room.open(settings, alice.name, alice)
+                seats = [host, room.join(host.table, bob), room.join(host.table, carol)]
+                host.table.over = True
+                return seats
+
+            def host_flags(seat: Seat) -> bool:
+                told = [json.loads(p) for p in seat.payloads if json.loads(p)["kind"] == "seats"]
+                return bool(told[-1]["message"]["host"])
+
+            a, b, c = finished()
+            by_bob = room.ask_rematch(b)
+            new = by_bob.table
+            assert new.host is by_bob and host_flags(by_bob)  # the first to ask, until alice comes
+            by_alice = room.ask_rematch(a)
+            assert by_alice.table is new and new.host is by_alice and new.host_seat == by_alice.index == 1
+            assert host_flags(by_alice) and not host_flags(by_bob)
+            with pytest.raises(TableError, match="only the table's host"):
+                room.fill(by_bob, 2, "random")
+            room.fill(by_alice, 2, "random")  # (carol did not come: a sample bot takes her seat)
+            assert [p.kind for p in new.places] == ["person", "person", "bot"]
+            # Carol accepting later changes nothing of the host.
+            with pytest.raises(TableError, match="full"):
+                room.ask_rematch(c)
+            assert new.host_seat == 1
+            # The first table's host never asks: the first who asked stays the host.
+            _a, b2, c2 = finished()
+            by_carol = room.ask_rematch(c2)
+            by_bob2 = room.ask_rematch(b2)
+            assert by_carol.table.host is by_carol and by_bob2.table is by_carol.table and not host_flags(by_bob2)
+            nursery.cancel_scope.cancel()
+
+    referee.run(main)

@@ -135,9 +135,11 @@ def _end_lines(view: MatchView, deal: DealView, style: Style, width: int) -> lis
     if end is not None:
         for s in end["seats"]:
             parts = [" ".join(style.group(g) for g in s["groups"])] if s["groups"] else []
+            if s.get("counted") == "all":  # every card left counts (its melds too): all "left"
+                parts = [" ".join(["left", *parts, *([style.cards(s["loose"])] if s["loose"] else [])])]
             if s["laid_off"]:
                 parts.append(f"laid off {style.cards(s['laid_off'])}")
-            if s["loose"] or not parts:
+            if (s["loose"] or not parts) and s.get("counted") != "all":
                 parts.append(f"left {style.cards(s['loose'])}")
             parts.extend(s["notes"])
             lines.append(f"  {view.seat_name(s['seat']):<{width}} " + " · ".join(parts))

@@ -803,6 +803,8 @@ ENDPOINTS = (
              "(POST)", methods=("POST",)),
     Endpoint(tables.PREFIX + "/t/{secret}/start", tables.table_start, "the host starts the table (POST)",
              methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/leave", tables.table_leave, "leave the table before it starts (the host: "
+             "close it; POST)", methods=("POST",)),
     Endpoint(tables.PREFIX + "/t/{secret}/rematch", tables.table_rematch, "ask for or accept a rematch (POST)",
              methods=("POST",)),
     Endpoint(tables.TABLES + "/new", tables.open_table, "open a table with friends (signed in; POST: open it)",

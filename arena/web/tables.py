@@ -103,8 +103,15 @@ CLIENTS_TRACKED = 100_000
 """Client addresses whose wrong codes are counted at once (beyond: the count starts afresh)."""
 TIME_RAN_OUT = NS_("your time ran out; the computer played that move")
 """What a person's page says when their clock ran out (the referee's ``ERROR_CODE_TOO_LATE``)."""
-NOTICES = ("seats", "notice", "rematch")
+NOTICES = ("seats", "notice", "rematch", "closed")
 """The kinds of payload that are the table's own news, not the seat's session's messages."""
+GONE_KEPT = 10_000
+"""Seat links and table codes that stopped working before a start (a person left, the host closed
+the table) remembered, to answer 410 saying why; the oldest are forgotten first (then 404)."""
+LEFT = N_("You left this table before it started; your seat is free again.")
+"""What a seat's link answers after its person left (410)."""
+CLOSED = N_("The host closed this table before it started.")
+"""What the others' pages say, and their links and the table's code answer (410), once the host left."""
 MOVE_WAIT_S = 10.0
 """Seconds a move's POST waits for the referee's verdict in the stream (and the table's end for a
 session reading the match's last messages)."""
@@ -260,10 +267,14 @@ class Table:
     """When the host started it (``time.time()``)."""
     opened_at: float = field(default_factory=time.monotonic)
     """When it was opened (an open table not started within ``open_table_s`` is dropped)."""
+    host_seat: int = SEAT
+    """The host's seat: the opener's, until the host of the table a rematch follows accepts it."""
+    host_of: int | None = None
+    """A rematch's: the seat of the host of the table it follows (``None``: no rematch)."""
 
     @property
     def host(self) -> Seat | None:
-        return self.places[SEAT].seat
+        return self.places[self.host_seat].seat
 
     @property
     def open(self) -> bool:
@@ -398,6 +409,8 @@ class Room:
         self.playing = 0
         """Computer players running now (and promised to tables starting)."""
         self.tries = CodeTries(limits.table_code_tries_per_minute)
+        self.gone: OrderedDict[str, str] = OrderedDict()
+        """Seat secrets and ``code:CODE`` keys that stopped working before a start, with why (a msgid)."""
         self.record: Callable[[Table], None] | None = None
         """Called when a table with a signed-in person finishes (the accounts' ``record_game``)."""
         self._nursery: trio.Nursery | None = None
@@ -492,6 +505,8 @@ class Room:
         if refused is not None:
             raise refused
         table = self.tables.get(clean_code(code))
+        if table is None and "code:" + clean_code(code) in self.gone:
+            raise TableError(410, self.gone["code:" + clean_code(code)])
         if table is None:
             self.tries.failed(client)
             raise TableError(404, N_("no table has that code (check it, or ask the host for the link)"))
@@ -539,6 +554,43 @@ class Room:
                              bots=", ".join(table.settings.bots))
         self._place_bot(table, index, bot)
 
+    def leave(self, seat: Seat) -> None:
+        """The person leaves the table before it starts: their seat is empty again and its link
+        stops working (410); the host leaving closes the table (every page is told; the code and
+        every seat's link stop working). After the start a seat is not left: the page closes and
+        the computer plays it after the grace (409 says so)."""
+        table = seat.table
+        if not table.open:
+            raise TableError(409, N_("the game has started: close the page and the computer plays your seat "
+                                     "after the grace") if table.match is not None else N_("the table is closed"))
+        if seat.index == table.host_seat:
+            self.tables.pop(table.code, None)
+            self._remember("code:" + table.code, CLOSED)
+            for p in table.places:
+                if p.seat is not None:
+                    self._unseat(p.seat, CLOSED, "host" if p.seat is not seat else "left")
+            table.over = True
+            log.info("table_closed", code=table.code)
+            return
+        place = table.places[seat.index]
+        place.kind, place.name, place.seat, place.person, place.person_id, place.bot = "empty", "", None, None, None, ""
+        self._unseat(seat, LEFT, "left")
+        self._told_seats(table)
+        log.info("table_left", code=table.code, seat=seat.index)
+
+    def _unseat(self, seat: Seat, why: str, how: str) -> None:
+        """The seat's link stops working (410 with ``why``); its page is told (``how``: ``left``, it
+        left; ``host``: the host closed the table) and its stream ends."""
+        self.seats.pop(seat.secret, None)
+        self._remember(seat.secret, why)
+        seat.add("closed", {"message": why, "how": how}, None)
+        seat.over = True
+
+    def _remember(self, key: str, why: str) -> None:
+        self.gone[key] = why
+        while len(self.gone) > GONE_KEPT:
+            self.gone.popitem(last=False)
+
     def _place_bot(self, table: Table, index: int, bot: str) -> None:
         place = table.places[index]
         name = bot if len(table.places) == 2 else f"{bot}-{index}"  # (at more seats: which seat's bot)
@@ -547,7 +599,7 @@ class Room:
         self._told_seats(table)
 
     def _host(self, seat: Seat) -> None:
-        if seat.index != SEAT:
+        if seat.index != seat.table.host_seat:
             raise TableError(403, N_("only the table's host may do that"))
 
     def _live(self) -> None:
@@ -604,8 +656,9 @@ class Room:
 
     def ask_rematch(self, seat: Seat) -> Seat:
         """The person asks for (or accepts) a rematch: a new table with the same settings and seats.
-        The first to ask opens it (as its host, with the same bots); the others join it by clicking.
-        A table of one person and bots (``/play``'s) starts at once."""
+        The first to ask opens it (with the same bots); the others join it by clicking. Its host is
+        the finished table's host once they ask or accept (while it has not started), else the
+        first to ask. A table of one person and bots (``/play``'s) starts at once."""
         old = seat.table
         if not old.over:
             raise TableError(409, N_("the game is not over yet"))
@@ -613,7 +666,7 @@ class Room:
         if old.rematch and old.rematch in self.tables:
             table = self.tables[old.rematch]
             mine = seat.rematch_seat
-            if mine is not None:
+            if mine is not None and mine.secret in self.seats:  # (not if they left it since)
                 return mine
             if not table.open:
                 raise TableError(409, N_("the rematch has started without you"))
@@ -621,9 +674,14 @@ class Room:
             if not empty:
                 raise TableError(409, N_("the rematch's table is full"))
             seat.rematch_seat = self._sit(table, empty[0], place.name, place.person)
+            if seat.index == table.host_of and table.host_seat != empty[0]:  # the host is back: host again
+                table.host_seat = empty[0]
+                self._told_seats(table)
+                log.info("table_host_back", code=table.code, seat=empty[0])
             return seat.rematch_seat
         self._live()
         new = self.open(old.settings, place.name, place.person)
+        new.table.host_of = old.host_seat
         for p in old.places:
             if p.kind == "bot":
                 free = next(i for i, q in enumerate(new.table.places) if q.kind == "empty")
@@ -651,7 +709,7 @@ class Room:
                 "open": table.open}
         for p in table.places:
             if p.seat is not None:
-                p.seat.add("seats", {**info, "host": p.seat.index == SEAT}, None)
+                p.seat.add("seats", {**info, "host": p.seat.index == table.host_seat}, None)
 
     def _notice(self, table: Table, text_for: Callable[[int], tuple[str, dict[str, str]]]) -> None:
         """Every person at the table gets a notice: ``text_for(seat)``'s msgid and fields."""
@@ -807,6 +865,7 @@ class Room:
         try:
             stub: Any = bot_pb2_grpc.BotServiceStub(channel)
             call: Any = stub.Play()
+            at: tuple[int, int] | None = None  # the deal the stream is in (its game and deal numbers)
             await referee.aio(call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(
                 bot_name=seat.table.places[seat.index].name, token=token, protocol_version=2,
                 client_info="arena web table (a person)", games=[match.spec.game]))))
@@ -819,8 +878,13 @@ class Room:
                 seat.request = msg.action_request if kind == "action_request" else seat.request
                 if kind in ("deal_finished", "game_finished", "match_finished"):
                     seat.request = None
+                if kind == "deal_started":
+                    at = (msg.deal_started.game_number, msg.deal_started.deal_number)
+                elif kind == "deal_finished":
+                    at = (msg.deal_finished.result.game_number, msg.deal_finished.result.deal_number)
+                view = self._end_view(reg, match, seat.index, at)
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
-                         self._view(reg, match, seat.index), _words(msg, kind, describe))
+                         view or self._view(reg, match, seat.index), _words(msg, kind, describe))
                 if kind == "error" and msg.error.code == bot_pb2.ERROR_CODE_TOO_LATE:
                     seat.request = None  # the computer played it; the person plays on from the next request
                     _tell(seat, TIME_RAN_OUT)
@@ -843,6 +907,22 @@ class Room:
             return None
         return {"position": {"game": match.game_number, "deal": match.deal_number},
                 **reg.presentation.present(reg.presentation.match_view(match, seat))}
+
+    @staticmethod
+    def _end_view(reg: games.Registered, table: referee.Table, seat: int,
+                  at: tuple[int, int] | None) -> dict[str, Any] | None:
+        """The game's description of the seat's view of the deal its stream is in (``at``) when the
+        match has dealt the next one already — the stream lags the match: the deal's last moves and
+        its end arrive after it — from the presentation's ``deal_end_view``; ``None``: the match is
+        still in that deal (or the game cannot tell), the view now is the one."""
+        match = table.match
+        ended = getattr(reg.presentation, "deal_end_view", None)
+        if at is None or ended is None or match is None or (match.game_number, match.deal_number) == at:
+            return None
+        view = ended(match, seat, *at)
+        if view is None or reg.presentation is None:
+            return None
+        return {"position": {"game": at[0], "deal": at[1]}, **reg.presentation.present(view)}
 
     async def move(self, seat: Seat, text: str, request_id: int) -> dict[str, Any]:
         """Send the person's answer (a legal move's id) as the seat's ``ActionResponse``; the
@@ -1170,9 +1250,18 @@ def table_body(tr: Lang) -> str:
         '<p id="replay" hidden></p><p id="rematch" hidden></p>')
 
 
+def _gone_why(request: Request) -> str | None:
+    """Why the request's seat link stopped working before a start (a msgid), if it did."""
+    return _room(request).gone.get(request.path_params["secret"])
+
+
 async def table_page(request: Request) -> Response:
     seat = _seat(request)
     tr = _tr(request)
+    why = _gone_why(request) if seat is None else None
+    if why is not None:
+        return _page(request, tr._("This seat is free"), _alert(tr._(why))
+                     + f'<p><a href="{LOBBY}">{escape(tr._("the tables"))}</a></p>', status=410, page="message")
     if seat is None:
         return _page(request, tr._("No such table"), '<p class="problem">'
                      + escape(tr._("No table here (it ended long ago, or the link is wrong).")) + "</p>", status=404)
@@ -1183,6 +1272,7 @@ async def table_page(request: Request) -> Response:
                  table_body(tr),
                  data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(seat.index),
                        "fill": f"{base}/fill", "start": f"{base}/start", "rematch": f"{base}/rematch",
+                       "leave": f"{base}/leave",
                        "join": f"{TABLES}/j/{table.code}", "bots": json.dumps(list(table.settings.bots)),
                        "signed": "yes" if room.signed_in(request) is not None else "",
                        "players": json.dumps(list(table.names()))})
@@ -1221,6 +1311,9 @@ NO_SEAT = N_("no seat has this link (it ended long ago, or the link is wrong)")
 
 async def _seat_post(request: Request, act: Callable[[Room, Seat, dict[str, str]], Any]) -> Response:
     seat = _seat(request)
+    why = _gone_why(request) if seat is None else None
+    if why is not None:
+        return _error(request, TableError(410, why))
     if seat is None:
         return _error(request, TableError(404, NO_SEAT))
     try:
@@ -1262,6 +1355,14 @@ async def table_start(request: Request) -> Response:
     return await _seat_post(request, act)
 
 
+async def table_leave(request: Request) -> Response:
+    """POST: leave the table before it starts (the host: close it); answers where to go."""
+    def act(room: Room, seat: Seat, _form: dict[str, str]) -> dict[str, Any]:
+        room.leave(seat)
+        return {"left": True, "href": LOBBY}
+    return await _seat_post(request, act)
+
+
 async def table_rematch(request: Request) -> Response:
     """POST: ask for (or accept) a rematch; answers the new seat's address."""
     def act(room: Room, seat: Seat, _form: dict[str, str]) -> dict[str, Any]:
@@ -1273,6 +1374,9 @@ async def table_rematch(request: Request) -> Response:
 async def table_events(request: Request) -> Response:
     """``text/event-stream``: every payload of the seat (``Last-Event-ID`` resumes)."""
     seat = _seat(request)
+    why = _gone_why(request) if seat is None else None
+    if why is not None:
+        return _error(request, TableError(410, why))
     if seat is None:
         return _error(request, TableError(404, NO_SEAT))
     room = _room(request)

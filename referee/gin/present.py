@@ -173,6 +173,14 @@ class GinPresentation:
             raise TypeError(f"not a Gin match: {type(match).__name__}")
         return view_of(inner.deal, audience, tuple(inner.game.scores))
 
+    def deal_end_view(self, match: Any, audience: int | str, game: int, deal: int) -> GinView | None:
+        """``audience``'s view of the end of deal ``deal`` of game ``game`` while the match still
+        holds that deal (the wire's ``GinMatch.ended``); ``None`` if it holds another."""
+        ended = getattr(match, "ended", None)
+        if ended is None or (ended[0], ended[1]) != (game, deal) or not isinstance(ended[2], Deal):
+            return None
+        return view_of(ended[2], audience)
+
     def present(self, view: GinView) -> dict[str, Any]:
         seats = []
         for s, hand in enumerate(view.hands):

@@ -556,10 +556,13 @@ def _game_ranking(result: gin.GameResult) -> games.Ranking:
 class GinMatch:
     """One Gin match, driven through the seam. ``match`` is the engine's :class:`gin.Match`."""
 
-    __slots__ = ("match",)
+    __slots__ = ("ended", "match")
 
     def __init__(self, match: gin.Match) -> None:
         self.match = match
+        self.ended: tuple[int, int, gin.Deal, tuple[int, ...]] | None = None
+        """The last deal that ended: its game and deal numbers, the finished deal and the game's
+        scores after it (the match deals the next one at once; ``deal_end_view`` shows it)."""
 
     @property
     def is_over(self) -> bool:
@@ -663,6 +666,7 @@ class GinMatch:
             "deadwood": [sd.knocker_deadwood, sd.defender_deadwood] if sd else [],
             "scores": list(ev.scores),
         }
+        self.ended = (ev.game, ev.deal, deal, tuple(ev.scores))
         return games.DealOver(record, game_over, (deal, ev))
 
     def _game_over(self, result: gin.GameResult) -> games.GameOver:

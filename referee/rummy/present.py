@@ -7,7 +7,9 @@ rules meld nothing by themselves), every hand's size, the discard row, the table
 laid each card, and the cards each seat took from the discards and still holds (a seat note:
 everyone saw them taken, and a card leaves a hand only face up); a spectator sees no hand; the
 replay's viewer (``EVERYONE``) every hand. At a deal's end the hands left are shown to everyone
-(they are scored, R8), ungrouped: every card left counts.
+(they are scored, R11) in the description's ``end``: each arranged in melds and the rest for
+reading, marked ``"counted": "all"`` (every card left counts, R5), with what it pays the winner,
+its layoffs, the table's melds with who laid each card and the game's totals after the deal.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ class RummyView:
     """Whether a run may end with the ace above the king (how the hands are arranged)."""
     face_values: str = "ten"
     """The rule set's card values (``ten`` or ``rank``: how deadwood is counted)."""
+    scores: tuple[int, ...] = ()
+    """The game's totals by seat (after the deal, in a deal's end view; empty where unknown)."""
+    table_scoring: bool = False
+    """Whether the cards each seat put on the table score for it (R9's ``scoring = table``)."""
 
 
 def _sees(audience: int | str, seat: int) -> bool:
@@ -87,7 +93,7 @@ def _moved(action: Action, taken: tuple[Card, ...]) -> tuple[Card, ...]:
 
 
 def view_of(deal: Deal, audience: int | str, last: tuple[int, Action, tuple[Card, ...]] | None = None,
-            reshuffled: bool = False) -> RummyView:
+            reshuffled: bool = False, scores: tuple[int, ...] = ()) -> RummyView:
     """``audience``'s view of a deal (a seat, ``"spectator"`` or ``EVERYONE``); ``last`` is the
     move that led here with every card it moved (hidden here from who may not see it)."""
     if last is not None and isinstance(last[1], DrawStock) and not _sees(audience, last[0]):
@@ -104,7 +110,8 @@ def view_of(deal: Deal, audience: int | str, last: tuple[int, Action, tuple[Card
         dealer=deal.dealer, to_move=decider, phase=deal.phase, must_use=deal.pending, stopped=deal.stopped,
         last=last, reshuffled=reshuffled, legal=legal, outcome=deal.outcome,
         taken=tuple(tuple(c for c in deal.hand(s) if c in took[s]) for s in range(deal.seats)),
-        ace_high=deal.rules.ace == "low_or_high", face_values=deal.rules.face_values,
+        ace_high=deal.rules.ace == "low_or_high", face_values=deal.rules.face_values, scores=scores,
+        table_scoring=deal.rules.scoring == "table",
     )
 
 
@@ -126,17 +133,51 @@ def _move_text(action: Action, cards: tuple[Card, ...]) -> str:
             "decline_stop": "declines to call stop"}.get(action.kind, str(action))
 
 
-def _end(out: RummyOutcome) -> dict[str, Any]:
-    seats = [{"seat": s, "groups": [], "loose": _cards(hand), "laid_off": [],
-              "notes": [f"value {out.hand_values[s]}", f"table {out.table_points[s]}",
-                        f"deal points {out.points[s]}"]} for s, hand in enumerate(out.hands)]
+def paid(out: RummyOutcome, table_scoring: bool) -> tuple[int, ...]:
+    """What each seat's hand pays the deal's winner (R5, R6, R9.4): the value of its cards left
+    (doubled when the winner went out rummy; under R6's lowest hand with hand scoring, the
+    difference to the winner's); 0 for the winner and in a void deal. They sum to the winner's
+    points less its own table cards."""
+    if out.winner is None:
+        return tuple(0 for _ in out.hands)
+    low = out.hand_values[out.winner]
+    return tuple(0 if s == out.winner else v * (2 if out.rummy else 1) if out.reason == "out"
+                 else v if table_scoring else v - low for s, v in enumerate(out.hand_values))
+
+
+def _end(view: RummyView) -> dict[str, Any]:
+    """The deal's end: every hand left (arranged; every card left counts), the table's melds with
+    who laid each card, each seat's layoffs, what it pays or scores, and the game's totals."""
+    out = view.outcome
+    assert out is not None
+    pays = paid(out, view.table_scoring)
+    went_out = None
+    if out.reason == "out" and view.last is not None and view.last[0] == out.winner:
+        went_out = _move_text(view.last[1], view.last[2])
+    seats: list[dict[str, Any]] = []
+    for s, hand in enumerate(out.hands):
+        a = arrange(hand, view.ace_high, view.face_values)
+        notes = [f"cards left {out.hand_values[s]}"]
+        if s == out.winner:
+            how = ("goes out" + (" rummy (paid double)" if out.rummy else "")) if out.reason == "out" \
+                else "the lowest hand"
+            notes.append(how + (f": {went_out}" if went_out else ""))
+        elif pays[s]:
+            notes.append(f"pays {{{out.winner}}} {pays[s]}")
+        if view.table_scoring:
+            notes.append(f"table cards {out.table_points[s]}")
+        notes.append(f"deal points {out.points[s]}")
+        laid = [p.card for m in view.table for p in m.placed if p.seat == s and p.layoff]
+        seats.append({"seat": s, "groups": [_cards(m) for m in a.melds], "loose": _cards(a.deadwood),
+                      "laid_off": _cards(laid), "notes": notes, "counted": "all", "pays": pays[s]})
     if out.reason == "void":
         text = "void: the stock ran out and the lowest hand was shared; nobody scores"
     else:
         how = "goes out" if out.reason == "out" else "has the lowest hand when the stock runs out"
         won = out.points[out.winner] if out.winner is not None else 0
         text = f"{{{out.winner}}} {how}{' rummy (paid double)' if out.rummy else ''} · scores {won}"
-    return {"text": text, "points": list(out.points), "seats": seats}
+    return {"text": text, "points": list(out.points), "seats": seats, "table": [_meld(m) for m in view.table],
+            "totals": list(view.scores)}
 
 
 def _meld(meld: TableMeld) -> dict[str, Any]:
@@ -144,6 +185,19 @@ def _meld(meld: TableMeld) -> dict[str, Any]:
     by = {p.card: p.seat for p in meld.placed}
     return {"label": f"#{meld.number}", "owner": meld.owner, "cards": _cards(cards),
             "placed_by": [by.get(c, meld.owner) for c in cards]}
+
+
+def _latest(deal: Deal, audience: int | str, scores: tuple[int, ...] = ()) -> RummyView:
+    """The view of a deal now, with the move that led here as ``deal_views`` gives it."""
+    moves = [i for i, step in enumerate(deal.steps) if isinstance(step, Move)]
+    if not moves:
+        return view_of(deal, audience, scores=scores)
+    at = moves[-1]
+    step = deal.steps[at]
+    assert isinstance(step, Move)
+    reshuffled = any(isinstance(s, Reshuffle) for s in deal.steps[at + 1:])
+    last = (step.seat, step.action, _moved(step.action, deal.step_cards[at]))
+    return view_of(deal, audience, last, reshuffled, scores)
 
 
 class RummyPresentation:
@@ -163,7 +217,8 @@ class RummyPresentation:
                 raise ValueError(f"move {k + 1} of the deal, by seat {seat}: {e}") from None
             moved = _moved(action, engine.step_cards[before])
             reshuffled = any(isinstance(s, Reshuffle) for s in engine.steps[before + 1:])
-            out.append(view_of(engine, audience, (seat, action, moved), reshuffled))
+            after = tuple(int(v) for v in end.get("scores", ())) if end is not None and engine.is_over else ()
+            out.append(view_of(engine, audience, (seat, action, moved), reshuffled, after))
         return out
 
     def match_view(self, match: Any, audience: int | str) -> RummyView:
@@ -171,14 +226,17 @@ class RummyPresentation:
         deal = getattr(inner, "deal", None)
         if not isinstance(deal, Deal):
             raise TypeError(f"not a rummy match: {type(match).__name__}")
-        moves = [i for i, step in enumerate(deal.steps) if isinstance(step, Move)]
-        if not moves:
-            return view_of(deal, audience)
-        at = moves[-1]  # the move that led here, as ``deal_views`` gives it
-        step = deal.steps[at]
-        assert isinstance(step, Move)
-        reshuffled = any(isinstance(s, Reshuffle) for s in deal.steps[at + 1:])
-        return view_of(deal, audience, (step.seat, step.action, _moved(step.action, deal.step_cards[at])), reshuffled)
+        ended = getattr(match, "ended", None)  # a finished match's last deal: with the totals after it
+        return _latest(deal, audience, tuple(ended[3]) if ended is not None and ended[2] is deal else ())
+
+    def deal_end_view(self, match: Any, audience: int | str, game: int, deal: int) -> RummyView | None:
+        """``audience``'s view of the end of deal ``deal`` of game ``game``, with the game's totals
+        after it, while the match still holds that deal (the wire's ``RummyMatch.ended``: the
+        match has dealt the next one by then); ``None`` if it holds another."""
+        ended = getattr(match, "ended", None)
+        if ended is None or (ended[0], ended[1]) != (game, deal) or not isinstance(ended[2], Deal):
+            return None
+        return _latest(ended[2], audience, tuple(ended[3]))
 
     def present(self, view: RummyView) -> dict[str, Any]:
         seats: list[dict[str, Any]] = []
@@ -214,9 +272,9 @@ class RummyPresentation:
             "seats": seats,
             "piles": [{"name": "discard pile", "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
                       {"name": "stock", "count": view.stock_size, "cards": None}],
-            "table": [_meld(m) for m in view.table], "scores": [], "to_move": view.to_move, "phase": view.phase,
-            "notes": notes, "last": last, "legal": legal,
-            "end": _end(view.outcome) if view.outcome is not None else None,
+            "table": [_meld(m) for m in view.table], "scores": list(view.scores), "to_move": view.to_move,
+            "phase": view.phase, "notes": notes, "last": last, "legal": legal,
+            "end": _end(view) if view.outcome is not None else None,
         }
 
     def action_from_text(self, text: str) -> Action:

@@ -452,10 +452,14 @@ def _match_points(match: rummy.Match) -> list[int]:
 class RummyMatch:
     """One rummy match, driven through the seam. ``match`` is the engine's :class:`rummy.Match`."""
 
-    __slots__ = ("match",)
+    __slots__ = ("ended", "match")
 
     def __init__(self, match: rummy.Match) -> None:
         self.match = match
+        self.ended: tuple[int, int, rummy.Deal, tuple[int, ...]] | None = None
+        """The last deal that ended: its game and deal numbers, the finished deal and the game's
+        totals after it (the match has dealt the next one by the time a seat reads the end;
+        the presentation's ``deal_end_view`` shows it)."""
 
     @property
     def is_over(self) -> bool:
@@ -536,7 +540,9 @@ class RummyMatch:
         if outcome is None:
             return out
         game_over = game.result is not None
-        out.append(games.DealOver(self._deal_record(game, outcome), game_over, (deal, outcome)))
+        record = self._deal_record(game, outcome)
+        self.ended = (int(record["game"]), int(record["deal"]), deal, tuple(record["scores"]))
+        out.append(games.DealOver(record, game_over, (deal, outcome)))
         if game.result is not None:
             out.append(self._game_over(game.result))
         if not match.is_over:

@@ -77,6 +77,29 @@
       tools.appendChild(el('span', '', t('Waiting for the host to start…')));
     }
     if (m.open) $('status').textContent = t('Waiting for everyone to sit down');
+    leaveButton(tools, m);
+  }
+  // Before the start: a person leaves the table (their seat is free again); the host closes it.
+  function leaveButton(tools, m) {
+    if (!m.open || !body.dataset.leave) return;
+    const b = el('button', 'leave', m.host ? t('Close the table') : t('Leave the table'));
+    b.type = 'button';
+    b.id = 'leave';
+    b.addEventListener('click', async () => {
+      if (m.host && !window.confirm(t('Close the table for everyone?'))) return;
+      const answer = await post(body.dataset.leave, {});
+      if (answer && answer.href) location.href = answer.href;
+    });
+    tools.appendChild(b);
+  }
+  // The table closed before it started: this seat's person left, or the host closed it.
+  function closed(m) {
+    $('waiting').hidden = true;
+    const text = m.how === 'host' ? t('The host closed this table before it started.')
+      : t('You left this table before it started; your seat is free again.');
+    $('status').textContent = text;
+    $('notice').textContent = text;
+    body.dataset.tableClosed = m.how;
   }
   function offerRematch(by) {
     const box = $('rematch');
@@ -102,6 +125,7 @@
       return true;
     }
     if (p.kind === 'rematch') { offerRematch(m.by); return true; }
+    if (p.kind === 'closed') { closed(m); return true; }
     if (p.kind === 'replay') offerRematch('');
     return false;
   }

@@ -100,6 +100,21 @@
     }
     target.appendChild(hand);
   }
+  // A meld on the table: its cards, each with a badge naming who laid it.
+  function meldRow(m) {
+    const row = el('div', 'pile tmeld');
+    row.dataset.owner = m.owner === null ? '' : String(m.owner);
+    row.appendChild(el('span', 'label', m.owner === null ? t('meld {label}', {label: named(m.label)})
+      : t('meld {label} of {name}', {label: named(m.label), name: who(m.owner)})));
+    const box = el('span', 'cards');
+    m.cards.forEach((c, i) => {
+      const e = card(c);
+      if (m.placed_by && m.placed_by[i] !== undefined) { e.dataset.by = String(m.placed_by[i]); e.appendChild(badge(m.placed_by[i])); }
+      box.appendChild(e);
+    });
+    row.appendChild(box);
+    return row;
+  }
   function drawView() {
     if (!view) return;
     const mine = view.seats.find((s) => s.seat === me);
@@ -123,20 +138,7 @@
     }
     if (view.table) {
       if (view.table.length) piles.appendChild(el('div', 'label', t('on the table')));
-      for (const m of view.table) {
-        const row = el('div', 'pile tmeld');
-        row.dataset.owner = m.owner === null ? '' : String(m.owner);
-        row.appendChild(el('span', 'label', m.owner === null ? t('meld {label}', {label: named(m.label)})
-          : t('meld {label} of {name}', {label: named(m.label), name: who(m.owner)})));
-        const box = el('span', 'cards');
-        m.cards.forEach((c, i) => {
-          const e = card(c);
-          if (m.placed_by && m.placed_by[i] !== undefined) { e.dataset.by = String(m.placed_by[i]); e.appendChild(badge(m.placed_by[i])); }
-          box.appendChild(e);
-        });
-        row.appendChild(box);
-        piles.appendChild(row);
-      }
+      for (const m of view.table) piles.appendChild(meldRow(m));
     }
     const last = $('last');
     last.textContent = '';
@@ -280,13 +282,17 @@
       box.appendChild(el('p', 'end-text', named(end.text)));
       for (const s of end.seats) {
         const row = el('div', 'seat');
+        row.dataset.seat = String(s.seat);
         row.appendChild(el('div', 'name', (s.seat === me ? t('You') : players[s.seat]) + ' · ' + s.notes.map(named).join(' · ')));
+        if (s.counted === 'all') { endHand(row, s); box.appendChild(row); continue; }
         for (const g of s.groups) row.appendChild(cards(g, 'meld'));
         if (s.loose.length) { row.appendChild(el('span', 'label', t('deadwood'))); row.appendChild(cards(s.loose, 'loose')); }
         if (s.laid_off.length) { row.appendChild(el('span', 'label', t('laid off'))); row.appendChild(cards(s.laid_off, 'meld')); }
         box.appendChild(row);
       }
+      endTable(box, end);
       box.appendChild(el('p', 'points', t('points: {list}', {list: byWho(end.points)})));
+      if (end.totals && end.totals.length) box.appendChild(el('p', 'totals', t('the game so far: {scores}', {scores: byWho(end.totals)})));
     } else if (result) {
       const w = result.winner === undefined ? 0 : result.winner;
       box.appendChild(el('p', 'end-text', w < 0 ? t('nobody scores') : (w === me ? t('You won the deal') : t('{name} won the deal', {name: players[w]}))));
@@ -296,6 +302,30 @@
         else if (k === 'scoresAfter') box.appendChild(el('p', 'points', t('scores: {list}', {list: byWho(v)})));
       }
     }
+  }
+  // A hand left at a deal's end whose every card counts (``counted: 'all'``): its melds and the
+  // rest, all marked as paid for, and what the seat laid off this deal.
+  function endHand(row, s) {
+    const held = el('div', 'left');
+    if (s.groups.length || s.loose.length) held.appendChild(el('span', 'label', t('cards left, every one counts:')));
+    else held.appendChild(el('span', 'label', t('no cards left')));
+    for (const g of s.groups) held.appendChild(cards(g, 'meld penalty'));
+    if (s.loose.length) held.appendChild(cards(s.loose, 'loose penalty'));
+    row.appendChild(held);
+    if (s.laid_off.length) {
+      const off = el('div', 'laid');
+      off.appendChild(el('span', 'label', t('laid off this deal:')));
+      off.appendChild(cards(s.laid_off, 'meld'));
+      row.appendChild(off);
+    }
+  }
+  // The melds on the table at a deal's end, with who laid each card.
+  function endTable(box, end) {
+    if (!end.table || !end.table.length) return;
+    const table = el('div', 'end-table');
+    table.appendChild(el('h3', '', t('On the table')));
+    for (const m of end.table) table.appendChild(meldRow(m));
+    box.appendChild(table);
   }
   // Each seat's number: "you 12, bob 30".
   function byWho(values) { return values.map((p, i) => (i === me ? t('you') : players[i]) + ' ' + t.number(Number(p))).join(', '); }
