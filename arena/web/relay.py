@@ -90,10 +90,17 @@ async def forward(parent: str, scope: Scope, receive: Receive, send: Send) -> No
         if body:
             await stream.send_all(conn.send(h11.Data(data=body)) or b"")
         await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+        answered: list[bool] = []
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_until_gone, receive, nursery.cancel_scope)
-            await _relay_answer(conn, stream, send, scope["path"])
+            answered.append(await _relay_answer(conn, stream, send, scope["path"]))
             nursery.cancel_scope.cancel()
+    # (the last message outside the caller's watch: it ends the exchange, and the server's closing
+    # of the connection must not be cancelled by the disconnect it announces)
+    if answered == [True]:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    elif answered == [False]:
+        await _refuse(send, 502, "the arena's own web closed without a whole answer; try again")
 
 
 async def _until_gone(receive: Receive, scope: trio.CancelScope) -> None:
@@ -103,7 +110,9 @@ async def _until_gone(receive: Receive, scope: trio.CancelScope) -> None:
     scope.cancel()
 
 
-async def _relay_answer(conn: h11.Connection, stream: trio.SocketStream, send: Send, path: str) -> None:
+async def _relay_answer(conn: h11.Connection, stream: trio.SocketStream, send: Send, path: str) -> bool:
+    """Relay the parent's answer but its end: whether its head was sent (the caller ends it),
+    else nothing was (the caller refuses)."""
     started = False
     try:
         while True:
@@ -121,13 +130,7 @@ async def _relay_answer(conn: h11.Connection, stream: trio.SocketStream, send: S
                 break
     except (h11.RemoteProtocolError, trio.BrokenResourceError, OSError) as e:
         log.warning("web_forward_broken", path=path, reason=str(e))
-        if not started:
-            await _refuse(send, 502, "the arena's own web broke off its answer; try again")
-            return
-    if started:
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-    else:
-        await _refuse(send, 502, "the arena's own web closed without answering; try again")
+    return started
 
 
 def _target(scope: Scope) -> bytes:
