@@ -43,6 +43,8 @@ log = structlog.get_logger("arena")
 
 ADDRESS_LINE = "live web on "
 """What the child prints on its stdout once it listens, followed by its address."""
+STOP_S = 5.0
+"""Seconds the child has to end once its stdin is closed (the server stopping) before it is killed."""
 LINE_BYTES = 16 * 1024 * 1024
 """The longest line the child takes from its stdin (the running list of every match at once)."""
 
@@ -149,11 +151,13 @@ async def _run_child(config: ChildConfig, ref: referee.Referee, limits: WebLimit
             nursery.start_soon(read_stdout)
             nursery.start_soon(ended)
     finally:
-        with trio.CancelScope(shield=True):
+        with trio.CancelScope(shield=True):  # (its stdin closed: it ends its streams and goes; else killed)
+            await stdin.aclose()
+            with trio.move_on_after(STOP_S):
+                await proc.wait()
             if proc.returncode is None:
                 proc.kill()
             await proc.wait()
-            await stdin.aclose()
     assert proc.returncode is not None
     return proc.returncode, proc.pid
 
@@ -226,6 +230,7 @@ async def _child() -> None:
             operator_token=config.operator_token, accounts_db=Path(config.db) if config.accounts else None,
             behind_tls=config.behind_tls, tls=tls, relay=relay))
         print(f"{ADDRESS_LINE}{where}", flush=True)
+        referee.tune_gc_for_server()  # (a server's entry point: what exists now is frozen, out of every collection)
         async for line in lines:
             relay.push(json.loads(line))
         nursery.cancel_scope.cancel()  # the parent is gone: so is its web
