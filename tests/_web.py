@@ -47,11 +47,12 @@ class Served:
 
 
 @asynccontextmanager
-async def served(folder: Path, limits: WebLimits | None = None, *, own_process: bool = True
+async def served(folder: Path, limits: WebLimits | None = None, *, proxy_hops: int = 0, own_process: bool = True
                  ) -> AsyncIterator[Served]:
-    """``arena serve`` (in process) with the live web, both on free ports; the web, as ``arena
-    serve --web`` serves it, from a process of its own (``arena.web.process``), or with
-    ``own_process=False`` in this one (``arena tournament --web``'s)."""
+    """``arena serve`` (in process) with the live web, both on free ports (``proxy_hops``: the
+    web's ``--web-proxy-hops``); the web, as ``arena serve --web`` serves it, from a process of
+    its own (``arena.web.process``), or with ``own_process=False`` in this one (``arena
+    tournament --web``'s)."""
     got: dict[str, Any] = {}
 
     async def web(ref: referee.Referee, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -60,11 +61,12 @@ async def served(folder: Path, limits: WebLimits | None = None, *, own_process: 
             if own_process:
                 got["url"] = await nursery.start(partial(
                     serve_web_process, "127.0.0.1:0", db, folder, "test arena", ref, limits=limits or WebLimits(),
-                    operator_token=ref.operator_token, tls=None, accounts=True, behind_tls=False))
+                    operator_token=ref.operator_token, tls=None, accounts=True, behind_tls=False,
+                    proxy_hops=proxy_hops))
             else:
                 got["url"] = await nursery.start(partial(
                     serve_web, "127.0.0.1:0", StoreSource(db, folder, "test arena", ref), limits=limits or WebLimits(),
-                    operator_token=ref.operator_token, accounts_db=db))
+                    operator_token=ref.operator_token, accounts_db=db, proxy_hops=proxy_hops))
             got["ref"] = ref
             task_status.started()
 

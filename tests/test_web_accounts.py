@@ -187,6 +187,45 @@ def test_sign_in_attempts_are_limited_per_address_and_per_name(tmp_path: Path) -
     referee.run(main)
 
 
+def test_behind_proxies_the_limits_count_the_address_the_proxy_was_given(tmp_path: Path) -> None:
+    """``--web-proxy-hops 1``: every request comes from the proxy's address, so the sign-in limit
+    counts the address it puts last in ``X-Forwarded-For``; what a client wrote before it counts
+    for nothing, and without the setting the header is ignored altogether."""
+    limits = WebLimits(signin_tries_per_minute=2)
+
+    def via(client: str, forged: str = "") -> dict[str, str]:
+        return {"X-Forwarded-For": f"{forged}, {client}" if forged else client, "X-Forwarded-Proto": "https"}
+
+    async def main() -> None:
+        async with served(tmp_path / "proxied", limits, proxy_hops=1) as s:
+            u = s.url
+            assert (await post(u, "/signup", {"name": "carol", "password": PASSWORD})).status == 303
+            assert (await post(u, "/signup", {"name": "dave", "password": PASSWORD})).status == 303
+            for forged in ("10.0.0.1", "10.0.0.2"):  # a new forged address each time changes nothing
+                wrong = await post(u, "/signin", {"name": "dave", "password": "wrong password"},
+                                   headers=via("203.0.113.5", forged))
+                assert wrong.status == 403
+            over = await post(u, "/signin", {"name": "carol", "password": PASSWORD}, headers=via("203.0.113.5"))
+            assert over.status == 429 and "signin_tries_per_minute" in over.text
+            # Another person behind the same proxy is not held back by that one …
+            ok = await post(u, "/signin", {"name": "carol", "password": PASSWORD}, headers=via("203.0.113.6"))
+            assert ok.status == 303
+            # … and the proxy's https makes the session cookie Secure.
+            (cookie,) = [c for c in ok.cookies() if c.startswith(SESSION_COOKIE + "=")]
+            assert "secure" in cookie.lower() and "httponly" in cookie.lower()
+        async with served(tmp_path / "direct", limits) as s:
+            u = s.url
+            assert (await post(u, "/signup", {"name": "carol", "password": PASSWORD})).status == 303
+            for client in ("203.0.113.7", "203.0.113.8"):
+                assert (await post(u, "/signin", {"name": "dave", "password": "wrong password"},
+                                   headers=via(client))).status == 403
+            # Without --web-proxy-hops a client's X-Forwarded-For does not escape the limit.
+            over = await post(u, "/signin", {"name": "carol", "password": PASSWORD}, headers=via("203.0.113.9"))
+            assert over.status == 429
+
+    referee.run(main)
+
+
 def test_session_cookies_are_secure_over_https_or_behind_tls(tmp_path: Path) -> None:
     def request(scheme: str) -> Request:
         return Request({"type": "http", "scheme": scheme, "method": "GET", "path": "/", "headers": [],

@@ -3,7 +3,10 @@ uses (Python's ``_``/``ngettext``/``N_``/``NP_``, the scripts' ``t``) is in ever
 fields and plural forms; the language is negotiated from ``Accept-Language``, chosen by ``?lang=``
 (kept in a cookie) and said in ``<html lang>``, ``Content-Language`` and ``Vary``; refusals and
 numbers come in the page's language; and in real Chromium set to Bulgarian the standings page is
-in Bulgarian while its live updates still come."""
+in Bulgarian while its live updates still come. The tables' pages (play the computer, open, join,
+the lobby, a seat's table) and their refusals come in the person's language too (a seat's JSON
+refusal: English ``error``, translated ``say``), and a person in a Russian Chromium plays the
+computer to the end with the table's own words, and then its replay page, in Russian."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -18,10 +22,14 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 import referee
+from arena.replays import html as replay_html
 from arena.web import i18n
 from tests._web import fetch, play, served, until
 from tests.test_web_accounts import post
 from tests.test_web_browser import _driver, _js, _live
+from tests.test_web_tables import STATE, _click, _open_table, _pick, seat_page
+from tests.test_web_tables_people import FORM, JSON, seat_of, sign_up
+from tests.test_web_tables_people import post as form_post
 
 WEB = Path(i18n.__file__).parent
 FIELD = re.compile(r"\{(\w+)\}")
@@ -29,13 +37,16 @@ FIELD = re.compile(r"\{(\w+)\}")
 
 
 def code_msgids() -> dict[str, str | None]:
-    """Every msgid the live web's Python and scripts use (a plural's: its English plural)."""
+    """Every msgid the live web's Python and scripts use (a plural's: its English plural), the
+    replay page's too (its frame's ``_``/``ngettext``, its script's ``t``: the web serves it in
+    the reader's language)."""
     found: dict[str, str | None] = {}
-    for source in sorted(WEB.glob("*.py")):
+    for source in [*sorted(WEB.glob("*.py")), Path(replay_html.__file__)]:
         for msgid, plural in i18n.python_msgids(source.read_text(encoding="utf-8")):
             found.setdefault(msgid, plural)
-    for name in i18n.SCRIPTS:
-        for msgid, plural in i18n.script_msgids((i18n.STATIC / name).read_text(encoding="utf-8")):
+    scripts = [(i18n.STATIC / name).read_text(encoding="utf-8") for name in i18n.SCRIPTS] + [replay_html.JS]
+    for script in scripts:
+        for msgid, plural in i18n.script_msgids(script):
             found.setdefault(msgid, plural)
     return found
 
@@ -76,6 +87,13 @@ def test_every_msgid_of_the_code_is_translated_in_every_catalog() -> None:
     # The extraction sees what the code uses, inside f-strings, constants and the scripts too.
     assert {"sign out", "wrong name or password", "to move"} <= msgids.keys()
     assert msgids["{n} game"] == "{n} games" and msgids["{n} card, face down"] == "{n} cards, face down"
+    # ... the tables' scripts and notices, and the replay page's frame and script.
+    assert {"your turn", "Start", "the computer plays for {name} to the end of the game", "Score sheet",
+            "the table is empty", "Scores through the match"} <= msgids.keys()
+    assert msgids["{kind} ({n} way) — select its cards"] == "{kind} ({n} ways) — select its cards"
+    assert msgids["{n} position"] == "{n} positions"
+    # The replay's script gets exactly the msgids its t() calls use.
+    assert set(replay_html.SCRIPT_TEXTS) == {m for m, _p in i18n.script_msgids(replay_html.JS)}
     for code in i18n.LANGUAGES[1:]:
         cat = catalog(code)
         assert problems(cat, msgids) == [], code
@@ -206,3 +224,144 @@ def test_the_standings_page_in_a_bulgarian_browser_updates_live_in_bulgarian(tmp
         referee.run(main)
     finally:
         driver.quit()
+
+
+def test_the_table_pages_and_their_refusals_come_in_the_persons_language(tmp_path: Path) -> None:
+    bg, ru = {"Accept-Language": "bg-BG,bg;q=0.9"}, {"Accept-Language": "ru"}
+
+    async def main() -> None:
+        async with served(tmp_path) as s:
+            u = s.url
+            page = await fetch(u + "/play", headers=bg)
+            assert page.status == 200 and '<html lang="bg">' in page.text and page.headers["content-language"] == "bg"
+            assert "<h1>Игра срещу компютъра</h1>" in page.text and ">играйте gin</button>" in page.text
+            assert page.headers["vary"] == "Accept-Language, Cookie" and page.headers["cache-control"] == "no-store"
+            assert '<a href="/play">игра срещу компютъра</a>' in page.text
+            block = re.search(r'<script type="application/json" id="i18n">(.*?)</script>', page.text)
+            assert block is not None
+            said = json.loads(block.group(1))["messages"]  # table.js's, people.js's and the notices' texts
+            assert said["The deal’s end"] == "Краят на раздаването" and said["Start"] == "Начало"
+            assert said["the computer plays for {name} to the end of the game"] == (
+                "компютърът играе вместо {name} до края на играта")
+            assert said["{n} card"] == ["{n} карта", "{n} карти"]
+            refused = await fetch(u + "/play", "POST", {**ru, **FORM}, b"game=gin&preset=nope&bot=random")
+            assert refused.status == 400 and '<html lang="ru">' in refused.text
+            assert "правила &#x27;nope&#x27;: у gin есть " in refused.text, refused.text
+            unknown = await fetch(u + "/play?lang=xx", headers=ru)
+            assert unknown.status == 400 and "неизвестный язык" in unknown.text and "set-cookie" not in unknown.headers
+
+            alice = await sign_up(u, "alice")
+            made = await fetch(u + "/tables/new", headers={**ru, "Cookie": alice})
+            assert "<h1>Открыть стол</h1>" in made.text and "секунд на ход" in made.text
+            assert "друзья с кодом" in made.text
+            slow = await form_post(u + "/tables/new", {"game": "gin", "preset": "short", "move_s": "9999"},
+                              f"{alice}; lang=bg")  # the cookie's language
+            assert slow.status == 400 and '<html lang="bg">' in slow.text
+            assert "move_s=9999: секундите за ход са от 1 до " in slow.text and "(лимит table_move_s)" in slow.text
+            joining = await fetch(u + "/tables/join", headers={**bg, "Cookie": alice})
+            assert "<h1>Сядане на маса</h1>" in joining.text and "код на масата" in joining.text
+            wrong = await form_post(u + "/tables/join", {"code": "AAAAAAAAAAAAA"}, f"{alice}; lang=ru")
+            assert wrong.status == 404
+            assert "нет стола с таким кодом (проверьте его или попросите ссылку у хозяина)" in wrong.text
+            nobody = await fetch(u + "/tables/new", headers=bg)
+            assert nobody.status == 401 and "Масите с приятели са за влезли хора" in nobody.text
+            lobby = await fetch(u + "/lobby", headers=ru)
+            assert "<h1>Столы</h1>" in lobby.text and "<h2>Открытые столы</h2>" in lobby.text
+
+            # A table's page, and its script's refusals: English for programs, translated to show.
+            host = await seat_of(await form_post(u + "/tables/new", {"game": "gin", "preset": "short"}, alice))
+            table = await fetch(u + host, headers=ru)
+            assert '<html lang="ru">' in table.text and "<h2>Таблица очков</h2>" in table.text
+            assert "<h2>Ходы соперников</h2>" in table.text and "подключение…" in table.text
+            start = await fetch(u + host + "/start", "POST", {**JSON, **ru}, b"{}")
+            assert start.status == 409 and start.json() == {
+                "error": "every seat needs a person or a sample bot first",
+                "say": "сначала на каждое место нужен человек или примерный бот"}
+            fill = await fetch(u + host + "/fill", "POST", {**JSON, **bg}, b'{"seat": "5", "bot": "random"}')
+            assert fill.status == 400 and fill.json()["say"] == "място 5 не е свободно място на тази маса"
+            gone = await fetch(u + "/play/t/nothing-here/move", "POST", {**JSON, **ru}, b"{}")
+            assert gone.status == 404 and gone.json()["error"].startswith("no seat has this link")
+            assert gone.json()["say"].startswith("ни у одного места нет такой ссылки")
+            english = await fetch(u + host, headers={"Accept-Language": "de"})
+            assert '<html lang="en">' in english.text and "<h2>Score sheet</h2>" in english.text
+
+    referee.run(main)
+
+
+RUSSIAN = """
+const text = (q) => { const e = document.querySelector(q); return e ? e.textContent : null; };
+return {status: text('#status'), tag: text('#me .tag.tomove'), deal: text('#end h2'),
+        head: [...document.querySelectorAll('#scores thead th')].map(e => e.textContent),
+        headings: [...document.querySelectorAll('main h2')].map(e => e.textContent),
+        replay: text('#replay a'), count: text('#me .notes')};"""
+"""What the Russian table shows in its own words."""
+
+
+REPLAY = """
+const text = (q) => { const e = document.querySelector(q); return e ? e.textContent : null; };
+return {lang: document.documentElement.lang, back: text('.meta a'), step: text('#step-label'),
+        title: text('#deal-title'), count: text('#count-1'), footer: text('footer'),
+        headings: [...document.querySelectorAll('h2')].map(e => e.textContent)};"""
+"""What the replay page shows in its own words."""
+
+
+async def _served(url: str) -> bool:
+    return (await fetch(url, headers={"Accept-Language": "ru"})).status == 200
+
+
+def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: Path) -> None:
+    driver = _driver(tmp_path / "profile", lang="ru")
+    shown: list[dict[str, Any]] = []
+    replay: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await seat_page(driver, s.url, _open_table)
+            assert await _js(driver, "return document.documentElement.lang") == "ru"
+
+            async def turn_or_end() -> bool:
+                state = await _js(driver, STATE)
+                return bool(state["moves"] or state["over"])
+            while True:  # the person's turns, each checked in Russian, to the game's end
+                await until(turn_or_end, "the person's turn or the game's end", 30)
+                state, words = await _js(driver, STATE), await _js(driver, RUSSIAN)
+                shown.append(words)
+                if state["over"]:
+                    break
+                assert state["title"].startswith("● Ваш ход — "), state["title"]
+                assert re.fullmatch(r"ваше время на этот ход: \d+ с", state["clock"]), state["clock"]
+                assert words["status"].startswith("Ваш ход: выберите ход (щёлкните"), words
+                assert words["tag"] == "ваш ход" and re.match(r"\d+ карт", words["count"]), words
+                move = _pick(state["moves"], state["loose"])
+                await trio.to_thread.run_sync(_click, driver, f'#moves button[data-action="{move}"]')
+
+                async def answered(n: int = state["n"]) -> bool:
+                    now = await _js(driver, STATE)
+                    return bool(now["n"] > n or now["over"])
+                await until(answered, f"the referee's answer to {move!r}", 30)
+
+            async def linked() -> bool:
+                return (await _js(driver, RUSSIAN))["replay"] is not None
+            await until(linked, "the replay's link")
+            shown.append(await _js(driver, RUSSIAN))
+            # The game's replay page, in Russian too: its frame and its script's words.
+            href = str(await _js(driver, "return document.querySelector('#replay a').href"))
+            await until(lambda: _served(href), "the replay page")
+            await trio.to_thread.run_sync(driver.get, href + "#deal=1&move=1")
+            replay.update(await _js(driver, REPLAY))
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+    assert replay["lang"] == "ru" and replay["back"] == "← сыграть ещё", replay
+    assert replay["step"].startswith("позиция 1 / ") and " · сдача 1 / " in replay["step"], replay
+    assert replay["title"].startswith("Игра 1, сдача 1 · сдаёт "), replay
+    assert "Счёт по ходу матча" in replay["headings"] and "Таблица очков" in replay["headings"], replay
+    assert replay["count"].startswith("10 карт") and "Запись Gin Arena" in replay["footer"], replay
+    assert len(shown) > 3, shown
+    last = shown[-1]
+    assert {"Таблица очков", "Ходы соперников", "Конец сдачи"} <= set(last["headings"]), last
+    assert last["head"] == ["игра", "сдача", "выиграл", "вы", "random"], last
+    assert last["deal"] == "Конец сдачи" and last["replay"] == "запись этой игры", last
+    assert last["status"].startswith("Игра окончена: "), last

@@ -47,6 +47,11 @@ def add_web_options(p: argparse.ArgumentParser, *, server_tls: bool) -> None:
     g.add_argument("--web-behind-tls", action="store_true",
                    help="a proxy in front serves the web over https: people's session cookies are always Secure "
                    "(docs/web.md#accounts)")
+    g.add_argument("--web-proxy-hops", type=int, default=0, metavar="N",
+                   help="the web is reached through N proxies of your own (e.g. 1: an nginx in front): the client "
+                   "address that rate limits and stream bounds count is the one the nearest proxy was given "
+                   "(X-Forwarded-For), and X-Forwarded-Proto says https (default 0: the connection's own "
+                   "address; never set it when clients can reach the web directly, they could forge the header)")
     if not server_tls:
         g.add_argument("--insecure", action="store_true",
                        help="serve the live web in clear on a --web address that is not loopback (without it, "
@@ -119,6 +124,9 @@ def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, op
         limits = WebLimits.parse(args.web_limit)
     except ValueError as e:
         raise UsageError(f"--web-limit {e}") from None
+    if args.web_proxy_hops < 0:
+        raise UsageError(f"--web-proxy-hops {args.web_proxy_hops}: give 0 (clients reach the web directly) or the "
+                         "number of your proxies in front of it")
     tls = web_tls(args, default_tls)
     loopback = is_loopback(host or "127.0.0.1")
     if tls is None and not loopback and not args.insecure:
@@ -135,12 +143,14 @@ def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, op
             if own_process and ref is not None:
                 where = await nursery.start(partial(serve_web_process, args.web, db, folder, title, ref,
                                                     limits=limits, operator_token=door_token, tls=tls,
-                                                    accounts=accounts, behind_tls=args.web_behind_tls))
+                                                    accounts=accounts, behind_tls=args.web_behind_tls,
+                                                    proxy_hops=args.web_proxy_hops))
             else:
                 where = await nursery.start(partial(serve_web, args.web, StoreSource(db, folder, title, ref),
                                                     limits=limits, operator_token=door_token, tls=tls,
                                                     accounts_db=db if accounts else None,
-                                                    behind_tls=args.web_behind_tls))
+                                                    behind_tls=args.web_behind_tls,
+                                                    proxy_hops=args.web_proxy_hops))
             door = "" if open_door else " (operator sign-in off: not a loopback address and no TLS)"
             print(f"live web on {where}{door}", flush=True)
             task_status.started()

@@ -18,18 +18,24 @@ first; NAME the pile's name, spaces as ``-``: ``#pile-discard-pile``) and ``#pil
 ``#score-N``, ``#table-melds .tmeld[data-owner][data-cards]``, ``#deal-end[data-points]`` (deal
 points by seat, comma-separated) and ``#end-seat-N[data-cards]`` (what the deal's end shows of
 seat N's hand).
+
+The page's own words (not what the game describes) come from a :class:`Words`: English in the
+files ``arena`` writes; the live web passes its reader's language (``arena.web.i18n.Lang``), and
+the script's words (:data:`SCRIPT_TEXTS`, its ``t('…')`` calls) travel translated in the page's
+data. This module imports nothing of the web.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from arena.replays.model import ReplayModelError, load
-from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, escape, json_for_script, plural, score_chart
+from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, escape, json_for_script, score_chart
 from arena.replays.steps import DealView, MatchView, Position
 from referee import write_atomic
 
@@ -47,14 +53,56 @@ _CSS = CSS + """
 """
 
 
-def _position(view: MatchView, pos: Position) -> dict[str, Any]:
+class Words(Protocol):
+    """The page's own words in its reader's language (``arena.web.i18n.Lang`` is one)."""
+
+    @property
+    def code(self) -> str:
+        """The language's code (the page's ``<html lang>``)."""
+        ...
+
+    def _(self, msgid: str, **values: Any) -> str:
+        """``msgid`` (English) in the language, its ``{fields}`` filled from ``values``."""
+        ...
+
+    def ngettext(self, singular: str, plural: str, n: int, **values: Any) -> str:
+        """The form for ``n``, ``{n}`` and the other fields filled."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class English:
+    """The page's words as they are written (the pages ``arena`` writes)."""
+
+    code: str = "en"
+    """English."""
+
+    def _(self, msgid: str, **values: Any) -> str:
+        return msgid.format(**values) if values else msgid
+
+    def ngettext(self, singular: str, plural: str, n: int, **values: Any) -> str:
+        return (singular if n == 1 else plural).format(n=n, **values)
+
+
+ENGLISH = English()
+"""The words of a page written by ``arena``."""
+SCRIPT_TEXTS = ("▶ to move ({phase})", "the table is empty", "{card} laid off by {name}", "laid off", "left",
+                "Game {game}, deal {deal}", "dealer {name}",
+                "position {position} / {positions} · deal {deal} / {deals} · move {move} / {moves}", "dealt",
+                "Scores after the deal: {list}")
+"""The msgids of the script's ``t('…')`` calls (its data carries them in the page's language)."""
+
+
+def _position(view: MatchView, pos: Position, words: Words) -> dict[str, Any]:
     out: dict[str, Any] = {"d": pos.deal_index, "s": pos.step, "v": dict(pos.shown)}
     m = pos.move
     if m is not None:
-        extra = f"{m.think_us / 1000:.1f} ms · clocks {'/'.join(map(str, m.clocks))} ms"
+        extra = words._("{think} ms · clocks {clocks} ms", think=f"{m.think_us / 1000:.1f}",
+                        clocks="/".join(map(str, m.clocks)))
         if pos.reshuffled:
-            extra += " · the discard pile is shuffled into a new stock"
-        out["l"] = {"who": view.seat_name(m.seat) + (" (substitute)" if m.substitute else ""), "extra": extra}
+            extra += " · " + words._("the discard pile is shuffled into a new stock")
+        who = view.seat_name(m.seat)
+        out["l"] = {"who": words._("{name} (substitute)", name=who) if m.substitute else who, "extra": extra}
     faults = view.faults_at.get(pos.index)
     if faults:
         out["f"] = [f"Fault — {view.seat_name(f.seat)}: {f.termination}: {f.detail} (policy {f.applied})"
@@ -62,18 +110,18 @@ def _position(view: MatchView, pos: Position) -> dict[str, Any]:
     return out
 
 
-def _deal_text(deal: DealView) -> str:
+def _deal_text(deal: DealView, words: Words) -> str:
     shown = deal.end_shown
     if deal.end is None:
-        return "unfinished"
-    return str(shown["text"]) if shown is not None else "over"
+        return words._("unfinished")
+    return str(shown["text"]) if shown is not None else words._("over")
 
 
-def _deal(view: MatchView, deal: DealView) -> dict[str, Any]:
+def _deal(view: MatchView, deal: DealView, words: Words) -> dict[str, Any]:
     shown = deal.end_shown
     end = None
     if deal.end is not None:
-        end = {"text": _deal_text(deal), "scores": list(deal.end.scores),
+        end = {"text": _deal_text(deal, words), "scores": list(deal.end.scores),
                "points": list(shown["points"]) if shown is not None else []}
     return {
         "game": deal.game, "deal": deal.number, "dealer": deal.dealer, "first": deal.positions[0].index,
@@ -82,21 +130,26 @@ def _deal(view: MatchView, deal: DealView) -> dict[str, Any]:
     }
 
 
-def page_data(view: MatchView) -> dict[str, Any]:
-    """Everything the page shows, as JSON-able data."""
+def page_data(view: MatchView, words: Words = ENGLISH) -> dict[str, Any]:
+    """Everything the page shows, as JSON-able data (the script's words in ``words``' language:
+    ``texts``, and ``cards``: each hidden hand's count of cards as the language says it)."""
     h = view.header
+    counts = {int(x["count"]) for p in view.positions for x in p.shown.get("seats", ()) if x}
     return {
         "game": view.game, "match_id": view.match_id, "players": list(view.players), "bots": list(h.bots),
         "time_control": h.time_control, "fault_policy": h.fault_policy, "result": view.outcome_text(),
         "detail": view.detail, "final_hash": view.final_hash, "commitment": h.seed_commitment, "seed": view.seed,
-        "deals": [_deal(view, d) for d in view.deals], "positions": [_position(view, p) for p in view.positions],
+        "deals": [_deal(view, d, words) for d in view.deals],
+        "positions": [_position(view, p, words) for p in view.positions],
+        "texts": {msgid: words._(msgid) for msgid in SCRIPT_TEXTS},
+        "cards": {str(n): words.ngettext("{n} card", "{n} cards", n) for n in sorted(counts)},
     }
 
 
-def score_sheet(view: MatchView) -> str:
+def score_sheet(view: MatchView, words: Words = ENGLISH) -> str:
     """A row per deal: its result, each seat's deal points and game score after it; a row per game's end."""
     head = "".join(f'<th class="num">{escape(n)}</th>' for n in view.players)
-    rows = [f"<tr><th>deal</th><th>result</th>{head}</tr>"]
+    rows = [f"<tr><th>{escape(words._('deal'))}</th><th>{escape(words._('result'))}</th>{head}</tr>"]
     for deal in view.deals:
         shown = deal.end_shown
         if deal.end is None:
@@ -106,11 +159,12 @@ def score_sheet(view: MatchView) -> str:
             cells = "".join(f'<td class="num">{"" if p is None else ("+" if p > 0 else "") + str(p)} '
                             f"<small>({t})</small></td>" for p, t in zip(pts, deal.end.scores, strict=False))
         rows.append(f'<tr data-deal="{deal.index}" id="sheet-row-{deal.index}"><td>{deal.game}.{deal.number}</td>'
-                    f"<td>{escape(_deal_text(deal))}</td>{cells}</tr>")
+                    f"<td>{escape(_deal_text(deal, words))}</td>{cells}</tr>")
         g = deal.game_end
         if g is not None:
             totals = "".join(f'<td class="num">{t}</td>' for t in g.totals)
-            rows.append(f'<tr class="game-total"><td>game {g.game}</td><td>{escape(view.game_end_text(g))}</td>'
+            rows.append(f'<tr class="game-total"><td>{escape(words._("game {n}", n=g.game))}</td>'
+                        f'<td>{escape(view.game_end_text(g))}</td>'
                         f"{totals}</tr>")
     return '<table id="score-sheet">' + "".join(rows) + "</table>"
 
@@ -122,6 +176,12 @@ const P = D.positions, N = P.length, S = D.players.length;
 const SUITS = {s:'\u2660',h:'\u2665',d:'\u2666',c:'\u2663'};
 const $ = id => document.getElementById(id);
 let cur = 0;
+// The page's own words in its language (D.texts: SCRIPT_TEXTS), {fields} filled; a hand's count.
+function t(msgid, vars){
+  const text = (D.texts || {})[msgid] || msgid;
+  return text.replace(/\{(\w+)\}/g, (all, k) => (vars && k in vars ? String(vars[k]) : all));
+}
+function cardCount(n){ return (D.cards || {})[n] || plural(n, 'card'); }
 """ + JS_PLURAL + CHART_JS + r"""function card(t, extra){
   const e = document.createElement('span'), suited = t.length === 2 && SUITS[t[1]];
   e.className = 'card ' + (suited && 'hd'.includes(t[1]) ? 'red' : 'black') + (extra ? ' ' + extra : '');
@@ -150,9 +210,9 @@ function seat(s, v, fresh){
     el.dataset.cards = '';
     if (x) for (let i = 0; i < x.count; i++) { const b = card('', 'back'); b.textContent = '\u00a0'; el.append(b); }
   }
-  $('count-' + s).textContent = x ? [plural(x.count, 'card')].concat(x.notes).join(' · ') : '';
+  $('count-' + s).textContent = x ? [cardCount(x.count)].concat(x.notes).join(' · ') : '';
   $('seat-' + s).classList.toggle('to-move', !!(x && x.to_move));
-  $('tomove-' + s).textContent = x && x.to_move ? '▶ to move (' + v.phase + ')' : '';
+  $('tomove-' + s).textContent = x && x.to_move ? t('▶ to move ({phase})', {phase: v.phase}) : '';
 }
 function table(v){
   const el = $('table-melds'); el.replaceChildren();
@@ -165,12 +225,12 @@ function table(v){
     m.cards.forEach((c, i) => {
       const by = m.placed_by[i], off = m.owner !== null && by !== undefined && by !== m.owner;
       const e = card(c, 'small' + (off ? ' off' : ''));
-      if (off) e.title = c + ' laid off by ' + D.players[by];
+      if (off) e.title = t('{card} laid off by {name}', {card: c, name: D.players[by]});
       cs.append(e);
     });
     g.append(o, cs); el.append(g);
   }
-  if (v.table !== null && !v.table.length) el.textContent = 'the table is empty';
+  if (v.table !== null && !v.table.length) el.textContent = t('the table is empty');
   el.classList.toggle('hidden', v.table === null);
 }
 function piles(v){
@@ -190,8 +250,8 @@ function endRows(v){
     r.dataset.cards = [].concat(...x.groups, x.loose).join(' ');
     const w = document.createElement('span'); w.className = 'who'; w.textContent = D.players[x.seat]; r.append(w);
     for (const g of x.groups) r.append(cards('meld', g, 'small', []));
-    if (x.laid_off.length) { r.append('laid off'); r.append(cards('meld', x.laid_off, 'small', [])); }
-    if (x.loose.length) { r.append('left'); r.append(cards('loose', x.loose, 'small', [])); }
+    if (x.laid_off.length) { r.append(t('laid off')); r.append(cards('meld', x.laid_off, 'small', [])); }
+    if (x.loose.length) { r.append(t('left')); r.append(cards('loose', x.loose, 'small', [])); }
     r.append(x.notes.join(' · '));
     rows.append(r);
   }
@@ -206,24 +266,24 @@ function show(i){
     $('score-' + s).textContent = (atEnd && d.end ? d.end.scores : d.before)[s];
   }
   table(v); piles(v);
-  $('deal-title').textContent = ['Game ' + d.game + ', deal ' + d.deal, 'dealer ' + D.players[d.dealer]]
-    .concat(v.notes).join(' · ');
-  $('step-label').textContent = 'position ' + cur + ' / ' + (N - 1) + ' · deal ' + (p.d + 1) + ' / ' + D.deals.length +
-    ' · move ' + p.s + ' / ' + (d.last - d.first);
+  $('deal-title').textContent = [t('Game {game}, deal {deal}', {game: d.game, deal: d.deal}),
+    t('dealer {name}', {name: D.players[d.dealer]})].concat(v.notes).join(' · ');
+  $('step-label').textContent = t('position {position} / {positions} · deal {deal} / {deals} · move {move} / {moves}',
+    {position: cur, positions: N - 1, deal: p.d + 1, deals: D.deals.length, move: p.s, moves: d.last - d.first});
   const lm = $('last-move'); lm.replaceChildren();
   if (p.l && v.last) {
     lm.append(p.l.who + ' ' + v.last.text + ' ');
     for (const c of v.last.cards) lm.append(card(c, 'small'));
     const x = document.createElement('span'); x.className = 'deadwood'; x.textContent = p.l.extra; lm.append(x);
-  } else { lm.append('dealt'); }
+  } else { lm.append(t('dealt')); }
   $('faults').textContent = (p.f || []).join(' · ');
   const de = $('deal-end');
   if (atEnd && d.end) {
     de.classList.remove('hidden'); de.dataset.points = d.end.points.join(',');
     $('deal-end-text').textContent = d.end.text;
     if (v.end) endRows(v); else $('deal-end-rows').replaceChildren();
-    $('deal-end-scores').textContent = 'Scores after the deal: ' +
-      D.players.map((n, s) => n + ' ' + d.end.scores[s]).join(', ') + (d.game_end ? ' — ' + d.game_end : '');
+    $('deal-end-scores').textContent = t('Scores after the deal: {list}',
+      {list: D.players.map((n, s) => n + ' ' + d.end.scores[s]).join(', ')}) + (d.game_end ? ' — ' + d.game_end : '');
   } else { de.classList.add('hidden'); delete de.dataset.points; }
   $('match-over').classList.toggle('hidden', cur !== N - 1);
   $('deal-select').value = String(p.d);
@@ -237,9 +297,10 @@ function show(i){
 """The page's script: it draws each position from the embedded descriptions."""
 
 
-def _seat(view: MatchView, seat: int) -> str:
+def _seat(view: MatchView, seat: int, words: Words) -> str:
     return (f'<div class="seat" id="seat-{seat}"><div class="name">{escape(view.seat_name(seat))}'
-            f'<span class="tag">seat {seat}</span><span class="tag" id="tomove-{seat}"></span>'
+            f'<span class="tag">{escape(words._("seat {seat}", seat=seat))}</span>'
+            f'<span class="tag" id="tomove-{seat}"></span>'
             f'<span class="deadwood" id="count-{seat}"></span></div>'
             f'<div class="hand" id="hand-{seat}" data-cards=""></div></div>')
 
@@ -256,39 +317,47 @@ PAGE_CSS = _CSS
 
 
 def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str = "results",
-                assets: tuple[str, str] | None = None) -> str:
+                assets: tuple[str, str] | None = None, words: Words = ENGLISH) -> str:
     """The HTML page of one replay of any game: self-contained, or with ``assets`` (the style
     sheet's and the script's addresses: :data:`PAGE_CSS` and :data:`JS` served as files) a page
-    that a strict Content-Security-Policy (no inline script or style) lets run."""
+    that a strict Content-Security-Policy (no inline script or style) lets run; its own words in
+    ``words``' language (``back_text`` given in it)."""
     h = view.header
+    _ = words._  # (the name the catalogs' extraction looks for)
     who = " · ".join(escape(n) for n in view.players)
     back = f'<a href="{escape(back_link)}">← {escape(back_text)}</a> · ' if back_link else ""
     scores = " ".join(f'{escape(n)} <b id="score-{s}">0</b>' for s, n in enumerate(view.players))
+    seats = words.ngettext("{n} seat", "{n} seats", len(view.players))
+    counts = " ·\n".join(escape(c) for c in (words.ngettext("{n} deal", "{n} deals", len(view.deals)),
+                                              words.ngettext("{n} position", "{n} positions", len(view.positions)),
+                                              words.ngettext("{n} record", "{n} records", view.records)))
+    audit = escape(_("— check with {command}")).replace("{command}", "<code>arena audit</code>")
     body = f"""<header>
 <h1>{who}</h1>
-<div class="meta">{back}Match <code>{escape(view.match_id)}</code> ·
-{escape(view.game)} ({plural(len(view.players), "seat")}), {escape(view.rules_text)} · {escape(h.time_control)} ·
-faults: {escape(h.fault_policy)} · result: <b>{escape(view.outcome_text())}</b></div>
-<div class="meta">final hash <code>{escape(view.final_hash)}</code> ·
-seed commitment <code>{escape(h.seed_commitment)}</code> · revealed seed <code>{escape(view.seed)}</code>
-— check with <code>arena audit</code></div>
+<div class="meta">{back}{escape(_("Match"))} <code>{escape(view.match_id)}</code> ·
+{escape(view.game)} ({escape(seats)}), {escape(view.rules_text)} · {escape(h.time_control)} ·
+{escape(_("faults"))}: {escape(h.fault_policy)} · {escape(_("result"))}: <b>{escape(view.outcome_text())}</b></div>
+<div class="meta">{escape(_("final hash"))} <code>{escape(view.final_hash)}</code> ·
+{escape(_("seed commitment"))} <code>{escape(h.seed_commitment)}</code> ·
+{escape(_("revealed seed"))} <code>{escape(view.seed)}</code>
+{audit}</div>
 </header>
 <main>
 <section id="table-col">
 <div id="controls">
-<button id="btn-first" title="first position (Home)">|◀</button>
-<button id="btn-prev-deal" title="previous deal (↑)">◀◀ deal</button>
-<button id="btn-prev" title="previous move (←)">◀ prev</button>
-<button id="btn-next" title="next move (→)">next ▶</button>
-<button id="btn-next-deal" title="next deal (↓)">deal ▶▶</button>
-<button id="btn-last" title="last position (End)">▶|</button>
-<select id="deal-select" aria-label="deal"></select>
+<button id="btn-first" title="{escape(_("first position (Home)"))}">|◀</button>
+<button id="btn-prev-deal" title="{escape(_("previous deal (↑)"))}">◀◀ {escape(_("deal"))}</button>
+<button id="btn-prev" title="{escape(_("previous move (←)"))}">◀ {escape(_("prev"))}</button>
+<button id="btn-next" title="{escape(_("next move (→)"))}">{escape(_("next"))} ▶</button>
+<button id="btn-next-deal" title="{escape(_("next deal (↓)"))}">{escape(_("deal"))} ▶▶</button>
+<button id="btn-last" title="{escape(_("last position (End)"))}">▶|</button>
+<select id="deal-select" aria-label="{escape(_("deal"))}"></select>
 <span id="step-label"></span>
 </div>
 <div class="felt">
 <div id="deal-title"></div>
 <div class="scorebar">{scores}</div>
-{"".join(_seat(view, s) for s in range(len(view.players)))}
+{"".join(_seat(view, s, words) for s in range(len(view.players)))}
 <div id="table-melds"></div>
 <div class="middle">{_piles(view)}</div>
 <div id="last-move"></div>
@@ -296,28 +365,29 @@ seed commitment <code>{escape(h.seed_commitment)}</code> · revealed seed <code>
 </div>
 <div id="deal-end" class="hidden"><h3 id="deal-end-text"></h3><div id="deal-end-rows"></div>
 <div id="deal-end-scores"></div></div>
-<div id="match-over" class="hidden">Match over: {escape(view.outcome_text())} — {escape(view.detail)}</div>
-<div class="help">Keys: ← → move · ↑ ↓ deal · Home / End. Address: <code>#step=K</code>, <code>#deal=D</code>,
-<code>#deal=D&amp;move=M</code>.</div>
+<div id="match-over" class="hidden">{escape(_("Match over: {result} — {detail}", result=view.outcome_text(),
+                                                 detail=view.detail))}</div>
+<div class="help">{escape(_("Keys: ← → move · ↑ ↓ deal · Home / End. Address:"))} <code>#step=K</code>,
+<code>#deal=D</code>, <code>#deal=D&amp;move=M</code>.</div>
 </section>
 <section id="side-col">
-<h2>Scores through the match</h2>
+<h2>{escape(_("Scores through the match"))}</h2>
 {score_chart(view.players, view.deals, view.target)}
-<h2>Score sheet</h2>
-{score_sheet(view)}
+<h2>{escape(_("Score sheet"))}</h2>
+{score_sheet(view, words)}
 </section>
 </main>
-<footer>Gin Arena replay · {escape(view.game)} · {plural(len(view.deals), "deal")} ·
-{plural(len(view.positions), "position")} · {plural(view.records, "record")}</footer>"""
+<footer>{escape(_("Gin Arena replay"))} · {escape(view.game)} · {counts}</footer>"""
     title = f"{' · '.join(view.players)} — {view.match_id}"
     style, script = (f"<style>{_CSS}</style>", f"<script>{JS}</script>") if assets is None else (
         f'<link rel="stylesheet" href="{escape(assets[0])}">', f'<script src="{escape(assets[1])}"></script>')
     return (
         "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
+        f'<html lang="{escape(words.code)}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width">'
         f"<title>{escape(title)}</title>{style}</head>\n"
         f"<body>{body}\n"
-        f'<script type="application/json" id="replay-data">{json_for_script(page_data(view))}</script>\n'
+        f'<script type="application/json" id="replay-data">{json_for_script(page_data(view, words))}</script>\n'
         f"{script}\n</body></html>\n"
     )
 

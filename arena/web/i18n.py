@@ -5,8 +5,9 @@ One source of truth per language: the gettext catalog ``locale/{code}/LC_MESSAGE
 plural forms from the catalog's ``Plural-Forms``. A request's language: a valid ``?lang=``
 (which the answer keeps in the ``lang`` cookie), else that cookie, else ``Accept-Language``
 negotiated by Babel, else English. The scripts get their language's strings (only the msgids the
-scripts use, found in their sources) in a JSON data block, with the mapping from the browser's
-``Intl.PluralRules`` categories to the catalog's plural forms (``static/i18n.js``'s ``t``).
+scripts use, found in their sources, and the ``NS_`` texts the server sends them) in a JSON data
+block, with the mapping from the browser's ``Intl.PluralRules`` categories to the catalog's plural
+forms (``static/i18n.js``'s ``t``).
 """
 
 from __future__ import annotations
@@ -53,8 +54,11 @@ SCRIPT = "/static/i18n.js"
 """The scripts' translation helper (``t``), loaded before them."""
 VARY = "Accept-Language, Cookie"
 """What a page's language depends on (its ``Vary``)."""
-SCRIPTS = ("web.js",)
+SCRIPTS = ("web.js", "people.js", "table.js")
 """The static scripts whose ``t(...)`` msgids go to the page's JSON block."""
+SCRIPT_TEXTS_IN = ("tables.py",)
+"""The modules (beside this one) whose ``NS_`` texts the scripts show: a table's notices, written
+into a seat's stream as a msgid and its fields, translated by the page."""
 STATIC = Path(__file__).parent / "static"
 """The scripts' folder."""
 STATE_CONTEXT = "state"
@@ -72,24 +76,32 @@ def N_(msgid: str) -> str:
     return msgid
 
 
+def NS_(msgid: str) -> str:
+    """Mark ``msgid`` for the catalogs and for the scripts' block (``SCRIPT_TEXTS_IN``): a text the
+    server sends as data (its msgid and fields) and the page shows in its language."""
+    return msgid
+
+
 def NP_(singular: str, plural: str) -> tuple[str, str]:
     """Mark a singular and plural for the catalogs (shown with ``Lang.ngettext``)."""
     return singular, plural
 
 
-KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "NP_": (1, 2)}
+KEYWORDS = {"_": None, "N_": None, "NS_": None, "ngettext": (1, 2), "NP_": (1, 2)}
 """The Python calls whose string literals are msgids (Babel's extraction keywords)."""
 
 
-def python_msgids(source: str) -> list[tuple[str, str | None]]:
-    """The msgids of a Python source's ``KEYWORDS`` calls (``_``, ``N_``, ``ngettext``, ``NP_``,
-    plain or as a method, inside f-strings too) whose arguments are string literals."""
+def python_msgids(source: str, keywords: Iterable[str] = KEYWORDS) -> list[tuple[str, str | None]]:
+    """The msgids of a Python source's ``keywords`` calls (``KEYWORDS``: ``_``, ``N_``, ``NS_``,
+    ``ngettext``, ``NP_``, plain or as a method, inside f-strings too) whose arguments are string
+    literals."""
     out: list[tuple[str, str | None]] = []
+    wanted = set(keywords)
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call):
             continue
         name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
-        if name not in KEYWORDS:
+        if name not in wanted:
             continue
         texts = [a.value for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
         if KEYWORDS[name] is None and texts:
@@ -117,6 +129,9 @@ def _script_msgids() -> tuple[tuple[str, str | None], ...]:
     seen: dict[str, str | None] = {}
     for name in SCRIPTS:
         for msgid, plural in script_msgids((STATIC / name).read_text(encoding="utf-8")):
+            seen[msgid] = plural
+    for name in SCRIPT_TEXTS_IN:
+        for msgid, plural in python_msgids((Path(__file__).parent / name).read_text(encoding="utf-8"), ("NS_",)):
             seen[msgid] = plural
     return tuple(seen.items())
 

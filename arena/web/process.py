@@ -73,11 +73,15 @@ class ChildConfig:
     """Whether the store keeps people's accounts (``arena serve``'s)."""
     behind_tls: bool
     """A proxy in front serves the site over TLS."""
+    proxy_hops: int
+    """Proxies of the operator's own in front (``--web-proxy-hops``: the child, facing them, reads
+    their ``X-Forwarded-For``)."""
 
 
 async def serve_web_process(listen: str, db: Path, folder: Path, title: str, ref: referee.Referee, *,
                             limits: WebLimits, operator_token: str | None, tls: WebTLS | None, accounts: bool,
-                            behind_tls: bool, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+                            behind_tls: bool, proxy_hops: int = 0,
+                            task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve the live web on ``listen`` from a child process until cancelled (see the module);
     ``task_status.started`` gets the child's address once it listens. The first child's failure
     to start is raised; a later child's ending is logged and it is started again."""
@@ -89,7 +93,8 @@ async def serve_web_process(listen: str, db: Path, folder: Path, title: str, ref
                                         operator_token=operator_token, accounts_db=db if accounts else None,
                                         behind_tls=behind_tls or tls is not None, forwarded=True))
             config = ChildConfig(listen, sock, str(db), str(folder), title, asdict(limits), operator_token,
-                                 (tls.cert, tls.key) if tls is not None else None, accounts, behind_tls)
+                                 (tls.cert, tls.key) if tls is not None else None, accounts, behind_tls,
+                                 proxy_hops)
             address = await nursery.start(_supervise, config, ref, limits)
             task_status.started(address)
     finally:
@@ -228,7 +233,7 @@ async def _child() -> None:
         where = await nursery.start(partial(
             serve_web, config.listen, source, limits=WebLimits(**config.limits),  # type: ignore[arg-type]
             operator_token=config.operator_token, accounts_db=Path(config.db) if config.accounts else None,
-            behind_tls=config.behind_tls, tls=tls, relay=relay))
+            behind_tls=config.behind_tls, tls=tls, relay=relay, proxy_hops=config.proxy_hops))
         print(f"{ADDRESS_LINE}{where}", flush=True)
         referee.tune_gc_for_server()  # (a server's entry point: what exists now is frozen, out of every collection)
         async for line in lines:

@@ -29,6 +29,7 @@ from urllib.parse import parse_qs
 import structlog
 import trio
 from hypercorn.config import Config
+from hypercorn.middleware import ProxyFixMiddleware
 from hypercorn.trio import serve
 from starlette.applications import Starlette
 from starlette.requests import Request, cookie_parser
@@ -84,8 +85,6 @@ READ_METHODS = frozenset({"GET", "HEAD"})
 """What the public may do: read."""
 DOORS = frozenset({"/signin", "/signout", "/signup"})
 """The addresses that take a POST besides the tables' (sign-up, sign-in and sign-out)."""
-REPLAY_ASSETS = tables.REPLAY_ASSETS
-"""The replay page's style sheet and script, served as files (arena.replays.html's own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,7 +422,7 @@ async def match_page(request: Request) -> Response:
             view = await trio.to_thread.run_sync(load, Path(found[1]))
         except (OSError, ReplayModelError) as e:
             return _unshown(request, web, e)
-        return HTMLResponse(replay_html.replay_page(view, back_link="/", back_text="standings", assets=REPLAY_ASSETS))
+        return tables.replay_response(request, view, "/", i18n.N_("standings"))
     people = await _people_replay(request, web, match_id)
     if people is not None:
         return people
@@ -586,7 +585,7 @@ async def _people_replay(request: Request, web: Web, match_id: str) -> Response 
         view = await trio.to_thread.run_sync(load, Path(resolve_replay(stored, web.source.folder)))
     except (OSError, ReplayModelError) as e:
         return _unshown(request, web, e)
-    return HTMLResponse(replay_html.replay_page(view, back_link="/people", back_text="people", assets=REPLAY_ASSETS))
+    return tables.replay_response(request, view, "/people", i18n.N_("people"))
 
 
 async def _people_standings(web: Web) -> list[dict[str, Any]] | None:
@@ -1032,21 +1031,24 @@ async def watch_store(web: Web) -> None:
 
 async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operator_token: str | None,
                     accounts_db: Path | None = None, behind_tls: bool = False, tls: WebTLS | None = None,
-                    relay: Relay | None = None, forwarded: bool = False,
+                    relay: Relay | None = None, forwarded: bool = False, proxy_hops: int = 0,
                     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
     the caller's trio run, over TLS with ``tls`` (only: clear HTTP to that port fails the
     handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``).
     ``accounts_db``: the writable store of people's accounts and games (``arena serve``'s; without
     it nobody signs up); ``behind_tls``: a proxy in front serves the site over TLS (session cookies
-    are ``Secure``). ``relay``: this is the web's own process (:mod:`arena.web.process`), the live
-    referee is the parent's; ``forwarded``: this is the parent's web behind it (on a Unix socket:
-    ``listen`` ``unix:PATH``)."""
+    are ``Secure``); ``proxy_hops``: how many proxies of the operator's own stand in front
+    (:func:`behind_proxies`). ``relay``: this is the web's own process (:mod:`arena.web.process`),
+    the live referee is the parent's; ``forwarded``: this is the parent's web behind it (on a Unix
+    socket: ``listen`` ``unix:PATH``)."""
+    if proxy_hops < 0:
+        raise ValueError(f"proxy_hops {proxy_hops}: give 0 (clients reach the web directly) or more")
     accounts = (await trio.to_thread.run_sync(partial(Accounts.open, accounts_db, limits, behind_tls=behind_tls))
                 if accounts_db is not None else None)
     try:
-        await _serve_web(listen, source, limits, operator_token, accounts, tls, behind_tls, relay, forwarded,
-                         task_status)
+        await _serve_web(listen, source, limits, operator_token, accounts, tls, behind_tls, proxy_hops, relay,
+                         forwarded, task_status)
     finally:
         if accounts is not None:
             with trio.CancelScope(shield=True):
@@ -1054,8 +1056,8 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
 
 
 async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator_token: str | None,
-                     accounts: Accounts | None, tls: WebTLS | None, behind_tls: bool, relay: Relay | None,
-                     forwarded: bool, task_status: trio.TaskStatus[str]) -> None:
+                     accounts: Accounts | None, tls: WebTLS | None, behind_tls: bool, proxy_hops: int,
+                     relay: Relay | None, forwarded: bool, task_status: trio.TaskStatus[str]) -> None:
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts,
               secure_cookies=tls is not None or behind_tls, relay=relay)
     if relay is not None:
@@ -1075,7 +1077,7 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
         await nursery.start(web.tables.run)
         if source.live is not None:
             nursery.start_soon(watch_referee, web, source.live)
-        binds = await nursery.start(_serve, make_app(web, forwarded=forwarded), config)
+        binds = await nursery.start(_serve, behind_proxies(make_app(web, forwarded=forwarded), proxy_hops), config)
         address = binds[0]
         log.info("web_listening", address=address)
         task_status.started(address)
@@ -1091,7 +1093,19 @@ def _record_table(accounts: Accounts, table: tables.Table) -> None:
                          seats=seats, report=match.report, started_at=table.started_at)
 
 
-async def _serve(app: Starlette, config: Config, task_status: trio.TaskStatus[list[str]]) -> None:
+def behind_proxies(app: ASGIApp, hops: int) -> ASGIApp:
+    """``app`` as seen through ``hops`` proxies of the operator's own (``--web-proxy-hops``):
+    a request's client is the address the nearest trusted proxy was given (the ``hops``-th entry
+    of ``X-Forwarded-For`` from the right; what a client writes further left is ignored) and its
+    scheme ``X-Forwarded-Proto``'s, so the rate limits and stream bounds count people, not the
+    proxy, and cookies are Secure when the proxy serves https. With 0 the headers are ignored
+    (Hypercorn's ``ProxyFixMiddleware``, legacy mode)."""
+    if hops == 0:
+        return app
+    return ProxyFixMiddleware(app, mode="legacy", trusted_hops=hops)  # type: ignore[arg-type,return-value]
+
+
+async def _serve(app: ASGIApp, config: Config, task_status: trio.TaskStatus[list[str]]) -> None:
     await serve(app, config, shutdown_trigger=_never, task_status=task_status)  # type: ignore[arg-type]
 
 

@@ -58,9 +58,12 @@ from arena.replays import html as replay_html
 from arena.replays import seat_lines
 from arena.replays.base import Style
 from arena.replays.model import ReplayModelError, load
+from arena.replays.steps import MatchView
 from arena.run.play import bot_command
 from arena.run.samples import demos
 from arena.run.serve import PEOPLE_PREFIX
+from arena.web import i18n
+from arena.web.i18n import N_, NS_, Lang
 from arena.web.limits import WebLimits
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc
 from referee import games
@@ -98,7 +101,7 @@ CODE_WINDOW_S = 60.0
 """The window ``table_code_tries_per_minute`` counts wrong codes in."""
 CLIENTS_TRACKED = 100_000
 """Client addresses whose wrong codes are counted at once (beyond: the count starts afresh)."""
-TIME_RAN_OUT = "your time ran out; the computer played that move"
+TIME_RAN_OUT = NS_("your time ran out; the computer played that move")
 """What a person's page says when their clock ran out (the referee's ``ERROR_CODE_TOO_LATE``)."""
 NOTICES = ("seats", "notice", "rematch")
 """The kinds of payload that are the table's own news, not the seat's session's messages."""
@@ -321,11 +324,31 @@ class Seat:
 
 
 class TableError(Exception):
-    """A table that cannot be opened, joined or played: its HTTP status and why."""
+    """A table that cannot be opened, joined or played: its HTTP status and why (``message`` in
+    English: the JSON API's ``error``, the logs; :meth:`say` in a person's language: the msgid
+    ``text``, its ``{fields}`` from ``values``, numbers in the language's digits)."""
 
-    def __init__(self, status: int, text: str) -> None:
-        super().__init__(text)
+    def __init__(self, status: int, text: str, **values: Any) -> None:
         self.status = status
+        self.text = text
+        """The msgid (English)."""
+        self.values = values
+        """Its fields."""
+        self.message = text.format(**{k: f"{v:g}" if isinstance(v, float) else v for k, v in values.items()})
+        """The English text."""
+        super().__init__(self.message)
+
+    def say(self, tr: Lang) -> str:
+        """The message in ``tr``'s language (a number field in its digits; what the person typed,
+        echoed, is a text field and stays as typed)."""
+        return tr._(self.text, **{k: _local(tr, v) for k, v in self.values.items()})
+
+
+def _local(tr: Lang, value: Any) -> Any:
+    """A message field in ``tr``'s language: a number in its digits, anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return tr.number(value, "#,##0.###")
 
 
 class CodeTries:
@@ -345,8 +368,8 @@ class CodeTries:
         if tries is not None and not tries:
             del self.wrong[client]
         if tries and len(tries) >= self.limit:
-            return TableError(429, f"more than {self.limit} wrong table codes in a minute from this address "
-                              "(limit table_code_tries_per_minute); wait a minute")
+            return TableError(429, N_("more than {limit} wrong table codes in a minute from this address "
+                                      "(limit table_code_tries_per_minute); wait a minute"), limit=self.limit)
         return None
 
     def failed(self, client: str) -> None:
@@ -392,25 +415,32 @@ class Room:
         """The table's settings from a form's texts (400 naming what is wrong)."""
         found = {c.game: c for c in choices()}
         choice = found.get(game)
+        if choice is None and not found:
+            raise TableError(400, N_("game {game}: no game with sample bots is installed"), game=repr(game))
         if choice is None:
-            raise TableError(400, f"game {game!r}: choose one of {', '.join(found) or 'none installed'}")
+            raise TableError(400, N_("game {game}: choose one of {games}"), game=repr(game), games=", ".join(found))
         if preset not in choice.presets:
-            raise TableError(400, f"preset {preset!r}: {game} has {', '.join(choice.presets)}")
+            raise TableError(400, N_("preset {preset}: {game} has {presets}"), preset=repr(preset), game=game,
+                             presets=", ".join(choice.presets))
         n = _number(seats, "seats", choice.seats[0])
         if n not in choice.seats:
-            raise TableError(400, f"seats={n}: {game} is played by {', '.join(map(str, choice.seats))} players")
+            raise TableError(400, N_("seats={n}: {game} is played by {counts} players"), n=str(n), game=game,
+                             counts=", ".join(map(str, choice.seats)))
         most = self.limits.table_move_s
         move = _number(move_s, "move_s", most, float)
         if not 1 <= move <= most:
-            raise TableError(400, f"move_s={move:g}: seconds per move are 1 to {most:g} (limit table_move_s)")
+            raise TableError(400, N_("move_s={move}: seconds per move are 1 to {most} (limit table_move_s)"),
+                             move=f"{move:g}", most=most)
         goal: int | None = None
         if target.strip():
             base = target_of(games.get(game).game.rules_preset(preset))
             if base is None:
-                raise TableError(400, f"{game}'s {preset} rules have no game target to set")
+                raise TableError(400, N_("{game}'s {preset} rules have no game target to set"), game=game,
+                                 preset=preset)
             goal = _number(target, "target", base)
             if not 1 <= goal <= self.limits.table_target_max:
-                raise TableError(400, f"target={goal}: 1 to {self.limits.table_target_max} (limit table_target_max)")
+                raise TableError(400, N_("target={target}: 1 to {most} (limit table_target_max)"), target=str(goal),
+                                 most=self.limits.table_target_max)
         return Settings(game, preset, goal, n, move, public, choice.module_prefix, choice.bots)
 
     def open(self, settings: Settings, host: str, person: Person | None = None) -> Seat:
@@ -423,8 +453,8 @@ class Room:
                     self.seats.pop(p.seat.secret, None)
         waiting = sum(1 for t in self.tables.values() if t.open)
         if waiting >= self.limits.open_tables:
-            raise TableError(503, f"the server holds {self.limits.open_tables} tables waiting to start "
-                             "(limit open_tables); try again later")
+            raise TableError(503, N_("the server holds {limit} tables waiting to start (limit open_tables); "
+                                     "try again later"), limit=self.limits.open_tables)
         code = new_code()
         while code in self.tables:
             code = new_code()
@@ -439,7 +469,8 @@ class Room:
         """``/play``: a table with the person in seat 0 and ``bot`` in every other, started at once."""
         settings = self.settings(game, preset, seats)
         if bot not in settings.bots:
-            raise TableError(400, f"bot {bot!r}: {game}'s sample bots are {', '.join(settings.bots)}")
+            raise TableError(400, N_("bot {bot}: {game}'s sample bots are {bots}"), bot=repr(bot), game=game,
+                             bots=", ".join(settings.bots))
         self._computers(settings.seats - 1)
         seat = self.open(settings, PERSON)
         for i in range(1, settings.seats):
@@ -463,7 +494,7 @@ class Room:
         table = self.tables.get(clean_code(code))
         if table is None:
             self.tries.failed(client)
-            raise TableError(404, "no table has that code (check it, or ask the host for the link)")
+            raise TableError(404, N_("no table has that code (check it, or ask the host for the link)"))
         return table
 
     def join(self, table: Table, person: Person) -> Seat:
@@ -472,10 +503,10 @@ class Room:
             if p.kind == "person" and p.person_id == person.id and p.seat is not None:
                 return p.seat
         if not table.open:
-            raise TableError(409, "this table has started (watch it from the lobby)")
+            raise TableError(409, N_("this table has started (watch it from the lobby)"))
         empty = [i for i, p in enumerate(table.places) if p.kind == "empty"]
         if not empty:
-            raise TableError(409, "this table is full")
+            raise TableError(409, N_("this table is full"))
         return self._sit(table, empty[0], person.name, person)
 
     def _sit(self, table: Table, index: int, name: str, person: Person | None) -> Seat:
@@ -500,11 +531,12 @@ class Room:
         table = seat.table
         self._host(seat)
         if not table.open:
-            raise TableError(409, "the table has started")
+            raise TableError(409, N_("the table has started"))
         if not 0 <= index < len(table.places) or table.places[index].kind != "empty":
-            raise TableError(400, f"seat {index} is not an empty seat of this table")
+            raise TableError(400, N_("seat {seat} is not an empty seat of this table"), seat=index)
         if bot not in table.settings.bots:
-            raise TableError(400, f"bot {bot!r}: the sample bots are {', '.join(table.settings.bots)}")
+            raise TableError(400, N_("bot {bot}: the sample bots are {bots}"), bot=repr(bot),
+                             bots=", ".join(table.settings.bots))
         self._place_bot(table, index, bot)
 
     def _place_bot(self, table: Table, index: int, bot: str) -> None:
@@ -516,17 +548,17 @@ class Room:
 
     def _host(self, seat: Seat) -> None:
         if seat.index != SEAT:
-            raise TableError(403, "only the table's host may do that")
+            raise TableError(403, N_("only the table's host may do that"))
 
     def _live(self) -> None:
         if self.ref is None or self._nursery is None:
-            raise TableError(503, "this web has no live referee: tables need `arena serve --web`")
+            raise TableError(503, N_("this web has no live referee: tables need `arena serve --web`"))
 
     def _computers(self, n: int) -> None:
         if n and self.playing + n > self.limits.computer_players:
-            raise TableError(503, f"the server runs {self.limits.computer_players} computer players at once "
-                             f"(limit computer_players; {self.playing} running, this table needs {n}); "
-                             "try again later")
+            raise TableError(503, N_("the server runs {limit} computer players at once (limit computer_players; "
+                                     "{running} running, this table needs {n}); try again later"),
+                             limit=self.limits.computer_players, running=self.playing, n=n)
 
     def start(self, seat: Seat) -> None:
         """The host starts the table: the match, the bots' processes and the people's sessions."""
@@ -535,9 +567,9 @@ class Room:
         assert self.ref is not None and self._nursery is not None
         table = seat.table
         if not table.open:
-            raise TableError(409, "the table has started already")
+            raise TableError(409, N_("the table has started already"))
         if any(p.kind == "empty" for p in table.places):
-            raise TableError(409, "every seat needs a person or a sample bot first")
+            raise TableError(409, N_("every seat needs a person or a sample bot first"))
         bots = [i for i, p in enumerate(table.places) if p.kind == "bot"]
         self._computers(len(bots))
         st = table.settings
@@ -555,7 +587,8 @@ class Room:
         try:
             match = self.ref.create_match(spec)
         except (referee.LimitExceeded, ValueError) as e:
-            raise TableError(503 if isinstance(e, referee.LimitExceeded) else 400, str(e)) from None
+            raise TableError(503 if isinstance(e, referee.LimitExceeded) else 400,
+                             N_("the referee cannot start this table: {why}"), why=str(e)) from None
         table.match = match
         table.started_at = time.time()
         self.playing += len(bots)
@@ -575,7 +608,7 @@ class Room:
         A table of one person and bots (``/play``'s) starts at once."""
         old = seat.table
         if not old.over:
-            raise TableError(409, "the game is not over yet")
+            raise TableError(409, N_("the game is not over yet"))
         place = old.places[seat.index]
         if old.rematch and old.rematch in self.tables:
             table = self.tables[old.rematch]
@@ -583,10 +616,10 @@ class Room:
             if mine is not None:
                 return mine
             if not table.open:
-                raise TableError(409, "the rematch has started without you")
+                raise TableError(409, N_("the rematch has started without you"))
             empty = [i for i, p in enumerate(table.places) if p.kind == "empty"]
             if not empty:
-                raise TableError(409, "the rematch's table is full")
+                raise TableError(409, N_("the rematch's table is full"))
             seat.rematch_seat = self._sit(table, empty[0], place.name, place.person)
             return seat.rematch_seat
         self._live()
@@ -620,10 +653,12 @@ class Room:
             if p.seat is not None:
                 p.seat.add("seats", {**info, "host": p.seat.index == SEAT}, None)
 
-    def _notice(self, table: Table, text_for: Callable[[int], str]) -> None:
+    def _notice(self, table: Table, text_for: Callable[[int], tuple[str, dict[str, str]]]) -> None:
+        """Every person at the table gets a notice: ``text_for(seat)``'s msgid and fields."""
         for p in table.places:
             if p.seat is not None:
-                p.seat.add("notice", {"message": text_for(p.seat.index)}, None)
+                msgid, values = text_for(p.seat.index)
+                _tell(p.seat, msgid, **values)
 
     # --- running ---
     async def _bot(self, table: Table, index: int, module: str, name: str) -> None:
@@ -641,8 +676,8 @@ class Room:
         except OSError as e:
             grace = BOT_EXIT_S
             log.warning("table_bot_failed", match_id=table.match.match_id, reason=str(e))
-            why = f"the computer's player could not start: {e}"
-            self._notice(table, lambda _s: why)
+            why = {"why": str(e)}
+            self._notice(table, lambda _s: (NS_("the computer's player could not start: {why}"), why))
         finally:
             with trio.CancelScope(shield=True):
                 if proc is not None:
@@ -693,8 +728,10 @@ class Room:
                         while p.seat.away is not None and not p.seat.ended:
                             await p.seat.changed.wait()
                 if not p.seat.ended:  # the page was gone at the end: the result and the replay
-                    result = f"the game is over ({report.detail})" if report is not None else "the game is over"
-                    p.seat.add("notice", {"message": result}, None)
+                    if report is not None:
+                        _tell(p.seat, NS_("the game is over ({detail})"), detail=report.detail)
+                    else:
+                        _tell(p.seat, NS_("the game is over"))
                     p.seat.add("replay", {"href": f"{PREFIX}/t/{p.seat.secret}/replay"}, None)
                     p.seat.ended = True
                 p.seat.over = True
@@ -709,8 +746,8 @@ class Room:
     def _substituted(self, table: Table, index: int) -> None:
         name = table.places[index].name
         log.info("table_seat_substituted", code=table.code, seat=index)
-        self._notice(table, lambda s: (f"the computer plays for {'you' if s == index else name} "
-                                       "to the end of the game"))
+        self._notice(table, lambda s: (NS_("the computer plays for you to the end of the game"), {}) if s == index
+                     else (NS_("the computer plays for {name} to the end of the game"), {"name": name}))
 
     async def _person(self, seat: Seat) -> None:
         """The person's seat's sessions: open at the start, closed while the page is gone, reopened
@@ -786,7 +823,7 @@ class Room:
                          self._view(reg, match, seat.index), _words(msg, kind, describe))
                 if kind == "error" and msg.error.code == bot_pb2.ERROR_CODE_TOO_LATE:
                     seat.request = None  # the computer played it; the person plays on from the next request
-                    seat.add("notice", {"message": TIME_RAN_OUT}, None)
+                    _tell(seat, TIME_RAN_OUT)
                 if kind == "match_finished":
                     seat.add("replay", {"href": f"{PREFIX}/t/{seat.secret}/replay"}, None)
                     seat.ended = True
@@ -813,16 +850,16 @@ class Room:
         req = seat.request
         match = seat.match
         if match is None:
-            raise TableError(409, "the table has not started")
+            raise TableError(409, N_("the table has not started"))
         if seat.call is None or seat.over:
-            raise TableError(409, "the game is over" if seat.over else "your seat's session is not open")
+            raise TableError(409, N_("the game is over") if seat.over else N_("your seat's session is not open"))
         if req is None or (request_id and request_id != req.request_id):
-            raise TableError(409, "it is not your turn (or that request was answered)")
+            raise TableError(409, N_("it is not your turn (or that request was answered)"))
         wire = games.get(match.spec.game).wire
         try:
             action = wire.action_from_text(text)
         except ValueError as e:
-            raise TableError(400, f"{text!r} is no move of this game: {e}") from None
+            raise TableError(400, N_("{move} is no move of this game: {why}"), move=repr(text), why=str(e)) from None
         before = len(seat.payloads)
         seat.request = None
         await referee.aio(seat.call.write(bot_pb2.BotMessage(action=bot_pb2.ActionResponse(
@@ -834,8 +871,14 @@ class Room:
         if answer is not None and answer["kind"] == "action_rejected":
             seat.request = req  # the referee keeps the request open: the person chooses again
             reason = answer["message"]["actionRejected"].get("reason", "")
-            raise TableError(422, f"the referee refused {text!r}: {reason}")
+            raise TableError(422, N_("the referee refused {move}: {reason}"), move=repr(text), reason=reason)
         return {"sent": text}
+
+
+def _tell(seat: Seat, msgid: str, **values: str) -> None:
+    """A notice of the table's own on the seat's page: its English ``message``, and its msgid
+    (marked ``NS_``: in the page's block) and fields for the page to show in its language."""
+    seat.add("notice", {"message": msgid.format(**values), "msgid": msgid, "values": values}, None)
 
 
 def _answered(seat: Seat, before: int) -> dict[str, Any] | None:
@@ -853,9 +896,10 @@ def _number(text: str, name: str, default: Any, kind: Callable[[str], Any] = int
     try:
         value = kind(text.strip())
     except ValueError:
-        raise TableError(400, f"{name}={text!r}: expected a {'whole ' if kind is int else ''}number") from None
+        raise TableError(400, N_("{name}={value}: expected a whole number") if kind is int
+                         else N_("{name}={value}: expected a number"), name=name, value=repr(text)) from None
     if isinstance(value, float) and not math.isfinite(value):
-        raise TableError(400, f"{name}={text!r}: expected a number")
+        raise TableError(400, N_("{name}={value}: expected a number"), name=name, value=repr(text))
     return value
 
 
@@ -880,28 +924,50 @@ def _client(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-def _page(title: str, body: str, *, status: int = 200, data: Mapping[str, str] | None = None,
+def _tr(request: Request) -> Lang:
+    """The language of the request's page (``?lang=``, the ``lang`` cookie, ``Accept-Language``)."""
+    return i18n.of_request(request).lang
+
+
+def _page(request: Request, title: str, body: str, *, status: int = 200, data: Mapping[str, str] | None = None,
           page: str = "table") -> HTMLResponse:
+    """A table page in the request's language (``title`` and ``body`` already in it: :func:`_tr`);
+    a ``?lang=`` the web does not speak gets 400 saying which it speaks."""
+    choice = i18n.of_request(request)
+    tr = choice.lang
+    if choice.unknown is not None:
+        title, page, status, data = tr._("Language"), "message", 400, None
+        body = _alert(tr._("unknown language {lang}: this site speaks {languages}", lang=repr(choice.unknown),
+                           languages=", ".join(i18n.LANGUAGES)))
     attrs = "".join(f' data-{k}="{escape(v)}"' for k, v in (data or {}).items())
-    return HTMLResponse(
+    response = HTMLResponse(
         "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, '
+        f'<html lang="{tr.code}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, '
         f'initial-scale=1"><title>{escape(title)} — Gin Arena</title>'
         '<link rel="stylesheet" href="/static/table.css"></head>\n'
-        f'<body data-page="{page}"{attrs}>\n<header><nav><a href="/">standings</a> · '
-        f'<a href="{PREFIX}">play the computer</a> · <a href="{LOBBY}">tables</a></nav></header>\n'
+        f'<body data-page="{page}"{attrs}>\n<header><nav><a href="/">{escape(tr._("standings"))}</a> · '
+        f'<a href="{PREFIX}">{escape(tr._("play the computer"))}</a> · '
+        f'<a href="{LOBBY}">{escape(tr._("tables"))}</a></nav></header>\n'
         f'<main>\n<h1>{escape(title)}</h1>\n{body}\n</main>\n'
+        f'{i18n.script_block(tr)}\n'
         '<script src="/static/people.js" defer></script>\n'
         '<script src="/static/table.js" defer></script>\n</body></html>\n',
         status_code=status, headers=NO_STORE)
+    return i18n.answer(response, choice, secure=request.url.scheme == "https")
 
 
-def _error(status: int, text: str) -> JSONResponse:
-    return JSONResponse({"error": text}, status_code=status, headers=NO_STORE)
+def _error(request: Request, e: TableError) -> JSONResponse:
+    """A refusal for the table's script: ``error`` in English (for programs), ``say`` in the
+    request's language (what the page shows)."""
+    return JSONResponse({"error": e.message, "say": e.say(_tr(request))}, status_code=e.status, headers=NO_STORE)
 
 
-def _problem(title: str, e: TableError) -> HTMLResponse:
-    return _page(title, f'<p class="problem" role="alert">{escape(str(e))}</p>', status=e.status, page="message")
+def _alert(text: str) -> str:
+    return f'<p class="problem" role="alert">{escape(text)}</p>'
+
+
+def _problem(request: Request, title: str, e: TableError) -> HTMLResponse:
+    return _page(request, title, _alert(e.say(_tr(request))), status=e.status, page="message")
 
 
 def _options(values: tuple[str, ...], default: str) -> str:
@@ -909,53 +975,61 @@ def _options(values: tuple[str, ...], default: str) -> str:
                    for v in values)
 
 
-def _seat_options(c: Choice) -> str:
+def _seat_options(tr: Lang, c: Choice) -> str:
     if len(c.seats) < 2:
         return ""
-    return (f'<label>seats <select name="seats">{_options(tuple(str(n) for n in c.seats), str(c.default_seats))}'
-            '</select></label>')
+    return (f'<label>{escape(tr._("seats"))} <select name="seats">'
+            f'{_options(tuple(str(n) for n in c.seats), str(c.default_seats))}</select></label>')
 
 
-def choose_body(found: list[Choice], problem: str = "") -> str:
+NO_GAME = N_("No game with sample bots is installed.")
+"""The table forms' page when no game can be played."""
+
+
+def choose_body(tr: Lang, found: list[Choice], problem: str = "") -> str:
     """The play-the-computer page: one form per game (its presets, its bots, its seat counts)."""
     if not found:
-        return '<p class="problem">No game with sample bots is installed.</p>'
-    parts = [f'<p class="problem" role="alert">{escape(problem)}</p>'] if problem else []
-    parts.append("<p>No account needed: pick the computer's player and the rules, and play at once. "
-                 f'There is no undo. To play friends, <a href="{TABLES}/new">open a table</a>.</p>')
+        return f'<p class="problem">{escape(tr._(NO_GAME))}</p>'
+    parts = [_alert(problem)] if problem else []
+    friends = f'<a href="{TABLES}/new">{escape(tr._("open a table"))}</a>'
+    parts.append("<p>" + escape(tr._("No account needed: pick the computer's player and the rules, and play at "
+                                     "once. There is no undo. To play friends, {open}.")).replace("{open}", friends)
+                 + "</p>")
     for c in found:
         preset = "short" if "short" in c.presets else c.presets[0]
         parts.append(
             f'<form method="post" action="{PREFIX}" class="choose" data-game="{escape(c.game)}">'
             f'<h2>{escape(c.game)}</h2><input type="hidden" name="game" value="{escape(c.game)}">'
-            f'<label>the computer <select name="bot">{_options(c.bots, c.bots[0])}</select></label>'
-            f'<label>rules <select name="preset">{_options(c.presets, preset)}</select></label>'
-            f'{_seat_options(c)}<button type="submit">play {escape(c.game)}</button></form>')
+            f'<label>{escape(tr._("the computer"))} <select name="bot">{_options(c.bots, c.bots[0])}</select></label>'
+            f'<label>{escape(tr._("rules"))} <select name="preset">{_options(c.presets, preset)}</select></label>'
+            f'{_seat_options(tr, c)}<button type="submit">{escape(tr._("play {game}", game=c.game))}</button></form>')
     return "\n".join(parts)
 
 
-def new_body(found: list[Choice], limits: WebLimits, problem: str = "") -> str:
+def new_body(tr: Lang, found: list[Choice], limits: WebLimits, problem: str = "") -> str:
     """The new-table page: one form per game."""
     if not found:
-        return '<p class="problem">No game with sample bots is installed.</p>'
-    parts = [f'<p class="problem" role="alert">{escape(problem)}</p>'] if problem else []
-    parts.append("<p>Open a table: you get its code and a link to send your friends; fill the seats left "
-                 "with sample bots if you like, and start when everyone sits.</p>")
+        return f'<p class="problem">{escape(tr._(NO_GAME))}</p>'
+    parts = [_alert(problem)] if problem else []
+    parts.append("<p>" + escape(tr._("Open a table: you get its code and a link to send your friends; fill the "
+                                     "seats left with sample bots if you like, and start when everyone sits."))
+                 + "</p>")
     for c in found:
         preset = "short" if "short" in c.presets else c.presets[0]
         target = target_of(games.get(c.game).game.rules_preset(preset))
-        aim = (f'<label>game target <input name="target" inputmode="numeric" size="5" '
+        aim = (f'<label>{escape(tr._("game target"))} <input name="target" inputmode="numeric" size="5" '
                f'placeholder="{target}"></label>') if target is not None else ""
         parts.append(
             f'<form method="post" action="{TABLES}/new" class="choose" data-game="{escape(c.game)}">'
             f'<h2>{escape(c.game)}</h2><input type="hidden" name="game" value="{escape(c.game)}">'
-            f'<label>rules <select name="preset">{_options(c.presets, preset)}</select></label>'
-            f'{_seat_options(c)}{aim}'
-            f'<label>seconds a move <input name="move_s" inputmode="numeric" size="5" '
+            f'<label>{escape(tr._("rules"))} <select name="preset">{_options(c.presets, preset)}</select></label>'
+            f'{_seat_options(tr, c)}{aim}'
+            f'<label>{escape(tr._("seconds a move"))} <input name="move_s" inputmode="numeric" size="5" '
             f'value="{limits.table_move_s:g}"></label>'
-            '<label>who may join <select name="public"><option value="">friends with the code</option>'
-            '<option value="yes">anyone (listed in the lobby)</option></select></label>'
-            f'<button type="submit">open a {escape(c.game)} table</button></form>')
+            f'<label>{escape(tr._("who may join"))} <select name="public">'
+            f'<option value="">{escape(tr._("friends with the code"))}</option>'
+            f'<option value="yes">{escape(tr._("anyone (listed in the lobby)"))}</option></select></label>'
+            f'<button type="submit">{escape(tr._("open a {game} table", game=c.game))}</button></form>')
     return "\n".join(parts)
 
 
@@ -964,14 +1038,14 @@ async def _form(request: Request) -> dict[str, str]:
     async for chunk in request.stream():
         body += chunk
         if len(body) > FORM_BYTES:
-            raise TableError(413, f"a form holds at most {FORM_BYTES} bytes")
+            raise TableError(413, N_("a form holds at most {n} bytes"), n=FORM_BYTES)
     if request.headers.get("content-type", "").startswith("application/json"):
         try:
             data = json.loads(body or b"{}")
         except ValueError as e:
-            raise TableError(400, f"not JSON: {e}") from None
+            raise TableError(400, N_("not JSON: {why}"), why=str(e)) from None
         if not isinstance(data, dict):
-            raise TableError(400, "expected a JSON object")
+            raise TableError(400, N_("expected a JSON object"))
         return {str(k): str(v) for k, v in data.items()}
     return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
 
@@ -983,20 +1057,22 @@ def _to_seat(seat: Seat) -> Response:
 async def new_table(request: Request) -> Response:
     """``/play``: GET: the choices; POST (``game``, ``preset``, ``bot``, ``seats``): a table against the
     computer, started at once; go to the person's seat."""
+    tr = _tr(request)
     if request.method != "POST":
-        return _page("Play the computer", choose_body(choices()))
+        return _page(request, tr._("Play the computer"), choose_body(tr, choices()))
     try:
         form = await _form(request)
         seat = _room(request).play_computer(form.get("game", ""), form.get("preset", ""), form.get("bot", ""),
                                             form.get("seats", ""))
     except TableError as e:
-        return _page("Play the computer", choose_body(choices(), str(e)), status=e.status)
+        return _page(request, tr._("Play the computer"), choose_body(tr, choices(), e.say(tr)), status=e.status)
     return _to_seat(seat)
 
 
-def _signin_needed() -> HTMLResponse:
-    return _page("Sign in first", '<p class="problem" role="alert">Tables with friends are for people who '
-                 'signed in: sign in, then come back.</p>', status=401, page="message")
+def _signin_needed(request: Request) -> HTMLResponse:
+    tr = _tr(request)
+    return _page(request, tr._("Sign in first"), _alert(tr._("Tables with friends are for people who signed in: "
+                                                            "sign in, then come back.")), status=401, page="message")
 
 
 def _signed(request: Request) -> tuple[Room, Person | None]:
@@ -1008,25 +1084,27 @@ async def open_table(request: Request) -> Response:
     """``/tables/new``: GET: the form; POST: open a table (signed in only), go to the host's seat."""
     room, person = _signed(request)
     if person is None:
-        return _signin_needed()
+        return _signin_needed(request)
+    tr = _tr(request)
     if request.method != "POST":
-        return _page("Open a table", new_body(choices(), room.limits), page="new")
+        return _page(request, tr._("Open a table"), new_body(tr, choices(), room.limits), page="new")
     try:
         form = await _form(request)
         settings = room.settings(form.get("game", ""), form.get("preset", ""), form.get("seats", ""),
                                  form.get("move_s", ""), form.get("target", ""), form.get("public", "") == "yes")
         seat = room.open(settings, person.name, person)
     except TableError as e:
-        return _page("Open a table", new_body(choices(), room.limits, str(e)), status=e.status, page="new")
+        return _page(request, tr._("Open a table"), new_body(tr, choices(), room.limits, e.say(tr)), status=e.status,
+                     page="new")
     return _to_seat(seat)
 
 
-def join_body(code: str = "", problem: str = "") -> str:
-    parts = [f'<p class="problem" role="alert">{escape(problem)}</p>'] if problem else []
+def join_body(tr: Lang, code: str = "", problem: str = "") -> str:
+    parts = [_alert(problem)] if problem else []
     parts.append(f'<form method="post" action="{TABLES}/join" class="choose">'
-                 f'<label>table code <input name="code" value="{escape(code)}" autocomplete="off" '
+                 f'<label>{escape(tr._("table code"))} <input name="code" value="{escape(code)}" autocomplete="off" '
                  f'maxlength="32" size="16" autocapitalize="characters"></label>'
-                 '<button type="submit">sit down</button></form>')
+                 f'<button type="submit">{escape(tr._("sit down"))}</button></form>')
     return "\n".join(parts)
 
 
@@ -1034,68 +1112,75 @@ async def join_table(request: Request) -> Response:
     """``/tables/join``: GET: the code form; POST ``code``: sit at that table (signed in only)."""
     room, person = _signed(request)
     if person is None:
-        return _signin_needed()
+        return _signin_needed(request)
+    tr = _tr(request)
     if request.method != "POST":
-        return _page("Join a table", join_body(), page="join")
+        return _page(request, tr._("Join a table"), join_body(tr), page="join")
     try:
         form = await _form(request)
         table = room.find(form.get("code", ""), _client(request))
         return _to_seat(room.join(table, person))
     except TableError as e:
-        return _page("Join a table", join_body("", str(e)), status=e.status, page="join")
+        return _page(request, tr._("Join a table"), join_body(tr, "", e.say(tr)), status=e.status, page="join")
 
 
 async def join_link(request: Request) -> Response:
     """``/tables/j/CODE``: GET: the table's invitation (a button to sit down); POST: sit down."""
     room = _room(request)
+    tr = _tr(request)
     try:
         table = room.find(request.path_params["code"], _client(request))
     except TableError as e:
-        return _problem("Join a table", e)
+        return _problem(request, tr._("Join a table"), e)
     person = room.signed_in(request)
     if person is None:
-        return _signin_needed()
+        return _signin_needed(request)
     if request.method == "POST":
         try:
             return _to_seat(room.join(table, person))
         except TableError as e:
-            return _problem("Join a table", e)
+            return _problem(request, tr._("Join a table"), e)
     st = table.settings
-    who = ", ".join(p.name for p in table.places if p.kind != "empty") or "nobody"
-    return _page(f"A {st.game} table", f'<p>{escape(st.game)} ({escape(st.preset)}), {st.seats} seats; '
-                 f'sitting: {escape(who)}.</p><form method="post" action="{TABLES}/j/{table.code}" class="choose">'
-                 '<button type="submit">sit down</button></form>', page="join")
+    who = ", ".join(p.name for p in table.places if p.kind != "empty") or tr._("nobody")
+    about = tr.ngettext("{game} ({preset}), {n} seat; sitting: {who}.", "{game} ({preset}), {n} seats; sitting: {who}.",
+                        st.seats, game=st.game, preset=st.preset, who=who)
+    return _page(request, tr._("A {game} table", game=st.game),
+                 f'<p>{escape(about)}</p><form method="post" action="{TABLES}/j/{table.code}" class="choose">'
+                 f'<button type="submit">{escape(tr._("sit down"))}</button></form>', page="join")
 
 
-def table_body() -> str:
+def table_body(tr: Lang) -> str:
     """The table (the script draws it from the stream), with its waiting room."""
     return (
         '<section id="waiting" hidden><p id="invite"></p><ol id="seat-list"></ol>'
         '<p id="host-tools"></p></section>'
         '<p id="notice" class="notice" role="status"></p>'
-        '<div id="status" role="status" aria-live="polite">connecting…</div>'
+        f'<div id="status" role="status" aria-live="polite">{escape(tr._("connecting…"))}</div>'
         '<section id="opponent" class="seat"></section>'
         '<section id="middle"><div id="piles"></div><div id="last"></div></section>'
         '<section id="me" class="seat"></section>'
         '<div id="clocks"><span id="my-clock"></span> <span id="their-clock"></span></div>'
         '<p id="problem" class="problem" role="alert"></p>'
         '<div id="selection" aria-live="polite"></div>'
-        '<section id="moves" aria-label="your moves"></section>'
+        f'<section id="moves" aria-label="{escape(tr._("your moves"))}"></section>'
         '<section id="end" hidden></section>'
-        '<section id="sheet"><h2>Score sheet</h2><table id="scores"><thead></thead><tbody></tbody></table></section>'
-        '<section id="their-moves"><h2>Their moves</h2><ol id="log"></ol></section>'
+        f'<section id="sheet"><h2>{escape(tr._("Score sheet"))}</h2>'
+        '<table id="scores"><thead></thead><tbody></tbody></table></section>'
+        f'<section id="their-moves"><h2>{escape(tr._("Their moves"))}</h2><ol id="log"></ol></section>'
         '<p id="replay" hidden></p><p id="rematch" hidden></p>')
 
 
 async def table_page(request: Request) -> Response:
     seat = _seat(request)
+    tr = _tr(request)
     if seat is None:
-        return _page("No such table", '<p class="problem">No table here (it ended long ago, or the link is wrong).</p>',
-                     status=404)
+        return _page(request, tr._("No such table"), '<p class="problem">'
+                     + escape(tr._("No table here (it ended long ago, or the link is wrong).")) + "</p>", status=404)
     base = f"{PREFIX}/t/{seat.secret}"
     table = seat.table
     room = _room(request)
-    return _page(f"{table.settings.game}: {' vs '.join(p.name or '…' for p in table.places)}", table_body(),
+    return _page(request, f"{table.settings.game}: {tr._(' vs ').join(p.name or '…' for p in table.places)}",
+                 table_body(tr),
                  data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(seat.index),
                        "fill": f"{base}/fill", "start": f"{base}/start", "rematch": f"{base}/rematch",
                        "join": f"{TABLES}/j/{table.code}", "bots": json.dumps(list(table.settings.bots)),
@@ -1106,21 +1191,38 @@ async def table_page(request: Request) -> Response:
 async def table_replay(request: Request) -> Response:
     """The finished table's replay page (the HTML replay of ``arena replay --html``)."""
     seat = _seat(request)
+    tr = _tr(request)
     report = seat.match.report if seat is not None and seat.match is not None else None
     if seat is None or report is None or not report.replay_path:
-        return _page("No replay", '<p class="problem">No replay here (yet).</p>', status=404)
+        return _page(request, tr._("No replay"), f'<p class="problem">{escape(tr._("No replay here (yet)."))}</p>',
+                     status=404)
     try:
         view = await trio.to_thread.run_sync(load, Path(report.replay_path))
     except (OSError, ReplayModelError) as e:
-        return _page("No replay", f'<p class="problem">The replay cannot be shown: {escape(str(e))}</p>', status=404)
-    return HTMLResponse(replay_html.replay_page(view, back_link=PREFIX, back_text="play again",
-                                                assets=REPLAY_ASSETS), headers=NO_STORE)
+        return _page(request, tr._("No replay"),
+                     f'<p class="problem">{escape(tr._("the replay cannot be shown: {why}", why=e))}</p>', status=404)
+    return replay_response(request, view, PREFIX, N_("play again"), NO_STORE)
+
+
+def replay_response(request: Request, view: MatchView, back_link: str, back_text: str,
+                    headers: Mapping[str, str] | None = None) -> Response:
+    """A replay's page (``arena.replays.html``, its assets served as files) in the request's
+    language: its frame and its script's words, and ``back_text`` (a msgid) on the link back."""
+    choice = i18n.of_request(request)
+    tr = choice.lang
+    page = replay_html.replay_page(view, back_link=back_link, back_text=tr._(back_text), assets=REPLAY_ASSETS,
+                                   words=tr)
+    return i18n.answer(HTMLResponse(page, headers=dict(headers or {})), choice, secure=request.url.scheme == "https")
+
+
+NO_SEAT = N_("no seat has this link (it ended long ago, or the link is wrong)")
+"""A seat's POST or event stream at an address that is no seat's."""
 
 
 async def _seat_post(request: Request, act: Callable[[Room, Seat, dict[str, str]], Any]) -> Response:
     seat = _seat(request)
     if seat is None:
-        return _error(404, "no seat has this link (it ended long ago, or the link is wrong)")
+        return _error(request, TableError(404, NO_SEAT))
     try:
         form = await _form(request)
         answer = act(_room(request), seat, form)
@@ -1128,7 +1230,7 @@ async def _seat_post(request: Request, act: Callable[[Room, Seat, dict[str, str]
             return JSONResponse(answer, headers=NO_STORE)
         return JSONResponse(await answer, headers=NO_STORE)
     except TableError as e:
-        return _error(e.status, str(e))
+        return _error(request, e)
 
 
 async def table_move(request: Request) -> Response:
@@ -1136,7 +1238,7 @@ async def table_move(request: Request) -> Response:
     def act(room: Room, seat: Seat, form: dict[str, str]) -> Any:
         rid = form.get("request_id", "0")
         if not rid.isdigit():
-            raise TableError(400, f"request_id={rid!r}: expected a whole number")
+            raise TableError(400, N_("{name}={value}: expected a whole number"), name="request_id", value=repr(rid))
         return room.move(seat, form.get("action", ""), int(rid))
     return await _seat_post(request, act)
 
@@ -1146,7 +1248,7 @@ async def table_fill(request: Request) -> Response:
     def act(room: Room, seat: Seat, form: dict[str, str]) -> dict[str, Any]:
         index = form.get("seat", "")
         if not index.isdigit():
-            raise TableError(400, f"seat={index!r}: expected a seat number")
+            raise TableError(400, N_("seat={value}: expected a seat number"), value=repr(index))
         room.fill(seat, int(index), form.get("bot", ""))
         return {"seats": seat.table.seat_list()}
     return await _seat_post(request, act)
@@ -1172,7 +1274,7 @@ async def table_events(request: Request) -> Response:
     """``text/event-stream``: every payload of the seat (``Last-Event-ID`` resumes)."""
     seat = _seat(request)
     if seat is None:
-        return _error(404, "no seat has this link")
+        return _error(request, TableError(404, NO_SEAT))
     room = _room(request)
     client = _client(request)
     refused = room.slots.refusal(client)
@@ -1222,10 +1324,14 @@ def lobby_data(room: Room) -> dict[str, Any]:
 async def lobby(request: Request) -> Response:
     """``/lobby``: the open public tables and the running ones (the script refreshes them)."""
     room = _room(request)
-    return _page("Tables", '<p><a href="/tables/new">open a table</a> · <a href="/tables/join">join by code</a></p>'
-                 '<h2>Open tables</h2><ul id="lobby-open"></ul><h2>Being played</h2><ul id="lobby-running"></ul>',
-                 page="lobby", data={"lobby": f"{LOBBY}.json", "refresh": f"{room.limits.lobby_refresh_s:g}",
-                                     "initial": json.dumps(lobby_data(room))})
+    tr = _tr(request)
+    return _page(request, tr._("Tables"),
+                 f'<p><a href="{TABLES}/new">{escape(tr._("open a table"))}</a> · '
+                 f'<a href="{TABLES}/join">{escape(tr._("join by code"))}</a></p>'
+                 f'<h2>{escape(tr._("Open tables"))}</h2><ul id="lobby-open"></ul>'
+                 f'<h2>{escape(tr._("Being played"))}</h2><ul id="lobby-running"></ul>', page="lobby",
+                 data={"lobby": f"{LOBBY}.json", "refresh": f"{room.limits.lobby_refresh_s:g}",
+                       "initial": json.dumps(lobby_data(room))})
 
 
 async def lobby_json(request: Request) -> Response:

@@ -1,7 +1,9 @@
 // The people's parts of a table's page and the lobby: the waiting room (who sat down, the host's
 // "fill with a sample bot" and Start), the table's notices (the computer took a seat), the
 // rematch, and the lobby's lists. table.js hands it the payloads it does not draw itself.
-// Nothing anyone typed reaches innerHTML: text goes in with textContent and DOM calls only.
+// Nothing anyone typed reaches innerHTML: text goes in with textContent and DOM calls only. Its
+// words go through t() (static/i18n.js); a notice comes as its msgid and fields (tables.py's NS_
+// texts, in the page's block) and is shown in the page's language.
 'use strict';
 (function () {
   const body = document.body;
@@ -17,16 +19,16 @@
       const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json'},
         body: JSON.stringify(data || {}), credentials: 'same-origin'});
       const answer = await r.json().catch(() => ({error: r.statusText}));
-      if (!r.ok) $('problem').textContent = answer.error || ('refused: ' + r.status);
+      if (!r.ok) $('problem').textContent = answer.say || answer.error || t('refused: {status}', {status: r.status});
       return r.ok ? answer : null;
     } catch (e) {
-      $('problem').textContent = 'could not reach the server: ' + e;
+      $('problem').textContent = t('could not reach the server: {why}', {why: String(e)});
       return null;
     }
   }
   function seats(m) {
     const title = document.querySelector('h1');
-    const names = m.seats.map((s) => s.name || '…').join(' vs ');
+    const names = m.seats.map((s) => s.name || '…').join(t(' vs '));
     title.textContent = title.textContent.replace(/:.*$/, ': ' + names);
     body.dataset.others = m.seats.filter((s) => s.kind !== 'bot').length > 1 ? 'yes' : '';
     const box = $('waiting');
@@ -35,9 +37,9 @@
     const invite = $('invite');
     invite.textContent = '';
     if (m.open) {
-      invite.appendChild(el('span', '', 'Table code: '));
+      invite.appendChild(el('span', '', t('Table code: ')));
       invite.appendChild(el('strong', 'code', m.code));
-      invite.appendChild(el('span', '', ' · join link: '));
+      invite.appendChild(el('span', '', t(' · join link: ')));
       const a = el('a', 'join', location.origin + body.dataset.join);
       a.href = body.dataset.join;
       invite.appendChild(a);
@@ -46,14 +48,14 @@
     list.textContent = '';
     const bots = JSON.parse(body.dataset.bots || '[]');
     for (const s of m.seats) {
-      const li = el('li', 'seat-row ' + s.kind, s.kind === 'empty' ? 'empty seat' : s.name + (s.kind === 'bot' ? ' (computer)' : ''));
+      const li = el('li', 'seat-row ' + s.kind, s.kind === 'empty' ? t('empty seat') : (s.kind === 'bot' ? t('{name} (computer)', {name: s.name}) : s.name));
       li.dataset.seat = s.seat;
       li.dataset.kind = s.kind;
       if (s.kind === 'empty' && m.host && m.open) {
         const pick = el('select', 'bot');
-        pick.setAttribute('aria-label', 'which sample bot');
+        pick.setAttribute('aria-label', t('which sample bot'));
         for (const b of bots) { const o = el('option', '', b); o.value = b; pick.appendChild(o); }
-        const fill = el('button', 'fill', 'fill with a sample bot');
+        const fill = el('button', 'fill', t('fill with a sample bot'));
         fill.type = 'button';
         fill.dataset.seat = s.seat;
         fill.addEventListener('click', () => post(body.dataset.fill, {seat: String(s.seat), bot: pick.value}));
@@ -65,22 +67,22 @@
     const tools = $('host-tools');
     tools.textContent = '';
     if (m.host && m.open) {
-      const start = el('button', '', 'Start');
+      const start = el('button', '', t('Start'));
       start.type = 'button';
       start.id = 'start';
       start.disabled = m.seats.some((s) => s.kind === 'empty');
       start.addEventListener('click', () => post(body.dataset.start, {}));
       tools.appendChild(start);
     } else if (m.open) {
-      tools.appendChild(el('span', '', 'Waiting for the host to start…'));
+      tools.appendChild(el('span', '', t('Waiting for the host to start…')));
     }
-    if (m.open) $('status').textContent = 'Waiting for everyone to sit down';
+    if (m.open) $('status').textContent = t('Waiting for everyone to sit down');
   }
   function offerRematch(by) {
     const box = $('rematch');
     box.hidden = false;
     box.textContent = '';
-    const b = el('button', '', by ? 'rematch (' + by + ' asks)' : 'rematch');
+    const b = el('button', '', by ? t('rematch ({name} asks)', {name: by}) : t('rematch'));
     b.type = 'button';
     b.id = 'rematch-button';
     b.addEventListener('click', async () => {
@@ -94,8 +96,9 @@
     const m = p.message;
     if (p.kind === 'seats') { seats(m); return true; }
     if (p.kind === 'notice') {
-      $('notice').textContent = m.message;
-      body.dataset.notice = m.message;
+      const said = m.msgid ? t(m.msgid, m.values) : m.message;
+      $('notice').textContent = said;
+      body.dataset.notice = said;
       return true;
     }
     if (p.kind === 'rematch') { offerRematch(m.by); return true; }
@@ -105,16 +108,16 @@
   window.tablePeople = {handle};
 
   function drawLobby(data) {
-    for (const [id, rows, link, text] of [['lobby-open', data.open, 'join', 'join'],
-                                          ['lobby-running', data.running, 'watch', 'watch']]) {
+    for (const [id, rows, link, text] of [['lobby-open', data.open, 'join', t('join')],
+                                          ['lobby-running', data.running, 'watch', t('watch')]]) {
       const list = $(id);
       list.textContent = '';
-      if (!rows.length) list.appendChild(el('li', 'none', 'none now'));
-      for (const t of rows) {
-        const li = el('li', 'table-row', t.game + ' (' + t.preset + '): ' +
-          t.seats.map((s) => (s.kind === 'empty' ? 'empty seat' : s.name)).join(', ') + ' ');
+      if (!rows.length) list.appendChild(el('li', 'none', t('none now')));
+      for (const row of rows) {
+        const li = el('li', 'table-row', row.game + ' (' + row.preset + '): ' +
+          row.seats.map((s) => (s.kind === 'empty' ? t('empty seat') : s.name)).join(', ') + ' ');
         const a = el('a', link, text);
-        a.href = t[link];
+        a.href = row[link];
         li.appendChild(a);
         list.appendChild(li);
       }

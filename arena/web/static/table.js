@@ -1,6 +1,8 @@
 // A person's table: draws the seat's stream (each message in proto3 JSON, with the game's
 // description of this seat's view beside it) and posts the person's moves. Nothing a bot says
-// reaches innerHTML: text goes in with textContent and DOM calls only.
+// reaches innerHTML: text goes in with textContent and DOM calls only. Its own words go through
+// t() (static/i18n.js: the page's language); what the game describes (a move's text, a pile's
+// name, the notes) stays the game's words.
 'use strict';
 (function () {
   const body = document.body;
@@ -19,6 +21,13 @@
   let selected = [];              // the hand's cards the person selected, in the order chosen
   let opened = '';                // the kind of move whose every way is listed ('' : none)
   const MANY = 12;                // more moves of one kind than this: grouped under the kind
+  const TURN = t('● Your turn — ');  // the title's prefix while it is the person's turn
+  // The result fields the games' protos have, in the page's language (any other: its own words).
+  const FIELDS = {cards: t('cards'), melds: t('melds'), 'laid off': t('laid off'), 'deadwood cards': t('deadwood cards'),
+    deadwood: t('deadwood'), outcome: t('outcome'), knocker: t('knocker'), points: t('points'), doubled: t('doubled'),
+    hands: t('hands'), 'knock discard': t('knock discard'), 'deal points': t('deal points'), 'deals won': t('deals won'),
+    shutout: t('shutout'), reason: t('reason'), 'rummy doubled': t('rummy doubled'), 'hand values': t('hand values'),
+    'table points': t('table points'), table: t('table'), deals: t('deals')};
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -27,7 +36,7 @@
     return e;
   }
   function named(text) {
-    return String(text).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? 'you' : (players[Number(n)] || 'seat ' + n)));
+    return String(text).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? t('you') : (players[Number(n)] || t('seat {seat}', {seat: n}))));
   }
   function card(c) {
     const e = el('span', 'card ' + (/[hd]$/.test(c) ? 'red' : 'black'), c);
@@ -42,7 +51,7 @@
   function backs(n) {
     const box = el('span', 'cards backs');
     box.appendChild(el('span', 'card back', '🂠'));
-    box.appendChild(el('span', 'count', '× ' + n));
+    box.appendChild(el('span', 'count', '× ' + t.number(n)));
     return box;
   }
   // A card of the person's hand: a toggle (click, tap, or arrow keys to move and space to press).
@@ -66,27 +75,27 @@
     if (again) again.focus();
   }
   function badge(seat) {
-    const b = el('span', 'badge', seat === me ? 'you' : String(seat));
-    b.title = 'laid by ' + who(seat);
+    const b = el('span', 'badge', seat === me ? t('you') : String(seat));
+    b.title = t('laid by {name}', {name: who(seat)});
     return b;
   }
   function seatBox(target, s) {
     target.textContent = '';
     if (!s) return;
     target.classList.toggle('tomove', !!s.to_move);
-    const head = el('div', 'name', s.seat === me ? 'You' : (players[s.seat] || 'seat ' + s.seat));
-    if (s.dealer) head.appendChild(el('span', 'tag', 'dealer'));
-    if (s.to_move) head.appendChild(el('span', 'tag tomove', s.seat === me ? 'your turn' : 'to move'));
-    head.appendChild(el('span', 'notes', s.count + ' cards' + (s.notes.length ? ' · ' + s.notes.map(named).join(' · ') : '')));
+    const head = el('div', 'name', s.seat === me ? t('You') : (players[s.seat] || t('seat {seat}', {seat: s.seat})));
+    if (s.dealer) head.appendChild(el('span', 'tag', t('dealer')));
+    if (s.to_move) head.appendChild(el('span', 'tag tomove', s.seat === me ? t('your turn') : t('to move')));
+    head.appendChild(el('span', 'notes', t(['{n} card', '{n} cards'], {n: s.count}) + (s.notes.length ? ' · ' + s.notes.map(named).join(' · ') : '')));
     target.appendChild(head);
     if (!s.hand) { target.appendChild(backs(s.count)); return; }
     const hand = el('div', 'hand');
     const show = s.seat === me ? picks : cards;
-    for (const g of s.hand.groups) { const m = show(g, 'meld'); m.title = 'meld'; hand.appendChild(m); }
+    for (const g of s.hand.groups) { const m = show(g, 'meld'); m.title = t('meld'); hand.appendChild(m); }
     if (s.hand.loose.length) {
       const d = show(s.hand.loose, 'loose');
-      d.title = 'deadwood';
-      hand.appendChild(el('span', 'label', 'deadwood'));
+      d.title = t('deadwood');
+      hand.appendChild(el('span', 'label', t('deadwood')));
       hand.appendChild(d);
     }
     target.appendChild(hand);
@@ -107,21 +116,22 @@
     piles.textContent = '';
     for (const p of view.piles) {
       const row = el('div', 'pile');
-      row.appendChild(el('span', 'label', p.name + ' (' + p.count + ')'));
+      row.appendChild(el('span', 'label', p.name + ' (' + t.number(p.count) + ')'));
       if (p.cards === null) row.appendChild(backs(p.count));
       else row.appendChild(cards(p.cards));
       piles.appendChild(row);
     }
     if (view.table) {
-      if (view.table.length) piles.appendChild(el('div', 'label', 'on the table'));
-      for (const t of view.table) {
+      if (view.table.length) piles.appendChild(el('div', 'label', t('on the table')));
+      for (const m of view.table) {
         const row = el('div', 'pile tmeld');
-        row.dataset.owner = t.owner === null ? '' : String(t.owner);
-        row.appendChild(el('span', 'label', 'meld ' + named(t.label) + (t.owner === null ? '' : ' of ' + who(t.owner))));
+        row.dataset.owner = m.owner === null ? '' : String(m.owner);
+        row.appendChild(el('span', 'label', m.owner === null ? t('meld {label}', {label: named(m.label)})
+          : t('meld {label} of {name}', {label: named(m.label), name: who(m.owner)})));
         const box = el('span', 'cards');
-        t.cards.forEach((c, i) => {
+        m.cards.forEach((c, i) => {
           const e = card(c);
-          if (t.placed_by && t.placed_by[i] !== undefined) { e.dataset.by = String(t.placed_by[i]); e.appendChild(badge(t.placed_by[i])); }
+          if (m.placed_by && m.placed_by[i] !== undefined) { e.dataset.by = String(m.placed_by[i]); e.appendChild(badge(m.placed_by[i])); }
           box.appendChild(e);
         });
         row.appendChild(box);
@@ -163,9 +173,9 @@
     const sel = $('selection');
     sel.textContent = '';
     if (selected.length) {
-      sel.appendChild(el('span', 'label', 'selected: '));
+      sel.appendChild(el('span', 'label', t('selected: ')));
       sel.appendChild(cards(selected));
-      const clear = el('button', 'clear', 'clear');
+      const clear = el('button', 'clear', t('clear'));
       clear.type = 'button';
       clear.addEventListener('click', () => { selected = []; drawView(); });
       sel.appendChild(clear);
@@ -181,20 +191,22 @@
       box.appendChild(b);
     });
     for (const g of groups) {
-      const b = el('button', 'group', words(g.kind.replace(/_/g, ' ')) + ' (' + g.ways.length + (g.ways.length === 1 ? ' way' : ' ways') + ') — select its cards');
+      const b = el('button', 'group', t(['{kind} ({n} way) — select its cards', '{kind} ({n} ways) — select its cards'],
+        {kind: words(g.kind.replace(/_/g, ' ')), n: g.ways.length}));
       b.type = 'button';
       b.dataset.kind = g.kind;
       b.disabled = sending;
       b.addEventListener('click', () => { opened = g.kind; drawMoves(); });
       box.appendChild(b);
     }
-    if (selected.length && legal.length && !moves.length) box.appendChild(el('p', 'none', 'no move uses all the selected cards'));
+    if (selected.length && legal.length && !moves.length) box.appendChild(el('p', 'none', t('no move uses all the selected cards')));
     signal(legal.length > 0);
   }
   function signal(yours) {
     body.classList.toggle('your-turn', yours);
-    document.title = (yours ? '● Your turn — ' : '') + document.title.replace(/^● Your turn — /, '');
-    if (!over) $('status').textContent = yours ? 'Your turn: choose a move (click, or press its number; select cards to narrow the moves)' : (body.dataset.others ? 'Waiting for the others…' : 'The computer is thinking…');
+    const title = document.title.startsWith(TURN) ? document.title.slice(TURN.length) : document.title;
+    document.title = (yours ? TURN : '') + title;
+    if (!over) $('status').textContent = yours ? t('Your turn: choose a move (click, or press its number; select cards to narrow the moves)') : (body.dataset.others ? t('Waiting for the others…') : t('The computer is thinking…'));
   }
   async function send(id) {
     if (!request || sending) return;
@@ -211,16 +223,19 @@
         body: JSON.stringify({action: id, request_id: String(rid)}), credentials: 'same-origin'});
       if (!r.ok) {
         const e = await r.json().catch(() => ({error: r.statusText}));
-        $('problem').textContent = e.error || ('refused: ' + r.status);
+        $('problem').textContent = e.say || e.error || t('refused: {status}', {status: r.status});
       }
     } catch (e) {
-      $('problem').textContent = 'the move could not be sent: ' + e;
+      $('problem').textContent = t('the move could not be sent: {why}', {why: String(e)});
     } finally {
       sending = false;
       drawMoves();
     }
   }
-  function words(key) { return key.replace(/([A-Z])/g, ' $1').toLowerCase(); }
+  function words(key) {
+    const w = key.replace(/([A-Z])/g, ' $1').toLowerCase();
+    return Object.prototype.hasOwnProperty.call(FIELDS, w) ? FIELDS[w] : w;
+  }
   // A game's own part of a result, drawn field by field (the page names no game).
   function fields(obj, into) {
     for (const [k, v] of Object.entries(obj || {})) {
@@ -231,7 +246,7 @@
         row.appendChild(cards(v));
         into.appendChild(row);
       } else if (Array.isArray(v) && v.length === players.length && v.every((x) => typeof x === 'number' || /^-?\d+$/.test(String(x)))) {
-        into.appendChild(el('div', 'field', words(k) + ': ' + v.map((x, i) => who(i) + ' ' + x).join(', ')));
+        into.appendChild(el('div', 'field', words(k) + ': ' + v.map((x, i) => who(i) + ' ' + t.number(Number(x))).join(', ')));
       } else if (Array.isArray(v)) {
         v.forEach((x, i) => {
           const sub = el('div', 'sub');
@@ -260,41 +275,43 @@
     const box = $('end');
     box.hidden = false;
     box.textContent = '';
-    box.appendChild(el('h2', '', 'The deal\u2019s end'));
+    box.appendChild(el('h2', '', t('The deal’s end')));
     if (end) {
       box.appendChild(el('p', 'end-text', named(end.text)));
       for (const s of end.seats) {
         const row = el('div', 'seat');
-        row.appendChild(el('div', 'name', (s.seat === me ? 'You' : players[s.seat]) + ' · ' + s.notes.map(named).join(' · ')));
+        row.appendChild(el('div', 'name', (s.seat === me ? t('You') : players[s.seat]) + ' · ' + s.notes.map(named).join(' · ')));
         for (const g of s.groups) row.appendChild(cards(g, 'meld'));
-        if (s.loose.length) { row.appendChild(el('span', 'label', 'deadwood')); row.appendChild(cards(s.loose, 'loose')); }
-        if (s.laid_off.length) { row.appendChild(el('span', 'label', 'laid off')); row.appendChild(cards(s.laid_off, 'meld')); }
+        if (s.loose.length) { row.appendChild(el('span', 'label', t('deadwood'))); row.appendChild(cards(s.loose, 'loose')); }
+        if (s.laid_off.length) { row.appendChild(el('span', 'label', t('laid off'))); row.appendChild(cards(s.laid_off, 'meld')); }
         box.appendChild(row);
       }
-      box.appendChild(el('p', 'points', 'points: ' + end.points.map((p, i) => (i === me ? 'you' : players[i]) + ' ' + p).join(', ')));
+      box.appendChild(el('p', 'points', t('points: {list}', {list: byWho(end.points)})));
     } else if (result) {
       const w = result.winner === undefined ? 0 : result.winner;
-      box.appendChild(el('p', 'end-text', w < 0 ? 'nobody scores' : ((w === me ? 'You' : players[w]) + ' won the deal')));
+      box.appendChild(el('p', 'end-text', w < 0 ? t('nobody scores') : (w === me ? t('You won the deal') : t('{name} won the deal', {name: players[w]}))));
       if (text) box.appendChild(el('p', 'end-words', text));
       for (const [k, v] of Object.entries(result)) {
         if (v && typeof v === 'object' && !Array.isArray(v)) fields(v, box);
-        else if (k === 'scoresAfter') box.appendChild(el('p', 'points', 'scores: ' + v.map((p, i) => (i === me ? 'you' : players[i]) + ' ' + p).join(', ')));
+        else if (k === 'scoresAfter') box.appendChild(el('p', 'points', t('scores: {list}', {list: byWho(v)})));
       }
     }
   }
+  // Each seat's number: "you 12, bob 30".
+  function byWho(values) { return values.map((p, i) => (i === me ? t('you') : players[i]) + ' ' + t.number(Number(p))).join(', '); }
   function sheetRow(cells, cls) {
     const tr = el('tr', cls || '');
-    for (const c of cells) tr.appendChild(el('td', '', String(c)));
+    for (const c of cells) tr.appendChild(el('td', '', typeof c === 'number' ? t.number(c) : String(c)));
     $('scores').tBodies[0].appendChild(tr);
   }
   function sheetHead() {
     const head = $('scores').tHead;
     if (head.rows.length) return;
     const tr = el('tr');
-    for (const c of ['game', 'deal', 'won by', ...players.map((p, i) => (i === me ? 'you' : p))]) tr.appendChild(el('th', '', c));
+    for (const c of [t('game'), t('deal'), t('won by'), ...players.map((p, i) => (i === me ? t('you') : p))]) tr.appendChild(el('th', '', c));
     head.appendChild(tr);
   }
-  function who(seat) { return seat === undefined || seat < 0 ? '—' : (seat === me ? 'you' : players[seat]); }
+  function who(seat) { return seat === undefined || seat < 0 ? '—' : (seat === me ? t('you') : players[seat]); }
   function handle(p) {
     received.push(p);
     const m = p.message;
@@ -305,13 +322,13 @@
       request = m.actionRequest;
       requestAt = Date.now();
     } else if (p.kind === 'action_rejected') {
-      $('problem').textContent = 'The referee refused that move: ' + (m.actionRejected.reason || '');
+      $('problem').textContent = t('The referee refused that move: {reason}', {reason: m.actionRejected.reason || ''});
     } else if (p.kind === 'deal_finished' || p.kind === 'game_finished' || p.kind === 'match_finished') {
       request = null;
     }
     if (p.kind === 'deal_started') theirSince = Date.now();
     if (p.kind === 'event' && Number(m.event.seat) !== me) {  // the move in the game's words
-      $('log').appendChild(el('li', '', who(Number(m.event.seat)) + ': ' + (p.text || 'moved')));
+      $('log').appendChild(el('li', '', who(Number(m.event.seat)) + ': ' + (p.text || t('moved'))));
       theirSince = Date.now();
     }
     if (p.kind === 'deal_finished') {
@@ -322,23 +339,25 @@
     } else if (p.kind === 'game_finished') {
       const r = m.gameFinished.result;
       sheetHead();
-      sheetRow(['game ' + (r.gameNumber || 1) + ' over', '', who(r.winner === undefined ? 0 : r.winner), ...(r.finalTotals || [])], 'total');
+      sheetRow([t('game {n} over', {n: t.number(r.gameNumber || 1)}), '', who(r.winner === undefined ? 0 : r.winner), ...(r.finalTotals || [])], 'total');
     } else if (p.kind === 'match_finished') {
       const r = m.matchFinished.result;
       over = true;
       const w = r.winner === undefined ? 0 : r.winner;
-      $('status').textContent = 'Game over: ' + (w < 0 ? 'no winner' : (w === me ? 'you won!' : players[w] + ' won')) + (r.detail ? ' (' + r.detail + ')' : '');
+      const won = w < 0 ? t('no winner') : (w === me ? t('you won!') : t('{name} won', {name: players[w]}));
+      $('status').textContent = (r.detail ? t('Game over: {result} ({detail})', {result: won, detail: r.detail})
+        : t('Game over: {result}', {result: won}));
       body.dataset.over = 'yes';
     } else if (p.kind === 'replay') {
       const box = $('replay');
       box.hidden = false;
       box.textContent = '';
-      const a = el('a', '', 'the replay of this game');
+      const a = el('a', '', t('the replay of this game'));
       a.href = m.href;
       box.appendChild(a);
     } else if (p.kind === 'error') {
       if (m.error && m.error.code === 'ERROR_CODE_TOO_LATE') request = null;  // the computer played it
-      $('problem').textContent = (m.error && m.error.message) || m.message || 'the referee sent an error';
+      $('problem').textContent = (m.error && m.error.message) || m.message || t('the referee sent an error');
     }
     drawView();
     tick();
@@ -348,12 +367,12 @@
     const theirs = $('their-clock');
     if (request && !over) {
       const left = Math.max(0, Number(request.timeForMoveMs || 0) - (Date.now() - requestAt));
-      mine.textContent = 'your time for this move: ' + Math.ceil(left / 1000) + ' s';
+      mine.textContent = t('your time for this move: {s} s', {s: t.number(Math.ceil(left / 1000))});
       theirs.textContent = '';
     } else if (!over) {
       mine.textContent = '';
-      const thinking = view && view.to_move !== null && view.to_move !== undefined && view.to_move !== me ? who(view.to_move) : (body.dataset.others ? 'the others' : 'the computer');
-      theirs.textContent = thinking + ': ' + Math.floor((Date.now() - theirSince) / 1000) + ' s';
+      const thinking = view && view.to_move !== null && view.to_move !== undefined && view.to_move !== me ? who(view.to_move) : (body.dataset.others ? t('the others') : t('the computer'));
+      theirs.textContent = t('{who}: {s} s', {who: thinking, s: t.number(Math.floor((Date.now() - theirSince) / 1000))});
     } else { mine.textContent = ''; theirs.textContent = ''; }
   }
   setInterval(tick, 250);

@@ -62,17 +62,23 @@
     if (!ul) return;
     ul.replaceChildren(...(list.length ? list.map(matchItem) : [el('li', 'none', t('none'))]));
   }
+  // One fetch at a time; an event during a fetch asks for one more after it, because the
+  // answer in flight may have been read before what that event announces.
   let fetching = false;
+  let again = false;
   async function refreshMatches() {
-    if (fetching) return;
+    if (fetching) { again = true; return; }
     fetching = true;
     try {
-      const r = await fetch('/api/matches', { headers: { Accept: 'application/json' } });
-      if (r.ok) {
-        const d = await r.json();
-        drawList('running', d.running);
-        drawList('recent', d.recent);
-      }
+      do {
+        again = false;
+        const r = await fetch('/api/matches', { headers: { Accept: 'application/json' } });
+        if (r.ok) {
+          const d = await r.json();
+          drawList('running', d.running);
+          drawList('recent', d.recent);
+        }
+      } while (again);
     } finally { fetching = false; }
   }
   function front() {
