@@ -957,6 +957,8 @@ def _parents(scope: Scope) -> bool:
         return True
     if path.startswith("/api/matches/") and path.endswith("/events"):
         return True
+    if path.startswith("/static/"):
+        return False
     return any(bytes(k).lower() == b"cookie" and SESSION_COOKIE in cookie_parser(bytes(v).decode("latin-1"))
                for k, v in scope["headers"])
 
