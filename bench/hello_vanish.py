@@ -14,9 +14,9 @@ sessions, N at once, each bot's token on one of them at a time::
 
 The goal: over 5,000 sessions, RSS after the last <= RSS after the first 1,000 + 10 MB, and the
 open files back within 5 of where they started. The referee keeps ``finished_matches`` (1000 by
-default) finished matches, ~12 KB of objects each, so from 1,000 matches on they are all there:
-the summary gives the growth from both points (docs/performance.md has the figures, and what a
-kept match holds).
+default) finished matches, as compact records (~4.5 KB each here), so from 1,000 matches on they
+are all there: the summary gives the growth from both points (docs/performance.md has the
+figures, and what a kept match holds).
 """
 
 from __future__ import annotations

@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from .replays import ReplayVisitor as ReplayVisitor
     from .replays import read_replay as read_replay
     from .table.events import MatchEvents as MatchEvents
+    from .table.finished import FinishedMatch as FinishedMatch
+    from .table.finished import HeldMatch as HeldMatch
     from .table.flow import Table as Table
     from .table.resim import ReplayError as ReplayError
     from .table.resim import Resimulation as Resimulation
@@ -108,7 +110,8 @@ _LAZY = {
     "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
     "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
-    "MatchEvents": "table.events", "Table": "table.flow",
+    "MatchEvents": "table.events", "FinishedMatch": "table.finished", "HeldMatch": "table.finished",
+    "Table": "table.flow",
     "ReplayError": "table.resim", "Resimulation": "table.resim", "resimulate": "table.resim",
     "DEFAULT_TOKEN_FILE": "transport.auth", "OPERATOR_TOKEN_ENV": "transport.auth",
     "TokenFileError": "transport.auth", "client_operator_token": "transport.auth",

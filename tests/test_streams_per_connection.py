@@ -39,6 +39,9 @@ async def _create(address: str, metadata: tuple[tuple[str, str], ...], matches: 
 
 
 def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path) -> None:
+    """1,000 ``Play`` streams at once over one connection to a referee that takes 40 a
+    connection: 40 welcomed, and each of the 960 others refused with ``RESOURCE_EXHAUSTED``
+    and the message naming ``streams_per_connection``, the one status for all."""
     ref = RefereeProcess(tmp_path, limits=["streams_per_connection=40"])
     ref.start()
 
@@ -80,15 +83,13 @@ def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path)
         ref.kill()
     refused = ("RESOURCE_EXHAUSTED: this connection has 40 streams open (limit streams_per_connection): open "
                "another connection for more")
-    # Every stream got an answer, none waits: the 40 the connection may carry were welcomed; of
-    # the rest, those the service saw were refused naming the limit, and those past the announced
-    # HTTP/2 bound (twice the limit) were refused by gRPC's transport, RST_STREAM REFUSED_STREAM
-    # (UNAVAILABLE: safe to retry; a few of them surface as INTERNAL).
-    early = {"UNAVAILABLE: Stream removed (RST_STREAM (Received RST_STREAM with error code 7))",
-             "INTERNAL: Internal error from Core"}
+    # Every stream got an answer, none waits: the 40 the connection may carry were welcomed, and
+    # every one of the 960 others was refused by the service naming the limit. None ends
+    # UNAVAILABLE (gRPC's core refusing it, RST_STREAM REFUSED_STREAM, while refused streams
+    # were still allocated: 404 of 960 on main at bdad011) or INTERNAL (the client's hello
+    # write failing as the stream ended under it: 45).
     print(counts)
-    assert counts.pop("welcome") == 40 and set(counts) <= {refused} | early, counts
-    assert sum(counts.values()) == 960 and counts[refused] > 0, counts
+    assert counts == {"welcome": 40, refused: 960}, counts
 
 
 def test_one_process_with_many_kit_sessions_opens_more_connections(tmp_path: Path) -> None:

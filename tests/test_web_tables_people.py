@@ -143,7 +143,8 @@ def test_codes_links_host_doors_and_the_computer_bound_over_http(tmp_path: Path)
                 assert (host, joined)[1 - i].rsplit("/", 1)[1] not in text  # never the other seat's secret
                 seats = [p for p in reader.payloads if p["kind"] == "seats"][-1]["message"]["seats"]
                 assert [p["name"] for p in seats] == ["alice", "bob"]
-            started_match = next(t for t in s.ref.tables.values() if t.spec.players == ("alice", "bob"))
+            started_match = next(t for t in s.ref.tables.values()  # (running: a Table, not a finished record)
+                                 if isinstance(t, referee.Table) and t.spec.players == ("alice", "bob"))
             # Bob's page is gone: after person_away_s the referee sees his seat disconnected; his link
             # brings him back within the grace, on a new session with the same token (the match resent).
             bob_seat = started_match.links[1]
@@ -413,7 +414,8 @@ def test_a_person_whose_time_runs_out_is_told_and_plays_on(tmp_path: Path) -> No
                             "the person's next request")
                 errors = [p for p in reader.payloads if p["kind"] == "error"]
                 assert errors and errors[0]["message"]["error"]["code"] == "ERROR_CODE_TOO_LATE", errors
-                table = next(t for t in s.ref.tables.values() if t.spec.players == ("alice", "random"))
+                table = next(t for t in s.ref.tables.values()  # (running: a Table, not a finished record)
+                             if isinstance(t, referee.Table) and t.spec.players == ("alice", "random"))
                 assert table.spec.substitute_time_faults == "move" and not table.links[0].state.substituted
                 reader.close()
 

@@ -122,7 +122,8 @@ def test_the_spectator_drawings_requests_add_are_bounded_by_cached_views() -> No
     web = Web(source, limits, None, Hub(limits), Slots(limits))
     for i in range(5):
         table: Any = SimpleNamespace(match_id=f"m{i}", spectator_log=SimpleNamespace(size=1), match=None,
-                                     spec=SimpleNamespace(game=referee.DEFAULT_GAME))
+                                     spec=SimpleNamespace(game=referee.DEFAULT_GAME),
+                                     spectator_presentation=lambda: None)  # (before its first deal)
         assert web.view(table) is None
         assert len(web.views) <= 2
 

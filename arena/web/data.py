@@ -31,7 +31,6 @@ from arena.results.standings import standings as shared_standings
 from arena.results.stats import Z95
 from arena.store import outcome_from_row, resolve_replay, seats_by_game
 from gin_arena.v2 import referee_pb2
-from referee import games
 
 LOG_TAIL_BYTES = 256 * 1024
 """How much of the end of a bot's log the operator's fault view searches for the match's last line."""
@@ -212,7 +211,7 @@ def running(ref: referee.Referee | None) -> list[dict[str, Any]]:
     return [_table(t) for t in list(ref.tables.values()) if t.state in RUNNING_STATES]
 
 
-def _table(table: referee.Table) -> dict[str, Any]:
+def _table(table: referee.HeldMatch) -> dict[str, Any]:
     match = table.match
     out: dict[str, Any] = {"match_id": table.match_id, "game": table.spec.game, "state": table.state,
                            "players": list(table.spec.players)}
@@ -222,7 +221,7 @@ def _table(table: referee.Table) -> dict[str, Any]:
 
 
 def live_match(ref: referee.Referee | None, match_id: str,
-               view: Callable[[referee.Table], Mapping[str, Any] | None] | None = None) -> dict[str, Any] | None:
+               view: Callable[[referee.HeldMatch], Mapping[str, Any] | None] | None = None) -> dict[str, Any] | None:
     """A match the referee holds, with the spectator's view of it now (``view``: the game's
     ``present()`` of ``SPECTATOR``'s view, ``{N}`` replaced by the players' names; ``None``
     before the first deal or for a game without a presentation; drawn by ``view`` if given,
@@ -237,7 +236,7 @@ def live_match(ref: referee.Referee | None, match_id: str,
     return out
 
 
-def spectator_header(table: referee.Table) -> dict[str, Any] | None:
+def spectator_header(table: referee.HeldMatch) -> dict[str, Any] | None:
     """The match's public header as its spectators are sent it (``SpectatorHeader``, in proto3
     JSON: the players, time controls, fault policy, seed commitment and rules), or ``None``
     before it is written."""
@@ -248,11 +247,8 @@ def spectator_header(table: referee.Table) -> dict[str, Any] | None:
     return json_format.MessageToDict(event.header) if event.WhichOneof("kind") == "header" else None
 
 
-def spectator_view(table: referee.Table) -> Mapping[str, Any] | None:
-    """What a spectator may see of the table now (public information only)."""
-    match = table.match
-    presentation = games.get(table.spec.game).presentation
-    if match is None or presentation is None:
-        return None
-    view = presentation.present(presentation.match_view(match, games.SPECTATOR))
-    return dict(named(view, table.spec.players))
+def spectator_view(table: referee.HeldMatch) -> Mapping[str, Any] | None:
+    """What a spectator may see of the table now (public information only; a finished match
+    kept by the referee: its final view, drawn at its end)."""
+    view = table.spectator_presentation()
+    return None if view is None else dict(named(view, table.spec.players))

@@ -288,7 +288,7 @@ class Web:
             return ToParent(self.relay.parent)
         return None
 
-    def view(self, table: referee.Table) -> Any:
+    def view(self, table: referee.HeldMatch) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
         size = table.spectator_log.size
         cached = self.views.get(table.match_id)
@@ -746,7 +746,7 @@ async def api_match_events(request: Request) -> Response:
     return EventStream(_match_stream(web, table), lambda: web.slots.release(client))
 
 
-async def _match_stream(web: Web, table: referee.Table) -> AsyncIterator[str]:
+async def _match_stream(web: Web, table: referee.HeldMatch) -> AsyncIterator[str]:
     """The spectator's view after each public event of the match (coalesced: a reader that is
     slow gets the view as it is when it is ready, never a queue), then ``end``."""
     changed = [trio.Event()]

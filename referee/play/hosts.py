@@ -179,7 +179,8 @@ class EmbeddedMatch:
         # The referee keeps a finished table for its operator service: ours are asked for here,
         # so forget them (a long run would grow without bound).
         ref = self.host.referee
-        if ref.tables.get(self.match_id) is self.table:
+        held = ref.tables.get(self.match_id)  # (the compact record of our table, once over)
+        if held is not None and held.over:
             del ref.tables[self.match_id]
         return report if self.host.keep_replays else dataclasses.replace(report, replay_path="")
 

@@ -23,7 +23,7 @@ from typing import Protocol
 import trio
 
 from referee.model.events import DROPPED_REASON, MatchEvent, MatchEventsDropped
-from referee.table.flow import Table
+from referee.table.finished import HeldMatch
 
 
 class EventSink(Protocol):
@@ -37,7 +37,7 @@ class EventSink(Protocol):
         """No more events: the referee closed (``dropped`` empty) or dropped it (why)."""
 
 
-def table_event(table: Table) -> MatchEvent:
+def table_event(table: HeldMatch) -> MatchEvent:
     """The event a table's state calls for: ``finished`` once it has its report, else ``started``."""
     if table.report is None:
         return MatchEvent.started(table.spec, table.match_id, table.state)

@@ -56,6 +56,34 @@ _SET.set()
 event is ~270 bytes, and the referee keeps ``finished_matches`` finished matches listed)."""
 
 
+class _Over:
+    """What the seat links of a released table report to instead of it: a match that is over
+    (a session that attaches is told so; there is nothing else to report)."""
+
+    __slots__ = ("game_name", "match_id")
+
+    over = True
+
+    def __init__(self, match_id: str, game_name: str) -> None:
+        self.match_id = match_id
+        self.game_name = game_name
+
+    def seat_connected(self) -> None:
+        """Nothing to start."""
+
+    def seat_reconnected(self, link: SeatLink) -> None:
+        """Never (the link refuses a session: the match is over)."""
+
+    def seat_disconnected(self, link: SeatLink, detail: str) -> None:
+        """Nothing to tell."""
+
+    def seat_answered(self, link: SeatLink, response: bot_pb2.ActionResponse, at: float) -> None:
+        """Nothing to answer."""
+
+    def alert(self, fault: Fault) -> None:
+        """Nothing to fault."""
+
+
 class Table:
     """One match: created from a :class:`MatchSpec`, run by :meth:`run` in a nursery."""
 
@@ -90,6 +118,7 @@ class Table:
         self._busy = False
         self._wake = trio.Event()  # the supervisor's: an alert to apply, or the match ended
         self._timer: trio.CancelScope | None = None  # the supervisor's sleep, until the flow's deadline
+        self._handed_over = False  # the match is over and the referee keeps its record, not this table
 
     # ----- the match's state (the flow's) -----
     @property
@@ -139,6 +168,20 @@ class Table:
         return self.flow.over
 
     @property
+    def connected(self) -> tuple[bool, ...]:
+        """Whether each seat has a live session now."""
+        return tuple(link.session is not None for link in self.links)
+
+    def spectator_presentation(self) -> dict[str, Any] | None:
+        """The game's presentation of the spectator's view now (``{N}`` not yet named); ``None``
+        before the first deal or for a game without a presentation."""
+        match = self.flow.match
+        presentation = games.get(self.spec.game).presentation
+        if match is None or presentation is None:
+            return None
+        return presentation.present(presentation.match_view(match, games.SPECTATOR))
+
+    @property
     def asking(self) -> SeatLink | None:
         """The seat with the open request, if any."""
         s = self.flow.asking
@@ -159,6 +202,9 @@ class Table:
 
     def seat_disconnected(self, link: SeatLink, detail: str) -> None:
         """A seat's session ended."""
+        if self._handed_over:  # the referee keeps a record now: the table goes with its last session
+            self._release_when_alone()
+            return
         self._handle(self.flow.disconnect, link.seat, detail, trio.current_time())
 
     def seat_answered(self, link: SeatLink, response: bot_pb2.ActionResponse, at: float) -> None:
@@ -364,8 +410,24 @@ class Table:
             if link.connected.is_set():
                 link.connected = _SET
 
-    def release(self) -> None:
-        """The referee forgets the finished match: break the table's cycles (its links point
-        back to it) so that its memory comes back at once, not at the next full collection."""
+    def hand_over(self) -> None:
+        """The referee keeps the finished match's record (``referee.table.finished``) and no
+        longer this table: once no session is attached to a seat (at once, usually; else when
+        the last one ends), break the table's cycles (its links point back to it) so that its
+        memory comes back by reference counting, not at the next full collection."""
         assert self.over
-        self.links = []
+        self._handed_over = True
+        self._release_when_alone()
+
+    def _release_when_alone(self) -> None:
+        if all(link.session is None for link in self.links):
+            self.release()
+
+    def release(self) -> None:
+        """Break the finished table's cycles: its seat links point to a stand-in that says the
+        match is over instead of back to it (whoever still holds the table, a host's handle or
+        the web's table, reads its links, report, match and spectator log as before)."""
+        assert self.over
+        gone = _Over(self.match_id, self.game_name)
+        for link in self.links:
+            link.table = gone

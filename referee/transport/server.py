@@ -21,6 +21,7 @@ from referee.model.limits import LimitExceeded, Limits
 from referee.model.presence import BotDirectory, BotPresence
 from referee.model.spec import MatchReport, MatchSpec
 from referee.table.events import MatchEventHub, MatchEvents, table_event
+from referee.table.finished import FinishedMatch, HeldMatch
 from referee.table.flow import Table
 from referee.table.interrupted import recover_folder
 from referee.table.seats import SeatLink
@@ -50,10 +51,25 @@ client, unanswered, for as long as the others stay open); the announced bound st
 one connection's burst of HEADERS+RST_STREAM ("rapid reset") can hold at once."""
 
 
+OVERLOAD_PROTECTION = 0
+"""gRPC's ``grpc.http.overload_protection`` (its default is on): off. With it on, gRPC's core
+refuses a connection's new stream (RST_STREAM REFUSED_STREAM) while more streams are allocated
+on the server than ``SETTINGS_MAX_CONCURRENT_STREAMS`` announces. A stream the service has
+refused stays allocated until its server call is freed, a moment after the client already has
+its status and has opened the next one in its place, so a client past
+``streams_per_connection`` saw ~40% of its refused streams end ``UNAVAILABLE`` (or
+``INTERNAL``, when the reset met its hello's write) instead of the status naming the limit.
+Off, the core refuses only past the announced bound itself, which the client keeps to (it
+queues the rest); a rapid-reset connection's reset streams still leave the HTTP/2 map at once
+and each reaches the service only to be refused, and gRPC's own bound on calls pending for the
+server (``grpc.server.max_pending_requests``) still holds (docs/security.md, measured)."""
+
+
 def server_options(limits: Limits) -> list[tuple[str, int]]:
     """The gRPC server's options: :data:`SERVER_OPTIONS` and the limits' transport part."""
     streams = ANNOUNCED_STREAMS_FACTOR * limits.streams_per_connection
-    return [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", streams)]
+    return [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", streams),
+            ("grpc.http.overload_protection", OVERLOAD_PROTECTION)]
 
 
 def _token_key(token: str) -> bytes:
@@ -76,7 +92,9 @@ class Referee:
         """Bumped whenever a registered bot comes, goes, or takes or leaves a seat (:meth:`wait_presence`)."""
         self.replay_dir = replay_dir
         self.limits = limits or Limits()
-        self.tables: dict[str, Table] = {}
+        self.tables: dict[str, HeldMatch] = {}
+        """Every match kept, by id: those not over as their :class:`Table`, the last
+        ``limits.finished_matches`` finished ones as their compact :class:`FinishedMatch`."""
         self._by_token: dict[bytes, list[SeatLink]] = {}
         self._sessions: dict[bytes, list[GrpcSession]] = {}
         self._finished: deque[tuple[str, int]] = deque()  # id and retained bytes, oldest first
@@ -91,7 +109,8 @@ class Referee:
         """The secret every ``RefereeService`` call must carry (``referee.operator_metadata``)."""
         if replay_dir is not None:  # the matches a killed referee left: over, listed as interrupted
             for table in recover_folder(replay_dir):
-                self.tables[table.match_id] = table
+                self.tables[table.match_id] = FinishedMatch.of(table)
+                table.release()
                 self._finished.append((table.match_id, table.spectator_log.size))
                 self._finished_bytes += table.spectator_log.size
 
@@ -263,6 +282,9 @@ class Referee:
             if not links:
                 self._by_token.pop(key, None)
         self.events.publish(table_event(table))  # before the table may be forgotten below
+        if self.tables.get(table.match_id) is table:  # (a host may have taken it already)
+            self.tables[table.match_id] = FinishedMatch.of(table)
+        table.hand_over()  # the record answers for it from now on
         size = table.spectator_log.size
         self._finished.append((table.match_id, size))
         self._finished_bytes += size
@@ -271,10 +293,7 @@ class Referee:
                                   or self._finished_bytes > limits.finished_bytes):
             match_id, size = self._finished.popleft()  # forget the oldest finished matches
             self._finished_bytes -= size
-            forgotten = self.tables.pop(match_id, None)
-            if forgotten is not None:
-                forgotten.release()
-
+            self.tables.pop(match_id, None)
 
     def _forget_seats(self, bot: str, table: Table) -> None:
         seats = self._bot_seats.get(bot, [])
