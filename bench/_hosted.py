@@ -62,11 +62,12 @@ def register(folder: Path, names: Sequence[str]) -> dict[str, str]:
     return tokens
 
 
-def start_server(folder: Path, *, ladder: bool = True, web_watchers: int = 0
+def start_server(folder: Path, *, ladder: bool = True, web_watchers: int = 0, env: dict[str, str] | None = None
                  ) -> tuple[subprocess.Popen[str], str, str]:
     """``arena serve`` on ``folder`` (with the bench ladder unless ``ladder`` is false; with its
     live web when ``web_watchers`` > 0, its live-update limits raised to hold that many): the
-    process, its referee's address and its web's address ("" without)."""
+    process, its referee's address and its web's address ("" without). ``env``: its environment
+    (default: this one's)."""
     argv = [*ARENA, "serve", "--listen", "127.0.0.1:0", "--dir", str(folder), *NO_LIMITS]
     if ladder:
         (folder / "ladder.toml").write_text(LADDER, encoding="utf-8")
@@ -74,7 +75,7 @@ def start_server(folder: Path, *, ladder: bool = True, web_watchers: int = 0
     if web_watchers:
         argv += ["--web", "127.0.0.1:0", "--web-limit", f"sse_per_client={web_watchers + 10}",
                  "--web-limit", f"sse_connections={web_watchers + 10}"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env)
     assert proc.stdout is not None
     referee = web = ""
     for line in proc.stdout:

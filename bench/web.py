@@ -9,12 +9,15 @@ watchers held open (the web's limits raised with ``--web-limit sse_per_client``/
 Prints, no asserts: p50/p99 time to serve each page and API call (sequential requests over one
 keep-alive connection, while games finish) and each p99 over that of ``/api/openapi.json`` (a
 request that reads and computes nothing: what waiting for the busy interpreter alone costs);
-the server's RSS and CPU with no watcher and with W watchers of ``/api/events`` open (memory
-per watcher, share of a core per watcher), and the
-machine's load beside them.
+the RSS and CPU of the process that serves the web (``arena serve --web``: its own process, a
+child of the server's; the server's CPU beside it) with no watcher and with W watchers of
+``/api/events`` open (memory per watcher, share of a core per watcher), and the machine's load
+beside them. ``--probe``: every process of the server also runs ``bench/lagprobe`` (a thread that
+sleeps 1 ms and counts how late it wakes; each garbage collection's duration) and its figures are
+printed after the requests — where the long stalls of each process come from.
 
     .venv/bin/python bench/web.py [--load ladder|tournament] [--client lean|process] [--bots 50] [--watchers 500]
-        [--requests 200] [--seconds 20] [--concurrency 4]
+        [--requests 200] [--seconds 20] [--concurrency 4] [--probe]
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -42,6 +46,34 @@ def start_load(folder: Path, referee: str, token: Path, concurrency: int) -> sub
          "--bot", f"name=alpha {bot}", "--bot", f"name=beta {bot}", "--bot", f"name=gamma {bot}",
          "--games", "2000", "--rules", "short", "--concurrency", str(concurrency), "--out", str(folder / "run")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+
+
+def web_pid(server: int) -> int | None:
+    """The server's web process (``arena serve --web`` serves from a child), if it has one."""
+    for task in Path(f"/proc/{server}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                if b"arena.web.process" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    return int(child)
+            except OSError:
+                continue
+    return None
+
+
+def print_probe(folder: Path, pids: dict[str, int]) -> None:
+    """The stall probe's figures (``--probe``) of the server's processes."""
+    for what, pid in pids.items():
+        try:
+            f = json.loads((folder / f"{pid}.json").read_text())
+        except (OSError, ValueError):
+            print(f"{what} (pid {pid}): no probe figures")
+            continue
+        over = ", ".join(f"> {ms} ms: {n}" for ms, n in f["late_ms_over"].items())
+        full = f["gc_ms"]["2"]
+        print(f"{what} (pid {pid}): 1 ms sleeps {f['ticks']}, woken late {over}, latest {f['late_max_ms']} ms; "
+              f"full collections {len(full)} (ms: {', '.join(map(str, full[:12]))}); young/middle ones of "
+              f">= 1 ms: {len(f['gc_ms']['0'])}/{len(f['gc_ms']['1'])} "
+              f"(max {max(f['gc_ms']['0'] + f['gc_ms']['1'], default=0)} ms)")
 
 
 def timings(web: str, path: str, n: int) -> list[float]:
@@ -119,12 +151,21 @@ def main() -> int:
     p.add_argument("--requests", type=int, default=200)
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--concurrency", type=int, default=4, help="--load tournament: games at once")
+    p.add_argument("--probe", action="store_true", help="run the stall probe in the server's processes and print it")
     args = p.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-web-"))
     ladder = args.load == "ladder"
     names = [f"b{i:03d}" for i in range(args.bots)] if ladder else ["alpha", "beta", "gamma"]
     tokens = register(folder / "serve", names) if ladder else {}
-    server, referee, web = start_server(folder / "serve", ladder=ladder, web_watchers=args.watchers)
+    env = None
+    if args.probe:
+        (folder / "lag").mkdir()
+        probe = str(Path(__file__).resolve().parent / "lagprobe")
+        env = {**os.environ, "ARENA_LAG_DIR": str(folder / "lag"),
+               "PYTHONPATH": os.pathsep.join(filter(None, [probe, os.environ.get("PYTHONPATH", "")]))}
+    server, referee, web = start_server(folder / "serve", ladder=ladder, web_watchers=args.watchers, env=env)
+    child = web_pid(server.pid)
+    served_by = child or server.pid
     load: list[subprocess.Popen[bytes]] | list[subprocess.Popen[str]] = (
         ([start_sessions(referee, tokens, folder / "tokens.txt", play=True)] if args.client == "lean"
          else start_bots(referee, tokens)) if ladder
@@ -152,22 +193,31 @@ def main() -> int:
             print(f"{path[:32]:32} {statistics.median(t) * 1000:8.2f} {p99(t) * 1000:8.2f} "
                   f"{p99(t) / p99(floor):9.2f}")
         print(f"({load_avg()} after the requests)")
+        if args.probe:
+            time.sleep(1.5)  # (the figures are written every second)
+            print_probe(folder / "lag", {"server": server.pid, **({"its web process": child} if child else {})})
 
-        base_rss = rss_kb(server.pid)
-        base_cpu, _ = measure_cpu(server.pid, args.seconds, [])
+        base_rss = rss_kb(served_by)
+        base_cpu, _ = measure_cpu(served_by, args.seconds, [])
         socks = open_watchers(web, args.watchers)
         time.sleep(1.0)
         drain(socks)
-        with_rss = rss_kb(server.pid)
-        with_cpu, read = measure_cpu(server.pid, args.seconds, socks)
+        with_rss = rss_kb(served_by)
+        server_cpu = cpu_s(server.pid)
+        t0 = time.monotonic()
+        with_cpu, read = measure_cpu(served_by, args.seconds, socks)
+        server_cpu = (cpu_s(server.pid) - server_cpu) / (time.monotonic() - t0)
         done = get_json(web, "/api/standings")
         assert isinstance(done, dict)
         print(f"\n{args.watchers} watchers ({load_avg()}) of /api/events held open for {args.seconds:.0f} s "
               f"(they read {read / 1024:.0f} KB of events in all; "
               f"{sum(r['games'] for r in done['standings']) // 2} games finished by then)")
-        print(f"server RSS: {base_rss / 1024:.1f} MB without watchers, {with_rss / 1024:.1f} MB with: "
+        what = f"the web's own process (pid {child})" if child else "server"
+        if child:
+            print(f"(the server itself, referee and ladder: {server_cpu * 100:.1f}% of a core meanwhile)")
+        print(f"{what} RSS: {base_rss / 1024:.1f} MB without watchers, {with_rss / 1024:.1f} MB with: "
               f"{(with_rss - base_rss) / args.watchers:.1f} KB per watcher")
-        print(f"server CPU: {base_cpu * 100:.1f}% of a core without watchers, {with_cpu * 100:.1f}% with: "
+        print(f"{what} CPU: {base_cpu * 100:.1f}% of a core without watchers, {with_cpu * 100:.1f}% with: "
               f"{(with_cpu - base_cpu) * 100 / args.watchers:.3f}% of a core per watcher")
         for s in socks:
             s.close()

@@ -22,6 +22,7 @@ from arena._testbot import greedy
 from arena.run.serve import serve
 from arena.web.data import StoreSource
 from arena.web.limits import WebLimits
+from arena.web.process import serve_web_process
 from arena.web.server import serve_web
 from gin_arena.v2 import bot_pb2, common_pb2
 from referee.gin import RuleSet
@@ -46,17 +47,26 @@ class Served:
 
 
 @asynccontextmanager
-async def served(folder: Path, limits: WebLimits | None = None, *, proxy_hops: int = 0) -> AsyncIterator[Served]:
+async def served(folder: Path, limits: WebLimits | None = None, *, proxy_hops: int = 0, own_process: bool = True
+                 ) -> AsyncIterator[Served]:
     """``arena serve`` (in process) with the live web, both on free ports (``proxy_hops``: the
-    web's ``--web-proxy-hops``)."""
+    web's ``--web-proxy-hops``); the web, as ``arena serve --web`` serves it, from a process of
+    its own (``arena.web.process``), or with ``own_process=False`` in this one (``arena
+    tournament --web``'s)."""
     got: dict[str, Any] = {}
 
     async def web(ref: referee.Referee, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        source = StoreSource(folder / "serve.sqlite", folder, "test arena", ref)
+        db = folder / "serve.sqlite"
         async with trio.open_nursery() as nursery:
-            got["url"] = await nursery.start(partial(serve_web, "127.0.0.1:0", source, limits=limits or WebLimits(),
-                                                     operator_token=ref.operator_token,
-                                                     accounts_db=folder / "serve.sqlite", proxy_hops=proxy_hops))
+            if own_process:
+                got["url"] = await nursery.start(partial(
+                    serve_web_process, "127.0.0.1:0", db, folder, "test arena", ref, limits=limits or WebLimits(),
+                    operator_token=ref.operator_token, tls=None, accounts=True, behind_tls=False,
+                    proxy_hops=proxy_hops))
+            else:
+                got["url"] = await nursery.start(partial(
+                    serve_web, "127.0.0.1:0", StoreSource(db, folder, "test arena", ref), limits=limits or WebLimits(),
+                    operator_token=ref.operator_token, accounts_db=db, proxy_hops=proxy_hops))
             got["ref"] = ref
             task_status.started()
 

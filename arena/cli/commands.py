@@ -349,7 +349,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                          "the network in clear; serve TLS (--tls-cert FILE --tls-key FILE; arena certs makes them) "
                          "or, on a network you trust, add --insecure")
     web = web_starter(args, folder / "serve.sqlite", folder, f"arena serve {folder}",  # (checks --web first)
-                      default_tls=tls, accounts=True)
+                      default_tls=tls, accounts=True, own_process=True)
     folder.mkdir(parents=True, exist_ok=True)
     registry = BotRegistry(open_db(folder / "serve.sqlite", "serve"))  # the operator's ArenaService
 

@@ -16,6 +16,7 @@ import referee
 from arena.cli.options import UsageError, address, is_loopback
 from arena.web.data import StoreSource
 from arena.web.limits import WebLimits
+from arena.web.process import serve_web_process
 from arena.web.server import WebTLS, serve_web
 from referee import ListenError, check_can_listen
 
@@ -101,13 +102,16 @@ def web_tls(args: argparse.Namespace, default: referee.ServerTLS | None = None) 
 
 
 def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, operator_token: str | None = None,
-                default_tls: referee.ServerTLS | None = None, *, accounts: bool = False) -> WebStarter | None:
+                default_tls: referee.ServerTLS | None = None, *, accounts: bool = False,
+                own_process: bool = False) -> WebStarter | None:
     """The live web for ``--web`` over the store ``db`` (``None`` without ``--web``), checked
     before anything is created. The operator token is the referee's (``arena serve``) or
     ``operator_token``. Its TLS: :func:`web_tls`; an address other machines reach refuses clear
     HTTP unless ``--insecure``, and even then keeps the operator's door shut (a token must not
     cross in clear). ``accounts``: people sign up and their games are stored in ``db``
-    (``arena serve``'s own store)."""
+    (``arena serve``'s own store). ``own_process``: the web serves from a process of its own beside
+    the referee's (:mod:`arena.web.process`; ``arena serve``: its requests then never wait behind
+    the matches on the referee's loop)."""
     if not args.web:
         return None
     host, _, port = address(args.web, "--web").rpartition(":")
@@ -134,13 +138,19 @@ def web_starter(args: argparse.Namespace, db: Path, folder: Path, title: str, op
     async def start(ref: referee.Referee | None, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                     ) -> None:
         token = operator_token or (ref.operator_token if ref is not None else "")
-        source = StoreSource(db, folder, title, ref)
+        door_token = token if open_door else None
         async with trio.open_nursery() as nursery:
-            where = await nursery.start(partial(serve_web, args.web, source, limits=limits,
-                                                operator_token=token if open_door else None, tls=tls,
-                                                accounts_db=db if accounts else None,
-                                                behind_tls=args.web_behind_tls,
-                                                proxy_hops=args.web_proxy_hops))
+            if own_process and ref is not None:
+                where = await nursery.start(partial(serve_web_process, args.web, db, folder, title, ref,
+                                                    limits=limits, operator_token=door_token, tls=tls,
+                                                    accounts=accounts, behind_tls=args.web_behind_tls,
+                                                    proxy_hops=args.web_proxy_hops))
+            else:
+                where = await nursery.start(partial(serve_web, args.web, StoreSource(db, folder, title, ref),
+                                                    limits=limits, operator_token=door_token, tls=tls,
+                                                    accounts_db=db if accounts else None,
+                                                    behind_tls=args.web_behind_tls,
+                                                    proxy_hops=args.web_proxy_hops))
             door = "" if open_door else " (operator sign-in off: not a loopback address and no TLS)"
             print(f"live web on {where}{door}", flush=True)
             task_status.started()

@@ -40,6 +40,10 @@ class WebLimits:
     cached_views: int = 256
     """Store reads kept in memory for the next request (the least recently asked forgotten first)."""
 
+    web_restart_s: float = 1.0
+    """``arena serve --web``: seconds before the web's own process is started again once it
+    ended unasked (a crash, a kill; docs/web.md#the-webs-own-process)."""
+
     hsts_max_age_s: int = 31_536_000
     """Over TLS: the ``max-age`` of every response's ``Strict-Transport-Security`` (seconds a
     browser that saw it reaches this host by HTTPS only; default a year)."""

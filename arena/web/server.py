@@ -32,7 +32,7 @@ from hypercorn.config import Config
 from hypercorn.middleware import ProxyFixMiddleware
 from hypercorn.trio import serve
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import Request, cookie_parser
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -56,6 +56,7 @@ from arena.web.data import (
     standings,
 )
 from arena.web.limits import WebLimits
+from arena.web.relay import Forwarded, Relay, forward
 from arena.web.views import StoreViews
 
 log = structlog.get_logger("arena")
@@ -260,6 +261,10 @@ class Web:
     :meth:`cookie_flags`."""
     kept: StoreViews | None = None
     """The store reads kept between requests (:meth:`read_kept`; made from ``limits`` if not given)."""
+    relay: Relay | None = None
+    """In the web's own process (:mod:`arena.web.process`): the live referee as the parent pushes
+    it, and the parent's web that answers what only it can (``None``: the referee, if any, is in
+    this process)."""
 
     def cookie_flags(self, request: Request, samesite: str = "strict") -> dict[str, Any]:
         """The flags of every cookie the web sets or deletes (the operator's sign-in, a person's
@@ -271,6 +276,17 @@ class Web:
     def __post_init__(self) -> None:
         if self.kept is None:
             self.kept = StoreViews(self.limits)
+
+    def running(self) -> list[dict[str, Any]]:
+        """The matches not over yet (the referee's, or as the parent last pushed them)."""
+        return self.relay.running if self.relay is not None else running(self.source.live)
+
+    def to_parent(self, match_id: str) -> Response | None:
+        """In the web's own process: the parent's answer for a match it is playing (its live
+        view is drawn there), else ``None``."""
+        if self.relay is not None and match_id in self.relay.running_ids:
+            return ToParent(self.relay.parent)
+        return None
 
     def view(self, table: referee.HeldMatch) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
@@ -367,7 +383,7 @@ async def _matches(request: Request) -> dict[str, Any]:
     limit = min(_int(request, "limit", web.limits.recent_matches) or 1, web.limits.page_size)
     before = _int(request, "before", None)
     recent, next_before = await web.read_kept(("recent", limit, before), recent_matches, limit, before)
-    return {"running": running(web.source.live), "recent": recent, "next_before": next_before}
+    return {"running": web.running(), "recent": recent, "next_before": next_before}
 
 
 # ----- pages -----
@@ -377,7 +393,7 @@ async def front(request: Request) -> Response:
     limit = web.limits.recent_matches
     recent, _ = await web.read_kept(("recent", limit, None), recent_matches, limit, None)
     return web.page(request, tr._("Standings"),
-                    pages.front_page(tr, web.hub.standings, running(web.source.live), recent), page="front")
+                    pages.front_page(tr, web.hub.standings, web.running(), recent), page="front")
 
 
 async def matches_page(request: Request) -> Response:
@@ -395,6 +411,8 @@ async def match_page(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
     tr = _lang(request)
+    if (parents := web.to_parent(match_id)) is not None:
+        return parents
     found = await web.read(finished_match, match_id, web.source.folder)
     if found is not None and "withheld" in found[0]:
         return web.page(request, "Match", pages.message_body(f"{match_id}: {found[0]['withheld']}"), page="message",
@@ -408,6 +426,8 @@ async def match_page(request: Request) -> Response:
     people = await _people_replay(request, web, match_id)
     if people is not None:
         return people
+    if web.relay is not None:  # (a match started since the last push, or none: the parent knows)
+        return ToParent(web.relay.parent)
     live = live_match(web.source.live, match_id, web.view)
     if live is None:
         return web.page(request, tr._("Match"), pages.message_body(tr._("no match {id} here", id=repr(match_id))),
@@ -654,12 +674,16 @@ async def api_matches(request: Request) -> Response:
 async def api_match(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
+    if (parents := web.to_parent(match_id)) is not None:
+        return parents
     live = live_match(web.source.live, match_id, web.view)
     if live is not None and not live["over"]:
         return JSONResponse(live)
     found = await web.read_kept(("finished", match_id), finished_match, match_id, web.source.folder)
     if found is not None:
         return JSONResponse({**found[0], "replay": None if "withheld" in found[0] else pages.match_href(match_id)})
+    if web.relay is not None:  # (a match started since the last push, or none: the parent knows)
+        return ToParent(web.relay.parent)
     if live is not None:
         return JSONResponse(live)
     return _error(404, f"no match {match_id!r} here")
@@ -885,8 +909,9 @@ class Guard:
             return
 
         async def secured(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *self.headers]
+            if message["type"] == "http.response.start":  # (a forwarded answer has them already)
+                have = {bytes(k).lower() for k, _ in message.get("headers", [])}
+                message["headers"] = [*message.get("headers", []), *(h for h in self.headers if h[0] not in have)]
             await send(message)
 
         if scope["method"] not in READ_METHODS and scope["path"] not in DOORS and not _table_door(scope["path"]):
@@ -901,11 +926,55 @@ def _table_door(path: str) -> bool:
     return path == tables.PREFIX or path.startswith((tables.PREFIX + "/", tables.TABLES + "/"))
 
 
-def make_app(web: Web) -> Starlette:
-    """The Starlette app of the web."""
+class ToParent(Response):
+    """The parent web's answer to this request (:func:`arena.web.relay.forward`)."""
+
+    def __init__(self, parent: str) -> None:
+        super().__init__()
+        self.parent = parent
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await forward(self.parent, scope, receive, send)
+
+
+class ParentsRoutes:
+    """In the web's own process: the requests only the parent's web answers go there — the
+    people's tables and lobby, the sign-up, sign-in and sign-out doors, anything a signed-in
+    person asks (their session lives in the parent's accounts), and a running match's stream."""
+
+    def __init__(self, app: ASGIApp, parent: str) -> None:
+        self.app = app
+        self.parent = parent
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _parents(scope):
+            await forward(self.parent, scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _parents(scope: Scope) -> bool:
+    path: str = scope["path"]
+    if _table_door(path) or path in DOORS or path == tables.LOBBY or path.startswith(tables.LOBBY + "."):
+        return True
+    if path.startswith("/api/matches/") and path.endswith("/events"):
+        return True
+    if path.startswith("/static/"):
+        return False
+    return any(bytes(k).lower() == b"cookie" and SESSION_COOKIE in cookie_parser(bytes(v).decode("latin-1"))
+               for k, v in scope["headers"])
+
+
+def make_app(web: Web, *, forwarded: bool = False) -> Starlette:
+    """The Starlette app of the web (``forwarded``: the parent's, behind the web's own process:
+    the client and scheme are the ones that process names)."""
     app = Starlette(routes=[Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS])
     app.state.web = web
+    if web.relay is not None:
+        app.add_middleware(ParentsRoutes, parent=web.relay.parent)
     app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else ())
+    if forwarded:
+        app.add_middleware(Forwarded)
     return app
 
 
@@ -917,15 +986,27 @@ async def watch_referee(web: Web, ref: referee.Referee) -> None:
         try:
             async with ref.open_match_events() as events:
                 async for event in events:
-                    web.hub.publish("match", {
-                        "kind": event.kind, "match_id": event.match_id, "game": event.game,
-                        "players": list(event.players), "state": event.state, "termination": event.termination,
-                        "places": list(event.places), "points": list(event.points)})
+                    web.hub.publish("match", match_event(event))
                     if event.kind == "finished":
                         web.store_changed.set()
             return
         except referee.MatchEventsDropped as e:
             log.warning("web_events_dropped", reason=str(e))
+
+
+def match_event(event: referee.MatchEvent) -> dict[str, Any]:
+    """A match's start or end as ``/api/events`` publishes it."""
+    return {"kind": event.kind, "match_id": event.match_id, "game": event.game, "players": list(event.players),
+            "state": event.state, "termination": event.termination, "places": list(event.places),
+            "points": list(event.points)}
+
+
+def relayed_match(web: Web, event: dict[str, Any]) -> None:
+    """A match's start or end the parent pushed (the web's own process): published, and the
+    store looked at at once when it finished."""
+    web.hub.publish("match", event)
+    if event.get("kind") == "finished":
+        web.store_changed.set()
 
 
 async def watch_store(web: Web) -> None:
@@ -954,20 +1035,24 @@ async def watch_store(web: Web) -> None:
 
 async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operator_token: str | None,
                     accounts_db: Path | None = None, behind_tls: bool = False, tls: WebTLS | None = None,
-                    proxy_hops: int = 0, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+                    relay: Relay | None = None, forwarded: bool = False, proxy_hops: int = 0,
+                    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve the live web on ``listen`` (``HOST:PORT``; port 0: a free one) until cancelled, in
     the caller's trio run, over TLS with ``tls`` (only: clear HTTP to that port fails the
     handshake); ``task_status.started`` gets its address (``http://HOST:PORT`` or ``https://…``).
     ``accounts_db``: the writable store of people's accounts and games (``arena serve``'s; without
     it nobody signs up); ``behind_tls``: a proxy in front serves the site over TLS (session cookies
     are ``Secure``); ``proxy_hops``: how many proxies of the operator's own stand in front
-    (:func:`behind_proxies`)."""
+    (:func:`behind_proxies`). ``relay``: this is the web's own process (:mod:`arena.web.process`),
+    the live referee is the parent's; ``forwarded``: this is the parent's web behind it (on a Unix
+    socket: ``listen`` ``unix:PATH``)."""
     if proxy_hops < 0:
         raise ValueError(f"proxy_hops {proxy_hops}: give 0 (clients reach the web directly) or more")
     accounts = (await trio.to_thread.run_sync(partial(Accounts.open, accounts_db, limits, behind_tls=behind_tls))
                 if accounts_db is not None else None)
     try:
-        await _serve_web(listen, source, limits, operator_token, accounts, tls, behind_tls, proxy_hops, task_status)
+        await _serve_web(listen, source, limits, operator_token, accounts, tls, behind_tls, proxy_hops, relay,
+                         forwarded, task_status)
     finally:
         if accounts is not None:
             with trio.CancelScope(shield=True):
@@ -976,9 +1061,11 @@ async def serve_web(listen: str, source: WebSource, *, limits: WebLimits, operat
 
 async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator_token: str | None,
                      accounts: Accounts | None, tls: WebTLS | None, behind_tls: bool, proxy_hops: int,
-                     task_status: trio.TaskStatus[str]) -> None:
+                     relay: Relay | None, forwarded: bool, task_status: trio.TaskStatus[str]) -> None:
     web = Web(source, limits, operator_token, Hub(limits), Slots(limits), accounts=accounts,
-              secure_cookies=tls is not None or behind_tls)
+              secure_cookies=tls is not None or behind_tls, relay=relay)
+    if relay is not None:
+        relay.on_match = partial(relayed_match, web)
     web.tables = tables.Room(source.live, limits, web.slots, EventStream,
                              accounts.signed_in if accounts is not None else tables.nobody)
     if accounts is not None:
@@ -994,7 +1081,7 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
         await nursery.start(web.tables.run)
         if source.live is not None:
             nursery.start_soon(watch_referee, web, source.live)
-        binds = await nursery.start(_serve, behind_proxies(make_app(web), proxy_hops), config)
+        binds = await nursery.start(_serve, behind_proxies(make_app(web, forwarded=forwarded), proxy_hops), config)
         address = binds[0]
         log.info("web_listening", address=address)
         task_status.started(address)

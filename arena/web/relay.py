@@ -1,0 +1,178 @@
+"""The live web in a process of its own (``arena serve --web``, :mod:`arena.web.process`): what
+the child web knows of the live referee (:class:`Relay`: the running matches and their start
+and end, pushed by the parent over the child's stdin) and how it hands the requests only the
+parent can answer — the people's tables, sign-in and a signed-in person's pages, a running
+match's live view and its stream — to the parent's own web, over a private Unix socket
+(:func:`forward`: HTTP/1.1 with h11, streamed both ways, server-sent events included).
+
+The parent's web trusts the client address and scheme the child names (:class:`Forwarded`):
+only the child reaches its socket (in a folder of mode 0700).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import h11
+import structlog
+import trio
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+log = structlog.get_logger("arena")
+
+FORWARD_BODY_BYTES = 64 * 1024
+"""The largest request body forwarded to the parent's web (the tables' and doors' forms are small)."""
+FORWARD_READ_BYTES = 64 * 1024
+"""How much of the parent's answer is read from its socket at a time."""
+CLIENT_HEADER = b"x-arena-client"
+"""The forwarded request's client address (the child's caller), set by the child only."""
+SCHEME_HEADER = b"x-arena-scheme"
+"""The forwarded request's scheme (``https`` when the child serves TLS), set by the child only."""
+HOP_HEADERS = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"upgrade", b"proxy-connection", b"te",
+                         b"trailer", b"content-length", b"host", CLIENT_HEADER, SCHEME_HEADER})
+"""Headers of one hop, never copied across (the forwarder sets its own)."""
+SERVER_HEADERS = frozenset({b"date", b"server"})
+"""Headers of the parent's answer the child's own server writes."""
+
+
+@dataclass(slots=True)
+class Relay:
+    """The child web's view of the parent's referee: the matches running (as
+    :func:`arena.web.data.running` lists them, pushed on each start and end and while their
+    positions move) and where the parent's web listens."""
+
+    parent: str
+    """The parent web's Unix socket."""
+    running: list[dict[str, Any]] = field(default_factory=list)
+    """The referee's matches not over yet, as last pushed."""
+    running_ids: frozenset[str] = frozenset()
+    """Their ids."""
+    on_match: Callable[[dict[str, Any]], None] | None = None
+    """Called with each match start and end (the web's hub publishes it)."""
+
+    def push(self, message: Mapping[str, Any]) -> None:
+        """Take one message of the parent: ``{"running": [...]}`` and/or ``{"match": event}``."""
+        if "running" in message:
+            self.running = list(message["running"])
+            self.running_ids = frozenset(str(m["match_id"]) for m in self.running)
+        if "match" in message and self.on_match is not None:
+            self.on_match(dict(message["match"]))
+
+
+async def forward(parent: str, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer the request of ``scope`` with the parent web's answer (status, headers, body
+    streamed as it comes); 502 if the parent's web cannot be reached, 413 past
+    ``FORWARD_BODY_BYTES``. Ends when the parent's answer ends or the caller goes away."""
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        body += message.get("body", b"")
+        if len(body) > FORWARD_BODY_BYTES:
+            await _refuse(send, 413, f"a request body forwarded here holds at most {FORWARD_BODY_BYTES} bytes")
+            return
+        if not message.get("more_body", False):
+            break
+    try:
+        stream = await trio.open_unix_socket(parent)
+    except OSError as e:
+        log.warning("web_forward_failed", path=scope["path"], reason=str(e))
+        await _refuse(send, 502, "the arena's own web is not answering (it restarts with the server); try again")
+        return
+    async with stream:
+        conn = h11.Connection(h11.CLIENT)
+        await stream.send_all(conn.send(h11.Request(method=scope["method"], target=_target(scope),
+                                                    headers=_headers(scope, len(body)))) or b"")
+        if body:
+            await stream.send_all(conn.send(h11.Data(data=body)) or b"")
+        await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+        answered: list[bool] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_until_gone, receive, nursery.cancel_scope)
+            answered.append(await _relay_answer(conn, stream, send, scope["path"]))
+            nursery.cancel_scope.cancel()
+    # (the last message outside the caller's watch: it ends the exchange, and the server's closing
+    # of the connection must not be cancelled by the disconnect it announces)
+    if answered == [True]:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    elif answered == [False]:
+        await _refuse(send, 502, "the arena's own web closed without a whole answer; try again")
+
+
+async def _until_gone(receive: Receive, scope: trio.CancelScope) -> None:
+    """Cancel ``scope`` when the caller goes away (a stream forwarded ends with its reader)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+async def _relay_answer(conn: h11.Connection, stream: trio.SocketStream, send: Send, path: str) -> bool:
+    """Relay the parent's answer but its end: whether its head was sent (the caller ends it),
+    else nothing was (the caller refuses)."""
+    started = False
+    try:
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await stream.receive_some(FORWARD_READ_BYTES))
+                continue
+            if isinstance(event, h11.Response):
+                headers = [(k, v) for k, v in event.headers if k not in HOP_HEADERS and k not in SERVER_HEADERS]
+                await send({"type": "http.response.start", "status": event.status_code, "headers": headers})
+                started = True
+            elif isinstance(event, h11.Data):
+                await send({"type": "http.response.body", "body": bytes(event.data), "more_body": True})
+            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                break
+    except (h11.RemoteProtocolError, trio.BrokenResourceError, OSError) as e:
+        log.warning("web_forward_broken", path=path, reason=str(e))
+    return started
+
+
+def _target(scope: Scope) -> bytes:
+    raw = scope.get("raw_path") or scope["path"].encode()
+    query = scope.get("query_string") or b""
+    return bytes(raw) + (b"?" + bytes(query) if query else b"")
+
+
+def _headers(scope: Scope, length: int) -> list[tuple[bytes, bytes]]:
+    """The caller's headers (one hop's and pseudo-headers left out) and the forwarder's own."""
+    given = [(bytes(k).lower(), bytes(v)) for k, v in scope["headers"]]
+    host = next((v for k, v in given if k in (b"host", b":authority")), b"")
+    if not host and scope.get("server"):
+        server_host, server_port = scope["server"]
+        host = f"{server_host}:{server_port}".encode()
+    client = scope.get("client")
+    out = [(k, v) for k, v in given if k not in HOP_HEADERS and not k.startswith(b":")]
+    out += [(b"host", host or b"localhost"), (b"content-length", str(length).encode()), (b"connection", b"close"),
+            (CLIENT_HEADER, (client[0] if client else "").encode()), (SCHEME_HEADER, scope["scheme"].encode())]
+    return out
+
+
+async def _refuse(send: Send, status: int, text: str) -> None:
+    data = json.dumps({"error": text}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data, "more_body": False})
+
+
+class Forwarded:
+    """The parent web's side (its Unix socket): a request's client address and scheme are the
+    ones the child names (``x-arena-client``, ``x-arena-scheme``), so that the per-client limits,
+    the doors' rate limits and the cookies' ``Secure`` flag see the real caller."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = dict((bytes(k).lower(), bytes(v)) for k, v in scope["headers"])
+            scope = dict(scope)
+            scope["client"] = (headers.get(CLIENT_HEADER, b"").decode("latin-1"), 0)
+            if headers.get(SCHEME_HEADER) in (b"http", b"https"):
+                scope["scheme"] = headers[SCHEME_HEADER].decode()
+        await self.app(scope, receive, send)
