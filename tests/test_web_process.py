@@ -8,6 +8,7 @@ environment."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import trio
@@ -163,3 +165,72 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def _get(url: str, path: str) -> tuple[int, dict[str, object]]:
+    """One GET on a thread of the test's own (the parent's loop may be frozen meanwhile)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("GET", path)
+        answer = conn.getresponse()
+        return answer.status, json.loads(answer.read())
+    finally:
+        conn.close()
+
+
+def test_a_running_matchs_live_view_is_the_childs_copy_one_subscription_for_all(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with served(tmp_path) as s:
+            u = s.url
+            players = ("north", "south")
+            table = s.ref.create_match(spec(players, "copied-1"))
+            async with trio.open_nursery() as nursery:
+                for seat, link in enumerate(table.links):
+                    nursery.start_soon(referee.aio, Client(s.ref.address, link.token, name=players[seat])
+                                       .play(slow(0.3)))
+
+                held = s.ref.tables["copied-1"]  # (the match as the parent's web streams it)
+
+                async def copied() -> bool:  # (once listed as running: the child's copy, one subscription)
+                    one = (await fetch(u + "/api/matches/copied-1")).json()
+                    return one.get("view") is not None and len(held.spectators) == 1
+                await until(copied, "the running match's view copied by the web's own process")
+                first, head = await trio.to_thread.run_sync(_stream_head, u, "/api/matches/copied-1/events",
+                                                            "127.0.0.1")
+                second, head2 = await trio.to_thread.run_sync(_stream_head, u, "/api/matches/copied-1/events",
+                                                              "127.0.0.2")
+                try:
+                    assert head.startswith("HTTP/1.1 200") and "event: view" in head, head[:300]
+                    assert head2.startswith("HTTP/1.1 200") and "event: view" in head2, head2[:300]
+                    assert len(held.spectators) == 1  # two watchers, one stream from the parent
+
+                    # the parent's loop frozen: the child answers the running match from its copy
+                    answered = threading.Event()
+                    got: list[tuple[int, dict[str, object]]] = []
+
+                    def ask() -> None:
+                        got.append(_get(u, "/api/matches/copied-1"))
+                        answered.set()
+                    asker = threading.Thread(target=ask)
+                    asker.start()
+                    frozen = answered.wait(20)  # (blocks this loop: the parent's referee and web)
+                    asker.join()
+                    assert frozen, "the running match's view waited for the frozen parent"
+                    status, one = got[0]
+                    assert status == 200 and one["match_id"] == "copied-1" and one["game"] == table.spec.game
+                    assert one["state"] == "running" and one["view"] is not None and one["header"] is not None
+                    assert one["players"] == list(players)
+                    page = await fetch(u + "/matches/copied-1")
+                    assert page.status == 200 and 'id="live"' in page.text and "north" in page.text
+                finally:
+                    first.close()
+                    second.close()
+                await table.finished.wait()
+
+            async def recorded() -> bool:  # (its final answer: the finished record, as before)
+                done = (await fetch(u + "/api/matches/copied-1")).json()
+                return done.get("state") == "finished" and done.get("replay") is not None
+            await until(recorded, "the finished match from the store")
+            assert held.spectators == []  # (the subscription ended with the match)
+    referee.run(main)

@@ -40,6 +40,13 @@ class WebLimits:
     cached_views: int = 256
     """Store reads kept in memory for the next request (the least recently asked forgotten first)."""
 
+    live_first_view_s: float = 1.0
+    """``arena serve --web``: seconds the first request for a running match's live view waits for
+    the web's own process to get it from the parent (then it is forwarded there, as before;
+    docs/web.md#the-webs-own-process)."""
+    live_idle_s: float = 5.0
+    """``arena serve --web``: seconds the web's own process keeps a running match's live view
+    from the parent once nobody watches or asks for it (then it lets the subscription go)."""
     web_restart_s: float = 1.0
     """``arena serve --web``: seconds before the web's own process is started again once it
     ended unasked (a crash, a kill; docs/web.md#the-webs-own-process)."""

@@ -15,11 +15,14 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import h11
 import structlog
 import trio
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from arena.web.limits import WebLimits
 
 log = structlog.get_logger("arena")
 
@@ -36,6 +39,9 @@ HOP_HEADERS = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"u
 """Headers of one hop, never copied across (the forwarder sets its own)."""
 SERVER_HEADERS = frozenset({b"date", b"server"})
 """Headers of the parent's answer the child's own server writes."""
+LIVE_COPY_CLIENT = "live-copy:"
+"""The client address the child names when it subscribes to a match's stream for its live copy
+(followed by the match id: the parent's per-client limit counts each copy apart)."""
 
 
 @dataclass(slots=True)
@@ -52,6 +58,13 @@ class Relay:
     """Their ids."""
     on_match: Callable[[dict[str, Any]], None] | None = None
     """Called with each match start and end (the web's hub publishes it)."""
+    limits: WebLimits = field(default_factory=WebLimits)
+    """The web's limits (``cached_views``: the live copies at most; ``live_first_view_s``,
+    ``live_idle_s``)."""
+    nursery: trio.Nursery | None = None
+    """Where the subscriptions run (the child web's; ``None``: none is made, all is forwarded)."""
+    copies: dict[str, LiveCopy] = field(default_factory=dict)
+    """The running matches' live views kept, by match id: one subscription to the parent each."""
 
     def push(self, message: Mapping[str, Any]) -> None:
         """Take one message of the parent: ``{"running": [...]}`` and/or ``{"match": event}``."""
@@ -60,6 +73,152 @@ class Relay:
             self.running_ids = frozenset(str(m["match_id"]) for m in self.running)
         if "match" in message and self.on_match is not None:
             self.on_match(dict(message["match"]))
+
+    def copy(self, match_id: str) -> LiveCopy | None:
+        """The live copy of running match ``match_id``, its subscription started if need be and
+        its asking noted; ``None`` if the match is not running as last pushed, or ``cached_views``
+        copies are kept already (then the parent answers, as before)."""
+        if match_id not in self.running_ids or self.nursery is None:
+            return None
+        copy = self.copies.get(match_id)
+        if copy is None:
+            if len(self.copies) >= self.limits.cached_views:
+                return None
+            game = next((str(m.get("game", "")) for m in self.running if m["match_id"] == match_id), "")
+            copy = self.copies[match_id] = LiveCopy(match_id, game)
+            self.nursery.start_soon(self._subscribe, copy)
+        copy.asked = trio.current_time()
+        return copy
+
+    async def live(self, match_id: str) -> LiveCopy | None:
+        """:meth:`copy`, once it holds a view (the first one waited for at most
+        ``live_first_view_s``); ``None``: the parent answers."""
+        copy = self.copy(match_id)
+        if copy is None:
+            return None
+        with trio.move_on_after(self.limits.live_first_view_s):
+            while copy.data is None and not copy.closed:
+                await copy.changed.wait()
+        return copy if copy.data is not None else None
+
+    async def _subscribe(self, copy: LiveCopy) -> None:
+        """Hold the parent's stream of ``copy``'s match until it ends (the match's end, the
+        parent gone) or nobody watched or asked for ``live_idle_s``."""
+        log.info("web_live_copy_started", match_id=copy.match_id)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._until_idle, copy, nursery.cancel_scope)
+                await self._follow(copy)
+                nursery.cancel_scope.cancel()
+        except (h11.ProtocolError, OSError, ValueError) as e:
+            log.warning("web_live_copy_broken", match_id=copy.match_id, reason=str(e))
+        finally:
+            log.info("web_live_copy_ended", match_id=copy.match_id, over=copy.ended is not None)
+            copy.closed = True
+            copy.touch()
+            if self.copies.get(copy.match_id) is copy:
+                del self.copies[copy.match_id]
+
+    async def _until_idle(self, copy: LiveCopy, scope: trio.CancelScope) -> None:
+        while True:
+            await trio.sleep(self.limits.live_idle_s)
+            if copy.watchers == 0 and trio.current_time() - copy.asked >= self.limits.live_idle_s:
+                scope.cancel()
+                return
+
+    async def _follow(self, copy: LiveCopy) -> None:
+        """Read the parent's ``/api/matches/{id}/events`` into ``copy`` (a view: the newest kept;
+        ``end``: the copy ends)."""
+        async with await trio.open_unix_socket(self.parent) as stream:
+            conn = h11.Connection(h11.CLIENT)
+            target = f"/api/matches/{quote(copy.match_id, safe='')}/events".encode()
+            await stream.send_all(conn.send(h11.Request(method="GET", target=target, headers=[
+                (b"host", b"localhost"), (b"accept", b"text/event-stream"), (b"connection", b"close"),
+                (CLIENT_HEADER, f"{LIVE_COPY_CLIENT}{copy.match_id}".encode()), (SCHEME_HEADER, b"http")])) or b"")
+            await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+            pending = b""
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(FORWARD_READ_BYTES))
+                    continue
+                if isinstance(event, h11.Response):
+                    if event.status_code != 200:
+                        log.warning("web_live_copy_refused", match_id=copy.match_id, status=event.status_code)
+                        return
+                elif isinstance(event, h11.Data):
+                    pending += bytes(event.data)
+                    *whole, pending = pending.split(b"\n\n")
+                    for block in whole:
+                        if copy.take(block.decode()):
+                            return
+                elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                    return
+
+
+@dataclass(slots=True)
+class LiveCopy:
+    """The web's own process's copy of one running match's live view, as the parent's stream of
+    it sends it (spectator views only: public), for ``/api/matches/{id}`` and its watchers."""
+
+    match_id: str
+    """The match."""
+    game: str
+    """Its game (from the running list)."""
+    data: dict[str, Any] | None = None
+    """The newest ``view`` event's data (``None``: none came yet)."""
+    text: str = ""
+    """That event's data as it came (one line of JSON: each watcher is sent it as is)."""
+    header: dict[str, Any] | None = None
+    """The match's public header (``None``: not written yet)."""
+    ended: str | None = None
+    """The ``end`` event's data as it came (``None``: not over)."""
+    closed: bool = False
+    """The subscription ended (the match's end, nobody asking, the parent gone)."""
+    changed: trio.Event = field(default_factory=trio.Event)
+    """Set, and replaced, on each change."""
+    watchers: int = 0
+    """Streams of the child fed from it."""
+    asked: float = 0.0
+    """When it was last asked for (trio's clock)."""
+
+    def touch(self) -> None:
+        """Wake whoever waits for a change."""
+        self.changed.set()
+        self.changed = trio.Event()
+
+    def take(self, block: str) -> bool:
+        """Take one event of the parent's stream (``id:``/``event:``/``data:`` lines; comments
+        are keep-alives): whether it was the end."""
+        kind, data = "message", []
+        for line in block.split("\n"):
+            name, _, value = line.partition(":")
+            if name == "event":
+                kind = value.strip()
+            elif name == "data":
+                data.append(value.removeprefix(" "))
+        text = "\n".join(data)
+        if kind == "view" and data:
+            self.data = json.loads(text)
+            self.text = text
+            if isinstance(self.data, dict) and self.data.get("header") is not None:
+                self.header = self.data["header"]
+            self.touch()
+        elif kind == "end":
+            self.ended = text
+            self.touch()
+            return True
+        return False
+
+    def answer(self) -> dict[str, Any]:
+        """``/api/matches/{id}`` of the match now (as the parent's web would answer it)."""
+        assert self.data is not None
+        out: dict[str, Any] = {"match_id": self.match_id, "game": self.game, "state": self.data["state"],
+                               "players": self.data["players"]}
+        if self.data.get("position") is not None:
+            out["position"] = self.data["position"]
+        out.update(over=self.data["over"], header=self.header, view=self.data["view"])
+        return out
 
 
 async def forward(parent: str, scope: Scope, receive: Receive, send: Send) -> None:

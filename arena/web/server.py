@@ -52,11 +52,12 @@ from arena.web.data import (
     reading,
     recent_matches,
     running,
+    spectator_header,
     spectator_view,
     standings,
 )
 from arena.web.limits import WebLimits
-from arena.web.relay import Forwarded, Relay, forward
+from arena.web.relay import Forwarded, LiveCopy, Relay, forward
 from arena.web.views import StoreViews
 
 log = structlog.get_logger("arena")
@@ -281,12 +282,12 @@ class Web:
         """The matches not over yet (the referee's, or as the parent last pushed them)."""
         return self.relay.running if self.relay is not None else running(self.source.live)
 
-    def to_parent(self, match_id: str) -> Response | None:
-        """In the web's own process: the parent's answer for a match it is playing (its live
-        view is drawn there), else ``None``."""
-        if self.relay is not None and match_id in self.relay.running_ids:
-            return ToParent(self.relay.parent)
-        return None
+    def relayed(self, match_id: str) -> dict[str, Any] | None:
+        """In the web's own process: the running list's entry of a match the parent is playing
+        (its live view comes from the parent: :class:`~arena.web.relay.LiveCopy`), else ``None``."""
+        if self.relay is None or match_id not in self.relay.running_ids:
+            return None
+        return next((m for m in self.relay.running if m["match_id"] == match_id), None)
 
     def view(self, table: referee.HeldMatch) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
@@ -411,8 +412,10 @@ async def match_page(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
     tr = _lang(request)
-    if (parents := web.to_parent(match_id)) is not None:
-        return parents
+    if web.relay is not None and (entry := web.relayed(match_id)) is not None:
+        web.relay.copy(match_id)  # (its stream comes next: the copy's subscription is under way)
+        return web.page(request, tr._("Match {id}", id=match_id), pages.live_page(tr, entry), page="live",
+                        data={"match": match_id})
     found = await web.read(finished_match, match_id, web.source.folder)
     if found is not None and "withheld" in found[0]:
         return web.page(request, "Match", pages.message_body(f"{match_id}: {found[0]['withheld']}"), page="message",
@@ -674,8 +677,13 @@ async def api_matches(request: Request) -> Response:
 async def api_match(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
-    if (parents := web.to_parent(match_id)) is not None:
-        return parents
+    if web.relay is not None and web.relayed(match_id) is not None:
+        copy = await web.relay.live(match_id)
+        if copy is None:
+            return ToParent(web.relay.parent)
+        if copy.ended is None and not (copy.data or {}).get("over"):
+            return JSONResponse(copy.answer())
+        # (over: the finished record, as below)
     live = live_match(web.source.live, match_id, web.view)
     if live is not None and not live["over"]:
         return JSONResponse(live)
@@ -735,6 +743,8 @@ async def api_events(request: Request) -> Response:
 async def api_match_events(request: Request) -> Response:
     web = _web(request)
     match_id = request.path_params["match_id"]
+    if web.relay is not None:
+        return await _relayed_match_events(request, web, web.relay, match_id)
     ref = web.source.live
     table = ref.tables.get(match_id) if ref is not None else None
     if table is None:
@@ -746,27 +756,81 @@ async def api_match_events(request: Request) -> Response:
     return EventStream(_match_stream(web, table), lambda: web.slots.release(client))
 
 
+_UNSENT = object()
+"""No view sent yet (the first is sent even if it is ``None``: before the first deal)."""
+
+
+async def _relayed_match_events(request: Request, web: Web, relay: Relay, match_id: str) -> Response:
+    """In the web's own process: a running match's stream fed from its live copy (one
+    subscription to the parent for all its watchers here); else, or if no view came in
+    ``live_first_view_s``, the parent's own stream."""
+    if web.relayed(match_id) is None:
+        return ToParent(relay.parent)
+    client = _client(request)
+    refused = web.slots.refusal(client)
+    if refused is not None:
+        return refused
+    copy = await relay.live(match_id)
+    if copy is None:
+        web.slots.release(client)
+        return ToParent(relay.parent)
+    return EventStream(_copy_stream(web, copy), lambda: web.slots.release(client))
+
+
+async def _copy_stream(web: Web, copy: LiveCopy) -> AsyncIterator[str]:
+    """A match's stream from its live copy, as :func:`_match_stream` sends it: the newest view
+    (a slow reader skips those it missed, never a queue), then ``end``."""
+    copy.watchers += 1
+    sent = ""
+    n = 0
+    try:
+        while True:
+            changed = copy.changed
+            if copy.text and copy.text is not sent:
+                n += 1
+                yield f"id: {n}\nevent: view\ndata: {copy.text}\n\n"
+                sent = copy.text
+            if copy.ended is not None:
+                yield f"id: {n + 1}\nevent: end\ndata: {copy.ended}\n\n"
+                return
+            if copy.closed:  # (the parent gone: the reader's reconnection finds what is there then)
+                return
+            with trio.move_on_after(web.limits.sse_keepalive_s) as waited:
+                await changed.wait()
+            if waited.cancelled_caught:
+                yield ": keep-alive\n\n"
+    finally:
+        copy.watchers -= 1
+        copy.asked = trio.current_time()
+
+
 async def _match_stream(web: Web, table: referee.HeldMatch) -> AsyncIterator[str]:
     """The spectator's view after each public event of the match (coalesced: a reader that is
-    slow gets the view as it is when it is ready, never a queue), then ``end``."""
+    slow gets the view as it is when it is ready, never a queue), then ``end``; the first view
+    sent once the match's header is written carries it (``header``)."""
     changed = [trio.Event()]
 
     def sink(_event: object) -> None:
         changed[0].set()
 
     table.spectators.append(sink)
-    sent: Any = None
+    sent: Any = _UNSENT
+    header: dict[str, Any] | None = None
     n = 0
     try:
         while True:
             changed[0] = trio.Event()
             match = table.match
             view = web.view(table)
-            if view != sent:
+            new_header = spectator_header(table) if header is None else None  # (written once, then fixed)
+            if view != sent or new_header is not None:
                 n += 1
                 position = {"game": match.game_number, "deal": match.deal_number} if match is not None else None
-                yield sse("view", {"match_id": table.match_id, "state": table.state, "over": table.over,
-                                   "players": list(table.spec.players), "position": position, "view": view}, str(n))
+                data = {"match_id": table.match_id, "state": table.state, "over": table.over,
+                        "players": list(table.spec.players), "position": position, "view": view}
+                if new_header is not None:  # (the first view after the header is written carries it)
+                    data["header"] = header = new_header
+                yield sse("view", data, str(n))
                 sent = view
             if table.over:
                 yield sse("end", {"match_id": table.match_id, "state": table.state}, str(n + 1))
@@ -940,7 +1004,7 @@ class ToParent(Response):
 class ParentsRoutes:
     """In the web's own process: the requests only the parent's web answers go there — the
     people's tables and lobby, the sign-up, sign-in and sign-out doors, anything a signed-in
-    person asks (their session lives in the parent's accounts), and a running match's stream."""
+    person asks (their session lives in the parent's accounts)."""
 
     def __init__(self, app: ASGIApp, parent: str) -> None:
         self.app = app
@@ -956,8 +1020,6 @@ class ParentsRoutes:
 def _parents(scope: Scope) -> bool:
     path: str = scope["path"]
     if _table_door(path) or path in DOORS or path == tables.LOBBY or path.startswith(tables.LOBBY + "."):
-        return True
-    if path.startswith("/api/matches/") and path.endswith("/events"):
         return True
     if path.startswith("/static/"):
         return False
@@ -1066,6 +1128,7 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
               secure_cookies=tls is not None or behind_tls, relay=relay)
     if relay is not None:
         relay.on_match = partial(relayed_match, web)
+        relay.limits = limits
     web.tables = tables.Room(source.live, limits, web.slots, EventStream,
                              accounts.signed_in if accounts is not None else tables.nobody)
     if accounts is not None:
@@ -1076,6 +1139,8 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
     async with trio.open_nursery() as nursery:
         assert web.kept is not None
         web.kept.nursery = nursery
+        if relay is not None:
+            relay.nursery = nursery
         web.hub.standings = await web.read(standings, web.rated)
         nursery.start_soon(watch_store, web)
         await nursery.start(web.tables.run)
