@@ -1,7 +1,8 @@
 """The live web in a process of its own (``arena.web.process``), as ``arena serve --web`` runs it:
 a running match's live view and stream served through the child (the parent pushes the running
-list, the child forwards the live view to the parent's web) with the caller's address crossing
-the forward (the per-client limit counts the real client); the security headers once; the
+list, the child copies the live view from one subscription to the parent's stream: answered while
+the parent's loop is frozen, two watchers on one subscription) with the per-client limit counting
+the real client; the security headers once; the
 standings following a finished match from the child's own store reads; and a child killed with
 SIGKILL started again on the same address, the reason logged, its secret never in its argv or
 environment."""

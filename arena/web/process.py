@@ -9,7 +9,8 @@ then the live part, all public — ``{"running": [...]}`` (the referee's matches
 each start and end, and every ``store_check_s`` while their positions move) and ``{"match":
 event}`` (a start or end, for ``/api/events``). The child reads the store itself (read-only, as
 every web does) for the standings, matches, bots and people, and hands the rest to the parent's
-web (:mod:`arena.web.relay`). The child ends when its stdin closes (the parent gone, even
+web (:mod:`arena.web.relay`; a running match's live view: one subscription to the parent's
+stream of it, copied and fanned out in the child). The child ends when its stdin closes (the parent gone, even
 killed); a child that ends otherwise is started again on the same address after
 ``web_restart_s``, the reason logged (``web_process_ended``).
 """

@@ -1,9 +1,10 @@
 """The live web in a process of its own (``arena serve --web``, :mod:`arena.web.process`): what
 the child web knows of the live referee (:class:`Relay`: the running matches and their start
 and end, pushed by the parent over the child's stdin) and how it hands the requests only the
-parent can answer — the people's tables, sign-in and a signed-in person's pages, a running
-match's live view and its stream — to the parent's own web, over a private Unix socket
-(:func:`forward`: HTTP/1.1 with h11, streamed both ways, server-sent events included).
+parent can answer — the people's tables, sign-in and a signed-in person's pages — to the
+parent's own web, over a private Unix socket (:func:`forward`: HTTP/1.1 with h11, streamed both
+ways, server-sent events included). A running match's live view is the child's copy
+(:class:`LiveCopy`): one subscription to the parent's stream of it, however many watch it here.
 
 The parent's web trusts the client address and scheme the child names (:class:`Forwarded`):
 only the child reaches its socket (in a folder of mode 0700).
@@ -110,7 +111,7 @@ class Relay:
                 nursery.start_soon(self._until_idle, copy, nursery.cancel_scope)
                 await self._follow(copy)
                 nursery.cancel_scope.cancel()
-        except (h11.ProtocolError, OSError, ValueError) as e:
+        except (h11.ProtocolError, OSError, ValueError, trio.BrokenResourceError) as e:
             log.warning("web_live_copy_broken", match_id=copy.match_id, reason=str(e))
         finally:
             log.info("web_live_copy_ended", match_id=copy.match_id, over=copy.ended is not None)
