@@ -192,7 +192,9 @@ def main() -> int:
         for path, t in found.items():
             print(f"{path[:32]:32} {statistics.median(t) * 1000:8.2f} {p99(t) * 1000:8.2f} "
                   f"{p99(t) / p99(floor):9.2f}")
-        print(f"({load_avg()} after the requests)")
+        after = get_json(web, f"/api/matches/{running}")
+        print(f"({load_avg()} after the requests; the match {running}: "
+              f"{after.get('state') if isinstance(after, dict) else after} once all were made)")
         if args.probe:
             time.sleep(1.5)  # (the figures are written every second)
             print_probe(folder / "lag", {"server": server.pid, **({"its web process": child} if child else {})})
