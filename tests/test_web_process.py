@@ -48,6 +48,13 @@ def _stream_head(url: str, path: str, source: str) -> tuple[socket.socket, str]:
     return sock, (head + b"\r\n\r\n" + rest).decode(errors="replace")
 
 
+def _seat_players(nursery: trio.Nursery, ref: referee.Referee, table: referee.Table,
+                  players: tuple[str, ...], seconds: float) -> None:
+    """Play ``table`` in ``nursery``: one slow bot a seat (``seconds`` a decision)."""
+    for seat, link in enumerate(table.links):
+        nursery.start_soon(referee.aio, Client(ref.address, link.token, name=players[seat]).play(slow(seconds)))
+
+
 def test_the_webs_own_process_shows_a_running_match_live(tmp_path: Path) -> None:
     async def main() -> None:
         async with served(tmp_path, WebLimits(sse_per_client=1)) as s:
@@ -55,9 +62,7 @@ def test_the_webs_own_process_shows_a_running_match_live(tmp_path: Path) -> None
             players = ("north", "south")
             table = s.ref.create_match(spec(players, "live-1"))
             async with trio.open_nursery() as nursery:
-                for seat, link in enumerate(table.links):
-                    nursery.start_soon(referee.aio, Client(s.ref.address, link.token, name=players[seat])
-                                       .play(slow(0.05)))
+                _seat_players(nursery, s.ref, table, players, 0.05)
 
                 async def listed() -> bool:  # (the running list, pushed by the parent)
                     found = (await fetch(u + "/api/matches")).json()["running"]
@@ -187,9 +192,7 @@ def test_a_running_matchs_live_view_is_the_childs_copy_one_subscription_for_all(
             players = ("north", "south")
             table = s.ref.create_match(spec(players, "copied-1"))
             async with trio.open_nursery() as nursery:
-                for seat, link in enumerate(table.links):
-                    nursery.start_soon(referee.aio, Client(s.ref.address, link.token, name=players[seat])
-                                       .play(slow(0.3)))
+                _seat_players(nursery, s.ref, table, players, 0.3)
 
                 held = s.ref.tables["copied-1"]  # (the match as the parent's web streams it)
 

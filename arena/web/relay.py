@@ -12,8 +12,9 @@ only the child reaches its socket (in a folder of mode 0700).
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -138,23 +139,17 @@ class Relay:
                 (CLIENT_HEADER, f"{LIVE_COPY_CLIENT}{copy.match_id}".encode()), (SCHEME_HEADER, b"http")])) or b"")
             await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
             pending = b""
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(FORWARD_READ_BYTES))
-                    continue
-                if isinstance(event, h11.Response):
-                    if event.status_code != 200:
+            async with contextlib.aclosing(_answer(conn, stream)) as answer:
+                async for event in answer:
+                    if isinstance(event, h11.Response) and event.status_code != 200:
                         log.warning("web_live_copy_refused", match_id=copy.match_id, status=event.status_code)
                         return
-                elif isinstance(event, h11.Data):
-                    pending += bytes(event.data)
-                    *whole, pending = pending.split(b"\n\n")
-                    for block in whole:
-                        if copy.take(block.decode()):
-                            return
-                elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                    return
+                    if isinstance(event, h11.Data):
+                        pending += bytes(event.data)
+                        *whole, pending = pending.split(b"\n\n")
+                        for block in whole:
+                            if copy.take(block.decode()):
+                                return
 
 
 @dataclass(slots=True)
@@ -275,22 +270,29 @@ async def _relay_answer(conn: h11.Connection, stream: trio.SocketStream, send: S
     else nothing was (the caller refuses)."""
     started = False
     try:
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(await stream.receive_some(FORWARD_READ_BYTES))
-                continue
-            if isinstance(event, h11.Response):
-                headers = [(k, v) for k, v in event.headers if k not in HOP_HEADERS and k not in SERVER_HEADERS]
-                await send({"type": "http.response.start", "status": event.status_code, "headers": headers})
-                started = True
-            elif isinstance(event, h11.Data):
-                await send({"type": "http.response.body", "body": bytes(event.data), "more_body": True})
-            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                break
+        async with contextlib.aclosing(_answer(conn, stream)) as answer:
+            async for event in answer:
+                if isinstance(event, h11.Response):
+                    headers = [(k, v) for k, v in event.headers if k not in HOP_HEADERS and k not in SERVER_HEADERS]
+                    await send({"type": "http.response.start", "status": event.status_code, "headers": headers})
+                    started = True
+                else:
+                    await send({"type": "http.response.body", "body": bytes(event.data), "more_body": True})
     except (h11.RemoteProtocolError, trio.BrokenResourceError, OSError) as e:
         log.warning("web_forward_broken", path=path, reason=str(e))
     return started
+
+
+async def _answer(conn: h11.Connection, stream: trio.SocketStream) -> AsyncGenerator[h11.Response | h11.Data, None]:
+    """The parent's answer on ``stream``: its head, then its body as it comes, until it ends."""
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(await stream.receive_some(FORWARD_READ_BYTES))
+        elif isinstance(event, (h11.Response, h11.Data)):
+            yield event
+        elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+            return
 
 
 def _target(scope: Scope) -> bytes:
