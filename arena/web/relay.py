@@ -240,11 +240,16 @@ async def forward(parent: str, scope: Scope, receive: Receive, send: Send) -> No
         return
     async with stream:
         conn = h11.Connection(h11.CLIENT)
-        await stream.send_all(conn.send(h11.Request(method=scope["method"], target=_target(scope),
-                                                    headers=_headers(scope, len(body)))) or b"")
-        if body:
-            await stream.send_all(conn.send(h11.Data(data=body)) or b"")
-        await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+        request = (conn.send(h11.Request(method=scope["method"], target=_target(scope),
+                                         headers=_headers(scope, len(body)))) or b"")
+        request += (conn.send(h11.Data(data=body)) or b"") if body else b""
+        request += conn.send(h11.EndOfMessage()) or b""
+        try:
+            await stream.send_all(request)
+        except (trio.BrokenResourceError, OSError) as e:
+            # The parent may answer before it reads a body it refuses (a 404 for an unknown seat)
+            # and close: its answer is still there to relay.
+            log.info("web_forward_cut", path=scope["path"], reason=str(e))
         answered: list[bool] = []
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_until_gone, receive, nursery.cancel_scope)
