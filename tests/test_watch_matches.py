@@ -8,6 +8,7 @@ RESOURCE_EXHAUSTED naming ``match_events_queue`` and holds no match up."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from collections.abc import Awaitable
@@ -241,6 +242,20 @@ def test_a_watcher_that_does_not_read_is_dropped_and_holds_no_match_up() -> None
     referee.run(main)
 
 
+def _first_line(fd: int) -> str:
+    """A process's first line of output, read from its pipe a byte at a time: ``readline()``
+    on the pipe's buffered reader may take the following lines into its buffer too, where
+    ``communicate()`` (which reads the pipe itself) never sees them — a resume's ``watching``
+    line and the held event after it often arrive together."""
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+    return line.decode()
+
+
 def test_arena_operator_events_follows_a_referee_process_and_resumes(tmp_path: Path) -> None:
     """``arena operator events`` against a ``referee serve`` process: a line per event, and a
     resume after the last one it printed (or ``lost`` for another instance)."""
@@ -254,7 +269,7 @@ def test_arena_operator_events_follows_a_referee_process_and_resumes(tmp_path: P
             proc = subprocess.Popen([*ARENA, *conn, "events", *args], cwd=tmp_path, env=ENV, text=True,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             assert proc.stdout is not None
-            return proc, proc.stdout.readline()  # the first line: the subscription is live
+            return proc, _first_line(proc.stdout.fileno())  # the first line: the subscription is live
 
         def end_a_match(match_id: str) -> None:
             for action in (["create", "--player", "a", "--player", "b", "--match-id", match_id],
