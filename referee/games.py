@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.cardcore import places_with_forfeits as places_with_forfeits
@@ -366,8 +367,15 @@ class GamePresentation(Protocol):
                     # and "pays": int (what the seat's hand pays the deal's winner)
                     } | None}
 
-    A text (``text``, ``notes``, ``label``) names a seat as ``{N}``: the renderer writes seat N's
-    player name there.
+    A text (``text``, ``notes``, ``label``, a pile's ``name``) names a seat as ``{N}``: the
+    renderer writes seat N's player name there.
+
+    The texts are English. A description may also carry ``"texts": {text: [template, {field:
+    value, ...}], ...}``: each of its texts that was made from a template (a msgid of the game's
+    catalogs, ``Registered.catalogs``) with the template and its fields (strings); a renderer
+    that speaks another language translates such a text's template and fills each field, itself
+    translated when it is a text of ``texts`` or a msgid; any other text is its own msgid
+    (``referee.cardcore.present`` makes both). ``texts`` holds only texts the description shows.
 
     A presentation may also have ``deal_end_view(match, audience, game, deal)``: the view of that
     deal's end (``game``, ``deal``: a ``DealResult``'s numbers) while the match still holds it —
@@ -414,6 +422,10 @@ class Registered:
     presentation: GamePresentation | None = None
     """How its views are described to people (optional: without one the viewers show the
     replay's records as text)."""
+    catalogs: Path | None = None
+    """The folder of the presentation's gettext catalogs (``LANG/LC_MESSAGES/game.po``, the
+    msgids its English texts and templates), with which the live web shows the game's words in
+    a page's language; ``None``: the game's words stay English."""
 
 
 # ----- the registry: games found by entry point, and games registered in process -----

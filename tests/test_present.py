@@ -36,8 +36,33 @@ def _cards(desc: Any, key: str = "") -> Iterator[str]:
                 yield from _cards(v, key)
 
 
+def _strings(desc: Any) -> Iterator[str]:
+    """Every string a description holds (keys aside)."""
+    if isinstance(desc, str):
+        yield desc
+    elif isinstance(desc, dict):
+        for v in desc.values():
+            yield from _strings(v)
+    elif isinstance(desc, list):
+        for v in desc:
+            yield from _strings(v)
+
+
+def _check_texts(desc: dict[str, Any]) -> None:
+    """The optional ``texts``: each is its template with its fields filled, and is a text the
+    description shows (or a field of one): the translatable form adds nothing to what it shows."""
+    texts = desc.get("texts", {})
+    shown = set(_strings({k: v for k, v in desc.items() if k != "texts"}))
+    for fields in (f for _, f in texts.values()):
+        shown |= set(fields.values())
+    for text, (template, fields) in texts.items():
+        assert all(isinstance(v, str) for v in fields.values()) and fields, (text, fields)
+        assert template.format(**fields) == text and text in shown, (text, template, fields)
+
+
 def _check_schema(desc: dict[str, Any], seats: int) -> None:
-    assert set(desc) == TOP_KEYS
+    assert TOP_KEYS <= set(desc) <= TOP_KEYS | {"texts"}
+    _check_texts(desc)
     assert json.loads(json.dumps(desc)) == desc, "plain JSON values"
     assert len(desc["seats"]) == seats and [s["seat"] for s in desc["seats"]] == list(range(seats))
     for s in desc["seats"]:

@@ -11,6 +11,7 @@ computer to the end with the table's own words, and then its replay page, in Rus
 from __future__ import annotations
 
 import html
+import inspect
 import json
 import re
 from pathlib import Path
@@ -27,7 +28,7 @@ from arena.web import i18n
 from tests._web import fetch, play, served, until
 from tests.test_web_accounts import post
 from tests.test_web_browser import _driver, _js, _live
-from tests.test_web_tables import STATE, _click, _open_table, _pick, seat_page
+from tests.test_web_tables import ARTIFACTS, STATE, _click, _open_table, _pick, seat_page
 from tests.test_web_tables_people import FORM, JSON, seat_of, sign_up
 from tests.test_web_tables_people import post as form_post
 
@@ -106,6 +107,68 @@ def test_every_msgid_of_the_code_is_translated_in_every_catalog() -> None:
         broken["no bot {name} here"].string = "{name} {"
         assert problems(broken, msgids) == ["'no bot {name} here': translation '{name} {' does not format: "
                                             "Single '{' encountered in format string"]
+
+
+def game_msgids(name: str) -> dict[str, str | None]:
+    """Every msgid a game's presentation marks (``T`` and ``say``: referee.cardcore.present)."""
+    presentation = referee.games.get(name).presentation
+    source = Path(inspect.getsourcefile(type(presentation)) or "")
+    return dict.fromkeys(i18n.game_msgids(source.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("name", ["gin", "rummy"])
+def test_every_word_of_a_games_presentation_is_translated_in_its_catalogs(name: str) -> None:
+    """A game's words (its presentation's texts and templates) are in its own catalogs, in
+    every language the web speaks, with their fields; the catalogs hold nothing else (a text
+    the presentation no longer makes is not kept); and the scripts' block carries them by game."""
+    folder = referee.games.get(name).catalogs
+    assert folder is not None
+    msgids = game_msgids(name)
+    assert {"stock", "discard pile", "draw from the stock", "deadwood {n}", "{action} {card}"} & msgids.keys()
+    assert len(msgids) > 30, msgids
+    for code in i18n.LANGUAGES[1:]:
+        with i18n.game_catalog_path(folder, code).open("rb") as f:
+            cat = read_po(f, locale=code, domain=i18n.GAME_DOMAIN)
+        assert [p for p in problems(cat, msgids) if "state" not in p and not any(
+            p == f"missing: {w!r}" for w in i18n.STATE_WORDS)] == [], (name, code)
+        assert {str(m.id) for m in cat if m.id} == set(msgids), (name, code)
+        words = json.loads(i18n.lang(code).script_data())["games"][name]
+        assert words == {str(m.id): str(m.string) for m in cat if m.id}
+    assert json.loads(i18n.lang("en").script_data())["games"] == {}
+
+
+def test_a_games_words_are_translated_from_the_descriptions_texts(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``t.game`` (static/i18n.js) does, in Python over a real description: every text of a
+    Gin deal's end and its buttons has a translation made of the catalog's template and the
+    fields, and a broken or missing catalog leaves the words English (logged, no page broken)."""
+    gin = referee.games.get("gin")
+    presentation = gin.presentation
+    assert presentation is not None
+    match = gin.game.new_match(gin.game.default_rules(), b"words", 2)
+    desc: dict[str, Any] = {}
+    while match.decider is not None and desc.get("end") is None:
+        seat = match.decider
+        desc = presentation.present(presentation.match_view(match, seat))
+        match.apply(seat, match.substitute(seat))
+    words = json.loads(i18n.lang("ru").script_data())["games"]["gin"]
+
+    def say(text: str, depth: int = 0) -> str:  # static/i18n.js's t.game
+        made = desc["texts"].get(text)
+        if made is not None:
+            return str(words.get(made[0], made[0])).format(**{k: say(v, depth + 1) for k, v in made[1].items()})
+        return str(words.get(text, text))
+    assert say("stock") == "колода" and say("discard pile") == "сброс"
+    texts = [m["label"] for m in desc["legal"]] + desc["notes"] + [n for s in desc["seats"] for n in s["notes"]]
+    assert texts and all(say(x) != x for x in texts), [(x, say(x)) for x in texts]
+    broken = tmp_path / "broken"
+    (broken / "ru" / "LC_MESSAGES").mkdir(parents=True)
+    (broken / "ru" / "LC_MESSAGES" / "game.po").write_text('garbage, not a catalog\n', encoding="utf-8")
+    found = {"gin": gin, "broken": referee.games.Registered(gin.game, gin.wire, presentation, broken),
+             "bare": referee.games.Registered(gin.game, gin.wire, presentation)}
+    monkeypatch.setattr(referee.games, "names", lambda: tuple(found))
+    monkeypatch.setattr(referee.games, "get", found.__getitem__)
+    assert set(i18n.game_words("ru")) == {"gin"} and i18n.game_words("bg")["gin"]["stock"] == "тесте"
 
 
 def test_plural_forms_come_from_the_catalogs() -> None:
@@ -293,7 +356,10 @@ const text = (q) => { const e = document.querySelector(q); return e ? e.textCont
 return {status: text('#status'), tag: text('#me .tag.tomove'), deal: text('#end h2'),
         head: [...document.querySelectorAll('#scores thead th')].map(e => e.textContent),
         headings: [...document.querySelectorAll('main h2')].map(e => e.textContent),
-        replay: text('#replay a'), count: text('#me .notes')};"""
+        replay: text('#replay a'), count: text('#me .notes'),
+        buttons: [...document.querySelectorAll('#moves button')].map(e => [e.dataset.action, e.textContent]),
+        piles: [...document.querySelectorAll('#piles .label')].map(e => e.textContent),
+        end_text: text('#end .end-text')};"""
 """What the Russian table shows in its own words."""
 
 
@@ -344,6 +410,8 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
                 return (await _js(driver, RUSSIAN))["replay"] is not None
             await until(linked, "the replay's link")
             shown.append(await _js(driver, RUSSIAN))
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)  # the match's end in Russian, for a person to look at
+            await trio.to_thread.run_sync(driver.save_screenshot, str(ARTIFACTS / "ru-end.png"))
             # The game's replay page, in Russian too: its frame and its script's words.
             href = str(await _js(driver, "return document.querySelector('#replay a').href"))
             await until(lambda: _served(href), "the replay page")
@@ -361,6 +429,13 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
     # (the other seat's hand after the first move: 10 cards, or 11 if that move was its draw)
     assert re.match(r"1[01] карт\b", replay["count"]) and "Запись Gin Arena" in replay["footer"], replay
     assert len(shown) > 3, shown
+    # The game's own words too (Gin's catalog): the buttons, the piles, the notes, the deal's end.
+    labels = {action.split()[0]: text for w in shown for action, text in w["buttons"]}
+    assert labels["draw_stock"].endswith("взять из колоды") and "сбросить " in labels["discard"], labels
+    assert any(re.fullmatch(r"колода \(\d+\)", p) for w in shown for p in w["piles"]), shown
+    assert any("несобранные" in (w["count"] or "") for w in shown), shown
+    ends = [w["end_text"] for w in shown if w["end_text"]]
+    assert ends and all(not re.search(r"knocks|goes gin|deadwood|scores|dead hand", e) for e in ends), ends
     last = shown[-1]
     assert {"Таблица очков", "Ходы соперников", "Конец сдачи"} <= set(last["headings"]), last
     assert last["head"] == ["игра", "сдача", "выиграл", "вы", "random"], last

@@ -240,11 +240,15 @@ _WORDS = frozenset({"text", "notes", "label"})
 
 
 def named(value: Any, players: Sequence[str], key: str = "") -> Any:
-    """A description with every ``{N}`` in its texts replaced by seat N's player name."""
+    """A description with every ``{N}`` in its texts replaced by seat N's player name (in its
+    ``texts`` too: each text and its fields, the templates as they are)."""
     if isinstance(value, str):
         if key not in _WORDS:
             return value
         return _SEAT.sub(lambda m: players[int(m[1])] if int(m[1]) < len(players) else f"seat {m[1]}", value)
+    if key == "texts" and isinstance(value, Mapping):
+        return {named(text, players, "text"): [made[0], {f: named(v, players, "text") for f, v in made[1].items()}]
+                for text, made in value.items()}
     if isinstance(value, Mapping):
         return {k: named(v, players, k) for k, v in value.items()}
     if isinstance(value, list):

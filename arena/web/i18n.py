@@ -8,6 +8,10 @@ negotiated by Babel, else English. The scripts get their language's strings (onl
 scripts use, found in their sources, and the ``NS_`` texts the server sends them) in a JSON data
 block, with the mapping from the browser's ``Intl.PluralRules`` categories to the catalog's plural
 forms (``static/i18n.js``'s ``t``).
+
+A game's own words (its presentation's texts: move buttons, piles, notes, a deal's end) come from
+the game's catalogs (``referee.games.Registered.catalogs``: ``LANG/LC_MESSAGES/game.po``), which
+the same block carries by game for ``t.game``; a game without them stays English.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+import structlog
 from babel.core import Locale, negotiate_locale
 from babel.dates import format_datetime
 from babel.messages.mofile import write_mo
@@ -32,7 +37,10 @@ from babel.numbers import format_decimal
 from starlette.requests import Request
 from starlette.responses import Response
 
+from referee import games
+
 R = TypeVar("R", bound=Response)
+log = structlog.get_logger("arena")
 
 DEFAULT = "en"
 """The language of the msgids, and of a request that asks for none the web speaks."""
@@ -59,6 +67,11 @@ SCRIPTS = ("web.js", "people.js", "table.js")
 SCRIPT_TEXTS_IN = ("tables.py",)
 """The modules (beside this one) whose ``NS_`` texts the scripts show: a table's notices, written
 into a seat's stream as a msgid and its fields, translated by the page."""
+GAME_DOMAIN = "game"
+"""A game's catalogs' gettext domain (``game.po`` in ``Registered.catalogs``)."""
+GAME_KEYWORDS = ("T", "say")
+"""The calls of a game's presentation whose first argument is a msgid of its catalogs
+(``referee.cardcore.present``)."""
 STATIC = Path(__file__).parent / "static"
 """The scripts' folder."""
 STATE_CONTEXT = "state"
@@ -104,9 +117,9 @@ def python_msgids(source: str, keywords: Iterable[str] = KEYWORDS) -> list[tuple
         if name not in wanted:
             continue
         texts = [a.value for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        if KEYWORDS[name] is None and texts:
+        if KEYWORDS.get(name) is None and texts:
             out.append((texts[0], None))
-        elif KEYWORDS[name] is not None and len(texts) == 2:
+        elif KEYWORDS.get(name) is not None and len(texts) == 2:
             out.append((texts[0], texts[1]))
     return out
 
@@ -204,7 +217,8 @@ class Lang:
                                    for i in range(nplurals)]
         for word in STATE_WORDS:
             messages[f"{STATE_CONTEXT}\x04{word}"] = self.state(word)
-        data = {"lang": self.code, "plurals": self.plural_categories(), "messages": messages}
+        data = {"lang": self.code, "plurals": self.plural_categories(), "messages": messages,
+                "games": game_words(self.code)}
         return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
@@ -225,6 +239,40 @@ def _form_index(t: gettext.NullTranslations, n: int) -> int:
 def _sample(t: gettext.NullTranslations, index: int) -> int:
     """A whole number that takes the catalog's plural form ``index``."""
     return next(n for n in PLURAL_SAMPLES if _form_index(t, n) == index)
+
+
+def game_catalog_path(folder: Path, code: str) -> Path:
+    """A game's catalog for a language, in its ``Registered.catalogs`` folder."""
+    return folder / code / "LC_MESSAGES" / f"{GAME_DOMAIN}.po"
+
+
+def game_msgids(source: str) -> list[str]:
+    """The msgids a game's presentation source marks (``GAME_KEYWORDS`` calls' first literal)."""
+    return [m for m, _ in python_msgids(source, GAME_KEYWORDS)]
+
+
+def game_words(code: str) -> dict[str, dict[str, str]]:
+    """Each installed game's words in language ``code``, by game name (each msgid of its
+    catalog translated there: the ones with a translation); a game without a catalog for the
+    language has none (its words stay English). A catalog that does not parse is logged and
+    passed over: a plugin's broken file leaves its words in English, never a page broken."""
+    out: dict[str, dict[str, str]] = {}
+    if code == DEFAULT:
+        return out
+    for name in games.names():
+        folder = games.get(name).catalogs
+        path = game_catalog_path(folder, code) if folder is not None else None
+        if path is None or not path.is_file():
+            continue
+        try:
+            with path.open("rb") as f:
+                catalog = read_po(f, locale=code, domain=GAME_DOMAIN, abort_invalid=True)
+        except Exception as e:  # (Babel's parse errors, an unreadable file)
+            log.warning("game_catalog_unreadable", game=name, path=str(path), error=str(e))
+            continue
+        out[name] = {str(m.id): str(m.string) for m in catalog if m.id and isinstance(m.id, str)
+                     and isinstance(m.string, str) and m.string and not m.fuzzy}
+    return out
 
 
 def compile_catalog(code: str) -> gettext.GNUTranslations:

@@ -1271,6 +1271,7 @@ async def table_page(request: Request) -> Response:
     return _page(request, f"{table.settings.game}: {tr._(' vs ').join(p.name or '…' for p in table.places)}",
                  table_body(tr),
                  data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(seat.index),
+                       "game": table.settings.game,
                        "fill": f"{base}/fill", "start": f"{base}/start", "rematch": f"{base}/rematch",
                        "leave": f"{base}/leave",
                        "join": f"{TABLES}/j/{table.code}", "bots": json.dumps(list(table.settings.bots)),

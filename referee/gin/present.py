@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from referee.cardcore.present import T, Words
+from referee.cardcore.present import seat as _seat
 
 from ._actions import Action, parse_action
 from ._cards import Card, parse_card
@@ -27,14 +31,22 @@ EVERYONE = "everyone"
 """``referee.games.EVERYONE`` (a game imports nothing of the referee's plumbing)."""
 
 _VERBS = {
-    "pass": "passes the upcard", "take_upcard": "takes the upcard", "draw_stock": "draws from the stock",
-    "draw_discard": "takes from the discard pile", "discard": "discards", "knock": "knocks, discarding face down",
-    "big_gin": "declares big gin",
+    "pass": T("passes the upcard"), "take_upcard": T("takes the upcard"), "draw_stock": T("draws from the stock"),
+    "draw_discard": T("takes from the discard pile"), "discard": T("discards"),
+    "knock": T("knocks, discarding face down"), "big_gin": T("declares big gin"),
 }
+_CARD_VERBS = {
+    "take_upcard": T("takes the upcard {card}"), "draw_stock": T("draws {card} from the stock"),
+    "draw_discard": T("takes {card} from the discard pile"), "discard": T("discards {card}"),
+}
+"""A move's words when the audience sees its card (a template: ``{card}``)."""
+_ENDS = {"knock": T("{who} knocks"), "undercut": T("{who} knocks and is undercut"), "gin": T("{who} goes gin"),
+         "big_gin": T("{who} declares big gin")}
+"""How a deal ended, in words (a template: ``{who}``, the knocker)."""
 _LABELS = {
-    "pass": "pass the upcard", "take_upcard": "take the upcard", "draw_stock": "draw from the stock",
-    "draw_discard": "take the discard", "discard": "discard", "knock": "knock, discarding face down",
-    "big_gin": "declare big gin",
+    "pass": T("pass the upcard"), "take_upcard": T("take the upcard"), "draw_stock": T("draw from the stock"),
+    "draw_discard": T("take the discard"), "discard": T("discard"), "knock": T("knock, discarding face down"),
+    "big_gin": T("declare big gin"),
 }
 
 
@@ -115,7 +127,7 @@ def _hand(hand: Sequence[Card]) -> dict[str, Any]:
     return {"groups": [_cards(m.cards) for m in a.melds], "loose": _cards(a.deadwood_cards)}
 
 
-def _end(view: GinView) -> dict[str, Any] | None:
+def _end(view: GinView, say: Words) -> dict[str, Any] | None:
     out = view.outcome
     if out is None:
         return None
@@ -123,10 +135,11 @@ def _end(view: GinView) -> dict[str, Any] | None:
     if out.winner is not None:
         points[out.winner] = out.points
     if out.kind == "dead":
-        return {"text": "dead hand: nobody scores, the same dealer deals again", "points": points,
+        return {"text": T("dead hand: nobody scores, the same dealer deals again"), "points": points,
                 "seats": [{"seat": s, "groups": [], "loose": _cards(h), "laid_off": [], "notes": []}
                           for s, h in enumerate(out.hands)]}
     seats: list[dict[str, Any]] = []
+    deadwood: list[int] = []
     sd = out.showdown
     for seat, hand in enumerate(out.hands):
         laid: tuple[Card, ...]
@@ -137,17 +150,18 @@ def _end(view: GinView) -> dict[str, Any] | None:
         else:
             a = arrange(hand)
             melds, dead, value, laid = a.melds, a.deadwood_cards, a.deadwood, ()
-        notes = [f"deadwood {value}"]
+        notes = [say("deadwood {n}", n=value)]
+        deadwood.append(value)
         if seat == out.knocker and out.knock_discard is not None:
-            notes.append(f"knock discard {out.knock_discard}")
+            notes.append(say("knock discard {card}", card=out.knock_discard))
         seats.append({"seat": seat, "groups": [_cards(m.cards) for m in melds], "loose": _cards(dead),
                       "laid_off": _cards(laid), "notes": notes})
-    k = out.knocker
-    what = {"knock": f"{{{k}}} knocks", "undercut": f"{{{k}}} knocks and is undercut", "gin": f"{{{k}}} goes gin",
-            "big_gin": f"{{{k}}} declares big gin"}[out.kind]
-    dw = [s["notes"][0].removeprefix("deadwood ") for s in seats]
-    doubled = " (doubled: spade upcard)" if out.doubled else ""
-    text = f"{what} · deadwood {{0}} {dw[0]}, {{1}} {dw[1]} · {{{out.winner}}} scores {out.points}{doubled}"
+    who = _seat(out.knocker)
+    what = say(_ENDS[out.kind], who=who)
+    fields = {"what": what, "a": _seat(0), "da": deadwood[0], "b": _seat(1), "db": deadwood[1],
+              "winner": _seat(out.winner), "points": out.points}
+    text = (say("{what} · deadwood {a} {da}, {b} {db} · {winner} scores {points} (doubled: spade upcard)", **fields)
+            if out.doubled else say("{what} · deadwood {a} {da}, {b} {db} · {winner} scores {points}", **fields))
     return {"text": text, "points": points, "seats": seats}
 
 
@@ -182,37 +196,39 @@ class GinPresentation:
         return view_of(ended[2], audience)
 
     def present(self, view: GinView) -> dict[str, Any]:
+        say = Words()
         seats = []
         for s, hand in enumerate(view.hands):
             seats.append({
                 "seat": s, "dealer": s == view.dealer, "to_move": s == view.to_move, "count": view.counts[s],
                 "hand": _hand(hand) if hand is not None else None,
-                "notes": [f"deadwood {arrange(hand).deadwood}"] if hand is not None else [],
+                "notes": [say("deadwood {n}", n=arrange(hand).deadwood)] if hand is not None else [],
             })
         last = None
         if view.last is not None:
-            seat, kind, card = view.last
+            who, kind, card = view.last
             verb = _VERBS.get(kind, kind)
             if card is not None and kind in ("take_upcard", "draw_stock", "draw_discard", "discard"):
-                verb = {"take_upcard": f"takes the upcard {card}", "draw_stock": f"draws {card} from the stock",
-                        "draw_discard": f"takes {card} from the discard pile", "discard": f"discards {card}"}[kind]
+                verb = say(_CARD_VERBS[kind], card=card)
             elif card is not None and kind == "knock":
-                verb = f"knocks, discarding {card} face down"
-            last = {"seat": seat, "text": verb, "cards": [str(card)] if card is not None else []}
-        notes = [f"knock limit {'gin only' if view.knock_limit is None else view.knock_limit}"]
+                verb = say("knocks, discarding {card} face down", card=card)
+            last = {"seat": who, "text": verb, "cards": [str(card)] if card is not None else []}
+        notes = [say("knock limit {limit}", limit=T("gin only") if view.knock_limit is None else view.knock_limit)]
         if view.doubled:
-            notes.append("spade upcard: doubled")
+            notes.append(T("spade upcard: doubled"))
         legal = []
         for a in view.legal:
             card = getattr(a, "card", None)
-            legal.append({"id": str(a), "label": _LABELS.get(a.kind, a.kind) + (f" {card}" if card else ""),
+            label = _LABELS.get(a.kind, a.kind)
+            legal.append({"id": str(a), "label": say("{action} {card}", action=label, card=card) if card else label,
                           "kind": a.kind, "cards": [str(card)] if card else []})
+        end = _end(view, say)
         return {
             "seats": seats,
-            "piles": [{"name": "discard pile", "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
-                      {"name": "stock", "count": view.stock_size, "cards": None}],
+            "piles": [{"name": T("discard pile"), "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
+                      {"name": T("stock"), "count": view.stock_size, "cards": None}],
             "table": None, "scores": list(view.scores), "to_move": view.to_move, "phase": view.phase,
-            "notes": notes, "last": last, "legal": legal, "end": _end(view),
+            "notes": notes, "last": last, "legal": legal, "end": end, "texts": say.texts,
         }
 
     def action_from_text(self, text: str) -> Action:
@@ -237,3 +253,5 @@ class GinPresentation:
 
 PRESENTATION = GinPresentation()
 """Gin's presentation, as its registration names it."""
+CATALOGS = Path(__file__).parent / "locale"
+"""The presentation's words in other languages (``referee.games.Registered.catalogs``)."""

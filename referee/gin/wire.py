@@ -14,7 +14,7 @@ from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import games, gin
 from referee.gin import knowledge as gin_knowledge
-from referee.gin.present import PRESENTATION
+from referee.gin.present import CATALOGS, PRESENTATION
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -904,7 +904,7 @@ class GinWire:
         )
 
 
-REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION)
+REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION, CATALOGS)
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

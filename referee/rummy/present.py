@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from referee.cardcore import places_with_forfeits
+from referee.cardcore.present import T, Words
+from referee.cardcore.present import seat as _seat
 
 from ._actions import Action, DrawStock, LayMeld, LayOff, TakeDiscard, parse_action
 from ._cards import Card, parse_card
@@ -31,8 +34,11 @@ from ._rules import RummyRules
 EVERYONE = "everyone"
 """``referee.games.EVERYONE`` (a game imports nothing of the referee's plumbing)."""
 
-_LABELS = {"draw_stock": "draw from the stock", "take_discard": "take from the discards", "meld": "lay the meld",
-           "lay_off": "lay off", "discard": "discard", "call_stop": "call stop", "decline_stop": "let it go"}
+_LABELS = {"draw_stock": T("draw from the stock"), "take_discard": T("take from the discards"),
+           "meld": T("lay the meld"), "lay_off": T("lay off"), "discard": T("discard"), "call_stop": T("call stop"),
+           "decline_stop": T("let it go")}
+_ENDS = {"low": T("low"), "high": T("high"), "set": T("set")}
+"""A lay-off's end of a run, in words (``LayOff.end``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,18 +125,20 @@ def _cards(cards: Sequence[Card]) -> list[str]:
     return [str(c) for c in cards]
 
 
-def _move_text(action: Action, cards: tuple[Card, ...]) -> str:
+def _move_text(action: Action, cards: tuple[Card, ...], say: Words) -> str:
     shown = " ".join(str(c) for c in cards)
     if isinstance(action, DrawStock):
-        return f"draws {shown} from the stock" if shown else "draws from the stock"
+        return say("draws {cards} from the stock", cards=shown) if shown else T("draws from the stock")
     if isinstance(action, TakeDiscard):
-        return f"takes {shown} from the discards"
+        return say("takes {cards} from the discards", cards=shown)
     if isinstance(action, LayMeld):
-        return f"lays the meld {shown}"
+        return say("lays the meld {cards}", cards=shown)
     if isinstance(action, LayOff):
-        return f"lays off {shown} on meld #{action.meld} ({action.end})"
-    return {"discard": f"discards {shown}", "call_stop": "calls stop",
-            "decline_stop": "declines to call stop"}.get(action.kind, str(action))
+        return say("lays off {cards} on meld #{meld} ({end})", cards=shown, meld=action.meld,
+                   end=_ENDS.get(action.end, action.end))
+    if action.kind == "discard":
+        return say("discards {cards}", cards=shown)
+    return {"call_stop": T("calls stop"), "decline_stop": T("declines to call stop")}.get(action.kind, str(action))
 
 
 def paid(out: RummyOutcome, table_scoring: bool) -> tuple[int, ...]:
@@ -145,7 +153,7 @@ def paid(out: RummyOutcome, table_scoring: bool) -> tuple[int, ...]:
                  else v if table_scoring else v - low for s, v in enumerate(out.hand_values))
 
 
-def _end(view: RummyView) -> dict[str, Any]:
+def _end(view: RummyView, say: Words) -> dict[str, Any]:
     """The deal's end: every hand left (arranged; every card left counts), the table's melds with
     who laid each card, each seat's layoffs, what it pays or scores, and the game's totals."""
     out = view.outcome
@@ -153,29 +161,34 @@ def _end(view: RummyView) -> dict[str, Any]:
     pays = paid(out, view.table_scoring)
     went_out = None
     if out.reason == "out" and view.last is not None and view.last[0] == out.winner:
-        went_out = _move_text(view.last[1], view.last[2])
+        went_out = _move_text(view.last[1], view.last[2], say)
     seats: list[dict[str, Any]] = []
     for s, hand in enumerate(out.hands):
         a = arrange(hand, view.ace_high, view.face_values)
-        notes = [f"cards left {out.hand_values[s]}"]
+        notes = [say("cards left {n}", n=out.hand_values[s])]
         if s == out.winner:
-            how = ("goes out" + (" rummy (paid double)" if out.rummy else "")) if out.reason == "out" \
-                else "the lowest hand"
-            notes.append(how + (f": {went_out}" if went_out else ""))
+            how = (T("goes out rummy (paid double)") if out.rummy else T("goes out")) if out.reason == "out" \
+                else T("the lowest hand")
+            notes.append(say("{how}: {move}", how=how, move=went_out) if went_out else how)
         elif pays[s]:
-            notes.append(f"pays {{{out.winner}}} {pays[s]}")
+            notes.append(say("pays {who} {n}", who=_seat(out.winner), n=pays[s]))
         if view.table_scoring:
-            notes.append(f"table cards {out.table_points[s]}")
-        notes.append(f"deal points {out.points[s]}")
+            notes.append(say("table cards {n}", n=out.table_points[s]))
+        notes.append(say("deal points {n}", n=out.points[s]))
         laid = [p.card for m in view.table for p in m.placed if p.seat == s and p.layoff]
         seats.append({"seat": s, "groups": [_cards(m) for m in a.melds], "loose": _cards(a.deadwood),
                       "laid_off": _cards(laid), "notes": notes, "counted": "all", "pays": pays[s]})
     if out.reason == "void":
-        text = "void: the stock ran out and the lowest hand was shared; nobody scores"
+        text = T("void: the stock ran out and the lowest hand was shared; nobody scores")
     else:
-        how = "goes out" if out.reason == "out" else "has the lowest hand when the stock runs out"
         won = out.points[out.winner] if out.winner is not None else 0
-        text = f"{{{out.winner}}} {how}{' rummy (paid double)' if out.rummy else ''} · scores {won}"
+        who = _seat(out.winner)
+        if out.reason != "out":
+            text = say("{who} has the lowest hand when the stock runs out · scores {n}", who=who, n=won)
+        elif out.rummy:
+            text = say("{who} goes out rummy (paid double) · scores {n}", who=who, n=won)
+        else:
+            text = say("{who} goes out · scores {n}", who=who, n=won)
     return {"text": text, "points": list(out.points), "seats": seats, "table": [_meld(m) for m in view.table],
             "totals": list(view.scores)}
 
@@ -239,42 +252,48 @@ class RummyPresentation:
         return _latest(ended[2], audience, tuple(ended[3]))
 
     def present(self, view: RummyView) -> dict[str, Any]:
+        say = Words()
         seats: list[dict[str, Any]] = []
         for s, hand in enumerate(view.hands):
             shown, notes = None, []
             if hand is not None and view.outcome is None:
                 arranged = arrange(hand, view.ace_high, view.face_values)
                 shown = {"groups": [_cards(m) for m in arranged.melds], "loose": _cards(arranged.deadwood)}
-                notes.append(f"deadwood {arranged.value}")
+                notes.append(say("deadwood {n}", n=arranged.value))
             elif hand is not None:
                 shown = {"groups": [], "loose": _cards(hand)}
             if s < len(view.taken) and view.taken[s]:
-                notes.append("took " + " ".join(_cards(view.taken[s])) + " from the discards")
+                notes.append(say("took {cards} from the discards", cards=" ".join(_cards(view.taken[s]))))
             seats.append({"seat": s, "dealer": s == view.dealer, "to_move": s == view.to_move,
                           "count": view.counts[s], "hand": shown, "notes": notes})
         notes = []
         if view.must_use is not None:
-            notes.append(f"the taken {view.must_use} must be used first")
+            notes.append(say("the taken {card} must be used first", card=view.must_use))
         if view.stopped is not None:
-            notes.append(f"stop: {view.stopped}")
+            notes.append(say("stop: {card}", card=view.stopped))
         last = None
         if view.last is not None:
             seat, action, cards = view.last
-            last = {"seat": seat, "text": _move_text(action, cards), "cards": _cards(cards)}
+            last = {"seat": seat, "text": _move_text(action, cards, say), "cards": _cards(cards)}
         legal = []
         owners = {m.number: m.owner for m in view.table}
         for a in view.legal:
             cards = _moved(a, ())
-            legal.append({"id": str(a), "label": (_LABELS.get(a.kind, a.kind) + " " + " ".join(_cards(cards))).strip()
-                          + (f" on meld #{a.meld} of {{{owners[a.meld]}}} ({a.end})" if isinstance(a, LayOff) else ""),
-                          "kind": a.kind, "cards": _cards(cards)})
+            named = " ".join(_cards(cards))
+            label = _LABELS.get(a.kind, a.kind)
+            if isinstance(a, LayOff):
+                label = say("{action} {cards} on meld #{meld} of {who} ({end})", action=label, cards=named,
+                            meld=a.meld, who=_seat(owners[a.meld]), end=_ENDS.get(a.end, a.end))
+            elif named:
+                label = say("{action} {cards}", action=label, cards=named)
+            legal.append({"id": str(a), "label": label, "kind": a.kind, "cards": _cards(cards)})
+        end = _end(view, say) if view.outcome is not None else None
         return {
             "seats": seats,
-            "piles": [{"name": "discard pile", "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
-                      {"name": "stock", "count": view.stock_size, "cards": None}],
+            "piles": [{"name": T("discard pile"), "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
+                      {"name": T("stock"), "count": view.stock_size, "cards": None}],
             "table": [_meld(m) for m in view.table], "scores": list(view.scores), "to_move": view.to_move,
-            "phase": view.phase, "notes": notes, "last": last, "legal": legal,
-            "end": _end(view) if view.outcome is not None else None,
+            "phase": view.phase, "notes": notes, "last": last, "legal": legal, "end": end, "texts": say.texts,
         }
 
     def action_from_text(self, text: str) -> Action:
@@ -297,3 +316,5 @@ class RummyPresentation:
 
 PRESENTATION = RummyPresentation()
 """Rummy's presentation, as its registration names it."""
+CATALOGS = Path(__file__).parent / "locale"
+"""The presentation's words in other languages (``referee.games.Registered.catalogs``)."""

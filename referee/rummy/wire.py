@@ -15,7 +15,7 @@ from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
 from referee.rummy import knowledge as rummy_knowledge
-from referee.rummy.present import PRESENTATION
+from referee.rummy.present import CATALOGS, PRESENTATION
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -775,7 +775,7 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
-REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION)
+REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION, CATALOGS)
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -31,6 +31,28 @@
     const found = data.messages[msgid];
     return fill(typeof found === 'string' ? found : msgid, values);
   }
+  // A game's text (its presentation's English: a move's label, a pile's name, a note, a deal's
+  // end) in the page's language, from the game's catalog in the block (data.games[game]) and the
+  // description's texts ({text: [template, {field: value}]}): a text made from a template is the
+  // template translated with its fields filled, each field translated the same way unless it is
+  // one of `names` (a player's name is never a word of the game); any other text is its own msgid.
+  // A text the catalog lacks stays as it is.
+  const games = data.games || {};
+  const own = (o, k) => o !== null && o !== undefined && Object.prototype.hasOwnProperty.call(o, k);
+  t.game = function (text, texts, game, names) {
+    const words = games[game] || {};
+    const say = (s, depth) => {
+      if (typeof s !== 'string' || depth > 8 || (depth && names && names.indexOf(s) >= 0)) return s;
+      if (own(texts, s) && Array.isArray(texts[s])) {
+        const template = own(words, texts[s][0]) ? words[texts[s][0]] : texts[s][0];
+        const values = {};
+        for (const [k, v] of Object.entries(texts[s][1] || {})) values[k] = say(v, depth + 1);
+        return fill(template, values);
+      }
+      return own(words, s) ? words[s] : s;
+    };
+    return say(text, 0);
+  };
   t.lang = lang;
   t.number = number;
   // A state word (a match's or a bot's: data, not code), as the catalog's "state" context has it.

@@ -2,12 +2,15 @@
 // description of this seat's view beside it) and posts the person's moves. Nothing a bot says
 // reaches innerHTML: text goes in with textContent and DOM calls only. Its own words go through
 // t() (static/i18n.js: the page's language); what the game describes (a move's text, a pile's
-// name, the notes) stays the game's words.
+// name, the notes, a deal's end) through t.game(), with the game's own catalog and the
+// description's texts (English where the game has no catalog for the language). The log of the
+// others' moves is the referee's words for them (the wire's description), in English.
 'use strict';
 (function () {
   const body = document.body;
   if (body.dataset.page !== 'table' || !body.dataset.events) return;
   const me = Number(body.dataset.seat);
+  const game = body.dataset.game || '';
   let players = JSON.parse(body.dataset.players);
   const $ = (id) => document.getElementById(id);
   const received = [];            // every payload, in order (the tests read it)
@@ -35,8 +38,9 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  // A text of the game's description in the page's language, each seat's {N} its player's name.
   function named(text) {
-    return String(text).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? t('you') : (players[Number(n)] || t('seat {seat}', {seat: n}))));
+    return String(t.game(text, view && view.texts, game, players)).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? t('you') : (players[Number(n)] || t('seat {seat}', {seat: n}))));
   }
   function card(c) {
     const e = el('span', 'card ' + (/[hd]$/.test(c) ? 'red' : 'black'), c);
@@ -131,7 +135,7 @@
     piles.textContent = '';
     for (const p of view.piles) {
       const row = el('div', 'pile');
-      row.appendChild(el('span', 'label', p.name + ' (' + t.number(p.count) + ')'));
+      row.appendChild(el('span', 'label', named(p.name) + ' (' + t.number(p.count) + ')'));
       if (p.cards === null) row.appendChild(backs(p.count));
       else row.appendChild(cards(p.cards));
       piles.appendChild(row);

@@ -96,7 +96,7 @@
     head.append(el('span', 'tag', t('seat {seat}', { seat: s.seat })));
     if (s.dealer) head.append(el('span', 'tag', t('dealer')));
     if (s.to_move) head.append(el('span', 'tag tomove', t('to move')));
-    for (const n of s.notes || []) head.append(el('span', 'notes', n));
+    for (const n of s.notes || []) head.append(el('span', 'notes', say(n)));
     const hand = el('div', 'hand');
     hand.id = 'live-hand-' + s.seat;
     if (s.hand) {
@@ -114,8 +114,10 @@
   function seatName(players, seat) {
     return players[seat] || t('seat {seat}', { seat: seat });
   }
+  let say = (text) => text;  // the game's words in the page's language (t.game), for the view drawn
   function drawView(d) {
     const v = d.view, players = d.players;
+    say = (text) => t.game(text, v && v.texts, d.game, players);
     $('live-state').textContent = t.state(d.state);
     $('live-position').textContent = d.position
       ? t('game {game}, deal {deal}', { game: d.position.game, deal: d.position.deal }) : '';
@@ -138,22 +140,22 @@
       box.id = 'live-pile-' + p.name.replace(/ /g, '-');
       box.dataset.count = p.count;
       box.dataset.cards = p.cards ? p.cards.join(' ') : '';
-      box.append(el('span', 'label', p.name + ' (' + t.number(p.count) + ')'));
+      box.append(el('span', 'label', say(p.name) + ' (' + t.number(p.count) + ')'));
       box.append(p.cards ? cards(p.cards) : el('span', 'facedown', t('face down')));
       return box;
     }));
     const last = $('live-last');
     last.replaceChildren();
     if (v.last) {
-      last.append(el('span', 'who', seatName(players, v.last.seat) + ' '), el('span', 'what', v.last.text));
+      last.append(el('span', 'who', seatName(players, v.last.seat) + ' '), el('span', 'what', say(v.last.text)));
       last.dataset.text = v.last.text;
     }
     const end = $('live-end');
     end.replaceChildren();
     if (v.end) {
-      end.append(el('h3', '', v.end.text));
+      end.append(el('h3', '', say(v.end.text)));
       for (const s of v.end.seats) {
-        const row = el('div', 'end-seat', seatName(players, s.seat) + ': ');
+        const row = el('div', 'end-seat', seatName(players, s.seat) + ': ' + (s.notes || []).map(say).join(' · ') + ' ');
         for (const g of s.groups) row.append(cards(g, 'meld'));
         row.append(cards(s.loose, 'loose'));
         if (s.laid_off.length) row.append(' ' + t('laid off') + ' ', cards(s.laid_off));
