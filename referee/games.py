@@ -275,7 +275,11 @@ class GameWire(Protocol):
 
     Optional beyond these methods: ``describe(content, card) -> str``, a message's game content
     (an envelope's ``oneof game`` member) in the game's words, for ``arena replay --seat N``
-    (``card`` writes a card); without it the content is shown in protobuf's text format."""
+    (``card`` writes a card); without it the content is shown in protobuf's text format. And
+    ``event_words(content, say) -> str``: an ``Event``'s game content (a seat's move, as another
+    seat is told it) in the presentation's words, made with ``say`` (a
+    ``referee.cardcore.present.Words``, so a page translates it with the game's catalogs), for the
+    table page's log of moves; without it the log shows ``describe``'s line."""
 
     def start_fields(self, rules: Any) -> dict[str, Any]:
         """The game's fields of ``MatchStarted``, ``SpectatorHeader`` and ``CreateMatchRequest``

@@ -222,3 +222,37 @@ def test_a_game_without_a_presentation_is_shown_from_its_records(monkeypatch: py
     assert [p.shown["last"]["text"] for p in moved] == [a.action for a in actions]
     text = replay_view.render_position(view, moved[0])
     assert f"Last: {view.players[actions[0].seat]}" in text and actions[0].action in text
+
+
+def test_a_seats_move_is_told_in_the_presentations_words() -> None:
+    """The wires' ``event_words``: an ``Event`` another seat is told, in the words of the
+    presentation's last move, made translatable (each text with fields has its template)."""
+    from gin_arena.v2.games import gin_pb2, rummy_pb2
+    from referee.cardcore.present import Words
+
+    gin, rummy = games.get("gin").wire, games.get("rummy").wire
+
+    def told(wire: Any, event: Any) -> tuple[str, dict[str, list[object]]]:
+        say = Words()
+        return wire.event_words(event, say), say.texts
+    assert told(gin, gin_pb2.Event(kind=gin_pb2.ACTION_KIND_DRAW_STOCK)) == ("draws from the stock", {})
+    assert told(gin, gin_pb2.Event(kind=gin_pb2.ACTION_KIND_DISCARD, card="Kh")) == (
+        "discards Kh", {"discards Kh": ["discards {card}", {"card": "Kh"}]})
+    assert told(gin, gin_pb2.Event(kind=gin_pb2.ACTION_KIND_KNOCK)) == ("knocks, discarding face down", {})
+    text, texts = told(gin, gin_pb2.Event(kind=gin_pb2.ACTION_KIND_DRAW_DISCARD, card="5s", reshuffled=True))
+    assert text == "takes 5s from the discard pile; the discard pile is shuffled into a new stock"
+    assert texts[text] == ["{move}; the discard pile is shuffled into a new stock",
+                           {"move": "takes 5s from the discard pile"}]
+    taken = rummy_pb2.Event(action=rummy_pb2.Action(take_discard=rummy_pb2.TakeDiscard(card="5h")),
+                            taken_cards=["5h", "Qd"])
+    assert told(rummy, taken)[0] == "takes 5h Qd from the discards"
+    assert told(rummy, rummy_pb2.Event(action=rummy_pb2.Action(draw_stock=rummy_pb2.DrawStock())))[0] == \
+        "draws from the stock"
+    meld = rummy_pb2.Event(action=rummy_pb2.Action(lay_meld=rummy_pb2.LayMeld(cards=["7c", "7d", "7s"])))
+    assert told(rummy, meld)[0] == "lays the meld 7c 7d 7s"
+    off = rummy_pb2.Event(action=rummy_pb2.Action(lay_off=rummy_pb2.LayOff(card="8c", meld=2,
+                                                                           end=rummy_pb2.LAYOFF_END_HIGH)))
+    assert told(rummy, off) == ("lays off 8c on meld #2 (high)", {"lays off 8c on meld #2 (high)": [
+        "lays off {cards} on meld #{meld} ({end})", {"cards": "8c", "meld": "2", "end": "high"}]})
+    again = rummy_pb2.Event(reshuffle=rummy_pb2.Reshuffle(number=1, upcard="9d"))
+    assert told(rummy, again)[0] == "the discard pile is shuffled into a new stock; the new upcard is 9d"

@@ -110,10 +110,14 @@ def test_every_msgid_of_the_code_is_translated_in_every_catalog() -> None:
 
 
 def game_msgids(name: str) -> dict[str, str | None]:
-    """Every msgid a game's presentation marks (``T`` and ``say``: referee.cardcore.present)."""
-    presentation = referee.games.get(name).presentation
-    source = Path(inspect.getsourcefile(type(presentation)) or "")
-    return dict.fromkeys(i18n.game_msgids(source.read_text(encoding="utf-8")))
+    """Every msgid a game's presentation and its wire's ``event_words`` mark (``T`` and ``say``:
+    referee.cardcore.present)."""
+    found = referee.games.get(name)
+    out: dict[str, str | None] = {}
+    for part in (found.presentation, found.wire):
+        source = Path(inspect.getsourcefile(type(part)) or "")
+        out |= dict.fromkeys(i18n.game_msgids(source.read_text(encoding="utf-8")))
+    return out
 
 
 @pytest.mark.parametrize("name", ["gin", "rummy"])
@@ -358,6 +362,7 @@ return {status: text('#status'), tag: text('#me .tag.tomove'), deal: text('#end 
         headings: [...document.querySelectorAll('main h2')].map(e => e.textContent),
         replay: text('#replay a'), count: text('#me .notes'),
         buttons: [...document.querySelectorAll('#moves button')].map(e => [e.dataset.action, e.textContent]),
+        log: [...document.querySelectorAll('#log li')].map(e => e.textContent),
         piles: [...document.querySelectorAll('#piles .label')].map(e => e.textContent),
         end_text: text('#end .end-text')};"""
 """What the Russian table shows in its own words."""
@@ -434,6 +439,9 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
     assert labels["draw_stock"].endswith("взять из колоды") and "сбросить " in labels["discard"], labels
     assert any(re.fullmatch(r"колода \(\d+\)", p) for w in shown for p in w["piles"]), shown
     assert any("несобранные" in (w["count"] or "") for w in shown), shown
+    log = last_log = shown[-1]["log"]
+    assert log and all(re.fullmatch(r"random: [^a-z_]*[а-яё][^_]*", e) for e in log), last_log
+    assert any("из колоды" in e for e in log) and any("сбрасывает " in e for e in log), log
     ends = [w["end_text"] for w in shown if w["end_text"]]
     assert ends and all(not re.search(r"knocks|goes gin|deadwood|scores|dead hand", e) for e in ends), ends
     last = shown[-1]

@@ -67,6 +67,7 @@ from arena.web.i18n import N_, NS_, Lang
 from arena.web.limits import WebLimits
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc
 from referee import games
+from referee.cardcore.present import Words
 
 log = structlog.get_logger("arena")
 _EOF = grpc.aio.EOF  # type: ignore[attr-defined]
@@ -323,9 +324,14 @@ class Seat:
     ended: bool = False
     """The seat's page was sent the match's end (and the replay's link)."""
 
-    def add(self, kind: str, message: Mapping[str, Any], view: Mapping[str, Any] | None, text: str = "") -> None:
-        self.payloads.append(json.dumps({"n": len(self.payloads) + 1, "kind": kind, "message": message,
-                                         "view": view, "text": text}, separators=(",", ":")))
+    def add(self, kind: str, message: Mapping[str, Any], view: Mapping[str, Any] | None, text: str = "",
+            texts: Mapping[str, Any] | None = None) -> None:
+        """Add a payload: the message, the view beside it, and ``text``, the message's game content
+        in words (with ``texts``, its templates and fields, where the game made it translatable)."""
+        payload = {"n": len(self.payloads) + 1, "kind": kind, "message": message, "view": view, "text": text}
+        if texts:
+            payload["texts"] = texts
+        self.payloads.append(json.dumps(payload, separators=(",", ":")))
         self.changed.set()
         self.changed = trio.Event()
 
@@ -884,7 +890,7 @@ class Room:
                     at = (msg.deal_finished.result.game_number, msg.deal_finished.result.deal_number)
                 view = self._end_view(reg, match, seat.index, at)
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
-                         view or self._view(reg, match, seat.index), _words(msg, kind, describe))
+                         view or self._view(reg, match, seat.index), *_words(msg, kind, describe, reg.wire))
                 if kind == "error" and msg.error.code == bot_pb2.ERROR_CODE_TOO_LATE:
                     seat.request = None  # the computer played it; the person plays on from the next request
                     _tell(seat, TIME_RAN_OUT)
@@ -983,11 +989,22 @@ def _number(text: str, name: str, default: Any, kind: Callable[[str], Any] = int
     return value
 
 
-def _words(msg: bot_pb2.RefereeMessage, kind: str, describe: seat_lines.Describe) -> str:
-    """A move's or a result's game content in the game's words (its wire's ``describe``), or ``""``."""
+def _words(msg: bot_pb2.RefereeMessage, kind: str, describe: seat_lines.Describe,
+           wire: games.GameWire) -> tuple[str, dict[str, list[object]]]:
+    """A move's or a result's game content in the game's words, or ``""``; with the texts that
+    make it translatable (``t.game``): a move in the presentation's words where the wire has
+    ``event_words``, any other content in its ``describe``'s line (English)."""
+    event_words = getattr(wire, "event_words", None)
+    member = msg.event.WhichOneof("game") if kind == "event" else None
+    if event_words is not None and member not in (None, "other"):
+        say = Words()
+        try:
+            return str(event_words(getattr(msg.event, member), say)), say.texts
+        except ValueError as e:  # (the referee's own event: never expected; its plain line instead)
+            log.warning("event_words_failed", game=msg.event.WhichOneof("game"), error=str(e))
     part = {"event": msg.event, "deal_finished": msg.deal_finished.result,
             "game_finished": msg.game_finished.result}.get(kind)
-    return seat_lines.game_text(part, describe) if part is not None else ""
+    return (seat_lines.game_text(part, describe) if part is not None else ""), {}
 
 
 # ----- the pages -----

@@ -118,6 +118,16 @@ def view_of(deal: Deal, audience: int | str, scores: tuple[int, ...] = ()) -> Gi
     )
 
 
+def move_words(kind: str, card: Card | None, say: Words) -> str:
+    """A move in words (``kind``: the action's kind; ``card``: its card, where the audience sees
+    it): the description's last move, and the table page's log of the others' moves."""
+    if card is not None and kind in _CARD_VERBS:
+        return say(_CARD_VERBS[kind], card=card)
+    if card is not None and kind == "knock":
+        return say("knocks, discarding {card} face down", card=card)
+    return _VERBS.get(kind, kind)
+
+
 def _cards(cards: Sequence[Card]) -> list[str]:
     return [str(c) for c in cards]
 
@@ -207,12 +217,7 @@ class GinPresentation:
         last = None
         if view.last is not None:
             who, kind, card = view.last
-            verb = _VERBS.get(kind, kind)
-            if card is not None and kind in ("take_upcard", "draw_stock", "draw_discard", "discard"):
-                verb = say(_CARD_VERBS[kind], card=card)
-            elif card is not None and kind == "knock":
-                verb = say("knocks, discarding {card} face down", card=card)
-            last = {"seat": who, "text": verb, "cards": [str(card)] if card is not None else []}
+            last = {"seat": who, "text": move_words(kind, card, say), "cards": [str(card)] if card is not None else []}
         notes = [say("knock limit {limit}", limit=T("gin only") if view.knock_limit is None else view.knock_limit)]
         if view.doubled:
             notes.append(T("spade upcard: doubled"))

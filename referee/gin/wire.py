@@ -13,8 +13,9 @@ from typing import Any
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import games, gin
+from referee.cardcore.present import Words
 from referee.gin import knowledge as gin_knowledge
-from referee.gin.present import CATALOGS, PRESENTATION
+from referee.gin.present import CATALOGS, PRESENTATION, move_words
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -784,6 +785,13 @@ class GinWire:
     def hasty(self, request: bot_pb2.ActionRequest) -> common_pb2.Action:
         """An action of the request that ends the deal soon (optional; :func:`hasty_action`)."""
         return hasty_action(request)
+
+    def event_words(self, content: Any, say: Words) -> str:
+        """An ``Event``'s content (a seat's move, as a seat is told it) in the presentation's words
+        (optional; ``say`` collects the templates, for a page that translates them)."""
+        card = card_from_text(content.card, "event.card") if content.card else None
+        text = move_words(_PB_TO_KIND.get(content.kind, "?"), card, say)
+        return say("{move}; the discard pile is shuffled into a new stock", move=text) if content.reshuffled else text
 
 
     def start_fields(self, rules: gin.RuleSet) -> dict[str, Any]:

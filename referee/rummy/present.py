@@ -125,7 +125,9 @@ def _cards(cards: Sequence[Card]) -> list[str]:
     return [str(c) for c in cards]
 
 
-def _move_text(action: Action, cards: tuple[Card, ...], say: Words) -> str:
+def move_words(action: Action, cards: tuple[Card, ...], say: Words) -> str:
+    """A move in words (``cards``: every card it moved that the audience sees): the description's
+    last move, a winner's way out, and the table page's log of the others' moves."""
     shown = " ".join(str(c) for c in cards)
     if isinstance(action, DrawStock):
         return say("draws {cards} from the stock", cards=shown) if shown else T("draws from the stock")
@@ -161,7 +163,7 @@ def _end(view: RummyView, say: Words) -> dict[str, Any]:
     pays = paid(out, view.table_scoring)
     went_out = None
     if out.reason == "out" and view.last is not None and view.last[0] == out.winner:
-        went_out = _move_text(view.last[1], view.last[2], say)
+        went_out = move_words(view.last[1], view.last[2], say)
     seats: list[dict[str, Any]] = []
     for s, hand in enumerate(out.hands):
         a = arrange(hand, view.ace_high, view.face_values)
@@ -274,7 +276,7 @@ class RummyPresentation:
         last = None
         if view.last is not None:
             seat, action, cards = view.last
-            last = {"seat": seat, "text": _move_text(action, cards, say), "cards": _cards(cards)}
+            last = {"seat": seat, "text": move_words(action, cards, say), "cards": _cards(cards)}
         legal = []
         owners = {m.number: m.owner for m in view.table}
         for a in view.legal:

@@ -14,8 +14,9 @@ from typing import Any
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
+from referee.cardcore.present import Words
 from referee.rummy import knowledge as rummy_knowledge
-from referee.rummy.present import CATALOGS, PRESENTATION
+from referee.rummy.present import CATALOGS, PRESENTATION, move_words
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -649,6 +650,26 @@ class RummyWire:
     def describe(self, content: Any, card: Callable[[str], str]) -> str:
         """The game's content of a message (its ``oneof game`` member) in the game's words."""
         return describe_content(content, card)
+
+    def event_words(self, content: Any, say: Words) -> str:
+        """An ``Event``'s content (a seat's move or a reshuffle, as a seat is told it) in the
+        presentation's words (optional; ``say`` collects the templates, for a page that translates
+        them)."""
+        if content.WhichOneof("kind") == "reshuffle":
+            return say("the discard pile is shuffled into a new stock; the new upcard is {card}",
+                       card=content.reshuffle.upcard)
+        action = _from_rummy_action(content.action)
+        moved: tuple[rummy.Card, ...]
+        if content.taken_cards:
+            moved = tuple(card_from_text(c, "event.taken_cards") for c in content.taken_cards)
+        elif content.drawn_card:
+            moved = (card_from_text(content.drawn_card, "event.drawn_card"),)
+        elif isinstance(action, rummy.LayMeld):
+            moved = action.cards
+        else:
+            card = getattr(action, "card", None)
+            moved = (card,) if isinstance(card, rummy.Card) else ()
+        return move_words(action, moved, say)
 
 
     def __init__(self) -> None:

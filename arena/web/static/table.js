@@ -2,9 +2,9 @@
 // description of this seat's view beside it) and posts the person's moves. Nothing a bot says
 // reaches innerHTML: text goes in with textContent and DOM calls only. Its own words go through
 // t() (static/i18n.js: the page's language); what the game describes (a move's text, a pile's
-// name, the notes, a deal's end) through t.game(), with the game's own catalog and the
-// description's texts (English where the game has no catalog for the language). The log of the
-// others' moves is the referee's words for them (the wire's description), in English.
+// name, the notes, a deal's end, the log of the others' moves) through t.game(), with the game's
+// own catalog and the texts that came with them (English where the game has no catalog for the
+// language).
 'use strict';
 (function () {
   const body = document.body;
@@ -362,7 +362,8 @@
     }
     if (p.kind === 'deal_started') theirSince = Date.now();
     if (p.kind === 'event' && Number(m.event.seat) !== me) {  // the move in the game's words
-      $('log').appendChild(el('li', '', who(Number(m.event.seat)) + ': ' + (p.text || t('moved'))));
+      const said = p.text ? t.game(p.text, p.texts, game, players) : t('moved');
+      $('log').appendChild(el('li', '', who(Number(m.event.seat)) + ': ' + said));
       theirSince = Date.now();
     }
     if (p.kind === 'deal_finished') {
