@@ -62,6 +62,7 @@ END = """
 const end = document.getElementById('end');
 return {seats: end.querySelectorAll('.seat').length, text: end.textContent,
         sheet: [...document.querySelectorAll('#scores tbody tr')].map(r => r.textContent),
+        cells: [...document.querySelectorAll('#scores tbody tr')].map(r => [...r.cells].map(c => c.textContent)),
         status: document.getElementById('status').textContent,
         log: [...document.querySelectorAll('#log li')].map(e => e.textContent),
         replay: (document.querySelector('#replay a') || {}).href || ''};"""
@@ -173,6 +174,9 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
                 await _js(driver, "document.getElementById('end').scrollIntoView()")
                 shots["showdown"] = tmp_path / "showdown.png"
                 await trio.to_thread.run_sync(driver.save_screenshot, str(shots["showdown"]))
+            await _js(driver, "document.getElementById('scores').scrollIntoView()")
+            shots["sheet"] = tmp_path / "sheet.png"  # the score sheet at the game's end, its bonuses
+            await trio.to_thread.run_sync(driver.save_screenshot, str(shots["sheet"]))
             payloads = await _js(driver, "return window.__tablePayloads")
             end = await _js(driver, END)
             replay_link = end["replay"]
@@ -186,6 +190,15 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
             # The end: every hand with its melds and deadwood, the points, the score sheet, the replay.
             assert end["seats"] == 2 and "deadwood" in end["text"] and "points:" in end["text"], end
             assert end["sheet"] and end["status"].startswith("Game over: "), end
+            # The score sheet's game end (Gin short: line bonus 25 a deal won, game bonus 100): the
+            # deal points, the deals won and the bonuses, which with the deal points make the totals.
+            rows = {row[0]: [int(c.replace(",", "")) for c in row[3:]] for row in end["cells"]
+                    if not row[1] and all(row[3:])}
+            points, won, bonus = rows["deal points"], rows["deals won"], rows["bonuses"]
+            total = next(v for k, v in rows.items() if k.startswith("game 1 over"))
+            assert [p + b for p, b in zip(points, bonus, strict=True)] == total, end["cells"]
+            winner = max(range(2), key=total.__getitem__)
+            assert bonus[winner] >= 100 + 25 * won[winner] and bonus[1 - winner] >= 25 * won[1 - winner], end["cells"]
             assert end["log"] and all(e.startswith("random: ") and e != "random: moved" for e in end["log"]), end
             # the computer's moves, by name, in the game's words
             assert replay_link == table_url + "/replay", replay_link
@@ -210,7 +223,7 @@ def test_a_person_plays_a_whole_gin_game_against_the_random_bot_by_clicking(tmp_
         driver.quit()
     for name, path in shots.items():
         shutil.copy(path, ARTIFACTS / f"{name}.png")
-    assert set(shots) == {"start", "showdown"}
+    assert set(shots) == {"start", "showdown", "sheet"}
     assert sum(1 for p in payloads if p["kind"] == "action_request") >= 5
     assert payloads[-1]["kind"] == "replay"
     assert any(p["kind"] == "match_finished" for p in payloads)

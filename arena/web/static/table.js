@@ -345,6 +345,25 @@
     for (const c of [t('game'), t('deal'), t('won by'), ...players.map((p, i) => (i === me ? t('you') : p))]) tr.appendChild(el('th', '', c));
     head.appendChild(tr);
   }
+  // A game's end on the score sheet, before its totals: the game's own numbers by seat (its
+  // result's fields, e.g. Gin's deal points and deals won), its flags the page has words for (a
+  // shutout), and the bonuses: the final totals less the deal points, where the game has them.
+  function gameRows(r) {
+    const totals = (r.finalTotals || []).map(Number);
+    const common = ['gameNumber', 'winner', 'finalTotals', 'places'];
+    const own = Object.entries(r).find(([k, v]) => !common.includes(k) && v && typeof v === 'object' && !Array.isArray(v));
+    const detail = own ? own[1] : {};
+    const perSeat = (v) => Array.isArray(v) && v.length === totals.length && v.length > 0 && v.every((x) => /^-?\d+$/.test(String(x)));
+    const blank = totals.map(() => '');
+    for (const [k, v] of Object.entries(detail)) {
+      if (perSeat(v)) sheetRow([words(k), '', '', ...v.map(Number)], 'detail');
+      else if (v === true && Object.prototype.hasOwnProperty.call(FIELDS, k.replace(/([A-Z])/g, ' $1').toLowerCase())) sheetRow([words(k), '', who(r.winner === undefined ? 0 : r.winner), ...blank], 'detail');
+    }
+    if (perSeat(detail.dealPoints)) {
+      const bonus = totals.map((x, i) => x - Number(detail.dealPoints[i]));
+      if (bonus.some((b) => b !== 0)) sheetRow([t('bonuses'), '', '', ...bonus], 'detail');
+    }
+  }
   function who(seat) { return seat === undefined || seat < 0 ? '—' : (seat === me ? t('you') : players[seat]); }
   function handle(p) {
     received.push(p);
@@ -374,6 +393,7 @@
     } else if (p.kind === 'game_finished') {
       const r = m.gameFinished.result;
       sheetHead();
+      gameRows(r);
       sheetRow([t('game {n} over', {n: t.number(r.gameNumber || 1)}), '', who(r.winner === undefined ? 0 : r.winner), ...(r.finalTotals || [])], 'total');
     } else if (p.kind === 'match_finished') {
       const r = m.matchFinished.result;
