@@ -372,6 +372,8 @@ REPLAY = """
 const text = (q) => { const e = document.querySelector(q); return e ? e.textContent : null; };
 return {lang: document.documentElement.lang, back: text('.meta a'), step: text('#step-label'),
         title: text('#deal-title'), count: text('#count-1'), footer: text('footer'),
+        last: text('#last-move'), piles: [...document.querySelectorAll('.pile .label')].map(e => e.textContent),
+        sheet: [...document.querySelectorAll('#score-sheet tr[data-deal] td:nth-child(2)')].map(e => e.textContent),
         headings: [...document.querySelectorAll('h2')].map(e => e.textContent)};"""
 """What the replay page shows in its own words."""
 
@@ -433,6 +435,10 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
     assert "Счёт по ходу матча" in replay["headings"] and "Таблица очков" in replay["headings"], replay
     # (the other seat's hand after the first move: 10 cards, or 11 if that move was its draw)
     assert re.match(r"1[01] карт\b", replay["count"]) and "Запись Gin Arena" in replay["footer"], replay
+    # ... and the game's words in it (the web gives the page Gin's catalog: Lang.game_view).
+    assert re.search(r"(открытую карту|из колоды|из сброса)", replay["last"] or ""), replay
+    assert any(p.startswith("колода ") for p in replay["piles"]), replay
+    assert replay["sheet"] and not any(re.search(r"knocks|goes gin|scores|dead hand", x) for x in replay["sheet"]), replay
     assert len(shown) > 3, shown
     # The game's own words too (Gin's catalog): the buttons, the piles, the notes, the deal's end.
     labels = {action.split()[0]: text for w in shown for action, text in w["buttons"]}

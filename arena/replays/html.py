@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -86,6 +87,13 @@ class English:
 
 ENGLISH = English()
 """The words of a page written by ``arena``."""
+
+
+def _shown(view: MatchView, shown: Mapping[str, Any], words: Words) -> dict[str, Any]:
+    """A position's description with the game's words in ``words``' language, where ``words``
+    can say them (the web's ``Lang.game_view``: the game's catalogs); as it is otherwise."""
+    game_view = getattr(words, "game_view", None)
+    return dict(shown) if game_view is None else dict(game_view(view.game, shown, view.players))
 SCRIPT_TEXTS = ("▶ to move ({phase})", "the table is empty", "{card} laid off by {name}", "laid off", "left",
                 "Game {game}, deal {deal}", "dealer {name}",
                 "position {position} / {positions} · deal {deal} / {deals} · move {move} / {moves}", "dealt",
@@ -94,7 +102,7 @@ SCRIPT_TEXTS = ("▶ to move ({phase})", "the table is empty", "{card} laid off 
 
 
 def _position(view: MatchView, pos: Position, words: Words) -> dict[str, Any]:
-    out: dict[str, Any] = {"d": pos.deal_index, "s": pos.step, "v": dict(pos.shown)}
+    out: dict[str, Any] = {"d": pos.deal_index, "s": pos.step, "v": _shown(view, pos.shown, words)}
     m = pos.move
     if m is not None:
         extra = words._("{think} ms · clocks {clocks} ms", think=f"{m.think_us / 1000:.1f}",
@@ -110,18 +118,20 @@ def _position(view: MatchView, pos: Position, words: Words) -> dict[str, Any]:
     return out
 
 
-def _deal_text(deal: DealView, words: Words) -> str:
+def _deal_text(view: MatchView, deal: DealView, words: Words) -> str:
     shown = deal.end_shown
     if deal.end is None:
         return words._("unfinished")
-    return str(shown["text"]) if shown is not None else words._("over")
+    if shown is None:
+        return words._("over")
+    return str(_shown(view, deal.positions[-1].shown, words)["end"]["text"])  # (with its texts: the whole view)
 
 
 def _deal(view: MatchView, deal: DealView, words: Words) -> dict[str, Any]:
     shown = deal.end_shown
     end = None
     if deal.end is not None:
-        end = {"text": _deal_text(deal, words), "scores": list(deal.end.scores),
+        end = {"text": _deal_text(view, deal, words), "scores": list(deal.end.scores),
                "points": list(shown["points"]) if shown is not None else []}
     return {
         "game": deal.game, "deal": deal.number, "dealer": deal.dealer, "first": deal.positions[0].index,
@@ -159,7 +169,7 @@ def score_sheet(view: MatchView, words: Words = ENGLISH) -> str:
             cells = "".join(f'<td class="num">{"" if p is None else ("+" if p > 0 else "") + str(p)} '
                             f"<small>({t})</small></td>" for p, t in zip(pts, deal.end.scores, strict=False))
         rows.append(f'<tr data-deal="{deal.index}" id="sheet-row-{deal.index}"><td>{deal.game}.{deal.number}</td>'
-                    f"<td>{escape(_deal_text(deal, words))}</td>{cells}</tr>")
+                    f"<td>{escape(_deal_text(view, deal, words))}</td>{cells}</tr>")
         g = deal.game_end
         if g is not None:
             totals = "".join(f'<td class="num">{t}</td>' for t in g.totals)
@@ -305,8 +315,8 @@ def _seat(view: MatchView, seat: int, words: Words) -> str:
             f'<div class="hand" id="hand-{seat}" data-cards=""></div></div>')
 
 
-def _piles(view: MatchView) -> str:
-    first = view.positions[0].shown["piles"] if view.positions else []
+def _piles(view: MatchView, words: Words) -> str:
+    first = _shown(view, view.positions[0].shown, words)["piles"] if view.positions else []
     return "".join(f'<div class="pile" id="pile-{escape(str(p["name"]).replace(" ", "-"))}" data-cards="" '
                    f'data-count="0"><span class="label">{escape(p["name"])}</span><span class="cards"></span></div>'
                    for p in first)
@@ -359,7 +369,7 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
 <div class="scorebar">{scores}</div>
 {"".join(_seat(view, s, words) for s in range(len(view.players)))}
 <div id="table-melds"></div>
-<div class="middle">{_piles(view)}</div>
+<div class="middle">{_piles(view, words)}</div>
 <div id="last-move"></div>
 <div id="faults"></div>
 </div>

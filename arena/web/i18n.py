@@ -22,7 +22,7 @@ import gettext
 import io
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -175,6 +175,15 @@ class Lang:
         the other fields filled."""
         return self.translations.ngettext(singular, plural, n).format(n=self.number(n), **values)
 
+    def game_view(self, game: str, view: Mapping[str, Any], names: Sequence[str] = ()) -> dict[str, Any]:
+        """A description of ``game`` (its presentation's ``present()``, seats named or not) with
+        its texts in this language: on the server, what ``static/i18n.js``'s ``t.game`` does in a
+        page (the replay page the web serves); ``names``: the players' names, never translated."""
+        words = _game_words(self.code).get(game)
+        if not words:
+            return dict(view)
+        return dict(translated_view(view, words, names))
+
     def state(self, word: str) -> str:
         """A state word (``STATE_WORDS``) in this language; any other as it is."""
         return self.translations.pgettext(STATE_CONTEXT, word)
@@ -273,6 +282,46 @@ def game_words(code: str) -> dict[str, dict[str, str]]:
         out[name] = {str(m.id): str(m.string) for m in catalog if m.id and isinstance(m.id, str)
                      and isinstance(m.string, str) and m.string and not m.fuzzy}
     return out
+
+
+@cache
+def _game_words(code: str) -> dict[str, dict[str, str]]:
+    return game_words(code)
+
+
+GAME_TEXT_KEYS = frozenset({"text", "notes", "label", "name"})
+"""The keys of a description whose strings are the game's words (a pile's ``name`` among them)."""
+
+
+def game_text(text: str, texts: Mapping[str, Any], words: Mapping[str, str], names: Sequence[str] = (),
+              depth: int = 0) -> str:
+    """One text of a description in the language of ``words`` (a game's catalog): a text of
+    ``texts`` is its template translated with its fields filled, each translated the same way
+    unless it is one of ``names``; any other text is its own msgid (``t.game`` in the scripts)."""
+    if depth > 8 or (depth and text in names):
+        return text
+    made = texts.get(text)
+    if isinstance(made, list) and len(made) == 2 and isinstance(made[1], Mapping):
+        template = words.get(str(made[0]), str(made[0]))
+        values = {str(k): game_text(str(v), texts, words, names, depth + 1) for k, v in made[1].items()}
+        return re.sub(r"\{(\w+)\}", lambda m: values.get(m[1], m[0]), template)
+    return words.get(text, text)
+
+
+def translated_view(view: Mapping[str, Any], words: Mapping[str, str], names: Sequence[str] = ()) -> Any:
+    """A description with every text of ``GAME_TEXT_KEYS`` through :func:`game_text` (its
+    ``texts`` kept as they are)."""
+    texts: Mapping[str, Any] = view.get("texts") or {}
+
+    def walk(value: Any, key: str) -> Any:
+        if isinstance(value, str):
+            return game_text(value, texts, words, names) if key in GAME_TEXT_KEYS else value
+        if isinstance(value, Mapping):
+            return {k: v if k == "texts" else walk(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v, key) for v in value]
+        return value
+    return walk(view, "")
 
 
 def compile_catalog(code: str) -> gettext.GNUTranslations:
