@@ -185,6 +185,49 @@ def test_the_spectator_view_shows_moves_as_they_happen_and_no_hidden_card(tmp_pa
         assert set(sample["cards"]) <= sent_cards
 
 
+WORDS = """
+const text = (q) => [...document.querySelectorAll(q)].map(e => e.textContent);
+return {what: text('#live-last .what'), piles: text('#live-piles .label'), end: text('#live-end h3'),
+        state: document.getElementById('live-state').textContent};"""
+"""The game's words the spectator's page shows now."""
+
+
+def test_the_spectator_view_speaks_the_pages_language(tmp_path: Path) -> None:
+    """In a Russian browser the live view shows the game's words in Russian (Gin's catalog: the
+    last move, the piles, the deal's end), not only the page's own."""
+    driver = _driver(tmp_path / "profile", lang="ru")
+    seen: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            table = s.ref.create_match(spec(("north", "south"), "live-ru"))
+            await trio.to_thread.run_sync(driver.get, s.url + "/matches/live-ru")
+            await _live(driver)
+            async with trio.open_nursery() as nursery:
+                for seat, link in enumerate(table.links):
+                    nursery.start_soon(referee.aio, Client(s.ref.address, link.token, name=table.spec.players[seat])
+                                       .play(slow(0.05)))
+                while not table.over:
+                    seen.append(await _js(driver, WORDS))
+                    await trio.sleep(0.05)
+                await table.finished.wait()
+
+            async def ended() -> bool:  # the last deal's end, in the final view
+                seen.append(await _js(driver, WORDS))
+                return bool(seen[-1]["end"])
+            await until(ended, "the deal's end on the page")
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+    moves = {w for x in seen for w in x["what"]}
+    assert len(moves) >= 3 and all(re.search(r"[а-яё]", w) for w in moves), moves
+    assert {p.split(" (")[0] for x in seen for p in x["piles"]} == {"сброс", "колода"}, seen[-1]
+    ends = {e for x in seen for e in x["end"]}
+    assert ends and not any(re.search(r"knocks|goes gin|scores|dead hand", e) for e in ends), ends
+
+
 def test_the_operator_signs_in_with_the_form_and_sees_the_fault_reasons(tmp_path: Path) -> None:
     driver = _driver(tmp_path / "profile")
 

@@ -826,7 +826,7 @@ async def _match_stream(web: Web, table: referee.HeldMatch) -> AsyncIterator[str
             if view != sent or new_header is not None:
                 n += 1
                 position = {"game": match.game_number, "deal": match.deal_number} if match is not None else None
-                data = {"match_id": table.match_id, "state": table.state, "over": table.over,
+                data = {"match_id": table.match_id, "game": table.spec.game, "state": table.state, "over": table.over,
                         "players": list(table.spec.players), "position": position, "view": view}
                 if new_header is not None:  # (the first view after the header is written carries it)
                     data["header"] = header = new_header
