@@ -19,6 +19,7 @@ adds a game to one process (a test's). :mod:`referee.conformance` checks a game 
 
 from __future__ import annotations
 
+import importlib.resources
 from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -430,6 +431,12 @@ class Registered:
     """The folder of the presentation's gettext catalogs (``LANG/LC_MESSAGES/game.po``, the
     msgids its English texts and templates), with which the live web shows the game's words in
     a page's language; ``None``: the game's words stay English."""
+
+
+def catalogs_in(package: str, folder: str = "locale") -> Path:
+    """The folder ``folder`` of an imported package, for ``Registered.catalogs`` (a game's
+    catalogs are package data beside its modules; the game's own modules do no I/O)."""
+    return Path(str(importlib.resources.files(package) / folder))
 
 
 # ----- the registry: games found by entry point, and games registered in process -----

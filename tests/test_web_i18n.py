@@ -116,7 +116,7 @@ def game_msgids(name: str) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for part in (found.presentation, found.wire):
         source = Path(inspect.getsourcefile(type(part)) or "")
-        out |= dict.fromkeys(i18n.game_msgids(source.read_text(encoding="utf-8")))
+        out |= dict.fromkeys(m for m, _ in i18n.python_msgids(source.read_text(encoding="utf-8"), i18n.GAME_KEYWORDS))
     return out
 
 

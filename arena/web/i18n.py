@@ -255,11 +255,6 @@ def game_catalog_path(folder: Path, code: str) -> Path:
     return folder / code / "LC_MESSAGES" / f"{GAME_DOMAIN}.po"
 
 
-def game_msgids(source: str) -> list[str]:
-    """The msgids a game's presentation source marks (``GAME_KEYWORDS`` calls' first literal)."""
-    return [m for m, _ in python_msgids(source, GAME_KEYWORDS)]
-
-
 def game_words(code: str) -> dict[str, dict[str, str]]:
     """Each installed game's words in language ``code``, by game name (each msgid of its
     catalog translated there: the ones with a translation); a game without a catalog for the

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from referee.cardcore.present import T, Words
@@ -258,5 +257,3 @@ class GinPresentation:
 
 PRESENTATION = GinPresentation()
 """Gin's presentation, as its registration names it."""
-CATALOGS = Path(__file__).parent / "locale"
-"""The presentation's words in other languages (``referee.games.Registered.catalogs``)."""

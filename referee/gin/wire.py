@@ -15,7 +15,7 @@ from gin_arena.v2.games import gin_pb2
 from referee import games, gin
 from referee.cardcore.present import Words
 from referee.gin import knowledge as gin_knowledge
-from referee.gin.present import CATALOGS, PRESENTATION, move_words
+from referee.gin.present import PRESENTATION, move_words
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -912,7 +912,7 @@ class GinWire:
         )
 
 
-REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION, CATALOGS)
+REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION, games.catalogs_in("referee.gin"))
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from referee.cardcore import places_with_forfeits
@@ -318,5 +317,3 @@ class RummyPresentation:
 
 PRESENTATION = RummyPresentation()
 """Rummy's presentation, as its registration names it."""
-CATALOGS = Path(__file__).parent / "locale"
-"""The presentation's words in other languages (``referee.games.Registered.catalogs``)."""

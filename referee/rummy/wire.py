@@ -16,7 +16,7 @@ from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
 from referee.cardcore.present import Words
 from referee.rummy import knowledge as rummy_knowledge
-from referee.rummy.present import CATALOGS, PRESENTATION, move_words
+from referee.rummy.present import PRESENTATION, move_words
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -796,7 +796,7 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
-REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION, CATALOGS)
+REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION, games.catalogs_in("referee.rummy"))
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""
