@@ -91,9 +91,13 @@ ENGLISH = English()
 
 def _shown(view: MatchView, shown: Mapping[str, Any], words: Words) -> dict[str, Any]:
     """A position's description with the game's words in ``words``' language, where ``words``
-    can say them (the web's ``Lang.game_view``: the game's catalogs); as it is otherwise."""
+    can say them (the web's ``Lang.game_view``: the game's catalogs); as it is otherwise. Without
+    its ``texts``: the page shows the texts as they are then (they made a Rummy replay's page a
+    third larger)."""
     game_view = getattr(words, "game_view", None)
-    return dict(shown) if game_view is None else dict(game_view(view.game, shown, view.players))
+    out = dict(shown) if game_view is None else dict(game_view(view.game, shown, view.players))
+    out.pop("texts", None)
+    return out
 SCRIPT_TEXTS = ("▶ to move ({phase})", "the table is empty", "{card} laid off by {name}", "laid off", "left",
                 "Game {game}, deal {deal}", "dealer {name}",
                 "position {position} / {positions} · deal {deal} / {deals} · move {move} / {moves}", "dealt",
