@@ -280,7 +280,11 @@ class GameWire(Protocol):
     ``event_words(content, say) -> str``: an ``Event``'s game content (a seat's move, as another
     seat is told it) in the presentation's words, made with ``say`` (a
     ``referee.cardcore.present.Words``, so a page translates it with the game's catalogs), for the
-    table page's log of moves; without it the log shows ``describe``'s line."""
+    table page's log of moves; without it the log shows ``describe``'s line.
+
+    A game's ``GameResult`` member may have ``deal_points`` (by seat, the points scored in deals
+    before bonuses): the table page's score sheet then shows the bonuses as ``final_totals`` less
+    those (a convention of the seam, not a game's name)."""
 
     def start_fields(self, rules: Any) -> dict[str, Any]:
         """The game's fields of ``MatchStarted``, ``SpectatorHeader`` and ``CreateMatchRequest``

@@ -227,7 +227,7 @@ class Lang:
         for word in STATE_WORDS:
             messages[f"{STATE_CONTEXT}\x04{word}"] = self.state(word)
         data = {"lang": self.code, "plurals": self.plural_categories(), "messages": messages,
-                "games": game_words(self.code)}
+                "games": _game_words(self.code)}
         return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 

@@ -37,6 +37,7 @@ _VERBS = {
 _CARD_VERBS = {
     "take_upcard": T("takes the upcard {card}"), "draw_stock": T("draws {card} from the stock"),
     "draw_discard": T("takes {card} from the discard pile"), "discard": T("discards {card}"),
+    "knock": T("knocks, discarding {card} face down"),
 }
 """A move's words when the audience sees its card (a template: ``{card}``)."""
 _ENDS = {"knock": T("{who} knocks"), "undercut": T("{who} knocks and is undercut"), "gin": T("{who} goes gin"),
@@ -122,8 +123,6 @@ def move_words(kind: str, card: Card | None, say: Words) -> str:
     it): the description's last move, and the table page's log of the others' moves."""
     if card is not None and kind in _CARD_VERBS:
         return say(_CARD_VERBS[kind], card=card)
-    if card is not None and kind == "knock":
-        return say("knocks, discarding {card} face down", card=card)
     return _VERBS.get(kind, kind)
 
 

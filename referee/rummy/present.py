@@ -88,7 +88,8 @@ def _sees(audience: int | str, seat: int) -> bool:
     return audience in (EVERYONE, seat)
 
 
-def _moved(action: Action, taken: tuple[Card, ...]) -> tuple[Card, ...]:
+def moved_cards(action: Action, taken: tuple[Card, ...]) -> tuple[Card, ...]:
+    """The cards a move moved (``taken``: what a draw or a take of the discards brought in)."""
     if isinstance(action, (DrawStock, TakeDiscard)):
         return taken
     if isinstance(action, LayMeld):
@@ -210,7 +211,7 @@ def _latest(deal: Deal, audience: int | str, scores: tuple[int, ...] = ()) -> Ru
     step = deal.steps[at]
     assert isinstance(step, Move)
     reshuffled = any(isinstance(s, Reshuffle) for s in deal.steps[at + 1:])
-    last = (step.seat, step.action, _moved(step.action, deal.step_cards[at]))
+    last = (step.seat, step.action, moved_cards(step.action, deal.step_cards[at]))
     return view_of(deal, audience, last, reshuffled, scores)
 
 
@@ -229,7 +230,7 @@ class RummyPresentation:
                 engine.apply(action, seat)
             except ValueError as e:  # IllegalActionError is one
                 raise ValueError(f"move {k + 1} of the deal, by seat {seat}: {e}") from None
-            moved = _moved(action, engine.step_cards[before])
+            moved = moved_cards(action, engine.step_cards[before])
             reshuffled = any(isinstance(s, Reshuffle) for s in engine.steps[before + 1:])
             after = tuple(int(v) for v in end.get("scores", ())) if end is not None and engine.is_over else ()
             out.append(view_of(engine, audience, (seat, action, moved), reshuffled, after))
@@ -279,7 +280,7 @@ class RummyPresentation:
         legal = []
         owners = {m.number: m.owner for m in view.table}
         for a in view.legal:
-            cards = _moved(a, ())
+            cards = moved_cards(a, ())
             named = " ".join(_cards(cards))
             label = _LABELS.get(a.kind, a.kind)
             if isinstance(a, LayOff):

@@ -16,7 +16,7 @@ from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
 from referee.cardcore.present import Words
 from referee.rummy import knowledge as rummy_knowledge
-from referee.rummy.present import PRESENTATION, move_words
+from referee.rummy.present import PRESENTATION, move_words, moved_cards
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -658,18 +658,11 @@ class RummyWire:
         if content.WhichOneof("kind") == "reshuffle":
             return say("the discard pile is shuffled into a new stock; the new upcard is {card}",
                        card=content.reshuffle.upcard)
+        taken = tuple(card_from_text(c, "event.taken_cards") for c in content.taken_cards)
+        if content.drawn_card:
+            taken = (card_from_text(content.drawn_card, "event.drawn_card"),)
         action = _from_rummy_action(content.action)
-        moved: tuple[rummy.Card, ...]
-        if content.taken_cards:
-            moved = tuple(card_from_text(c, "event.taken_cards") for c in content.taken_cards)
-        elif content.drawn_card:
-            moved = (card_from_text(content.drawn_card, "event.drawn_card"),)
-        elif isinstance(action, rummy.LayMeld):
-            moved = action.cards
-        else:
-            card = getattr(action, "card", None)
-            moved = (card,) if isinstance(card, rummy.Card) else ()
-        return move_words(action, moved, say)
+        return move_words(action, moved_cards(action, taken), say)
 
 
     def __init__(self) -> None:
