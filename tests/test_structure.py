@@ -4,6 +4,7 @@ only by Gin's own modules, no dead code, no path that only exists on one machine
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -357,9 +358,29 @@ def test_no_tracked_file_names_a_machine_path_or_the_folder_beside_the_checkout(
     hits: list[str] = []
     for rel in filter(None, listing.stdout.decode().split("\0")):
         path = src.ROOT / rel
-        if rel not in MAY_NAME_MACHINE_PATHS and path.is_file():
+        if rel in MAY_NAME_MACHINE_PATHS:
+            continue
+        if path.is_symlink():  # a committed link: git keeps its target as text, which dangles elsewhere
+            hits.extend(link_paths(rel, os.readlink(path)))
+        elif path.is_file():
             hits.extend(machine_paths(rel, path.read_bytes()))
     assert not hits, f"tracked files naming {list(MACHINE_ONLY)} (only .ci/run may):\n" + "\n".join(hits)
+
+
+def link_paths(rel: str, target: str) -> list[str]:
+    """Where a tracked symbolic link points at a place only one machine has: any absolute target,
+    or one that names :data:`MACHINE_ONLY` (a link is kept by git as its target's text)."""
+    if target.startswith("/") or any(bad in target for bad in MACHINE_ONLY):
+        return [f"  {rel} -> {target} (a link to a place of one machine: it dangles in every other clone)"]
+    return []
+
+
+def test_the_machine_path_finder_reads_links() -> None:
+    venv = "/wo" + "rk/main/.venv"
+    assert link_paths(".venv-main", venv) == [f"  .venv-main -> {venv} (a link to a place of one machine: "
+                                              "it dangles in every other clone)"]
+    assert link_paths("docs/x.md", "../README.md") == []
+    assert link_paths("x", "../" + "shared/RULES.md") != []
 
 
 def test_the_machine_path_finder_reads_binary_files() -> None:
