@@ -1,0 +1,79 @@
+"""The suite holds on a busy machine (issue 34): a test that gives up on a child process shows
+what the child was doing; bench/loaded_suite.py starts its load and always ends it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests._wait import until
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_childs_timeout_shows_what_the_child_wrote(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text())
+    pytester.makepyfile(test_child="""
+import subprocess
+
+def test_gives_up() -> None:
+    raise subprocess.TimeoutExpired(["arena", "tournament"], 300, output="progress: 2/2 games 100% | 1 running\\n",
+                                    stderr=b"still writing the replays")
+""")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "child process at its timeout" in out and "arena tournament" in out and "ran past 300 s" in out
+    assert "progress: 2/2 games 100% | 1 running" in out and "still writing the replays" in out
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has ended (a zombie waiting for its reaper counts as ended)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status
+
+
+def _loaded_suite(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    """bench/loaded_suite.py with two busy processes and a "pytest" that never ends; its load's pids."""
+    hang = tmp_path / "python"
+    hang.write_text(f"#!/bin/sh\necho $$ > {tmp_path / 'step.pid'}\nexec sleep 100000\n")
+    hang.chmod(0o755)
+    out = tmp_path / "out.txt"
+    with out.open("w") as f:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "loaded_suite.py"), "--load", "2",
+                                 "--steps", "serial", "--python", str(hang)], stdout=f, stderr=subprocess.STDOUT,
+                                text=True)
+    until(lambda: "+ load:" in out.read_text() and "-m pytest" in out.read_text(), "the load and the pytest step",
+          alive=proc)
+    line = next(x for x in out.read_text().splitlines() if x.startswith("+ load:"))
+    pids = [int(p) for p in line.split("[")[1].rstrip("]").split(",")]
+    assert len(pids) == 2 and not any(_gone(p) for p in pids)
+    return proc, pids
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_the_loaded_suite_ends_its_load_on_sigterm(tmp_path: Path) -> None:
+    proc, pids = _loaded_suite(tmp_path)
+    proc.terminate()
+    assert proc.wait(timeout=240) == 1  # (the step did not finish: a failure)
+    until(lambda: all(_gone(p) for p in pids), "the busy processes to end")
+    assert "interrupted (signal 15): the load is killed" in (tmp_path / "out.txt").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_the_loaded_suites_load_ends_when_the_script_is_killed(tmp_path: Path) -> None:
+    proc, pids = _loaded_suite(tmp_path)
+    proc.kill()  # no finally runs: each busy loop sees its parent gone
+    proc.wait(timeout=240)
+    os.killpg(int((tmp_path / "step.pid").read_text()), signal.SIGKILL)  # (the step's "pytest", left behind)
+    until(lambda: all(_gone(p) for p in pids), "the busy processes to end by themselves")
