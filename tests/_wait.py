@@ -17,6 +17,12 @@ HANG_S = 240.0
 """How long a test waits for something another process does before calling it a hang: far
 above what it takes on a loaded two-core machine, below pytest's per-test ``timeout``."""
 
+RUN_HANG_S = 600.0
+"""How long one command that plays games (``arena tournament``, a ladder's run) may take before
+a test calls it a hang: far above its time on a machine loaded by other work (a random bot's
+game on a busy core takes minutes), below pytest's per-test ``timeout``; tests/conftest.py shows
+what the command had written by then."""
+
 POLL_S = 0.05
 """How often :func:`until` looks again."""
 

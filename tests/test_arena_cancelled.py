@@ -20,6 +20,7 @@ import grpc
 
 import referee
 from gin_arena.v2 import referee_pb2, referee_pb2_grpc
+from tests._wait import RUN_HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
@@ -105,7 +106,7 @@ def test_an_operator_cancelled_game_is_recorded_unrated_and_a_bot_cannot_cancel(
         tournament = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True)
         cancelled = _cancel_one_running_match(address, token, tournament)
-        out, err = tournament.communicate(timeout=200)
+        out, err = tournament.communicate(timeout=RUN_HANG_S)
         assert tournament.returncode == 0, err[-3000:]
         assert (tmp_path / "codes.txt").read_text().split() == ["UNAUTHENTICATED", "PERMISSION_DENIED"]
         results = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -121,7 +122,7 @@ def test_an_operator_cancelled_game_is_recorded_unrated_and_a_bot_cannot_cancel(
         assert "aborted" in out  # the summary names the ending
         again = subprocess.run([*argv[:4], "--resume", "run", "--referee", address, "--operator-token-file",
                                 "srv/operator-token", "--no-progress"],
-                               cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
+                               cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=RUN_HANG_S)
         assert again.returncode == 0 and "already complete" in again.stdout, again.stderr[-2000:]
         assert json.loads((tmp_path / "run" / "results.json").read_text())["games"] == results["games"]
         assert cancelled

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests._wait import until
+from tests._wait import RUN_HANG_S, until
 
 pytestmark = pytest.mark.serial  # several interpreters and worker processes at once
 
@@ -174,7 +174,7 @@ def test_a_scheduler_without_workers_gives_up_after_worker_wait(tmp_path: Path) 
     run = tmp_path / "run"
     with dask_cluster(tmp_path, []) as (address, _):
         out = subprocess.run(tournament(tmp_path, run, 2, "--scheduler", address, "--worker-wait", "3"),
-                             capture_output=True, text=True, timeout=120)
+                             capture_output=True, text=True, timeout=RUN_HANG_S)
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"Waiting up to 3 s for a Dask worker to connect to {address}" in out.stdout, out.stdout
     errors = [line for line in out.stderr.splitlines() if line.startswith("arena: ")]
@@ -196,7 +196,7 @@ def test_every_worker_lost_mid_run_stops_it_after_worker_wait(
         wait_done(run, 1, arena)
         for w in workers:
             os.killpg(w.pid, signal.SIGKILL)
-        out, err = arena.communicate(timeout=120)
+        out, err = arena.communicate(timeout=RUN_HANG_S)
     finally:
         if arena.poll() is None:
             arena.kill()
@@ -340,7 +340,7 @@ def test_a_bot_a_worker_cannot_start_stops_the_run_before_it_starts(tmp_path: Pa
               "both workers connected before the check")
         out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--games", "2",
                               "--rules", "short", "--tc", "st=1", "--scheduler", address, "--out", str(run)],
-                             capture_output=True, text=True, timeout=120, env=with_bin)
+                             capture_output=True, text=True, timeout=RUN_HANG_S, env=with_bin)
     assert out.returncode == 2, out.stdout + out.stderr
     problems = [line for line in out.stderr.splitlines() if line.strip().startswith("worker tcp://127.0.0.1:")]
     assert len(problems) == 1, out.stderr  # the one worker without the program

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests._wait import RUN_HANG_S
+
 BOTS = """
 [[bot]]
 name = "a"
@@ -73,7 +75,7 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
     assert running, "some games were running when the arena was killed"
 
     out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run)],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=RUN_HANG_S)
     assert out.returncode == 0, out.stderr
     assert "will be played again" in out.stdout
 

@@ -12,11 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests._wait import RUN_HANG_S
+
 BOTS = ["--bot", 'name=expert cmd="{python} -m sample_bots.expert_bot"',
         "--bot", 'name=random cmd="{python} -m sample_bots.random_bot"']
 
 
-def arena(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def arena(*args: str, timeout: float = RUN_HANG_S) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
                           timeout=timeout)
 
@@ -109,7 +111,7 @@ def test_standings_during_a_run_print_above_the_progress_bar(tmp_path: Path) -> 
             break
         seen += chunk
     os.close(master)
-    assert proc.wait(timeout=300) == 0
+    assert proc.wait(timeout=RUN_HANG_S) == 0
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))  # (colours, cursor moves)
     text = plain.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.splitlines()

@@ -28,12 +28,13 @@ from arena.store import (
     seats_by_game,
 )
 from referee import DEFAULT_GAME, TimeControl, games
+from tests._wait import RUN_HANG_S
 
 FIXTURES = Path(__file__).parent / "fixtures" / "v0_1"
 REPO = Path(__file__).resolve().parent.parent
 
 
-def arena(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def arena(*args: str, timeout: float = RUN_HANG_S) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO)
 

@@ -25,6 +25,7 @@ from arena.model.schedule import PlayConfig, RunConfig, base_name, build_schedul
 from arena.results.multi import head_to_head, openskill_ratings
 from arena.results.report import PlayedGame, build_report, render_text
 from arena.results.stats import GameFacts, scoring_units
+from tests._wait import RUN_HANG_S
 
 TOY = toy.NAME
 REPO = Path(__file__).resolve().parent.parent
@@ -202,7 +203,7 @@ def test_two_seat_reports_have_no_ranking() -> None:
 # ----- a three-seat tournament of the toy game, end to end -----
 def _arena(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
-                          timeout=300, cwd=REPO)
+                          timeout=RUN_HANG_S, cwd=REPO)
 
 
 def _db(run: Path, sql: str) -> list[tuple[Any, ...]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.replays import ActionRecord, read_replay
+from tests._wait import RUN_HANG_S
 
 pytestmark = pytest.mark.serial  # 8 games at once on 2 cores: with no other test beside them
 
@@ -37,7 +38,7 @@ def test_concurrency_8_no_time_losses(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games", "24",
          "--rules", "short", "--tc", "st=0.5 timemargin=50", "--concurrency", "8", "--out", str(run)],
-        capture_output=True, text=True, timeout=180)
+        capture_output=True, text=True, timeout=RUN_HANG_S)
     assert out.returncode == 0, out.stderr
     with open(run / "games.csv", newline="") as f:
         rows = list(csv.DictReader(f))

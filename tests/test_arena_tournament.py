@@ -24,6 +24,7 @@ from arena.run.runner import Runner, StallMonitor
 from referee import MatchContext, MatchReport, MatchSpec, TimeControl
 from referee.gin import RuleSet
 from referee.replays import DealEndRecord, DealRecord, FaultRecord, read_replay
+from tests._wait import RUN_HANG_S
 
 TESTBOT = '["{python}", "-m", "arena._testbot"'
 
@@ -38,7 +39,7 @@ def manifest(path: Path, bots: dict[str, str]) -> Path:
     return path
 
 
-def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def arena(*args: str, timeout: float = RUN_HANG_S) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
                           timeout=timeout)
 
@@ -74,7 +75,7 @@ def test_round_robin_with_concurrency_and_duplicate_deals(tmp_path: Path) -> Non
     bots = manifest(tmp_path / "bots.toml", {"g1": "", "g2": '"--seed", "7"', "rnd": '"--mode", "random"'})
     run = tmp_path / "run"
     out = arena("tournament", "--bots", str(bots), "--games", "4", "--rules", "short", "--tc",
-                "st=1 timemargin=100", "--concurrency", "4", "--seed", "fixed", "--out", str(run))
+                "st=30", "--concurrency", "4", "--seed", "fixed", "--out", str(run))  # (no clock to lose on)
     assert out.returncode == 0, out.stderr
     assert "Standings" in out.stdout and "Crosstable" in out.stdout
 
@@ -139,17 +140,20 @@ def test_round_robin_with_concurrency_and_duplicate_deals(tmp_path: Path) -> Non
     assert leftover_processes(referee_port(run)) == []
 
 
-@pytest.mark.serial  # a 0.3 s clock and a 4 s connect timeout tell the good bot from the faulty ones
 def test_faulty_bots_are_scored_by_the_fault_policy(tmp_path: Path) -> None:
+    # The good bot has a clock no loaded machine runs out (its own tc) and the time to start that
+    # a loaded machine needs (the connect timeout); the slow bot thinks 1.5 s on a 0.3 s clock,
+    # the hanging one never connects: each fault is the bot's, whatever the machine's load.
     bots = manifest(tmp_path / "bots.toml", {
         "good": "",
         "crash": '"--mode", "crash"',
         "slow": '"--mode", "slow", "--delay", "1.5"',
         "hang": '"--mode", "hang"',
     })
+    bots.write_text(bots.read_text().replace('name = "good"', 'name = "good"\ntc = "st=60"'))
     run = tmp_path / "run"
     out = arena("tournament", "--bots", str(bots), "--format", "gauntlet", "--games", "2", "--rules", "short",
-                "--tc", "st=0.3 timemargin=50", "--connect-timeout", "4", "--concurrency", "3",
+                "--tc", "st=0.3 timemargin=50", "--connect-timeout", "60", "--concurrency", "3",
                 "--out", str(run))
     assert out.returncode == 0, out.stderr
     with open(run / "games.csv", newline="") as f:
@@ -176,7 +180,7 @@ def test_faulty_bots_are_scored_by_the_fault_policy(tmp_path: Path) -> None:
 def test_substitute_policy_plays_on(tmp_path: Path) -> None:
     bots = manifest(tmp_path / "bots.toml", {"good": "", "quitter": '"--mode", "quit-after", "--after", "2"'})
     run = tmp_path / "run"
-    out = arena("tournament", "--bots", str(bots), "--games", "2", "--rules", "short", "--tc", "st=1",
+    out = arena("tournament", "--bots", str(bots), "--games", "2", "--rules", "short", "--tc", "st=30",
                 "--fault-policy", "substitute", "--out", str(run))
     assert out.returncode == 0, out.stderr
     results = json.loads((run / "results.json").read_text())

@@ -14,6 +14,7 @@ import pytest
 from arena.cli.options import UsageError, cluster_spec
 from arena.cli.parser import build_parser
 from arena.run.placement import AUTO_GAMES_PER_WORKER, WORKERS_ENV, ClusterSpec
+from tests._wait import RUN_HANG_S
 
 COMMANDS = (["tournament", "--bots", "bots.toml"], ["demo"], ["ladder", "run"])
 
@@ -69,7 +70,7 @@ def test_a_small_run_with_auto_is_played_in_the_arenas_process(tmp_path: Path) -
     out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--bot", bot.format("a"), "--bot",
                           bot.format("b"), "--games", "4", "--rules", "short", "--concurrency", "4",
                           "--workers", "auto", "--out", str(tmp_path / "run")],
-                         capture_output=True, text=True, timeout=120, env=env)
+                         capture_output=True, text=True, timeout=RUN_HANG_S, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.splitlines()[0].endswith(", on the embedded referee"), out.stdout
     assert "Games run on Dask" not in out.stdout

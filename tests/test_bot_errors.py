@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._wait import RUN_HANG_S
+
 ROOT = Path(__file__).resolve().parent.parent
 JS_DIR = ROOT / "sample_bots" / "js"
 HAS_JS = shutil.which("node") is not None and (JS_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir()
@@ -112,13 +114,13 @@ def _tournament(folder: Path, on_error: str) -> tuple[Path, dict[str, object]]:
 def _audit(path: Path) -> None:
     """``arena audit`` of one replay (results.json names replays relative to the run folder)."""
     out = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(path)], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=RUN_HANG_S)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
 def _report(run: Path) -> str:
     out = subprocess.run([sys.executable, "-m", "arena.cli", "report", str(run)], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=RUN_HANG_S)
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout
 

@@ -35,7 +35,7 @@ from referee.gin import wire as gin_wire
 from sample_bots import greedy_bot, stdio_bridge
 from sample_bots.kit import Bot, BotConfig, SessionAbort, cards, make_parser, masks, parse_config, run_bot
 from sample_bots.kit.actions import action_text, parse_action, to_action, unseen_cards
-from tests._wait import HANG_S
+from tests._wait import HANG_S, RUN_HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -614,7 +614,7 @@ def test_sample_bot_processes_play_a_match_and_exit_0(serve: Callable[[FakeRefer
     args = [sys.executable, "-m", module, "--referee", address, "--name", module.split(".")[-1]]
     if module.endswith("random_bot"):
         args += ["--seed", "5"]
-    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=RUN_HANG_S)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(referee.results) == 1 and not referee.errors
     assert "match match-0 finished" in done.stderr
@@ -668,7 +668,7 @@ def test_stdio_bridge_plays_a_match_end_to_end(serve: Callable[[FakeReferee], st
     address = serve(referee)
     done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", address, "--token",
                            "good-token", "--", sys.executable, "-c", program], env=_env(), capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=RUN_HANG_S)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(referee.results) == 1 and not referee.errors and referee.answers
     kinds = []
@@ -688,7 +688,7 @@ def test_stdio_bridge_resigns_when_the_program_says_so(serve: Callable[[FakeRefe
     referee = FakeReferee()
     done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", serve(referee),
                            "--token", "good-token", "--on-error", "fallback", "--", sys.executable, "-c", program],
-                          env=_env(), capture_output=True, text=True, timeout=120)
+                          env=_env(), capture_output=True, text=True, timeout=RUN_HANG_S)
     assert done.returncode == 1, done.stderr[-2000:]
     assert [(r.match_id, r.reason) for r in referee.resigns] == [("match-0", "the program resigned: no idea")]
     assert not referee.answers
@@ -712,7 +712,7 @@ def test_stdio_bridge_writes_a_plugin_games_messages_it_knows_by_reflection(tmp_
                                                   "protocol=stdio games=toy3")]
     out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--game", "toy3", "--seats", "3",
                           "--games", "3", "--tc", "st=10", "--out", str(tmp_path / "run"), *bots],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=_env())
+                         capture_output=True, text=True, timeout=RUN_HANG_S, cwd=tmp_path, env=_env())
     assert out.returncode == 0, out.stdout + out.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["terminations"] == {"normal": 3}, results
@@ -726,7 +726,7 @@ def test_stdio_bridge_plays_the_sample_node_program(serve: Callable[[FakeReferee
     referee = FakeReferee()
     done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", serve(referee),
                            "--token", "good-token", "--", "node", str(ROOT / "sample_bots" / "stdio" / "bot.js")],
-                          env=_env(), capture_output=True, text=True, timeout=120)
+                          env=_env(), capture_output=True, text=True, timeout=RUN_HANG_S)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(referee.results) == 1 and not referee.errors
     assert "stdio bot: match match-0 over" in done.stderr  # the program's stderr passes through
@@ -737,7 +737,7 @@ def test_stdio_bridge_fails_when_the_program_breaks_the_protocol(serve: Callable
     referee = FakeReferee()
     done = subprocess.run([sys.executable, "-m", "sample_bots.stdio_bridge", "--referee", serve(referee),
                            "--token", "good-token", "--", sys.executable, "-c", program], env=_env(),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=RUN_HANG_S)
     assert done.returncode == 1
     assert "stdio protocol error: the answer to request" in done.stderr and "is not JSON" in done.stderr
     assert not referee.answers
@@ -772,7 +772,7 @@ def _npm_ci_if_missing() -> None:
         if npm is None:
             pytest.fail("npm is not installed: run `npm ci` in sample_bots/js")
         done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True,
-                              text=True, timeout=300)
+                              text=True, timeout=RUN_HANG_S)
         if done.returncode != 0:
             pytest.fail(f"npm ci failed: {done.stderr[-500:]}")
 
@@ -787,7 +787,7 @@ def test_js_bot_plays_a_match_and_exits_0(js_modules: Path, serve: Callable[[Fak
     referee = FakeReferee()
     env = {**os.environ, "GIN_TOKEN": "good-token", "GIN_REFEREE": serve(referee)}
     done = subprocess.run(["node", str(JS_DIR / "bot.js"), "--name", "js-test"], env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=RUN_HANG_S)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(referee.results) == 1 and not referee.errors
     assert referee.hellos[0].bot_name == "js-test" and len(referee.hellos[0].nonce) == 16
@@ -797,7 +797,7 @@ def test_js_bot_plays_a_match_and_exits_0(js_modules: Path, serve: Callable[[Fak
 def test_js_bot_reconnects_after_a_dropped_connection(js_modules: Path, serve: Callable[[FakeReferee], str]) -> None:
     referee = FakeReferee(drop_after_requests=3)
     done = subprocess.run(["node", str(JS_DIR / "bot.js"), "--referee", serve(referee), "--token", "good-token"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=RUN_HANG_S)
     assert done.returncode == 0, done.stderr[-2000:]
     assert referee._connections == 2 and len(referee.results) == 1 and not referee.errors
 
@@ -805,7 +805,7 @@ def test_js_bot_reconnects_after_a_dropped_connection(js_modules: Path, serve: C
 def test_js_bot_fails_on_a_bad_token(js_modules: Path, serve: Callable[[FakeReferee], str]) -> None:
     referee = FakeReferee(token="other")
     done = subprocess.run(["node", str(JS_DIR / "bot.js"), "--referee", serve(referee), "--token", "good-token"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=RUN_HANG_S)
     assert done.returncode == 1 and "UNAUTHENTICATED" in done.stderr
 
 

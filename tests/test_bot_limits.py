@@ -21,11 +21,12 @@ import trio
 from arena.model.manifest import ManifestError, parse_inline_bot, parse_manifest
 from referee import ProcessLimits
 from referee.play.pool import renew_cpu_limit
+from tests._wait import RUN_HANG_S
 
 TESTBOT = '["{python}", "-m", "arena._testbot", "--mode", '
 
 
-def arena(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def arena(*args: str, timeout: float = RUN_HANG_S) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
                           timeout=timeout)
 

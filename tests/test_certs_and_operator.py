@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._wait import RUN_HANG_S
+
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
 ENV = {**{k: v for k, v in os.environ.items() if k not in (TOKEN_ENV, "GIN_ARENA_REFEREE")},
@@ -25,7 +27,7 @@ ENV = {**{k: v for k, v in os.environ.items() if k not in (TOKEN_ENV, "GIN_ARENA
 ARENA = [sys.executable, "-m", "arena.cli"]
 
 
-def _arena(cwd: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def _arena(cwd: Path, *args: str, timeout: float = RUN_HANG_S) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*ARENA, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
 
 
@@ -156,7 +158,7 @@ def test_operator_creates_lists_shows_watches_and_fetches_a_match_that_bots_play
     try:
         watch = _arena(served.folder, *served.operator("watch", mid, "--from-start"))  # ends with the match
         for bot in bots:
-            _, err = bot.communicate(timeout=120)
+            _, err = bot.communicate(timeout=RUN_HANG_S)
             assert bot.returncode == 0, err[-2000:]
     finally:
         for bot in bots:

@@ -15,6 +15,7 @@ import pytest
 
 from arena.cli import main as arena_main
 from arena.exit_codes import EXIT_STDOUT_CLOSED
+from tests._wait import RUN_HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -23,7 +24,7 @@ ARENA = [sys.executable, "-m", "arena.cli"]
 
 
 def _arena(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ARENA, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=300)
+    return subprocess.run([*ARENA, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=RUN_HANG_S)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -36,7 +37,7 @@ def _with_closed_stdout(cwd: Path, *args: str) -> tuple[int, str]:
     os.close(read)  # nobody will read: the command's first write meets a closed pipe
     try:
         proc = subprocess.run([*ARENA, *args], cwd=cwd, env=ENV, stdout=write, stderr=subprocess.PIPE, text=True,
-                              timeout=300)
+                              timeout=RUN_HANG_S)
     finally:
         os.close(write)
     return proc.returncode, proc.stderr
@@ -64,7 +65,7 @@ def test_a_command_whose_reader_closed_stops_quietly(old_run: Path, args: tuple[
 
 def test_a_reader_that_reads_everything_sees_the_whole_output(old_run: Path) -> None:
     done = subprocess.run(f"{sys.executable} -m arena.cli report {old_run} | head -n 3", shell=True, cwd=old_run.parent,
-                          env=ENV, capture_output=True, text=True, timeout=120)
+                          env=ENV, capture_output=True, text=True, timeout=RUN_HANG_S)
     assert done.stdout.splitlines()[0].startswith("Standings") and len(done.stdout.splitlines()) == 3
     assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr, done.stderr
 

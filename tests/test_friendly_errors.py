@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests._wait import RUN_HANG_S
+
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
 """(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
 ROOT = str(Path(__file__).resolve().parent.parent)
@@ -39,7 +41,7 @@ def free_address() -> str:
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=RUN_HANG_S, cwd=cwd,
                           env=ENV)
 
 

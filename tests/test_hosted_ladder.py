@@ -30,7 +30,7 @@ from arena.model.records import Outcome
 from arena.store import open_db, record_game
 from gin_arena.v2 import bot_pb2
 from tests._bots import Client
-from tests._wait import until
+from tests._wait import RUN_HANG_S, until
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -97,7 +97,7 @@ class Server:
 
 def _arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], cwd=cwd, env=ENV, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=RUN_HANG_S)
 
 
 IDLE_BACKOFF_MAX_S = "1"
@@ -156,7 +156,7 @@ def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_su
     assert "suspended" in listed.stdout.lower() and "crashes" in listed.stdout
     refused = subprocess.run(  # its token is refused now, saying why
         [sys.executable, "-m", "arena._testbot", "--referee", server.address, "--token", tokens["crashy"]],
-        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=RUN_HANG_S)
     assert refused.returncode == 1 and "UNAUTHENTICATED: bot 'crashy' is suspended: " in refused.stderr
     assert "arena bots enable" in refused.stderr
     assert server.log_events("bot_suspended")[0]["bot"] == "crashy"

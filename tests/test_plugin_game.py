@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from referee import games
+from tests._wait import RUN_HANG_S
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "tests" / "plugin_game"
@@ -52,7 +53,7 @@ def test_discovery_imports_no_game() -> None:
             "loaded = sorted(m for m in sys.modules if m.startswith(('toy3_game', 'referee.gin', 'referee.rummy', "
             "'referee.gin.wire', 'referee.rummy.wire', 'gin_arena'))); "
             "games.get('toy3'); print(names, loaded, 'toy3_game.engine' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=RUN_HANG_S, check=True)
     assert out.stdout.strip() == "['gin', 'rummy', 'toy3'] [] True", out.stdout + out.stderr
 
 

@@ -15,13 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from tests._wait import RUN_HANG_S
+
 REPO = Path(__file__).resolve().parent.parent
 JS = REPO / "sample_bots" / "js"
 
 
 def _arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True, timeout=300,
-                          cwd=REPO)
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True,
+                          timeout=RUN_HANG_S, cwd=REPO)
 
 
 def _node() -> str:

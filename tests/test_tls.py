@@ -23,7 +23,7 @@ import trustme
 import referee
 from gin_arena.v2 import common_pb2, referee_pb2, referee_pb2_grpc
 from gin_arena.v2.games import gin_pb2
-from tests._wait import finished_match
+from tests._wait import RUN_HANG_S, finished_match
 
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
 """(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
@@ -123,7 +123,7 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
                       "--tls", "--ca", str(pki.ca), *cert]
             bots.append(subprocess.Popen(js, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
             for bot in bots:
-                _, err = bot.communicate(timeout=180)
+                _, err = bot.communicate(timeout=RUN_HANG_S)
                 assert bot.returncode == 0, err[-2000:]
             status = finished_match(ops, created.match_id, md)
             assert status.result.termination == common_pb2.TERMINATION_NORMAL, status.result.detail
@@ -235,7 +235,7 @@ def test_tls_and_plaintext_mixed_up_are_one_line_each_and_leave_no_run_folder(pk
              "--bot", 'name=greedy cmd="{python} -m sample_bots.greedy_bot"',
              "--bot", 'name=random cmd="{python} -m sample_bots.random_bot"',
              "--referee", address, *tls, "--operator-token-file", token, "--out", out, "--no-progress"],
-            cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
+            cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=RUN_HANG_S)
 
     try:
         for server in servers:

@@ -21,6 +21,7 @@ import trio
 import referee
 from arena.web.limits import WebLimits
 from arena.web.server import CSP, ENDPOINTS, Hub, openapi_document, openapi_path
+from tests._wait import RUN_HANG_S
 from tests._web import HOSTILE, Reply, fetch, illegal, play, served, until
 
 
@@ -329,7 +330,7 @@ def test_arena_tournament_with_web_shows_the_run_while_it_plays(tmp_path: Path) 
                 return {r["bot"] for r in rows} == {"a", "b"} and any(r["games"] for r in rows)
             await until(standings, "the run's finished games in the standings")
         trio.run(main)
-        assert proc.wait(timeout=300) == 0
+        assert proc.wait(timeout=RUN_HANG_S) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
