@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import trio
 
+from arena.console import Console, Progress
 from arena.model.manifest import BotSpec
 from arena.model.records import Outcome
 from arena.model.schedule import GameJob, PlayConfig
@@ -300,6 +302,42 @@ def test_time_loss_during_an_arena_stall_is_played_again(tmp_path: Path) -> None
         return sink
 
     assert [k for k, _ in trio.run(plain).events] == ["started", "finished"]
+
+
+class _ProgressSink(_Sink):
+    """A sink that moves a progress line on as the run's own sink does (``RunSink.finished``)."""
+
+    def __init__(self, progress: Progress) -> None:
+        super().__init__()
+        self.progress = progress
+        self.done = 0
+
+    def finished(self, job: GameJob, outcome: Outcome) -> None:
+        super().finished(job, outcome)
+        self.done += 1
+        self.progress.update(done=self.done)
+
+
+def test_the_progress_line_never_counts_a_finished_game_as_running(tmp_path: Path) -> None:
+    """A game whose result is recorded no longer shows as running while its bots exit: the line
+    said "2/2 games 100% | 1 running" at the end of every run (issue 34), which read as a hang."""
+    out = io.StringIO()
+    progress = Progress(Console(out, progress=False), total=3, every_s=0.0)  # (every change is a line)
+    settings = PlayConfig(rules=RuleSet.preset("short"), time_control=TimeControl.parse("st=5"), concurrency=3)
+    bots = {n: BotSpec(name=n, remote=True) for n in ("a", "b")}
+    jobs = [(GameJob(i, ("a", "b"), bytes([i]) * 32, "", 0, 0, ""), 0) for i in range(3)]
+
+    async def main() -> None:
+        runner = Runner(MatchContext(_FakeBackend()), bots, {"a": "t" * 32, "b": "u" * 32}, settings,
+                        BotLogs(tmp_path / "logs"), _ProgressSink(progress), progress, run_id="r")
+        await runner.run(jobs)
+
+    trio.run(main)
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("progress: ")]
+    counts = [re.match(r"progress: (\d+)/3 games .*\| (\d+) running \|", line) for line in lines]
+    assert all(counts), lines
+    shown = [(int(m.group(1)), int(m.group(2))) for m in counts if m]
+    assert (3, 0) in shown and all(done + running <= 3 for done, running in shown), lines
 
 
 def test_inline_bots_without_a_manifest_with_their_own_time_control(tmp_path: Path) -> None:

@@ -232,6 +232,7 @@ class Runner:
                 for name in _bots_of(job):
                     self._per_bot[name] -= 1
                 self._signal()
+                self._report()  # (the progress line's count of running games, before its next line)
 
         try:
             with structlog.contextvars.bound_contextvars(match_id=match_id):
@@ -349,8 +350,11 @@ class Runner:
             self._queue.insert(0, (job, game.attempt + 1))
             game.release()
             return
+        # Released before the sink moves the progress line on, which would otherwise show the
+        # game as both done and running ("2/2 games 100% | 1 running") while its bots exit; the
+        # next game may start meanwhile.
+        game.release()
         self.sink.finished(job, outcome)
-        game.release()  # the next game may start while these bots exit
         log.info(
             "game_finished",
             idx=job.idx,
