@@ -309,8 +309,10 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
         cluster.close()
         raise
     where = spec.scheduler or f"{spec.workers} local worker processes"
-    print(f"Games run on Dask ({where}, {cluster.workers()} workers now); dashboard: {cluster.dashboard}", flush=True)
-    log.info("cluster_opened", scheduler=spec.scheduler, workers=cluster.workers(), dashboard=cluster.dashboard)
+    print(f"Games run on Dask ({where}, {cluster.workers()} workers now); dashboard: {cluster.dashboard or 'off'}",
+          flush=True)
+    log.info("cluster_opened", scheduler=cluster.scheduler_address, workers=cluster.workers(),
+             dashboard=cluster.dashboard, worker_addresses=await trio.to_thread.run_sync(cluster.listening))
     return cluster
 
 
