@@ -187,7 +187,7 @@ class Progress:
             self._bar = rich.progress.Progress(
                 rich.progress.BarColumn(bar_width=24),
                 rich.progress.MofNCompleteColumn(),
-                rich.progress.TextColumn(f"{label} {{task.percentage:>3.0f}}% | {{task.fields[workers]}}"
+                rich.progress.TextColumn(f"{label} {{task.fields[percent]:>3d}}% | {{task.fields[workers]}}"
                                          "{task.fields[running]} running |"),
                 _RateColumn(),
                 rich.progress.TimeElapsedColumn(),
@@ -197,7 +197,8 @@ class Progress:
                 console=rich.console.Console(file=console.stream, stderr=console.stream is sys.stderr),
                 refresh_per_second=10,
             )
-            self._task = self._bar.add_task(label, total=total, completed=done, running=0, note="", workers="")
+            self._task = self._bar.add_task(label, total=total, completed=done, running=0, note="", workers="",
+                                            percent=self.percent())
             self._bar.start()
             console.live = self._bar
 
@@ -216,7 +217,8 @@ class Progress:
         if note is not None:
             self.note = note
         if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, running=self.running, workers=self._workers_text(),
+            self._bar.update(self._task, completed=self.done, running=self.shown_running(),
+                             workers=self._workers_text(), percent=self.percent(),
                              note=f"| {self.note}" if self.note else "", refresh=force)
             return
         now = time.monotonic()
@@ -226,6 +228,16 @@ class Progress:
             self._last_shown = shown
             self.console.line("progress: " + self.text(now))
 
+    def shown_running(self) -> int:
+        """The games shown as running: never more than are left (a game is counted done when its
+        result is, a moment before its slot is given back)."""
+        return max(0, min(self.running, self.total - self.done))
+
+    def percent(self) -> int:
+        """The whole percent done, rounded down: 100 only when every game is done (199/200 is
+        99%, never 100% with a game still to end)."""
+        return 100 * self.done // self.total if self.total else 100
+
     def _workers_text(self) -> str:
         return f"{self.workers} worker{'s' if self.workers != 1 else ''} | " if self.workers else ""
 
@@ -233,14 +245,14 @@ class Progress:
         """The state as one line of text (what a log without a terminal shows)."""
         now = time.monotonic() if now is None else now
         elapsed = now - self._start
-        fraction = self.done / self.total if self.total else 1.0
         made = self.done - self._start_done
         rate = made / elapsed * 60 if elapsed > 0 else 0.0
         left = self.total - self.done
         eta = f"ETA {_clock(left / (made / elapsed))}" if made and elapsed > 0 and left else "ETA -"
         note = f" | {self.note}" if self.note else ""
         return (
-            f"{self.done}/{self.total} {self.label} {fraction:4.0%} | {self._workers_text()}{self.running} running | "
+            f"{self.done}/{self.total} {self.label} {self.percent():3d}% | {self._workers_text()}"
+            f"{self.shown_running()} running | "
             f"{rate:.0f}/min | {_clock(elapsed)} {eta}{note}"
         )
 

@@ -4,6 +4,7 @@ without one, plain periodic progress lines; text tables with aligned columns."""
 from __future__ import annotations
 
 import io
+import re
 
 from arena.console import Console, Progress
 from arena.results.report import table
@@ -40,6 +41,31 @@ def test_progress_lines_without_a_terminal() -> None:
     lines = stream.getvalue().splitlines()
     assert lines == [line for line in lines if line.startswith("progress: ")]
     assert lines[0].startswith("progress: 2/4 games  50% | 1 running")
+
+
+def test_progress_never_shows_100_percent_with_games_running() -> None:
+    """A game is counted done a moment before its slot is given back, and 199/200 rounds to
+    100%: neither shows as "100% | 1 running" (the plain line nor the bar)."""
+    stream = io.StringIO()
+    progress = Progress(Console(stream), total=12, every_s=3600)
+    progress.update(done=11, running=1, force=True)
+    progress.update(done=12, force=True)  # the last result, its slot not given back yet
+    progress.finish()
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("progress: 11/12 games  91% | 1 running"), lines
+    assert lines[1].startswith("progress: 12/12 games 100% | 0 running"), lines
+    stream = io.StringIO()
+    progress = Progress(Console(stream), total=200, every_s=3600)
+    progress.update(done=199, running=1, force=True)
+    assert stream.getvalue().startswith("progress: 199/200 games  99% | 1 running"), stream.getvalue()
+    term = _Terminal()
+    progress = Progress(Console(term), total=200)
+    progress.update(done=199, running=1, force=True)
+    progress.update(done=200, force=True)
+    progress.finish()
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", term.getvalue())  # (the bar's colours)
+    assert "199/200 games  99% | 1 running" in drawn and "200/200 games 100% | 0 running" in drawn, drawn
+    assert "100% | 1 running" not in drawn
 
 
 def test_text_table_aligns_columns() -> None:
