@@ -1,6 +1,7 @@
 """stderr for people, ``run.log`` for machines: structlog configured to write every event as a
-JSON line to the run's log file and the important ones to stderr (coloured console lines on a
-terminal, JSON lines otherwise), and a progress bar that log lines never garble."""
+JSON line to the run's log file and the important ones to stderr, in structlog's console
+rendering (coloured on a terminal; JSON only with ``--log-json``), and a progress bar that log
+lines never garble."""
 
 from __future__ import annotations
 
@@ -84,6 +85,7 @@ class _Sink:
             else:
                 shown = dict(event)
                 shown.pop("logger", None)
+                shown.pop("timestamp", None)  # (run.log has it)
                 text = str(self._pretty(logger, method, shown))
             self.console.line(text)
         raise structlog.DropEvent
@@ -97,13 +99,14 @@ def configure(
 ) -> None:
     """Configure structlog for the arena process. Console: warnings and errors (``-v``: info of
     the arena, ``-vv``: also the referee's info, ``-vvv``: debug). ``file_level`` applies to
-    ``run.log`` once :func:`log_to_file` is called."""
+    ``run.log`` once :func:`log_to_file` is called. ``log_json``: JSON lines on the console too
+    (else the console renderer's lines, terminal or not)."""
     global _SINK
     console_level = (
         _LEVELS["WARNING"] if verbose == 0 else _LEVELS["INFO"] if verbose < 3 else _LEVELS["DEBUG"]
     )
     referee_level = _LEVELS["WARNING"] if verbose < 2 else console_level
-    use_json = (not console.tty) if log_json is None else log_json
+    use_json = bool(log_json)  # (people read the console, terminal or not; run.log is for machines)
     sink = _Sink(console, console_level, referee_level, use_json)
     sink.file_level = _LEVELS[file_level.upper()]
     _SINK = sink

@@ -378,7 +378,8 @@ def add_log_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("-v", "--verbose", action="count", default=0,
                    help="more log lines on stderr (-v arena info, -vv also the referee's, -vvv debug)")
-    g.add_argument("--log-json", action="store_true", default=None, help="JSON log lines on stderr even on a terminal")
+    g.add_argument("--log-json", action="store_true", default=None,
+                   help="log lines on stderr as JSON (default: in words; run.log has them as JSON)")
     g.add_argument("--log-level", default="info", choices=["debug", "info", "warning"],
                    help="level of run.log in the run folder (default info)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
