@@ -1,6 +1,7 @@
 """stderr for people, ``run.log`` for machines: structlog configured to write every event as a
-JSON line to the run's log file and the important ones to stderr (coloured console lines on a
-terminal, JSON lines otherwise), and a progress bar that log lines never garble."""
+JSON line to the run's log file and the important ones to stderr, in structlog's console
+rendering (coloured on a terminal; JSON only with ``--log-json``), and a progress bar that log
+lines never garble."""
 
 from __future__ import annotations
 
@@ -84,6 +85,7 @@ class _Sink:
             else:
                 shown = dict(event)
                 shown.pop("logger", None)
+                shown.pop("timestamp", None)  # (run.log has it)
                 text = str(self._pretty(logger, method, shown))
             self.console.line(text)
         raise structlog.DropEvent
@@ -97,13 +99,14 @@ def configure(
 ) -> None:
     """Configure structlog for the arena process. Console: warnings and errors (``-v``: info of
     the arena, ``-vv``: also the referee's info, ``-vvv``: debug). ``file_level`` applies to
-    ``run.log`` once :func:`log_to_file` is called."""
+    ``run.log`` once :func:`log_to_file` is called. ``log_json``: JSON lines on the console too
+    (else the console renderer's lines, terminal or not)."""
     global _SINK
     console_level = (
         _LEVELS["WARNING"] if verbose == 0 else _LEVELS["INFO"] if verbose < 3 else _LEVELS["DEBUG"]
     )
     referee_level = _LEVELS["WARNING"] if verbose < 2 else console_level
-    use_json = (not console.tty) if log_json is None else log_json
+    use_json = bool(log_json)  # (people read the console, terminal or not; run.log is for machines)
     sink = _Sink(console, console_level, referee_level, use_json)
     sink.file_level = _LEVELS[file_level.upper()]
     _SINK = sink
@@ -187,7 +190,7 @@ class Progress:
             self._bar = rich.progress.Progress(
                 rich.progress.BarColumn(bar_width=24),
                 rich.progress.MofNCompleteColumn(),
-                rich.progress.TextColumn(f"{label} {{task.percentage:>3.0f}}% | {{task.fields[workers]}}"
+                rich.progress.TextColumn(f"{label} {{task.fields[percent]:>3d}}% | {{task.fields[workers]}}"
                                          "{task.fields[running]} running |"),
                 _RateColumn(),
                 rich.progress.TimeElapsedColumn(),
@@ -197,7 +200,8 @@ class Progress:
                 console=rich.console.Console(file=console.stream, stderr=console.stream is sys.stderr),
                 refresh_per_second=10,
             )
-            self._task = self._bar.add_task(label, total=total, completed=done, running=0, note="", workers="")
+            self._task = self._bar.add_task(label, total=total, completed=done, running=0, note="", workers="",
+                                            percent=self.percent())
             self._bar.start()
             console.live = self._bar
 
@@ -216,7 +220,8 @@ class Progress:
         if note is not None:
             self.note = note
         if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, running=self.running, workers=self._workers_text(),
+            self._bar.update(self._task, completed=self.done, running=self.shown_running(),
+                             workers=self._workers_text(), percent=self.percent(),
                              note=f"| {self.note}" if self.note else "", refresh=force)
             return
         now = time.monotonic()
@@ -226,6 +231,16 @@ class Progress:
             self._last_shown = shown
             self.console.line("progress: " + self.text(now))
 
+    def shown_running(self) -> int:
+        """The games shown as running: never more than are left (a game is counted done when its
+        result is, a moment before its slot is given back)."""
+        return max(0, min(self.running, self.total - self.done))
+
+    def percent(self) -> int:
+        """The whole percent done, rounded down: 100 only when every game is done (199/200 is
+        99%, never 100% with a game still to end)."""
+        return 100 * self.done // self.total if self.total else 100
+
     def _workers_text(self) -> str:
         return f"{self.workers} worker{'s' if self.workers != 1 else ''} | " if self.workers else ""
 
@@ -233,14 +248,14 @@ class Progress:
         """The state as one line of text (what a log without a terminal shows)."""
         now = time.monotonic() if now is None else now
         elapsed = now - self._start
-        fraction = self.done / self.total if self.total else 1.0
         made = self.done - self._start_done
         rate = made / elapsed * 60 if elapsed > 0 else 0.0
         left = self.total - self.done
         eta = f"ETA {_clock(left / (made / elapsed))}" if made and elapsed > 0 and left else "ETA -"
         note = f" | {self.note}" if self.note else ""
         return (
-            f"{self.done}/{self.total} {self.label} {fraction:4.0%} | {self._workers_text()}{self.running} running | "
+            f"{self.done}/{self.total} {self.label} {self.percent():3d}% | {self._workers_text()}"
+            f"{self.shown_running()} running | "
             f"{rate:.0f}/min | {_clock(elapsed)} {eta}{note}"
         )
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests import _plugin
 from tests._wait import HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -222,9 +223,8 @@ def make_venv(work: Path) -> None:
         check=True, capture_output=True, text=True,
     ).stdout.strip()
     deps = sorted({sysconfig.get_paths()[kind] for kind in ("purelib", "platlib")})
-    # the copy's tests/plugin_game too: its distribution (and entry point) is among the downloads'
-    # metadata, as .ci/run installs it beside the package (docs/adding-a-game.md)
-    paths = [work, work / "proto", work / "tests" / "plugin_game", *deps]
+    # (not the tests' plugin game: .ci/run installs it for the tests alone, tests/_plugin.py)
+    paths = [work, work / "proto", *deps]
     Path(site, "gin_arena_checkout.pth").write_text("".join(f"{p}\n" for p in paths))
     scripts: dict[str, str] = tomllib.loads((work / "pyproject.toml").read_text())["project"]["scripts"]
     for name, target in scripts.items():
@@ -234,6 +234,18 @@ def make_venv(work: Path) -> None:
         script.write_text(f"#!{python}\nimport sys\nfrom {module} import {function}\n"
                           f"if __name__ == '__main__':\n    sys.exit({function}())\n")
         script.chmod(0o755)
+
+
+def install_plugin_game(work: Path) -> None:
+    """What docs/adding-a-game.md's ``.venv/bin/pip install -e tests/plugin_game`` adds to the
+    copy's venv, offline: the distribution's metadata as pip wrote it for the tests (its entry
+    point; tests/_plugin.py) and the copy's plugin folder on the venv's path."""
+    dist = next(_plugin.SITE.glob("gin_arena_toy3-*.dist-info"), None)
+    assert dist is not None, f"the tests' plugin game is not installed: run {_plugin.INSTALL}"
+    site = next((work / ".venv" / "lib").glob("python*/site-packages"))
+    shutil.copytree(dist, site / dist.name)
+    with (site / "gin_arena_checkout.pth").open("a") as pth:
+        pth.write(f"{work / 'tests' / 'plugin_game'}\n")
 
 
 def user_env(work: Path, home: Path) -> dict[str, str]:

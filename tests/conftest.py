@@ -13,10 +13,13 @@ import pytest
 
 from arena.run.placement import WORKERS_ENV
 from referee import configure_logging
+from tests import _plugin
 
 # The suite's many small runs play in-process (``--workers 1``) unless a test asks for workers:
 # a local Dask cluster costs seconds to start. The default itself (auto) is tested explicitly.
 os.environ.setdefault(WORKERS_ENV, "1")
+# The plugin game toy3 is the tests' alone: on their path, not installed in the user's venv.
+_plugin.activate()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -509,3 +510,69 @@ def test_the_documented_dask_commands_keep_the_dashboards_on_127_0_0_1() -> None
     assert len(lines) >= 4, lines
     for line in lines:
         assert re.search(r"--dashboard-address 127\.0\.0\.1:\d+\b", line) or "--no-dashboard" in line, line
+
+
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive ports of 127.0.0.1 that are free now, below the range
+    the system hands out for port 0 (where any process's next listener could land meanwhile)."""
+    try:
+        ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32768
+    rng = random.Random()
+    for _ in range(200):
+        first = rng.randrange(10000, max(10001, ephemeral - count))
+        with contextlib.ExitStack() as held:
+            try:
+                for port in range(first, first + count):
+                    s = held.enter_context(socket.socket())
+                    s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return first
+    raise AssertionError(f"no {count} consecutive free ports found")
+
+
+def test_the_local_clusters_ports_are_pinned_by_options(tmp_path: Path) -> None:
+    """--dask-scheduler-port, --dask-dashboard and --dask-worker-ports: the scheduler, its
+    dashboard and each worker (its own port, its nanny's and its HTTP server's) listen where
+    they were told, which the header and run.log say; --dask-dashboard off: no dashboard."""
+    first = free_ports(8)
+    scheduler, dashboard, workers = first, first + 1, first + 2
+    run = tmp_path / "run"
+    out = subprocess.run(tournament(tmp_path, run, 4, "--workers", "2", "--dask-scheduler-port", str(scheduler),
+                                    "--dask-dashboard", f"127.0.0.1:{dashboard}",
+                                    "--dask-worker-ports", f"{workers}:{workers + 5}"),
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"dashboard: http://127.0.0.1:{dashboard}/status" in out.stdout, out.stdout
+    opened = next(e for e in map(json.loads, (run / "run.log").read_text().splitlines())
+                  if e["event"] == "cluster_opened")
+    assert opened["scheduler"] == f"tls://127.0.0.1:{scheduler}", opened
+    listening = {(w, i["nanny"], i["http"]) for w, i in opened["worker_addresses"].items()}
+    assert listening == {(f"tls://127.0.0.1:{p}", f"tls://127.0.0.1:{p + 1}", p + 2) for p in (workers, workers + 3)}
+    assert games(run)[:2] == (4, 0)
+
+    off = tmp_path / "off"
+    out = subprocess.run(tournament(tmp_path, off, 2, "--workers", "2", "--dask-dashboard", "off"),
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "dashboard: off" in out.stdout, out.stdout
+    assert games(off)[:2] == (2, 0)
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    (("--workers", "2", "--dask-worker-ports", "40000:40004"),
+     "--dask-worker-ports 40000:40004 has 5 ports; 2 workers take 6"),
+    (("--workers", "2", "--dask-worker-ports", "40000"), "--dask-worker-ports must be LO:HI"),
+    (("--workers", "2", "--dask-dashboard", "hostonly:"), "--dask-dashboard must be a port number 0-65535"),
+    (("--workers", "2", "--dask-scheduler-port", "70000"), "--dask-scheduler-port must be a port number 0-65535"),
+    (("--scheduler", "tcp://127.0.0.1:1", "--dask-dashboard", "off"), "the cluster at --scheduler tcp://127.0.0.1:1 "
+                                                                      "has its own (dask scheduler --port"),
+])
+def test_bad_dask_port_options_are_refused_before_anything_starts(tmp_path: Path, extra: tuple[str, ...],
+                                                                  says: str) -> None:
+    run = tmp_path / "run"
+    out = subprocess.run(tournament(tmp_path, run, 2, *extra), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and says in out.stderr, out.stderr
+    assert not run.exists()

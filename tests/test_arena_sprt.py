@@ -32,8 +32,11 @@ def test_a_lopsided_match_stops_at_its_sprt_bound(tmp_path: Path) -> None:
     sprt = report["sprt"]
     assert report["run"]["status"] == "stopped"
     assert report["run"]["stop_reason"].startswith("SPRT H1 accepted")
-    assert sprt["decision"] == "H1" and sprt["llr"] >= sprt["upper"]
-    assert sprt["bot"] == "expert" and sum(sprt["pairs"]) + sum(sprt["games"]) >= 1
+    decided = report["sprt_decision"]  # the SPRT when it decided; "sprt": over every game played
+    assert decided["decision"] == "H1" and decided["llr"] >= decided["upper"]
+    assert decided["bot"] == sprt["bot"] == "expert" and sum(sprt["pairs"]) + sum(sprt["games"]) >= 1
+    late = report["games_played"] - decided["games_played"]
+    assert 0 <= late <= 2  # (--concurrency 2: the games running, or started while the decision was made)
     assert report["games_played"] < 80  # stopped early: the rest were never played
     # the counts are those of the games in results.json: a pair's two games, by expert's wins
     by_pair: dict[str, list[int]] = {}
@@ -48,8 +51,21 @@ def test_a_lopsided_match_stops_at_its_sprt_bound(tmp_path: Path) -> None:
         else:
             games[2 * wins[0]] += 1
     assert sprt["pairs"] == pairs and sprt["games"] == games
-    assert "H1 accepted (elo >= elo1)" in out.stdout and "LLR" in out.stdout
-    assert "Stopped early: SPRT H1 accepted" in out.stdout
+    # The end screen: the decision once, with the counts and LLR it was taken on; what became of
+    # the games still running then; the games not played.
+    said = [line for line in out.stdout.splitlines() if "accepted" in line]
+    assert len(said) == 1, out.stdout
+    assert said[0].endswith(f"LLR {decided['llr']:.2f} [{decided['lower']:.2f}, {decided['upper']:.2f}] — H1 accepted "
+                            f"(elo >= elo1) (decided after {decided['games_played']} games)"), said
+    if late:
+        were = "game that was still in play when the SPRT decided was" if late == 1 else \
+            "games that were still in play when the SPRT decided were"
+        assert (f"{late} {were} played to the end: counted in the standings above, not in the decision (with "
+                f"them the LLR is {sprt['llr']:.2f}).") in out.stdout, out.stdout
+    else:
+        assert "No game was running when the SPRT decided" in out.stdout, out.stdout
+    assert (f"Stopped early by the SPRT's decision above: {80 - report['games_played']} of 80 games were not "
+            "played.") in out.stdout, out.stdout
 
 
 TESTBOTS = ["--bot", 'name=g1 cmd="{python} -m arena._testbot"',

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -46,9 +47,9 @@ def test_each_scaffold_plays_at_once_and_its_own_test_passes(tmp_path: Path, lan
         assert all(g["termination"] == "normal" for g in results["games"])
     else:  # the scaffold's own test: the same tournament, checked by it
         test = shlex.split(commands["run its test"].strip())
-        assert test[:3] == ["python", "-m", "pytest"]
-        done = subprocess.run([sys.executable, *test[1:], "-q", "-p", "no:cacheprovider"], capture_output=True,
-                              text=True, timeout=600, cwd=tmp_path)
+        assert test == ["python", f"bots/mine-{lang}/test_bot.py"]
+        done = subprocess.run([sys.executable, "-m", "pytest", test[1], "-q", "-p", "no:cacheprovider"],
+                              capture_output=True, text=True, timeout=600, cwd=tmp_path)
         assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
 
 
@@ -67,3 +68,43 @@ def test_new_bot_refuses_an_existing_folder_and_a_bad_name(tmp_path: Path) -> No
     out = arena("new-bot", "fine", "--lang", "stdio", "--dir", "nowhere", cwd=tmp_path)
     assert out.returncode == 2 and out.stderr == "arena: --dir nowhere: no such folder\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+def venv_without_pytest(where: Path) -> Path:
+    """The Python of the README's main set-up (``pip install -e .``, no test extras), offline: a
+    real venv that sees this checkout and the third-party packages of this Python, except
+    pytest and its plugins (a folder of links to the others)."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    deps = where / "deps"
+    deps.mkdir(parents=True)
+    for entry in site.iterdir():
+        if not entry.name.lower().startswith(("pytest", "_pytest", "xdist", "py.py", "__editable__")):
+            (deps / entry.name).symlink_to(entry)
+    venv = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    own = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    Path(own, "checkout.pth").write_text("".join(f"{p}\n" for p in (ROOT, ROOT / "proto", deps)))
+    return python
+
+
+def test_the_scaffolds_test_runs_with_plain_python_without_pytest(tmp_path: Path) -> None:
+    """The README's set-up installs no pytest: the printed test command runs there as printed,
+    plays the games and says so; a bot that fails makes it exit 1."""
+    python = venv_without_pytest(tmp_path / "env")
+    plain = subprocess.run([python, "-c", "import pytest"], capture_output=True, text=True)
+    assert plain.returncode == 1 and "No module named 'pytest'" in plain.stderr, "the venv has pytest"
+    out = subprocess.run([python, "-m", "arena.cli", "new-bot", "mine", "--lang", "python"], capture_output=True,
+                         text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    commands = dict(line.split(":  ", 1) for line in out.stdout.splitlines()[1:])
+    test = shlex.split(commands["run its test"].strip())
+    assert test[0] == "python", test
+    done = subprocess.run([python, *test[1:]], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "mine: 2 games against greedy, each ended normally, no fault, no fallback: passed" in done.stdout
+    bot = tmp_path / "mine" / "bot.py"  # a bot whose every decision raises: the same command fails
+    bot.write_text(bot.read_text().replace("def decide(request):", "def decide(request):\n    raise RuntimeError('x')"))
+    failed = subprocess.run([python, *test[1:]], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert failed.returncode == 1 and "AssertionError" in failed.stderr, failed.stdout + failed.stderr

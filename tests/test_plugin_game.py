@@ -1,6 +1,7 @@
 """A third game is one folder: tests/plugin_game is a package of its own (``gin-arena-toy3``,
-its pyproject.toml registering the entry point ``toy3``), installed into the test venv beside
-gin-arena (``.ci/run``: ``pip install -e tests/plugin_game``). This test follows
+its pyproject.toml registering the entry point ``toy3``), installed by pip for the tests alone
+(``.ci/run``: ``pip install --target .test-site -e tests/plugin_game``; tests/_plugin.py puts it
+on the tests' path), never into the user's venv. This test follows
 docs/adding-a-game.md's steps with real processes: ``arena games`` lists it, a tournament of
 its own bots plays it and rates it, ``arena audit`` passes, its replays show in the terminal
 and as HTML through its own presentation. And the registry's failures: a broken, an incompatible and a
@@ -10,6 +11,7 @@ every other command still works."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from importlib import metadata
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from referee import games
+from tests import _plugin
 from tests._wait import RUN_HANG_S
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,8 +38,13 @@ def _arena(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproce
 
 
 def test_the_plugin_is_installed_from_its_own_folder() -> None:
-    """Step 1 of docs/adding-a-game.md: the package is installed (editable) from tests/plugin_game."""
-    dist = metadata.distribution("gin-arena-toy3")
+    """Step 1 of docs/adding-a-game.md: the package is installed (editable, by pip) from
+    tests/plugin_game — into the tests' own folder, where this test process finds it."""
+    dist = metadata.distribution(_plugin.DIST)
+    installed_at = Path(str(dist.locate_file(""))).resolve()
+    assert installed_at == _plugin.SITE, f"{_plugin.DIST} is installed at {installed_at}; run: {_plugin.INSTALL}"
+    direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    assert direct["dir_info"] == {"editable": True} and direct["url"] == _plugin.SOURCE.as_uri(), direct
     points = [p for p in dist.entry_points if p.group == games.ENTRY_POINT_GROUP]
     assert [(p.name, p.value) for p in points] == [("toy3", "toy3_game.plugin:PLUGIN")]
     import toy3_game
@@ -45,6 +53,23 @@ def test_the_plugin_is_installed_from_its_own_folder() -> None:
     ours = {p.name: p.value for p in metadata.distribution("gin-arena").entry_points
             if p.group == games.ENTRY_POINT_GROUP}
     assert ours == {"gin": "referee.gin.wire:PLUGIN", "rummy": "referee.rummy.wire:PLUGIN"}
+
+
+def test_the_users_venv_does_not_list_the_plugin_game(tmp_path: Path) -> None:
+    """The venv the tests run in is the user's (``.ci/run`` and the README make ``.venv``): there,
+    with the user's environment, ``arena games`` lists the games of gin-arena and nothing of the
+    tests'; and an unknown game's message names only those."""
+    env = _plugin.without(dict(os.environ))
+    listed = _arena("games", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    names = {line.split()[0] for line in listed.stdout.splitlines()[1:]}
+    assert names == {"gin", "rummy"}, (
+        f"arena games in the user's venv lists {sorted(names)}: {_plugin.DIST} is installed in the venv "
+        f"({sys.prefix}); uninstall it (.venv/bin/pip uninstall {_plugin.DIST}): the tests take it from "
+        f"{_plugin.SITE.name}/ ({_plugin.INSTALL})\n{listed.stdout}")
+    unknown = _arena("play", "--game", "chess", cwd=tmp_path, env=env)
+    assert unknown.returncode == 2 and "unknown game 'chess'; known: gin, rummy" in unknown.stderr, unknown.stderr
+    assert "toy3" not in unknown.stderr
 
 
 def test_discovery_imports_no_game() -> None:
@@ -175,7 +200,8 @@ def test_broken_incompatible_and_duplicate_plugins_are_named_and_the_rest_works(
                {"failing_game": PLUGIN_OF + "def _load():\n    raise RuntimeError('engine\\nmissing')\n"
                                            "PLUGIN = GamePlugin(plugin_api=1, load=_load)\n"})
     _fake_dist(site, "other-toy3", {"toy3": "other_toy3:PLUGIN"}, {"other_toy3": "PLUGIN = 42\n"})
-    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {"PYTHONPATH": os.pathsep.join([str(site), *_plugin.paths()]), "PATH": "/usr/bin:/bin",
+           "HOME": str(tmp_path)}
 
     listed = _arena("games", cwd=tmp_path, env=env)
     assert listed.returncode == 0, listed.stderr

@@ -40,11 +40,13 @@ def template(lang: str) -> str:
 
 
 _TEST = '''"""{name}: plays a short tournament against greedy through the arena and checks that it
-finished every game without a fault or a fallback. Run: python -m pytest {folder}/test_bot.py"""
+finished every game without a fault or a fallback. Run: python {folder}/test_bot.py (with the
+arena's venv active; pytest is not needed, and python -m pytest {folder}/test_bot.py runs it too)."""
 
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -63,6 +65,12 @@ def test_{ident}_plays_a_short_tournament_against_greedy(tmp_path):
         assert game["termination"] == "normal", game["detail"]
     mine = next(row for row in results["standings"] if row["bot"] == "{name}")
     assert mine["games"] == 2 and mine["faults"] == 0 and mine["fallbacks"] == 0, mine
+
+
+if __name__ == "__main__":  # python test_bot.py: the same check without pytest (a failure exits 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        test_{ident}_plays_a_short_tournament_against_greedy(Path(tmp))
+    print("{name}: 2 games against greedy, each ended normally, no fault, no fallback: passed")
 '''
 
 _MANIFEST = '''# {name} and an opponent: arena tournament --bots {folder}/bots.toml --games 2 --rules short --tc st=30
@@ -81,7 +89,7 @@ A Gin Arena bot ({lang}), made by `arena new-bot`. Change the decision in `{bot_
 
 ```sh
 arena tournament --bots {folder}/bots.toml --games 2 --rules short --tc st=30   # play it against greedy
-python -m pytest {folder}/test_bot.py                                 # the same, checked
+python {folder}/test_bot.py                                           # the same, checked (or: python -m pytest …)
 ```
 
 An exception in the bot's code resigns the match: the results show a `bot_error` fault with the
@@ -101,7 +109,7 @@ class Scaffold:
     try_command: str
     """The command that plays the bot against greedy."""
     test_command: str
-    """The command that runs its test."""
+    """The command that runs its test (plain ``python``: the arena's set-up has no pytest)."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -169,7 +177,7 @@ def write_scaffold(name: str, lang: str, parent: Path) -> Scaffold:
             shutil.rmtree(staging, ignore_errors=True)
     play = f"arena tournament --bots {shown}/bots.toml --games 2 --rules short --tc st=30"
     return Scaffold(folder, tuple(files), play,
-                    f"python -m pytest {shown}/test_bot.py")
+                    f"python {shown}/test_bot.py")
 
 
 def run(args: argparse.Namespace) -> int:

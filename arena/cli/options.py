@@ -24,7 +24,15 @@ from arena import console as console_mod
 from arena.console import Console
 from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
 from arena.model.schedule import FAULT_POLICIES, PlayConfig
-from arena.run.placement import WORKER_WAIT_S, WORKERS_ENV, ClusterSpec, DaskTLS
+from arena.run.placement import (
+    DASHBOARD,
+    PORTS_PER_WORKER,
+    WORKER_WAIT_S,
+    WORKERS_ENV,
+    ClusterSpec,
+    DaskTLS,
+    LocalPorts,
+)
 from arena.run.tournament import RemoteAccess
 from referee import (
     DEFAULT_GAME,
@@ -322,6 +330,14 @@ def add_play_options(
     g.add_argument("--worker-wait", type=float, default=WORKER_WAIT_S, metavar="S",
                    help="with workers: how long the run waits for a Dask worker when there is none (before its "
                    f"first game, and after its last worker was lost), then exits 1 (default {WORKER_WAIT_S:g})")
+    g.add_argument("--dask-scheduler-port", default="0", metavar="PORT",
+                   help="with --workers N: the local cluster's scheduler port on 127.0.0.1 (default 0: any free one)")
+    g.add_argument("--dask-dashboard", default=DASHBOARD, metavar="HOST:PORT|PORT|off",
+                   help=f"with --workers N: where the local cluster's dashboard listens (default {DASHBOARD}: any "
+                   "free port of 127.0.0.1; the arena prints its link); off: no dashboard")
+    g.add_argument("--dask-worker-ports", default="", metavar="LO:HI",
+                   help=f"with --workers N: the local workers' ports, {PORTS_PER_WORKER} each from LO (the worker, "
+                   "its nanny, its HTTP server; default: any free ones)")
     g.add_argument("--ship-bots", action="store_true",
                    help="with workers: send each bot's folder (its cwd) to every worker and start it from the "
                    "copy (default: a bot must be at the same path on every worker)")
@@ -362,7 +378,8 @@ def add_log_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("-v", "--verbose", action="count", default=0,
                    help="more log lines on stderr (-v arena info, -vv also the referee's, -vvv debug)")
-    g.add_argument("--log-json", action="store_true", default=None, help="JSON log lines on stderr even on a terminal")
+    g.add_argument("--log-json", action="store_true", default=None,
+                   help="log lines on stderr as JSON (default: in words; run.log has them as JSON)")
     g.add_argument("--log-level", default="info", choices=["debug", "info", "warning"],
                    help="level of run.log in the run folder (default info)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -406,6 +423,24 @@ def run_cancellable(fn: Callable[[trio.CancelScope], Awaitable[T]]) -> T:
     return referee.run(main)
 
 
+def local_ports(args: argparse.Namespace, spec: ClusterSpec) -> LocalPorts:
+    """``--dask-scheduler-port``, ``--dask-dashboard`` and ``--dask-worker-ports``: for a local
+    cluster only (an existing one's ports are set where it is started)."""
+    try:
+        ports = LocalPorts.parse(str(getattr(args, "dask_scheduler_port", "0")),
+                                 str(getattr(args, "dask_dashboard", DASHBOARD)),
+                                 str(getattr(args, "dask_worker_ports", "")))
+        ports.check(spec.workers)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if ports.pinned and spec.scheduler:
+        raise UsageError("--dask-scheduler-port/--dask-dashboard/--dask-worker-ports are the ports of the local "
+                         f"cluster of --workers N; the cluster at --scheduler {spec.scheduler} has its own (dask "
+                         "scheduler --port/--dashboard-address, dask worker --worker-port/--nanny-port/"
+                         "--dashboard-address)")
+    return ports
+
+
 def cluster_spec(args: argparse.Namespace) -> ClusterSpec:
     scheduler = str(getattr(args, "scheduler", ""))
     try:
@@ -417,7 +452,7 @@ def cluster_spec(args: argparse.Namespace) -> ClusterSpec:
     wait = float(getattr(args, "worker_wait", WORKER_WAIT_S))
     if not wait > 0:
         raise UsageError(f"--worker-wait must be a number of seconds > 0; got {wait:g}")
-    spec = dataclasses.replace(spec, worker_wait_s=wait)
+    spec = dataclasses.replace(spec, worker_wait_s=wait, ports=local_ports(args, spec))
     referee = str(getattr(args, "referee", "") or "")
     if referee and (spec.scheduler or (spec.workers > 1 and not spec.auto)):
         raise UsageError(f"--workers {spec.workers}/--scheduler play the games on Dask workers' own referees, "

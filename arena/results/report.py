@@ -158,7 +158,9 @@ def _mle(units: Sequence[Unit], bots: Sequence[str]) -> list[dict[str, Any]]:
     ]
 
 
-def _sprt(facts: Sequence[GameFacts], bots: Sequence[str], sprt: SprtSpec, duplicate: bool) -> dict[str, Any]:
+def sprt_summary(facts: Sequence[GameFacts], bots: Sequence[str], sprt: SprtSpec, duplicate: bool) -> dict[str, Any]:
+    """The SPRT of ``bots[0]`` against ``bots[1]`` over ``facts``: its counts, LLR, bounds and
+    decision (``results.json``'s ``sprt``)."""
     counts = sprt_counts(facts, bots[0], bots[1], duplicate)
     st = sprt_state(counts, sprt)
     return {
@@ -201,7 +203,7 @@ def build_report(
         "faults": fault_list(outcomes),
         "crosstable": crosstable(bots, outcomes, units),
         "ratings_mle": _mle(units, bots),
-        "sprt": _sprt(facts, bots, sprt, duplicate) if sprt is not None and len(bots) == 2 else None,
+        "sprt": sprt_summary(facts, bots, sprt, duplicate) if sprt is not None and len(bots) == 2 else None,
         "seats": seats,
         "head_to_head": head_to_head(bots, outcomes),
         **({"ranking": ranking(bots, outcomes)} if seats > 2 else {}),
@@ -366,6 +368,28 @@ def sprt_text(s: dict[str, Any]) -> str:
             f"LLR {s['llr']:.2f} [{s['lower']:.2f}, {s['upper']:.2f}] — {verdict}")
 
 
+SPRT_DECISION = "sprt_decision"
+"""The key (in results.json and the run's meta) of the SPRT as it was when it decided: its
+:func:`sprt_summary` and ``games_played``, the games it was decided on."""
+
+
+def sprt_decision_text(decided: dict[str, Any], report: dict[str, Any]) -> list[str]:
+    """The SPRT's decision, once, with the counts it was taken on; then what became of the games
+    that were still running when it was taken (played to the end: in the standings, not in it)."""
+    on = int(decided["games_played"])
+    late = int(report["games_played"]) - on
+    lines = [f"{sprt_text(decided)} (decided after {on} game{'s' if on != 1 else ''})"]
+    if late <= 0:
+        lines.append("No game was running when the SPRT decided: the standings above count the same games.")
+    else:
+        now = report.get("sprt") or {}
+        with_them = f" (with them the LLR is {now['llr']:.2f})" if "llr" in now else ""
+        lines.append(f"{late} game{'s' if late != 1 else ''} that {'were' if late != 1 else 'was'} still in play when "
+                     f"the SPRT decided {'were' if late != 1 else 'was'} played to the end: counted in the "
+                     f"standings above, not in the decision{with_them}.")
+    return lines
+
+
 def interim_text(report: dict[str, Any]) -> str:
     """The standings of a run still being played (``--rating-interval``): a heading with the
     games so far, the standings (tables of more than two seats: the ranking) and the SPRT."""
@@ -381,8 +405,10 @@ def render_text(report: dict[str, Any]) -> str:
     out = [*ranking_text(report), *_head_to_head_text(report)]
     out = [*out[1:], ""] if out else []
     out += [*_standings_text(report), *_faults_text(report), *_crosstable_text(report), *_mle_text(report)]
-    s = report.get("sprt")
-    if s:
+    s, decided = report.get("sprt"), report.get(SPRT_DECISION)
+    if decided:
+        out += ["", *sprt_decision_text(decided, report)]
+    elif s:
         out += ["", sprt_text(s)]
     terms = report.get("terminations", {})
     if terms:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import re
 import statistics
 import threading
@@ -27,7 +28,7 @@ from typing import Any
 
 import structlog
 import trio
-from distributed import Client, LocalCluster, WorkerPlugin, get_worker
+from distributed import Client, LocalCluster, Nanny, WorkerPlugin, get_worker
 from distributed.security import Security
 
 import referee
@@ -35,6 +36,8 @@ from arena.console import file_level, log_only_to_file, log_to_file
 from arena.model.manifest import BotSpec, startup_problem
 from arena.run import shipping
 from arena.run.placement import (
+    DASHBOARD,
+    PORTS_PER_WORKER,
     BotsUnreachable,
     ClusterObserver,
     ClusterSpec,
@@ -293,6 +296,22 @@ def client_security(tls: DaskTLS | None) -> Security | None:
                     require_encryption=True)
 
 
+def pinned_nanny(first: int) -> type[Nanny]:
+    """A local cluster's worker class (a :class:`distributed.Nanny`, in the arena's process, which
+    starts and restarts one worker process) whose ``i``-th instance listens on ``first + 3i + 1``
+    and has its worker listen on ``first + 3i`` and serve HTTP on ``first + 3i + 2``
+    (:data:`PORTS_PER_WORKER`, ``--dask-worker-ports``)."""
+    made = itertools.count()
+
+    class PinnedNanny(Nanny):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            base = first + PORTS_PER_WORKER * next(made)
+            kwargs.update(worker_port=base, port=base + 1, dashboard_address=f"127.0.0.1:{base + 2}")
+            super().__init__(*args, **kwargs)
+
+    return PinnedNanny
+
+
 class Cluster:
     """A Dask client and, for ``--workers N``, the local cluster it talks to."""
 
@@ -311,19 +330,36 @@ class Cluster:
             # Anyone who reaches a Dask scheduler runs code as us: the local cluster speaks TLS
             # with a certificate made for this run (other users of the machine hold no key).
             security = Security.temporary()  # type: ignore[no-untyped-call]
+            ports = spec.ports
+            pinned: dict[str, Any] = {"worker_class": pinned_nanny(ports.workers[0])} if ports.workers else {}
             self._local = LocalCluster(n_workers=spec.workers, processes=True, threads_per_worker=1,
-                                       protocol="tls://", security=security,
-                                       dashboard_address="127.0.0.1:0", silence_logs=40)  # type: ignore[no-untyped-call]
+                                       protocol="tls://", security=security, host="127.0.0.1",
+                                       scheduler_port=ports.scheduler, dashboard_address=ports.dashboard or DASHBOARD,
+                                       scheduler_kwargs={"dashboard": bool(ports.dashboard)}, silence_logs=40,
+                                       **pinned)  # type: ignore[no-untyped-call]
             self.client = Client(self._local, security=security)  # type: ignore[no-untyped-call]
         self.client.register_plugin(MatchWorker(limits, str(log_dir or ""), file_level()), name=PLUGIN)
         # An earlier run's shipped folders must not be used by this one.
         if FOLDERS in self.client.run_on_scheduler(_worker_plugins):  # type: ignore[no-untyped-call]
             self.client.unregister_worker_plugin(FOLDERS)  # type: ignore[no-untyped-call]
-        self.dashboard = str(self.client.dashboard_link or "")
+        self.dashboard = str(self.client.dashboard_link or "") if spec.scheduler or spec.ports.dashboard else ""
+        """The dashboard's link (``""``: none, ``--dask-dashboard off``)."""
         self.timings: list[Timing] = []
         self.threads = 0
         """The workers' threads (:meth:`refresh`): games that can be played at once."""
         self._refreshed = 0.0
+
+    @property
+    def scheduler_address(self) -> str:
+        """The scheduler's address (``--scheduler``, or the local cluster's)."""
+        return self.scheduler or str(self._local.scheduler_address)
+
+    def listening(self) -> dict[str, dict[str, Any]]:
+        """(Blocking: in a thread.) Each worker's address, with its nanny's (``""``: none) and
+        its HTTP server's port."""
+        workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        return {address: {"nanny": str(info.get("nanny") or ""), "http": info.get("services", {}).get("dashboard")}
+                for address, info in sorted(workers.items())}
 
     def workers(self) -> int:
         """Workers connected now."""

@@ -76,6 +76,12 @@ WORKER_WAIT_S = 60.0
 its last worker was lost."""
 
 
+DASHBOARD = "127.0.0.1:0"
+"""Where a local cluster's dashboard listens unless ``--dask-dashboard`` says (any free port)."""
+PORTS_PER_WORKER = 3
+"""The ports a local worker takes from ``--dask-worker-ports LO:HI``: worker ``i`` listens on
+``LO + 3i``, its nanny (the arena's side of it, which restarts it) on ``LO + 3i + 1`` and its
+HTTP server (health and metrics) on ``LO + 3i + 2``."""
 WORKERS_ENV = "GIN_ARENA_WORKERS"
 """The environment's default for ``--workers`` (unset: ``auto``); the test suite sets it to 1 so
 that its many small runs do not each start a local cluster."""
@@ -115,6 +121,60 @@ class DaskTLS:
         return DaskTLS(ca, cert, key)
 
 
+def _port(flag: str, text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise ValueError(f"{flag} must be a port number 0-65535; got {text!r}")
+    return int(text)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalPorts:
+    """Where a local cluster (``--workers N``) listens, all on 127.0.0.1 (by default every port
+    is any free one: another run, or anything else, may hold a fixed one)."""
+
+    scheduler: int = 0
+    """The scheduler's port (``--dask-scheduler-port``; 0: any free port)."""
+    dashboard: str = DASHBOARD
+    """The dashboard's ``HOST:PORT`` (``--dask-dashboard``; ``""``: no dashboard, its HTTP
+    server (health, metrics) then on any free port of 127.0.0.1)."""
+    workers: tuple[int, int] | None = None
+    """The first and last port the workers may take (``--dask-worker-ports LO:HI``,
+    :data:`PORTS_PER_WORKER` each); ``None``: any free ports."""
+
+    @property
+    def pinned(self) -> bool:
+        """Whether any of them was given."""
+        return self != LocalPorts()
+
+    @staticmethod
+    def parse(scheduler: str = "0", dashboard: str = DASHBOARD, workers: str = "") -> LocalPorts:
+        """``--dask-scheduler-port PORT``, ``--dask-dashboard HOST:PORT|PORT|off`` and
+        ``--dask-worker-ports LO:HI`` (``""``: any)."""
+        where = "" if dashboard == "off" else dashboard if ":" in dashboard else f"127.0.0.1:{dashboard}"
+        if where:
+            host, _, port = where.rpartition(":")
+            _port("--dask-dashboard", port)
+            if not host:
+                raise ValueError(f"--dask-dashboard must be HOST:PORT, PORT or off; got {dashboard!r}")
+        span = None
+        if workers:
+            lo, sep, hi = workers.partition(":")
+            if not (sep and lo.isdigit() and hi.isdigit()):
+                raise ValueError(f"--dask-worker-ports must be LO:HI, two ports with 0 < LO <= HI; got {workers!r}")
+            span = (_port("--dask-worker-ports", lo), _port("--dask-worker-ports", hi))
+            if not 0 < span[0] <= span[1]:
+                raise ValueError(f"--dask-worker-ports must be LO:HI, two ports with 0 < LO <= HI; got {workers!r}")
+        return LocalPorts(_port("--dask-scheduler-port", scheduler), where, span)
+
+    def check(self, workers: int) -> None:
+        """``ValueError`` if ``workers`` local workers do not fit in the range of ports."""
+        if self.workers is not None and self.workers[1] - self.workers[0] + 1 < PORTS_PER_WORKER * workers:
+            lo, hi = self.workers
+            raise ValueError(f"--dask-worker-ports {lo}:{hi} has {hi - lo + 1} ports; {workers} workers take "
+                             f"{PORTS_PER_WORKER * workers} ({PORTS_PER_WORKER} each: the worker, its nanny, its "
+                             "HTTP server)")
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
     """Where the games run: this process (``workers == 1``, no scheduler), a local cluster, or
@@ -132,6 +192,9 @@ class ClusterSpec:
     """The arena's TLS files for ``scheduler`` (``tls://``); a local cluster always makes its own."""
     worker_wait_s: float = WORKER_WAIT_S
     """Seconds the run waits for a worker when there is none (``--worker-wait``), then exits 1."""
+    ports: LocalPorts = LocalPorts()
+    """The local cluster's ports (``--dask-scheduler-port``, ``--dask-dashboard``,
+    ``--dask-worker-ports``)."""
 
     @property
     def distributed(self) -> bool:

@@ -23,7 +23,15 @@ from arena.model.manifest import BotSpec, new_token
 from arena.model.paths import in_folder
 from arena.model.records import Outcome
 from arena.model.schedule import GameJob, base_name
-from arena.results.report import PlayedGame, build_report, interim_text, render_text, write_files
+from arena.results.report import (
+    SPRT_DECISION,
+    PlayedGame,
+    build_report,
+    interim_text,
+    render_text,
+    sprt_summary,
+    write_files,
+)
 from arena.results.stats import GameFacts, SprtSpec, sprt_counts, sprt_state
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
@@ -97,6 +105,8 @@ def report_for(store: RunStore) -> dict[str, Any]:
     }
     if losses := store.meta(TIME_LOSSES):
         extra[TIME_LOSSES] = json.loads(losses)
+    if decided := store.meta(SPRT_DECISION):
+        extra[SPRT_DECISION] = json.loads(decided)
     return build_report(order, played, duplicate=cfg.duplicate, sprt=sprt, scheduled=len(rows), extra=extra)
 
 
@@ -189,7 +199,10 @@ class RunSink:
         ]
         state = sprt_state(sprt_counts(facts, a, b, cfg.duplicate), self.sprt)
         if state.decision:
-            self.stop_reason = f"SPRT {state.decision} accepted (LLR {state.llr:.2f})"
+            decided = {**sprt_summary(facts, [a, b], self.sprt, cfg.duplicate), "games_played": len(facts)}
+            if not self.wstore.meta(SPRT_DECISION):  # (a resumed run keeps the decision it stopped on)
+                self.wstore.set_meta(**{SPRT_DECISION: json.dumps(decided)})
+            self.stop_reason = f"SPRT {state.decision} accepted after {len(facts)} games (LLR {state.llr:.2f})"
 
     def stop(self) -> bool:
         if self.writer.error is not None and not self.stop_reason:
@@ -309,8 +322,10 @@ async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *,
         cluster.close()
         raise
     where = spec.scheduler or f"{spec.workers} local worker processes"
-    print(f"Games run on Dask ({where}, {cluster.workers()} workers now); dashboard: {cluster.dashboard}", flush=True)
-    log.info("cluster_opened", scheduler=spec.scheduler, workers=cluster.workers(), dashboard=cluster.dashboard)
+    print(f"Games run on Dask ({where}, {cluster.workers()} workers now); dashboard: {cluster.dashboard or 'off'}",
+          flush=True)
+    log.info("cluster_opened", scheduler=cluster.scheduler_address, workers=cluster.workers(),
+             dashboard=cluster.dashboard, worker_addresses=await trio.to_thread.run_sync(cluster.listening))
     return cluster
 
 
@@ -490,6 +505,10 @@ def summary_text(result: RunResult, run_dir: Path) -> str:
     elif result.status == "incomplete":
         left = result.report.get("games_scheduled", 0) - result.report.get("games_played", 0)
         lines.append(f"Incomplete: {left} game(s) not played (why: the arena's last lines)")
+    elif result.status == "stopped" and SPRT_DECISION in result.report:
+        left = result.report.get("games_scheduled", 0) - result.report.get("games_played", 0)
+        lines.append(f"Stopped early by the SPRT's decision above: {left} of {result.report.get('games_scheduled', 0)} "
+                     "games were not played.")
     elif result.status == "stopped":
         lines.append(f"Stopped early: {result.report['run']['stop_reason']}")
     lines.append(
