@@ -44,6 +44,7 @@ from arena.results.standings import RatedGames
 from arena.store import resolve_replay
 from arena.web import i18n, pages, tables
 from arena.web.accounts import NAME_CHARS, PASSWORD_CHARS, SESSION_COOKIE, AccountError, Accounts, standing_row
+from arena.web.bodies import BodyLimits
 from arena.web.data import (
     WebSource,
     bot_page,
@@ -1034,6 +1035,8 @@ def make_app(web: Web, *, forwarded: bool = False) -> Starlette:
     app.state.web = web
     if web.relay is not None:
         app.add_middleware(ParentsRoutes, parent=web.relay.parent)
+    if not forwarded:  # (the public doors; the parent's socket gets bodies the web's own process read whole)
+        app.add_middleware(BodyLimits, limits=web.limits)
     app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else ())
     if forwarded:
         app.add_middleware(Forwarded)
@@ -1135,7 +1138,7 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
         web.tables.record = partial(_record_table, accounts)
     files: dict[str, Any] = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
     config = Config.from_mapping({"bind": [listen], "accesslog": None, "errorlog": None, "graceful_timeout": 0.5,
-                                  **files})
+                                  "keep_alive_timeout": limits.idle_connection_s, **files})
     async with trio.open_nursery() as nursery:
         assert web.kept is not None
         web.kept.nursery = nursery
