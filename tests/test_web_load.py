@@ -1,6 +1,6 @@
 """The web's doors under load (issue 34), against real ``arena serve --web`` processes over real
 sockets: concurrent sign-ins past the password hashers' bound are refused at once (503, or 429
-for one address's share) while the server's memory stays bounded; a request body trickled a
+for one address's share), by the web's own process, while the server's memory stays bounded; a request body trickled a
 byte at a time gets 408 and its connection closed after ``body_read_s``, and one address holds
 at most ``bodies_per_client`` bodies at once; the computer bots of ``/play`` have no seat token on
 their command line; ``arena serve``'s folder and store are its user's alone. And the hashers
@@ -138,6 +138,10 @@ def test_concurrent_sign_ins_past_the_hashers_bound_are_refused_and_memory_stays
         finally:
             done.set()
             sampler.join()
+    # The flood was refused in the web's own process, never reaching the referee's loop.
+    refused_there = [line for line in (tmp_path / "serve.log").read_text().splitlines()
+                     if "web_person_refused" in line and "own process" in line]
+    assert refused_there, "no sign-in refused by the web's own process"
     statuses = sorted(s for s, _, _ in answers)
     assert set(statuses) <= {403, 503}, statuses
     assert 403 in statuses and 503 in statuses, statuses  # (some checked; the rest refused at once)

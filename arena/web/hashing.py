@@ -24,17 +24,19 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import IO, Literal
 
 import argon2
 import trio
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena.web.i18n import N_
 
-HASHER_NICE = 10
-"""How far a hashing worker lowers its own priority (``nice``): a busy sign-in door then waits
-for the referee's loop, never the other way round."""
+HASHER_NICE = 19
+"""How far a hashing worker lowers its own priority (``nice``; 19, the lowest): a busy sign-in
+door then waits for the referee's loop, never the other way round (with 10, the bench's flood
+still cost the ladder games on time: docs/security.md#password-hashing)."""
 RETRY_AFTER_S = 1
 """``Retry-After`` of a try refused because every hasher and queue place is taken."""
 STOP_S = 5.0
@@ -56,30 +58,18 @@ class HashingRefused(Exception):
         super().__init__(text.format(limit=limit, wait=RETRY_AFTER_S))
 
 
-class Hashers:
-    """At most ``hashers`` argon2 worker processes (started when first needed), ``queue`` more
-    tries waiting for one, ``per_client`` tries in flight for one address."""
+class Places:
+    """Tries in flight: at most ``hashers + waiting`` in all, ``per_client`` for one address."""
 
     def __init__(self, hashers: int, waiting: int, per_client: int) -> None:
         self.hashers, self.waiting, self.per_client = hashers, waiting, per_client
-        self.threads = trio.CapacityLimiter(hashers)
-        """Pass it to ``trio.to_thread.run_sync`` around a hash: one thread per worker waits on it."""
         self.in_flight = 0
         """Tries admitted and not done (hashing or waiting for a worker)."""
         self._by_client: dict[str, int] = {}
-        self._local = argon2.PasswordHasher()  # (parameters only: check_needs_rehash hashes nothing)
-        self._places: queue.Queue[_Worker | None] = queue.Queue()
-        """A worker per place, ``None`` for a place whose worker is not started yet."""
-        for _ in range(hashers):
-            self._places.put(None)
-        self._lock = threading.Lock()
-        self._closed = False
 
-    @contextlib.contextmanager
-    def admit(self, client: str) -> Iterator[None]:
-        """Hold a place for one try of ``client`` (the trio thread: no await between the check
-        and the count), or ``HashingRefused`` at once: 503 past ``hashers + queue``, 429 past
-        ``per_client``."""
+    def take(self, client: str) -> None:
+        """Count one try of ``client``, or ``HashingRefused`` at once: 503 past ``hashers +
+        waiting``, 429 past ``per_client`` (on the trio thread: nothing awaits in between)."""
         held = self._by_client.get(client, 0)
         if self.in_flight >= self.hashers + self.waiting:
             raise HashingRefused(503, BUSY, "password_hashers + password_queue")
@@ -87,13 +77,39 @@ class Hashers:
             raise HashingRefused(429, BUSY_HERE, "password_hashes_per_client")
         self.in_flight += 1
         self._by_client[client] = held + 1
+
+    def give(self, client: str) -> None:
+        """The try of ``client`` that :meth:`take` counted is done."""
+        self.in_flight -= 1
+        left = self._by_client.pop(client) - 1
+        if left:
+            self._by_client[client] = left
+
+    @contextlib.contextmanager
+    def admit(self, client: str) -> Iterator[None]:
+        """A place for one try of ``client`` while the block runs (:meth:`take`, then :meth:`give`)."""
+        self.take(client)
         try:
             yield
         finally:
-            self.in_flight -= 1
-            left = self._by_client.pop(client) - 1
-            if left:
-                self._by_client[client] = left
+            self.give(client)
+
+
+class Hashers(Places):
+    """At most ``hashers`` argon2 worker processes (started when first needed), ``waiting`` more
+    tries waiting for one, ``per_client`` tries in flight for one address."""
+
+    def __init__(self, hashers: int, waiting: int, per_client: int) -> None:
+        super().__init__(hashers, waiting, per_client)
+        self.threads = trio.CapacityLimiter(hashers)
+        """Pass it to ``trio.to_thread.run_sync`` around a hash: one thread per worker waits on it."""
+        self._local = argon2.PasswordHasher()  # (parameters only: check_needs_rehash hashes nothing)
+        self._places: queue.Queue[_Worker | None] = queue.Queue()
+        """A worker per place, ``None`` for a place whose worker is not started yet."""
+        for _ in range(hashers):
+            self._places.put(None)
+        self._lock = threading.Lock()
+        self._closed = False
 
     # ----- argon2's PasswordHasher, in the workers (call from a worker thread) -----
     def hash(self, password: str) -> str:
@@ -178,6 +194,37 @@ class _Worker:
     def _pipes(self) -> tuple[IO[str], IO[str]]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         return self.proc.stdin, self.proc.stdout
+
+
+HASHING_DOORS = frozenset({"/signin", "/signup"})
+"""The doors whose POST may cost a hash."""
+
+
+class DoorSlots:
+    """ASGI middleware of the web's own process (:mod:`arena.web.process`): the sign-ins and
+    sign-ups it forwards to the parent at once are bounded like the parent's hashers
+    (``places``), so that a flood is refused here, in this process — ``refuse(scope, receive,
+    send, refused)`` draws the answer — and never reaches the loop the referee runs in; the
+    parent's own bound still holds behind it."""
+
+    def __init__(self, app: ASGIApp, places: Places,
+                 refuse: Callable[[Scope, Receive, Send, HashingRefused], Awaitable[None]]) -> None:
+        self.app, self.places, self.refuse = app, places, refuse
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in HASHING_DOORS:
+            await self.app(scope, receive, send)
+            return
+        client = scope["client"][0] if scope.get("client") else ""
+        try:
+            self.places.take(client)
+        except HashingRefused as refused:
+            await self.refuse(scope, receive, send, refused)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.places.give(client)
 
 
 def answer(hasher: argon2.PasswordHasher, request: dict[str, str]) -> str:
