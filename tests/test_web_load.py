@@ -272,6 +272,12 @@ def test_a_trickled_body_gets_408_and_its_connection_closed_after_body_read_s(tm
         with _connect(url) as sock:
             said = _trickle_until_closed(sock, f"GET / HTTP/1.1\r\nHost: {host}\r\nX-Slow: ".encode())
         assert not said.startswith(b"HTTP/1.1 200"), said
+        # A body larger than request_body_bytes is refused before it is read.
+        with _connect(url) as sock:
+            sock.sendall(f"POST /signin HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-"
+                         "urlencoded\r\nContent-Length: 1000000\r\n\r\nname=".encode())
+            said = _rest(sock)
+        assert said.startswith(b"HTTP/1.1 413 ") and b"request_body_bytes" in said, said
         # And the web still answers.
         with _connect(url) as sock:
             sock.sendall(f"GET /api/standings HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())

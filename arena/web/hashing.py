@@ -137,15 +137,19 @@ class Hashers(Places):
             try:
                 worker = self._places.get_nowait()
             except queue.Empty:
-                return
+                break
             if worker is not None:
                 worker.stop()
+        self._places.put(None)  # (wakes a thread still waiting for a place: it finds the hashers closed)
 
     def _ask(self, request: dict[str, str]) -> str:
+        worker = self._places.get()  # (at most ``hashers`` threads ask at once: a place is free or soon given back)
         with self._lock:
             if self._closed:
+                self._places.put(None)  # (for the next thread waiting: it ends the same way)
+                if worker is not None:
+                    worker.stop()
                 raise RuntimeError("the password hashers are closed")
-        worker = self._places.get()  # (at most ``hashers`` threads ask at once: a place is free or soon given back)
         try:
             if worker is None:
                 worker = _Worker()
