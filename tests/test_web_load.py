@@ -196,6 +196,9 @@ def test_the_hashers_bound_their_tries_and_hash_in_lower_priority_processes_of_t
             hashers.verify(hashed[0], "another password")
         with pytest.raises(argon2.exceptions.InvalidHashError):
             hashers.verify("not a hash", PASSWORD)
+        with pytest.raises(ValueError, match="refused"):  # (no UTF-8 for a lone surrogate: said, not a dead worker)
+            hashers.hash("\ud800" * 8)
+        assert hashers.verify(hashed[1], PASSWORD) is True
         workers = _workers()
         assert 1 <= len(workers) <= 2, workers  # (four hashes at once, never more than ``hashers`` processes)
         mine_nice = os.getpriority(os.PRIO_PROCESS, 0)

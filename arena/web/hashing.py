@@ -181,7 +181,10 @@ class _Worker:
         line = stdout.readline()
         if not line:
             raise RuntimeError(f"the password hasher (pid {self.proc.pid}) ended: {self.proc.poll()}")
-        return str(json.loads(line)["answer"])
+        reply = json.loads(line)
+        if "error" in reply:
+            raise ValueError(f"the password hasher refused the request: {reply['error']}")
+        return str(reply["answer"])
 
     def stop(self) -> None:
         stdin, _ = self._pipes()
@@ -246,11 +249,16 @@ def answer(hasher: argon2.PasswordHasher, request: dict[str, str]) -> str:
 
 def main() -> int:
     """A worker (``python -m arena.web.hashing``): one JSON request a line on stdin, one
-    ``{"answer": …}`` a line on stdout, until stdin closes (its parent gone, even killed)."""
+    ``{"answer": …}`` (or ``{"error": …}``: a request it cannot answer) a line on stdout, until
+    stdin closes (its parent gone, even killed)."""
     os.nice(HASHER_NICE)
     hasher = argon2.PasswordHasher()
     for line in sys.stdin:
-        print(json.dumps({"answer": answer(hasher, json.loads(line))}), flush=True)
+        try:
+            reply = {"answer": answer(hasher, json.loads(line))}
+        except (ValueError, KeyError, TypeError) as e:  # (said to the asker; this worker serves the next)
+            reply = {"error": repr(e)}
+        print(json.dumps(reply), flush=True)
     return 0
 
 
