@@ -17,8 +17,8 @@ import urllib.parse
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-import argon2
 import pytest
 import trio
 from selenium.webdriver.common.by import By
@@ -29,6 +29,7 @@ from arena.model.records import from_report
 from arena.store import SCHEMA_VERSION, StoreError, open_db, play_columns, record_game
 from arena.web.accounts import SESSION_COOKIE, WRONG, AccountError, Accounts, Person
 from arena.web.data import StoreSource
+from arena.web.hashing import Hashers
 from arena.web.limits import WebLimits
 from arena.web.server import serve_web
 from tests._web import SHORT, fetch, play, served, until
@@ -404,13 +405,13 @@ def test_person_is_a_frozen_value() -> None:
 def test_an_unknown_name_costs_an_argon2_verification_like_a_wrong_password(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     verified: list[str] = []
-    real = argon2.PasswordHasher.verify
+    real = Hashers.verify
 
-    def counting(self: argon2.PasswordHasher, hashed: str | bytes, password: str | bytes) -> bool:
-        verified.append(str(hashed))
+    def counting(self: Hashers, hashed: str, password: str) -> Literal[True]:
+        verified.append(hashed)
         return real(self, hashed, password)
 
-    monkeypatch.setattr(argon2.PasswordHasher, "verify", counting)
+    monkeypatch.setattr(Hashers, "verify", counting)  # (the accounts' hasher: argon2 in its worker processes)
     accounts = Accounts.open(tmp_path / "serve.sqlite", WebLimits())
 
     async def main() -> None:

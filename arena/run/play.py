@@ -212,19 +212,23 @@ class Screen:
 
 
 # ----- the session -----
-def bot_command(args: argparse.Namespace, address: str, token: str, name: str) -> list[str]:
-    """An opponent's command line."""
+def bot_command(args: argparse.Namespace, address: str, token: str, name: str, *, token_in_argv: bool = True
+                ) -> list[str]:
+    """An opponent's command line; with ``token_in_argv=False`` a sample bot's has no ``--token``:
+    the caller gives it in the environment (``GIN_TOKEN``), which only the bot's user may read,
+    where a command line is everyone's (``ps``, ``/proc/PID/cmdline``)."""
+    seat = ["--token", token] if token_in_argv else []
     if args.command:
         cmd = [part.replace("{referee}", address).replace("{token}", token).replace("{python}", sys.executable)
                for part in shlex.split(args.command)]
         if not any("{token}" in part for part in shlex.split(args.command)):
-            cmd += ["--referee", address, "--token", token, "--name", name]
+            cmd += ["--referee", address, *seat, "--name", name]
         return cmd
     if args.bot == JS_BOT:
         root = Path(__file__).resolve().parent.parent.parent / "sample_bots" / "js" / "bot.js"
-        return ["node", str(root), "--referee", address, "--token", token, "--name", name]
-    return [sys.executable, "-m", f"sample_bots.{args.bot}{BOT_MODULE_SUFFIX}", "--referee", address,
-            "--token", token, "--name", name]
+        return ["node", str(root), "--referee", address, *seat, "--name", name]
+    return [sys.executable, "-m", f"sample_bots.{args.bot}{BOT_MODULE_SUFFIX}", "--referee", address, *seat,
+            "--name", name]
 
 
 async def read_line() -> str | None:

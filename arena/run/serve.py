@@ -54,10 +54,12 @@ async def serve(
     ``hosting`` runs beside the referee and accepts registered bots (the continuous ladder);
     ``web(referee, task_status=…)``, if given, is started beside the referee once it listens (the
     live web)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
+    private_folder(folder / "replays")
     token = resolve_operator_token(token_file, folder / DEFAULT_TOKEN_FILE)
     log_to_file(folder / "serve.log")
     db = open_db(folder / "serve.sqlite", "serve")
+    private_store(folder / "serve.sqlite")
     host, _, port = listen.rpartition(":")
     recorded: set[str] = {r["match_id"] for r in db.execute("SELECT match_id FROM games")}
     try:
@@ -82,6 +84,27 @@ async def serve(
     finally:
         db.close()
         log_to_file(None)
+
+
+FOLDER_MODE = 0o700
+"""``arena serve``'s folder and its ``replays/``: only the server's user may list or read them
+(the replays of a duplicate group still being played tell its games to come)."""
+STORE_MODE = 0o600
+"""``serve.sqlite`` and its ``-wal``/``-shm`` (people's password hashes, bots' token digests)."""
+
+
+def private_folder(path: Path) -> None:
+    """Make ``path`` if missing, and leave it ``FOLDER_MODE`` whatever it was."""
+    path.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
+    path.chmod(FOLDER_MODE)
+
+
+def private_store(db: Path) -> None:
+    """Leave the store and its sidecars ``STORE_MODE`` (SQLite makes new sidecars with the
+    database file's mode)."""
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        if path.exists():
+            path.chmod(STORE_MODE)
 
 
 PEOPLE_PREFIX = "table-"

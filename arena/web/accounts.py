@@ -4,8 +4,10 @@ only as a SHA-256 digest, sign-in attempts limited per client address and per na
 people's games stored and rated apart from the bots' ladder (``people_games``/``people_seats``
 of the arena's one schema; the bots' ``games`` never hold them).
 
-Everything that touches the disk or hashes a password runs on a worker thread (the web shares
-its trio loop with the referee, which timestamps the bots' answers); :meth:`Accounts.signed_in`
+Everything that touches the disk runs on a worker thread (the web shares its trio loop with the
+referee, which timestamps the bots' answers), and a password is hashed by a bounded pool of
+worker processes below the referee in priority (:mod:`arena.web.hashing`: past its bound a try
+is refused at once, 503 or 429); :meth:`Accounts.signed_in`
 reads the sessions kept in memory (written through to the store, loaded again when opened), and
 :meth:`Accounts.record_game` queues its write on the accounts' own writer thread.
 """
@@ -37,6 +39,7 @@ from arena.results.multi import SkillBoard
 from arena.results.standings import PROVISIONAL_GAMES
 from arena.results.stats import Z95
 from arena.store import open_db, transaction
+from arena.web.hashing import RETRY_AFTER_S, Hashers, HashingRefused
 from arena.web.i18n import N_, NP_, Lang
 from arena.web.limits import WebLimits
 
@@ -91,6 +94,11 @@ class AccountError(Exception):
         if self.plural is not None:
             return tr.ngettext(self.text, self.plural, self.count, **self.values)
         return tr._(self.text, **self.values)
+
+
+def busy(refused: HashingRefused) -> AccountError:
+    """A try the password hashers had no place for (:mod:`arena.web.hashing`): 503 or 429, with ``Retry-After``."""
+    return AccountError(refused.status, refused.text, RETRY_AFTER_S, limit=refused.limit, wait=RETRY_AFTER_S)
 
 
 def normal_name(text: str) -> str:
@@ -192,7 +200,7 @@ class Accounts:
         """The site is served over TLS by a proxy in front (session cookies are ``Secure`` always)."""
         self._clock = clock
         self._lock = threading.Lock()
-        self._hasher = argon2.PasswordHasher()
+        self._hasher = Hashers(limits.password_hashers, limits.password_queue, limits.password_hashes_per_client)
         self._dummy: str | None = None
         self._sessions: dict[str, tuple[Person, float]] = {}
         self._tries_by_client = Window(limits.signin_tries_per_minute, WINDOW_S, "signin_tries_per_minute")
@@ -218,6 +226,7 @@ class Accounts:
     def close(self) -> None:
         """Finish the queued game records and close the store."""
         self._writer.shutdown(wait=True)
+        self._hasher.close()
         with self._lock:
             self._conn.close()
 
@@ -246,7 +255,11 @@ class Accounts:
                                         "{wait} s", "this address made {n} accounts in the last hour (limit {limit}); "
                                         "try again in {wait} s"), wait, count=self._signups.limit,
                                limit=self._signups.name, wait=wait)
-        return await trio.to_thread.run_sync(self._sign_up, shown, password)
+        try:
+            with self._hasher.admit(client):
+                return await trio.to_thread.run_sync(self._sign_up, shown, password, limiter=self._hasher.threads)
+        except HashingRefused as e:
+            raise busy(e) from None
 
     def _sign_up(self, name: str, password: str) -> tuple[Person, str]:
         hashed = self._hasher.hash(password)
@@ -280,7 +293,11 @@ class Accounts:
                                    wait=wait)
         if not PASSWORD_CHARS[0] <= len(password) <= PASSWORD_CHARS[1]:
             raise AccountError(403, WRONG)
-        return await trio.to_thread.run_sync(self._sign_in, key, password)
+        try:
+            with self._hasher.admit(client):
+                return await trio.to_thread.run_sync(self._sign_in, key, password, limiter=self._hasher.threads)
+        except HashingRefused as e:
+            raise busy(e) from None
 
     def _sign_in(self, key: str, password: str) -> tuple[Person, str]:
         with self._lock:

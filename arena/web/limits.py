@@ -91,6 +91,29 @@ class WebLimits:
     signups_per_hour: int = 20
     """Accounts one client address may make in any hour; one more gets 429 naming this limit."""
 
+    password_hashers: int = 2
+    """Passwords hashed at once (sign-ins and sign-ups), each by a worker process of its own
+    (argon2id: 64 MiB and four threads while it hashes), below the referee in priority."""
+    password_queue: int = 16
+    """Sign-ins and sign-ups waiting for a hasher; one more is refused at once: 503 naming
+    ``password_hashers + password_queue``, with ``Retry-After``."""
+    password_hashes_per_client: int = 2
+    """Sign-ins and sign-ups one client address may have hashing or waiting at once; one more
+    gets 429 naming this limit."""
+
+    body_read_s: float = 10.0
+    """Seconds a request's body may take to arrive whole once its headers have; a slower one
+    (a body trickled a byte at a time) gets 408 and its connection is closed."""
+    bodies_per_client: int = 4
+    """Request bodies one client address may be sending at once; one more gets 429 naming this
+    limit and its connection is closed."""
+    request_body_bytes: int = 65_536
+    """The largest request body (the doors' forms and a table's moves are a few hundred bytes);
+    a larger one gets 413 and its connection is closed."""
+    idle_connection_s: float = 5.0
+    """Seconds a connection may stay open without a request under way: idle between requests, or
+    still sending a request's headers (Hypercorn's ``keep_alive_timeout``); then it is closed."""
+
     @classmethod
     def parse(cls, items: Sequence[str]) -> WebLimits:
         """``KEY=VALUE`` items over the defaults (``ValueError`` naming the keys otherwise)."""

@@ -44,6 +44,7 @@ from arena.results.standings import RatedGames
 from arena.store import resolve_replay
 from arena.web import i18n, pages, tables
 from arena.web.accounts import NAME_CHARS, PASSWORD_CHARS, SESSION_COOKIE, AccountError, Accounts, standing_row
+from arena.web.bodies import BodyLimits
 from arena.web.data import (
     WebSource,
     bot_page,
@@ -56,6 +57,7 @@ from arena.web.data import (
     spectator_view,
     standings,
 )
+from arena.web.hashing import RETRY_AFTER_S, DoorSlots, HashingRefused, Places
 from arena.web.limits import WebLimits
 from arena.web.relay import Forwarded, LiveCopy, Relay, forward
 from arena.web.views import StoreViews
@@ -986,6 +988,22 @@ class Guard:
         await self.app(scope, receive, secured)
 
 
+async def _door_busy(web: Web, scope: Scope, receive: Receive, send: Send, refused: HashingRefused) -> None:
+    """The sign-in or sign-up form again, saying the password hashers are full (503) or this
+    address's share is (429), with ``Retry-After``: drawn in the web's own process."""
+    request = Request(scope, receive)
+    tr = _lang(request)
+    problem = tr._(refused.text, limit=refused.limit, wait=RETRY_AFTER_S)
+    if scope["path"] == "/signup":
+        title, body, page = tr._("Sign up"), _signup_body(tr, problem), "signup"
+    else:
+        title, body, page = tr._("Sign in"), pages.signin_body(tr, False, problem), "signin"
+    response = web.page(request, title, body, page=page, status=refused.status)
+    response.headers["Retry-After"] = str(RETRY_AFTER_S)
+    log.info("web_person_refused", door=page, status=refused.status, client=_client(request), where="own process")
+    await response(scope, receive, send)
+
+
 def _table_door(path: str) -> bool:
     return path == tables.PREFIX or path.startswith((tables.PREFIX + "/", tables.TABLES + "/"))
 
@@ -1034,6 +1052,11 @@ def make_app(web: Web, *, forwarded: bool = False) -> Starlette:
     app.state.web = web
     if web.relay is not None:
         app.add_middleware(ParentsRoutes, parent=web.relay.parent)
+        app.add_middleware(DoorSlots, places=Places(web.limits.password_hashers, web.limits.password_queue,
+                                                    web.limits.password_hashes_per_client),
+                           refuse=partial(_door_busy, web))
+    if not forwarded:  # (the public doors; the parent's socket gets bodies the web's own process read whole)
+        app.add_middleware(BodyLimits, limits=web.limits)
     app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else ())
     if forwarded:
         app.add_middleware(Forwarded)
@@ -1135,7 +1158,7 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
         web.tables.record = partial(_record_table, accounts)
     files: dict[str, Any] = {"certfile": tls.cert, "keyfile": tls.key} if tls is not None else {}
     config = Config.from_mapping({"bind": [listen], "accesslog": None, "errorlog": None, "graceful_timeout": 0.5,
-                                  **files})
+                                  "keep_alive_timeout": limits.idle_connection_s, **files})
     async with trio.open_nursery() as nursery:
         assert web.kept is not None
         web.kept.nursery = nursery

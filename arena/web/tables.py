@@ -728,8 +728,9 @@ class Room:
     async def _bot(self, table: Table, index: int, module: str, name: str) -> None:
         assert self.ref is not None and table.match is not None
         link = table.match.links[index]
-        cmd = bot_command(argparse.Namespace(command="", bot=module), self.ref.address, link.token, name)
-        env = {**os.environ, "GIN_LOG_LEVEL": "WARNING"}
+        cmd = bot_command(argparse.Namespace(command="", bot=module), self.ref.address, link.token, name,
+                          token_in_argv=False)
+        env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_TOKEN": link.token}  # (not in argv: ps shows argv)
         proc: trio.Process | None = None
         grace = 0.0  # seconds the computer's process has to end by itself (none when the web stops)
         try:
