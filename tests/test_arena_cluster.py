@@ -144,7 +144,7 @@ def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path,
                                                cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
     address, workers = cluster
     run = tmp_path / "run"
-    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address, bots_toml=SLOW_BOTS),
+    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address, "--log-json", bots_toml=SLOW_BOTS),
                              stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
     try:
@@ -191,7 +191,7 @@ def test_every_worker_lost_mid_run_stops_it_after_worker_wait(
     run stops (no game is anyone's loss, exit 1, the rest pending) and ``--resume`` finishes it."""
     address, workers = cluster
     run = tmp_path / "run"
-    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address, "--worker-wait", "3"),
+    arena = subprocess.Popen(tournament(tmp_path, run, 12, "--scheduler", address, "--worker-wait", "3", "--log-json"),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_done(run, 1, arena)
