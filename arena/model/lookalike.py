@@ -1,5 +1,5 @@
 """Names that look alike: a confusable skeleton in the manner of Unicode TR39 (§4, "skeleton"),
-for people's names on the live web and for registered bots' names (docs/security.md#names).
+for people's names on the live web and for registered bots' names (docs/security.md#names-that-look-alike).
 
 Two names with the same :func:`skeleton` are shown alike on a page, so the second is refused
 beside the first: ``Alice Martin`` next to ``Аlice Martin`` (a Cyrillic А), ``Αlice Martin`` (a

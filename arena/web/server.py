@@ -1,10 +1,12 @@
 """The live web's server: a Starlette app on Hypercorn's trio worker, in the caller's trio run
 (beside the referee of ``arena serve`` or a tournament's embedded one), until cancelled.
 
-Doors: the pages and the API are read-only (GET and HEAD; the operator's sign-in and sign-out are
-the only POSTs, anything else is 405); the operator is the one who shows the operator token (as
-``Authorization: Bearer`` or through the sign-in form, which sets an HttpOnly, SameSite=Strict
-cookie holding an HMAC of it, never the token, and Secure over TLS); every response carries a
+Doors: the pages and the API are read-only (GET and HEAD; the doors' and the tables' POSTs aside,
+anything else is 405), and no request but a read is taken from another site (:func:`cross_site`,
+on every route); the operator is the one who shows the operator token (as
+``Authorization: Bearer`` or through the sign-in form, which starts a web session: an HttpOnly,
+SameSite=Strict cookie holding a random token the web keeps until sign-out or
+``operator_session_hours``, never the operator token, and Secure over TLS); every response carries a
 strict Content-Security-Policy (no inline script or style), ``X-Content-Type-Options: nosniff``
 and a ``Referrer-Policy``, and over TLS ``Strict-Transport-Security``; live-update streams are
 bounded (:class:`~arena.web.limits.WebLimits`).
