@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 import referee
+from arena.model.lookalike import skeleton
 from arena.store import open_db
 from arena.web.accounts import AccountError, Accounts
 from arena.web.data import StoreSource
@@ -427,3 +428,14 @@ def test_a_trailing_slash_redirect_stays_on_the_site_whatever_host_says(tmp_path
             assert followed.status == 200 and "Matches" in followed.text
 
     referee.run(main)
+
+
+def test_the_skeleton_merges_what_is_drawn_alike_and_keeps_the_rest_apart() -> None:
+    base = skeleton("Alice Martin")
+    assert all(skeleton(name) == base for name in LOOKALIKES)
+    # Case is kept through the table: a Greek capital Eta is an H, its small letter an n.
+    assert skeleton("\u0397ELLO") == skeleton("hello") and skeleton("\u03b7ello") == skeleton("nello")
+    # Accents, other letters and Latin look-alikes the table leaves out stay apart.
+    for other in ("Alice Marten", "Àlice Martin", "AliceMartin", "AIice Martin", "A1ice Martin"):
+        assert skeleton(other) != base, other
+    assert skeleton("Ame\u0301lie") == skeleton("AMÉLIE") != skeleton("Amelie")
