@@ -275,6 +275,15 @@ def test_arena_serve_web_keeps_accounts_and_behind_tls_sets_secure_cookies(tmp_p
             assert made.status == 303
             (flags,) = [c for c in made.cookies() if c.startswith(SESSION_COOKIE)]
             assert "secure" in {p.strip().lower() for p in flags.split(";")}
+            # The proxy serves the site over https: a browser's own form says so in its Origin
+            # (the request reaches the web in clear); another site's still does not pass.
+            here = "https://" + url.split("://", 1)[1]
+            own = await post(url, "/signin", {"name": "judy", "password": PASSWORD},
+                             headers={"Origin": here, "Sec-Fetch-Site": "same-origin"})
+            assert own.status == 303, own.said
+            other = await post(url, "/signin", {"name": "judy", "password": PASSWORD},
+                               headers={"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"})
+            assert other.status == 403 and "another site" in other.text
         trio.run(main)
     finally:
         proc.terminate()

@@ -1024,9 +1024,11 @@ class Guard:
     anything but a read (the doors' and the tables' addresses aside), and 403 for anything but a
     read from another site (:func:`cross_site`: every route, whatever its method)."""
 
-    def __init__(self, app: ASGIApp, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    def __init__(self, app: ASGIApp, extra: tuple[tuple[bytes, bytes], ...] = (), *, https: bool = False) -> None:
         self.app = app
         self.headers = (*SECURITY_HEADERS, *extra)
+        self.https = https
+        """The site is served over TLS (its own, or a proxy's in front: its pages' origin is https)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -1044,7 +1046,7 @@ class Guard:
                              {"Allow": "GET, HEAD"})
             await refused(scope, receive, secured)
             return
-        forged = cross_site(scope) if scope["method"] not in READ_METHODS else None
+        forged = cross_site(scope, https=self.https) if scope["method"] not in READ_METHODS else None
         if forged is not None:
             log.info("web_cross_site_request", path=scope["path"], method=scope["method"], origin=forged)
             await _error(403, f"a form from another site ({forged}) is refused here")(scope, receive, secured)
@@ -1052,20 +1054,22 @@ class Guard:
         await self.app(scope, receive, secured)
 
 
-def cross_site(scope: Scope) -> str | None:
+def cross_site(scope: Scope, *, https: bool = False) -> str | None:
     """Where a request that may change something came from when that is another site (the
     ``Origin`` or ``Sec-Fetch-Site`` a browser sends with a form or a fetch: a forged one, from a
     page on another port or a sibling subdomain, which SameSite cookies let through, being per
     site), else ``None``. Under this site's ``Referrer-Policy: no-referrer`` a browser's own
     form says ``Origin: null``: its ``Sec-Fetch-Site`` tells. A client that is no browser sends
-    neither header, and is no forged form."""
+    neither header, and is no forged form. ``https``: the site is served over TLS (behind a proxy
+    of its own the request itself may come in clear: its pages' origin is still https)."""
     headers = {bytes(k).lower(): bytes(v).decode("latin-1") for k, v in scope["headers"]}
     origin = headers.get(b"origin")
     site = headers.get(b"sec-fetch-site")
-    here = f"{scope.get('scheme', 'http')}://{headers.get(b'host', '')}"
+    host = headers.get(b"host", "")
+    here = {f"{scope.get('scheme', 'http')}://{host}", *((f"https://{host}",) if https else ())}
     if origin == "null" and site == "same-origin":  # (every page is no-referrer: Chrome's forms then say null)
         origin = None
-    if (origin is not None and origin != here) or (site is not None and site not in ("same-origin", "none")):
+    if (origin is not None and origin not in here) or (site is not None and site not in ("same-origin", "none")):
         return origin or site
     return None
 
@@ -1151,7 +1155,7 @@ def make_app(web: Web, *, forwarded: bool = False) -> Starlette:
     if web.relay is not None:
         app.add_middleware(ParentsRoutes, parent=web.relay.parent)
     app.add_middleware(Slashes, routes=routes)
-    app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else ())
+    app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else (), https=web.secure_cookies)
     if forwarded:
         app.add_middleware(Forwarded)
     return app
