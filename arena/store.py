@@ -325,6 +325,7 @@ _ADDED_COLUMNS = (
     ("bots", "state", "TEXT NOT NULL DEFAULT 'enabled'"),
     ("bots", "reason", "TEXT NOT NULL DEFAULT ''"),
     ("bots", "token_set_at", "REAL NOT NULL DEFAULT 0"),
+    ("people", "name_skeleton", "TEXT NOT NULL DEFAULT ''"),  # (arena.model.lookalike; filled by the accounts)
 )
 """Columns added to schema 2 after it shipped (table, column, declaration): a database made before
 gets them when opened, with their defaults (an arena that predates them ignores them)."""

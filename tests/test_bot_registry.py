@@ -117,6 +117,27 @@ def test_refusals_are_one_clear_line(tmp_path: Path) -> None:
     db.close()
 
 
+def test_a_bot_name_that_differs_only_in_case_is_taken(tmp_path: Path) -> None:
+    reg, db = _registry(tmp_path)
+    reg.add("alice")
+    for name in ("ALICE", "Alice", "aLiCe"):
+        with pytest.raises(RegistryError) as e:
+            reg.add(name)
+        assert e.value.kind == "taken" and "'alice' is already registered" in str(e.value) and "looks like" in str(
+            e.value), name
+    assert [b.name for b in reg.list()] == ["alice"]
+    # Bots registered before the check keep their names and tokens; a third like them is refused.
+    token = reg.add("bob")
+    db.execute("INSERT INTO bots (name, spec, token_digest, state) VALUES ('Bob', '{}', 'x', 'enabled')")
+    db.commit()
+    assert reg.identify(token) == "bob" and reg.get("Bob") is not None
+    with pytest.raises(RegistryError):
+        reg.add("BOB")
+    reg.remove("alice")
+    assert reg.identify(reg.add("Alice")) == "Alice"  # (a removed bot's name is free, whatever its case)
+    db.close()
+
+
 def test_the_database_holds_no_token_in_clear(tmp_path: Path) -> None:
     reg, db = _registry(tmp_path)
     tokens = [reg.add("alice"), reg.add("bob")]
@@ -318,6 +339,7 @@ def test_the_operator_manages_bots_over_grpc_and_the_server_sees_each_change_at_
         assert rotated.token != added.token and len(rotated.token) == 64
         for name, request, code in (
             ("AddBot", arena_pb2.AddBotRequest(name="grpc-bot"), grpc.StatusCode.ALREADY_EXISTS),
+            ("AddBot", arena_pb2.AddBotRequest(name="GRPC-Bot"), grpc.StatusCode.ALREADY_EXISTS),
             ("AddBot", arena_pb2.AddBotRequest(name="<img src=x>"), grpc.StatusCode.INVALID_ARGUMENT),
             ("SetBotState", arena_pb2.SetBotStateRequest(name="grpc-bot"), grpc.StatusCode.INVALID_ARGUMENT),
             ("RemoveBot", arena_pb2.RemoveBotRequest(name="nobody"), grpc.StatusCode.NOT_FOUND),

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
+from arena.model.lookalike import skeleton
 from arena.model.manifest import BotSpec, check_name
 from arena.store import transaction
 
@@ -96,12 +97,23 @@ class BotRegistry:
         with transaction(self.db):
             if self.db.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is not None:
                 raise RegistryError(f"a bot named {name!r} is already registered", "taken")
+            self._refuse_lookalike(name)
             self.db.execute(
                 "INSERT INTO bots (name, spec, added_at, token_digest, state, reason, token_set_at) "
                 "VALUES (?, ?, ?, ?, 'enabled', '', ?)",
                 (name, spec, now, token_digest(token), now),
             )
         return token
+
+    def _refuse_lookalike(self, name: str) -> None:
+        """``RegistryError`` (taken) if a bot already known here has a name drawn like ``name``
+        (the same look-alike skeleton: ``ALICE`` or ``Alice`` beside ``alice``); the bots
+        registered before this check keep their names."""
+        key = skeleton(name)
+        other = next((str(r[0]) for r in self.db.execute("SELECT name FROM bots") if skeleton(str(r[0])) == key), None)
+        if other is not None:
+            raise RegistryError(f"a bot named {other!r} is already registered, and {name!r} looks like it "
+                                "(names that differ only in case or in look-alike letters are one name)", "taken")
 
     def get(self, name: str) -> RegisteredBot | None:
         """The registered bot ``name``, or ``None``."""

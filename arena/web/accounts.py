@@ -34,6 +34,7 @@ import trio
 from starlette.requests import Request
 
 import referee
+from arena.model.lookalike import skeleton
 from arena.model.records import Outcome, from_report
 from arena.results.multi import SkillBoard
 from arena.results.standings import PROVISIONAL_GAMES
@@ -57,6 +58,11 @@ WRONG = N_("wrong name or password")
 """The one answer to a wrong password and to an unknown name."""
 WINDOW_S = 60.0
 """The sign-in limit's window (``signin_tries_per_minute``)."""
+TRIES_BY_ADDRESS = NP_("this address ({client}) tried to sign in {n} time in the last minute (limit {limit}); "
+                       "try again in {wait} s", "this address ({client}) tried to sign in {n} times in the last "
+                       "minute (limit {limit}); try again in {wait} s")
+"""The refusal of a sign-in past its limit (a person's: ``signin_tries_per_minute``; the
+operator's form: ``operator_tries_per_minute``)."""
 SIGNUP_WINDOW_S = 3600.0
 """The sign-up limit's window (``signups_per_hour``)."""
 
@@ -121,6 +127,31 @@ def normal_name(text: str) -> str:
 def name_key(name: str) -> str:
     """What two names that are the same name share (case-insensitive, NFC)."""
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).strip().casefold())
+
+
+LOOKS_TAKEN = N_("the name {name} looks like {other}, which is taken (letters of other scripts or widths and "
+                 "spaces that look alike count as the same)")
+"""The refusal of a name drawn like one that is taken (:func:`refuse_lookalike`)."""
+
+
+def refuse_lookalike(conn: sqlite3.Connection, name: str) -> None:
+    """``AccountError`` (409) if a person's name other than ``name`` itself (whatever its case)
+    has its look-alike skeleton (``arena.model.lookalike``); names stored before the skeleton
+    existed keep working, a new one may not look like them."""
+    row = conn.execute("SELECT name FROM people WHERE name_skeleton = ? AND name_key != ? LIMIT 1",
+                       (skeleton(name), name_key(name))).fetchone()
+    if row is not None:
+        raise AccountError(409, LOOKS_TAKEN, name=repr(name), other=repr(str(row["name"])))
+
+
+def fill_skeletons(conn: sqlite3.Connection) -> None:
+    """Write the look-alike skeleton of every person's name stored without one (an older store),
+    and index them."""
+    rows = conn.execute("SELECT id, name FROM people WHERE name_skeleton = ''").fetchall()
+    with transaction(conn):
+        conn.executemany("UPDATE people SET name_skeleton = ? WHERE id = ?",
+                         [(skeleton(str(r["name"])), int(r["id"])) for r in rows])
+        conn.execute("CREATE INDEX IF NOT EXISTS people_skeleton ON people (name_skeleton)")
 
 
 def check_password(password: str) -> None:
@@ -204,7 +235,6 @@ class Accounts:
         self._dummy: str | None = None
         self._sessions: dict[str, tuple[Person, float]] = {}
         self._tries_by_client = Window(limits.signin_tries_per_minute, WINDOW_S, "signin_tries_per_minute")
-        self._tries_by_name = Window(limits.signin_tries_per_minute, WINDOW_S, "signin_tries_per_minute")
         self._signups = Window(limits.signups_per_hour, SIGNUP_WINDOW_S, "signups_per_hour")
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="people-games")
         self._pending: list[Future[None]] = []
@@ -217,6 +247,7 @@ class Accounts:
             for r in conn.execute("SELECT s.digest, s.expires_at, p.id, p.name FROM person_sessions s "
                                   "JOIN people p ON p.id = s.person"):
                 self._sessions[str(r["digest"])] = (Person(int(r["id"]), str(r["name"])), float(r["expires_at"]))
+            fill_skeletons(conn)
 
     @classmethod
     def open(cls, db: Path, limits: WebLimits, *, behind_tls: bool = False) -> Accounts:
@@ -266,9 +297,10 @@ class Accounts:
         with self._lock:
             try:
                 with transaction(self._conn):
+                    refuse_lookalike(self._conn, name)
                     cur = self._conn.execute(
-                        "INSERT INTO people (name, name_key, password_hash, created_at) VALUES (?, ?, ?, ?)",
-                        (name, name_key(name), hashed, self._clock()))
+                        "INSERT INTO people (name, name_key, name_skeleton, password_hash, created_at) "
+                        "VALUES (?, ?, ?, ?, ?)", (name, name_key(name), skeleton(name), hashed, self._clock()))
             except sqlite3.IntegrityError:
                 raise AccountError(409, N_("the name {name} is taken (names are the same whatever their case)"),
                                    name=repr(name)) from None
@@ -281,16 +313,11 @@ class Accounts:
         after the same work): the person and a new session token."""
         now = self._clock()
         key = name_key(name)
-        by_address = NP_("this address ({client}) tried to sign in {n} time in the last minute (limit {limit}); "
-                      "try again in {wait} s", "this address ({client}) tried to sign in {n} times in the last "
-                      "minute (limit {limit}); try again in {wait} s")
-        by_name = NP_("this name tried to sign in {n} time in the last minute (limit {limit}); try again in {wait} s",
-                   "this name tried to sign in {n} times in the last minute (limit {limit}); try again in {wait} s")
-        for window, text in ((self._tries_by_client, by_address), (self._tries_by_name, by_name)):
-            wait = window.take(client if window is self._tries_by_client else key, now)
-            if wait is not None:
-                raise AccountError(429, text, wait, count=window.limit, client=client, limit=window.name,
-                                   wait=wait)
+        window = self._tries_by_client  # (the address, never the name: a stranger's tries lock out nobody else)
+        wait = window.take(client, now)
+        if wait is not None:
+            raise AccountError(429, TRIES_BY_ADDRESS, wait, count=window.limit, client=client, limit=window.name,
+                               wait=wait)
         if not PASSWORD_CHARS[0] <= len(password) <= PASSWORD_CHARS[1]:
             raise AccountError(403, WRONG)
         try:

@@ -86,10 +86,19 @@ class WebLimits:
     person_session_days: float = 30.0
     """Days a person's sign-in lasts (the session cookie and its stored digest expire then)."""
     signin_tries_per_minute: int = 10
-    """Sign-in attempts in any minute from one client address, and for one name; one more gets
-    429 with ``Retry-After`` naming this limit."""
+    """A person's sign-in attempts in any minute from one client address (whatever the names
+    tried: a stranger's tries lock out their address, never the person whose name they try); one
+    more gets 429 with ``Retry-After`` naming this limit."""
     signups_per_hour: int = 20
     """Accounts one client address may make in any hour; one more gets 429 naming this limit."""
+    operator_session_hours: float = 12.0
+    """Hours the operator's sign-in through the form lasts (its cookie and the web's session end
+    then; sign-out ends it at once)."""
+    operator_sessions: int = 100
+    """The operator's web sessions kept at once (one per sign-in; past it the oldest ends)."""
+    operator_tries_per_minute: int = 10
+    """Tries of the operator's sign-in form in any minute from one client address; one more gets
+    429 with ``Retry-After`` naming this limit."""
 
     password_hashers: int = 2
     """Passwords hashed at once (sign-ins and sign-ups), each by a worker process of its own

@@ -1,10 +1,12 @@
 """The live web's server: a Starlette app on Hypercorn's trio worker, in the caller's trio run
 (beside the referee of ``arena serve`` or a tournament's embedded one), until cancelled.
 
-Doors: the pages and the API are read-only (GET and HEAD; the operator's sign-in and sign-out are
-the only POSTs, anything else is 405); the operator is the one who shows the operator token (as
-``Authorization: Bearer`` or through the sign-in form, which sets an HttpOnly, SameSite=Strict
-cookie holding an HMAC of it, never the token, and Secure over TLS); every response carries a
+Doors: the pages and the API are read-only (GET and HEAD; the doors' and the tables' POSTs aside,
+anything else is 405), and no request but a read is taken from another site (:func:`cross_site`,
+on every route); the operator is the one who shows the operator token (as
+``Authorization: Bearer`` or through the sign-in form, which starts a web session: an HttpOnly,
+SameSite=Strict cookie holding a random token the web keeps until sign-out or
+``operator_session_hours``, never the operator token, and Secure over TLS); every response carries a
 strict Content-Security-Policy (no inline script or style), ``X-Content-Type-Options: nosniff``
 and a ``Referrer-Policy``, and over TLS ``Strict-Transport-Security``; live-update streams are
 bounded (:class:`~arena.web.limits.WebLimits`).
@@ -18,13 +20,14 @@ import json
 import math
 import re
 import secrets
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 import structlog
 import trio
@@ -34,7 +37,7 @@ from hypercorn.trio import serve
 from starlette.applications import Starlette
 from starlette.requests import Request, cookie_parser
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import referee
@@ -43,7 +46,19 @@ from arena.replays.model import ReplayModelError, load
 from arena.results.standings import RatedGames
 from arena.store import resolve_replay
 from arena.web import i18n, pages, tables
-from arena.web.accounts import NAME_CHARS, PASSWORD_CHARS, SESSION_COOKIE, AccountError, Accounts, standing_row
+from arena.web.accounts import (
+    NAME_CHARS,
+    PASSWORD_CHARS,
+    SESSION_COOKIE,
+    TRIES_BY_ADDRESS,
+    WINDOW_S,
+    AccountError,
+    Accounts,
+    Person,
+    Window,
+    digest,
+    standing_row,
+)
 from arena.web.bodies import BodyLimits
 from arena.web.data import (
     WebSource,
@@ -66,9 +81,8 @@ log = structlog.get_logger("arena")
 T = TypeVar("T")
 
 COOKIE = "gin_arena_operator"
-"""The operator's sign-in cookie (its value: :func:`cookie_value`)."""
-COOKIE_CONTEXT = b"gin-arena live web operator cookie v1"
-"""What the cookie's HMAC signs (keyed by the operator token)."""
+"""The operator's sign-in cookie: a random session token of the web's (:meth:`Web.operator_session`),
+ended by sign-out or after ``operator_session_hours``."""
 SIGNIN_BODY_BYTES = 4096
 """The largest sign-in form accepted."""
 STATIC = Path(__file__).parent / "static"
@@ -103,11 +117,6 @@ class WebTLS:
 def hsts(limits: WebLimits) -> tuple[bytes, bytes]:
     """The ``Strict-Transport-Security`` header of a web served over TLS."""
     return b"strict-transport-security", f"max-age={limits.hsts_max_age_s}".encode()
-
-
-def cookie_value(token: str) -> str:
-    """The sign-in cookie for an operator token: an HMAC of a fixed context, keyed by the token."""
-    return hmac.new(token.encode(), COOKIE_CONTEXT, hashlib.sha256).hexdigest()
 
 
 # ----- live updates -----
@@ -268,6 +277,15 @@ class Web:
     """In the web's own process (:mod:`arena.web.process`): the live referee as the parent pushes
     it, and the parent's web that answers what only it can (``None``: the referee, if any, is in
     this process)."""
+    operator_sessions: dict[str, float] = field(default_factory=dict)
+    """The operator's web sessions: each sign-in cookie's SHA-256 digest and when it ends (epoch
+    seconds): sign-out ends one, ``operator_session_hours`` each; at most ``operator_sessions``
+    (the oldest ended first)."""
+    operator_tries: Window | None = None
+    """The operator's sign-in form's tries by client address (``operator_tries_per_minute``; made
+    from ``limits`` if not given)."""
+    clock: Callable[[], float] = time.time
+    """The time (epoch seconds) the operator's sessions are counted in."""
 
     def cookie_flags(self, request: Request, samesite: str = "strict") -> dict[str, Any]:
         """The flags of every cookie the web sets or deletes (the operator's sign-in, a person's
@@ -279,6 +297,8 @@ class Web:
     def __post_init__(self) -> None:
         if self.kept is None:
             self.kept = StoreViews(self.limits)
+        if self.operator_tries is None:
+            self.operator_tries = Window(self.limits.operator_tries_per_minute, WINDOW_S, "operator_tries_per_minute")
 
     def running(self) -> list[dict[str, Any]]:
         """The matches not over yet (the referee's, or as the parent last pushed them)."""
@@ -319,7 +339,26 @@ class Web:
         if scheme.lower() == "bearer" and given:
             return hmac.compare_digest(hashlib.sha256(given.strip().encode()).digest(),
                                        hashlib.sha256(token.encode()).digest())
-        return hmac.compare_digest(request.cookies.get(COOKIE, ""), cookie_value(token))
+        cookie = request.cookies.get(COOKIE)
+        ends = self.operator_sessions.get(digest(cookie)) if cookie else None
+        return ends is not None and ends > self.clock()
+
+    def operator_session(self) -> str:
+        """A new operator's web session (the operator token was shown): its token, the cookie's
+        value (kept here only as its digest, ended by :meth:`end_operator_session`)."""
+        now = self.clock()
+        self.operator_sessions = {k: ends for k, ends in self.operator_sessions.items() if ends > now}
+        while len(self.operator_sessions) >= self.limits.operator_sessions:
+            del self.operator_sessions[next(iter(self.operator_sessions))]
+        token = secrets.token_urlsafe(32)
+        self.operator_sessions[digest(token)] = now + self.limits.operator_session_hours * 3600.0
+        return token
+
+    def end_operator_session(self, request: Request) -> None:
+        """End the operator's session the request's cookie holds, if any."""
+        cookie = request.cookies.get(COOKIE)
+        if cookie:
+            self.operator_sessions.pop(digest(cookie), None)
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(connection, *args)`` on a worker thread, with a read-only connection of its own."""
@@ -461,19 +500,8 @@ async def bot_html(request: Request) -> Response:
 
 
 async def _form(request: Request) -> dict[str, str] | Response:
-    """A POSTed form's fields (first value of each), or the refusal: 413 past ``SIGNIN_BODY_BYTES``,
-    403 from another site (the ``Sec-Fetch-Site`` or ``Origin`` a browser sends: a forged
-    cross-site form, the doors' CSRF defence beside their SameSite cookies). Under this site's
-    ``Referrer-Policy: no-referrer`` a browser's own form says ``Origin: null``: its
-    ``Sec-Fetch-Site`` tells."""
-    origin = request.headers.get("origin")
-    site = request.headers.get("sec-fetch-site")
-    here = f"{request.url.scheme}://{request.headers.get('host', '')}"
-    if origin == "null" and site == "same-origin":  # (every page is no-referrer: Chrome's forms then say null)
-        origin = None
-    if (origin is not None and origin != here) or (site is not None and site not in ("same-origin", "none")):
-        log.info("web_cross_site_form", path=request.url.path, origin=origin, site=site)
-        return _error(403, f"a form from another site ({origin or site}) is refused here")
+    """A POSTed form's fields (first value of each), or the refusal: 413 past ``SIGNIN_BODY_BYTES``
+    (a form from another site never gets here: :class:`Guard`)."""
     body = b""
     async for chunk in request.stream():
         body += chunk
@@ -494,6 +522,12 @@ async def signin(request: Request) -> Response:
         return form
     if "token" not in form:
         return await _person_door(request, web, form, signing_up=False)
+    tried = _operator_tries(web, request)
+    if tried is not None:
+        page = web.page(request, tr._("Sign in"), pages.signin_body(tr, False, tried.say(tr)), page="signin",
+                        status=429)
+        page.headers["Retry-After"] = str(tried.retry_after)
+        return page
     given = form["token"].strip()
     token = web.operator_token
     if not token or not hmac.compare_digest(hashlib.sha256(given.encode()).digest(),
@@ -501,8 +535,22 @@ async def signin(request: Request) -> Response:
         log.info("web_signin_refused", client=_client(request))
         return web.page(request, tr._("Sign in"), pages.signin_body(tr, True), page="signin", status=403)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, cookie_value(token), **web.cookie_flags(request))
+    response.set_cookie(COOKIE, web.operator_session(), max_age=int(web.limits.operator_session_hours * 3600),
+                        **web.cookie_flags(request))
     return response
+
+
+def _operator_tries(web: Web, request: Request) -> AccountError | None:
+    """Count one try of the operator's form from the request's address: the refusal (429) past
+    ``operator_tries_per_minute``, or ``None``."""
+    assert web.operator_tries is not None
+    client = _client(request)
+    wait = web.operator_tries.take(client, time.monotonic())
+    if wait is None:
+        return None
+    log.info("web_signin_refused", client=client, limit=web.operator_tries.name)
+    return AccountError(429, TRIES_BY_ADDRESS, wait, count=web.operator_tries.limit, client=client,
+                        limit=web.operator_tries.name, wait=wait)
 
 
 async def signup(request: Request) -> Response:
@@ -571,6 +619,7 @@ async def signout(request: Request) -> Response:
     if web.accounts is not None:
         await web.accounts.sign_out(request)
         response.delete_cookie(SESSION_COOKIE, **web.cookie_flags(request, "lax"))
+    web.end_operator_session(request)
     response.delete_cookie(COOKIE, **web.cookie_flags(request))
     return response
 
@@ -594,20 +643,31 @@ async def _people_replay(request: Request, web: Web, match_id: str) -> Response 
 
 
 async def _people_standings(web: Web) -> list[dict[str, Any]] | None:
+    """The people's standings: those who played a people's game (an account alone is not shown:
+    the site does not tell which names have one)."""
     found = await _ask(web, Accounts.standings)
-    return None if found is None else [standing_row(i + 1, s) for i, s in enumerate(found)]
+    return None if found is None else [standing_row(i + 1, s) for i, s in enumerate(x for x in found if x.games)]
 
 
-async def _person(web: Web, name: str) -> dict[str, Any] | None:
-    """A person's standing and recent people's games (``None``: nobody of that name)."""
+async def _person(web: Web, name: str, viewer: Person | None) -> dict[str, Any] | None:
+    """A person's standing and recent people's games (``None``: nobody of that name, or a person
+    who has played no people's game and is not the ``viewer``: answered alike, so that the names
+    with an account do not enumerate, as sign-in does not tell them)."""
     person = await _ask(web, lambda a: a.person(name))
     if person is None:
         return None
     games = await _ask(web, lambda a: a.person_games(person, web.limits.bot_games)) or []
+    if not games and person != viewer:
+        return None
     rows = await _people_standings(web) or []
     standing = next((r for r in rows if r["name"] == person.name), None)
     return {"name": person.name, "standing": standing,
             "games": [{**g, "replay": pages.match_href(g["match_id"])} for g in games]}
+
+
+def _viewer(web: Web, request: Request) -> Person | None:
+    """The person the request's session says it is (``None``: nobody, or no accounts here)."""
+    return web.accounts.signed_in(request) if web.accounts is not None else None
 
 
 async def people_page(request: Request) -> Response:
@@ -622,7 +682,7 @@ async def people_page(request: Request) -> Response:
 async def person_page(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
-    info = await _person(web, name)
+    info = await _person(web, name, _viewer(web, request))
     tr = _lang(request)
     if info is None:
         return web.page(request, tr._("Person"), pages.message_body(tr._("nobody called {name} here", name=repr(name))),
@@ -638,7 +698,7 @@ async def api_people(request: Request) -> Response:
 async def api_person(request: Request) -> Response:
     web = _web(request)
     name = request.path_params["name"]
-    info = await _person(web, name)
+    info = await _person(web, name, _viewer(web, request))
     if info is None:
         return _error(404, f"nobody called {name!r} here") if web.accounts is not None else _error(503, NO_ACCOUNTS)
     return JSONResponse(info)
@@ -962,12 +1022,15 @@ def _path_params(path: str) -> list[str]:
 
 
 class Guard:
-    """The doors of every response: the security headers (with ``extra``: over TLS, HSTS), and
-    405 for anything but a read (the operator's sign-in and sign-out aside)."""
+    """The doors of every response: the security headers (with ``extra``: over TLS, HSTS), 405 for
+    anything but a read (the doors' and the tables' addresses aside), and 403 for anything but a
+    read from another site (:func:`cross_site`: every route, whatever its method)."""
 
-    def __init__(self, app: ASGIApp, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    def __init__(self, app: ASGIApp, extra: tuple[tuple[bytes, bytes], ...] = (), *, https: bool = False) -> None:
         self.app = app
         self.headers = (*SECURITY_HEADERS, *extra)
+        self.https = https
+        """The site is served over TLS (its own, or a proxy's in front: its pages' origin is https)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -984,6 +1047,11 @@ class Guard:
             refused = _error(405, f"{scope['method']} is not allowed here: the web is read-only",
                              {"Allow": "GET, HEAD"})
             await refused(scope, receive, secured)
+            return
+        forged = cross_site(scope, https=self.https) if scope["method"] not in READ_METHODS else None
+        if forged is not None:
+            log.info("web_cross_site_request", path=scope["path"], method=scope["method"], origin=forged)
+            await _error(403, f"a form from another site ({forged}) is refused here")(scope, receive, secured)
             return
         await self.app(scope, receive, secured)
 
@@ -1004,6 +1072,26 @@ async def _door_busy(web: Web, scope: Scope, receive: Receive, send: Send, refus
     await response(scope, receive, send)
 
 
+def cross_site(scope: Scope, *, https: bool = False) -> str | None:
+    """Where a request that may change something came from when that is another site (the
+    ``Origin`` or ``Sec-Fetch-Site`` a browser sends with a form or a fetch: a forged one, from a
+    page on another port or a sibling subdomain, which SameSite cookies let through, being per
+    site), else ``None``. Under this site's ``Referrer-Policy: no-referrer`` a browser's own
+    form says ``Origin: null``: its ``Sec-Fetch-Site`` tells. A client that is no browser sends
+    neither header, and is no forged form. ``https``: the site is served over TLS (behind a proxy
+    of its own the request itself may come in clear: its pages' origin is still https)."""
+    headers = {bytes(k).lower(): bytes(v).decode("latin-1") for k, v in scope["headers"]}
+    origin = headers.get(b"origin")
+    site = headers.get(b"sec-fetch-site")
+    host = headers.get(b"host", "")
+    here = {f"{scope.get('scheme', 'http')}://{host}", *((f"https://{host}",) if https else ())}
+    if origin == "null" and site == "same-origin":  # (every page is no-referrer: Chrome's forms then say null)
+        origin = None
+    if (origin is not None and origin not in here) or (site is not None and site not in ("same-origin", "none")):
+        return origin or site
+    return None
+
+
 def _table_door(path: str) -> bool:
     return path == tables.PREFIX or path.startswith((tables.PREFIX + "/", tables.TABLES + "/"))
 
@@ -1022,7 +1110,7 @@ class ToParent(Response):
 class ParentsRoutes:
     """In the web's own process: the requests only the parent's web answers go there — the
     people's tables and lobby, the sign-up, sign-in and sign-out doors, anything a signed-in
-    person asks (their session lives in the parent's accounts)."""
+    person or the signed-in operator asks (their sessions live in the parent's web)."""
 
     def __init__(self, app: ASGIApp, parent: str) -> None:
         self.app = app
@@ -1041,14 +1129,46 @@ def _parents(scope: Scope) -> bool:
         return True
     if path.startswith("/static/"):
         return False
-    return any(bytes(k).lower() == b"cookie" and SESSION_COOKIE in cookie_parser(bytes(v).decode("latin-1"))
-               for k, v in scope["headers"])
+    return any(bytes(k).lower() == b"cookie" and not {SESSION_COOKIE, COOKIE}.isdisjoint(
+        cookie_parser(bytes(v).decode("latin-1"))) for k, v in scope["headers"])
+
+
+class Slashes:
+    """An address with a trailing slash that a route serves without it: a redirect there, as a
+    path of this site (Starlette's own redirect wrote the request's ``Host`` into an absolute
+    address: a forged ``Host`` sent the visitor off-site)."""
+
+    def __init__(self, app: ASGIApp, routes: list[Route]) -> None:
+        self.app = app
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        target = unslashed(scope, self.routes) if scope["type"] == "http" else None
+        if target is not None:
+            await RedirectResponse(target, status_code=307)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def unslashed(scope: Scope, routes: list[Route]) -> str | None:
+    """Where to send a request whose address no route serves but for its trailing slashes: the
+    address without them, one slash first (never ``//host``: another site), its query kept;
+    ``None``: no such route, or one serves it as it is."""
+    path: str = scope["path"]
+    if path == "/" or not path.endswith("/") or any(r.matches(scope)[0] is not Match.NONE for r in routes):
+        return None
+    bare = "/" + path.strip("/")
+    if not any(r.matches({**scope, "path": bare})[0] is not Match.NONE for r in routes):
+        return None
+    query = bytes(scope.get("query_string", b"")).decode("latin-1")
+    return quote(bare) + (f"?{query}" if query else "")
 
 
 def make_app(web: Web, *, forwarded: bool = False) -> Starlette:
     """The Starlette app of the web (``forwarded``: the parent's, behind the web's own process:
     the client and scheme are the ones that process names)."""
-    app = Starlette(routes=[Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS])
+    routes = [Route(e.path, e.handler, methods=list(e.methods)) for e in ENDPOINTS]
+    app = Starlette(routes=routes)  # (its router's own slash redirect never comes into play: :class:`Slashes`)
     app.state.web = web
     if web.relay is not None:
         app.add_middleware(ParentsRoutes, parent=web.relay.parent)
@@ -1057,7 +1177,8 @@ def make_app(web: Web, *, forwarded: bool = False) -> Starlette:
                            refuse=partial(_door_busy, web))
     if not forwarded:  # (the public doors; the parent's socket gets bodies the web's own process read whole)
         app.add_middleware(BodyLimits, limits=web.limits)
-    app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else ())
+    app.add_middleware(Slashes, routes=routes)
+    app.add_middleware(Guard, extra=(hsts(web.limits),) if web.secure_cookies else (), https=web.secure_cookies)
     if forwarded:
         app.add_middleware(Forwarded)
     return app
