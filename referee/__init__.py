@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from .replays import ReplayVisitor as ReplayVisitor
     from .replays import read_replay as read_replay
     from .table.events import MatchEvents as MatchEvents
+    from .table.faults import GOODBYE as GOODBYE
+    from .table.faults import is_goodbye as is_goodbye
     from .table.finished import FinishedMatch as FinishedMatch
     from .table.finished import HeldMatch as HeldMatch
     from .table.flow import Table as Table
@@ -110,7 +112,8 @@ _LAZY = {
     "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
     "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
-    "MatchEvents": "table.events", "FinishedMatch": "table.finished", "HeldMatch": "table.finished",
+    "MatchEvents": "table.events", "GOODBYE": "table.faults", "is_goodbye": "table.faults",
+    "FinishedMatch": "table.finished", "HeldMatch": "table.finished",
     "Table": "table.flow",
     "ReplayError": "table.resim", "Resimulation": "table.resim", "resimulate": "table.resim",
     "DEFAULT_TOKEN_FILE": "transport.auth", "OPERATOR_TOKEN_ENV": "transport.auth",

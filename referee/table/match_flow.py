@@ -30,7 +30,7 @@ from referee import games
 from referee.model.spec import MatchReport, MatchSpec, Termination
 from referee.table.clocks import Clocks
 from referee.table.digests import StoryDigests
-from referee.table.faults import Fault, FaultLedger
+from referee.table.faults import CLOSED_BY_BOT, Fault, FaultLedger
 from referee.table.notices import (
     ERROR_BAD_REQUEST_ID,
     ERROR_MATCH_OVER,
@@ -119,9 +119,9 @@ def _is_legal(action: Any, legal: Container[Any]) -> bool:
 class SeatState:
     """What the flow knows of one seat: its bot, whether it is online, its open request."""
 
-    __slots__ = ("allowance_ms", "bot_name", "cache", "connected", "disconnected_at", "event_messages", "extended_to",
-                 "legal", "limit_ms", "nonce", "online", "open_request", "pending", "seat", "sent_at", "stray",
-                 "substitute_next", "substituted")
+    __slots__ = ("allowance_ms", "bot_name", "cache", "closed_by_bot", "connected", "disconnected_at", "event_messages",
+                 "extended_to", "legal", "limit_ms", "nonce", "online", "open_request", "pending", "seat", "sent_at",
+                 "stray", "substitute_next", "substituted")
 
     def __init__(self, seat: int, cache: Any) -> None:
         self.seat = seat
@@ -158,6 +158,9 @@ class SeatState:
         """The open request's legal actions (the game's values)."""
         self.disconnected_at: float | None = None
         """When the seat's last session ended, while it has none."""
+        self.closed_by_bot = False
+        """The seat's last session ended by its bot closing the stream (a goodbye), while it has
+        none."""
         self.cache = cache
         """What the seat's messages repeat within a deal, kept encoded by the game's wire."""
         self.stray = 0
@@ -314,6 +317,7 @@ class MatchFlow:
         s = self.seats[seat]
         s.online = False
         s.disconnected_at = now
+        s.closed_by_bot = detail == CLOSED_BY_BOT
         if self._live():
             self._log("warning", "seat_disconnected", seat=seat, detail=detail)
 
@@ -572,6 +576,7 @@ class MatchFlow:
 
     def _reconnected(self, s: SeatState, now: float) -> None:
         s.disconnected_at = None
+        s.closed_by_bot = False
         if not self._live():
             self._resume(s)
             return
@@ -602,7 +607,8 @@ class MatchFlow:
             return
         seat = s.seat
         if not s.online and s.disconnected_at is not None:
-            raise Fault(seat, "disconnected", f"seat {seat} disconnected and did not come back within "
+            how = "said goodbye (its bot closed its stream)" if s.closed_by_bot else "disconnected"
+            raise Fault(seat, "disconnected", f"seat {seat} {how} and did not come back within "
                         f"{grace} ms", request_id=s.pending)
         raise Fault(seat, "time_forfeit", f"seat {seat} did not answer within {s.allowance_ms} ms"
                     f" (+{self._clocks.tcs[seat].margin_ms} ms margin)", request_id=s.pending)
