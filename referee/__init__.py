@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .play.launch import BotLaunch as BotLaunch
     from .play.launch import ProcessLimits as ProcessLimits
     from .play.launch import restart_after as restart_after
+    from .play.matches import SEAT_CLOCKS as SEAT_CLOCKS
     from .play.matches import MatchContext as MatchContext
     from .play.matches import MatchObserver as MatchObserver
     from .play.matches import PlayedMatch as PlayedMatch
@@ -108,7 +109,8 @@ _LAZY = {
     "TimeControl": "model.timecontrol", "TimeControlError": "model.timecontrol",
     "BotLaunch": "play.launch", "ProcessLimits": "play.launch", "RESTART_HELP": "play.launch",
     "restart_after": "play.launch",
-    "MatchContext": "play.matches", "MatchObserver": "play.matches", "PlayedMatch": "play.matches",
+    "MatchContext": "play.matches", "MatchObserver": "play.matches", "SEAT_CLOCKS": "play.matches",
+    "PlayedMatch": "play.matches",
     "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
     "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",

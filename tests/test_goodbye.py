@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 import trio.testing
 
@@ -18,6 +19,7 @@ from referee.table.faults import CLOSED_BY_BOT
 from tests._tables import FakeSession
 
 BUSY_BOT = str(Path(__file__).resolve().parents[1] / "bench" / "_busy_bot.py")
+JS_DIR = Path(__file__).resolve().parents[1] / "sample_bots" / "js"
 
 
 class _Pids(MatchObserver):
@@ -28,11 +30,15 @@ class _Pids(MatchObserver):
         self.pids[seat] = pid
 
 
-def test_a_kit_bot_stopped_by_sigterm_says_goodbye_and_exits_0() -> None:
-    """Two kit bots (each decision 50 ms of CPU) play; once a few decisions are made, seat 1's
-    process gets SIGTERM. The match ends at once with seat 1's ``bot_error`` that says goodbye
-    (not a crash), and the process exited 0."""
+@pytest.mark.parametrize("kind", ["kit", "js"])
+def test_a_bot_stopped_by_sigterm_says_goodbye_and_exits_0(kind: str) -> None:
+    """A kit bot (each decision 50 ms of CPU) plays a kit bot or the JavaScript sample bot; once a
+    few decisions are made, seat 1's process gets SIGTERM. The match ends at once with seat 1's
+    ``bot_error`` that says goodbye (not a crash), and the process exited 0."""
+    if kind == "js" and not (JS_DIR / "node_modules").is_dir():
+        pytest.skip("the JS bot's packages are not installed (npm ci in sample_bots/js)")
     launch = BotLaunch(command=("{python}", BUSY_BOT), env=(("BENCH_BUSY_MS", "50"), ("GIN_LOG_LEVEL", "WARNING")))
+    stopped = launch if kind == "kit" else BotLaunch(command=("node", str(JS_DIR / "bot.js")))
     played: list[PlayedMatch] = []
     observer = _Pids()
 
@@ -42,7 +48,7 @@ def test_a_kit_bot_stopped_by_sigterm_says_goodbye_and_exits_0() -> None:
                              match_id="goodbye", connect_timeout_ms=120_000)
 
             async def play() -> None:
-                played.append(await ctx.play(spec, [launch, launch], observer))
+                played.append(await ctx.play(spec, [launch, stopped], observer))
 
             async with trio.open_nursery() as n:
                 n.start_soon(play)

@@ -124,7 +124,11 @@ class MatchContext:
                             nursery.start_soon(self._seat, match, spec, seat, launch, watcher, exits, settled[-1],
                                                reused.get(seat))
                     nursery.start_soon(_all_settled, settled, watcher)
-                    await match.finished.wait()
+                    try:
+                        await match.finished.wait()
+                    except trio.Cancelled:  # before the bots are ended: their goodbyes must not decide it
+                        match.stop(CANCELLED_DETAIL)
+                        raise
                     replay = await match.replay()  # before the observer hears of it (it may move the file)
                     report = match.report()  # after the replay: a remote one names the fetched file
                     watcher.finished(report)
