@@ -4,14 +4,15 @@
                                              [--think-ms 300] [--tc "st=1 timemargin=50"] [--concurrency 2]
 
 Each bot is ``bench/_busy_bot.py``: it spins ``--think-ms`` of its own CPU time per decision,
-well inside its time, so every time forfeit is the machine's fault, not the bot's. For each
-load level (that many busy-loop processes, started and stopped by the bench) and each seat clock
+well inside its time, so every time forfeit is the machine's fault, not the bot's. For each load
+level (that many busy-loop processes, started and stopped by the bench) and each seat clock
 (``cpu``: the bots' process-tree CPU time; ``wall``: the referee's clock without its own loop's
 stalls), ``--concurrency`` Gin matches (rules ``short``) are kept running on an embedded referee
-for ``--seconds``; the matches running then are finished (at most ``--grace`` seconds more, then
-cancelled and not counted). Printed per level: games, decisions, time forfeits, the longest
-decision the referee charged, and the referee loop's worst stall. Bounded in time: about
-(seconds + grace) x levels x clocks.
+for ``--seconds``; the matches running then may finish for at most ``--grace`` seconds more,
+then they are cancelled (their decisions so far are counted: a time forfeit would have ended
+them). Printed per level: games finished, games cut short, decisions, time forfeits, other
+faults, and the referee loop's worst stall. Bounded in time: about (seconds + grace) x levels x
+clocks.
 
 Run against another source tree (``PYTHONPATH=TREE``, e.g. the code before the seat clocks) the
 bench notes that it has no seat clocks and times by wall clock only.
@@ -62,6 +63,7 @@ async def level(clock: str, args: argparse.Namespace, tc: TimeControl) -> dict[s
                        env=(("BENCH_BUSY_MS", str(args.think_ms)), ("GIN_LOG_LEVEL", "WARNING")))
     rules = RuleSet.preset(args.rules)
     reports: list[referee.MatchReport] = []
+    cut: list[int] = []  # decisions of the matches cancelled at the end
     kw: dict[str, Any] = {"clock": clock} if _has_seat_clocks() else {}
     used = "wall (no seat clocks in this tree)"
     worst_stall = None
@@ -75,7 +77,12 @@ async def level(clock: str, args: argparse.Namespace, tc: TimeControl) -> dict[s
             while trio.current_time() < end:
                 spec = MatchSpec(players=("a", "b"), rules=rules, time_control=tc, connect_timeout_ms=120_000,
                                  match_id=f"fair-{clock}-{next(counter)}")
-                played = await ctx.play(spec, [launch, launch])
+                try:
+                    played = await ctx.play(spec, [launch, launch])
+                except BaseException:  # (cancelled at the end: trio.Cancelled, maybe in a group)
+                    table = ctx.host.referee.tables.get(spec.match_id)  # type: ignore[attr-defined]  # (embedded)
+                    cut.append(table.flow.decisions if table is not None and hasattr(table, "flow") else 0)
+                    raise
                 reports.append(played.report)
 
         with trio.move_on_at(end + args.grace):
@@ -91,7 +98,8 @@ async def level(clock: str, args: argparse.Namespace, tc: TimeControl) -> dict[s
     return {
         "clock": used,
         "games": len(done),
-        "decisions": sum(r.decisions for r in done),
+        "decisions": sum(r.decisions for r in done) + sum(cut),
+        "cut_short": len(cut),
         "time_forfeits": len(forfeits),
         "other_faults": sum(1 for r in done if r.faulting_seat is not None and r.termination != "time_forfeit"),
         "forfeit_details": [r.detail for r in forfeits][:5],
@@ -104,7 +112,7 @@ def main() -> None:
     p.add_argument("--loads", default="0,2,4", help="busy-loop processes per level (default 0,2,4)")
     p.add_argument("--clocks", default="cpu,wall", help="seat clocks to compare (default cpu,wall)")
     p.add_argument("--seconds", type=float, default=60.0, help="matches are started for this long per level")
-    p.add_argument("--grace", type=float, default=60.0, help="then the running ones may finish for this long")
+    p.add_argument("--grace", type=float, default=20.0, help="then the running ones may finish for this long")
     p.add_argument("--think-ms", type=int, default=300, help="CPU ms each bot spins per decision (default 300)")
     p.add_argument("--tc", default="st=1 timemargin=50", help="time control (default: the arena's default)")
     p.add_argument("--concurrency", type=int, default=2, help="matches at once (default 2: the arena's default)")
@@ -116,8 +124,8 @@ def main() -> None:
     clocks = args.clocks.split(",") if _has_seat_clocks() else ["wall"]
     print(f"{os.cpu_count()} CPUs; concurrency {args.concurrency}; {tc}; bots spin {args.think_ms} ms of CPU "
           f"per decision; {args.seconds:g} s per level; seat clocks: {'yes' if _has_seat_clocks() else 'no'}")
-    print(f"{'load':>4} {'clock':>6} {'games':>5} {'decisions':>9} {'time forfeits':>13} {'other faults':>12} "
-          f"{'wall s':>6} {'loop worst stall':>16}", flush=True)
+    print(f"{'load':>4} {'clock':>6} {'games':>5} {'cut short':>9} {'decisions':>9} {'time forfeits':>13} "
+          f"{'other faults':>12} {'wall s':>6} {'loop worst stall':>16}", flush=True)
     rows = []
     for load in (int(x) for x in args.loads.split(",")):
         for clock in clocks:
@@ -130,8 +138,8 @@ def main() -> None:
             r.update(load=load, wall_s=round(time.monotonic() - t0, 1))
             rows.append(r)
             stall = "-" if r["loop_worst_stall_ms"] is None else f"{r['loop_worst_stall_ms']:.0f} ms"
-            print(f"{load:>4} {r['clock']:>6.6} {r['games']:>5} {r['decisions']:>9} {r['time_forfeits']:>13} "
-                  f"{r['other_faults']:>12} {r['wall_s']:>6.0f} {stall:>16}", flush=True)
+            print(f"{load:>4} {r['clock']:>6.6} {r['games']:>5} {r['cut_short']:>9} {r['decisions']:>9} "
+                  f"{r['time_forfeits']:>13} {r['other_faults']:>12} {r['wall_s']:>6.0f} {stall:>16}", flush=True)
             for d in r["forfeit_details"]:
                 print(f"       forfeit: {d}")
     if args.json is not None:

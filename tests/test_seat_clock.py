@@ -71,7 +71,7 @@ def _spec() -> MatchSpec:
                      match_id="clocked", connect_timeout_ms=5_000)
 
 
-def _first_decision(think: Think, *, quiet: bool = False, cpu: dict[int, float] | None = None,
+def _first_decision(think: Think, *, quiet: bool = False, cpu: dict[int, list[float]] | None = None,
                     pids: tuple[int, ...] = ()) -> tuple[MatchReport, float]:
     """Play a match on MockClock whose first decision takes ``think``; once a few decisions
     have been made (or the match ended), cancel it. Returns the report and the wall time from
@@ -80,7 +80,12 @@ def _first_decision(think: Think, *, quiet: bool = False, cpu: dict[int, float] 
 
     async def main() -> None:
         source = cpu if cpu is not None else {}
-        table = Table(_spec(), None, lambda t: None, quiet=quiet, cpu_time=source.get)
+
+        def cpu_time(pid: int) -> tuple[float, float] | None:
+            sample = source.get(pid)
+            return (sample[0], sample[1]) if sample is not None else None
+
+        table = Table(_spec(), None, lambda t: None, quiet=quiet, cpu_time=cpu_time)
         for seat, pid in enumerate(pids):
             table.bot_process(seat, pid)
         asked: list[int] = []
@@ -146,44 +151,63 @@ def test_a_stall_of_the_referees_loop_is_not_charged_to_the_seat() -> None:
     assert unfair.termination == "time_forfeit"
 
 
+def _starved(cpu: dict[int, list[float]], steps: int, share: float = 0.2) -> Think:
+    """A bot that gets ``share`` of a CPU and waits for one the rest of the time, for ``steps``
+    tenths of a second."""
+
+    async def think(_rid: int) -> None:
+        for _ in range(steps):
+            await trio.sleep(0.1)
+            for sample in cpu.values():  # (whichever seat was asked: both trees get the share)
+                sample[0] += 0.1 * share
+                sample[1] += 0.1 * (1 - share)
+
+    return think
+
+
 def test_a_bot_timed_by_cpu_is_not_charged_for_waiting_for_a_cpu() -> None:
     """Seat bots are processes 11 and 12 (a fake CPU-time source). The first decision takes
     1.5 s of wall time of which the bot got 0.3 s of CPU (a loaded host): charged 0.3 s, it plays
     on. Timed by the wall clock (no process known), the same decision loses on time."""
-    cpu = {11: 5.0, 12: 7.0}
-
-    async def starved(_rid: int) -> None:
-        for _ in range(15):
-            await trio.sleep(0.1)
-            cpu[11] += 0.02
-            cpu[12] += 0.02  # (whichever seat was asked: both trees get the CPU share)
-
-    report, took = _first_decision(starved, cpu=cpu, pids=(11, 12))
+    cpu = {11: [5.0, 1.0], 12: [7.0, 2.0]}
+    report, took = _first_decision(_starved(cpu, 15), cpu=cpu, pids=(11, 12))
     assert report.termination == "aborted" and report.detail == "enough", report
     assert took == pytest.approx(1.5, abs=0.05)
     assert sum(report.think_ms) == pytest.approx(300, abs=25)
 
-    cpu = {11: 5.0, 12: 7.0}
-    walled, _ = _first_decision(starved, cpu=cpu)
+    cpu = {11: [5.0, 1.0], 12: [7.0, 2.0]}
+    walled, _ = _first_decision(_starved(cpu, 15), cpu=cpu)
     assert walled.termination == "time_forfeit"
+
+
+def test_a_bot_starved_past_the_wall_cap_still_plays_on() -> None:
+    """Starved for 5 s of wall time (2.2 s is the cap for a bot that does not wait for a CPU:
+    4 x 0.55 s), the bot used 0.5 s of CPU and waited 4.5 s for one: the time it waited does not
+    count toward the cap, and its 0.5 s is within its 0.55 s."""
+    cpu = {11: [0.0, 0.0], 12: [0.0, 0.0]}
+    report, took = _first_decision(_starved(cpu, 50, share=0.1), cpu=cpu, pids=(11, 12))
+    assert report.termination == "aborted" and report.detail == "enough", report
+    assert took == pytest.approx(5.0, abs=0.05) and took > 0.55 * CPU_CLOCK_WALL_FACTOR
+    assert sum(report.think_ms) == pytest.approx(500, abs=25)
 
 
 def test_a_bot_timed_by_cpu_still_loses_when_it_uses_its_time_or_waits_too_long() -> None:
     """A bot that spins its CPU past its time loses when its CPU time runs out (not later); a
     bot that uses no CPU but never answers loses once its wall time reaches the cap."""
-    cpu = {11: 0.0, 12: 0.0}
+    cpu = {11: [0.0, 0.0], 12: [0.0, 0.0]}
 
     async def spins(_rid: int) -> None:
         while True:
             await trio.sleep(0.01)
-            cpu[11] += 0.005  # half a core: 0.55 s of CPU after 1.1 s
-            cpu[12] += 0.005
+            for sample in cpu.values():  # half a core: 0.55 s of CPU after 1.1 s
+                sample[0] += 0.005
+                sample[1] += 0.005
 
     report, took = _first_decision(spins, cpu=cpu, pids=(11, 12))
     assert report.termination == "time_forfeit"
     assert 1.1 <= took <= 1.2
 
-    cpu = {11: 0.0, 12: 0.0}
+    cpu = {11: [0.0, 0.0], 12: [0.0, 0.0]}
 
     async def sleeps(_rid: int) -> None:
         await trio.sleep_forever()
@@ -208,13 +232,14 @@ def test_process_tree_cpu_counts_a_real_process_and_its_child() -> None:
         child = int(proc.stdout.readline())
         used = 0.0
         for _ in range(600):  # up to a minute on a loaded machine: the child must get its 0.3 s
-            used = process_tree_cpu_s(proc.pid) or 0.0
+            sample = process_tree_cpu_s(proc.pid)
+            used = sample[0] if sample is not None else 0.0
             if used >= 0.3:
                 break
             trio.run(trio.sleep, 0.1)
         assert used >= 0.3
         own = process_tree_cpu_s(child)
-        assert own is not None and own >= 0.29
+        assert own is not None and own[0] >= 0.25 and own[1] >= 0  # (10 ms ticks; the parent has the rest)
     finally:
         proc.kill()
         proc.wait()

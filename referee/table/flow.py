@@ -29,7 +29,14 @@ from referee.model.spec import MatchReport, MatchSpec
 from referee.table.faults import Fault
 from referee.table.match_flow import ASKING, MAX_STRAY_MESSAGES, PLAIN, MatchFlow, Outbox, TableState
 from referee.table.recording import MatchRecorder
-from referee.table.seat_clock import CPU_CLOCK_WALL_FACTOR, TICK_S, LoopStalls, loop_stalls, process_tree_cpu_s
+from referee.table.seat_clock import (
+    CPU_CLOCK_WALL_FACTOR,
+    TICK_S,
+    CpuSample,
+    LoopStalls,
+    loop_stalls,
+    process_tree_cpu_s,
+)
 from referee.table.seats import SeatLink, Session
 from referee.table.spectators import Sink, SpectatorLog
 
@@ -107,19 +114,19 @@ class Table:
     def __init__(
         self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None], *, quiet: bool = False,
         on_start: Callable[[Table], None] | None = None,
-        cpu_time: Callable[[int], float | None] = process_tree_cpu_s,
+        cpu_time: Callable[[int], CpuSample | None] = process_tree_cpu_s,
     ) -> None:
         """``quiet``: a re-run of a recorded match (no log lines, and trio's clock as it is:
         the record's times are already the charged ones). ``cpu_time``: a process tree's CPU
-        seconds by its leader's pid, for the seats whose bot process is known
-        (:meth:`bot_process`)."""
+        seconds and seconds waited for a CPU by its leader's pid, for the seats whose bot process
+        is known (:meth:`bot_process`)."""
         self.spec = spec
         self._quiet = quiet
         self._time: LoopStalls | _TrioTime | None = None  # on first use (in the trio run)
         self._cpu_time = cpu_time
         n = len(spec.players)
         self._pids: list[int | None] = [None] * n  # each seat's bot process (its CPU time is its clock)
-        self._cpu_at: list[tuple[int, float] | None] = [None] * n  # (request id, CPU s when it was written)
+        self._cpu_at: list[tuple[int, CpuSample] | None] = [None] * n  # (request id, CPU times when it was written)
         self._cpu_timed = [False] * n  # a decision of the seat was charged by its CPU time
         self._log: Any = _Quiet() if quiet else log
         self.match_id = spec.match_id or secrets.token_hex(8)
@@ -246,14 +253,16 @@ class Table:
             self._cpu_at[seat] = (request_id, cpu) if cpu is not None else None
         self.flow.written(seat, request_id, self.clock.fair(at))
 
-    def _cpu_used(self, seat: int, request_id: int) -> float | None:
-        """CPU seconds ``seat``'s bot used since its request ``request_id`` was written (``None``:
-        not timed by CPU)."""
+    def _cpu_used(self, seat: int, request_id: int) -> CpuSample | None:
+        """CPU seconds ``seat``'s bot used since its request ``request_id`` was written, and the
+        seconds it waited for a CPU meanwhile (``None``: not timed by CPU)."""
         pid, start = self._pids[seat], self._cpu_at[seat]
         if pid is None or start is None or start[0] != request_id:
             return None
-        cpu = self._cpu_time(pid)
-        return None if cpu is None else max(0.0, cpu - start[1])
+        now = self._cpu_time(pid)
+        if now is None:
+            return None
+        return max(0.0, now[0] - start[1][0]), max(0.0, now[1] - start[1][1])
 
     def _extend_by_cpu(self, now: float) -> None:
         """The open request's wall deadline passed: if its bot is timed by CPU and has not used
@@ -262,11 +271,12 @@ class Table:
         s = flow.asking
         if s is None or not s.online or flow.alerted or now < s.deadline(self.spec.reconnect_grace_ms):
             return
-        used = self._cpu_used(s.seat, s.pending)
-        if used is None:
+        sample = self._cpu_used(s.seat, s.pending)
+        if sample is None:
             return
+        used, waited = sample
         limit = s.limit_ms / 1000
-        cap = s.sent_at + limit * CPU_CLOCK_WALL_FACTOR
+        cap = s.sent_at + limit * CPU_CLOCK_WALL_FACTOR + waited  # (waiting for a CPU is not the bot's doing)
         if used < limit and now < cap:
             flow.extend(s.seat, s.pending, min(cap, now + max(limit - used, TICK_S)))
 
@@ -296,7 +306,7 @@ class Table:
         cpu = self._cpu_used(seat, response.request_id) if self._pids[seat] is not None else None
         cpu_us = -1
         if cpu is not None:
-            cpu_us = round(cpu * 1_000_000)
+            cpu_us = round(cpu[0] * 1_000_000)
             self._cpu_timed[seat] = True
         self._handle(self.flow.answer, seat, response.request_id, response.action, response.fallback,
                      self.clock.fair(at), cpu_us)

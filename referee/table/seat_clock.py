@@ -15,8 +15,10 @@ Two sources of lost time are the host's, not the bot's, and neither is charged t
   tree's CPU time (Linux ``/proc``: :func:`process_tree_cpu_s`), a decision is charged the
   smaller of the tree's CPU time and the (stall-free) wall time, and its deadline is pushed on
   while the tree has not yet used its time — up to :data:`CPU_CLOCK_WALL_FACTOR` times the
-  decision's time in wall time, so a bot that waits (sleeps, waits on another machine) still
-  loses on time. Remote bots (hosted, another machine) are timed by the wall clock (stall-free).
+  decision's time in wall time, plus the time the tree's threads waited for a CPU (``/proc``'s
+  ``schedstat``: runnable, not running), so a bot that waits (sleeps, waits on another machine)
+  still loses on time while one that is only starved of a CPU does not. Remote bots (hosted,
+  another machine) are timed by the wall clock (stall-free).
 
 Each seat's clock is named in the match's log (``match_finished``'s ``seat_clocks``: ``cpu`` or
 ``wall``).
@@ -31,8 +33,11 @@ from pathlib import Path
 
 import trio
 
-__all__ = ["CPU_CLOCK_WALL_FACTOR", "TICK_S", "TICK_SLACK_S", "LoopStalls", "cpu_clock_available", "loop_stalls",
-           "process_tree_cpu_s"]
+__all__ = ["CPU_CLOCK_WALL_FACTOR", "TICK_S", "TICK_SLACK_S", "CpuSample", "LoopStalls", "cpu_clock_available",
+           "loop_stalls", "process_tree_cpu_s"]
+
+CpuSample = tuple[float, float]
+"""A process tree's CPU seconds and the seconds its threads waited for a CPU (runnable)."""
 
 TICK_S = 0.02
 """How often the stall ticker should wake (seconds)."""
@@ -42,8 +47,9 @@ TICK_SLACK_S = 0.005
 
 CPU_CLOCK_WALL_FACTOR = 4
 """Under the CPU clock, the wall time a decision may take, as a multiple of its time (allowance
-plus margin): past it the seat loses on time however little CPU it used (a bot that sleeps or
-waits on something else must not hold a match for ever)."""
+plus margin), not counting the time its bot waited for a CPU: past it the seat loses on time
+however little CPU it used (a bot that sleeps or waits on something else must not hold a match
+for ever)."""
 
 PROCESS_TREE_MAX = 64
 """Processes of one bot's tree read for its CPU time (a bot that forks more is charged for the
@@ -122,8 +128,9 @@ def cpu_clock_available() -> bool:
     return sys.platform.startswith("linux") and (_PROC / "self" / "stat").exists()
 
 
-def _one_process(pid: int) -> tuple[float, list[int]] | None:
-    """A process's CPU seconds (its own and its reaped children's) and its live children."""
+def _one_process(pid: int) -> tuple[float, float, list[int]] | None:
+    """A process's CPU seconds (its own and its reaped children's), the seconds its threads
+    waited for a CPU, and its live children."""
     base = _PROC / str(pid)
     try:
         stat = (base / "stat").read_bytes()
@@ -136,29 +143,33 @@ def _one_process(pid: int) -> tuple[float, list[int]] | None:
     except ValueError:
         return None
     children: list[int] = []
+    waited_ns = 0
     try:
         for task in (base / "task").iterdir():
             try:
+                waited_ns += int((task / "schedstat").read_bytes().split()[1])
                 children.extend(int(c) for c in (task / "children").read_bytes().split())
-            except OSError:
+            except (OSError, IndexError, ValueError):
                 continue
     except OSError:
         pass
-    return (utime + stime + cutime + cstime) / _CLK_TCK, children
+    return (utime + stime + cutime + cstime) / _CLK_TCK, waited_ns / 1e9, children
 
 
-def process_tree_cpu_s(pid: int) -> float | None:
+def process_tree_cpu_s(pid: int) -> CpuSample | None:
     """CPU seconds used by process ``pid`` and its descendants (the live ones, and those that
-    ended and were waited for), from ``/proc``; ``None`` if ``pid`` is gone or unreadable."""
+    ended and were waited for), and the seconds their live threads waited for a CPU, from
+    ``/proc``; ``None`` if ``pid`` is gone or unreadable."""
     first = _one_process(pid)
     if first is None:
         return None
-    total, todo = first
+    total, waited, todo = first
     seen = 1
     while todo and seen < PROCESS_TREE_MAX:
         one = _one_process(todo.pop())
         seen += 1
         if one is not None:
             total += one[0]
-            todo.extend(one[1])
-    return total
+            waited += one[1]
+            todo.extend(one[2])
+    return total, waited
