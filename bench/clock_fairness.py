@@ -80,8 +80,10 @@ async def level(clock: str, args: argparse.Namespace, tc: TimeControl) -> dict[s
                 try:
                     played = await ctx.play(spec, [launch, launch])
                 except BaseException:  # (cancelled at the end: trio.Cancelled, maybe in a group)
-                    table = ctx.host.referee.tables.get(spec.match_id)  # type: ignore[attr-defined]  # (embedded)
-                    cut.append(table.flow.decisions if table is not None and hasattr(table, "flow") else 0)
+                    held = ctx.host.referee.tables.get(spec.match_id)  # type: ignore[attr-defined]  # (embedded)
+                    report = getattr(held, "report", None)  # (a cancelled match's, or the running table's)
+                    cut.append(report.decisions if report is not None else getattr(getattr(held, "flow", None),
+                                                                                   "decisions", 0))
                     raise
                 reports.append(played.report)
 
