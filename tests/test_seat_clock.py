@@ -245,3 +245,15 @@ def test_process_tree_cpu_counts_a_real_process_and_its_child() -> None:
         proc.wait()
     subprocess.run(["kill", "-9", str(child)], check=False)
     assert process_tree_cpu_s(proc.pid) is None
+
+
+def test_a_run_stores_the_clock_it_asked_for() -> None:
+    """``--clock`` is stored with the run (only when not the default, so older runs keep their
+    keys) and read back; a clock that does not exist is refused."""
+    from arena.model.schedule import PlayConfig
+
+    assert "clock" not in PlayConfig().to_dict() and PlayConfig().clock == "cpu"
+    wall = PlayConfig(clock="wall")
+    assert wall.to_dict()["clock"] == "wall" and PlayConfig.from_dict(wall.to_dict()) == wall
+    with pytest.raises(ValueError, match="clock must be one of cpu, wall"):
+        PlayConfig(clock="sundial")
