@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .play.launch import BotLaunch as BotLaunch
     from .play.launch import ProcessLimits as ProcessLimits
     from .play.launch import restart_after as restart_after
+    from .play.matches import SEAT_CLOCKS as SEAT_CLOCKS
     from .play.matches import MatchContext as MatchContext
     from .play.matches import MatchObserver as MatchObserver
     from .play.matches import PlayedMatch as PlayedMatch
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
     from .replays import ReplayVisitor as ReplayVisitor
     from .replays import read_replay as read_replay
     from .table.events import MatchEvents as MatchEvents
+    from .table.faults import GOODBYE as GOODBYE
+    from .table.faults import is_goodbye as is_goodbye
     from .table.finished import FinishedMatch as FinishedMatch
     from .table.finished import HeldMatch as HeldMatch
     from .table.flow import Table as Table
@@ -106,11 +109,13 @@ _LAZY = {
     "TimeControl": "model.timecontrol", "TimeControlError": "model.timecontrol",
     "BotLaunch": "play.launch", "ProcessLimits": "play.launch", "RESTART_HELP": "play.launch",
     "restart_after": "play.launch",
-    "MatchContext": "play.matches", "MatchObserver": "play.matches", "PlayedMatch": "play.matches",
+    "MatchContext": "play.matches", "MatchObserver": "play.matches", "SEAT_CLOCKS": "play.matches",
+    "PlayedMatch": "play.matches",
     "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
     "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
-    "MatchEvents": "table.events", "FinishedMatch": "table.finished", "HeldMatch": "table.finished",
+    "MatchEvents": "table.events", "GOODBYE": "table.faults", "is_goodbye": "table.faults",
+    "FinishedMatch": "table.finished", "HeldMatch": "table.finished",
     "Table": "table.flow",
     "ReplayError": "table.resim", "Resimulation": "table.resim", "resimulate": "table.resim",
     "DEFAULT_TOKEN_FILE": "transport.auth", "OPERATOR_TOKEN_ENV": "transport.auth",

@@ -215,6 +215,12 @@ class _FakeHandle:
     def crashed(self, seat: int, detail: str) -> bool:
         return True
 
+    def bot_process(self, seat: int, pid: int) -> None:
+        pass
+
+    def stop(self, reason: str) -> None:
+        pass
+
     async def cancel(self, reason: str) -> None:
         pass
 

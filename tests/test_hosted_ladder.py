@@ -251,14 +251,14 @@ def test_the_default_ladder_and_a_bad_one_on_the_command_line(tmp_path: Path) ->
     assert bad_limit.returncode == 2 and "bot_matches_per_minute" in bad_limit.stderr
 
 
-def _store(tmp_path: Path, results: Sequence[tuple[str, int | None]]) -> sqlite3.Connection:
+def _store(tmp_path: Path, results: Sequence[tuple[str, int | None]], detail: str = "") -> sqlite3.Connection:
     """A server database with games of ``slow`` (seat 0) against ``fine``: each ends with the
-    termination given and the faulting seat (``None``: no fault)."""
+    termination given and the faulting seat (``None``: no fault), and ``detail``."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     db = open_db(tmp_path / "serve.sqlite", "serve")
     for i, (termination, faulting) in enumerate(results):
         winner = None if faulting is None else 1 - faulting
-        record_game(db, {}, Outcome(f"m{i}", ("slow", "fine"), winner, termination, faulting, "", (0, 0), (0, 0),
+        record_game(db, {}, Outcome(f"m{i}", ("slow", "fine"), winner, termination, faulting, detail, (0, 0), (0, 0),
                                     None, 1, (0, 0), (), "", "", "", places=(1, 1) if winner is None else
                                     (2 - winner, 1 + winner)))
     return db
@@ -279,6 +279,22 @@ def test_suspension_counts_its_own_faults_in_its_last_games(tmp_path: Path) -> N
     assert "2 time losses in its last 10 games: over 10%" in (suspension(db, "slow", rules) or "")
     db = _store(tmp_path / "e", [("time_forfeit", 0)] + [("normal", None)] * 9)
     assert suspension(db, "slow", rules) is None  # 1 of 10 is not over 10%
+
+
+def test_suspension_does_not_count_a_bot_that_said_goodbye(tmp_path: Path) -> None:
+    """A bot stopped by its operator (SIGTERM: the kit resigns with a goodbye, or it closes its
+    stream cleanly and does not come back) is no crash; the same faults without the goodbye are."""
+    rules = SuspendRules(crashes=3, time_loss_share=0.10, window=50, min_games=10)
+    resigned = _store(tmp_path / "a", [("bot_error", 0)] * 5, "seat 0 (slow) said goodbye: goodbye: stopped by SIGTERM")
+    assert suspension(resigned, "slow", rules) is None
+    closed = _store(tmp_path / "b", [("disconnected", 0)] * 5,
+                    "seat 0 said goodbye (its bot closed its stream) and did not come back within 5000 ms")
+    assert suspension(closed, "slow", rules) is None
+    broke = _store(tmp_path / "c", [("disconnected", 0)] * 5,
+                   "seat 0 disconnected and did not come back within 5000 ms")
+    assert "5 crashes" in (suspension(broke, "slow", rules) or "")
+    failed = _store(tmp_path / "d", [("bot_error", 0)] * 5, "seat 0 (slow) gave up: ValueError: said goodbye")
+    assert "5 crashes" in (suspension(failed, "slow", rules) or "")
 
 
 def test_the_ladder_pairs_bots_that_declare_the_preset_within_their_rate_limit(tmp_path: Path) -> None:

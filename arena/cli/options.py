@@ -249,6 +249,7 @@ def play_config(args: argparse.Namespace) -> PlayConfig:
             fault_policy=args.fault_policy,
             concurrency=args.concurrency,
             connect_timeout_ms=int(args.connect_timeout * 1000),
+            clock=args.clock,
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -293,6 +294,10 @@ def add_play_options(
                    'tc (manifest or --bot) wins')
     g.add_argument("--concurrency", type=int, default=concurrency, metavar="N",
                    help=f"games played at once (default {concurrency})")
+    g.add_argument("--clock", choices=referee.SEAT_CLOCKS, default="cpu",
+                   help="how the bots the arena starts are timed: cpu = their process tree's CPU time (a bot "
+                   "waiting for a CPU on a loaded machine is not charged; Linux, embedded referee; else wall), "
+                   "wall = wall time; neither charges a stall of the referee's own loop (default cpu)")
     g.add_argument("--fault-policy", choices=FAULT_POLICIES, default="forfeit",
                    help="a faulting bot (time, illegal move, crash, disconnect) forfeits the game, or a "
                    "built-in bot plays its seat to the end of the game (default forfeit)")

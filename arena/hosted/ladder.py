@@ -95,11 +95,14 @@ def _match_id(job: GameJob, run_id: str) -> str:
 
 
 def suspension(db: Any, bot: str, rules: SuspendRules) -> str | None:
-    """Why ``bot`` is to be suspended after its latest games, or ``None``."""
+    """Why ``bot`` is to be suspended after its latest games, or ``None``. Only the bot's own
+    faults count: a goodbye (a ``Resign`` of ``referee.GOODBYE`` or a clean close of its stream —
+    its operator stopped it) is no crash, and the server's faults (its loop's stalls) are never
+    charged to a seat's clock in the first place (``referee.table.seat_clock``)."""
     rows = db.execute(
-        "SELECT g.termination, g.faulting_seat, s.seat FROM game_seats s JOIN games g ON g.idx = s.game "
+        "SELECT g.termination, g.faulting_seat, s.seat, g.detail FROM game_seats s JOIN games g ON g.idx = s.game "
         "WHERE s.bot = ? AND g.status = 'done' ORDER BY g.idx DESC LIMIT ?", (bot, rules.window)).fetchall()
-    own = [str(r[0]) for r in rows if r[1] is not None and r[1] == r[2]]
+    own = [str(r[0]) for r in rows if r[1] is not None and r[1] == r[2] and not referee.is_goodbye(str(r[3] or ""))]
     crashes = sum(t in CRASHES for t in own)
     if crashes > rules.crashes:
         return (f"{crashes} crashes (crashed, disconnected or gave up) in its last {len(rows)} games: more than "

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from referee import DEFAULT_GAME, FaultPolicy, TimeControl, games
+from referee import DEFAULT_GAME, SEAT_CLOCKS, FaultPolicy, TimeControl, games
 
 Format = Literal["round-robin", "gauntlet"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")
@@ -53,8 +53,15 @@ class PlayConfig:
     """How long a game waits for its bots to connect."""
     game: str = DEFAULT_GAME
     """Which game is played: a name in ``referee.games``' registry."""
+    clock: str = "cpu"
+    """How the bots the arena starts are timed: ``cpu`` — by their process tree's CPU time where
+    the referee is embedded and the platform allows (Linux), else as ``wall``; ``wall`` — by the
+    referee's clock without its own loop's stalls (``referee.SEAT_CLOCKS``). Remote bots are
+    always timed as ``wall``."""
 
     def __post_init__(self) -> None:
+        if self.clock not in SEAT_CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(SEAT_CLOCKS)}; got {self.clock!r}")
         if self.fault_policy not in FAULT_POLICIES:
             raise ValueError(f"fault policy must be one of {', '.join(FAULT_POLICIES)}; got {self.fault_policy!r}")
         if self.concurrency < 1:
@@ -83,6 +90,7 @@ class PlayConfig:
             "fault_policy": self.fault_policy,
             "concurrency": self.concurrency,
             "connect_timeout_ms": self.connect_timeout_ms,
+            **({"clock": self.clock} if self.clock != "cpu" else {}),
         }
 
     @classmethod
@@ -96,6 +104,7 @@ class PlayConfig:
             fault_policy=data.get("fault_policy", "forfeit"),
             concurrency=int(data.get("concurrency", 2)),
             connect_timeout_ms=int(data.get("connect_timeout_ms", 60_000)),
+            clock=str(data.get("clock", "cpu")),
         )
 
 

@@ -367,7 +367,7 @@ async def run_ladder(
     losses: Counter[str] = Counter()
     try:
         with scope:
-            async with open_context(referee, listen, folder, access) as context:
+            async with open_context(referee, listen, folder, access, play.clock) as context:
                 runner = Runner(context, bots, {}, play, logs, sink, progress, run_id=run_id,
                                 stalls=StallMonitor(), cluster=dask, startup_slots=default_startup_slots())
                 losses = runner.time_losses  # (filled while it runs)

@@ -98,6 +98,7 @@ def report_for(store: RunStore) -> dict[str, Any]:
         "run": {
             **cfg.to_dict(),
             "time_control": str(cfg.play.time_control),  # the report is read by people: the text
+            "seat_clock": store.meta("seat_clock"),  # the clock the bots it started were timed by
             "status": store.meta("status"),
             "stop_reason": store.meta("stop_reason"),
             "folder": str(store.run_dir),
@@ -247,14 +248,17 @@ PLAINTEXT = RemoteAccess()
 
 @asynccontextmanager
 async def open_context(
-    referee: str, listen: str, folder: Path, access: RemoteAccess | None = None
+    referee: str, listen: str, folder: Path, access: RemoteAccess | None = None, clock: str = "cpu",
 ) -> AsyncIterator[MatchContext]:
     """Where a run's (or a ladder run's) games are played: the remote referee at ``referee``
     (reached as ``access`` says), or (``""``) one embedded for the run, listening on ``listen``
-    and writing replays to ``folder/replays``."""
+    and writing replays to ``folder/replays``; ``clock``: how the bots it starts are timed
+    (``PlayConfig.clock``; the context's ``clock`` says which it uses)."""
     access = access or PLAINTEXT
     async with open_match_context(listen=listen, replay_dir=folder / "replays", referee=referee,
-                                  operator_token=access.operator_token, tls=access.tls, limits=access.limits) as ctx:
+                                  operator_token=access.operator_token, tls=access.tls, limits=access.limits,
+                                  clock=clock) as ctx:
+        log.info("seat_clock", clock=ctx.clock, asked=clock)
         yield ctx
 
 
@@ -425,7 +429,8 @@ async def run_tournament(
             nursery.start_soon(writer.run)
             try:
                 with scope:
-                    async with open_context(cfg.referee, cfg.listen, run_dir, access) as context:
+                    async with open_context(cfg.referee, cfg.listen, run_dir, access, cfg.play.clock) as context:
+                        store.set_meta(seat_clock=context.clock)
                         _announce_remote(console, store, bots, context.bot_address)
                         runner = Runner(
                             context, {b.name: b for b in bots}, store.tokens(), cfg.play, logs, sink, progress,

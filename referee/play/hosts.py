@@ -62,6 +62,14 @@ class HostedMatch(Protocol):
         """The seat's bot process ended before the match did; whether that counts (``False``:
         the match had already been decided, the bot merely exited before hearing it was saved)."""
 
+    def bot_process(self, seat: int, pid: int) -> None:
+        """The seat's bot runs as process ``pid`` on this machine, leading its process group: a
+        referee that can read its CPU time times the seat by it (``referee.table.seat_clock``)."""
+
+    def stop(self, reason: str) -> None:
+        """Abort the match at once where that can be done without waiting (an embedded
+        referee); :meth:`cancel` still follows."""
+
     async def cancel(self, reason: str) -> None:
         """Abort the match (the caller is stopping)."""
 
@@ -166,6 +174,13 @@ class EmbeddedMatch:
         self._poke.set()
         self._poke = trio.Event()
         return True
+
+    def bot_process(self, seat: int, pid: int) -> None:
+        self.table.bot_process(seat, pid)
+
+    def stop(self, reason: str) -> None:
+        if self.table.state not in ("finished", "aborted"):
+            self.table.cancel(reason)
 
     async def cancel(self, reason: str) -> None:
         if self.table.state not in ("finished", "aborted"):
@@ -273,6 +288,13 @@ class RemoteMatch:
         # ``failed_to_connect`` after its connect timeout).
         log.warning("bot_crashed_remote_referee", seat=seat, detail=detail)
         return True
+
+    def bot_process(self, seat: int, pid: int) -> None:
+        """Nothing: the referee is another process, perhaps on another machine (it times the
+        seat by its wall clock, without its own loop's stalls)."""
+
+    def stop(self, reason: str) -> None:
+        """Nothing at once: :meth:`cancel` asks the remote referee."""
 
     async def cancel(self, reason: str) -> None:
         if self.finished.is_set():

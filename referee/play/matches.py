@@ -31,9 +31,15 @@ from referee.play.hosts import EmbeddedHost, HostedMatch, MatchHost, remote_host
 from referee.play.launch import BotLaunch
 from referee.play.pool import BotPool, ReusedProcess
 from referee.play.procs import SeatProcess, run_seat
+from referee.table.seat_clock import cpu_clock_available
 from referee.transport.runtime import run
 from referee.transport.server import open_referee
 from referee.transport.tls import ClientTLS
+
+SEAT_CLOCKS = ("cpu", "wall")
+"""How the bots a context starts are timed: ``cpu`` — by their process tree's CPU time where the
+referee is embedded and can read it (Linux), else ``wall``; ``wall`` — by the referee loop's
+clock without its stalls (``referee.table.seat_clock``)."""
 
 CANCELLED_DETAIL = "the match was cancelled before it ended"
 """The ``aborted`` match's detail when the caller stops it (cancellation, Ctrl-C)."""
@@ -75,7 +81,9 @@ class MatchContext:
     Belongs to the trio run that opened it; from another thread, call :func:`play_match`
     with it."""
 
-    def __init__(self, host: MatchHost, pool: BotPool | None = None) -> None:
+    def __init__(self, host: MatchHost, pool: BotPool | None = None, clock: str = "cpu") -> None:
+        if clock not in SEAT_CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(SEAT_CLOCKS)}; got {clock!r}")
         self.host = host
         self.pool = pool or BotPool(None, host.bot_address)
         """The context's reused bot processes (and every bot's crash count); without one
@@ -86,6 +94,9 @@ class MatchContext:
         self.remote = host.remote
         """Whether the referee is another process (its reports carry no deal counts or think times)."""
         self.trio_token = trio.lowlevel.current_trio_token()
+        self.clock = "cpu" if clock == "cpu" and not host.remote and cpu_clock_available() else "wall"
+        """How the bots this context starts are timed (:data:`SEAT_CLOCKS`): ``cpu`` only if asked
+        for, the referee is embedded and the platform lets it read CPU times."""
 
     async def play(
         self, spec: MatchSpec, bots: Sequence[BotLaunch], observer: MatchObserver | None = None
@@ -113,7 +124,11 @@ class MatchContext:
                             nursery.start_soon(self._seat, match, spec, seat, launch, watcher, exits, settled[-1],
                                                reused.get(seat))
                     nursery.start_soon(_all_settled, settled, watcher)
-                    await match.finished.wait()
+                    try:
+                        await match.finished.wait()
+                    except trio.Cancelled:  # before the bots are ended: their goodbyes must not decide it
+                        match.stop(CANCELLED_DETAIL)
+                        raise
                     replay = await match.replay()  # before the observer hears of it (it may move the file)
                     report = match.report()  # after the replay: a remote one names the fetched file
                     watcher.finished(report)
@@ -131,15 +146,21 @@ class MatchContext:
         self, match: HostedMatch, spec: MatchSpec, seat: int, launch: BotLaunch, watcher: MatchObserver,
         exits: list[str], settled: trio.Event, reused: ReusedProcess | None,
     ) -> None:
+        def started(pid: int) -> None:
+            if self.clock == "cpu":
+                match.bot_process(seat, pid)
+            watcher.process_started(seat, pid)
+
         if reused is not None:
+            if reused.proc is not None and self.clock == "cpu":  # (started for an earlier match)
+                match.bot_process(seat, reused.proc.pid)
             exits[seat] = await self.pool.serve(
-                reused, match, seat, lambda pid: watcher.process_started(seat, pid),
-                lambda pid: watcher.process_ended(seat, pid), settled)
+                reused, match, seat, started, lambda pid: watcher.process_ended(seat, pid), settled)
             return
         sp = SeatProcess(
             match=match, seat=seat, launch=launch, address=self.bot_address, token=spec.seat_tokens[seat],
             name=launch.name or spec.players[seat],
-            on_start=lambda pid: watcher.process_started(seat, pid),
+            on_start=started,
             on_end=lambda pid: watcher.process_ended(seat, pid),
             on_crash=lambda detail: self.pool.crashed(launch, detail),
             on_start_failed=lambda detail: self.pool.start_failed(launch, detail),
@@ -174,7 +195,7 @@ def with_seat_tokens(spec: MatchSpec, bots: Sequence[BotLaunch], fixed: Mapping[
 @asynccontextmanager
 async def open_match_context(
     *, listen: str = "127.0.0.1:0", replay_dir: Path | None = None, referee: str = "", bot_address: str = "",
-    operator_token: str = "", tls: ClientTLS | None = None, limits: Limits | None = None,
+    operator_token: str = "", tls: ClientTLS | None = None, limits: Limits | None = None, clock: str = "cpu",
 ) -> AsyncIterator[MatchContext]:
     """A place to play matches, inside :func:`referee.run` (or another trio run hosted by
     asyncio): an embedded referee listening on ``listen`` (``HOST:PORT``, port 0: a free one)
@@ -185,7 +206,8 @@ async def open_match_context(
     stays in memory (no file); ``limits`` are the embedded referee's (a remote referee has its
     own: ``ValueError`` if both are given).
     Replays are written to ``replay_dir`` and kept; without one, to a scratch folder and only
-    their bytes are kept. On exit, running matches are aborted."""
+    their bytes are kept. ``clock``: how the bots it starts are timed (:data:`SEAT_CLOCKS`; the
+    context's ``clock`` says which it uses). On exit, running matches are aborted."""
     if referee and limits is not None:
         raise ValueError("limits are set on the remote referee itself (referee serve / arena serve --limit)")
     async with contextlib.AsyncExitStack() as stack:
@@ -200,7 +222,7 @@ async def open_match_context(
             host = EmbeddedHost(ref, keep_replays=replay_dir is not None)
         nursery = await stack.enter_async_context(trio.open_nursery())  # the reused bots' processes
         stack.callback(nursery.cancel_scope.cancel)
-        yield MatchContext(host, BotPool(nursery, host.bot_address))
+        yield MatchContext(host, BotPool(nursery, host.bot_address), clock)
 
 
 async def play_match_async(

@@ -14,9 +14,28 @@ the seat decides again from its next request.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from referee.model.spec import FaultPolicy, SubstituteScope, Termination
+
+GOODBYE = "goodbye"
+"""A ``Resign`` whose reason starts with this word (``goodbye: stopped by SIGTERM``) is a bot
+saying goodbye — its operator stopped it — not a bot whose code failed: the game is lost as by
+any resignation, but the fault's detail says ``said goodbye`` (:func:`is_goodbye`)."""
+
+CLOSED_BY_BOT = "the bot closed its stream"
+"""A seat's session ended because its bot closed the stream itself (a clean close, not a broken
+connection): if it does not come back, its ``disconnected`` fault says ``said goodbye``."""
+
+_GOODBYE_DETAIL = re.compile(r"^seat \d+ (\([^()]*\) )?said goodbye\b")
+
+
+def is_goodbye(detail: str) -> bool:
+    """Whether a fault's detail (as the referee writes it, starting ``seat N``) is a bot saying
+    goodbye (a ``Resign`` of :data:`GOODBYE`, or a clean close of its stream): a bot that was
+    stopped, not one that crashed."""
+    return _GOODBYE_DETAIL.match(detail) is not None
 
 
 class Fault(Exception):

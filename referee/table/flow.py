@@ -29,6 +29,14 @@ from referee.model.spec import MatchReport, MatchSpec
 from referee.table.faults import Fault
 from referee.table.match_flow import ASKING, MAX_STRAY_MESSAGES, PLAIN, MatchFlow, Outbox, TableState
 from referee.table.recording import MatchRecorder
+from referee.table.seat_clock import (
+    CPU_CLOCK_WALL_FACTOR,
+    TICK_S,
+    CpuSample,
+    LoopStalls,
+    loop_stalls,
+    process_tree_cpu_s,
+)
 from referee.table.seats import SeatLink, Session
 from referee.table.spectators import Sink, SpectatorLog
 
@@ -49,6 +57,22 @@ def _unused(at: float) -> None:
 
 
 _Input = tuple[Callable[..., None], tuple[Any, ...]]
+
+
+class _TrioTime:
+    """Trio's clock as it is (a re-run of a recorded match: its times are the record's)."""
+
+    def now(self) -> float:
+        """Trio's time."""
+        return trio.current_time()
+
+    def fair(self, real: float) -> float:
+        """The same moment."""
+        return real
+
+    def real(self, fair: float) -> float:
+        """The same moment."""
+        return fair
 
 _SET = trio.Event()
 _SET.set()
@@ -90,8 +114,20 @@ class Table:
     def __init__(
         self, spec: MatchSpec, replay_dir: Path | None, on_finish: Callable[[Table], None], *, quiet: bool = False,
         on_start: Callable[[Table], None] | None = None,
+        cpu_time: Callable[[int], CpuSample | None] = process_tree_cpu_s,
     ) -> None:
+        """``quiet``: a re-run of a recorded match (no log lines, and trio's clock as it is:
+        the record's times are already the charged ones). ``cpu_time``: a process tree's CPU
+        seconds and seconds waited for a CPU by its leader's pid, for the seats whose bot process
+        is known (:meth:`bot_process`)."""
         self.spec = spec
+        self._quiet = quiet
+        self._time: LoopStalls | _TrioTime | None = None  # on first use (in the trio run)
+        self._cpu_time = cpu_time
+        n = len(spec.players)
+        self._pids: list[int | None] = [None] * n  # each seat's bot process (its CPU time is its clock)
+        self._cpu_at: list[tuple[int, CpuSample] | None] = [None] * n  # (request id, CPU times when it was written)
+        self._cpu_timed = [False] * n  # a decision of the seat was charged by its CPU time
         self._log: Any = _Quiet() if quiet else log
         self.match_id = spec.match_id or secrets.token_hex(8)
         self.game_name = spec.game
@@ -187,6 +223,63 @@ class Table:
         s = self.flow.asking
         return self.links[s.seat] if s is not None else None
 
+    # ----- the seats' clocks -----
+    @property
+    def clock(self) -> LoopStalls | _TrioTime:
+        """The clock the match is timed by: the loop's without its stalls (a stall of the
+        referee's own loop is never charged to a seat), or trio's as it is for a re-run."""
+        if self._time is None:
+            self._time = _TrioTime() if self._quiet else loop_stalls()
+        return self._time
+
+    def bot_process(self, seat: int, pid: int) -> None:
+        """``seat``'s bot runs as process ``pid`` on this machine (it leads its process group):
+        from its next request the seat is timed by its process tree's CPU time (see
+        :mod:`referee.table.seat_clock`)."""
+        self._pids[seat] = pid
+        self._cpu_at[seat] = None
+
+    @property
+    def seat_clocks(self) -> tuple[str, ...]:
+        """Which clock timed each seat: ``cpu`` (its bot's CPU time, for at least one of its
+        decisions) or ``wall`` (the referee's loop's clock without its stalls)."""
+        return tuple("cpu" if c else "wall" for c in self._cpu_timed)
+
+    def _written(self, seat: int, request_id: int, at: float) -> None:
+        """A request was written (``at``: trio's clock): the seat's clock runs from then."""
+        pid = self._pids[seat]
+        if pid is not None:
+            cpu = self._cpu_time(pid)
+            self._cpu_at[seat] = (request_id, cpu) if cpu is not None else None
+        self.flow.written(seat, request_id, self.clock.fair(at))
+
+    def _cpu_used(self, seat: int, request_id: int) -> CpuSample | None:
+        """CPU seconds ``seat``'s bot used since its request ``request_id`` was written, and the
+        seconds it waited for a CPU meanwhile (``None``: not timed by CPU)."""
+        pid, start = self._pids[seat], self._cpu_at[seat]
+        if pid is None or start is None or start[0] != request_id:
+            return None
+        now = self._cpu_time(pid)
+        if now is None:
+            return None
+        return max(0.0, now[0] - start[1][0]), max(0.0, now[1] - start[1][1])
+
+    def _extend_by_cpu(self, now: float) -> None:
+        """The open request's wall deadline passed: if its bot is timed by CPU and has not used
+        its time, push the deadline on (to the most its wall time may take)."""
+        flow = self.flow
+        s = flow.asking
+        if s is None or not s.online or flow.alerted or now < s.deadline(self.spec.reconnect_grace_ms):
+            return
+        sample = self._cpu_used(s.seat, s.pending)
+        if sample is None:
+            return
+        used, waited = sample
+        limit = s.limit_ms / 1000
+        cap = s.sent_at + limit * CPU_CLOCK_WALL_FACTOR + waited  # (waiting for a CPU is not the bot's doing)
+        if used < limit and now < cap:
+            flow.extend(s.seat, s.pending, min(cap, now + max(limit - used, TICK_S)))
+
     # ----- what the seats' links report (``_seats.SeatOwner``) -----
     def seat_connected(self) -> None:
         """A seat's first session arrived: the match may start."""
@@ -198,18 +291,25 @@ class Table:
 
     def seat_reconnected(self, link: SeatLink) -> None:
         """A seat's session came back."""
-        self._handle(self.flow.reconnect, link.seat, trio.current_time())
+        self._handle(self.flow.reconnect, link.seat, self.clock.now())
 
     def seat_disconnected(self, link: SeatLink, detail: str) -> None:
         """A seat's session ended."""
         if self._handed_over:  # the referee keeps a record now: the table goes with its last session
             self._release_when_alone()
             return
-        self._handle(self.flow.disconnect, link.seat, detail, trio.current_time())
+        self._handle(self.flow.disconnect, link.seat, detail, self.clock.now())
 
     def seat_answered(self, link: SeatLink, response: bot_pb2.ActionResponse, at: float) -> None:
-        """An answer from a seat, handled now."""
-        self._handle(self.flow.answer, link.seat, response.request_id, response.action, response.fallback, at)
+        """An answer from a seat, handled now (``at``: trio's clock when it was read)."""
+        seat = link.seat
+        cpu = self._cpu_used(seat, response.request_id) if self._pids[seat] is not None else None
+        cpu_us = -1
+        if cpu is not None:
+            cpu_us = round(cpu[0] * 1_000_000)
+            self._cpu_timed[seat] = True
+        self._handle(self.flow.answer, seat, response.request_id, response.action, response.fallback,
+                     self.clock.fair(at), cpu_us)
 
     # ----- operator side -----
     def alert(self, fault: Fault) -> None:
@@ -266,7 +366,7 @@ class Table:
 
     async def _play(self) -> None:
         await self._connect()
-        self._handle(self.flow.start, trio.current_time())
+        self._handle(self.flow.start, self.clock.now())
         if self._on_start is not None and self.flow.match is not None:  # the match began
             self._on_start(self)
         await self._supervise()
@@ -302,7 +402,7 @@ class Table:
         else:
             timer = self._timer  # bring the supervisor's wake-up forward (a later one it finds when it wakes)
             if timer is not None:
-                deadline = flow.deadline
+                deadline = self.clock.real(flow.deadline)
                 if deadline < timer.deadline:
                     timer.deadline = deadline
 
@@ -338,7 +438,7 @@ class Table:
             elif ask == ASKING:
                 session.send(data, _unused)
             else:
-                session.send(data, partial(self.flow.written, seat, ask))  # its clock runs from then
+                session.send(data, partial(self._written, seat, ask))  # its clock runs from then
         for seat, code, detail in out.closes:
             session = links[seat].session
             if session is not None:
@@ -358,13 +458,16 @@ class Table:
         """Sleep until the flow's deadline or an alert; tell the flow the time; until the match
         has a result. Decisions never pass through here."""
         flow = self.flow
+        clock = self.clock
         while self.report is None:
             self._wake = trio.Event()
-            with trio.move_on_at(flow.deadline) as timer:
+            with trio.move_on_at(clock.real(flow.deadline)) as timer:
                 self._timer = timer
                 await self._wake.wait()
             self._timer = None
-            self._handle(flow.timeout, trio.current_time())
+            now = clock.now()
+            self._extend_by_cpu(now)
+            self._handle(flow.timeout, now)
 
     def match_result(self) -> Any:
         """The finished match's ``MatchResult`` message, with the seed revealed."""
@@ -389,7 +492,8 @@ class Table:
             "match_finished", players=list(self.spec.players), winner=report.winner,
             termination=report.termination, faulting_seat=report.faulting_seat,
             **{**self.game.result_fields(report.outcome), "places": list(report.places)},
-            decisions=self.flow.decisions, replay=path, replay_hash=report.replay_hash, detail=report.detail,
+            decisions=self.flow.decisions, seat_clocks=list(self.seat_clocks), replay=path,
+            replay_hash=report.replay_hash, detail=report.detail,
         )
         self._match_data_done()
         self.finished.set()

@@ -30,7 +30,7 @@ from referee import games
 from referee.model.spec import MatchReport, MatchSpec, Termination
 from referee.table.clocks import Clocks
 from referee.table.digests import StoryDigests
-from referee.table.faults import Fault, FaultLedger
+from referee.table.faults import CLOSED_BY_BOT, Fault, FaultLedger
 from referee.table.notices import (
     ERROR_BAD_REQUEST_ID,
     ERROR_MATCH_OVER,
@@ -119,9 +119,9 @@ def _is_legal(action: Any, legal: Container[Any]) -> bool:
 class SeatState:
     """What the flow knows of one seat: its bot, whether it is online, its open request."""
 
-    __slots__ = ("allowance_ms", "bot_name", "cache", "connected", "disconnected_at", "event_messages", "legal",
-                 "limit_ms", "nonce", "online", "open_request", "pending", "seat", "sent_at", "stray",
-                 "substitute_next", "substituted")
+    __slots__ = ("allowance_ms", "bot_name", "cache", "closed_by_bot", "connected", "disconnected_at", "event_messages",
+                 "extended_to", "legal", "limit_ms", "nonce", "online", "open_request", "pending", "seat", "sent_at",
+                 "stray", "substitute_next", "substituted")
 
     def __init__(self, seat: int, cache: Any) -> None:
         self.seat = seat
@@ -151,10 +151,16 @@ class SeatState:
         """The open request's time: the allowance plus the margin."""
         self.allowance_ms = 0
         """The open request's allowance (without the margin)."""
+        self.extended_to = 0.0
+        """A later deadline for the open request than its time (:meth:`MatchFlow.extend`: its bot,
+        timed by its CPU time, has not used its time yet); 0: none."""
         self.legal: Container[Any] = ()
         """The open request's legal actions (the game's values)."""
         self.disconnected_at: float | None = None
         """When the seat's last session ended, while it has none."""
+        self.closed_by_bot = False
+        """The seat's last session ended by its bot closing the stream (a goodbye), while it has
+        none."""
         self.cache = cache
         """What the seat's messages repeat within a deal, kept encoded by the game's wire."""
         self.stray = 0
@@ -164,7 +170,7 @@ class SeatState:
         """When the open request is lost: its time, or the reconnect grace while disconnected."""
         if not self.online and self.disconnected_at is not None:
             return self.disconnected_at + grace_ms / 1000
-        return self.sent_at + self.limit_ms / 1000
+        return max(self.sent_at + self.limit_ms / 1000, self.extended_to)
 
 
 class MatchFlow:
@@ -268,11 +274,13 @@ class MatchFlow:
         except Exception as e:  # a bug of ours: this match ends, the server lives on
             self._internal_error(e)
 
-    def answer(self, seat: int, request_id: int, action: Any, fallback: bool, now: float) -> None:
-        """An answer from ``seat``'s session, read at ``now`` (``action``: the wire's message)."""
+    def answer(self, seat: int, request_id: int, action: Any, fallback: bool, now: float, cpu_us: int = -1) -> None:
+        """An answer from ``seat``'s session, read at ``now`` (``action``: the wire's message).
+        ``cpu_us`` (if not negative): the CPU time the seat's bot used for it; the decision is
+        charged the smaller of that and the time since the request was written."""
         self._now = now
         try:
-            self._answer(self.seats[seat], request_id, action, fallback, now)
+            self._answer(self.seats[seat], request_id, action, fallback, now, cpu_us)
         except Fault as f:
             self._guarded_fault(f)
         except Exception as e:
@@ -284,6 +292,13 @@ class MatchFlow:
         s = self.seats[seat]
         if request_id and request_id == s.pending:
             s.sent_at = at
+
+    def extend(self, seat: int, request_id: int, until: float) -> None:
+        """``seat``'s open request ``request_id`` is not lost before ``until`` (its bot is timed
+        by its CPU time and has not used its time yet: the supervisor pushes its deadline on)."""
+        s = self.seats[seat]
+        if request_id and request_id == s.pending:
+            s.extended_to = max(s.extended_to, until)
 
     def timeout(self, now: float) -> None:
         """The supervisor woke: apply a due alert, or the loss of the open request if its
@@ -302,6 +317,7 @@ class MatchFlow:
         s = self.seats[seat]
         s.online = False
         s.disconnected_at = now
+        s.closed_by_bot = detail == CLOSED_BY_BOT
         if self._live():
             self._log("warning", "seat_disconnected", seat=seat, detail=detail)
 
@@ -439,6 +455,7 @@ class MatchFlow:
         s.open_request = data
         s.allowance_ms = allowance
         s.limit_ms = allowance + tc.margin_ms
+        s.extended_to = 0.0
         s.sent_at = self._now
         self._open = s
         self._digests.add(seat, data)
@@ -461,7 +478,7 @@ class MatchFlow:
         if s.online:
             self.out.sends.append((s.seat, self.notices.error(code, message, request_id), PLAIN))
 
-    def _answer(self, s: SeatState, request_id: int, action_msg: Any, fallback: bool, at: float) -> None:
+    def _answer(self, s: SeatState, request_id: int, action_msg: Any, fallback: bool, at: float, cpu_us: int) -> None:
         if self.over:
             self._error(s, ERROR_MATCH_OVER, f"match {self.match_id} is over", request_id)
             return
@@ -478,6 +495,8 @@ class MatchFlow:
         assert match is not None
         tc = self._clocks.tcs[seat]
         used_us = max(0, round((at - s.sent_at) * 1_000_000))
+        if cpu_us >= 0:
+            used_us = min(used_us, cpu_us)
         try:
             action = self.wire.action_from_proto(action_msg)
         except games.WireError as e:
@@ -557,11 +576,12 @@ class MatchFlow:
 
     def _reconnected(self, s: SeatState, now: float) -> None:
         s.disconnected_at = None
+        s.closed_by_bot = False
         if not self._live():
             self._resume(s)
             return
         self._log("info", "seat_reconnected", seat=s.seat)
-        if s.pending and (now - s.sent_at) * 1000 > s.limit_ms:
+        if s.pending and now > s.deadline(self.spec.reconnect_grace_ms):
             late = Fault(s.seat, "time_forfeit",
                          f"seat {s.seat} reconnected after its time ({s.allowance_ms} ms) ran out",
                          request_id=s.pending)
@@ -587,7 +607,8 @@ class MatchFlow:
             return
         seat = s.seat
         if not s.online and s.disconnected_at is not None:
-            raise Fault(seat, "disconnected", f"seat {seat} disconnected and did not come back within "
+            how = "said goodbye (its bot closed its stream)" if s.closed_by_bot else "disconnected"
+            raise Fault(seat, "disconnected", f"seat {seat} {how} and did not come back within "
                         f"{grace} ms", request_id=s.pending)
         raise Fault(seat, "time_forfeit", f"seat {seat} did not answer within {s.allowance_ms} ms"
                     f" (+{self._clocks.tcs[seat].margin_ms} ms margin)", request_id=s.pending)

@@ -16,7 +16,7 @@ import trio
 
 from gin_arena.v2 import bot_pb2
 from referee.model.spec import DEFAULT_GAME
-from referee.table.faults import Fault
+from referee.table.faults import GOODBYE, Fault
 from referee.table.match_flow import SeatState
 
 
@@ -144,7 +144,8 @@ class SeatLink:
         to its first line and ``limit`` characters."""
         lines = reason.strip().splitlines()
         said = lines[0][:limit] if lines else ""
-        detail = f"seat {self.seat} ({self.bot_name or self.name}) gave up: {said or 'no reason given'}"
+        gave = "said goodbye" if said.lower().startswith(GOODBYE) else "gave up"
+        detail = f"seat {self.seat} ({self.bot_name or self.name}) {gave}: {said or 'no reason given'}"
         self.table.alert(Fault(self.seat, "bot_error", detail))
 
     def malformed(self, detail: str) -> None:

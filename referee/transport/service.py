@@ -29,6 +29,7 @@ from referee.model.limits import LimitExceeded, Limits, check_spec
 from referee.model.replay import PROTOCOL_VERSION
 from referee.model.spec import DEFAULT_GAME, MatchSpec
 from referee.table.events import MatchEventHub
+from referee.table.faults import CLOSED_BY_BOT
 from referee.table.finished import HeldMatch
 from referee.table.flow import Table
 from referee.table.seats import SeatLink
@@ -301,6 +302,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             for task in done:
                 if task is not session.closed and task.exception() is not None:
                     detail = f"stream error: {task.exception()!r}"
+                elif task is reader and not session.closed.done():  # it read the end of the stream
+                    detail = CLOSED_BY_BOT
         finally:
             for task in (reader, writer):
                 task.cancel()

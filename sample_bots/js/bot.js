@@ -238,7 +238,19 @@ function play(opts, strategy) {
     process.exitCode = code;
   }
 
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => finish(0, `stopped by ${sig}`));
+  // SIGTERM: say goodbye — resign every match in progress with a reason starting "goodbye" (the
+  // referee records that the bot was stopped, not that it crashed), then close the stream cleanly.
+  function goodbye(sig) {
+    if (!stopping && current && sig === 'SIGTERM') {
+      for (const mid of started) {
+        if (finished.has(mid)) continue;
+        try { current.call.write({ resign: { matchId: mid, reason: `goodbye: stopped by ${sig}` } }); } catch (e) { /* closed */ }
+      }
+    }
+    finish(0, `stopped by ${sig}`);
+  }
+
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => goodbye(sig));
 
   function connect() {
     const read = (file) => (file ? fs.readFileSync(file) : null);

@@ -23,6 +23,7 @@ import platform
 import random
 import signal
 import sys
+import weakref
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
@@ -58,6 +59,14 @@ ON_ERROR_CHOICES: tuple[OnError, ...] = get_args(OnError)
 REASON_CHARS = 256
 """The longest reason the kit sends in a ``Resign`` (the referee's ``text_length`` limit, by
 default the same, bounds it again)."""
+GOODBYE = "goodbye"
+"""How a ``Resign.reason`` starts when the bot is being stopped (SIGTERM), not failing: the
+referee records the fault as ``said goodbye`` and a hosted ladder does not count it as a crash."""
+GOODBYE_WAIT_S = 3.0
+"""How long a SIGTERM'd bot gives its sessions to say goodbye before it stops anyway."""
+
+_LIVE: weakref.WeakSet[_Session] = weakref.WeakSet()
+"""The sessions running in this process (a SIGTERM makes each say goodbye)."""
 
 # Status codes after which connecting again may help.
 _RETRYABLE = {
@@ -305,6 +314,7 @@ class _Session:
         self._answers: set[asyncio.Task[None]] = set()
         self._stop = asyncio.Event()
         self._abort: str | None = None
+        self._goodbye: str | None = None
         self._done = False
         self._welcomed_ever = False
         self._call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage] | None = None
@@ -386,6 +396,37 @@ class _Session:
         task = asyncio.ensure_future(send_then_stop())
         self._answers.add(task)
         task.add_done_callback(self._answers.discard)
+
+    def say_goodbye(self, reason: str) -> bool:
+        """The bot is being stopped (SIGTERM): resign every match in progress with a goodbye
+        (``Resign.reason`` starting with :data:`GOODBYE`: the referee records that the bot was
+        stopped, not that it crashed, and a hosted ladder does not count it toward a
+        suspension), then close the stream cleanly and end the session (exit code 0). Returns
+        whether there was a connection to say it on (if not, the caller just stops)."""
+        call = self._call
+        if self._goodbye is not None or self._abort is not None:
+            return False
+        self._goodbye = reason
+        if call is None or call.done():
+            self._stop.set()
+            return False
+        in_progress = sorted(self._started - self._finished)
+
+        async def send_then_stop() -> None:
+            try:
+                async with self._write_lock:
+                    for mid in in_progress:
+                        await call.write(bot_pb2.BotMessage(resign=bot_pb2.Resign(
+                            match_id=mid, reason=f"{GOODBYE}: {reason}")))
+            except Exception as e:  # the stream closed meanwhile
+                log.warning("could not say goodbye: %r", e)
+            finally:
+                self._stop.set()  # the connection closes its side of the stream (a clean close)
+
+        task = asyncio.ensure_future(send_then_stop())
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
+        return True
 
     def _request_abort(self, reason: str) -> None:
         if self._abort is None:
@@ -632,6 +673,8 @@ class _Session:
                         failures = 0
                     if self._abort is not None:
                         return SessionResult(EXIT_FAILED, self._abort, self.results)
+                    if self._goodbye is not None:
+                        return SessionResult(EXIT_OK, f"said goodbye ({self._goodbye})", self.results)
                     if self._done:
                         n = len(self._finished)
                         return SessionResult(EXIT_OK, f"{n} match{'es' * (n != 1)} finished", self.results)
@@ -693,8 +736,14 @@ def open_session(bot: BotLike, config: BotConfig) -> _Session:
 
 async def play(bot: BotLike, config: BotConfig) -> SessionResult:
     """Play a session to its end (``config.matches`` matches finished, a fatal error, or
-    reconnection given up) and return how it ended. Cancel the task to stop early."""
-    return await _Session(bot, config).run()
+    reconnection given up) and return how it ended. Cancel the task to stop early; a SIGTERM
+    under :func:`run_until_signal` makes it say goodbye first."""
+    session = _Session(bot, config)
+    _LIVE.add(session)
+    try:
+        return await session.run()
+    finally:
+        _LIVE.discard(session)
 
 
 # ----- command line -----
@@ -800,13 +849,30 @@ def setup_logging(level: str = "INFO") -> None:
 
 
 async def run_until_signal(main: Coroutine[Any, Any, SessionResult]) -> SessionResult:
-    """Run ``main``; SIGINT or SIGTERM cancels it and ends with exit code 0."""
+    """Run ``main``; SIGINT or SIGTERM stops it and ends with exit code 0. On the first
+    SIGTERM the sessions say goodbye (``_Session.say_goodbye``: they resign their matches in
+    progress as stopped, not crashed, and close their streams cleanly), given
+    :data:`GOODBYE_WAIT_S` to do it; SIGINT, a second signal or a session with no connection
+    cancels at once."""
     task = asyncio.ensure_future(main)
     loop = asyncio.get_running_loop()
     installed = []
+    signalled: list[int] = []
+
+    def on_signal(sig: int) -> None:
+        signalled.append(sig)
+        if sig != signal.SIGTERM or len(signalled) > 1:
+            task.cancel()
+            return
+        said = [s.say_goodbye("stopped by SIGTERM") for s in list(_LIVE)]
+        if not any(said):
+            task.cancel()
+            return
+        loop.call_later(GOODBYE_WAIT_S, task.cancel)  # (a goodbye that hangs does not keep the bot)
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
-            loop.add_signal_handler(sig, task.cancel)
+            loop.add_signal_handler(sig, on_signal, sig)
             installed.append(sig)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
             pass
