@@ -90,9 +90,10 @@ def _click(driver: Any, selector: str) -> None:
         try:
             driver.find_element(By.CSS_SELECTOR, selector).click()
             return
-        except (StaleElementReferenceException, NoSuchElementException):
+        except (StaleElementReferenceException, NoSuchElementException) as e:
             if time.monotonic() > deadline:
-                raise
+                there = [b.get_attribute("data-action") for b in driver.find_elements(By.CSS_SELECTOR, "#moves button")]
+                raise AssertionError(f"{selector} not on the page after {HANG_S:.0f} s; moves there: {there}") from e
             time.sleep(POLL_S)
 
 
