@@ -75,7 +75,10 @@ async def served(folder: Path, limits: WebLimits | None = None, *, proxy_hops: i
     async with trio.open_nursery() as nursery:
         nursery.start_soon(partial(serve, "127.0.0.1:0", folder, ready=ready, token_file=folder / "operator-token",
                                    web=web))
-        await ready.wait()
+        with trio.move_on_after(HANG_S):  # (a hang bound)
+            await ready.wait()
+        if not ready.is_set():
+            raise AssertionError(f"the referee and its web did not start within {HANG_S:.0f} s")
         yield Served(got["url"], got["ref"], folder)
         nursery.cancel_scope.cancel()
 
