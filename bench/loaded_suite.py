@@ -9,7 +9,7 @@ it and killed on its way out whatever happens (an exception, Ctrl-C, SIGTERM; a 
 parent is gone stops by itself too). Exits non-zero when any step failed.
 
     .venv/bin/python bench/loaded_suite.py [--load N] [--workers N] [--steps serial,parallel]
-        [--step-timeout S] [--stress-ng] [-- PYTEST_ARGS...]
+        [--step-timeout S] [--stress-ng] [--junit-dir DIR] [-- PYTEST_ARGS...]
 
 With ``PYTEST_ARGS`` (paths, ``-k``) both steps run only those tests: ``-- tests/test_readme.py``.
 """
@@ -196,6 +196,7 @@ def main() -> int:
     parser.add_argument("--step-timeout", type=float, default=3 * 3600, help="kill a step after this many seconds")
     parser.add_argument("--stress-ng", action="store_true", help="load with stress-ng --cpu when installed")
     parser.add_argument("--python", default=sys.executable, help="the interpreter whose pytest runs the tests")
+    parser.add_argument("--junit-dir", type=Path, help="keep each step's JUnit XML here (default: a temporary folder)")
     parser.add_argument("pytest_args", nargs="*", help="after --: paths or -k to run only those tests")
     a = parser.parse_args()
     steps = [s for s in a.steps.split(",") if s]
@@ -205,12 +206,14 @@ def main() -> int:
     signal.signal(signal.SIGHUP, _on_signal)
     done: list[Step] = []
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="loaded-suite-") as out, cpu_load(a.load, a.stress_ng) as pids, \
+    with tempfile.TemporaryDirectory(prefix="loaded-suite-") as scratch, cpu_load(a.load, a.stress_ng) as pids, \
             LoadSampler() as sampler:
+        out = a.junit_dir or Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
         print(f"+ load: {a.load} busy processes, pids {pids}", flush=True)
         try:
             for name, args in step_args(steps, a.workers, a.pytest_args):
-                done.append(run_step(name, args, a.python, a.step_timeout, Path(out)))
+                done.append(run_step(name, args, a.python, a.step_timeout, out))
         except (Interrupted, KeyboardInterrupt) as e:
             print(f"+ interrupted ({e or 'Ctrl-C'}): the load is killed", flush=True)
         report(done, sampler, a.load, time.monotonic() - start)

@@ -27,6 +27,7 @@ from arena.web.server import serve_web
 from gin_arena.v2 import bot_pb2, common_pb2
 from referee.gin import RuleSet
 from tests._bots import Client
+from tests._wait import HANG_S
 
 SHORT = RuleSet.preset("short", target=25)
 """Short matches: a few deals."""
@@ -74,7 +75,10 @@ async def served(folder: Path, limits: WebLimits | None = None, *, proxy_hops: i
     async with trio.open_nursery() as nursery:
         nursery.start_soon(partial(serve, "127.0.0.1:0", folder, ready=ready, token_file=folder / "operator-token",
                                    web=web))
-        await ready.wait()
+        with trio.move_on_after(HANG_S):  # (a hang bound)
+            await ready.wait()
+        if not ready.is_set():
+            raise AssertionError(f"the referee and its web did not start within {HANG_S:.0f} s")
         yield Served(got["url"], got["ref"], folder)
         nursery.cancel_scope.cancel()
 
@@ -111,7 +115,12 @@ async def play(s: Served, players: tuple[str, ...], match_id: str, *decide: Deci
         for seat, link in enumerate(table.links):
             how = decide[seat] if seat < len(decide) else None
             nursery.start_soon(referee.aio, Client(s.ref.address, link.token, name=players[seat]).play(how))
-        await table.finished.wait()
+        with trio.move_on_after(HANG_S):  # (a hang bound: two tests sat here, or near, for 900 s once)
+            await table.finished.wait()
+        if not table.finished.is_set():
+            links = [(link.name, link.connected.is_set()) for link in table.links]
+            raise AssertionError(f"match {match_id} not over after {HANG_S:.0f} s: state {table.state!r}, "
+                                 f"seats (name, connected) {links}")
     assert table.report is not None
     return table.report
 

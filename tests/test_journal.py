@@ -150,9 +150,16 @@ async def _play_until_deal(address: str, deal: int, replays: Path) -> tuple[str,
 
     bots = [Client(address, t.token, name=f"bot{t.seat}", nonce=bytes([t.seat + 1]) * 8) for t in created.seat_tokens]
     tasks = [asyncio.ensure_future(bots[0].play()), asyncio.ensure_future(bots[1].play(decide))]
-    await asyncio.wait_for(paused.wait(), 120)
-    for task in tasks:
-        task.cancel()
+    reached = asyncio.ensure_future(paused.wait())
+    # A bound that only catches a hang; a bot that ended first says why (its exception, or the end).
+    await asyncio.wait([reached, *tasks], timeout=HANG_S, return_when=asyncio.FIRST_COMPLETED)
+    for task in (reached, *tasks):
+        if not task.done():
+            task.cancel()
+    if not paused.is_set():
+        ended = [f"bot{i}: {t.exception() or t.result()!r}" for i, t in enumerate(tasks)
+                 if t.done() and not t.cancelled()]
+        raise AssertionError(f"deal {deal} not reached within {HANG_S:.0f} s; ended first: {ended or 'none (a hang)'}")
     return created.match_id, snap
 
 

@@ -423,6 +423,10 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
             href = str(await _js(driver, "return document.querySelector('#replay a').href"))
             await until(lambda: _served(href), "the replay page")
             await trio.to_thread.run_sync(driver.get, href + "#deal=1&move=1")
+
+            async def drawn() -> bool:  # (the page's script draws the position after the load event)
+                return bool((await _js(driver, REPLAY))["step"])
+            await until(drawn, "the replay page's position")
             replay.update(await _js(driver, REPLAY))
 
     try:

@@ -15,6 +15,7 @@ import re
 import shutil
 import socket
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 import trio
 from google.protobuf import json_format
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -33,6 +34,7 @@ from arena.web.limits import WebLimits
 from arena.web.tables import NOTICES, SEAT
 from gin_arena.v2 import bot_pb2
 from referee import games
+from tests._wait import HANG_S, POLL_S
 from tests._web import fetch, served, until
 from tests.test_web_browser import _driver, _js
 
@@ -81,14 +83,18 @@ def _pick(moves: list[str], loose: list[str]) -> str:
 
 
 def _click(driver: Any, selector: str) -> None:
-    """Click the element (found again if the page redrew it between finding and clicking)."""
-    for attempt in range(3):
+    """Click the element (found again if the page redrew it between finding and clicking, or
+    was redrawing it when looked for: on a loaded machine a redraw takes long enough to be seen)."""
+    deadline = time.monotonic() + HANG_S
+    while True:
         try:
             driver.find_element(By.CSS_SELECTOR, selector).click()
             return
-        except StaleElementReferenceException:
-            if attempt == 2:
-                raise
+        except (StaleElementReferenceException, NoSuchElementException) as e:
+            if time.monotonic() > deadline:
+                there = [b.get_attribute("data-action") for b in driver.find_elements(By.CSS_SELECTOR, "#moves button")]
+                raise AssertionError(f"{selector} not on the page after {HANG_S:.0f} s; moves there: {there}") from e
+            time.sleep(POLL_S)
 
 
 def _open_table(driver: Any, url: str) -> None:
