@@ -17,7 +17,7 @@ import threading
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7
-END_STREAM, END_HEADERS = 0x1, 0x4
+END_HEADERS = 0x4
 ACK = 0x1
 INITIAL_WINDOW_SIZE = 0x4
 """The SETTINGS parameter: how many bytes of DATA the server may send on a stream unread."""
@@ -45,15 +45,20 @@ def grpc_message(data: bytes) -> bytes:
 
 
 class _Frames:
-    """Reads the server's frames off a socket, one at a time."""
+    """Reads the server's frames off a socket, one at a time (a buffer and an offset: no copy
+    of the rest per frame, so it keeps up with a server that answers a burst frame by frame)."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.buf = b""
+        self.buf = bytearray()
+        self.at = 0
 
     def _need(self, n: int) -> bool:
-        while len(self.buf) < n:
-            chunk = self.sock.recv(65536)
+        if self.at and len(self.buf) - self.at < n:
+            del self.buf[:self.at]
+            self.at = 0
+        while len(self.buf) - self.at < n:
+            chunk = self.sock.recv(1 << 18)
             if not chunk:
                 return False
             self.buf += chunk
@@ -63,11 +68,14 @@ class _Frames:
         """The next frame's type, flags, stream id and payload; ``None`` once the server closed."""
         if not self._need(9):
             return None
-        length = int.from_bytes(self.buf[:3], "big")
-        kind, flags, stream = self.buf[3], self.buf[4], int.from_bytes(self.buf[5:9], "big") & 0x7FFFFFFF
+        at, buf = self.at, self.buf
+        length = int.from_bytes(buf[at:at + 3], "big")
         if not self._need(9 + length):
             return None
-        payload, self.buf = self.buf[9:9 + length], self.buf[9 + length:]
+        at, buf = self.at, self.buf
+        kind, flags, stream = buf[at + 3], buf[at + 4], int.from_bytes(buf[at + 5:at + 9], "big") & 0x7FFFFFFF
+        payload = bytes(buf[at + 9:at + 9 + length])
+        self.at = at + 9 + length
         return kind, flags, stream, payload
 
 
@@ -86,11 +94,6 @@ class RawConnection:
         self.next_stream = 1
         self.goaway = False
         """Whether the server sent GOAWAY."""
-        self.frames_read = 0
-        """Frames the server sent so far."""
-        self.ended: dict[int, str] = {}
-        """The streams the server ended so far: ``"trailers"`` (HEADERS with END_STREAM, the
-        call's status) or ``"reset"`` (RST_STREAM), by stream id."""
         self._lock = threading.Lock()  # the reader's ACKs and the caller's frames interleave whole
         settings = b"" if stream_window is None else INITIAL_WINDOW_SIZE.to_bytes(2, "big") + stream_window.to_bytes(
             4, "big")
@@ -114,18 +117,13 @@ class RawConnection:
     def _read(self, frames: _Frames) -> None:
         try:
             while (got := frames.next()) is not None:
-                kind, flags, stream, payload = got
-                self.frames_read += 1
+                kind, flags, _stream, payload = got
                 if kind == SETTINGS and not flags & ACK:
                     self._send(frame(SETTINGS, ACK, 0))
                 elif kind == PING and not flags & ACK:
                     self._send(frame(PING, ACK, 0, payload))
                 elif kind == GOAWAY:
                     self.goaway = True
-                elif kind == RST_STREAM:
-                    self.ended.setdefault(stream, "reset")
-                elif kind == HEADERS and flags & END_STREAM:
-                    self.ended.setdefault(stream, "trailers")
         except OSError:  # closed (by us or the server)
             pass
 
