@@ -3,7 +3,8 @@
     _attacker.py honest --target ADDR -n 100 --first 0 --points 5   # N matches, each to its end
     _attacker.py flood --target ADDR --rate 5000 --seconds S    # pings/empty/unknown-match, reconnecting
     _attacker.py noread --target ADDR --seconds S               # streams that never read a byte
-    _attacker.py reset --target ADDR --rate 10000 --seconds S   # HEADERS+RST_STREAM bursts
+    _attacker.py reset --target ADDR --rate 10000 --seconds S   # HEADERS+RST_STREAM, 1/20 every 50 ms
+    _attacker.py reset --target ADDR --rate 10000 --burst ...   # all of a second's at once, once a second
     _attacker.py idle --target ADDR -n 300 --seconds S          # idle connections held open
 
 ``honest`` plays N matches at once (seeds ``attack-<first + i>``: the calm and the attacked phase play
@@ -13,7 +14,9 @@ the next request of its match arrives). The attackers pin themselves to one CPU 
 its own CPU time under ``--cpu-share`` of the wall time (default 0.25: four of them use at most
 one core), sleeping when ahead; they hold seat tokens like an enrolled bot gone rogue (they
 create their matches with the bench's operator token, as an organiser would for a bot). Each
-prints ``READY``, then ``DONE <json>`` with what it sent and its measured CPU share.
+prints ``READY``, then ``DONE <json>`` with what it sent and its measured CPU share. Their raw
+connections (``tests/_h2.py``) acknowledge the server's SETTINGS and answer its PINGs, as every
+real client does (gRPC's core refuses most streams of a connection that never acknowledges).
 """
 
 from __future__ import annotations
@@ -113,20 +116,24 @@ def noread(target: str, seconds: float, gov: Governor, stats: dict[str, Any]) ->
         gov.pace(0.1)
 
 
-def reset(target: str, rate: int, seconds: float, gov: Governor, stats: dict[str, Any]) -> None:
+def reset(target: str, rate: int, seconds: float, gov: Governor, stats: dict[str, Any], burst: bool = False) -> None:
+    """``rate`` resets a second over one connection: a twentieth every 50 ms, or (``burst``)
+    all of them at once, once a second."""
     host, _, port = target.rpartition(":")
     conn = RawConnection(host, int(port))
     stats.update(resets=0, connections=1)
     end = time.monotonic() + seconds
+    count, period = (rate, 1.0) if burst else (rate // 20, 0.05)
     while time.monotonic() < end:
         t = time.monotonic()
         try:
-            conn.rapid_reset(rate // 20)
-            stats["resets"] += rate // 20
+            conn.rapid_reset(count)
+            stats["resets"] += count
         except OSError:  # the server closed it (GOAWAY): again
+            conn.close()
             conn = RawConnection(host, int(port))
             stats["connections"] += 1
-        gov.pace(max(0.0, 0.05 - (time.monotonic() - t)))
+        gov.pace(max(0.0, period - (time.monotonic() - t)))
 
 
 def idle(target: str, n: int, seconds: float, gov: Governor, stats: dict[str, Any]) -> None:
@@ -223,6 +230,7 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=0, help="honest: the first match's number (its seed)")
     parser.add_argument("--think-ms", type=float, default=400.0, help="honest: mean thinking time per decision")
     parser.add_argument("--cpu-share", type=float, default=0.25, help="attackers: the most CPU of one core to use")
+    parser.add_argument("--burst", action="store_true", help="reset: a second's resets at once, once a second")
     args = parser.parse_args()
     if not args.target.startswith("127.0.0.1:"):
         raise SystemExit("attackers run against 127.0.0.1 only")
@@ -242,7 +250,7 @@ def main() -> None:
         elif args.mode == "noread":
             noread(args.target, args.seconds, gov, stats)
         elif args.mode == "reset":
-            reset(args.target, args.rate, args.seconds, gov, stats)
+            reset(args.target, args.rate, args.seconds, gov, stats, args.burst)
         else:
             idle(args.target, args.n, args.seconds, gov, stats)
     except KeyboardInterrupt:  # SIGTERM: the bench's phase is over

@@ -126,14 +126,14 @@ def merge(dones: list[dict[str, Any]]) -> dict[str, Any]:
 
 def reset_probe(tmp: Path, streams: int) -> dict[str, object]:
     """New ``Play`` streams on other connections while one connection rapid-resets 10,000
-    streams a second: each should get its own answer (``UNAUTHENTICATED``: the probe's token is
+    streams a second, in one burst a second: each should get its own answer (``UNAUTHENTICATED``: the probe's token is
     unknown), none CANCELLED or UNAVAILABLE."""
     import grpc
 
     from gin_arena.v2 import bot_pb2
     server, target = start_referee("referee-resets", tmp, tmp / "replays-resets", "warning")
-    attacker = start("attacker-resets", [PY, str(ATTACKER), "reset", "--rate", "10000", "--target", target,
-                                         "--seconds", "600", "--cpu-share", "1"], tmp)
+    attacker = start("attacker-resets", [PY, str(ATTACKER), "reset", "--rate", "10000", "--burst", "--target",
+                                         target, "--seconds", "600", "--cpu-share", "1"], tmp)
     codes: dict[str, int] = {}
     try:
         attacker.expect("READY", 30)

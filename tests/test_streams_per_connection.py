@@ -16,6 +16,7 @@ import grpc.aio
 
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, referee_pb2, referee_pb2_grpc
 from gin_arena.v2.games import gin_pb2
+from referee.transport.server import ANNOUNCED_STREAMS_FACTOR
 from sample_bots.kit import BotConfig, play
 from sample_bots.kit import channels as kit_channels
 from sample_bots.kit.actions import legal_texts
@@ -38,15 +39,14 @@ async def _create(address: str, metadata: tuple[tuple[str, str], ...], matches: 
         return tokens
 
 
-def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path) -> None:
-    """1,000 ``Play`` streams at once over one connection to a referee that takes 40 a
-    connection: 40 welcomed, and each of the 960 others refused with ``RESOURCE_EXHAUSTED``
-    and the message naming ``streams_per_connection``, the one status for all."""
+def _hellos(tmp_path: Path, streams: int) -> dict[str, int]:
+    """``streams`` ``Play`` streams at once over one connection to a referee that takes 40 a
+    connection (each its own hello); how many got which first answer."""
     ref = RefereeProcess(tmp_path, limits=["streams_per_connection=40"])
     ref.start()
 
     async def main() -> dict[str, int]:
-        tokens = await _create(ref.address, ref.metadata, 500)
+        tokens = await _create(ref.address, ref.metadata, (streams + 1) // 2)
         calls = []
         async with grpc.aio.insecure_channel(ref.address, options=[("grpc.use_local_subchannel_pool", 1)]) as one:
             stub: Any = bot_pb2_grpc.BotServiceStub(one)
@@ -69,7 +69,7 @@ def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path)
                         return kind  # (the stream stays open: it holds its slot)
                 return f"{(await call.code()).name}: {await call.details()}"
 
-            answers = await asyncio.wait_for(asyncio.gather(*(hello(t) for t in tokens)), HANG_S)
+            answers = await asyncio.wait_for(asyncio.gather(*(hello(t) for t in tokens[:streams])), HANG_S)
             for call in calls:
                 call.cancel()
         counts: dict[str, int] = {}
@@ -78,18 +78,37 @@ def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path)
         return counts
 
     try:
-        counts = asyncio.run(main())
+        return asyncio.run(main())
     finally:
         ref.kill()
-    refused = ("RESOURCE_EXHAUSTED: this connection has 40 streams open (limit streams_per_connection): open "
-               "another connection for more")
-    # Every stream got an answer, none waits: the 40 the connection may carry were welcomed, and
-    # every one of the 960 others was refused by the service naming the limit. None ends
-    # UNAVAILABLE (gRPC's core refusing it, RST_STREAM REFUSED_STREAM, while refused streams
-    # were still allocated: 404 of 960 on main at bdad011) or INTERNAL (the client's hello
-    # write failing as the stream ended under it: 45).
+
+
+REFUSED = ("RESOURCE_EXHAUSTED: this connection has 40 streams open (limit streams_per_connection): open "
+           "another connection for more")
+
+
+def test_hellos_past_the_limit_up_to_the_announced_bound_are_refused_naming_it(tmp_path: Path) -> None:
+    """As many ``Play`` streams at once over one connection as its SETTINGS announce (twice
+    the referee's 40): 40 welcomed, and each of the 40 others refused by the service with
+    ``RESOURCE_EXHAUSTED`` naming ``streams_per_connection``, none by gRPC's core."""
+    counts = _hellos(tmp_path, ANNOUNCED_STREAMS_FACTOR * 40)
+    assert counts == {"welcome": 40, REFUSED: 40}, counts
+
+
+def test_a_thousand_hellos_over_one_connection_all_get_an_answer(tmp_path: Path) -> None:
+    """1,000 ``Play`` streams at once over one connection to a referee that takes 40 a
+    connection: 40 welcomed, and every one of the 960 others answered at once, none waits.
+    Past the announced bound the answer is not always the service's: with gRPC's overload
+    protection on (the referee's defence against rapid reset, docs/security.md), the core
+    refuses a new stream while refused ones are still being freed (``UNAVAILABLE``, or
+    ``INTERNAL`` when the refusal meets the hello's write); a client keeps to the bound by
+    opening another connection past the limit, as the kit does."""
+    counts = _hellos(tmp_path, 1_000)
     print(counts)
-    assert counts == {"welcome": 40, refused: 960}, counts
+    core = {"UNAVAILABLE: Stream removed (RST_STREAM (Received RST_STREAM with error code 7))",
+            "INTERNAL: Internal error from Core"}
+    assert counts.pop("welcome") == 40 and counts.get(REFUSED, 0) >= 40, counts
+    assert sum(counts.values()) == 960 and set(counts) <= {REFUSED, *core}, counts
 
 
 def test_one_process_with_many_kit_sessions_opens_more_connections(tmp_path: Path) -> None:

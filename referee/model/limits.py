@@ -31,7 +31,8 @@ class Limits:
     """Default 100. Concurrent ``Play``, ``WatchMatch`` and ``WatchMatches`` streams one connection
     may hold (a bot needs one); the next is refused ``RESOURCE_EXHAUSTED`` naming this limit, so a
     client opens another connection. HTTP/2 SETTINGS announce twice as many
-    (``grpc.max_concurrent_streams``), which bounds what one connection's rapid resets can hold."""
+    (``grpc.max_concurrent_streams``), and gRPC's overload protection holds a connection to that,
+    reset streams included: the bound on what one connection's rapid resets can hold."""
     streams_per_server: int = 2_000
     """Default 2000. Concurrent ``Play``, ``WatchMatch`` and ``WatchMatches`` streams over all
     connections; the next is refused ``RESOURCE_EXHAUSTED``. Room for 200 matches of six seats

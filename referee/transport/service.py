@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import grpc
 import structlog
@@ -53,6 +53,9 @@ byte bound, ``Limits.list_bytes``) were left off after the last one listed."""
 CLOSE_DRAIN_S = 1.0
 """How long a session the referee ends waits for the message being written to finish (a client
 that does not read never lets it: then the stream is ended without waiting)."""
+STATUS_SEND_S = 1.0
+"""How long ending a stream the referee cut off waits for its status to go out (a client
+that never reads never lets it: :func:`end_stream`)."""
 MAX_NONCE_BYTES = 64
 """The longest nonce a bot may contribute."""
 UNKNOWN_TOKEN = ("unknown token: it opens no seat of a match here and is no enabled registered bot's "
@@ -298,7 +301,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 # (the call's operations clash) and the client would never get it.
                 await asyncio.wait({writer}, timeout=CLOSE_DRAIN_S)
                 writer.cancel()
-                await context.abort(code, detail)
+                await end_stream(context, code, detail)
             for task in done:
                 if task is not session.closed and task.exception() is not None:
                     detail = f"stream error: {task.exception()!r}"
@@ -407,6 +410,25 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], client_writes: bo
         with contextlib.suppress(Exception):  # (timed out, or the stream broke: the abort says it anyway)
             await asyncio.wait_for(context.read(), REFUSAL_READ_S)
     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+
+
+async def end_stream(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, detail: str) -> NoReturn:
+    """End a stream the referee cut off with ``code`` and ``detail`` (it raises, as
+    ``context.abort`` does). gRPC sends the status only after the messages already queued on
+    the stream, so for a client that never reads (a shut flow-control window) it never goes
+    out: the wait for it is bounded by ``STATUS_SEND_S``, and the handler then ends anyway, so
+    the stream's slot, seats and queue are let go at once (gRPC keeps the stream itself, with
+    the one message it holds, until the client resets it or goes)."""
+    try:
+        await asyncio.wait_for(context.abort(code, detail), STATUS_SEND_S)
+    except TimeoutError:
+        log.info("status_not_sent", code=code.name, detail=detail)
+        raise StatusNotSent(detail) from None
+    raise AssertionError("context.abort returned")  # (it always raises)
+
+
+class StatusNotSent(Exception):
+    """A stream was ended without its status: the client did not read (:func:`end_stream`)."""
 
 
 def _error(code: int, message: str, request_id: int = 0) -> bytes:
@@ -582,15 +604,15 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
                     next_event = await watcher.get()
                     if next_event is None:
                         if watcher.dropped:
-                            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, watcher.dropped)
+                            await end_stream(context, grpc.StatusCode.RESOURCE_EXHAUSTED, watcher.dropped)
                         return  # the referee is closing
                     yield match_event_message(next_event, hub.instance)
             finally:
                 hub.detach(watcher)
 
-    async def WatchMatch(
+    async def WatchMatch(  # type: ignore[override]  # (it writes with context.write: see below)
         self, request: referee_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[referee_pb2.SpectatorEvent]:
+    ) -> None:
         table = self.referee.tables.get(request.match_id)
         if table is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
@@ -599,31 +621,45 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             table.watch(watcher.put, request.from_start)
             watcher.live = True
             try:
-                while True:
-                    ev = await watcher.get()
-                    if ev is None:
-                        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, watcher.dropped)
-                    yield ev
+                while (ev := await watcher.get()) is not None:
+                    # Awaited, not yielded: the write completes once gRPC took the event within
+                    # the stream's flow-control window, and until then the event still counts
+                    # against the watcher's bound, so a shut window fills the queue and drops it.
+                    write = asyncio.ensure_future(context.write(ev))
+                    await asyncio.wait({write, watcher.drop}, return_when=asyncio.FIRST_COMPLETED)
+                    if not write.done():  # dropped while gRPC holds the write: it ends first (see _play)
+                        await asyncio.wait({write}, timeout=CLOSE_DRAIN_S)
+                        write.cancel()
+                        break
+                    write.result()
+                    watcher.written(ev)
                     if ev.WhichOneof("kind") == "match_finished":
                         return
             finally:
                 if watcher.put in table.spectators:
                     table.spectators.remove(watcher.put)
+        await end_stream(context, grpc.StatusCode.RESOURCE_EXHAUSTED, watcher.dropped)
 
 
 class _Watcher:
     """One spectator's queue: bounded in bytes, so a spectator that does not read is dropped
-    (the match never waits for it). The events of the match so far, given when it starts
-    watching, are not counted against the bound (the match holds them anyway)."""
+    (the match never waits for it). An event counts from when the match hands it over until
+    gRPC has taken it to send (the write's completion: within the stream's flow-control window),
+    so a spectator whose window stays shut is dropped however fast the handler runs. The events
+    of the match so far, given when it starts watching, are not counted against the bound (the
+    match holds them anyway)."""
 
     def __init__(self, max_bytes: int) -> None:
-        self._queue: asyncio.Queue[tuple[referee_pb2.SpectatorEvent | None, int]] = asyncio.Queue()
+        self._queue: asyncio.Queue[referee_pb2.SpectatorEvent | None] = asyncio.Queue()
+        self._sizes: dict[int, int] = {}  # id() of an event counted and not yet written -> its size
         self._bytes = 0
         self._max = max_bytes
         self.live = False
         """Whether the events so far were given (from now on the bound counts)."""
         self.dropped = ""
         """Why the spectator was dropped ("" while it is not)."""
+        self.drop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Done once the spectator was dropped."""
 
     def put(self, ev: referee_pb2.SpectatorEvent) -> None:
         if self.dropped:
@@ -632,15 +668,21 @@ class _Watcher:
         if self._bytes + size > self._max:
             self.dropped = (f"the spectator did not read: more than {self._max} bytes queued "
                             "(limit spectator_queue_bytes)")
-            self._queue.put_nowait((None, 0))
+            self._queue.put_nowait(None)
+            self.drop.set_result(None)
             return
-        self._bytes += size
-        self._queue.put_nowait((ev, size))
+        if size:
+            self._bytes += size
+            self._sizes[id(ev)] = self._sizes.get(id(ev), 0) + size
+        self._queue.put_nowait(ev)
 
     async def get(self) -> referee_pb2.SpectatorEvent | None:
-        ev, size = await self._queue.get()
-        self._bytes -= size
-        return ev
+        """The next event to write; ``None`` once the spectator was dropped."""
+        return await self._queue.get()
+
+    def written(self, ev: referee_pb2.SpectatorEvent) -> None:
+        """gRPC took ``ev``: it no longer counts."""
+        self._bytes -= self._sizes.pop(id(ev), 0)
 
 
 class _EventWatcher:
