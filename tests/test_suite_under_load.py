@@ -53,7 +53,8 @@ def _loaded_suite(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
         proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "loaded_suite.py"), "--load", "2",
                                  "--steps", "serial", "--python", str(hang)], stdout=f, stderr=subprocess.STDOUT,
                                 text=True)
-    until(lambda: "+ load:" in out.read_text() and "-m pytest" in out.read_text(), "the load and the pytest step",
+    # (the step's own pid file: signalled before its Popen returned, the script would leave it behind)
+    until(lambda: "+ load:" in out.read_text() and (tmp_path / "step.pid").exists(), "the load and the pytest step",
           alive=proc)
     line = next(x for x in out.read_text().splitlines() if x.startswith("+ load:"))
     pids = [int(p) for p in line.split("[")[1].rstrip("]").split(",")]
@@ -67,6 +68,8 @@ def test_the_loaded_suite_ends_its_load_on_sigterm(tmp_path: Path) -> None:
     proc.terminate()
     assert proc.wait(timeout=240) == 1  # (the step did not finish: a failure)
     until(lambda: all(_gone(p) for p in pids), "the busy processes to end")
+    step = int((tmp_path / "step.pid").read_text())
+    until(lambda: _gone(step), "the step's process to be killed with the script's load")
     assert "interrupted (signal 15): the load is killed" in (tmp_path / "out.txt").read_text()
 
 
@@ -75,5 +78,6 @@ def test_the_loaded_suites_load_ends_when_the_script_is_killed(tmp_path: Path) -
     proc, pids = _loaded_suite(tmp_path)
     proc.kill()  # no finally runs: each busy loop sees its parent gone
     proc.wait(timeout=240)
+    until(lambda: (tmp_path / "step.pid").read_text().strip() != "", "the step's pid")
     os.killpg(int((tmp_path / "step.pid").read_text()), signal.SIGKILL)  # (the step's "pytest", left behind)
     until(lambda: all(_gone(p) for p in pids), "the busy processes to end by themselves")
