@@ -20,6 +20,7 @@ from referee.table.seat_clock import (
     TICK_S,
     TICK_SLACK_S,
     LoopStalls,
+    charged_s,
     cpu_clock_available,
     process_tree_cpu_s,
 )
@@ -81,9 +82,9 @@ def _first_decision(think: Think, *, quiet: bool = False, cpu: dict[int, list[fl
     async def main() -> None:
         source = cpu if cpu is not None else {}
 
-        def cpu_time(pid: int) -> tuple[float, float] | None:
+        def cpu_time(pid: int) -> tuple[float, float, bool] | None:
             sample = source.get(pid)
-            return (sample[0], sample[1]) if sample is not None else None
+            return (sample[0], sample[1], len(sample) > 2 and sample[2] > 0) if sample is not None else None
 
         table = Table(_spec(), None, lambda t: None, quiet=quiet, cpu_time=cpu_time)
         for seat, pid in enumerate(pids):
@@ -151,16 +152,25 @@ def test_a_stall_of_the_referees_loop_is_not_charged_to_the_seat() -> None:
     assert unfair.termination == "time_forfeit"
 
 
+_OTHERS_MS = 10
+"""What each decision after the first is charged: the fake bot's 10 ms of (mock) wall time, in
+which it used no CPU and did not wait for one."""
+
+
 def _starved(cpu: dict[int, list[float]], steps: int, share: float = 0.2) -> Think:
     """A bot that gets ``share`` of a CPU and waits for one the rest of the time, for ``steps``
     tenths of a second."""
 
     async def think(_rid: int) -> None:
+        for sample in cpu.values():  # runnable all along: running or waiting for a CPU
+            sample[2:] = [1.0]
         for _ in range(steps):
             await trio.sleep(0.1)
             for sample in cpu.values():  # (whichever seat was asked: both trees get the share)
                 sample[0] += 0.1 * share
                 sample[1] += 0.1 * (1 - share)
+        for sample in cpu.values():
+            sample[2:] = [0.0]
 
     return think
 
@@ -173,7 +183,7 @@ def test_a_bot_timed_by_cpu_is_not_charged_for_waiting_for_a_cpu() -> None:
     report, took = _first_decision(_starved(cpu, 15), cpu=cpu, pids=(11, 12))
     assert report.termination == "aborted" and report.detail == "enough", report
     assert took == pytest.approx(1.5, abs=0.05)
-    assert sum(report.think_ms) == pytest.approx(300, abs=25)
+    assert sum(report.think_ms) == pytest.approx(300 + _OTHERS_MS * (report.decisions - 1), abs=25)
 
     cpu = {11: [5.0, 1.0], 12: [7.0, 2.0]}
     walled, _ = _first_decision(_starved(cpu, 15), cpu=cpu)
@@ -188,15 +198,18 @@ def test_a_bot_starved_past_the_wall_cap_still_plays_on() -> None:
     report, took = _first_decision(_starved(cpu, 50, share=0.1), cpu=cpu, pids=(11, 12))
     assert report.termination == "aborted" and report.detail == "enough", report
     assert took == pytest.approx(5.0, abs=0.05) and took > 0.55 * CPU_CLOCK_WALL_FACTOR
-    assert sum(report.think_ms) == pytest.approx(500, abs=25)
+    assert sum(report.think_ms) == pytest.approx(500 + _OTHERS_MS * (report.decisions - 1), abs=25)
 
 
 def test_a_bot_timed_by_cpu_still_loses_when_it_uses_its_time_or_waits_too_long() -> None:
     """A bot that spins its CPU past its time loses when its CPU time runs out (not later); a
-    bot that uses no CPU but never answers loses once its wall time reaches the cap."""
+    bot that uses no CPU and does not wait for one (it sleeps, or waits on another machine) is
+    charged its wall time and loses when that runs out, as on the wall clock (not at the cap)."""
     cpu = {11: [0.0, 0.0], 12: [0.0, 0.0]}
 
     async def spins(_rid: int) -> None:
+        for sample in cpu.values():
+            sample[2:] = [1.0]
         while True:
             await trio.sleep(0.01)
             for sample in cpu.values():  # half a core: 0.55 s of CPU after 1.1 s
@@ -205,7 +218,7 @@ def test_a_bot_timed_by_cpu_still_loses_when_it_uses_its_time_or_waits_too_long(
 
     report, took = _first_decision(spins, cpu=cpu, pids=(11, 12))
     assert report.termination == "time_forfeit"
-    assert 1.1 <= took <= 1.2
+    assert 1.1 - 1e-9 <= took <= 1.2
 
     cpu = {11: [0.0, 0.0], 12: [0.0, 0.0]}
 
@@ -214,13 +227,49 @@ def test_a_bot_timed_by_cpu_still_loses_when_it_uses_its_time_or_waits_too_long(
 
     report, took = _first_decision(sleeps, cpu=cpu, pids=(11, 12))
     assert report.termination == "time_forfeit"
-    assert took == pytest.approx(0.55 * CPU_CLOCK_WALL_FACTOR, abs=0.03)
+    assert took == pytest.approx(0.55, abs=0.03)
+
+
+def test_a_bot_timed_by_cpu_is_charged_the_time_it_sleeps() -> None:
+    """A decision that sleeps 0.4 s using no CPU is charged 0.4 s, not its CPU time (0): the
+    CPU clock forgives only the time a bot waited for a CPU, never time it chose to wait."""
+    cpu = {11: [0.0, 0.0], 12: [0.0, 0.0]}
+
+    async def naps(_rid: int) -> None:
+        await trio.sleep(0.4)
+
+    report, took = _first_decision(naps, cpu=cpu, pids=(11, 12))
+    assert report.termination == "aborted" and report.detail == "enough", report
+    assert took == pytest.approx(0.4, abs=0.05)
+    assert sum(report.think_ms) == pytest.approx(400 + _OTHERS_MS * (report.decisions - 1), abs=25)
+
+
+def test_a_charge_is_wall_time_less_the_wait_for_a_cpu() -> None:
+    assert charged_s(2.0, 0.3, 1.7) == pytest.approx(0.3)  # starved: its CPU time
+    assert charged_s(2.0, 0.0, 0.0) == 2.0  # slept: the wall time
+    assert charged_s(2.0, 0.5, 0.5) == pytest.approx(1.5)  # ran 0.5 s, waited 0.5 s, slept 1 s
+    assert charged_s(1.0, 1.8, 0.0) == 1.0  # two threads busy: never more than the wall time
+    assert charged_s(1.0, 0.2, 3.0) == pytest.approx(0.2)  # threads' waits add up past the wall time
 
 
 @pytest.mark.skipif(not cpu_clock_available(), reason="no /proc to read CPU times from")
 def test_process_tree_cpu_counts_a_real_process_and_its_child() -> None:
     """A real process whose child spins the CPU: the tree's CPU time grows; a pid that is gone
     reads as None."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:  # once in its loop, a process that never sleeps is runnable (running, or waiting for a CPU)
+        sample = process_tree_cpu_s(spinner.pid)
+        for _ in range(600):  # past its start-up (which reads files): 0.5 s of CPU
+            if sample is not None and sample[0] >= 0.5:
+                break
+            trio.run(trio.sleep, 0.1)
+            sample = process_tree_cpu_s(spinner.pid)
+        for _ in range(5):
+            sample = process_tree_cpu_s(spinner.pid)
+            assert sample is not None and sample[0] >= 0.5 and sample[2], sample
+    finally:
+        spinner.kill()
+        spinner.wait()
     code = ("import subprocess, sys, time\n"
             "child = subprocess.Popen([sys.executable, '-c', 'import time\\nend = time.process_time() + 0.3\\n"
             "while time.process_time() < end: pass\\ntime.sleep(60)'])\n"
@@ -240,6 +289,12 @@ def test_process_tree_cpu_counts_a_real_process_and_its_child() -> None:
         assert used >= 0.3
         own = process_tree_cpu_s(child)
         assert own is not None and own[0] >= 0.25 and own[1] >= 0  # (10 ms ticks; the parent has the rest)
+        for _ in range(600):  # its spin done, the child sleeps: nothing of the tree is runnable
+            sample = process_tree_cpu_s(proc.pid)
+            if sample is not None and not sample[2]:
+                break
+            trio.run(trio.sleep, 0.1)
+        assert sample is not None and not sample[2], sample
     finally:
         proc.kill()
         proc.wait()

@@ -34,6 +34,7 @@ from referee.table.seat_clock import (
     TICK_S,
     CpuSample,
     LoopStalls,
+    charged_s,
     loop_stalls,
     process_tree_cpu_s,
 )
@@ -254,15 +255,16 @@ class Table:
         self.flow.written(seat, request_id, self.clock.fair(at))
 
     def _cpu_used(self, seat: int, request_id: int) -> CpuSample | None:
-        """CPU seconds ``seat``'s bot used since its request ``request_id`` was written, and the
-        seconds it waited for a CPU meanwhile (``None``: not timed by CPU)."""
+        """CPU seconds ``seat``'s bot used since its request ``request_id`` was written, the
+        seconds it waited for a CPU meanwhile, and whether it is runnable now (``None``: not
+        timed by CPU)."""
         pid, start = self._pids[seat], self._cpu_at[seat]
         if pid is None or start is None or start[0] != request_id:
             return None
         now = self._cpu_time(pid)
         if now is None:
             return None
-        return max(0.0, now[0] - start[1][0]), max(0.0, now[1] - start[1][1])
+        return max(0.0, now[0] - start[1][0]), max(0.0, now[1] - start[1][1]), now[2]
 
     def _extend_by_cpu(self, now: float) -> None:
         """The open request's wall deadline passed: if its bot is timed by CPU and has not used
@@ -274,11 +276,13 @@ class Table:
         sample = self._cpu_used(s.seat, s.pending)
         if sample is None:
             return
-        used, waited = sample
+        used, waited, runnable = sample
         limit = s.limit_ms / 1000
         cap = s.sent_at + limit * CPU_CLOCK_WALL_FACTOR + waited  # (waiting for a CPU is not the bot's doing)
-        if used < limit and now < cap:
-            flow.extend(s.seat, s.pending, min(cap, now + max(limit - used, TICK_S)))
+        # (a thread runnable now may be waiting for a CPU: a wait under way is not in ``waited`` yet)
+        charged = used if runnable else charged_s(now - s.sent_at, used, waited)
+        if charged < limit and now < cap:
+            flow.extend(s.seat, s.pending, min(cap, now + max(limit - charged, TICK_S)))
 
     # ----- what the seats' links report (``_seats.SeatOwner``) -----
     def seat_connected(self) -> None:
@@ -304,12 +308,12 @@ class Table:
         """An answer from a seat, handled now (``at``: trio's clock when it was read)."""
         seat = link.seat
         cpu = self._cpu_used(seat, response.request_id) if self._pids[seat] is not None else None
+        fair = self.clock.fair(at)
         cpu_us = -1
-        if cpu is not None:
-            cpu_us = round(cpu[0] * 1_000_000)
+        if cpu is not None:  # (it answered: it ran since its last wait, which ``schedstat`` has counted)
+            cpu_us = round(charged_s(fair - self.flow.seats[seat].sent_at, cpu[0], cpu[1]) * 1_000_000)
             self._cpu_timed[seat] = True
-        self._handle(self.flow.answer, seat, response.request_id, response.action, response.fallback,
-                     self.clock.fair(at), cpu_us)
+        self._handle(self.flow.answer, seat, response.request_id, response.action, response.fallback, fair, cpu_us)
 
     # ----- operator side -----
     def alert(self, fault: Fault) -> None:

@@ -12,12 +12,15 @@ Two sources of lost time are the host's, not the bot's, and neither is charged t
   progress counts at once (the ticker has not woken yet, but it is overdue).
 - **A bot starved of the CPU.** On a loaded host a bot that needs 0.4 s of CPU may take 2 s of
   wall time. Where the referee started the bot itself on this machine and can read its process
-  tree's CPU time (Linux ``/proc``: :func:`process_tree_cpu_s`), a decision is charged the
-  smaller of the tree's CPU time and the (stall-free) wall time, and its deadline is pushed on
-  while the tree has not yet used its time — up to :data:`CPU_CLOCK_WALL_FACTOR` times the
-  decision's time in wall time, plus the time the tree's threads waited for a CPU (``/proc``'s
-  ``schedstat``: runnable, not running), so a bot that waits (sleeps, waits on another machine)
-  still loses on time while one that is only starved of a CPU does not. Remote bots (hosted,
+  tree's CPU time (Linux ``/proc``: :func:`process_tree_cpu_s`), a decision is charged its
+  (stall-free) wall time less the time the tree's threads waited for a CPU (``/proc``'s
+  ``schedstat``: runnable, not running), never less than the CPU time it used
+  (:func:`charged_s`): a bot that sleeps or waits on another machine is charged that time, as on
+  the wall clock, one starved of a CPU is not charged the starving. Its deadline is pushed on
+  while that charge (or, while one of its threads is runnable now, whose wait under way
+  ``schedstat`` has not counted yet, its CPU time) is under its time — up to
+  :data:`CPU_CLOCK_WALL_FACTOR` times the decision's time in wall time plus the time it waited
+  for a CPU. Remote bots (hosted,
   another machine) are timed by the wall clock (stall-free).
 
 Each seat's clock is named in the match's log (``match_finished``'s ``seat_clocks``: ``cpu`` or
@@ -33,11 +36,14 @@ from pathlib import Path
 
 import trio
 
-__all__ = ["CPU_CLOCK_WALL_FACTOR", "TICK_S", "TICK_SLACK_S", "CpuSample", "LoopStalls", "cpu_clock_available",
+__all__ = ["CPU_CLOCK_WALL_FACTOR", "TICK_S", "TICK_SLACK_S", "CpuSample", "LoopStalls", "charged_s",
+           "cpu_clock_available",
            "loop_stalls", "process_tree_cpu_s"]
 
-CpuSample = tuple[float, float]
-"""A process tree's CPU seconds and the seconds its threads waited for a CPU (runnable)."""
+CpuSample = tuple[float, float, bool]
+"""A process tree's CPU seconds, the seconds its threads waited for a CPU (runnable, not
+running), and whether one of its threads is runnable now (running, or waiting for a CPU: a wait
+under way is not in the seconds yet, ``schedstat`` adds it when the thread next runs)."""
 
 TICK_S = 0.02
 """How often the stall ticker should wake (seconds)."""
@@ -128,9 +134,9 @@ def cpu_clock_available() -> bool:
     return sys.platform.startswith("linux") and (_PROC / "self" / "stat").exists()
 
 
-def _one_process(pid: int) -> tuple[float, float, list[int]] | None:
+def _one_process(pid: int) -> tuple[float, float, bool, list[int]] | None:
     """A process's CPU seconds (its own and its reaped children's), the seconds its threads
-    waited for a CPU, and its live children."""
+    waited for a CPU, whether one of its threads is runnable now, and its live children."""
     base = _PROC / str(pid)
     try:
         stat = (base / "stat").read_bytes()
@@ -144,16 +150,19 @@ def _one_process(pid: int) -> tuple[float, float, list[int]] | None:
         return None
     children: list[int] = []
     waited_ns = 0
+    runnable = False
     try:
         for task in (base / "task").iterdir():
             try:
                 waited_ns += int((task / "schedstat").read_bytes().split()[1])
                 children.extend(int(c) for c in (task / "children").read_bytes().split())
+                task_stat = (task / "stat").read_bytes()
+                runnable = runnable or task_stat[task_stat.rfind(b")") + 2:task_stat.rfind(b")") + 3] == b"R"
             except (OSError, IndexError, ValueError):
                 continue
     except OSError:
         pass
-    return (utime + stime + cutime + cstime) / _CLK_TCK, waited_ns / 1e9, children
+    return (utime + stime + cutime + cstime) / _CLK_TCK, waited_ns / 1e9, runnable, children
 
 
 def process_tree_cpu_s(pid: int) -> CpuSample | None:
@@ -163,7 +172,7 @@ def process_tree_cpu_s(pid: int) -> CpuSample | None:
     first = _one_process(pid)
     if first is None:
         return None
-    total, waited, todo = first
+    total, waited, runnable, todo = first
     seen = 1
     while todo and seen < PROCESS_TREE_MAX:
         one = _one_process(todo.pop())
@@ -171,5 +180,15 @@ def process_tree_cpu_s(pid: int) -> CpuSample | None:
         if one is not None:
             total += one[0]
             waited += one[1]
-            todo.extend(one[2])
-    return total, waited
+            runnable = runnable or one[2]
+            todo.extend(one[3])
+    return total, waited, runnable
+
+
+def charged_s(wall: float, cpu: float, waited: float) -> float:
+    """What a decision timed by its bot's process tree is charged: its stall-free ``wall`` time
+    less the time the tree's threads ``waited`` for a CPU (runnable, not running: the machine's
+    doing, not the bot's), never less than the ``cpu`` time the tree used nor more than ``wall``.
+    A bot that sleeps, or waits on another process or machine, is charged that time as on the
+    wall clock; one starved of a CPU is not charged the starving."""
+    return min(wall, max(cpu, wall - waited))
