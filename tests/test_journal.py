@@ -325,7 +325,7 @@ def test_a_remote_run_says_one_line_when_its_referee_is_killed_and_resumes(tmp_p
         tour = subprocess.Popen(
             [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(tmp_path / "bots.toml"), "--games",
              str(GAMES), "--concurrency", "2", "--rules", "short", "--tc", "st=1", "--referee", address, "--out",
-             str(run), "--no-progress"],
+             str(run), "--no-progress", "--log-json"],  # (the log's lines as JSON: told apart from what it says)
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
         while len(list(replays.glob("*.jsonl"))) < 2 and tour.poll() is None:
             time.sleep(0.05)
