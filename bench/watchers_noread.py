@@ -20,11 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import trio
 
 import referee
-from gin_arena.v2 import referee_pb2
 from referee import Limits, MatchSpec
 from referee.gin import RuleSet
 from tests._bots import Client
-from tests._h2 import RawConnection
+from tests._h2 import never_reading_watchers
 
 
 def rss_mb() -> float:
@@ -38,16 +37,7 @@ def rss_mb() -> float:
 async def run(watchers: int, bound: int, target: int) -> dict[str, object]:
     async with referee.open_referee(limits=Limits(spectator_queue_bytes=bound), public_watch=True) as ref:
         table = ref.create_match(MatchSpec(players=("a", "b"), rules=RuleSet.classic(target=target), seed=b"w"))
-        host, _, port = ref.address.rpartition(":")
-        request = referee_pb2.WatchMatchRequest(match_id=table.match_id).SerializeToString()
-        conns = []
-        for _ in range(watchers):
-            conn = await trio.to_thread.run_sync(RawConnection, host, int(port), 0)
-            await trio.to_thread.run_sync(conn.open_stream, [request], "/gin_arena.v2.RefereeService/WatchMatch")
-            conns.append(conn)
-        while len(table.spectators) < watchers:
-            await trio.sleep(0.01)
-        sinks = list(table.spectators)
+        conns, sinks = await never_reading_watchers(ref, table.match_id, watchers)
         before = rss_mb()
         async with trio.open_nursery() as n:
             for link in table.links:
@@ -58,7 +48,7 @@ async def run(watchers: int, bound: int, target: int) -> dict[str, object]:
             while ref.open_streams:
                 await trio.sleep(0.05)
         let_go = rss_mb()
-        dropped = sum(1 for s in sinks if s.__self__.dropped)  # type: ignore[attr-defined,misc]
+        dropped = sum(1 for s in sinks if s.__self__.dropped)
         events = len(table.spectator_log.events())
         for conn in conns:
             conn.close()

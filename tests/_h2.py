@@ -14,6 +14,11 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+from typing import Any
+
+import trio
+
+from gin_arena.v2 import referee_pb2
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7
@@ -156,3 +161,21 @@ class RawConnection:
             with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
             self.sock.close()
+
+
+async def never_reading_watchers(ref: Any, match_id: str, count: int) -> tuple[list[RawConnection], list[Any]]:
+    """``count`` raw connections to ``ref`` (a running ``referee.Referee`` with public watching),
+    each with one ``WatchMatch`` stream of ``match_id`` and a flow-control window of zero (they
+    never read), once the match's table has them all as spectators: the connections and the
+    table's spectator sinks (each bound method's ``__self__`` is the watcher)."""
+    host, _, port = ref.address.rpartition(":")
+    request = referee_pb2.WatchMatchRequest(match_id=match_id).SerializeToString()
+    conns = []
+    for _ in range(count):
+        conn = await trio.to_thread.run_sync(RawConnection, host, int(port), 0)
+        await trio.to_thread.run_sync(conn.open_stream, [request], "/gin_arena.v2.RefereeService/WatchMatch")
+        conns.append(conn)
+    table = ref.tables[match_id]
+    while len(table.spectators) < count:
+        await trio.sleep(0.01)
+    return conns, list(table.spectators)

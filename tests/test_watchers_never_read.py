@@ -9,11 +9,10 @@ from __future__ import annotations
 import trio
 
 import referee
-from gin_arena.v2 import referee_pb2
 from referee import Limits, MatchSpec
 from referee.gin import RuleSet
 from tests._bots import Client
-from tests._h2 import RawConnection
+from tests._h2 import never_reading_watchers
 from tests._wait import HANG_S
 
 WATCHERS = 20
@@ -30,22 +29,13 @@ def test_spectators_with_a_zero_window_are_dropped_at_their_bound_and_let_go() -
     async def main() -> None:
         async with referee.open_referee(limits=Limits(spectator_queue_bytes=BOUND), public_watch=True) as ref:
             table = ref.create_match(MatchSpec(players=("a", "b"), rules=RuleSet.classic(target=200)))
-            host, _, port = ref.address.rpartition(":")
-            request = referee_pb2.WatchMatchRequest(match_id=table.match_id).SerializeToString()
-            conns = []
-            for _ in range(WATCHERS):
-                conn = await trio.to_thread.run_sync(RawConnection, host, int(port), 0)
-                await trio.to_thread.run_sync(conn.open_stream, [request], "/gin_arena.v2.RefereeService/WatchMatch")
-                conns.append(conn)
-            while len(table.spectators) < WATCHERS:
-                await trio.sleep(0.01)
-            sinks = list(table.spectators)
+            conns, sinks = await never_reading_watchers(ref, table.match_id, WATCHERS)
             async with trio.open_nursery() as n:
                 for link in table.links:
                     n.start_soon(referee.aio, Client(ref.address, link.token).play())
                 await table.finished.wait()
             assert table.report is not None and table.report.termination == "normal"
-            drops = [sink.__self__.dropped for sink in sinks]  # type: ignore[attr-defined]
+            drops = [sink.__self__.dropped for sink in sinks]
             assert all(d.startswith(f"the spectator did not read: more than {BOUND} bytes") for d in drops), drops
             with trio.fail_after(HANG_S):
                 while ref.open_streams:  # let go, though no status can reach them (their windows are zero)
