@@ -4,11 +4,13 @@ for every game: the screen is the game's own presentation drawn by the replay vi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from arena.run.play import default_bot, parse_answer, sample_bots
+from tests._wait import HANG_S, until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def play(tmp_path: Path, answers: str, *extra: str, game: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     base = game or ("--bot", "greedy", "--rules", "short", "--rule", "target=10")
     cmd = [sys.executable, "-m", "arena.cli", "play", *base, "--seed", "1", "--replay-dir", str(tmp_path), *extra]
-    return subprocess.run(cmd, input=answers, capture_output=True, text=True, timeout=90, cwd=ROOT)
+    return subprocess.run(cmd, input=answers, capture_output=True, text=True, timeout=HANG_S, cwd=ROOT)
 
 
 def _header(tmp_path: Path) -> dict[str, object]:
@@ -129,3 +131,43 @@ def test_parse_answer() -> None:
     toy = [{"id": "7", "label": "play 7", "kind": "play", "cards": ["7"]}]
     assert parse_answer("play 7", toy) == 0 and parse_answer("p 7", toy) == 0
     assert "not a legal move number" in str(parse_answer("7", toy))  # a number is always the move's number
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat_line = Path("/proc", entry, "stat").read_text()
+            except OSError:
+                continue
+            if int(stat_line.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def test_the_opponents_seat_token_is_in_its_environment_not_on_its_command_line(tmp_path: Path) -> None:
+    """A sample opponent gets its seat token in ``GIN_TOKEN`` (readable by its user alone), not
+    in argv, which ``ps`` shows everyone (issue 34)."""
+    cmd = [sys.executable, "-m", "arena.cli", "play", "--bot", "greedy", "--rules", "short", "--seed", "1",
+           "--replay-dir", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=ROOT)
+    try:
+        bots: list[int] = []
+
+        def started() -> bool:
+            bots[:] = [c for c in _children(proc.pid)
+                       if b"sample_bots.greedy" in Path("/proc", str(c), "cmdline").read_bytes()]
+            return bool(bots)
+
+        until(started, "the opponent's process", alive=proc)
+        argv = Path("/proc", str(bots[0]), "cmdline").read_bytes().split(b"\0")
+        environ = dict(item.split(b"=", 1) for item in Path("/proc", str(bots[0]), "environ").read_bytes().split(b"\0")
+                       if b"=" in item)
+        token = environ[b"GIN_TOKEN"]
+        assert len(token) >= 32 and b"--token" not in argv and not any(token in a for a in argv), argv
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()  # (end of input: the human resigns)
+        proc.wait(timeout=HANG_S)

@@ -250,7 +250,8 @@ async def play(args: argparse.Namespace, spec: referee.MatchSpec, screen: Screen
         try:
             for s in others:
                 name = spec.players[s]
-                cmd = bot_command(args, ref.address, tokens[s], name)
+                # (a sample bot reads its token from GIN_TOKEN; a command of the user's gets it as before)
+                cmd = bot_command(args, ref.address, tokens[s], name, token_in_argv=bool(args.command))
                 log_path = replay_dir / f"{table.match_id}-{name}.log"
                 env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_REFEREE": ref.address, "GIN_TOKEN": tokens[s]}
                 with open(log_path, "wb") as log:
