@@ -7,7 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, operator_cmd
+from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, operator_cmd, protogen_cmd
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.cli.web_cmd import add_web_options
@@ -240,6 +240,6 @@ def build_parser() -> argparse.ArgumentParser:
     certs_cmd.add_parser(sub)
     operator_cmd.add_parser(sub)
     bots_cmd.add_parser(sub)
-    for module in (audit, replay_view, replay_html, results_page, games_cmd, newbot_cmd):
+    for module in (audit, replay_view, replay_html, results_page, games_cmd, newbot_cmd, protogen_cmd):
         module.add_parser(sub)
     return parser
