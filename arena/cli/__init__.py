@@ -19,7 +19,7 @@ import select
 import sys
 from collections.abc import Callable
 
-from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, operator_cmd, protogen_cmd
+from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, newgame_cmd, operator_cmd, protogen_cmd
 from arena.cli.commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
 from arena.cli.ladder_cmd import cmd_ladder
 from arena.cli.options import UsageError
@@ -44,6 +44,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "ladder": cmd_ladder,
     "play": run_play,
     "new-bot": newbot_cmd.run,
+    "new-game": newgame_cmd.run,
     "audit": audit.run,
     "replay": replay_view.run,
     "replay-html": replay_html.run,
