@@ -21,7 +21,6 @@ import argparse
 import filecmp
 import importlib.util
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,9 @@ EXTRA = "codegen"
 TOOLS = ("grpcio-tools", "mypy-protobuf")
 """The pinned tools: protoc (bundled with grpcio-tools) and the ``.pyi`` stub plugin."""
 STUB_PLUGIN = "protoc-gen-mypy"
-"""mypy-protobuf's protoc plugin (next to the running Python, or on PATH)."""
+"""mypy-protobuf's protoc plugin, as protoc calls it."""
+STUB_MODULE = "mypy_protobuf.main"
+"""The module whose ``main`` is that plugin (run by the arena's own Python)."""
 SUFFIXES = ("_pb2.py", "_pb2.pyi")
 """What each ``.proto`` file gives, beside it."""
 
@@ -101,13 +102,15 @@ def proto_files(paths: list[Path]) -> list[Path]:
     return sorted(q.resolve() for q in found)
 
 
-def _plugin() -> str:
-    here = shutil.which(STUB_PLUGIN, path=str(Path(sys.executable).parent))
-    found = here or shutil.which(STUB_PLUGIN)
-    if not found:
-        raise CodegenError(f"{STUB_PLUGIN} not found next to {sys.executable} or on PATH; "
-                           f"pip install '{DISTRIBUTION}[{EXTRA}]'")
-    return found
+def _plugin(folder: Path) -> Path:
+    """mypy-protobuf's protoc plugin as an executable in ``folder``, run by this Python (so it is
+    the installed, pinned one, whatever is on PATH)."""
+    if importlib.util.find_spec(STUB_MODULE) is None:
+        raise CodegenError(f"mypy-protobuf is not installed; pip install '{DISTRIBUTION}[{EXTRA}]'")
+    path = folder / STUB_PLUGIN
+    path.write_text(f"#!{sys.executable}\nimport sys\nfrom {STUB_MODULE} import main\nsys.exit(main())\n")
+    path.chmod(0o700)
+    return path
 
 
 def _compile(proto: Path, out: Path) -> None:
@@ -115,9 +118,11 @@ def _compile(proto: Path, out: Path) -> None:
     if importlib.util.find_spec("grpc_tools") is None:
         raise CodegenError(f"grpcio-tools is not installed; pip install '{DISTRIBUTION}[{EXTRA}]'")
     well_known = resources.files("grpc_tools") / "_proto"
-    cmd = [sys.executable, "-m", "grpc_tools.protoc", f"-I{proto.parent}", f"-I{well_known}",
-           f"--plugin=protoc-gen-mypy={_plugin()}", f"--python_out={out}", f"--mypy_out={out}", proto.name]
-    done = subprocess.run(cmd, cwd=proto.parent, capture_output=True, text=True, check=False)
+    with tempfile.TemporaryDirectory(prefix="arena-proto-plugin-") as tools:
+        cmd = [sys.executable, "-m", "grpc_tools.protoc", f"-I{proto.parent}", f"-I{well_known}",
+               f"--plugin=protoc-gen-mypy={_plugin(Path(tools))}", f"--python_out={out}", f"--mypy_out={out}",
+               proto.name]
+        done = subprocess.run(cmd, cwd=proto.parent, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise CodegenError(f"protoc failed on {proto} (exit {done.returncode}): "
                            f"{' '.join((done.stderr + done.stdout).split())}")
