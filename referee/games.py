@@ -605,7 +605,11 @@ def _duplicate(name: str, entries: Sequence[_Entry]) -> GamePluginError:
 
 def _load(name: str) -> Registered:
     if name in _LOADERS:
-        return _LOADERS[name]()
+        found = _LOADERS[name]()
+        why = samples_problem(found)
+        if why:
+            raise GamePluginError(f"game {name!r} is broken: registered in process: {why}")
+        return found
     entries = _found().get(name)
     if not entries:
         known = ", ".join(names()) or "none"
