@@ -51,3 +51,16 @@ def test_every_installed_games_samples_as_the_arena_reads_them() -> None:
     assert samples.js_games() == ("gin", "rummy")
     with pytest.raises(ValueError, match="unknown game 'chess'"):
         samples.samples("chess")
+
+
+def test_the_js_bots_listed_games_are_the_ones_it_declares() -> None:
+    """``arena demo`` seats the JS bot in the games its package.json lists (``arenaGames``): the
+    games its Hello declares by default, or it would be refused at a table of a game it does not play."""
+    import re
+
+    root = samples.sample_root()
+    assert root is not None
+    script = (root / "sample_bots" / "js" / "bot.js").read_text(encoding="utf-8")
+    found = re.search(r"games: listOption\(env\.GIN_GAMES\) \|\| \[([^\]]*)\]", script)
+    assert found is not None, "bot.js's default games"
+    assert tuple(re.findall(r"'([^']+)'", found.group(1))) == samples.js_games()
