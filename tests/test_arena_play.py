@@ -3,13 +3,20 @@ for every game: the screen is the game's own presentation drawn by the replay vi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from arena.cli.options import UsageError
+from arena.cli.parser import build_parser
+from arena.cli.play_cmd import spec_from_args
 from arena.run.play import default_bot, parse_answer, sample_bots
+from referee import games
 from tests._wait import HANG_S, until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,12 +90,12 @@ def test_a_rummy_game_for_three_through_arena_play(tmp_path: Path) -> None:
     r = play(tmp_path, "1\n" * 3000, "--seat", "1", game=("--game", "rummy", "--seats", "3", "--rule", "target=40"))
     out = r.stdout
     assert r.returncode == 0, r.stderr
-    assert "(rummy): rummy_greedy-1 vs you vs rummy_greedy-2 — you are seat 1 (you)." in out
-    assert "rummy_greedy-1          7 cards (hidden)" in out and "table: " in out
+    assert "(rummy): greedy-1 vs you vs greedy-2 — you are seat 1 (you)." in out  # its registration's greedy
+    assert "greedy-1          7 cards (hidden)" in out and "table: " in out
     assert "1) draw from the stock" in out and "-> discard " in out
     assert "*** Deal over: " in out and "##### Match over (normal): " in out
     header = _header(tmp_path)
-    assert header["game"] == "rummy" and header["players"] == ["rummy_greedy-1", "you", "rummy_greedy-2"]
+    assert header["game"] == "rummy" and header["players"] == ["greedy-1", "you", "greedy-2"]
 
 
 def test_a_toy3_game_through_arena_play(tmp_path: Path) -> None:
@@ -104,18 +111,46 @@ def test_a_toy3_game_through_arena_play(tmp_path: Path) -> None:
     assert _header(tmp_path)["game"] == "toy3"
 
 
-def test_a_game_with_no_default_bot_needs_one(tmp_path: Path) -> None:
-    r = play(tmp_path, "", game=("--game", "toy3", "--seats", "3"))
-    assert r.returncode == 2 and "no sample bot plays it by default" in r.stderr
+def test_the_plugin_games_own_sample_bot_plays_by_default(tmp_path: Path) -> None:
+    """toy3 registers its sample bots (``Registered.bots``): ``arena play --game toy3`` seats the
+    first, ``--bot low`` the other — no file of the arena names them."""
+    r = play(tmp_path, "1\n" * 20, game=("--game", "toy3", "--seats", "3"))
+    assert r.returncode == 0, r.stderr
+    assert "(toy3): you vs high-1 vs high-2 — you are seat 0 (you)." in r.stdout
+    assert "##### Match over (normal): " in r.stdout
+    assert _header(tmp_path)["players"] == ["you", "high-1", "high-2"]
+    r = play(tmp_path / "low", "1\n" * 20, game=("--game", "toy3", "--bot", "low"))
+    assert r.returncode == 0, r.stderr
+    assert "(toy3): you vs low — you are seat 0 (you)." in r.stdout and "##### Match over (normal): " in r.stdout
+
+
+def test_wrong_bots_and_seats_are_refused(tmp_path: Path) -> None:
     r = play(tmp_path, "", game=("--game", "toy3", "--seats", "9", "--command", "x"))
     assert r.returncode == 2 and "--seats 9: toy3 is played by 2-6 seats" in r.stderr
     r = play(tmp_path, "", game=("--bot", "nope"))
-    assert r.returncode == 2 and "--bot nope: no such sample bot (choose from expert, greedy, " in r.stderr
+    assert r.returncode == 2 and "--bot nope: gin has no such sample bot (choose from random, greedy, expert, js)" \
+        in r.stderr, r.stderr
+    r = play(tmp_path, "", game=("--game", "toy3", "--bot", "js"))  # the JS bot plays only what it lists
+    assert r.returncode == 2 and "--bot js: toy3 has no such sample bot (choose from high, low)" in r.stderr
+
+
+def test_a_game_without_sample_bots_needs_a_command() -> None:
+    """A game that registers no sample bot gets none by default: ``--command`` is asked for."""
+    from toy3_game.wire import REGISTERED
+
+    games.register("toy3-unbotted", lambda: dataclasses.replace(REGISTERED, bots=()))
+    args = build_parser().parse_args(["play", "--game", "toy3-unbotted", "--seats", "3"])
+    with pytest.raises(UsageError, match="--game toy3-unbotted: no sample bot plays it by default; give --bot NAME "
+                       "or --command CMD"):
+        spec_from_args(args)
+    assert sample_bots("toy3-unbotted") == [] and default_bot("toy3-unbotted") == ""
 
 
 def test_sample_bots_and_defaults() -> None:
-    assert {"greedy", "expert", "random", "rummy_greedy", "js"} <= set(sample_bots())
-    assert default_bot("gin") == "greedy" and default_bot("rummy") == "rummy_greedy" and default_bot("toy3") == ""
+    assert sample_bots("gin") == ["random", "greedy", "expert", "js"]
+    assert sample_bots("rummy") == ["random", "hoarder", "greedy", "js"]
+    assert sample_bots("toy3") == ["high", "low"] and sample_bots("chess") == []
+    assert default_bot("gin") == "greedy" and default_bot("rummy") == "greedy" and default_bot("toy3") == "high"
 
 
 def test_parse_answer() -> None:
