@@ -435,6 +435,10 @@ class Registered:
     """The folder of the presentation's gettext catalogs (``LANG/LC_MESSAGES/game.po``, the
     msgids its English texts and templates), with which the live web shows the game's words in
     a page's language; ``None``: the game's words stay English."""
+    help: Path | None = None
+    """The folder of the game's rules and help pages, one per language (``LANG.md``: CommonMark,
+    its first line a ``# title``; ``en.md`` at least), which the live web shows at ``/rules/GAME``
+    in a page's language (English where the game has none in it); ``None``: no rules page."""
 
 
 def catalogs_in(package: str, folder: str = "locale") -> Path:

@@ -912,7 +912,8 @@ class GinWire:
         )
 
 
-REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION, games.catalogs_in("referee.gin"))
+REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION, games.catalogs_in("referee.gin"),
+                              help=games.catalogs_in("referee.gin", "help"))
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

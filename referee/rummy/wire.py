@@ -789,7 +789,8 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
-REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION, games.catalogs_in("referee.rummy"))
+REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION, games.catalogs_in("referee.rummy"),
+                              help=games.catalogs_in("referee.rummy", "help"))
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""
