@@ -254,7 +254,7 @@ def test_the_operator_signs_in_with_the_form_and_sees_the_fault_reasons(tmp_path
             await _js(driver, "document.querySelector('.door form').submit()")
 
             async def signed_out() -> bool:
-                return bool(await _js(driver, "return !!document.querySelector('a.door')"))
+                return bool(await _js(driver, "return !!document.getElementById('signin-link')"))
             await until(signed_out, "the sign-in link after signing out")
             assert await faults_shown(False)
 
