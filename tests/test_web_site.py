@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
+
+import trio
 
 import referee
 from arena.web import i18n, pages
@@ -176,3 +179,46 @@ def test_a_games_rules_are_read_once_per_language() -> None:
         assert rules.rules("made-up", "bg") is None
     after = rules._rules.cache_info()
     assert after.hits == before.hits + 3 and after.currsize == before.currsize
+
+
+def test_the_keyboard_reaches_every_control_of_the_frame_and_focus_shows(tmp_path: Path) -> None:
+    """In Chromium, from the top of the home page: Tab shows the skip link first, then goes
+    through the menu, the door and the language switch to the page's "Play the computer"; each
+    focused control draws its focus ring (an outline, not none)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.test_web_browser import _driver, _js
+    driver = _driver(tmp_path / "profile")
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(driver.get, s.url + "/")
+            stops: list[dict[str, Any]] = []
+            for _ in range(len(MENU) + 8):
+                await trio.to_thread.run_sync(lambda: ActionChains(driver).send_keys(Keys.TAB).perform())
+                stops.append(await _js(driver, FOCUSED))
+                if stops[-1]["id"] == "play-computer":
+                    break
+            hrefs = [str(stop["href"]) for stop in stops]
+            assert stops[0]["class"] == "skip" and stops[0]["visible"], stops[0]
+            assert hrefs == ["#main", "/", *MENU, "/signin", "?lang=bg", "?lang=ru", "/play"], hrefs
+            assert stops[-1]["id"] == "play-computer"
+            for stop in stops:
+                assert stop["outline"] != "none" and stop["width"] >= 2, stop
+            # The skip link takes the focus to the page itself.
+            await trio.to_thread.run_sync(driver.get, s.url + "/rules")
+            await trio.to_thread.run_sync(lambda: ActionChains(driver).send_keys(Keys.TAB).perform())
+            await trio.to_thread.run_sync(lambda: ActionChains(driver).send_keys(Keys.ENTER).perform())
+            assert (await _js(driver, "return location.hash")) == "#main"
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+
+
+FOCUSED = """const e = document.activeElement; const r = e.getBoundingClientRect(); const st = getComputedStyle(e);
+return {id: e.id, class: e.className, href: e.getAttribute('href') || e.tagName, outline: st.outlineStyle,
+        width: parseFloat(st.outlineWidth), visible: r.left >= 0 && r.top >= 0 && r.width > 0};"""
+"""What the focused control is, where, and how its focus is drawn."""

@@ -1095,10 +1095,9 @@ async def _door_busy(web: Web, scope: Scope, receive: Receive, send: Send, refus
     tr = _lang(request)
     problem = tr._(refused.text, limit=refused.limit, wait=RETRY_AFTER_S)
     drawn = _signup_page(tr, problem) if scope["path"] == "/signup" else people.signin(tr, False, problem)
-    page = drawn.page
     response = web.page(request, drawn, status=refused.status)
     response.headers["Retry-After"] = str(RETRY_AFTER_S)
-    log.info("web_person_refused", door=page, status=refused.status, client=_client(request), where="own process")
+    log.info("web_person_refused", door=drawn.page, status=refused.status, client=_client(request), where="own process")
     await response(scope, receive, send)
 
 

@@ -155,12 +155,6 @@ def context(f: Frame, title: str, page: str, data: Mapping[str, str] | None = No
             "icon": ICON}
 
 
-def render(name: str, f: Frame, title: str, page: str, data: Mapping[str, str] | None = None,
-           **values: Any) -> str:
-    """A template rendered to a string (the pages go out as :data:`TEMPLATING`'s responses)."""
-    return TEMPLATING.get_template(name).render(**context(f, title, page, data), **values)
-
-
 def menu(request: Request, tr: Lang) -> Markup:
     """The site's header (the menu, the doors, the language switch) for a page drawn elsewhere
     (the table pages)."""

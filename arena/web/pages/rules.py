@@ -13,7 +13,8 @@ from pathlib import Path
 
 import structlog
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markdown_it.token import Token
+from markupsafe import Markup, escape
 
 from arena.web.i18n import DEFAULT, LANGUAGES, Lang
 from arena.web.pages import Page
@@ -96,15 +97,29 @@ def read(game: str, path: Path) -> Rules | None:
     title = first.removeprefix("#").strip() if first.startswith("# ") else game
     body = rest if first.startswith("# ") else text
     md = _markdown()
-    tokens = md.parse(body)
+    tokens: list[Token] = []
     sections = []
-    for i, token in enumerate(tokens):
+    heading = title
+    parsed = md.parse(body)
+    for i, token in enumerate(parsed):
         if token.type == "heading_open":  # (each heading an anchor; the second level's the contents)
-            token.attrSet("id", anchor(tokens[i + 1].content))
+            heading = parsed[i + 1].content
+            token.attrSet("id", anchor(heading))
             if token.tag == "h2":
-                sections.append((anchor(tokens[i + 1].content), tokens[i + 1].content))
-    return Rules(game, path.stem, title, Markup(md.renderer.render(tokens, md.options, {})),
-                 tuple(sections))
+                sections.append((anchor(heading), heading))
+        if token.type == "table_open":  # (a wide table scrolls in its own box, named by its heading)
+            tokens.append(_markup(f'<div class="scroll" tabindex="0" role="region" aria-label="{escape(heading)}">'))
+        tokens.append(token)
+        if token.type == "table_close":
+            tokens.append(_markup("</div>"))
+    return Rules(game, path.stem, title, Markup(md.renderer.render(tokens, md.options, {})), tuple(sections))
+
+
+def _markup(html: str) -> Token:
+    """A piece of markup of the arena's own among a rendered text's tokens."""
+    token = Token("html_block", "", 0)
+    token.content = html
+    return token
 
 
 def games_with_rules(code: str) -> list[Rules]:
