@@ -40,7 +40,7 @@ ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena.hosted",),
     ("arena.run",),
     ("arena.results", "arena.replays"),
-    ("arena.store", "arena.model"),
+    ("arena.store", "arena.model", "arena.competition"),
     ("arena.console", "arena.exit_codes", "arena._testbot", "arena.certs"),
 )
 """The arena's layers, top first: the command line; the live web (it reads the arena); the
