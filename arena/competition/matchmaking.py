@@ -9,13 +9,16 @@ ends, and it may wait for a bot still playing (one *about to be* free). Each wav
 (:func:`pair_wave`), longest-waiting bot first, a table is made of the partners it has met least
 (head-to-head: games two bots played at one table), then the nearest in the standings. A table is
 made only if, for each of its bots, its head-to-head with the others is within
-:attr:`Matchmaking.slack` games of the least it could have with any bot online (playing or not),
+the share :attr:`Matchmaking.slack` of the least it could have with any bot online (playing or not),
 and its bots stand within :attr:`Matchmaking.band` of the standings of each other — otherwise
-its bots wait. Both tolerances widen each :attr:`Matchmaking.patience_ms` its longest-waiting bot
-has waited (lichess's pools widen the rating range the same way), without bound: no bot starves.
+its bots wait, if a bot playing now would fit them better (else the nearest table there is now is
+made: nothing is gained by waiting). The band widens with each wave its longest-waiting bot
+has sat out, the head-to-head accepted with each round of waves (:attr:`Matchmaking.patience`),
+both with each :attr:`Matchmaking.patience_ms` it has waited (lichess's pools widen the rating
+range the same way), without bound: no bot starves.
 
 A table is a duplicate group's bots: the caller plays its games (the seats rotated) with the
-same bots, before pairing them anew; a bot owed a game of its group is not free for a new table.
+same bots, before pairing them anew.
 """
 
 from __future__ import annotations
@@ -50,15 +53,17 @@ class Matchmaking:
     exceeds the least it could have by at most this share of that least (0 while it has not met
     every bot yet: a bot that has never met some bot online waits for one)."""
     patience: int = 2
-    """``pairing_patience``: each time a table's longest-waiting bot has sat out this many waves
-    in which other bots became free, its bots accept one table's games more of head-to-head, and
-    a band as wide again (a bot waits for its partners to be freed, not for a clock)."""
-    patience_ms: int = 5000
-    """``pairing_patience_ms``: … and each time it has waited this long (when no other bot is
-    freed meanwhile)."""
+    """``pairing_patience``: each time a table's longest-waiting bot has sat out this many rounds
+    of waves in which other bots became free (a round: as many waves as the bots online for the
+    play fill tables — every table playing may have ended once), its bots accept one table's
+    games more of head-to-head, and a band as wide again: a bot waits for partners to be freed,
+    not for a clock."""
+    patience_ms: int = 60_000
+    """``pairing_patience_ms``: … and each time it has waited this long (when nothing frees a bot)."""
     band: float = 0.5
     """``pairing_band``: a table's bots stand at most this share of the standings apart (of the
-    bots online for the play: 0.5, the nearer half); widened as the slack is."""
+    bots online for the play: 0.5, the nearer half); as wide again for each wave its
+    longest-waiting bot sat out."""
 
     def __post_init__(self) -> None:
         if self.rule not in PAIRING_RULES:
@@ -74,10 +79,17 @@ class Matchmaking:
         if isinstance(self.band, bool) or not isinstance(self.band, (int, float)) or not 0 < self.band <= 1:
             raise ValueError(f"pairing_band must be a number above 0 and at most 1; got {self.band!r}")
 
-    def level(self, seeker: Seeker) -> int:
-        """How far a table of ``seeker`` (its longest-waiting bot) widens the tolerances: 1, then
-        one more per patience (of waves or of time) it has waited."""
-        return 1 + max(seeker.waves // self.patience, int(max(0.0, seeker.waited_ms) // self.patience_ms))
+    def level(self, seeker: Seeker, tables: int) -> int:
+        """How far a table of ``seeker`` (its longest-waiting bot) widens the head-to-head it
+        accepts, with ``tables`` tables in a round: 1, then one more per patience (of rounds or of
+        time) waited."""
+        rounds = seeker.waves // (self.patience * max(1, tables))
+        return 1 + max(rounds, int(max(0.0, seeker.waited_ms) // self.patience_ms))
+
+    def band_for(self, seeker: Seeker) -> float:
+        """The band of a table of ``seeker``: :attr:`band`, as wide again for each wave it sat
+        out (the standings give way before the head-to-head does)."""
+        return self.band * (1 + seeker.waves + int(max(0.0, seeker.waited_ms) // self.patience_ms)) + 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +139,8 @@ class _Pool:
         self.met = met
         self.seats = seats
         self.unit = group_games * (seats - 1)
+        self.tables = -(-len(pool) // seats)
+        """The tables the bots online fill: the waves of a round of patience."""
         """What one more table of the same bots adds to a bot's head-to-head with the rest."""
         ratings = sorted((s.rating for s in pool), reverse=True)
         span = max(1, len(ratings) - 1)
@@ -134,6 +148,8 @@ class _Pool:
         self.place = {s.bot: first[s.rating] / span for s in pool}
         """A bot's place in the standings, 0 (top) to 1 (bottom; equal ratings share a place)."""
         self._names = [s.bot for s in pool]
+        self.busy = [s.bot for s in pool if not s.free]
+        """The bots playing now (about to be free)."""
         self._best: dict[str, int] = {}
 
     def best(self, bot: str) -> int:
@@ -150,13 +166,30 @@ class _Pool:
         """How many games more ``bot`` has met the rest of ``table`` than it could have."""
         return sum(self.h2h(bot, o) for o in table if o != bot) - self.best(bot)
 
-    def fits(self, table: Sequence[str], level: int, settings: Matchmaking) -> bool:
-        """Whether ``table`` (whole or partial) may be made at tolerance ``level``."""
+    def fits(self, table: Sequence[str], level: int, band: float, settings: Matchmaking) -> bool:
+        """Whether ``table`` (whole or partial) may be made at head-to-head ``level`` and ``band``."""
         if len(table) == self.seats and any(
                 self.excess(b, table) > settings.slack * self.best(b) + (level - 1) * self.unit for b in table):
             return False
         places = [self.place[b] for b in table]
-        return max(places) - min(places) <= settings.band * level + 1e-9
+        return max(places) - min(places) <= band
+
+
+    def worth_waiting(self, table: Sequence[str], band: float, free: Sequence[str]) -> bool:
+        """Whether another bot would fit one of ``table``'s bots better: one it has met less than
+        a bot of the table (playing now, or ``free`` now: then that bot's own turn makes it), or
+        one playing now, as little met, within the band where the table is not. If none would,
+        the table is the best there is: it is made, whatever the tolerances."""
+        for m in table:
+            worst = max(self.h2h(m, o) for o in table if o != m)
+            far = max(abs(self.place[m] - self.place[o]) for o in table if o != m) > band
+            if any(self.h2h(m, y) < worst for y in free if y not in table):
+                return True
+            for y in self.busy:
+                met = self.h2h(m, y)
+                if met < worst or (far and met <= worst and abs(self.place[m] - self.place[y]) <= band):
+                    return True
+        return False
 
 
 def pair_wave(pool: Sequence[Seeker], met: HeadToHead, seats: int, settings: Matchmaking,
@@ -190,15 +223,19 @@ def _table(view: _Pool, seeker: Seeker, others: Sequence[Seeker], settings: Matc
     """The table for ``seeker`` among the free ``others``, or ``None`` (it waits): partners added
     one at a time, the least met with the table so far first, then the nearest in the standings;
     the tolerances are those of the table's longest-waiting bot (``seeker``, taken first)."""
-    level = settings.level(seeker)
+    level, band = settings.level(seeker, view.tables), settings.band_for(seeker)
     table = [seeker.bot]
     rest = list(others)
     while len(table) < view.seats:
         rest.sort(key=lambda s: (sum(view.h2h(s.bot, b) for b in table),
                                  max(abs(view.place[s.bot] - view.place[b]) for b in table)))
-        pick = next((s for s in rest if view.fits([*table, s.bot], level, settings)), None)
-        if pick is None:
-            return None
+        pick = next((s for s in rest if view.fits([*table, s.bot], level, band, settings)), None)
+        if pick is None:  # the nearest table there is now, unless a bot playing would fit better
+            needed = view.seats - len(table)
+            if len(rest) < needed:
+                return None
+            nearest = (*table, *(s.bot for s in rest[:needed]))
+            return None if view.worth_waiting(nearest, band, [s.bot for s in rest]) else nearest
         table.append(pick.bot)
         rest.remove(pick)
     return tuple(table)

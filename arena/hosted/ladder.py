@@ -294,10 +294,9 @@ class HostedLadder:
 
     def _wave(self, ref: referee.Referee, online: Mapping[str, referee.BotPresence], room: dict[str, int],
               now: float) -> None:
-        """Note the bots free for a new table (room, and no game of a group owed); when the wave
+        """Note the bots free for a new table (with room after the games their groups owe); when the wave
         is due (``pairing_wave_ms`` after a bot became free), start the tables it makes."""
-        owed = {b for _, job in self._pending for b in job.players}
-        free = {b for b in online if room.get(b, 0) > 0 and b not in owed}
+        free = {b for b in online if room.get(b, 0) > 0}
         for bot in [b for b in self._free_since if b not in free]:
             del self._free_since[bot]
             self._waves.pop(bot, None)
