@@ -56,8 +56,7 @@ class Matchmaking:
     """``pairing_patience``: each time a table's longest-waiting bot has sat out this many rounds
     of waves in which other bots became free (a round: as many waves as the bots online for the
     play fill tables — every table playing may have ended once), its bots accept one table's
-    games more of head-to-head, and a band as wide again: a bot waits for partners to be freed,
-    not for a clock."""
+    games more of head-to-head: a bot waits for partners to be freed, not for a clock."""
     patience_ms: int = 60_000
     """``pairing_patience_ms``: … and each time it has waited this long (when nothing frees a bot)."""
     band: float = 0.5
@@ -101,8 +100,8 @@ class Seeker:
     rating: float
     """Its rating now (any scale: only its place in the standings counts)."""
     free: bool = True
-    """It may be seated now (it has room, and no game of its group is owed); else it is playing:
-    a partner to wait for, not one to seat."""
+    """It may be seated now (it has room for a new table); else it is playing: a partner to wait
+    for, not one to seat."""
     waited_ms: float = 0.0
     """How long it has been free without a table."""
     waves: int = 0

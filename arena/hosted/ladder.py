@@ -285,7 +285,7 @@ class HostedLadder:
             self._wave(ref, online, room, now)
         waiting = [s[0] + 60.0 for b, s in self._starts.items() if b in online and s
                    and len(s) >= self.limits.bot_matches_per_minute]
-        if self._wave_at is not None:
+        if self._wave_at is not None and self._wave_at > now:  # (one due but not run: a game refused; on a change)
             waiting.append(self._wave_at)
         return trio.current_time() + max(0.0, min(waiting) - now) if waiting else math.inf
 
