@@ -23,6 +23,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 import referee
+from arena.replays import game_words
 from arena.replays import html as replay_html
 from arena.web import i18n
 from tests._web import fetch, play, served, until
@@ -132,7 +133,7 @@ def test_every_word_of_a_games_presentation_is_translated_in_its_catalogs(name: 
     assert len(msgids) > 30, msgids
     yours: dict[str, set[str]] = {}
     for code in i18n.LANGUAGES[1:]:
-        with i18n.game_catalog_path(folder, code).open("rb") as f:
+        with game_words.catalog_path(folder, code).open("rb") as f:
             cat = read_po(f, locale=code, domain=i18n.GAME_DOMAIN)
         assert [p for p in problems(cat, msgids) if "state" not in p and not any(
             p == f"missing: {w!r}" for w in i18n.STATE_WORDS)] == [], (name, code)
@@ -141,7 +142,7 @@ def test_every_word_of_a_games_presentation_is_translated_in_its_catalogs(name: 
         words = json.loads(i18n.lang(code).script_data())["games"][name]
         assert words == {(f"you\x04{m.id}" if m.context else str(m.id)): str(m.string) for m in cat if m.id}
     # English's catalog holds the "you" forms only (its texts are the msgids), the same ones.
-    with i18n.game_catalog_path(folder, "en").open("rb") as f:
+    with game_words.catalog_path(folder, "en").open("rb") as f:
         en = read_po(f, locale="en", domain=i18n.GAME_DOMAIN)
     assert all(m.context == "you" for m in en if m.id)
     yours["en"] = you_forms(en, msgids)

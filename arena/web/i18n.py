@@ -250,11 +250,6 @@ def _sample(t: gettext.NullTranslations, index: int) -> int:
     return next(n for n in PLURAL_SAMPLES if _form_index(t, n) == index)
 
 
-def game_catalog_path(folder: Path, code: str) -> Path:
-    """A game's catalog for a language, in its ``Registered.catalogs`` folder."""
-    return game_words_.catalog_path(folder, code)
-
-
 def game_words(code: str) -> dict[str, dict[str, str]]:
     """Each installed game's words in language ``code`` (``arena.replays.game_words``): its
     translations, and its "you" forms (English has only those)."""
