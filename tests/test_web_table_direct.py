@@ -52,7 +52,24 @@ return {over: b.dataset.over === 'yes', closed: b.dataset.closed === 'yes', n: p
                 e.querySelector('.rank') ? e.querySelector('.rank').textContent : '']),
         touch: [...document.querySelectorAll('#piles [role=button]')].map(e => e.dataset.action),
         actions: [...document.querySelectorAll('#actions button')].map(e => e.dataset.action),
-        width: document.documentElement.scrollWidth, client: document.documentElement.clientWidth};"""
+        width: document.documentElement.scrollWidth, client: document.documentElement.clientWidth,
+        overlaps: OVERLAPS};""".replace("OVERLAPS", """(() => {
+  // a label over a card or a group of cards (a dashed deadwood box counted 2 px wider: its border)
+  const boxes = [...document.querySelectorAll(
+      '#me [data-card], #end [data-card], #me .meld, #me .loose, #end .meld, #end .loose')]
+    .map(e => [e, e.getBoundingClientRect()]).filter(([_e, r]) => r.width > 0);
+  const out = [];
+  for (const l of document.querySelectorAll('#me .label, #end .label')) {
+    const a = l.getBoundingClientRect();
+    if (!a.width) continue;
+    for (const [e, b] of boxes) {
+      if (e.contains(l)) continue;
+      if (a.left < b.right + 2 && b.left - 2 < a.right && a.top < b.bottom + 2 && b.top - 2 < a.bottom)
+        out.push(l.textContent + ' / ' + (e.dataset.card || e.className));
+    }
+  }
+  return out;
+})()""")
 CENTRE = """
 const e = document.querySelector(arguments[0]);
 if (!e) return null;
@@ -153,6 +170,7 @@ def test_a_person_plays_by_touching_the_cards_and_the_piles(tmp_path: Path, game
                     await trio.sleep(POLL_S)
                     continue
                 assert state["width"] <= state["client"], f"the table scrolls sideways at {width} px"
+                assert state["overlaps"] == [], f"labels over cards at {width} px: {state['overlaps']}"
                 for c, name, rank in state["drawn"]:  # the game's faces: "10", an accessible name
                     face = state["faces"][c]
                     assert rank == face["rank"] != "T" and name and name == face["name"], (c, name, rank)

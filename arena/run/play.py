@@ -170,8 +170,8 @@ class Screen:
         """The human's own move in the second person, from the game's words (``event_words``:
         the text and its template) and its "you" forms; ``None`` if the game has neither."""
         member = e.WhichOneof("game")
-        told = getattr(games.get(self.game).wire, "event_words", None) if member not in (None, "other") else None
-        if told is None or not self.you:
+        told = getattr(games.get(self.game).wire, "event_words", None)
+        if member is None or member == "other" or told is None or not self.you:
             return None
         say = Words()
         return _sentence(game_words.game_text(str(told(getattr(e, member), say)), say.texts, self.you, subject=True))

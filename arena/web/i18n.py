@@ -64,7 +64,7 @@ VARY = "Accept-Language, Cookie"
 """What a page's language depends on (its ``Vary``)."""
 SCRIPTS = ("web.js", "people.js", "table.js")
 """The static scripts whose ``t(...)`` msgids go to the page's JSON block."""
-SCRIPT_TEXTS_IN = ("tables.py",)
+SCRIPT_TEXTS_IN = ("table_model.py", "table_session.py", "tables.py", "table_views.py")
 """The modules (beside this one) whose ``NS_`` texts the scripts show: a table's notices, written
 into a seat's stream as a msgid and its fields, translated by the page."""
 GAME_DOMAIN = "game"
