@@ -297,3 +297,38 @@ def test_a_seats_move_is_told_in_the_presentations_words() -> None:
         "lays off {cards} on meld #{meld} ({end})", {"cards": "8c", "meld": "3", "end": "high"}]})
     again = rummy_pb2.Event(reshuffle=rummy_pb2.Reshuffle(number=1, upcard="9d"))
     assert told(rummy, again)[0] == "the discard pile is shuffled into a new stock; the new upcard is 9d"
+
+
+@pytest.mark.parametrize("name", ["gin", "rummy"])
+def test_the_card_games_give_each_card_its_face_and_each_move_its_pile_or_meld(name: str) -> None:
+    """Gin and Rummy describe every card shown by its face (the one look of the table, the live
+    view and the replay: "10" never "T", the suit's symbol, a name for screen readers), and say
+    which pile a move takes from or puts on and which table meld a lay-off goes on (direct play)."""
+    found = games.get(name)
+    presentation = found.presentation
+    assert presentation is not None
+    match = found.game.new_match(found.game.default_rules(), f"faces-{name}".encode(), 2)
+    seen: dict[str, set[str]] = {"from_pile": set(), "to_pile": set(), "to_meld": set()}
+    tens = 0
+    for _ in range(400):
+        decider = match.decider
+        if decider is None:
+            break
+        desc = presentation.present(presentation.match_view(match, decider))
+        _check_faces(desc)
+        assert set(desc["faces"]) == set(_shown_cards(desc)) and desc["faces"], desc["faces"]
+        for card, face in desc["faces"].items():
+            tens += card[0] == "T"
+            assert face["name"] == f"{RANKS[card[0]]} of {SUITS[card[1]]}", (card, face)
+        for move in desc["legal"]:
+            for key in seen:
+                if key in move:
+                    seen[key].add(move["kind"])
+        match.apply(decider, match.substitute(decider))  # the built-in bot's move
+    assert tens, "no ten was shown"
+    assert "draw_stock" in seen["from_pile"] and seen["to_pile"] == {"discard"}, seen
+
+
+RANKS = {"A": "ace", "2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven", "8": "eight",
+         "9": "nine", "T": "ten", "J": "jack", "Q": "queen", "K": "king"}
+SUITS = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}
