@@ -4,7 +4,11 @@
 // t() (static/i18n.js: the page's language); what the game describes (a move's text, a pile's
 // name, the notes, a deal's end, the log of the others' moves) through t.game(), with the game's
 // own catalog and the texts that came with them (English where the game has no catalog for the
-// language).
+// language), in the second person where the reader is the subject (t.game's "you" forms).
+// A card table, not a form (docs/web.md#play-the-computer-tables): every card is drawn from the
+// game's faces; the person plays by touching cards, the piles and the table's melds (direct
+// play: the description says which pile or meld each legal move uses), with named moves for the
+// rest and the numbered list of every legal move as the fallback.
 'use strict';
 (function () {
   const body = document.body;
@@ -41,7 +45,7 @@
   }
   // A text of the game's description in the page's language, each seat's {N} its player's name.
   function named(text, texts, subject) {
-    return String(t.game(text, texts || (view && view.texts), game, players, '{' + me + '}', subject)).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? t('you') : (players[Number(n)] || t('seat {seat}', {seat: n}))));
+    return faced(String(t.game(text, texts || (view && view.texts), game, players, '{' + me + '}', subject))).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? t('you') : (players[Number(n)] || t('seat {seat}', {seat: n}))));
   }
   // A card as the game draws it (the description's faces: rank as printed, suit symbol, ink,
   // name); a card without a face shows its text. `e` is the element to dress.
@@ -57,6 +61,12 @@
     e.title = name;
     if (view.last && view.last.cards && view.last.cards.includes(c) && view.last.seat !== me) e.classList.add('fresh');
     return e;
+  }
+  // A text's cards as their faces print them ("discard 10♣", not "discard Tc"): each whole word
+  // that is a card of the view's faces.
+  function faced(text) {
+    const faces = (view && view.faces) || {};
+    return text.replace(/\S+/g, (w) => (Object.prototype.hasOwnProperty.call(faces, w) ? faces[w].rank + faces[w].suit : w));
   }
   // A seat's move as a sentence: "you draw 4s from the stock", "greedy draws from the stock".
   function moveLine(seat, text, texts) {
@@ -202,7 +212,10 @@
     const box = el('span', 'cards');
     m.cards.forEach((c, i) => {
       const e = card(c);
-      if (m.placed_by && m.placed_by[i] !== undefined) { e.dataset.by = String(m.placed_by[i]); e.appendChild(badge(m.placed_by[i])); }
+      if (m.placed_by && m.placed_by[i] !== undefined) {  // a badge names who laid a card that is not the owner's
+        e.dataset.by = String(m.placed_by[i]);
+        if (m.placed_by[i] !== m.owner) e.appendChild(badge(m.placed_by[i]));
+      }
       box.appendChild(e);
     });
     row.appendChild(box);
@@ -406,7 +419,7 @@
     box.textContent = '';
     box.appendChild(el('h2', '', t('The deal’s end')));
     if (end) {
-      box.appendChild(el('p', 'end-text', named(end.text)));
+      box.appendChild(el('p', 'end-text', sentence(named(end.text))));
       for (const s of end.seats) {
         const row = el('div', 'seat');
         row.dataset.seat = String(s.seat);
