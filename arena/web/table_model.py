@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 import referee
-from arena.run.samples import demos
+from arena.run.samples import samples
 from arena.web.i18n import N_, NS_, Lang
 from gin_arena.v2 import bot_pb2
 from referee import games
@@ -113,9 +113,7 @@ class Choice:
     presets: tuple[str, ...]
     """Its rule-set presets (the game's registration's)."""
     bots: tuple[str, ...]
-    """Its sample bots' names (``sample_bots/demos.toml``)."""
-    module_prefix: str
-    """What its sample bots' module names start with."""
+    """Its sample bots' names (as its registration lists them, ``Registered.bots``)."""
     seats: tuple[int, ...]
     """The numbers of seats it is played by (``seat_counts()``)."""
     default_seats: int
@@ -123,17 +121,18 @@ class Choice:
 
 
 def choices() -> list[Choice]:
-    """Every installed game with a presentation and sample bots."""
+    """Every installed game with a presentation and sample bots (each as its registration lists
+    them: a plugin's too, with no file of the arena touched)."""
     found = []
-    for game, demo in demos().items():
+    for game in games.names():
         try:
-            reg = games.get(game)
+            reg, demo = games.get(game), samples(game)
         except ValueError:
             continue
-        if reg.presentation is None:
+        if reg.presentation is None or not demo.bots:
             continue
         seats = tuple(reg.game.seat_counts())
-        found.append(Choice(game, tuple(reg.game.preset_names()), demo.samples, demo.module_prefix, seats,
+        found.append(Choice(game, tuple(reg.game.preset_names()), tuple(b.name for b in demo.bots), seats,
                             demo.seats if demo.seats in seats else seats[0]))
     return found
 
@@ -173,8 +172,6 @@ class Settings:
     """Seconds for each decision."""
     public: bool
     """Listed in the lobby."""
-    module_prefix: str
-    """What the game's sample bots' module names start with."""
     bots: tuple[str, ...]
     """The game's sample bots."""
 
@@ -197,7 +194,7 @@ class Place:
     person: Any = None
     """The signed-in person (``arena.web.accounts.Person``), for recording the game."""
     bot: str = ""
-    """A sample bot's name (its module's, without the game's prefix)."""
+    """A sample bot's name (one of the game's ``Registered.bots``)."""
 
 
 @dataclass(eq=False, slots=True)

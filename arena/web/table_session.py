@@ -4,7 +4,6 @@ computer players' processes, the watch on a running match, and what each seat's 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -19,7 +18,7 @@ from google.protobuf import json_format
 import referee
 from arena.replays import seat_lines
 from arena.replays.base import Style
-from arena.run.play import bot_command
+from arena.run.samples import command, samples
 from arena.web.i18n import N_, NS_
 from arena.web.limits import WebLimits
 from arena.web.table_model import (
@@ -84,11 +83,12 @@ class SeatSessions:
                 _tell(p.seat, msgid, **values)
 
     # --- running ---
-    async def _bot(self, table: Table, index: int, module: str, name: str) -> None:
+    async def _bot(self, table: Table, index: int, bot: str, name: str) -> None:
         assert self.ref is not None and table.match is not None
         link = table.match.links[index]
-        cmd = bot_command(argparse.Namespace(command="", bot=module), self.ref.address, link.token, name,
-                          token_in_argv=False)
+        sample = samples(table.settings.game).bot(bot)
+        assert sample is not None  # (the table's settings offer only the game's own)
+        cmd = command(sample, self.ref.address, name)
         env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_TOKEN": link.token}  # (not in argv: ps shows argv)
         proc: trio.Process | None = None
         grace = 0.0  # seconds the computer's process has to end by itself (none when the web stops)
@@ -319,7 +319,6 @@ class SeatSessions:
             reason = answer["message"]["actionRejected"].get("reason", "")
             raise TableError(422, N_("the referee refused {move}: {reason}"), move=repr(text), reason=reason)
         return {"sent": text}
-
 
 
 def _tell(seat: Seat, msgid: str, **values: str) -> None:

@@ -147,7 +147,7 @@ class Room(SeatSessions):
             if not 1 <= goal <= self.limits.table_target_max:
                 raise TableError(400, N_("target={target}: 1 to {most} (limit table_target_max)"), target=str(goal),
                                  most=self.limits.table_target_max)
-        return Settings(game, preset, goal, n, move, public, choice.module_prefix, choice.bots)
+        return Settings(game, preset, goal, n, move, public, choice.bots)
 
     def open(self, settings: Settings, host: str, person: Person | None = None) -> Seat:
         """A new table with ``host`` in seat 0 and the other seats empty."""
@@ -339,7 +339,7 @@ class Room(SeatSessions):
         self.playing += len(bots)
         for i in bots:
             place = table.places[i]
-            self._nursery.start_soon(self._bot, table, i, st.module_prefix + place.bot, place.name)
+            self._nursery.start_soon(self._bot, table, i, place.bot, place.name)
         for p in table.places:
             if p.seat is not None:
                 self._nursery.start_soon(self._person, p.seat)
