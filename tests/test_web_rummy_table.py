@@ -157,7 +157,9 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
                         await trio.to_thread.run_sync(_click, driver, f'#me [data-card="{c}"]')
                     if select:
                         now = await _js(driver, STATE)
-                        assert now["selection"].startswith("selected: ") and sorted(now["selected"]) == sorted(select)
+                        shown = (now["selection"], now["selected"], select)
+                        assert now["selection"].startswith("selected: "), shown
+                        assert sorted(now["selected"]) == sorted(select), shown
                         legal = {m["id"]: m["cards"] for m in state["legal"]}
                         assert move in now["moves"] and all(set(select) <= set(legal[m]) for m in now["moves"])
                         assert now["moves"][0] == move or len(legal[now["moves"][0]]) == len(select), now["moves"]
