@@ -366,7 +366,11 @@ class GamePresentation(Protocol):
          "notes":  [str, ...],                          # the deal's facts (dealer, limits, ...)
          "last":   {"seat": int, "text": str, "cards": [card, ...]} | None,
          "legal":  [{"id": str, "label": str, "kind": str, "cards": [card, ...]}, ...],
-                                                        # id: the action's text (the replay's)
+                                                        # id: the action's text (the replay's);
+                                                        # optional "from_pile"/"to_pile": int (the
+                                                        # pile it takes from / puts its card on),
+                                                        # "to_meld": int (the table's meld it lays on):
+                                                        # a person plays it by touching that pile or meld
          "end":    {"text": str, "points": [int, ...],  # the deal's end, or None
                     "seats": [{"seat": int, "groups": [[card, ...]], "loose": [card, ...],
                                "laid_off": [card, ...], "notes": [str, ...]}, ...],
@@ -374,7 +378,15 @@ class GamePresentation(Protocol):
                     # "table": [...] (the melds on the table at the end, as "table" above),
                     # per seat "counted": "all" (every card left counts, not only "loose")
                     # and "pays": int (what the seat's hand pays the deal's winner)
-                    } | None}
+                    } | None,
+         "faces":  {card: {"rank": str, "suit": str,    # optional: how each card shown looks
+                           "ink": int, "name": str}}}   # ("10", "♥", 0-3, "ten of hearts")
+
+    ``faces`` (``referee.cardcore.present.with_faces`` for the 52-card deck) holds exactly the
+    cards the description shows: every renderer draws a card from it — its rank as printed, its
+    suit's symbol, its ink (0 black, 1 red, 2 blue, 3 green in a four-colour deck; 1 and 2 red in
+    a two-colour one) — and names it for screen readers; a renderer shows a card without a face
+    as its text.
 
     A text (``text``, ``notes``, ``label``, a pile's ``name``) names a seat as ``{N}``: the
     renderer writes seat N's player name there.

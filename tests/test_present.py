@@ -60,9 +60,40 @@ def _check_texts(desc: dict[str, Any]) -> None:
         assert template.format(**fields) == text and text in shown, (text, template, fields)
 
 
+TARGETS = ("from_pile", "to_pile", "to_meld")
+"""A legal move's optional keys: the pile it takes from or puts on, the table's meld it lays on."""
+CARD_KEYS = ("cards", "groups", "loose", "laid_off")
+
+
+def _shown_cards(desc: Any, cards: bool = False) -> Iterator[str]:
+    if isinstance(desc, str):
+        if cards:
+            yield desc
+    elif isinstance(desc, dict):
+        for k, v in desc.items():
+            if k not in ("texts", "faces"):
+                yield from _shown_cards(v, cards or k in CARD_KEYS)
+    elif isinstance(desc, list):
+        for v in desc:
+            yield from _shown_cards(v, cards)
+
+
+def _check_faces(desc: dict[str, Any]) -> None:
+    """The optional ``faces``: exactly the cards the description shows, each with its rank as
+    printed ("10", never "T"), its suit's symbol, its ink (0-3) and its name, a text of ``texts``."""
+    if "faces" not in desc:
+        return
+    assert set(desc["faces"]) == set(_shown_cards(desc))
+    for card, f in desc["faces"].items():
+        assert set(f) == {"rank", "suit", "ink", "name"} and f["rank"] != "T" and f["ink"] in range(4), (card, f)
+        assert f["rank"] == ("10" if card[0] == "T" else card[0]) and f["suit"] in "\u2660\u2665\u2666\u2663"
+        assert f["name"] in desc["texts"] and " of " in f["name"], (card, f)
+
+
 def _check_schema(desc: dict[str, Any], seats: int) -> None:
-    assert TOP_KEYS <= set(desc) <= TOP_KEYS | {"texts"}
+    assert TOP_KEYS <= set(desc) <= TOP_KEYS | {"texts", "faces"}
     _check_texts(desc)
+    _check_faces(desc)
     assert json.loads(json.dumps(desc)) == desc, "plain JSON values"
     assert len(desc["seats"]) == seats and [s["seat"] for s in desc["seats"]] == list(range(seats))
     for s in desc["seats"]:
@@ -76,7 +107,17 @@ def _check_schema(desc: dict[str, Any], seats: int) -> None:
     assert desc["table"] is None or all(set(t) == {"label", "owner", "cards", "placed_by"}
                                         and len(t["placed_by"]) == len(t["cards"]) for t in desc["table"])
     for move in desc["legal"]:
-        assert set(move) == {"id", "label", "kind", "cards"} and move["label"] and move["id"]
+        assert {"id", "label", "kind", "cards"} <= set(move) <= {"id", "label", "kind", "cards", *TARGETS}
+        assert move["label"] and move["id"]
+        for key in ("from_pile", "to_pile"):
+            assert key not in move or 0 <= move[key] < len(desc["piles"]), move
+        if "from_pile" in move:  # a pile a move takes from: the stock (face down) or a card shown on it
+            pile = desc["piles"][move["from_pile"]]
+            assert pile["cards"] is None or not move["cards"] or set(move["cards"]) & set(pile["cards"]), move
+        if "to_pile" in move:
+            assert len(move["cards"]) == 1, move
+        if "to_meld" in move:
+            assert desc["table"] and 0 <= move["to_meld"] < len(desc["table"]) and len(move["cards"]) == 1, move
     assert desc["last"] is None or set(desc["last"]) == {"seat", "text", "cards"}
     if desc["end"] is not None:
         assert {"text", "points", "seats"} <= set(desc["end"]) <= {"text", "points", "seats", "table", "totals"}
@@ -252,7 +293,42 @@ def test_a_seats_move_is_told_in_the_presentations_words() -> None:
     assert told(rummy, meld)[0] == "lays the meld 7c 7d 7s"
     off = rummy_pb2.Event(action=rummy_pb2.Action(lay_off=rummy_pb2.LayOff(card="8c", meld=2,
                                                                            end=rummy_pb2.LAYOFF_END_HIGH)))
-    assert told(rummy, off) == ("lays off 8c on meld #2 (high)", {"lays off 8c on meld #2 (high)": [
-        "lays off {cards} on meld #{meld} ({end})", {"cards": "8c", "meld": "2", "end": "high"}]})
+    assert told(rummy, off) == ("lays off 8c on meld #3 (high)", {"lays off 8c on meld #3 (high)": [  # from 1
+        "lays off {cards} on meld #{meld} ({end})", {"cards": "8c", "meld": "3", "end": "high"}]})
     again = rummy_pb2.Event(reshuffle=rummy_pb2.Reshuffle(number=1, upcard="9d"))
     assert told(rummy, again)[0] == "the discard pile is shuffled into a new stock; the new upcard is 9d"
+
+
+@pytest.mark.parametrize("name", ["gin", "rummy"])
+def test_the_card_games_give_each_card_its_face_and_each_move_its_pile_or_meld(name: str) -> None:
+    """Gin and Rummy describe every card shown by its face (the one look of the table, the live
+    view and the replay: "10" never "T", the suit's symbol, a name for screen readers), and say
+    which pile a move takes from or puts on and which table meld a lay-off goes on (direct play)."""
+    found = games.get(name)
+    presentation = found.presentation
+    assert presentation is not None
+    match = found.game.new_match(found.game.default_rules(), f"faces-{name}".encode(), 2)
+    seen: dict[str, set[str]] = {"from_pile": set(), "to_pile": set(), "to_meld": set()}
+    tens = 0
+    for _ in range(400):
+        decider = match.decider
+        if decider is None:
+            break
+        desc = presentation.present(presentation.match_view(match, decider))
+        _check_faces(desc)
+        assert set(desc["faces"]) == set(_shown_cards(desc)) and desc["faces"], desc["faces"]
+        for card, face in desc["faces"].items():
+            tens += card[0] == "T"
+            assert face["name"] == f"{RANKS[card[0]]} of {SUITS[card[1]]}", (card, face)
+        for move in desc["legal"]:
+            for key in seen:
+                if key in move:
+                    seen[key].add(move["kind"])
+        match.apply(decider, match.substitute(decider))  # the built-in bot's move
+    assert tens, "no ten was shown"
+    assert "draw_stock" in seen["from_pile"] and seen["to_pile"] == {"discard"}, seen
+
+
+RANKS = {"A": "ace", "2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven", "8": "eight",
+         "9": "nine", "T": "ten", "J": "jack", "Q": "queen", "K": "king"}
+SUITS = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}

@@ -125,7 +125,7 @@ def test_the_end_of_every_deal_shows_each_hand_the_table_and_points_summing_as_t
                     assert all(meld_shape([parse_card(c) for c in g], high) is not None for g in shown["groups"])
                     laid = [str(p.card) for t in deal.table for p in t.placed if p.seat == s and p.layoff]
                     assert shown["laid_off"] == laid
-                    assert f"cards left {out.hand_values[s]}" in shown["notes"]
+                    assert f"points in hand {out.hand_values[s]}" in shown["notes"]
                     seen["grouped"] += bool(shown["groups"])
                     seen["layoffs"] += bool(laid)
                 # The table's melds, each card with the seat that laid it.

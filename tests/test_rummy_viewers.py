@@ -154,7 +154,7 @@ def test_the_terminal_shows_every_seat_the_table_and_the_score(four: tuple[Path,
     for seat, name in enumerate(view.players):
         line = next(x for x in block.splitlines() if x.startswith(f"  {name:<7} left "))  # all its cards count
         assert sorted(CARD_TEXT.findall(line.split(" · ")[0])) == sorted(content.hands[seat]), line
-        assert f" · cards left {content.hand_values[seat]}" in line, line
+        assert f" · points in hand {content.hand_values[seat]}" in line, line
     with_melds = next(p for p in view.positions if len(_table(p)) >= 2)
     block = _run(capsys, str(path), "--step", str(with_melds.index))
     for m in _table(with_melds):

@@ -23,6 +23,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 import referee
+from arena.replays import game_words
 from arena.replays import html as replay_html
 from arena.web import i18n, pages
 from tests._web import fetch, play, served, until
@@ -121,8 +122,8 @@ def game_msgids(name: str) -> dict[str, str | None]:
     referee.cardcore.present)."""
     found = referee.games.get(name)
     out: dict[str, str | None] = {}
-    for part in (found.presentation, found.wire):
-        source = Path(inspect.getsourcefile(type(part)) or "")
+    for part in (found.presentation, found.wire, referee.cardcore.present.Words):  # the cards' faces' words
+        source = Path(inspect.getsourcefile(part if isinstance(part, type) else type(part)) or "")
         out |= dict.fromkeys(m for m, _ in i18n.python_msgids(source.read_text(encoding="utf-8"), i18n.GAME_KEYWORDS))
     return out
 
@@ -137,15 +138,37 @@ def test_every_word_of_a_games_presentation_is_translated_in_its_catalogs(name: 
     msgids = game_msgids(name)
     assert {"stock", "discard pile", "draw from the stock", "deadwood {n}", "{action} {card}"} & msgids.keys()
     assert len(msgids) > 30, msgids
+    yours: dict[str, set[str]] = {}
     for code in i18n.LANGUAGES[1:]:
-        with i18n.game_catalog_path(folder, code).open("rb") as f:
+        with game_words.catalog_path(folder, code).open("rb") as f:
             cat = read_po(f, locale=code, domain=i18n.GAME_DOMAIN)
         assert [p for p in problems(cat, msgids) if "state" not in p and not any(
             p == f"missing: {w!r}" for w in i18n.STATE_WORDS)] == [], (name, code)
-        assert {str(m.id) for m in cat if m.id} == set(msgids), (name, code)
+        assert {str(m.id) for m in cat if m.id and not m.context} == set(msgids), (name, code)
+        yours[code] = you_forms(cat, msgids)
         words = json.loads(i18n.lang(code).script_data())["games"][name]
-        assert words == {str(m.id): str(m.string) for m in cat if m.id}
-    assert json.loads(i18n.lang("en").script_data())["games"] == {}
+        assert words == {(f"you\x04{m.id}" if m.context else str(m.id)): str(m.string) for m in cat if m.id}
+    # English's catalog holds the "you" forms only (its texts are the msgids), the same ones.
+    with game_words.catalog_path(folder, "en").open("rb") as f:
+        en = read_po(f, locale="en", domain=i18n.GAME_DOMAIN)
+    assert all(m.context == "you" for m in en if m.id)
+    yours["en"] = you_forms(en, msgids)
+    assert yours["en"] == yours["bg"] == yours["ru"] and len(yours["en"]) > 10, yours
+    assert json.loads(i18n.lang("en").script_data())["games"][name] == {f"you\x04{m.id}": m.string for m in en if m.id}
+
+
+def you_forms(cat: Catalog, msgids: dict[str, str | None]) -> set[str]:
+    """The msgids with a "you" form in ``cat`` (each a msgid of the game, its form keeping the
+    template's fields but its subject ``{who}``, which the form says as "you")."""
+    out = set()
+    for m in cat:
+        if m.context != "you":
+            continue
+        assert m.id in msgids and m.string and not m.fuzzy, m.id
+        fields = set(FIELD.findall(str(m.id))) - {"who"}
+        assert set(FIELD.findall(str(m.string))) == fields, (m.id, m.string)
+        out.add(str(m.id))
+    return out
 
 
 def test_a_games_words_are_translated_from_the_descriptions_texts(tmp_path: Path,
@@ -412,7 +435,7 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
                     break
                 assert state["title"].startswith("● Ваш ход — "), state["title"]
                 assert re.fullmatch(r"ваше время на этот ход: \d+ с", state["clock"]), state["clock"]
-                assert words["status"].startswith("Ваш ход: выберите ход (щёлкните"), words
+                assert words["status"].startswith("Ваш ход: касайтесь карт и стопок"), words
                 assert words["tag"] == "ваш ход" and re.match(r"\d+ карт", words["count"]), words
                 move = _pick(state["moves"], state["loose"])
                 await trio.to_thread.run_sync(_click, driver, f'#moves button[data-action="{move}"]')
@@ -460,7 +483,7 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
     assert any(re.fullmatch(r"колода \(\d+\)", p) for w in shown for p in w["piles"]), shown
     assert any("несобранные" in (w["count"] or "") for w in shown), shown
     log = last_log = shown[-1]["log"]
-    assert log and all(re.fullmatch(r"random: [^a-z_]*[а-яё][^_]*", e) for e in log), last_log
+    assert log and all(re.fullmatch(r"random [^a-z_]*[а-яё][^_]*", e) for e in log), last_log
     assert any("из колоды" in e for e in log) and any("сбрасывает " in e for e in log), log
     ends = [w["end_text"] for w in shown if w["end_text"]]
     assert ends and all(not re.search(r"knocks|goes gin|deadwood|scores|dead hand", e) for e in ends), ends
@@ -468,7 +491,7 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
     assert {"Таблица очков", "Ходы соперников", "Конец сдачи"} <= set(last["headings"]), last
     assert last["head"] == ["игра", "сдача", "выиграл", "вы", "random"], last
     assert last["deal"] == "Конец сдачи" and last["replay"] == "запись этой игры", last
-    assert last["status"].startswith("Игра окончена: "), last
+    assert re.fullmatch(r"(Вы выиграли игру|random выигрывает игру) \d+–\d+", last["status"]), last
 
 
 def test_every_state_word_the_web_shows_is_in_every_language() -> None:

@@ -11,6 +11,7 @@ Screenshots at the start and at the first deal's end are kept under ``test-artif
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ return {over: b.dataset.over === 'yes', closed: b.dataset.closed === 'yes',
         hand: [...document.querySelectorAll('#me [data-card]')].map(e => e.dataset.card),
         loose: [...document.querySelectorAll('#me .loose [data-card]')].map(e => e.dataset.card),
         selection: document.getElementById('selection').textContent,
+        selected: [...document.querySelectorAll('#selection [data-card]')].map(e => e.dataset.card),
         cards: [...document.querySelectorAll('[data-card]')].map(e => e.dataset.card),
         others: document.querySelectorAll('#opponent .other').length,
         mine: [...document.querySelectorAll('.tmeld[data-owner="0"] [data-by="0"]')].length,
@@ -155,7 +157,9 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
                         await trio.to_thread.run_sync(_click, driver, f'#me [data-card="{c}"]')
                     if select:
                         now = await _js(driver, STATE)
-                        assert now["selection"].startswith("selected: ") and all(c in now["selection"] for c in select)
+                        shown = (now["selection"], now["selected"], select)
+                        assert now["selection"].startswith("selected: "), shown
+                        assert sorted(now["selected"]) == sorted(select), shown
                         legal = {m["id"]: m["cards"] for m in state["legal"]}
                         assert move in now["moves"] and all(set(select) <= set(legal[m]) for m in now["moves"])
                         assert now["moves"][0] == move or len(legal[now["moves"][0]]) == len(select), now["moves"]
@@ -205,8 +209,9 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
             assert end["seats"] == SEATS and "points:" in end["text"], end
             players = list(table.spec.players)
             assert players == ["you", "greedy-1", "greedy-2", "greedy-3"]
-            assert all(p in end["text"] for p in players[1:]) and end["status"].startswith("Game over: "), end
-            names = {e.split(": ")[0] for e in end["log"]}  # the others' moves by name (all moved, unless
+            assert all(p in end["text"] for p in players[1:]), end
+            assert re.fullmatch(r"(You|greedy-\d) won the game \d+–\d+", end["status"]), end
+            names = {e.split(" ")[0] for e in end["log"]}  # the others' moves by name (all moved, unless
             assert names <= set(players[1:]) and len(names) >= 2, end  # a deal ended before their turn)
             assert not any(e.endswith(": moved") for e in end["log"]), end  # in the game's words
             assert end["replay"] == table_url + "/replay", end

@@ -235,6 +235,10 @@ async def _code_shown(driver: Any) -> str:
         return bool(await _js(driver, "const c = document.querySelector('#invite .code');"
                                       "return c && c.textContent.length === 13"))
     await until(shown, "the table's code on the host's page")
+    # the waiting room shows no empty bars (the table's seats and middle, drawn once the game starts)
+    empty = await _js(driver, "return [...document.querySelectorAll('main section, #middle')]"
+                              ".filter(e => e.offsetHeight > 0 && !e.textContent.trim()).map(e => e.id)")
+    assert empty == [], f"empty bars in the waiting room: {empty}"
     return str(await _js(driver, "return document.querySelector('#invite .code').textContent"))
 
 

@@ -149,12 +149,16 @@ def page_data(view: MatchView, words: Words = ENGLISH) -> dict[str, Any]:
     ``texts``, and ``cards``: each hidden hand's count of cards as the language says it)."""
     h = view.header
     counts = {int(x["count"]) for p in view.positions for x in p.shown.get("seats", ()) if x}
+    positions = [_position(view, p, words) for p in view.positions]
+    faces: dict[str, Any] = {}  # every card's face, once for the page (each position has those it shows)
+    for p in positions:
+        faces.update(p["v"].pop("faces", None) or {})
     return {
         "game": view.game, "match_id": view.match_id, "players": list(view.players), "bots": list(h.bots),
         "time_control": h.time_control, "fault_policy": h.fault_policy, "result": view.outcome_text(),
         "detail": view.detail, "final_hash": view.final_hash, "commitment": h.seed_commitment, "seed": view.seed,
         "deals": [_deal(view, d, words) for d in view.deals],
-        "positions": [_position(view, p, words) for p in view.positions],
+        "positions": positions, "faces": faces,
         "texts": {msgid: words._(msgid) for msgid in SCRIPT_TEXTS},
         "cards": {str(n): words.ngettext("{n} card", "{n} cards", n) for n in sorted(counts)},
     }
@@ -187,7 +191,6 @@ JS = r"""
 (function(){
 const D = JSON.parse(document.getElementById('replay-data').textContent);
 const P = D.positions, N = P.length, S = D.players.length;
-const SUITS = {s:'\u2660',h:'\u2665',d:'\u2666',c:'\u2663'};
 const $ = id => document.getElementById(id);
 let cur = 0;
 // The page's own words in its language (D.texts: SCRIPT_TEXTS), {fields} filled; a hand's count.
@@ -197,14 +200,17 @@ function t(msgid, vars){
 }
 function cardCount(n){ return (D.cards || {})[n] || plural(n, 'card'); }
 """ + JS_PLURAL + CHART_JS + r"""function card(t, extra){
-  const e = document.createElement('span'), suited = t.length === 2 && SUITS[t[1]];
-  e.className = 'card ' + (suited && 'hd'.includes(t[1]) ? 'red' : 'black') + (extra ? ' ' + extra : '');
-  e.dataset.card = t; e.title = t;
+  // the game's face of the card (D.faces: rank as printed, suit symbol, ink, name), as the live
+  // web's table draws it; a card without one shows its text
+  const e = document.createElement('span'), f = (D.faces || {})[t];
+  e.className = 'card' + (f ? ' ink-' + f.ink : '') + (extra ? ' ' + extra : '');
+  e.dataset.card = t; e.title = f ? f.name : t;
   const r = document.createElement('span'); r.className = 'rank';
-  r.textContent = suited ? (t[0] === 'T' ? '10' : t[0]) : t;
+  r.textContent = f ? f.rank : t;
   e.append(r);
-  if (suited) {
-    const s = document.createElement('span'); s.className = 'suit'; s.textContent = SUITS[t[1]]; e.append(s);
+  if (f) {
+    const s = document.createElement('span'); s.className = 'suit'; s.textContent = f.suit; e.append(s);
+    e.setAttribute('role', 'img'); e.setAttribute('aria-label', f.name);
   }
   return e;
 }

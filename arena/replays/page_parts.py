@@ -48,7 +48,7 @@ box-shadow:inset 0 0 18px rgba(0,0,0,.45)}
 border-radius:5px;background:#fff;border:1px solid #999;box-shadow:1px 1px 2px rgba(0,0,0,.35);font-weight:700;
 line-height:1.05;user-select:none}
 .card .rank{font-size:17px}.card .suit{font-size:19px}
-.card.red{color:#c8102e}.card.black{color:#111}
+.card{color:#1a202c}.card.ink-1,.card.ink-2{color:#c53030}
 .card.new{outline:3px solid #ffd54a}
 .card.small{width:30px;height:42px;justify-content:flex-start;align-items:flex-start;padding:2px 0 0 3px}
 .card.small .rank{font-size:13px;letter-spacing:-1px}.card.small .suit{font-size:13px}

@@ -31,13 +31,14 @@ import trio
 
 import referee
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
-from arena.replays import seat_lines
+from arena.replays import game_words, seat_lines
 from arena.replays.base import Style
 from arena.replays.steps import named
 from arena.replays.view import pile_line, shown_seat_lines, table_line
 from arena.run.samples import JS_BOT, command, js_games, samples
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
 from referee import games
+from referee.cardcore.present import Words
 
 _EOF = grpc.aio.EOF  # type: ignore[attr-defined]
 HELP = "type a move's number, or its text as listed (words may be shortened: 'd kh'); q resigns"
@@ -109,6 +110,10 @@ def _wrapped(parts: Sequence[str], width: int = 100) -> list[str]:
     return [*lines, line]
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 class Screen:
     """What the human sees: everything is printed as plain lines to ``out``. It names the seats
     for the replay viewer's pieces (:class:`arena.replays.view.SeatNames`)."""
@@ -120,6 +125,9 @@ class Screen:
         self.style = style or Style()
         self.describe = seat_lines.describer(game, self.style)
         self.names: list[str] = []
+        self.you = game_words.game_words("en").get(game, {})
+        """The game's "you" forms in English (its ``en`` catalog): the human's own moves are said
+        as "You draw 4s from the stock", not "You draws ..."."""
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
@@ -153,13 +161,25 @@ class Screen:
         self.say(f"=== Game {d.game_number}, deal {d.deal_number} — dealer: {self.seat_name(d.dealer)} ===")
 
     def event(self, e: common_pb2.Event) -> None:
-        self.say(f"  {self.seat_name(e.seat)}: {self._words(e) or 'moved'}")
+        mine = self._mine(e) if e.seat == self.seat else None
+        self.say(f"  {mine}" if mine else f"  {self.seat_name(e.seat)}: {self._words(e) or 'moved'}")
+
+    def _mine(self, e: common_pb2.Event) -> str | None:
+        """The human's own move in the second person, from the game's words (``event_words``:
+        the text and its template) and its "you" forms; ``None`` if the game has neither."""
+        member = e.WhichOneof("game")
+        told = getattr(games.get(self.game).wire, "event_words", None)
+        if member is None or member == "other" or told is None or not self.you:
+            return None
+        say = Words()
+        return _sentence(game_words.game_text(str(told(getattr(e, member), say)), say.texts, self.you, subject=True))
 
     def request(self, req: bot_pb2.ActionRequest, shown: Mapping[str, Any],
                 where: tuple[int, int, Sequence[int]]) -> None:
         """A decision: the game's description of the position (``present(match_view(match, seat))``);
         ``where``: the game and deal numbers, and the game's points by seat (where the description
         gives none)."""
+        raw = shown
         shown = named(dict(shown), self.shown_names())
         game, deal, scores = where
         style = self.style
@@ -169,7 +189,11 @@ class Screen:
         if shown["notes"]:
             self.say("  " + " · ".join(shown["notes"]))
         last = shown.get("last")
-        if last is not None:
+        if last is not None and last["seat"] == self.seat and self.you:  # "Last: You draw 4s from the stock"
+            mine = raw["last"]
+            self.say("  Last: " + _sentence(game_words.game_text(mine["text"], raw.get("texts") or {}, self.you,
+                                                                 subject=True)))
+        elif last is not None:
             self.say(f"  Last: {self.seat_name(last['seat'])} {last['text']}")
         width = max((len(self.seat_name(s["seat"])) for s in shown["seats"]), default=0)
         for line in shown_seat_lines(self, shown, style, width):

@@ -37,7 +37,7 @@ from babel.numbers import format_decimal
 from starlette.requests import Request
 from starlette.responses import Response
 
-from referee import games
+from arena.replays import game_words as game_words_
 
 R = TypeVar("R", bound=Response)
 log = structlog.get_logger("arena")
@@ -64,7 +64,7 @@ VARY = "Accept-Language, Cookie"
 """What a page's language depends on (its ``Vary``)."""
 SCRIPTS = ("web.js", "people.js", "table.js")
 """The static scripts whose ``t(...)`` msgids go to the page's JSON block."""
-SCRIPT_TEXTS_IN = ("tables.py",)
+SCRIPT_TEXTS_IN = ("table_model.py", "table_session.py", "tables.py", "table_views.py")
 """The modules (beside this one) whose ``NS_`` texts the scripts show: a table's notices, written
 into a seat's stream as a msgid and its fields, translated by the page."""
 GAME_DOMAIN = "game"
@@ -252,33 +252,10 @@ def _sample(t: gettext.NullTranslations, index: int) -> int:
     return next(n for n in PLURAL_SAMPLES if _form_index(t, n) == index)
 
 
-def game_catalog_path(folder: Path, code: str) -> Path:
-    """A game's catalog for a language, in its ``Registered.catalogs`` folder."""
-    return folder / code / "LC_MESSAGES" / f"{GAME_DOMAIN}.po"
-
-
 def game_words(code: str) -> dict[str, dict[str, str]]:
-    """Each installed game's words in language ``code``, by game name (each msgid of its
-    catalog translated there: the ones with a translation); a game without a catalog for the
-    language has none (its words stay English). A catalog that does not parse is logged and
-    passed over: a plugin's broken file leaves its words in English, never a page broken."""
-    out: dict[str, dict[str, str]] = {}
-    if code == DEFAULT:
-        return out
-    for name in games.names():
-        folder = games.get(name).catalogs
-        path = game_catalog_path(folder, code) if folder is not None else None
-        if path is None or not path.is_file():
-            continue
-        try:
-            with path.open("rb") as f:
-                catalog = read_po(f, locale=code, domain=GAME_DOMAIN, abort_invalid=True)
-        except Exception as e:  # (Babel's parse errors, an unreadable file)
-            log.warning("game_catalog_unreadable", game=name, path=str(path), error=str(e))
-            continue
-        out[name] = {str(m.id): str(m.string) for m in catalog if m.id and isinstance(m.id, str)
-                     and isinstance(m.string, str) and m.string and not m.fuzzy}
-    return out
+    """Each installed game's words in language ``code`` (``arena.replays.game_words``): its
+    translations, and its "you" forms (English has only those)."""
+    return game_words_.game_words(code)
 
 
 @cache
@@ -295,14 +272,7 @@ def game_text(text: str, texts: Mapping[str, Any], words: Mapping[str, str], nam
     """One text of a description in the language of ``words`` (a game's catalog): a text of
     ``texts`` is its template translated with its fields filled, each translated the same way
     unless it is one of ``names``; any other text is its own msgid (``t.game`` in the scripts)."""
-    if depth > 8 or (depth and text in names):
-        return text
-    made = texts.get(text)
-    if isinstance(made, list) and len(made) == 2 and isinstance(made[1], Mapping):
-        template = words.get(str(made[0]), str(made[0]))
-        values = {str(k): game_text(str(v), texts, words, names, depth + 1) for k, v in made[1].items()}
-        return re.sub(r"\{(\w+)\}", lambda m: values.get(m[1], m[0]), template)
-    return words.get(text, text)
+    return game_words_.game_text(text, texts, words, names, depth=depth)
 
 
 def translated_view(view: Mapping[str, Any], words: Mapping[str, str], names: Sequence[str] = ()) -> Any:

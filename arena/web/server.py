@@ -43,7 +43,7 @@ from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.standings import RatedGames
 from arena.store import resolve_replay
-from arena.web import i18n, pages, tables
+from arena.web import i18n, pages, table_views, tables
 from arena.web.accounts import (
     NAME_CHARS,
     PASSWORD_CHARS,
@@ -473,7 +473,7 @@ async def match_page(request: Request) -> Response:
             view = await trio.to_thread.run_sync(load, Path(found[1]))
         except (OSError, ReplayModelError) as e:
             return _unshown(request, web, e)
-        return tables.replay_response(request, view, "/", i18n.N_("standings"))
+        return table_views.replay_response(request, view, "/", i18n.N_("standings"))
     people = await _people_replay(request, web, match_id)
     if people is not None:
         return people
@@ -639,7 +639,7 @@ async def _people_replay(request: Request, web: Web, match_id: str) -> Response 
         view = await trio.to_thread.run_sync(load, Path(resolve_replay(stored, web.source.folder)))
     except (OSError, ReplayModelError) as e:
         return _unshown(request, web, e)
-    return tables.replay_response(request, view, "/people", i18n.N_("people"))
+    return table_views.replay_response(request, view, "/people", i18n.N_("people"))
 
 
 async def _people_standings(web: Web) -> list[dict[str, Any]] | None:
@@ -973,29 +973,29 @@ ENDPOINTS = (
     Endpoint("/people", people_page, "the people's standings (people's games only, apart from the bots')",
              "text/html"),
     Endpoint("/people/{name:path}", person_page, "a person's rating and games, each with its replay", "text/html"),
-    Endpoint(tables.PREFIX, tables.new_table, "play the computer: the choices (POST: open a table)", "text/html",
+    Endpoint(tables.PREFIX, table_views.new_table, "play the computer: the choices (POST: open a table)", "text/html",
              ("GET", "POST")),
-    Endpoint(tables.PREFIX + "/t/{secret}", tables.table_page, "a person's seat at a table", "text/html"),
-    Endpoint(tables.PREFIX + "/t/{secret}/events", tables.table_events, "the seat's messages with its view",
+    Endpoint(tables.PREFIX + "/t/{secret}", table_views.table_page, "a person's seat at a table", "text/html"),
+    Endpoint(tables.PREFIX + "/t/{secret}/events", table_views.table_events, "the seat's messages with its view",
              "text/event-stream"),
-    Endpoint(tables.PREFIX + "/t/{secret}/move", tables.table_move, "the person's move (POST)", methods=("POST",)),
-    Endpoint(tables.PREFIX + "/t/{secret}/replay", tables.table_replay, "a finished table's replay", "text/html"),
-    Endpoint(tables.PREFIX + "/t/{secret}/fill", tables.table_fill, "the host fills an empty seat with a sample bot "
-             "(POST)", methods=("POST",)),
-    Endpoint(tables.PREFIX + "/t/{secret}/start", tables.table_start, "the host starts the table (POST)",
+    Endpoint(tables.PREFIX + "/t/{secret}/move", table_views.table_move, "the person's move (POST)", methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/replay", table_views.table_replay, "a finished table's replay", "text/html"),
+    Endpoint(tables.PREFIX + "/t/{secret}/fill", table_views.table_fill,
+             "the host fills an empty seat with a sample bot (POST)", methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/start", table_views.table_start, "the host starts the table (POST)",
              methods=("POST",)),
-    Endpoint(tables.PREFIX + "/t/{secret}/leave", tables.table_leave, "leave the table before it starts (the host: "
-             "close it; POST)", methods=("POST",)),
-    Endpoint(tables.PREFIX + "/t/{secret}/rematch", tables.table_rematch, "ask for or accept a rematch (POST)",
+    Endpoint(tables.PREFIX + "/t/{secret}/leave", table_views.table_leave,
+             "leave the table before it starts (the host: close it; POST)", methods=("POST",)),
+    Endpoint(tables.PREFIX + "/t/{secret}/rematch", table_views.table_rematch, "ask for or accept a rematch (POST)",
              methods=("POST",)),
-    Endpoint(tables.TABLES + "/new", tables.open_table, "open a table with friends (signed in; POST: open it)",
+    Endpoint(tables.TABLES + "/new", table_views.open_table, "open a table with friends (signed in; POST: open it)",
              "text/html", ("GET", "POST")),
-    Endpoint(tables.TABLES + "/join", tables.join_table, "join a table by its code (signed in; POST: sit down)",
+    Endpoint(tables.TABLES + "/join", table_views.join_table, "join a table by its code (signed in; POST: sit down)",
              "text/html", ("GET", "POST")),
-    Endpoint(tables.TABLES + "/j/{code}", tables.join_link, "a table's join link (POST: sit down)", "text/html",
+    Endpoint(tables.TABLES + "/j/{code}", table_views.join_link, "a table's join link (POST: sit down)", "text/html",
              ("GET", "POST")),
-    Endpoint(tables.LOBBY, tables.lobby, "the open public tables and the running ones", "text/html"),
-    Endpoint(tables.LOBBY + ".json", tables.lobby_json, "the lobby's tables"),
+    Endpoint(tables.LOBBY, table_views.lobby, "the open public tables and the running ones", "text/html"),
+    Endpoint(tables.LOBBY + ".json", table_views.lobby_json, "the lobby's tables"),
     Endpoint("/static/{name}", static, "the pages' script and style sheets", "text/javascript"),
     Endpoint("/api/standings", api_standings, "the standings"),
     Endpoint("/api/matches", api_matches, "running matches and a page of finished ones (limit, before)"),

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.cardcore.present import T, Words
+from referee.cardcore.present import T, Words, with_faces
 from referee.cardcore.present import seat as _seat
 
 from ._actions import Action, parse_action
@@ -48,6 +48,10 @@ _LABELS = {
     "draw_discard": T("take the discard"), "discard": T("discard"), "knock": T("knock, discarding face down"),
     "big_gin": T("declare big gin"),
 }
+_PILES = {"take_upcard": ("from_pile", 0), "draw_discard": ("from_pile", 0), "draw_stock": ("from_pile", 1),
+          "discard": ("to_pile", 0)}
+"""The pile (an index of the description's ``piles``) a kind of move takes from or puts on: a
+person plays it by touching that pile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,11 +170,27 @@ def _end(view: GinView, say: Words) -> dict[str, Any] | None:
                       "laid_off": _cards(laid), "notes": notes})
     who = _seat(out.knocker)
     what = say(_ENDS[out.kind], who=who)
-    fields = {"what": what, "a": _seat(0), "da": deadwood[0], "b": _seat(1), "db": deadwood[1],
-              "winner": _seat(out.winner), "points": out.points}
-    text = (say("{what} · deadwood {a} {da}, {b} {db} · {winner} scores {points} (doubled: spade upcard)", **fields)
-            if out.doubled else say("{what} · deadwood {a} {da}, {b} {db} · {winner} scores {points}", **fields))
+    score = (say("{who} scores {points} (doubled: spade upcard)", who=_seat(out.winner), points=out.points)
+             if out.doubled else say("{who} scores {points}", who=_seat(out.winner), points=out.points))
+    text = say("{what} · deadwood {a} {da}, {b} {db} · {score}", what=what, a=_seat(0), da=deadwood[0],
+               b=_seat(1), db=deadwood[1], score=score)
     return {"text": text, "points": points, "seats": seats}
+
+
+def _legal(a: Action, view: GinView, say: Words) -> dict[str, Any]:
+    """One legal move as the description lists it; a knock that leaves no deadwood is named gin."""
+    card = getattr(a, "card", None)
+    label = _LABELS.get(a.kind, a.kind)
+    hand = view.hands[view.to_move] if view.to_move is not None else None
+    if a.kind == "knock" and card is not None and hand is not None \
+            and arrange(tuple(c for c in hand if c != card)).deadwood == 0:
+        label = T("go gin, discarding face down")
+    out: dict[str, Any] = {"id": str(a), "label": say("{action} {card}", action=label, card=card) if card else label,
+                           "kind": a.kind, "cards": [str(card)] if card else []}
+    if a.kind in _PILES:
+        key, pile = _PILES[a.kind]
+        out[key] = pile
+    return out
 
 
 class GinPresentation:
@@ -219,20 +239,15 @@ class GinPresentation:
         notes = [say("knock limit {limit}", limit=T("gin only") if view.knock_limit is None else view.knock_limit)]
         if view.doubled:
             notes.append(T("spade upcard: doubled"))
-        legal = []
-        for a in view.legal:
-            card = getattr(a, "card", None)
-            label = _LABELS.get(a.kind, a.kind)
-            legal.append({"id": str(a), "label": say("{action} {card}", action=label, card=card) if card else label,
-                          "kind": a.kind, "cards": [str(card)] if card else []})
+        legal = [_legal(a, view, say) for a in view.legal]
         end = _end(view, say)
-        return {
+        return with_faces({
             "seats": seats,
             "piles": [{"name": T("discard pile"), "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
                       {"name": T("stock"), "count": view.stock_size, "cards": None}],
             "table": None, "scores": list(view.scores), "to_move": view.to_move, "phase": view.phase,
             "notes": notes, "last": last, "legal": legal, "end": end, "texts": say.texts,
-        }
+        }, say)
 
     def action_from_text(self, text: str) -> Action:
         return parse_action(text)

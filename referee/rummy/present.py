@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.cardcore import places_with_forfeits
-from referee.cardcore.present import T, Words
+from referee.cardcore.present import T, Words, with_faces
 from referee.cardcore.present import seat as _seat
 
 from ._actions import Action, DrawStock, LayMeld, LayOff, TakeDiscard, parse_action
@@ -136,7 +136,7 @@ def move_words(action: Action, cards: tuple[Card, ...], say: Words) -> str:
     if isinstance(action, LayMeld):
         return say("lays the meld {cards}", cards=shown)
     if isinstance(action, LayOff):
-        return say("lays off {cards} on meld #{meld} ({end})", cards=shown, meld=action.meld,
+        return say("lays off {cards} on meld #{meld} ({end})", cards=shown, meld=action.meld + 1,
                    end=_ENDS.get(action.end, action.end))
     if action.kind == "discard":
         return say("discards {cards}", cards=shown)
@@ -167,7 +167,7 @@ def _end(view: RummyView, say: Words) -> dict[str, Any]:
     seats: list[dict[str, Any]] = []
     for s, hand in enumerate(out.hands):
         a = arrange(hand, view.ace_high, view.face_values)
-        notes = [say("cards left {n}", n=out.hand_values[s])]
+        notes = [say("points in hand {n}", n=out.hand_values[s])]
         if s == out.winner:
             how = (T("goes out rummy (paid double)") if out.rummy else T("goes out")) if out.reason == "out" \
                 else T("the lowest hand")
@@ -195,10 +195,35 @@ def _end(view: RummyView, say: Words) -> dict[str, Any]:
             "totals": list(view.scores)}
 
 
+_PILES = {"draw_stock": ("from_pile", 1), "take_discard": ("from_pile", 0), "discard": ("to_pile", 0)}
+"""The pile (an index of the description's ``piles``) a kind of move takes from or puts on: a
+person plays it by touching that pile (a ``take_discard``: the card it takes)."""
+
+
+def _legal(a: Action, view: RummyView, say: Words) -> dict[str, Any]:
+    """One legal move as the description lists it (melds numbered from 1, as people count); a
+    lay-off names the meld it goes on (``to_meld``: its index in the description's ``table``)."""
+    cards = moved_cards(a, ())
+    named = " ".join(_cards(cards))
+    label = _LABELS.get(a.kind, a.kind)
+    out: dict[str, Any] = {"id": str(a), "label": label, "kind": a.kind, "cards": _cards(cards)}
+    if isinstance(a, LayOff):
+        at = next(i for i, m in enumerate(view.table) if m.number == a.meld)
+        out["label"] = say("{action} {cards} on meld #{meld} of {who} ({end})", action=label, cards=named,
+                           meld=a.meld + 1, who=_seat(view.table[at].owner), end=_ENDS.get(a.end, a.end))
+        out["to_meld"] = at
+    elif named:
+        out["label"] = say("{action} {cards}", action=label, cards=named)
+    if a.kind in _PILES:
+        key, pile = _PILES[a.kind]
+        out[key] = pile
+    return out
+
+
 def _meld(meld: TableMeld) -> dict[str, Any]:
     cards = meld.cards
     by = {p.card: p.seat for p in meld.placed}
-    return {"label": f"#{meld.number}", "owner": meld.owner, "cards": _cards(cards),
+    return {"label": f"#{meld.number + 1}", "owner": meld.owner, "cards": _cards(cards),
             "placed_by": [by.get(c, meld.owner) for c in cards]}
 
 
@@ -277,26 +302,15 @@ class RummyPresentation:
         if view.last is not None:
             seat, action, cards = view.last
             last = {"seat": seat, "text": move_words(action, cards, say), "cards": _cards(cards)}
-        legal = []
-        owners = {m.number: m.owner for m in view.table}
-        for a in view.legal:
-            cards = moved_cards(a, ())
-            named = " ".join(_cards(cards))
-            label = _LABELS.get(a.kind, a.kind)
-            if isinstance(a, LayOff):
-                label = say("{action} {cards} on meld #{meld} of {who} ({end})", action=label, cards=named,
-                            meld=a.meld, who=_seat(owners[a.meld]), end=_ENDS.get(a.end, a.end))
-            elif named:
-                label = say("{action} {cards}", action=label, cards=named)
-            legal.append({"id": str(a), "label": label, "kind": a.kind, "cards": _cards(cards)})
+        legal = [_legal(a, view, say) for a in view.legal]
         end = _end(view, say) if view.outcome is not None else None
-        return {
+        return with_faces({
             "seats": seats,
             "piles": [{"name": T("discard pile"), "count": len(view.discard_pile), "cards": _cards(view.discard_pile)},
                       {"name": T("stock"), "count": view.stock_size, "cards": None}],
             "table": [_meld(m) for m in view.table], "scores": list(view.scores), "to_move": view.to_move,
             "phase": view.phase, "notes": notes, "last": last, "legal": legal, "end": end, "texts": say.texts,
-        }
+        }, say)
 
     def action_from_text(self, text: str) -> Action:
         return parse_action(text)

@@ -36,22 +36,30 @@
   // description's texts ({text: [template, {field: value}]}): a text made from a template is the
   // template translated with its fields filled, each field translated the same way unless it is
   // one of `names` (a player's name is never a word of the game); any other text is its own msgid.
-  // A text the catalog lacks stays as it is.
+  // A text the catalog lacks stays as it is. `me`: the reader's seat as the description writes it
+  // ('{0}'): a template whose subject ({who}) is the reader takes its "you" form (msgctxt "you":
+  // "you knock", "вы стучите") where the catalog has one; `subject`: the reader made this move.
+  // (arena/replays/game_words.py's game_text does the same on the server.)
   const games = data.games || {};
   const own = (o, k) => o !== null && o !== undefined && Object.prototype.hasOwnProperty.call(o, k);
-  t.game = function (text, texts, game, names) {
+  const YOU = 'you\u0004';
+  t.game = function (text, texts, game, names, me, subject) {
     const words = games[game] || {};
-    const say = (s, depth) => {
+    const say = (s, depth, mine) => {
       if (typeof s !== 'string' || depth > 8 || (depth && names && names.indexOf(s) >= 0)) return s;
       if (own(texts, s) && Array.isArray(texts[s])) {
-        const template = own(words, texts[s][0]) ? words[texts[s][0]] : texts[s][0];
+        const fields = texts[s][1] || {};
+        const yours = mine || (me !== undefined && me !== null && fields.who === me);
+        const template = yours && own(words, YOU + texts[s][0]) ? words[YOU + texts[s][0]]
+          : own(words, texts[s][0]) ? words[texts[s][0]] : texts[s][0];
         const values = {};
-        for (const [k, v] of Object.entries(texts[s][1] || {})) values[k] = say(v, depth + 1);
+        for (const [k, v] of Object.entries(fields)) values[k] = say(v, depth + 1, false);
         return fill(template, values);
       }
+      if (mine && own(words, YOU + s)) return words[YOU + s];
       return own(words, s) ? words[s] : s;
     };
-    return say(text, 0);
+    return say(text, 0, !!subject);
   };
   t.lang = lang;
   t.number = number;

@@ -4,7 +4,11 @@
 // t() (static/i18n.js: the page's language); what the game describes (a move's text, a pile's
 // name, the notes, a deal's end, the log of the others' moves) through t.game(), with the game's
 // own catalog and the texts that came with them (English where the game has no catalog for the
-// language).
+// language), in the second person where the reader is the subject (t.game's "you" forms).
+// A card table, not a form (docs/web.md#play-the-computer-tables): every card is drawn from the
+// game's faces; the person plays by touching cards, the piles and the table's melds (direct
+// play: the description says which pile or meld each legal move uses), with named moves for the
+// rest and the numbered list of every legal move as the fallback.
 'use strict';
 (function () {
   const body = document.body;
@@ -21,6 +25,7 @@
   let theirSince = Date.now();
   let over = false;
   let sending = false;
+  let order = [];                 // the person's own order of their hand ([]: as the game groups it)
   let selected = [];              // the hand's cards the person selected, in the order chosen
   let opened = '';                // the kind of move whose every way is listed ('' : none)
   const MANY = 12;                // more moves of one kind than this: grouped under the kind
@@ -39,12 +44,38 @@
     return e;
   }
   // A text of the game's description in the page's language, each seat's {N} its player's name.
-  function named(text) {
-    return String(t.game(text, view && view.texts, game, players)).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? t('you') : (players[Number(n)] || t('seat {seat}', {seat: n}))));
+  function named(text, texts, subject) {
+    return faced(String(t.game(text, texts || (view && view.texts), game, players, '{' + me + '}', subject))).replace(/\{(\d+)\}/g, (_m, n) => (Number(n) === me ? t('you') : (players[Number(n)] || t('seat {seat}', {seat: n}))));
   }
-  function card(c) {
-    const e = el('span', 'card ' + (/[hd]$/.test(c) ? 'red' : 'black'), c);
+  // A card as the game draws it (the description's faces: rank as printed, suit symbol, ink,
+  // name); a card without a face shows its text. `e` is the element to dress.
+  function dress(e, c) {
+    const f = view && view.faces && view.faces[c];
     e.dataset.card = c;
+    if (!f) { e.textContent = c; return e; }
+    e.classList.add('ink-' + f.ink);
+    e.appendChild(el('span', 'rank', f.rank));
+    e.appendChild(el('span', 'suit', f.suit));
+    const name = named(f.name);
+    e.setAttribute('aria-label', name);
+    e.title = name;
+    if (view.last && view.last.cards && view.last.cards.includes(c) && view.last.seat !== me) e.classList.add('fresh');
+    return e;
+  }
+  // A text's cards as their faces print them ("discard 10♣", not "discard Tc"): each whole word
+  // that is a card of the view's faces.
+  function faced(text) {
+    const faces = (view && view.faces) || {};
+    return text.replace(/\S+/g, (w) => (Object.prototype.hasOwnProperty.call(faces, w) ? faces[w].rank + faces[w].suit : w));
+  }
+  // A seat's move as a sentence: "you draw 4s from the stock", "greedy draws from the stock".
+  function moveLine(seat, text, texts) {
+    return seat === me ? sentence(named(text, texts, true)) : who(seat) + ' ' + named(text, texts);
+  }
+  function sentence(text) { return text.charAt(0).toUpperCase() + text.slice(1); }
+  function card(c) {
+    const e = dress(el('span', 'card'), c);
+    if (e.getAttribute('aria-label')) e.setAttribute('role', 'img');
     return e;
   }
   function cards(list, cls) {
@@ -54,15 +85,16 @@
   }
   function backs(n) {
     const box = el('span', 'cards backs');
-    box.appendChild(el('span', 'card back', '🂠'));
+    const b = el('span', 'card back');
+    b.setAttribute('aria-hidden', 'true');
+    box.appendChild(b);
     box.appendChild(el('span', 'count', '× ' + t.number(n)));
     return box;
   }
   // A card of the person's hand: a toggle (click, tap, or arrow keys to move and space to press).
   function pick(c) {
-    const b = el('button', 'card pick ' + (/[hd]$/.test(c) ? 'red' : 'black'), c);
+    const b = dress(el('button', 'card pick'), c);
     b.type = 'button';
-    b.dataset.card = c;
     b.setAttribute('aria-pressed', selected.includes(c) ? 'true' : 'false');
     b.addEventListener('click', () => toggle(c));
     return b;
@@ -72,14 +104,34 @@
     for (const c of list || []) box.appendChild(pick(c));
     return box;
   }
+  // Moves a card of the hand one place left or right in the person's own order.
+  function shift(c, dir) {
+    if (!order.length) order = [...document.querySelectorAll('#me [data-card]')].map((e) => e.dataset.card);
+    const i = order.indexOf(c);
+    const j = i + dir;
+    if (i < 0 || j < 0 || j >= order.length) return;
+    order[i] = order[j];
+    order[j] = c;
+    drawnMoves = '';
+    drawView();
+    const again = document.querySelector('#me [data-card="' + c + '"]');
+    if (again) again.focus();
+  }
   function toggle(c) {
     selected = selected.includes(c) ? selected.filter((x) => x !== c) : selected.concat([c]);
     drawView();
     const again = document.querySelector('#me [data-card="' + c + '"]');
     if (again) again.focus();
   }
+  // A labelled group of cards: its label above it, the two kept together when the row wraps.
+  function part(label, box) {
+    const p = el('span', 'part');
+    p.appendChild(el('span', 'label', label));
+    p.appendChild(box);
+    return p;
+  }
   function badge(seat) {
-    const b = el('span', 'badge', seat === me ? t('you') : String(seat));
+    const b = el('span', 'badge', who(seat));  // who laid it, by name
     b.title = t('laid by {name}', {name: who(seat)});
     return b;
   }
@@ -95,25 +147,75 @@
     if (!s.hand) { target.appendChild(backs(s.count)); return; }
     const hand = el('div', 'hand');
     const show = s.seat === me ? picks : cards;
-    for (const g of s.hand.groups) { const m = show(g, 'meld'); m.title = t('meld'); hand.appendChild(m); }
-    if (s.hand.loose.length) {
-      const d = show(s.hand.loose, 'loose');
-      d.title = t('deadwood');
-      hand.appendChild(el('span', 'label', t('deadwood')));
-      hand.appendChild(d);
+    if (s.seat === me && order.length) {  // the person's own order (kept in this page only)
+      const held = [].concat(...s.hand.groups, s.hand.loose);
+      order = order.filter((c) => held.includes(c)).concat(held.filter((c) => !order.includes(c)));
+      hand.appendChild(show(order, 'loose own'));
+      target.appendChild(hand);
+      return;
     }
+    for (const g of s.hand.groups) { const m = show(g, 'meld'); m.title = t('meld'); hand.appendChild(m); }
+    if (s.hand.loose.length) hand.appendChild(part(t('deadwood'), show(s.hand.loose, 'loose')));
     target.appendChild(hand);
   }
-  // A meld on the table: its cards, each with a badge naming who laid it.
-  function meldRow(m) {
+  // Direct play: the move a touch on a pile or a meld of the table makes. The game says which
+  // pile or meld each legal move takes from or lays on (from_pile, to_pile, to_meld): with cards
+  // selected, the move that puts exactly those there; else the move that takes from the pile (the
+  // touched card's, where the pile offers several). Only legal moves are ever offered.
+  function legalNow() { return request && view && !sending && !over ? view.legal : []; }
+  function same(a, b) { return a.length === b.length && a.every((c) => b.includes(c)); }
+  function puts(key, i) { return selected.length ? legalNow().filter((m) => m[key] === i && same(m.cards, selected)) : []; }
+  function takes(i) { return legalNow().filter((m) => m.from_pile === i); }
+  function touchable(box, move, name) {
+    box.classList.add('touch');
+    box.tabIndex = 0;
+    box.setAttribute('role', 'button');
+    box.setAttribute('aria-label', name);
+    box.dataset.action = move.id;
+    const go = (e) => { e.preventDefault(); send(move.id); };
+    box.addEventListener('click', go);
+    box.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') go(e); });
+  }
+  function pileRow(p, i) {
+    const row = el('div', 'pile');
+    row.dataset.pile = String(i);
+    const label = named(p.name) + ' (' + t.number(p.count) + ')';
+    row.appendChild(el('span', 'label', label));
+    const put = puts('to_pile', i);
+    const take = takes(i);
+    let box;
+    if (p.cards === null) box = backs(p.count);
+    else box = cards(p.cards, 'cards row');
+    row.appendChild(box);
+    if (put.length) touchable(row, put[0], named(put[0].label));
+    else if (take.length === 1) touchable(row, take[0], named(take[0].label));
+    else if (take.length > 1 && p.cards) {  // the touched card says which way: each one a control of its own
+      for (const e of box.querySelectorAll('[data-card]')) {
+        const m = take.find((x) => x.cards.includes(e.dataset.card));
+        if (m) touchable(e, m, named(m.label));
+      }
+    }
+    return row;
+  }
+  // A meld on the table: its cards, each with a badge naming who laid it (a lay-off's target
+  // when the selected card goes on it).
+  function meldRow(m, i) {
     const row = el('div', 'pile tmeld');
     row.dataset.owner = m.owner === null ? '' : String(m.owner);
+    if (i !== undefined) {
+      row.dataset.meld = String(i);
+      const on = puts('to_meld', i);
+      if (on.length) touchable(row, on[0], named(on[0].label));
+    }
     row.appendChild(el('span', 'label', m.owner === null ? t('meld {label}', {label: named(m.label)})
       : t('meld {label} of {name}', {label: named(m.label), name: who(m.owner)})));
     const box = el('span', 'cards');
     m.cards.forEach((c, i) => {
       const e = card(c);
-      if (m.placed_by && m.placed_by[i] !== undefined) { e.dataset.by = String(m.placed_by[i]); e.appendChild(badge(m.placed_by[i])); }
+      if (m.placed_by && m.placed_by[i] !== undefined) {  // a badge names who laid a card that is not the owner's
+        e.dataset.by = String(m.placed_by[i]);
+        if (m.placed_by[i] !== m.owner) e.appendChild(badge(m.placed_by[i]));
+      }
       box.appendChild(e);
     });
     row.appendChild(box);
@@ -133,22 +235,14 @@
     seatBox($('me'), mine);
     const piles = $('piles');
     piles.textContent = '';
-    for (const p of view.piles) {
-      const row = el('div', 'pile');
-      row.appendChild(el('span', 'label', named(p.name) + ' (' + t.number(p.count) + ')'));
-      if (p.cards === null) row.appendChild(backs(p.count));
-      else row.appendChild(cards(p.cards));
-      piles.appendChild(row);
-    }
+    view.piles.forEach((p, i) => piles.appendChild(pileRow(p, i)));
     if (view.table) {
       if (view.table.length) piles.appendChild(el('div', 'label', t('on the table')));
-      for (const m of view.table) piles.appendChild(meldRow(m));
+      view.table.forEach((m, i) => piles.appendChild(meldRow(m, i)));
     }
     const last = $('last');
     last.textContent = '';
-    if (view.last) {
-      last.appendChild(el('span', '', who(view.last.seat) + ': ' + named(view.last.text)));
-    }
+    if (view.last) last.appendChild(el('span', '', moveLine(view.last.seat, view.last.text, view.texts)));
     if (view.end) drawEnd(view.end, null);
     drawMoves();
   }
@@ -181,11 +275,27 @@
     if (selected.length) {
       sel.appendChild(el('span', 'label', t('selected: ')));
       sel.appendChild(cards(selected));
+      if (selected.length === 1) {
+        for (const [dir, text] of [[-1, t('move left')], [1, t('move right')]]) {
+          const b = el('button', 'clear shift', text);
+          b.type = 'button';
+          b.dataset.shift = String(dir);
+          b.addEventListener('click', () => shift(selected[0], dir));
+          sel.appendChild(b);
+        }
+      }
+      if (order.length) {
+        const b = el('button', 'clear', t('group by melds'));
+        b.type = 'button';
+        b.addEventListener('click', () => { order = []; drawnMoves = ''; drawView(); });
+        sel.appendChild(b);
+      }
       const clear = el('button', 'clear', t('clear'));
       clear.type = 'button';
       clear.addEventListener('click', () => { selected = []; drawView(); });
       sel.appendChild(clear);
     }
+    drawActions(legal);
     const {moves, groups} = shownMoves(legal);
     shown = moves;
     moves.forEach((m, i) => {
@@ -208,11 +318,37 @@
     if (selected.length && legal.length && !moves.length) box.appendChild(el('p', 'none', t('no move uses all the selected cards')));
     signal(legal.length > 0);
   }
+  // The named moves (direct play's buttons for what no pile or meld stands for): with cards
+  // selected, the moves of exactly those cards (knock with it, gin, lay the meld); the moves of
+  // no card always (pass, big gin, call stop). A hint says what a touch does now.
+  function drawActions(legal) {
+    const box = $('actions');
+    box.textContent = '';
+    const free = legal.filter((m) => m.from_pile === undefined && m.to_pile === undefined && m.to_meld === undefined);
+    const named_ = free.filter((m) => (m.cards.length === 0) || (selected.length && same(m.cards, selected)));
+    for (const m of named_) {
+      const b = el('button', 'act', named(m.label));
+      b.type = 'button';
+      b.dataset.action = m.id;
+      b.disabled = sending;
+      b.addEventListener('click', () => send(m.id));
+      box.appendChild(b);
+    }
+    const hint = $('hint');
+    if (!legal.length) { hint.textContent = ''; return; }
+    const drawing = legal.some((m) => m.from_pile !== undefined);
+    const placing = legal.some((m) => m.to_pile !== undefined || m.to_meld !== undefined || m.cards.length);
+    hint.textContent = selected.length
+      ? (named_.length || legal.some((m) => (m.to_pile !== undefined || m.to_meld !== undefined) && same(m.cards, selected))
+        ? t('Tap where the selected cards go, or a named move.') : t('No move uses exactly the selected cards.'))
+      : drawing ? t('Tap the stock or the discard pile to draw.')
+        : placing ? t('Tap a card of your hand to choose it.') : '';
+  }
   function signal(yours) {
     body.classList.toggle('your-turn', yours);
     const title = document.title.startsWith(TURN) ? document.title.slice(TURN.length) : document.title;
     document.title = (yours ? TURN : '') + title;
-    if (!over) $('status').textContent = yours ? t('Your turn: choose a move (click, or press its number; select cards to narrow the moves)') : (body.dataset.others ? t('Waiting for the others…') : t('The computer is thinking…'));
+    if (!over) $('status').textContent = yours ? t('Your turn: tap the cards and the piles (or choose from the list of moves)') : (body.dataset.others ? t('Waiting for the others…') : t('The computer is thinking…'));
   }
   async function send(id) {
     if (!request || sending) return;
@@ -222,7 +358,7 @@
     $('problem').textContent = '';
     if (!(view && view.end)) $('end').hidden = true;  // the last deal's end stays until the next move
     const rid = request.requestId;
-    drawMoves();
+    drawView();
     try {
       const r = await fetch(body.dataset.move, {
         method: 'POST', headers: {'Content-Type': 'application/json'},
@@ -237,7 +373,7 @@
       $('problem').textContent = t('the move could not be sent: {why}', {why: String(e)});
     } finally {
       sending = false;
-      drawMoves();
+      drawView();  // the piles and the melds touchable again (drawn while the move was on its way)
     }
   }
   function words(key) {
@@ -285,15 +421,17 @@
     box.textContent = '';
     box.appendChild(el('h2', '', t('The deal’s end')));
     if (end) {
-      box.appendChild(el('p', 'end-text', named(end.text)));
+      box.appendChild(el('p', 'end-text', sentence(named(end.text))));
       for (const s of end.seats) {
         const row = el('div', 'seat');
         row.dataset.seat = String(s.seat);
         row.appendChild(el('div', 'name', (s.seat === me ? t('You') : players[s.seat]) + ' · ' + s.notes.map(named).join(' · ')));
         if (s.counted === 'all') { endHand(row, s); box.appendChild(row); continue; }
-        for (const g of s.groups) row.appendChild(cards(g, 'meld'));
-        if (s.loose.length) { row.appendChild(el('span', 'label', t('deadwood'))); row.appendChild(cards(s.loose, 'loose')); }
-        if (s.laid_off.length) { row.appendChild(el('span', 'label', t('laid off'))); row.appendChild(cards(s.laid_off, 'meld')); }
+        const hand = el('div', 'hand');
+        for (const g of s.groups) hand.appendChild(cards(g, 'meld'));
+        if (s.loose.length) hand.appendChild(part(t('deadwood'), cards(s.loose, 'loose')));
+        if (s.laid_off.length) hand.appendChild(part(t('laid off'), cards(s.laid_off, 'meld')));
+        row.appendChild(hand);
         box.appendChild(row);
       }
       endTable(box, end);
@@ -374,6 +512,7 @@
     if (window.tablePeople && window.tablePeople.handle(p)) return;  // people.js: the waiting room, notices
     if (p.view) view = p.view;
     if (p.kind === 'action_request') {
+      if (!request) beep();
       request = m.actionRequest;
       requestAt = Date.now();
     } else if (p.kind === 'action_rejected') {
@@ -383,8 +522,8 @@
     }
     if (p.kind === 'deal_started') theirSince = Date.now();
     if (p.kind === 'event' && Number(m.event.seat) !== me) {  // the move in the game's words
-      const said = p.text ? t.game(p.text, p.texts, game, players) : t('moved');
-      $('log').appendChild(el('li', '', who(Number(m.event.seat)) + ': ' + said));
+      const seat = Number(m.event.seat);
+      $('log').appendChild(el('li', '', p.text ? moveLine(seat, p.text, p.texts) : who(seat) + ': ' + t('moved')));
       theirSince = Date.now();
     }
     if (p.kind === 'deal_finished') {
@@ -400,10 +539,7 @@
     } else if (p.kind === 'match_finished') {
       const r = m.matchFinished.result;
       over = true;
-      const w = r.winner === undefined ? 0 : r.winner;
-      const won = w < 0 ? t('no winner') : (w === me ? t('you won!') : t('{name} won', {name: players[w]}));
-      $('status').textContent = (r.detail ? t('Game over: {result} ({detail})', {result: won, detail: r.detail})
-        : t('Game over: {result}', {result: won}));
+      $('status').textContent = ending(r);
       body.dataset.over = 'yes';
     } else if (p.kind === 'replay') {
       const box = $('replay');
@@ -418,6 +554,19 @@
     }
     drawView();
     tick();
+  }
+  // The match's end in plain words: "You won the game 134–57", "greedy won the game 134–57"
+  // (the winner's points first, then the reader's, or the best of the others' when the reader
+  // won); a match that did not end by play says why.
+  function ending(r) {
+    const w = r.winner === undefined ? 0 : r.winner;
+    const pts = (r.totalPoints || []).map(Number);
+    const other = (seat) => Math.max(...pts.filter((_p, i) => i !== seat));
+    const score = pts.length > 1 && w >= 0 ? t.number(pts[w]) + '–' + t.number(w === me ? other(me) : pts[me]) : '';
+    const said = w < 0 ? t('The game ended without a winner')
+      : (w === me ? t('You won the game {score}', {score: score}) : t('{name} won the game {score}', {name: players[w], score: score}));
+    const normal = !r.termination || r.termination === 'TERMINATION_NORMAL';
+    return normal || !r.detail ? said.trim() : t('{result} ({detail})', {result: said.trim(), detail: r.detail});
   }
   function tick() {
     const mine = $('my-clock');
@@ -446,6 +595,33 @@
       hand[next].focus();
     } else if (e.key === 'Escape' && selected.length) { selected = []; drawView(); }
   });
+  // The person's choices, kept in this browser: a four-colour deck (colour-blind safe: spades
+  // black, hearts red, diamonds blue, clubs green) and a sound on their turn (off by default).
+  function pref(key, label, apply) {
+    const b = el('button', 'pref', label);
+    b.type = 'button';
+    b.dataset.pref = key;
+    const on = () => localStorage.getItem('table.' + key) === 'on';
+    const show = () => { b.setAttribute('aria-pressed', on() ? 'true' : 'false'); apply(on()); };
+    b.addEventListener('click', () => { localStorage.setItem('table.' + key, on() ? 'off' : 'on'); show(); });
+    show();
+    $('prefs').appendChild(b);
+  }
+  let sound = false;
+  pref('four-colour', t('four-colour cards'), (on) => body.classList.toggle('four-colour', on));
+  pref('sound', t('sound on my turn'), (on) => { sound = on; });
+  function beep() {
+    if (!sound || !window.AudioContext) return;
+    const ctx = new AudioContext();
+    const o = ctx.createOscillator();
+    const g = ctx.createGain();
+    g.gain.value = 0.05;
+    o.frequency.value = 660;
+    o.connect(g).connect(ctx.destination);
+    o.start();
+    o.stop(ctx.currentTime + 0.15);
+    o.onended = () => ctx.close();
+  }
   const source = new EventSource(body.dataset.events);
   source.addEventListener('table', (e) => handle(JSON.parse(e.data)));
   source.addEventListener('over', () => { source.close(); body.dataset.closed = 'yes'; });

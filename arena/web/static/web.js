@@ -5,18 +5,24 @@
   'use strict';
   const t = window.t;
   const $ = (id) => document.getElementById(id);
-  const SUITS = { s: '\u2660', h: '\u2665', d: '\u2666', c: '\u2663' };
   function el(tag, cls, text) {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
-  function card(t) {
-    const suited = t.length === 2 && SUITS[t[1]];
-    const e = el('span', 'card ' + (suited && 'hd'.includes(t[1]) ? 'red' : 'black'));
-    e.dataset.card = t;
-    e.textContent = suited ? (t[0] === 'T' ? '10' : t[0]) + SUITS[t[1]] : t;
+  // A card as the game draws it (the view's faces: rank as printed, suit symbol, ink, name: the
+  // one card look of the table, the live view and the replay); without a face, its text.
+  let faces = {};
+  function card(c) {
+    const f = faces[c];
+    const e = el('span', 'card' + (f ? ' ink-' + f.ink : ''));
+    e.dataset.card = c;
+    if (!f) { e.textContent = c; return e; }
+    e.append(el('span', 'rank', f.rank), el('span', 'suit', f.suit));
+    e.setAttribute('role', 'img');
+    e.setAttribute('aria-label', say(f.name));
+    e.title = say(f.name);
     return e;
   }
   function cards(list, cls) {
@@ -118,6 +124,7 @@
   function drawView(d) {
     const v = d.view, players = d.players;
     say = (text) => t.game(text, v && v.texts, d.game, players);
+    faces = (v && v.faces) || {};
     $('live-state').textContent = t.state(d.state);
     $('live-position').textContent = d.position
       ? t('game {game}, deal {deal}', { game: d.position.game, deal: d.position.deal }) : '';
