@@ -246,6 +246,16 @@ class KnowsCards(Protocol):
     ``arena audit`` check that no seat was sent a card it could not know (its check 6; a game
     without it fails that check, naming this protocol)."""
 
+    @property
+    def card_fields(self) -> Collection[str]:
+        """The names of the fields of the game's messages that hold cards (a ``string`` holds a
+        card's text, an integer its number: ``card_text(str(n))`` reads it), repeated or not,
+        wherever they are — in the envelope's ``oneof game`` members, and in a plugin's own
+        messages packed in ``other`` (the audit unpacks them through protobuf's default pool,
+        where the game's generated module put them). Any other ``string`` field whose value
+        reads as a card is checked too; a card in an integer field not named here is not seen,
+        and a match in which the audit finds no card at all is reported *not checked*."""
+
     def card_text(self, text: str) -> str | None:
         """The canonical text of a card the game's messages may name, or ``None`` if ``text``
         is not one of its cards."""

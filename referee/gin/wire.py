@@ -507,6 +507,11 @@ class GinGame:
         """A rule set from plain values."""
         return gin.RuleSet.from_dict(dict(data))
 
+    @property
+    def card_fields(self) -> frozenset[str]:
+        """The fields of its messages that hold cards (``games.KnowsCards``)."""
+        return gin_knowledge.CARD_FIELDS
+
     def card_text(self, text: str) -> str | None:
         return gin_knowledge.card_text(text)
 

@@ -406,6 +406,11 @@ class RummyGame:
         """A rule set from plain values."""
         return rummy.RummyRules.from_dict(dict(data))
 
+    @property
+    def card_fields(self) -> frozenset[str]:
+        """The fields of its messages that hold cards (``games.KnowsCards``)."""
+        return rummy_knowledge.CARD_FIELDS
+
     def card_text(self, text: str) -> str | None:
         return rummy_knowledge.card_text(text)
 

@@ -235,6 +235,10 @@ class ToyGame:
                        key: bytes) -> list[list[int]]:
         return [sorted(int(c) for c in deck[2 * s:2 * s + 2]) for s in range(seats)]
 
+    card_fields = frozenset({"card"})
+    """The fields of ``toy3.proto``'s messages that hold a card (its number): ``Play.card``,
+    ``Played.card`` (``games.KnowsCards``)."""
+
     def card_text(self, text: str) -> str | None:
         return text if text.isdigit() and 1 <= int(text) <= _DECK_SIZE and str(int(text)) == text else None
 
