@@ -10,15 +10,15 @@ this process (``referee.games.register``), where the audit runs too."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 from google.protobuf import any_pb2
 from toy3_game import toy3_pb2
-from toy3_game.engine import ToyGame, ToyMatch, ToyRules
+from toy3_game.engine import ToyGame, ToyMatch
 from toy3_game.present import ToyPresentation
 from toy3_game.wire import ToyWire
 
@@ -26,10 +26,9 @@ import referee
 from arena.cli import main as arena_main
 from arena.replays import audit
 from gin_arena.v2 import bot_pb2, common_pb2
-from referee import MatchSpec, TimeControl, games
-from tests._bots import Client
-
-SEATS = 3
+from referee import games
+from tests._toy3_match import SEATS
+from tests._toy3_match import play as _play
 
 
 def _packed(msg: Any, type_url: str | None = None) -> any_pb2.Any:
@@ -74,53 +73,32 @@ class NamedToy(ToyGame):
         self.card_fields = frozenset(card_fields)
 
 
-class Unknowing:
-    """toy3's engine without ``KnowsCards``: it does not say what each seat may know."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._toy = ToyGame()
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr in ("card_fields", "card_text", "known_cards"):
-            raise AttributeError(attr)
-        return getattr(self._toy, attr)
+def _variant(name: str, wire: ToyWire, card_fields: Collection[str] = ("card",),
+             knows: bool = True) -> Callable[[], games.Registered]:
+    """A variant of toy3 under ``name`` (declaring ``KnowsCards`` unless not ``knows``)."""
+    def load() -> games.Registered:
+        game = NamedToy(name, card_fields)
+        return games.Registered(game, wire, ToyPresentation(),
+                                capabilities=games.Capabilities(knows_cards=game if knows else None))
+    return load
 
 
-def _register(name: str, make: Callable[[], games.Registered]) -> str:
-    if name not in games.names():
-        games.register(name, make)
-    return name
+VARIANTS = {
+    "toy3-leaky": _variant("toy3-leaky", LeakyWire()),
+    "toy3-blind": _variant("toy3-blind", ToyWire(), card_fields=()),
+    "toy3-opaque": _variant("toy3-opaque", OpaqueWire()),
+    "toy3-unknowing": _variant("toy3-unknowing", ToyWire(), knows=False),
+}
+"""The variants, registered in this process only while a test plays and audits one."""
 
 
-LEAKY = _register("toy3-leaky", lambda: games.Registered(NamedToy("toy3-leaky"), LeakyWire(), ToyPresentation()))
-BLIND = _register("toy3-blind", lambda: games.Registered(NamedToy("toy3-blind", ()), ToyWire(), ToyPresentation()))
-OPAQUE = _register("toy3-opaque", lambda: games.Registered(NamedToy("toy3-opaque"), OpaqueWire(), ToyPresentation()))
-UNKNOWING = _register("toy3-unknowing", lambda: games.Registered(
-    Unknowing("toy3-unknowing"), ToyWire(), ToyPresentation()))
-
-
-def _play(game: str, folder: Path) -> Path:
-    """One match of ``game`` for three seats on a real referee, each seat a gRPC session playing
-    its first legal card; returns the replay."""
-    spec = MatchSpec(players=("a", "b", "c"), game=game, rules=ToyRules(games=1), seed=b"audit " + game.encode(),
-                     time_control=TimeControl(per_move_ms=60_000))
-
-    async def first_legal(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action:
-        return msg.action_request.legal_actions[0]
-
-    async def main() -> str:
-        async with referee.open_referee(replay_dir=folder) as ref:
-            table = ref.create_match(spec)
-            clients = [Client(ref.address, link.token, name=link.name, games=(game,)) for link in table.links]
-            async with trio.open_nursery() as nursery:
-                for client in clients:
-                    nursery.start_soon(referee.aio, client.play(first_legal))
-                await table.finished.wait()
-            assert table.report is not None and table.report.termination == "normal", table.report
-            return str(table.report.replay_path)
-
-    return Path(referee.run(main))
+@contextmanager
+def _registered(name: str) -> Iterator[str]:
+    games.register(name, VARIANTS[name])
+    try:
+        yield name
+    finally:
+        games.unregister(name)
 
 
 def _audit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -144,31 +122,37 @@ def test_the_plugin_games_cards_are_read_from_its_own_messages(tmp_path: Path,
 
 def test_a_wire_that_shows_the_top_of_the_stock_fails_the_audit(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    replay = _play(LEAKY, tmp_path)
-    deal = next(r for r in referee.read_replay(replay).records if isinstance(r, referee.replays.DealRecord))
-    top = deal.deck[2 * SEATS]
-    status, out = _audit(capsys, str(replay))
-    assert status == 1, out
-    assert "FAIL" in out and "information ✓" not in out, out
-    where = "field seat 0 message #1 (deal_started) deal_started.other<toy3.v1.Played>.card"
-    assert f"information: record seq 1, {where}" in out, out
-    assert f"found '{top}'" in out and f"{top} is hidden from seat 0" in out, out
-    # --allow-unchecked does not excuse a leak
-    status, out = _audit(capsys, str(replay), "--allow-unchecked")
-    assert status == 1 and "FAIL" in out, out
+    with _registered("toy3-leaky") as game:
+        replay = _play(game, tmp_path)
+        deal = next(r for r in referee.read_replay(replay).records if isinstance(r, referee.replays.DealRecord))
+        top = deal.deck[2 * SEATS]
+        status, out = _audit(capsys, str(replay))
+        assert status == 1, out
+        assert "FAIL" in out and "information ✓" not in out, out
+        where = "field seat 0 message #1 (deal_started) deal_started.other<toy3.v1.Played>.card"
+        assert f"information: record seq 1, {where}" in out, out
+        assert f"found '{top}'" in out and f"{top} is hidden from seat 0" in out, out
+        # --allow-unchecked does not excuse a leak
+        status, out = _audit(capsys, str(replay), "--allow-unchecked")
+        assert status == 1 and "FAIL" in out, out
 
 
 @pytest.mark.parametrize(("game", "why"), [
-    (BLIND, "no card found in the 33 messages sent to the seats: the game 'toy3-blind' names no field"),
-    (OPAQUE, "a message holds a 'toy3.v1.Secret' packed in google.protobuf.Any"),
-    (UNKNOWING, "the game 'toy3-unknowing' does not say what each seat may know (referee.games.KnowsCards"),
+    ("toy3-blind", "no card found in the 33 messages sent to the seats: the game 'toy3-blind' names no field"),
+    ("toy3-opaque", "a message holds a 'toy3.v1.Secret' packed in google.protobuf.Any"),
+    ("toy3-unknowing", "the game 'toy3-unknowing' does not say what each seat may know (it declares no "
+                "referee.games.Capabilities.knows_cards"),
 ])
 def test_a_check_that_cannot_run_is_not_checked_and_fails_closed(
         game: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A game whose cards the audit cannot find (no card field named), whose content it cannot
     decode, or that does not say what a seat may know: the information check is NOT CHECKED —
     never ✓, never "0 cards checked" — and the audit exits 1 unless ``--allow-unchecked``."""
-    replay = _play(game, tmp_path)
+    with _registered(game):
+        _check_not_checked(game, why, _play(game, tmp_path), capsys)
+
+
+def _check_not_checked(game: str, why: str, replay: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = audit.audit_file(replay)
     assert not a.ok and a.discrepancy is None and "information" not in a.passed
     assert list(a.unchecked) == ["information"] and why in a.unchecked["information"], a.unchecked

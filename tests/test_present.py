@@ -61,7 +61,8 @@ def _check_texts(desc: dict[str, Any]) -> None:
 
 
 def _check_schema(desc: dict[str, Any], seats: int) -> None:
-    assert TOP_KEYS <= set(desc) <= TOP_KEYS | {"texts"}
+    assert TOP_KEYS <= set(desc) <= TOP_KEYS | {"texts", "loose_name"}
+    assert isinstance(desc.get("loose_name", ""), str)
     _check_texts(desc)
     assert json.loads(json.dumps(desc)) == desc, "plain JSON values"
     assert len(desc["seats"]) == seats and [s["seat"] for s in desc["seats"]] == list(range(seats))

@@ -163,6 +163,7 @@ def test_a_games_words_are_translated_from_the_descriptions_texts(tmp_path: Path
             return str(words.get(made[0], made[0])).format(**{k: say(v, depth + 1) for k, v in made[1].items()})
         return str(words.get(text, text))
     assert say("stock") == "колода" and say("discard pile") == "сброс"
+    assert desc["loose_name"] == "deadwood" and say(desc["loose_name"]) == "несобранные"  # the game's word
     texts = [m["label"] for m in desc["legal"]] + desc["notes"] + [n for s in desc["seats"] for n in s["notes"]]
     assert texts and all(say(x) != x for x in texts), [(x, say(x)) for x in texts]
     broken = tmp_path / "broken"

@@ -704,12 +704,13 @@ class _Cards:
         return False if canon is None else canon
 
 
-def _knows_cards(engine: games.Game, name: str) -> games.KnowsCards:
-    """The game's ``KnowsCards`` (:class:`Unchecked` if it has none)."""
-    if not all(hasattr(engine, a) for a in ("known_cards", "card_text", "card_fields")):
-        raise Unchecked(f"the game {name!r} does not say what each seat may know (referee.games.KnowsCards: "
-                        "card_fields, card_text, known_cards)")
-    return engine  # type: ignore[return-value]
+def _knows_cards(name: str) -> games.KnowsCards:
+    """The game's declared ``KnowsCards`` (:class:`Unchecked` if it declares none)."""
+    knows = games.get(name).capabilities.knows_cards
+    if knows is None:
+        raise Unchecked(f"the game {name!r} does not say what each seat may know (it declares no "
+                        "referee.games.Capabilities.knows_cards: card_fields, card_text, known_cards)")
+    return knows
 
 
 def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
@@ -718,7 +719,7 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
     without it, content it cannot read or no card found at all raise :class:`Unchecked` (a leak
     found elsewhere still fails the audit first)."""
     engine = _game(replay, "information")
-    knows = _knows_cards(engine, replay.header.game)
+    knows = _knows_cards(replay.header.game)
     visitor = _Truths()
     replay.accept(visitor)
     truths = visitor.deals

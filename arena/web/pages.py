@@ -152,7 +152,8 @@ def live_page(tr: Lang, match: Mapping[str, Any]) -> str:
     return (f'<p class="meta">{escape(match["game"])} · {who} · <span id="live-state">'
             f'{escape(tr.state(match["state"]))}</span> · <span id="live-position"></span></p>\n'
             '<div id="live" class="felt"><div id="live-scores"></div><div id="live-seats"></div>'
-            '<div id="live-table"></div><div id="live-piles"></div><div id="live-last"></div>'
+            '<div id="live-table"></div><div id="live-piles"></div><div id="live-notes" class="notes"></div>'
+            '<div id="live-last"></div>'
             '<div id="live-end"></div></div>\n'
             f'<p id="live-replay" class="hidden"><a href="{escape(match_href(match["match_id"]))}">'
             f'{escape(tr._("the replay"))}</a></p>')

@@ -232,6 +232,7 @@ class GinPresentation:
                       {"name": T("stock"), "count": view.stock_size, "cards": None}],
             "table": None, "scores": list(view.scores), "to_move": view.to_move, "phase": view.phase,
             "notes": notes, "last": last, "legal": legal, "end": end, "texts": say.texts,
+            "loose_name": T("deadwood"),
         }
 
     def action_from_text(self, text: str) -> Action:

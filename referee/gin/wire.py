@@ -485,10 +485,6 @@ class GinGame:
         """A preset of the rules."""
         return gin.RuleSet.preset(name)
 
-    def rules_presets(self) -> Sequence[str]:
-        """classic, oklahoma, straight, short."""
-        return gin.PRESETS
-
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless a Gin rule set."""
         if not isinstance(rules, gin.RuleSet):
@@ -541,13 +537,6 @@ class GinGame:
         """The deck and key of a deal, from the seed."""
         return [str(c) for c in gin.deck_for_deal(seed, game, deal)], gin.deal_key(seed, game, deal)
 
-    def deal_from_deck(self, rules: gin.RuleSet, deck: Sequence[str], dealer: int, seats: int,
-                       key: bytes) -> gin.Deal:
-        """The deal a deck order and dealer give (two seats)."""
-        if seats != _NUM_SEATS:
-            raise ValueError(f"gin is played by {_NUM_SEATS} seats; got {seats}")
-        return gin.Deal.from_deck([card_from_text(c, "deck") for c in deck], dealer, rules, key=key)
-
     def result_fields(self, outcome: gin.MatchOutcome | None) -> dict[str, Any]:
         """Games won and totals (empty lists when no match was played)."""
         return {"games_won": list(outcome.games_won) if outcome else [],
@@ -593,7 +582,7 @@ class GinMatch:
     @property
     def actions_in_deal(self) -> int:
         """Steps of the current deal."""
-        return len(self.match.deal._history)
+        return self.match.deal.steps
 
     @property
     def scores(self) -> tuple[int, ...]:
@@ -640,12 +629,11 @@ class GinMatch:
         match = self.match
         deal = match.deal
         events = match.apply(action, seat)
-        history = deal._history
-        move = history[-1]
+        move = deal.last_move()
         reshuffle: gin.Move | None = None
         if move.seat == -1:  # the discard just played triggered a reshuffle
             reshuffle = move
-            move = history[-2]
+            move = deal.last_move(2)
         card = move.card
         revealed = str(card) if card is not None else None
         out: list[games.Happening] = [games.Acted(seat, action, str(action), revealed, move)]
@@ -917,7 +905,11 @@ class GinWire:
         )
 
 
-REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION, games.catalogs_in("referee.gin"))
+_ENGINE, _CONVERSION = GinGame(), GinWire()
+_CAPABILITIES = games.Capabilities(
+    knows_cards=_ENGINE, first_dealer=_ENGINE, describe=_CONVERSION.describe,
+    event_words=_CONVERSION.event_words, hasty=_CONVERSION.hasty, deal_end_view=PRESENTATION.deal_end_view)
+REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.gin"), _CAPABILITIES)
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -296,6 +296,7 @@ class RummyPresentation:
                       {"name": T("stock"), "count": view.stock_size, "cards": None}],
             "table": [_meld(m) for m in view.table], "scores": list(view.scores), "to_move": view.to_move,
             "phase": view.phase, "notes": notes, "last": last, "legal": legal, "end": end, "texts": say.texts,
+            "loose_name": T("deadwood"),
         }
 
     def action_from_text(self, text: str) -> Action:

@@ -385,10 +385,6 @@ class RummyGame:
         """A preset of the rules."""
         return rummy.RummyRules.preset(name)
 
-    def rules_presets(self) -> Sequence[str]:
-        """rummy, open, michigan, bozenkill."""
-        return rummy.PRESETS
-
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless a rummy rule set."""
         if not isinstance(rules, rummy.RummyRules):
@@ -435,11 +431,6 @@ class RummyGame:
     def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
         """The deck and key of a deal, from the seed."""
         return [str(c) for c in rummy.deck_for_deal(seed, game, deal)], rummy.deal_key(seed, game, deal)
-
-    def deal_from_deck(self, rules: rummy.RummyRules, deck: Sequence[str], dealer: int, seats: int,
-                       key: bytes) -> rummy.Deal:
-        """The deal a deck order and dealer give (R3)."""
-        return rummy.Deal.from_deck([rummy.parse_card(c) for c in deck], dealer, rules, seats, key=key)
 
     def result_fields(self, outcome: rummy.MatchOutcome | None) -> dict[str, Any]:
         """Games won (first places) and the points summed over the games (empty lists when no
@@ -794,7 +785,11 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
-REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION, games.catalogs_in("referee.rummy"))
+_ENGINE, _CONVERSION = RummyGame(), RummyWire()
+_CAPABILITIES = games.Capabilities(
+    knows_cards=_ENGINE, describe=_CONVERSION.describe, event_words=_CONVERSION.event_words,
+    deal_end_view=PRESENTATION.deal_end_view)
+REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.rummy"), _CAPABILITIES)
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

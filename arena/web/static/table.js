@@ -98,8 +98,10 @@
     for (const g of s.hand.groups) { const m = show(g, 'meld'); m.title = t('meld'); hand.appendChild(m); }
     if (s.hand.loose.length) {
       const d = show(s.hand.loose, 'loose');
-      d.title = t('deadwood');
-      hand.appendChild(el('span', 'label', t('deadwood')));
+      if (view.loose_name) {  // what the game calls the cards outside its groups
+        d.title = named(view.loose_name);
+        hand.appendChild(el('span', 'label', named(view.loose_name)));
+      }
       hand.appendChild(d);
     }
     target.appendChild(hand);
@@ -149,6 +151,7 @@
     if (view.last) {
       last.appendChild(el('span', '', who(view.last.seat) + ': ' + named(view.last.text)));
     }
+    if (view.notes && view.notes.length) piles.appendChild(el('div', 'notes deal-notes', view.notes.map(named).join(' · ')));
     if (view.end) drawEnd(view.end, null);
     drawMoves();
   }
@@ -290,7 +293,10 @@
         row.appendChild(el('div', 'name', (s.seat === me ? t('You') : players[s.seat]) + ' · ' + s.notes.map(named).join(' · ')));
         if (s.counted === 'all') { endHand(row, s); box.appendChild(row); continue; }
         for (const g of s.groups) row.appendChild(cards(g, 'meld'));
-        if (s.loose.length) { row.appendChild(el('span', 'label', t('deadwood'))); row.appendChild(cards(s.loose, 'loose')); }
+        if (s.loose.length) {
+          if (view && view.loose_name) row.appendChild(el('span', 'label', named(view.loose_name)));
+          row.appendChild(cards(s.loose, 'loose'));
+        }
         if (s.laid_off.length) { row.appendChild(el('span', 'label', t('laid off'))); row.appendChild(cards(s.laid_off, 'meld')); }
         box.appendChild(row);
       }
