@@ -614,6 +614,7 @@ class _Truths(ReplayVisitor):
 
 
 _ANY = any_pb2.Any.DESCRIPTOR.full_name
+_MESSAGE, _STRING = FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_STRING
 _INTEGERS = frozenset({FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT32,
                        FieldDescriptor.CPPTYPE_UINT64})
 
@@ -658,26 +659,26 @@ class _Cards:
         packed in ``Any`` is unpacked, and any other string field that reads as a card is checked.
         Paths are built only for a failure."""
         for fd, value in msg.ListFields():
-            values = value if fd.is_repeated else (value,)
-            if fd.type == fd.TYPE_MESSAGE:
-                for i, v in enumerate(values):
-                    bad = self._inner(v, knowledge)
+            kind = fd.type
+            name = fd.name
+            if kind == _MESSAGE:
+                packed = fd.message_type is not None and fd.message_type.full_name == _ANY
+                for i, v in enumerate(value if fd.is_repeated else (value,)):
+                    bad = self._packed(v, knowledge) if packed else self.first_unknown(v, knowledge)
                     if bad is not None:
-                        return (f"{fd.name}[{i}]" if fd.is_repeated else fd.name) + bad[0], bad[1]
-                continue
-            for i, v in enumerate(values):
-                canon = self._card(fd, v)
-                if canon is False:
-                    continue
-                self.count += 1
-                if canon is None or canon not in knowledge:
-                    return (f"{fd.name}[{i}]" if fd.is_repeated else fd.name), str(v)
+                        return (f"{name}[{i}]" if fd.is_repeated else name) + ("" if packed else ".") + bad[0], bad[1]
+            elif name in self.fields or (kind == _STRING and name not in _TEXT_FIELDS):
+                for i, v in enumerate(value if fd.is_repeated else (value,)):
+                    canon = self._card(fd, v)
+                    if canon is False:
+                        continue
+                    self.count += 1
+                    if canon is None or canon not in knowledge:
+                        return (f"{name}[{i}]" if fd.is_repeated else name), str(v)
         return None
 
-    def _inner(self, value: Message, knowledge: Collection[str]) -> tuple[str, str] | None:
-        if value.DESCRIPTOR.full_name != _ANY:
-            bad = self.first_unknown(value, knowledge)
-            return None if bad is None else (f".{bad[0]}", bad[1])
+    def _packed(self, value: Message, knowledge: Collection[str]) -> tuple[str, str] | None:
+        """:meth:`first_unknown` of a message packed in ``Any``, its path ``<type>.field``."""
         try:
             inner = _unpacked(value)
         except Unchecked as e:
