@@ -472,6 +472,12 @@ class Capabilities:
     """An action ending the deal soon (:data:`Hasty`); without it the test bot plays the first."""
     deal_end_view: DealEndView | None = None
     """The presentation's view of a deal's end (:data:`DealEndView`)."""
+    result_words: tuple[str, ...] = ()
+    """The fields of the game's result messages (its ``DealResult`` and ``GameResult`` members,
+    each key in words: ``deadwoodCards`` is ``deadwood cards``) that a person's table labels in
+    the game's words — msgids of its catalogs (``Registered.catalogs``), marked with ``T`` so that
+    they are extracted — and whose flags get a row on its score sheet. Any other field is shown by
+    its key (the arena has no word of a game's own)."""
 
 
 _CAPABILITY_MEMBERS: dict[str, tuple[str, ...]] = {
@@ -723,7 +729,8 @@ def installed() -> list[Installed]:
         try:
             found = get(name)
             seats, presets = found.game.seat_counts(), tuple(found.game.preset_names())
-            declared = tuple(f for f in Capabilities.__dataclass_fields__ if getattr(found.capabilities, f) is not None)
+            declared = tuple(f for f in Capabilities.__dataclass_fields__
+                             if getattr(found.capabilities, f) not in (None, ()))
             unsound = tuple(f"game {name!r}: {p}" for p in capability_problems(found))
         except ValueError as e:
             problem = str(e)

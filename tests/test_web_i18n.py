@@ -365,6 +365,7 @@ return {status: text('#status'), tag: text('#me .tag.tomove'), deal: text('#end 
         buttons: [...document.querySelectorAll('#moves button')].map(e => [e.dataset.action, e.textContent]),
         log: [...document.querySelectorAll('#log li')].map(e => e.textContent),
         piles: [...document.querySelectorAll('#piles .label')].map(e => e.textContent),
+        rows: [...document.querySelectorAll('#scores tbody tr')].map(e => e.textContent),
         end_text: text('#end .end-text')};"""
 """What the Russian table shows in its own words."""
 
@@ -459,5 +460,7 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
     last = shown[-1]
     assert {"Таблица очков", "Ходы соперников", "Конец сдачи"} <= set(last["headings"]), last
     assert last["head"] == ["игра", "сдача", "выиграл", "вы", "random"], last
+    # the game's result fields in its own words (Gin's result_words, its catalog): the sheet's rows
+    assert any(r.startswith("выигранные сдачи") for r in last["rows"]), last["rows"]
     assert last["deal"] == "Конец сдачи" and last["replay"] == "запись этой игры", last
     assert last["status"].startswith("Игра окончена: "), last

@@ -255,5 +255,12 @@ class GinPresentation:
         return ["shutout"] if record.get("shutout") else []
 
 
+RESULT_WORDS = (
+    T("cards"), T("melds"), T("laid off"), T("deadwood cards"), T("deadwood"), T("outcome"), T("knocker"),
+    T("points"), T("doubled"), T("hands"), T("knock discard"), T("deal points"), T("deals won"), T("shutout"),
+)
+"""The fields of the game's result messages (``DealResult`` and ``GameResult``, in words: ``deadwoodCards`` is
+``deadwood cards``) that a page labels in the game's words (``games.Capabilities.result_words``)."""
+
 PRESENTATION = GinPresentation()
 """Gin's presentation, as its registration names it."""

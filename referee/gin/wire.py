@@ -15,7 +15,7 @@ from gin_arena.v2.games import gin_pb2
 from referee import games, gin
 from referee.cardcore.present import Words
 from referee.gin import knowledge as gin_knowledge
-from referee.gin.present import PRESENTATION, move_words
+from referee.gin.present import PRESENTATION, RESULT_WORDS, move_words
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -908,7 +908,8 @@ class GinWire:
 _ENGINE, _CONVERSION = GinGame(), GinWire()
 _CAPABILITIES = games.Capabilities(
     knows_cards=_ENGINE, first_dealer=_ENGINE, describe=_CONVERSION.describe,
-    event_words=_CONVERSION.event_words, hasty=_CONVERSION.hasty, deal_end_view=PRESENTATION.deal_end_view)
+    event_words=_CONVERSION.event_words, hasty=_CONVERSION.hasty, deal_end_view=PRESENTATION.deal_end_view,
+    result_words=RESULT_WORDS)
 REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.gin"), _CAPABILITIES)
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)

@@ -317,5 +317,12 @@ class RummyPresentation:
         return notes
 
 
+RESULT_WORDS = (
+    T("cards"), T("points"), T("hands"), T("reason"), T("rummy doubled"), T("hand values"), T("table points"),
+    T("table"), T("deals"),
+)
+"""The fields of the game's result messages (``DealResult`` and ``GameResult``, in words: ``deadwoodCards`` is
+``deadwood cards``) that a page labels in the game's words (``games.Capabilities.result_words``)."""
+
 PRESENTATION = RummyPresentation()
 """Rummy's presentation, as its registration names it."""

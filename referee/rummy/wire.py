@@ -16,7 +16,7 @@ from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
 from referee.cardcore.present import Words
 from referee.rummy import knowledge as rummy_knowledge
-from referee.rummy.present import PRESENTATION, move_words, moved_cards
+from referee.rummy.present import PRESENTATION, RESULT_WORDS, move_words, moved_cards
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -788,7 +788,7 @@ class RummyWire:
 _ENGINE, _CONVERSION = RummyGame(), RummyWire()
 _CAPABILITIES = games.Capabilities(
     knows_cards=_ENGINE, describe=_CONVERSION.describe, event_words=_CONVERSION.event_words,
-    deal_end_view=PRESENTATION.deal_end_view)
+    deal_end_view=PRESENTATION.deal_end_view, result_words=RESULT_WORDS)
 REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.rummy"), _CAPABILITIES)
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)

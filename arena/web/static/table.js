@@ -25,12 +25,9 @@
   let opened = '';                // the kind of move whose every way is listed ('' : none)
   const MANY = 12;                // more moves of one kind than this: grouped under the kind
   const TURN = t('● Your turn — ');  // the title's prefix while it is the person's turn
-  // The result fields the games' protos have, in the page's language (any other: its own words).
-  const FIELDS = {cards: t('cards'), melds: t('melds'), 'laid off': t('laid off'), 'deadwood cards': t('deadwood cards'),
-    deadwood: t('deadwood'), outcome: t('outcome'), knocker: t('knocker'), points: t('points'), doubled: t('doubled'),
-    hands: t('hands'), 'knock discard': t('knock discard'), 'deal points': t('deal points'), 'deals won': t('deals won'),
-    shutout: t('shutout'), reason: t('reason'), 'rummy doubled': t('rummy doubled'), 'hand values': t('hand values'),
-    'table points': t('table points'), table: t('table'), deals: t('deals')};
+  // The game's result fields it has words for (its registration's result_words, translated by its
+  // catalog through t.game); any other field shows its key.
+  const FIELDS = JSON.parse(body.dataset.fields || '[]');
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -243,7 +240,7 @@
   }
   function words(key) {
     const w = key.replace(/([A-Z])/g, ' $1').toLowerCase();
-    return Object.prototype.hasOwnProperty.call(FIELDS, w) ? FIELDS[w] : w;
+    return FIELDS.includes(w) ? t.game(w, null, game) : w;
   }
   // A game's own part of a result, drawn field by field (the page names no game).
   function fields(obj, into) {
@@ -352,8 +349,8 @@
     head.appendChild(tr);
   }
   // A game's end on the score sheet, before its totals: the game's own numbers by seat (its
-  // result's fields, e.g. Gin's deal points and deals won), its flags the page has words for (a
-  // shutout), and the bonuses: the final totals less the deal points, where the game has them.
+  // result's fields, e.g. the deal points and deals won of a game with them), its flags the game
+  // has words for (result_words), and the bonuses: the final totals less the deal points, where the game has them.
   function gameRows(r) {
     const totals = (r.finalTotals || []).map(Number);
     const common = ['gameNumber', 'winner', 'finalTotals', 'places'];
@@ -363,7 +360,7 @@
     const blank = totals.map(() => '');
     for (const [k, v] of Object.entries(detail)) {
       if (perSeat(v)) sheetRow([words(k), '', '', ...v.map(Number)], 'detail');
-      else if (v === true && Object.prototype.hasOwnProperty.call(FIELDS, k.replace(/([A-Z])/g, ' $1').toLowerCase())) sheetRow([words(k), '', who(r.winner === undefined ? 0 : r.winner), ...blank], 'detail');
+      else if (v === true && FIELDS.includes(k.replace(/([A-Z])/g, ' $1').toLowerCase())) sheetRow([words(k), '', who(r.winner === undefined ? 0 : r.winner), ...blank], 'detail');
     }
     if (perSeat(detail.dealPoints)) {
       const bonus = totals.map((x, i) => x - Number(detail.dealPoints[i]));
