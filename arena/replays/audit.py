@@ -667,13 +667,22 @@ class _Cards:
                     bad = self._packed(v, knowledge) if packed else self.first_unknown(v, knowledge)
                     if bad is not None:
                         return (f"{name}[{i}]" if fd.is_repeated else name) + ("" if packed else ".") + bad[0], bad[1]
-            elif name in self.fields or (kind == _STRING and name not in _TEXT_FIELDS):
+            elif kind == _STRING and (name in self.fields or name not in _TEXT_FIELDS):
+                card_field, text = name in self.fields, self.text  # (the hot path: Gin's and Rummy's cards)
                 for i, v in enumerate(value if fd.is_repeated else (value,)):
-                    canon = self._card(fd, v)
-                    if canon is False:
-                        continue
+                    canon = text(v)
+                    if canon is None and not card_field:
+                        continue  # a text that is no card
                     self.count += 1
                     if canon is None or canon not in knowledge:
+                        return (f"{name}[{i}]" if fd.is_repeated else name), v
+            elif name in self.fields:
+                for i, v in enumerate(value if fd.is_repeated else (value,)):
+                    number = self._card(fd, v)
+                    if number is False:
+                        continue
+                    self.count += 1
+                    if number is None or number not in knowledge:
                         return (f"{name}[{i}]" if fd.is_repeated else name), str(v)
         return None
 
@@ -688,21 +697,14 @@ class _Cards:
         return None if bad is None else (f"<{inner.DESCRIPTOR.full_name}>.{bad[0]}", bad[1])
 
     def _card(self, fd: FieldDescriptor, value: Any) -> str | bool | None:
-        """A scalar's card (its canonical text), ``None`` for a card field that holds no card, or
-        ``False`` when the value is not read as a card."""
-        if fd.name in self.fields:
-            if fd.type == fd.TYPE_STRING:
-                return self.text(value)
-            if fd.cpp_type in _INTEGERS:
-                return self.text(str(value))
-            self.unreadable = self.unreadable or (
-                f"the game names {fd.full_name} a card field, but it holds neither a string nor an integer: "
-                "the audit reads cards as text or numbers")
-            return False
-        if fd.type != fd.TYPE_STRING or fd.name in _TEXT_FIELDS:
-            return False
-        canon = self.text(value)
-        return False if canon is None else canon
+        """A card field's value that is not a string: its card (canonical text) if an integer
+        (``None``: no card), else ``False`` (not read: the check is then not made)."""
+        if fd.cpp_type in _INTEGERS:
+            return self.text(str(value))
+        self.unreadable = self.unreadable or (
+            f"the game names {fd.full_name} a card field, but it holds neither a string nor an integer: "
+            "the audit reads cards as text or numbers")
+        return False
 
 
 def _knows_cards(name: str) -> games.KnowsCards:
