@@ -905,12 +905,17 @@ class GinWire:
         )
 
 
+SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.{n}_bot"))
+                    for n in ("random", "greedy", "expert"))
+"""Gin's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
 _ENGINE, _CONVERSION = GinGame(), GinWire()
 _CAPABILITIES = games.Capabilities(
     knows_cards=_ENGINE, first_dealer=_ENGINE, describe=_CONVERSION.describe,
     event_words=_CONVERSION.event_words, hasty=_CONVERSION.hasty, deal_end_view=PRESENTATION.deal_end_view,
     result_words=RESULT_WORDS)
-REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.gin"), _CAPABILITIES)
+REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.gin"),
+                              bots=SAMPLE_BOTS, demo=games.Demo(opponent="greedy"),
+                              help=games.catalogs_in("referee.gin", "help"), capabilities=_CAPABILITIES)
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -785,11 +785,16 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
+SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.rummy_{n}_bot"))
+                    for n in ("random", "hoarder", "greedy"))
+"""Rummy's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
 _ENGINE, _CONVERSION = RummyGame(), RummyWire()
 _CAPABILITIES = games.Capabilities(
     knows_cards=_ENGINE, describe=_CONVERSION.describe, event_words=_CONVERSION.event_words,
     deal_end_view=PRESENTATION.deal_end_view, result_words=RESULT_WORDS)
-REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.rummy"), _CAPABILITIES)
+REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.rummy"),
+                              bots=SAMPLE_BOTS, demo=games.Demo(seats=4, games=8, opponent="greedy"),
+                              help=games.catalogs_in("referee.rummy", "help"), capabilities=_CAPABILITIES)
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -119,7 +119,11 @@ class ToyWire:
 
 
 
+BOTS = (games.SampleBot("high", ("{python}", "-m", "toy3_game.bot", "--strategy", "high")),
+        games.SampleBot("low", ("{python}", "-m", "toy3_game.bot", "--strategy", "low")))
+"""Its sample bots (:mod:`toy3_game.bot`): the arena's demo, ``arena play`` and the web's tables offer them."""
 _ENGINE, _CONVERSION = ToyGame(), ToyWire()
-REGISTERED = games.Registered(_ENGINE, _CONVERSION, ToyPresentation(), capabilities=games.Capabilities(
-    knows_cards=_ENGINE, describe=_CONVERSION.describe, event_words=_CONVERSION.event_words))
+REGISTERED = games.Registered(_ENGINE, _CONVERSION, ToyPresentation(), bots=BOTS, demo=games.Demo(seats=3, games=3),
+                              capabilities=games.Capabilities(knows_cards=_ENGINE, describe=_CONVERSION.describe,
+                                                              event_words=_CONVERSION.event_words))
 """High cards, as ``referee.games`` finds it."""
