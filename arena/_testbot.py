@@ -20,7 +20,6 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from typing import cast
 
 import grpc
 
@@ -28,21 +27,17 @@ from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
 from referee import DEFAULT_GAME, games
 
 MODES = ("greedy", "random", "first", "slow", "crash", "hang", "quit-after", "burn", "hog")
-HASTY = "hasty"
-"""The optional method of a game's wire (``referee.games.GameWire``) that picks an action ending
-the deal soon (``greedy`` plays it; a game without one gets its first legal action)."""
-
-
 def greedy(game: str) -> Callable[[bot_pb2.ActionRequest], common_pb2.Action]:
-    """How ``greedy`` answers in a match of ``game``: the game wire's hasty choice, or the first
-    legal action (a game not installed here, or without one)."""
+    """How ``greedy`` answers in a match of ``game``: the game's declared ``hasty`` choice
+    (``referee.games.Capabilities``), or the first legal action (a game not installed here, or
+    without one)."""
     try:
-        hasty = getattr(games.get(game).wire, HASTY, None)
+        hasty = games.get(game).capabilities.hasty
     except ValueError:
         hasty = None
     if hasty is None:
         return lambda req: req.legal_actions[0]
-    return cast("Callable[[bot_pb2.ActionRequest], common_pb2.Action]", hasty)
+    return hasty
 
 
 async def play(args: argparse.Namespace) -> int:

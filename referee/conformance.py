@@ -24,7 +24,10 @@ cache, every happening told to every seat, a request for every decision), and ch
 - **results are well formed**: every game's and the match's :class:`~referee.games.Ranking` has
   one place and one points value per seat, places 1-based with ties sharing a place; the match
   ends, its outcome and result fields are plain JSON values; a forfeit ranks the seat last; the
-  rule sets (default and presets) survive ``rules_to_dict``/``rules_from_dict``.
+  rule sets (default and presets) survive ``rules_to_dict``/``rules_from_dict``;
+- **capabilities are declared**: each optional part the registration declares
+  (:class:`~referee.games.Capabilities`) has what it needs, and no object of the game has one
+  under a capability's name without declaring it (the arena would never use it).
 
 A failure raises :class:`ConformanceError` naming the game, the check, the seats and the seed.
 The checks use only the game's own values (standard library; a match is copied through
@@ -186,6 +189,9 @@ def check_game(game: str | games.Registered, *, rules: Any = None, seats: Iterab
             totals[0] += 1
         if len(seeds) > 1 and len(openings) == 1:
             raise fail_at("seed", f" ({n} seats)")(f"{len(seeds)} different seeds deal the same first deal")
+    problems = games.capability_problems(reg)
+    if problems:
+        raise fail_at("capabilities")("; ".join(problems))
     return ConformanceReport(name, *totals)
 
 

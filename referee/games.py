@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.cardcore import places_with_forfeits as places_with_forfeits
+from referee.cardcore.present import Words
 
 if TYPE_CHECKING:
     from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
@@ -201,9 +202,6 @@ class Game(Protocol):
     def rules_preset(self, name: str) -> Any:
         """The rule set a preset names (``ValueError`` naming the presets otherwise)."""
 
-    def rules_presets(self) -> Sequence[str]:
-        """The names :meth:`rules_preset` takes, the default's first (for help and errors)."""
-
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless ``rules`` is this game's rule-set type."""
 
@@ -232,19 +230,26 @@ class Game(Protocol):
         ``deal`` record writes it) and key, from the seed. ``arena audit`` re-derives every deck
         of a replay with it."""
 
-    def deal_from_deck(self, rules: Any, deck: Sequence[str], dealer: int, seats: int, key: bytes) -> Any:
-        """One deal rebuilt from a ``deal`` record's deck order and dealer (for audits and
-        viewers; ``key`` seeds its chance steps): the game's own deal value."""
-
     def result_fields(self, outcome: Any) -> dict[str, Any]:
         """The game's part of the replay's ``result`` record and of the finish log line (plain
         values) for a match ``outcome`` (``None``: no match was played)."""
 
 
 class KnowsCards(Protocol):
-    """What a seat may know, deal by deal: a :class:`Game` that implements this lets
-    ``arena audit`` check that no seat was sent a card it could not know (its check 6; a game
-    without it fails that check, naming this protocol)."""
+    """What a seat may know, deal by deal, and where a seat's messages hold cards: a game that
+    declares this (:attr:`Capabilities.knows_cards`, usually its :class:`Game`) lets ``arena
+    audit`` check that no seat was sent a card it could not know (its check 6; without it that
+    check is reported not checked and the audit fails unless ``--allow-unchecked``)."""
+
+    @property
+    def card_fields(self) -> Collection[str]:
+        """The names of the fields of the game's messages that hold cards (a ``string`` holds a
+        card's text, an integer its number: ``card_text(str(n))`` reads it), repeated or not,
+        wherever they are — in the envelope's ``oneof game`` members, and in a plugin's own
+        messages packed in ``other`` (the audit unpacks them through protobuf's default pool,
+        where the game's generated module put them). Any other ``string`` field whose value
+        reads as a card is checked too; a card in an integer field not named here is not seen,
+        and a match in which the audit finds no card at all is reported *not checked*."""
 
     def card_text(self, text: str) -> str | None:
         """The canonical text of a card the game's messages may name, or ``None`` if ``text``
@@ -259,8 +264,9 @@ class KnowsCards(Protocol):
 
 
 class DrawsFirstDealer(Protocol):
-    """A :class:`Game` whose first dealer is drawn from the match's seed implements this: a
-    tournament's two-seat tables without duplicate deals then pick each pair's second seed so
+    """A game whose first dealer is drawn from the match's seed declares this
+    (:attr:`Capabilities.first_dealer`, usually its :class:`Game`): a tournament's two-seat
+    tables without duplicate deals then pick each pair's second seed so
     that the same seat deals first in both games — that is, the other bot (the arena's schedule)."""
 
     def first_dealer(self, seed: bytes, seats: int) -> int:
@@ -274,13 +280,13 @@ class WireError(ValueError):
 class GameWire(Protocol):
     """A game's protobuf conversion: what a seat or spectator is sent, what a bot sends back.
 
-    Optional beyond these methods: ``describe(content, card) -> str``, a message's game content
-    (an envelope's ``oneof game`` member) in the game's words, for ``arena replay --seat N``
-    (``card`` writes a card); without it the content is shown in protobuf's text format. And
-    ``event_words(content, say) -> str``: an ``Event``'s game content (a seat's move, as another
-    seat is told it) in the presentation's words, made with ``say`` (a
-    ``referee.cardcore.present.Words``, so a page translates it with the game's catalogs), for the
-    table page's log of moves; without it the log shows ``describe``'s line.
+    Optional beyond these methods, declared on the registration (:class:`Capabilities`, never
+    found by name): :data:`Describe` (``describe(content, card) -> str``: a message's game content
+    — a plugin's ``other`` too — in the game's words, for ``arena replay --seat N`` and ``arena
+    play``; without it the content is shown in protobuf's text format), :data:`EventWords`
+    (``event_words(content, say) -> str``: another seat's move in the presentation's words, for
+    the table page's log of moves; without it the log shows ``describe``'s line) and
+    :data:`Hasty`.
 
     A game's ``GameResult`` member may have ``deal_points`` (by seat, the points scored in deals
     before bonuses): the table page's score sheet then shows the bonuses as ``final_totals`` less
@@ -380,7 +386,10 @@ class GamePresentation(Protocol):
                     # and "pays": int (what the seat's hand pays the deal's winner)
                     } | None,
          "faces":  {card: {"rank": str, "suit": str,    # optional: how each card shown looks
-                           "ink": int, "name": str}}}   # ("10", "♥", 0-3, "ten of hearts")
+                           "ink": int, "name": str}},  # ("10", "♥", 0-3, "ten of hearts")
+         "loose_name": str}                             # optional: what the game calls a hand's
+                                                        # cards outside its groups ("deadwood");
+                                                        # absent: they are shown unlabelled
 
     ``faces`` (``referee.cardcore.present.with_faces`` for the 52-card deck) holds exactly the
     cards the description shows: every renderer draws a card from it — its rank as printed, its
@@ -389,7 +398,9 @@ class GamePresentation(Protocol):
     as its text.
 
     A text (``text``, ``notes``, ``label``, a pile's ``name``) names a seat as ``{N}``: the
-    renderer writes seat N's player name there.
+    renderer writes seat N's player name there. The top-level ``notes`` (the deal's facts, e.g. a
+    knock limit or a called suit) are shown by every viewer: the terminal, the HTML replay, the
+    live spectator view and a person's table.
 
     The texts are English. A description may also carry ``"texts": {text: [template, {field:
     value, ...}], ...}``: each of its texts that was made from a template (a msgid of the game's
@@ -398,8 +409,9 @@ class GamePresentation(Protocol):
     translated when it is a text of ``texts`` or a msgid; any other text is its own msgid
     (``referee.cardcore.present`` makes both). ``texts`` holds only texts the description shows.
 
-    A presentation may also have ``deal_end_view(match, audience, game, deal)``: the view of that
-    deal's end (``game``, ``deal``: a ``DealResult``'s numbers) while the match still holds it —
+    A presentation may also have ``deal_end_view(match, audience, game, deal)`` (declared:
+    :attr:`Capabilities.deal_end_view`): the view of that deal's end (``game``, ``deal``: a
+    ``DealResult``'s numbers) while the match still holds it —
     a match deals the next deal at once, so ``match_view`` shows that one by the time a seat reads
     the end — or ``None``; the web's tables draw the deal's end from it.
 
@@ -430,6 +442,61 @@ class GamePresentation(Protocol):
     def game_end_notes(self, record: Mapping[str, Any]) -> list[str]:
         """What a ``game_end`` record's game content adds to its common fields, in words
         (``shutout``, places, ...)."""
+
+
+Describe = Callable[[Any, Callable[[str], str]], str]
+"""``describe(content, card)``: a message's game content (an envelope's ``oneof game`` member; a
+plugin's is ``other``, its own message packed in ``google.protobuf.Any``) in the game's words, one
+line (``card`` writes a card), for ``arena replay --seat N`` and ``arena play``."""
+EventWords = Callable[[Any, Words], str]
+"""``event_words(content, say)``: an ``Event``'s game content (a seat's move, as another seat is
+told it) in the presentation's words, made with ``say`` (so a page translates it with the game's
+catalogs), for the table page's log of moves."""
+Hasty = Callable[["bot_pb2.ActionRequest"], "common_pb2.Action"]
+"""``hasty(request)``: a legal action of the request that ends the deal soon (the arena's test bot,
+``arena._testbot`` mode ``greedy``, plays it)."""
+DealEndView = Callable[[GameMatch, Audience, int, int], Any]
+"""``deal_end_view(match, audience, game, deal)``: the audience's view of that deal's end while
+the match still holds it (a match deals the next deal at once), or ``None``; the web's tables
+draw the deal's end from it (its ``present``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """The optional parts of the seam a game has, declared once on its registration
+    (:attr:`Registered.capabilities`): the arena reads them here and never probes a game's objects
+    for a method's name. ``arena games --check`` and :func:`referee.conformance.check_game` check
+    the declaration (:func:`capability_problems`). ``None``: the game has not that part, and each
+    viewer or check says what it does without it."""
+
+    knows_cards: KnowsCards | None = None
+    """What each seat may know and where its messages hold cards: ``arena audit``'s information
+    check. Without it that check is reported *not checked* and the audit fails (unless
+    ``--allow-unchecked``)."""
+    first_dealer: DrawsFirstDealer | None = None
+    """A game whose first dealer is drawn from the seed: a tournament's two-seat pairs then deal
+    first once each."""
+    describe: Describe | None = None
+    """The wire's words for a message's content (:data:`Describe`); without it, protobuf's text."""
+    event_words: EventWords | None = None
+    """The wire's words for another seat's move (:data:`EventWords`); without it, ``describe``'s."""
+    hasty: Hasty | None = None
+    """An action ending the deal soon (:data:`Hasty`); without it the test bot plays the first."""
+    deal_end_view: DealEndView | None = None
+    """The presentation's view of a deal's end (:data:`DealEndView`)."""
+    result_words: tuple[str, ...] = ()
+    """The fields of the game's result messages (its ``DealResult`` and ``GameResult`` members,
+    each key in words: ``deadwoodCards`` is ``deadwood cards``) that a person's table labels in
+    the game's words — msgids of its catalogs (``Registered.catalogs``), marked with ``T`` so that
+    they are extracted — and whose flags get a row on its score sheet. Any other field is shown by
+    its key (the arena has no word of a game's own)."""
+
+
+_CAPABILITY_MEMBERS: dict[str, tuple[str, ...]] = {
+    "knows_cards": ("card_fields", "card_text", "known_cards"),
+    "first_dealer": ("first_dealer",),
+}
+"""The members a capability's object must have (the others are one callable each)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,6 +556,31 @@ class Registered:
     """The folder of the game's rules and help pages, one per language (``LANG.md``: CommonMark,
     its first line a ``# title``; ``en.md`` at least), which the live web shows at ``/rules/GAME``
     in a page's language (English where the game has none in it); ``None``: no rules page."""
+    capabilities: Capabilities = Capabilities()
+    """The optional parts of the seam it has, declared (:class:`Capabilities`)."""
+
+
+def capability_problems(found: Registered) -> list[str]:
+    """What is wrong with a registration's declared capabilities: one that lacks a member it needs
+    or is not callable, and an optional part its objects have under a capability's name but do
+    not declare (the arena would never use it). Empty: the declaration is sound."""
+    problems = []
+    declared = found.capabilities
+    for name in ("knows_cards", "first_dealer", "describe", "event_words", "hasty", "deal_end_view"):
+        value = getattr(declared, name)
+        members = _CAPABILITY_MEMBERS.get(name)
+        if value is not None:
+            missing = [m for m in members if not hasattr(value, m)] if members else ([] if callable(value) else [name])
+            if missing:
+                problems.append(f"capability {name} is declared with a {type(value).__name__}, which has no "
+                                f"{', '.join(missing)}")
+            continue
+        holders = [found.game, found.wire, found.presentation]
+        has = [h for h in holders if h is not None and all(hasattr(h, m) for m in (members or (name,)))]
+        if has:
+            problems.append(f"its {type(has[0]).__name__} has {name} but its registration does not declare it "
+                            f"(games.Capabilities({name}=…)): the arena never uses it")
+    return problems
 
 
 def catalogs_in(package: str, folder: str = "locale") -> Path:
@@ -547,6 +639,11 @@ class Installed:
     """Its rule-set presets (empty if it did not load)."""
     problem: str | None
     """Why it cannot be used (the one-line error a command asking for it gets), or ``None``."""
+    capabilities: tuple[str, ...] = ()
+    """The optional parts of the seam it declares (:class:`Capabilities`' field names)."""
+    capability_problems: tuple[str, ...] = ()
+    """What is wrong with that declaration (:func:`capability_problems`): ``arena games --check``
+    fails on it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -591,6 +688,15 @@ def register(name: str, loader: Callable[[], Registered]) -> None:
     if name in _LOADERS or name in _found():
         raise ValueError(f"a game named {name!r} is registered already")
     _LOADERS[name] = loader
+
+
+def unregister(name: str) -> None:
+    """Remove a game :func:`register` added to this process (a test's, once the test is done with
+    it: other tests in the process then see only the installed games)."""
+    if name not in _LOADERS:
+        raise ValueError(f"no game named {name!r} is registered in process")
+    del _LOADERS[name]
+    _LOADED.pop(name, None)
 
 
 def _plugin(name: str, entry: _Entry) -> GamePlugin:
@@ -704,9 +810,14 @@ def installed() -> list[Installed]:
         seats: range | None = None
         presets: tuple[str, ...] = ()
         problem = None
+        declared: tuple[str, ...] = ()
+        unsound: tuple[str, ...] = ()
         try:
-            game = get(name).game
-            seats, presets = game.seat_counts(), tuple(game.preset_names())
+            found = get(name)
+            seats, presets = found.game.seat_counts(), tuple(found.game.preset_names())
+            declared = tuple(f for f in Capabilities.__dataclass_fields__
+                             if getattr(found.capabilities, f) not in (None, ()))
+            unsound = tuple(f"game {name!r}: {p}" for p in capability_problems(found))
         except ValueError as e:
             problem = str(e)
         out.append(Installed(
@@ -714,7 +825,7 @@ def installed() -> list[Installed]:
             origin=" + ".join(e.dist for e in entries) if entries else "in process",
             entry_point="; ".join(f"{e.point.name} = {e.point.value}" for e in entries),
             plugin_api=api if isinstance(api, int) else None,
-            seats=seats, presets=presets, problem=problem,
+            seats=seats, presets=presets, problem=problem, capabilities=declared, capability_problems=unsound,
         ))
     return out
 

@@ -137,9 +137,11 @@ def universe(deal: EngineDeal) -> list[Action]:
     return out
 
 
-def _table_value(meld_cards: Sequence[Card], card: Card, face_values: str) -> int:
+def _table_value(meld_cards: Sequence[Card], card: Card, end: str, face_values: str) -> int:
+    """R8.1 from the cards alone: an ace in a run with a king sits above it — unless the run holds
+    all 13 ranks, where the way the ace came decides (laid off at the high end: above the king)."""
     ranks = {c.rank for c in meld_cards}
-    if card.rank == 1 and len(ranks) > 1 and 13 in ranks and len(meld_cards) < 13:
+    if card.rank == 1 and len(ranks) > 1 and 13 in ranks and (len(meld_cards) < 13 or end == "high"):
         return 15
     return card.rank if card.rank < 10 or face_values == "rank" else 10
 
@@ -158,7 +160,7 @@ def expected_points(deal: EngineDeal, rummy: bool) -> tuple[str, int | None, tup
     for m in deal.table:
         cards = [p.card for p in m.placed]
         for p in m.placed:
-            table[p.seat] += _table_value(cards, p.card, rules.face_values)
+            table[p.seat] += _table_value(cards, p.card, p.end, rules.face_values)
     base = table if rules.scoring == "table" else [0] * n
     empty = [s for s in range(n) if not deal.hands[s]]
     if empty:

@@ -93,7 +93,8 @@ def test_arena_games_lists_what_is_installed(tmp_path: Path) -> None:
     toy = next(g for g in listed if g["name"] == "toy3")
     assert toy == {"name": "toy3", "origin": "gin-arena-toy3 0.1.0", "entry_point": "toy3 = toy3_game.plugin:PLUGIN",
                    "plugin_api": games.PLUGIN_API, "seats": [2, 3, 4, 5, 6], "presets": ["standard", "short"],
-                   "problem": None}
+                   "problem": None, "capabilities": ["knows_cards", "describe", "event_words"],
+                   "capability_problems": []}
     assert _arena("games", "--check", cwd=tmp_path).returncode == 0
 
 

@@ -91,7 +91,8 @@ def _check_faces(desc: dict[str, Any]) -> None:
 
 
 def _check_schema(desc: dict[str, Any], seats: int) -> None:
-    assert TOP_KEYS <= set(desc) <= TOP_KEYS | {"texts", "faces"}
+    assert TOP_KEYS <= set(desc) <= TOP_KEYS | {"texts", "faces", "loose_name"}
+    assert isinstance(desc.get("loose_name", ""), str)
     _check_texts(desc)
     _check_faces(desc)
     assert json.loads(json.dumps(desc)) == desc, "plain JSON values"

@@ -278,12 +278,31 @@ def test_r7_max_deals_per_game_ends_a_game_and_ties_share_first_place() -> None:
     assert game.result.places == places(game.result.totals)
 
 
-def test_r8_1_an_ace_counts_1_in_a_thirteen_card_run_and_15_laid_high() -> None:
+def test_the_states_scores_are_the_totals_before_the_deal_in_play_and_after_the_last_deal() -> None:
+    """``InformationState.scores`` (``rummy.proto`` ``State.scores``) as their words say: before the
+    deal in play; once the game is over, after its last deal."""
+    game = Game(RummyRules.preset("rummy", max_deals_per_game=2, target=10_000), b"scores", 1, 3)
+    before = [0, 0, 0]
+    while game.result is None:
+        deal = game.deal
+        while not deal.is_over:
+            assert list(game.view(0).scores) == before
+            _draw_and_discard(deal)
+        outcome = game.finish_deal()
+        before = [b + p for b, p in zip(before, outcome.points, strict=True)]
+    assert list(game.view(0).scores) == before == list(game.result.totals)
+
+
+def test_r8_1_an_ace_counts_by_the_end_of_the_run_it_sits_at() -> None:
+    """RULES-RUMMY R8.1: above the king 15 — also completing a 13-card run 2..K-A —, below the two
+    (A..K, or A-2-3) 1."""
     from referee.rummy import Placed, TableMeld
 
     ace = Placed(C("Ah"), 0, "high", True)
     high = TableMeld(0, 0, "run", 11, 14, (Placed(C("Jh"), 0, "low", False), ace))
     full = TableMeld(0, 0, "run", 2, 14, (ace,))
+    below = TableMeld(0, 0, "run", 1, 13, (Placed(C("Ah"), 0, "low", True),))
     low = TableMeld(0, 0, "run", 1, 3, (Placed(C("Ah"), 0, "low", False),))
-    assert table_value(high, ace, "ten") == 15 and table_value(full, ace, "ten") == 1
+    assert table_value(high, ace, "ten") == 15 and table_value(full, ace, "ten") == 15
+    assert table_value(below, below.placed[0], "ten") == 1
     assert table_value(low, low.placed[0], "rank") == 1

@@ -188,7 +188,7 @@ def test_the_spectator_view_shows_moves_as_they_happen_and_no_hidden_card(tmp_pa
 WORDS = """
 const text = (q) => [...document.querySelectorAll(q)].map(e => e.textContent);
 return {what: text('#live-last .what'), piles: text('#live-piles .label'), end: text('#live-end h3'),
-        state: document.getElementById('live-state').textContent};"""
+        notes: text('#live-notes'), state: document.getElementById('live-state').textContent};"""
 """The game's words the spectator's page shows now."""
 
 
@@ -226,6 +226,8 @@ def test_the_spectator_view_speaks_the_pages_language(tmp_path: Path) -> None:
     assert {p.split(" (")[0] for x in seen for p in x["piles"]} == {"сброс", "колода"}, seen[-1]
     ends = {e for x in seen for e in x["end"]}
     assert ends and not any(re.search(r"knocks|goes gin|scores|dead hand", e) for e in ends), ends
+    notes = {n for x in seen for n in x["notes"] if n}  # the deal's facts (Gin's knock limit), in its words
+    assert notes and all(re.search(r"[а-яё]", n) and "knock limit" not in n for n in notes), notes
 
 
 def test_the_operator_signs_in_with_the_form_and_sees_the_fault_reasons(tmp_path: Path) -> None:

@@ -193,6 +193,7 @@ def test_a_games_words_are_translated_from_the_descriptions_texts(tmp_path: Path
             return str(words.get(made[0], made[0])).format(**{k: say(v, depth + 1) for k, v in made[1].items()})
         return str(words.get(text, text))
     assert say("stock") == "колода" and say("discard pile") == "сброс"
+    assert desc["loose_name"] == "deadwood" and say(desc["loose_name"]) == "несобранные"  # the game's word
     texts = [m["label"] for m in desc["legal"]] + desc["notes"] + [n for s in desc["seats"] for n in s["notes"]]
     assert texts and all(say(x) != x for x in texts), [(x, say(x)) for x in texts]
     broken = tmp_path / "broken"
@@ -396,6 +397,7 @@ return {status: text('#status'), tag: text('#me .tag.tomove'), deal: text('#end 
         buttons: [...document.querySelectorAll('#moves button')].map(e => [e.dataset.action, e.textContent]),
         log: [...document.querySelectorAll('#log li')].map(e => e.textContent),
         piles: [...document.querySelectorAll('#piles .label')].map(e => e.textContent),
+        rows: [...document.querySelectorAll('#scores tbody tr')].map(e => e.textContent),
         end_text: text('#end .end-text')};"""
 """What the Russian table shows in its own words."""
 
@@ -490,6 +492,8 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
     last = shown[-1]
     assert {"Таблица очков", "Ходы соперников", "Конец сдачи"} <= set(last["headings"]), last
     assert last["head"] == ["игра", "сдача", "выиграл", "вы", "random"], last
+    # the game's result fields in its own words (Gin's result_words, its catalog): the sheet's rows
+    assert any(r.startswith("выигранные сдачи") for r in last["rows"]), last["rows"]
     assert last["deal"] == "Конец сдачи" and last["replay"] == "запись этой игры", last
     assert re.fullmatch(r"(Вы выиграли игру|random выигрывает игру) \d+–\d+", last["status"]), last
 

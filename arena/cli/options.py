@@ -92,7 +92,7 @@ def game_presets() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for name in games.names():
         try:
-            found[name] = list(games.get(name).game.rules_presets())
+            found[name] = list(games.get(name).game.preset_names())
         except Exception:  # a broken plugin must not hide the other games' presets
             continue
     return found
@@ -126,7 +126,7 @@ def game_rules_from_args(game: str, preset: str, overrides: list[str]) -> object
         engine = games.get(game).game
     except ValueError as e:
         raise UsageError(f"--game: {e}") from None
-    if preset and preset not in engine.rules_presets():
+    if preset and preset not in engine.preset_names():
         raise unknown_preset(game, preset)
     values = rule_overrides(overrides)
     try:

@@ -287,9 +287,9 @@ def group_seeds(config: RunConfig, key: str, group: int) -> tuple[bytes, ...]:
     seed of :func:`pair_seeds` for every game (duplicate) or ``SHA-256(base || "L" || u32be(r))``
     for game ``r``."""
     n = config.seats
-    draws = getattr(games.get(config.play.game).game, "first_dealer", None)
+    draws = games.get(config.play.game).capabilities.first_dealer
     if n == 2 and draws is not None:
-        return pair_seeds(config.seed, key, group, config.duplicate, lambda seed: int(draws(seed, n)))
+        return pair_seeds(config.seed, key, group, config.duplicate, lambda seed: int(draws.first_dealer(seed, n)))
     base = pair_seeds(config.seed, key, group, True)[0]
     return tuple(base if config.duplicate else _h(base, b"L", struct.pack(">I", r)) for r in range(n))
 

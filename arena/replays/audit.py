@@ -23,7 +23,13 @@ expected, found) and the audit fails:
 6. **information** — every message re-derived for a seat is searched for cards; each must be one
    that seat could know at that point (its hand, face-up cards, its own draws and knock card;
    after a showdown both hands). An independent second line of defence besides the referee's
-   byte-identity tests.
+   byte-identity tests. Which cards a seat may know, and which fields of its messages hold
+   cards, is the game's word (``referee.games.KnowsCards``); a plugin game's content, packed in
+   ``google.protobuf.Any``, is unpacked and read the same way.
+
+A check that cannot be made for a replay's game — a game that does not say what each seat may
+know, content the audit cannot decode, a match in which it finds no card at all — is reported
+*not checked* (:class:`Unchecked`), never passed: the audit fails unless ``--allow-unchecked``.
 
 Fields nothing depends on are covered only by the hash chain (see :data:`CHAIN_ONLY`): a forger
 who rewrites one and recomputes every hash is caught only by the external anchor.
@@ -36,12 +42,14 @@ import hashlib
 import json
 import struct
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from google.protobuf.message import Message
+from google.protobuf import any_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 
 from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from arena.model.paths import find_replay
@@ -94,11 +102,7 @@ by the hash chain only. Anchor the final hash (``--expect-hash``, a run's ``resu
 logs) to cover them too."""
 
 
-_CARD_FIELDS = frozenset({
-    "card", "cards", "hand", "my_deadwood_cards", "discard_pile", "first_upcard", "forbidden_discard",
-    "laid_off", "deadwood_cards", "knock_discard", "upcard", "must_use", "stopped", "drawn_card", "taken_cards",
-})
-_TEXT_FIELDS = frozenset({
+_TEXT_FIELDS = frozenset({  # the envelope's texts: never read as cards
     "match_id", "player_names", "name", "text", "detail", "reason", "message", "session_id", "referee_info",
     "match_ids", "replay_hash", "bot_name", "token", "client_info",
 })
@@ -143,6 +147,12 @@ def _fail(check: str, seq: int | None, field_: str, expected: Any, found: Any, m
     return _Stop(Discrepancy(check, seq, field_, expected, found, message))
 
 
+class Unchecked(Exception):
+    """A check that cannot be made of a replay (its game does not say what the check needs, or
+    says it in a form the audit cannot read): the audit reports it *not checked* — never ✓ — and
+    fails unless ``--allow-unchecked``. The text says why."""
+
+
 @dataclass(slots=True)
 class ReplayAudit:
     """The audit of one replay."""
@@ -155,6 +165,9 @@ class ReplayAudit:
     skipped: list[str] = field(default_factory=list)
     """Checks that could not be made of this replay (a replay of an earlier bot protocol: its
     message digests cannot be re-derived); :attr:`notes` says why."""
+    unchecked: dict[str, str] = field(default_factory=dict)
+    """Checks that could not be made for this replay's game, with why (:class:`Unchecked`):
+    never passed; the audit fails unless they are allowed (``--allow-unchecked``)."""
     match_id: str = ""
     players: list[str] = field(default_factory=list)
     winner: int | None = None
@@ -174,6 +187,7 @@ class ReplayAudit:
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path, "ok": self.ok, "passed": self.passed, "skipped": self.skipped,
+            "unchecked": self.unchecked,
             "discrepancy": self.discrepancy.to_dict() if self.discrepancy else None,
             "match_id": self.match_id, "players": self.players, "winner": self.winner,
             "termination": self.termination, "games_won": self.games_won, "totals": self.totals,
@@ -599,112 +613,201 @@ class _Truths(ReplayVisitor):
             self.cur.end_seq = self.seq
 
 
-def _first_unknown(msg: Message, knowledge: Collection[str], count: list[int],
-                   card_text: Callable[[str], str | None]) -> tuple[str, str] | None:
-    """The first card of ``msg`` not in ``knowledge``, as (field path, text); counts the cards seen.
-    Card fields are known by name; a string field this audit does not know is checked when its
-    value reads as a card. Paths are built only for a failure."""
-    for fd, value in msg.ListFields():
-        if fd.type == fd.TYPE_MESSAGE:
-            if fd.is_repeated:
-                for i, v in enumerate(value):
-                    bad = _first_unknown(v, knowledge, count, card_text)
+_ANY = any_pb2.Any.DESCRIPTOR.full_name
+_MESSAGE, _STRING = FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_STRING
+_INTEGERS = frozenset({FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT32,
+                       FieldDescriptor.CPPTYPE_UINT64})
+
+
+def _unpacked(packed: Message) -> Message:
+    """A game's message packed in ``google.protobuf.Any`` (a plugin game's content, ``other``),
+    decoded by the descriptor the game's generated module put in protobuf's default pool
+    (:class:`Unchecked` if there is none, or if its bytes do not parse)."""
+    assert isinstance(packed, any_pb2.Any)
+    name = packed.TypeName()
+    try:
+        descriptor = descriptor_pool.Default().FindMessageTypeByName(name)
+    except KeyError:
+        raise Unchecked(f"a message holds a {name or '(typeless)'!r} packed in google.protobuf.Any, a type the "
+                        "game's modules did not register in protobuf's default pool: its cards cannot be "
+                        "read") from None
+    inner = message_factory.GetMessageClass(descriptor)()
+    try:
+        inner.ParseFromString(packed.value)
+    except DecodeError as e:
+        raise Unchecked(f"a packed {name} does not parse ({e}): its cards cannot be read") from None
+    return inner
+
+
+@dataclass(slots=True)
+class _Cards:
+    """How the audit reads cards in a seat's messages: as the game says (``KnowsCards``)."""
+
+    fields: Collection[str]
+    """The game's fields that hold cards (``KnowsCards.card_fields``)."""
+    text: Callable[[str], str | None]
+    """The game's ``card_text``."""
+    count: int = 0
+    """Cards read so far."""
+    unreadable: str | None = None
+    """The first part of a message the audit could not read (the check is then *not checked*,
+    unless it finds a leak elsewhere)."""
+
+    def first_unknown(self, msg: Message, knowledge: Collection[str]) -> tuple[str, str] | None:
+        """The first card of ``msg`` not in ``knowledge``, as (field path, text); counts the cards
+        read. The game's card fields are cards by name (a text or a number), a plugin's content
+        packed in ``Any`` is unpacked, and any other string field that reads as a card is checked.
+        Paths are built only for a failure."""
+        for fd, value in msg.ListFields():
+            kind = fd.type
+            name = fd.name
+            if kind == _MESSAGE:
+                packed = fd.message_type is not None and fd.message_type.full_name == _ANY
+                for i, v in enumerate(value if fd.is_repeated else (value,)):
+                    bad = self._packed(v, knowledge) if packed else self.first_unknown(v, knowledge)
                     if bad is not None:
-                        return f"{fd.name}[{i}].{bad[0]}", bad[1]
-            else:
-                bad = _first_unknown(value, knowledge, count, card_text)
-                if bad is not None:
-                    return f"{fd.name}.{bad[0]}", bad[1]
-        elif fd.type == fd.TYPE_STRING and fd.name not in _TEXT_FIELDS:
-            card_field = fd.name in _CARD_FIELDS
-            for i, v in enumerate(value if fd.is_repeated else (value,)):
-                canon = card_text(v)
-                if canon is None and not card_field:
-                    continue
-                count[0] += 1
-                if canon is None or canon not in knowledge:
-                    return (f"{fd.name}[{i}]" if fd.is_repeated else fd.name), v
-    return None
+                        return (f"{name}[{i}]" if fd.is_repeated else name) + ("" if packed else ".") + bad[0], bad[1]
+            elif kind == _STRING and (name in self.fields or name not in _TEXT_FIELDS):
+                card_field, text = name in self.fields, self.text  # (the hot path: Gin's and Rummy's cards)
+                for i, v in enumerate(value if fd.is_repeated else (value,)):
+                    canon = text(v)
+                    if canon is None and not card_field:
+                        continue  # a text that is no card
+                    self.count += 1
+                    if canon is None or canon not in knowledge:
+                        return (f"{name}[{i}]" if fd.is_repeated else name), v
+            elif name in self.fields:
+                for i, v in enumerate(value if fd.is_repeated else (value,)):
+                    number = self._card(fd, v)
+                    if number is False:
+                        continue
+                    self.count += 1
+                    if number is None or number not in knowledge:
+                        return (f"{name}[{i}]" if fd.is_repeated else name), str(v)
+        return None
+
+    def _packed(self, value: Message, knowledge: Collection[str]) -> tuple[str, str] | None:
+        """:meth:`first_unknown` of a message packed in ``Any``, its path ``<type>.field``."""
+        try:
+            inner = _unpacked(value)
+        except Unchecked as e:
+            self.unreadable = self.unreadable or str(e)
+            return None
+        bad = self.first_unknown(inner, knowledge)
+        return None if bad is None else (f"<{inner.DESCRIPTOR.full_name}>.{bad[0]}", bad[1])
+
+    def _card(self, fd: FieldDescriptor, value: Any) -> str | bool | None:
+        """A card field's value that is not a string: its card (canonical text) if an integer
+        (``None``: no card), else ``False`` (not read: the check is then not made)."""
+        if fd.cpp_type in _INTEGERS:
+            return self.text(str(value))
+        self.unreadable = self.unreadable or (
+            f"the game names {fd.full_name} a card field, but it holds neither a string nor an integer: "
+            "the audit reads cards as text or numbers")
+        return False
+
+
+def _knows_cards(name: str) -> games.KnowsCards:
+    """The game's declared ``KnowsCards`` (:class:`Unchecked` if it declares none)."""
+    knows = games.get(name).capabilities.knows_cards
+    if knows is None:
+        raise Unchecked(f"the game {name!r} does not say what each seat may know (it declares no "
+                        "referee.games.Capabilities.knows_cards: card_fields, card_text, known_cards)")
+    return knows
 
 
 def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.RefereeMessage]]) -> int:
-    """Check 6; returns the number of cards checked. What a seat may know is the game's word
-    (``referee.games.KnowsCards``: a game without it fails this check, naming the protocol)."""
+    """Check 6; returns the number of cards checked. What a seat may know, and where its messages
+    hold cards, is the game's word (``referee.games.KnowsCards``). The check fails closed: a game
+    without it, content it cannot read or no card found at all raise :class:`Unchecked` (a leak
+    found elsewhere still fails the audit first)."""
     engine = _game(replay, "information")
-    known_cards = getattr(engine, "known_cards", None)
-    card_text = getattr(engine, "card_text", None)
-    if known_cards is None or card_text is None:
-        raise _fail("information", 0, "game", "a game that says what each seat may know "
-                    "(referee.games.KnowsCards)", replay.header.game)
+    knows = _knows_cards(replay.header.game)
     visitor = _Truths()
     replay.accept(visitor)
     truths = visitor.deals
     header = replay.header
     rules = engine.rules_from_dict(dict(header.rules))
+    cards = _Cards(frozenset(knows.card_fields), knows.card_text)
 
     def knowledge_of(cur: _DealTruth, seat: int, k: int, ended: bool) -> Collection[str]:
         if cur.known is None:
-            cur.known = known_cards(rules, {"game": cur.game, "deal": cur.deal, "dealer": cur.dealer,
-                                            "deck": list(cur.deck), "key": cur.key},
-                                    [(m[0], t) for m, t in zip(cur.moves, cur.texts, strict=True)], header.seats)
+            cur.known = knows.known_cards(rules, {"game": cur.game, "deal": cur.deal, "dealer": cur.dealer,
+                                                  "deck": list(cur.deck), "key": cur.key},
+                                          [(m[0], t) for m, t in zip(cur.moves, cur.texts, strict=True)], header.seats)
         return cur.known[-1 if ended else min(k, len(cur.known) - 2)][seat]
 
-    count = [0]
     for seat, msgs in enumerate(seat_messages):
-        # A seat that asked for no event messages learns a deal's moves from its requests: the
-        # state of a request comes after every move before the one answering it.
-        lean = not header.events_for(seat) if seat < header.seats else False
-        answered = False  # a lean seat's last request was answered by the move at index k
-        cur: _DealTruth | None = None
-        k, ended = 0, False
-        for i, msg in enumerate(story(msgs)):
-            kind = str(msg.WhichOneof("kind"))
-            where = f"seat {seat} message #{i} ({kind})"
-            seq: int | None = cur.seq if cur is not None else 0
-            if kind == "deal_started":
-                g, d = msg.deal_started.game_number, msg.deal_started.deal_number
-                cur = truths.get((g, d))
-                if cur is None:
-                    raise _fail("information", None, where, "a deal of the replay", f"game {g} deal {d}")
-                k, ended, seq, answered = 0, False, cur.seq, False
-            elif kind == "event":
-                if cur is None:
-                    raise _fail("information", None, where, "an event within a deal", "an event before any deal")
-                k += 1
-                if k > len(cur.moves):
-                    raise _fail("information", cur.seq, where, f"at most {len(cur.moves)} events in this deal", k)
-                seq = cur.moves[k - 1][3]
-            elif kind == "action_request":
-                ar = msg.action_request
-                if lean and cur is not None:
-                    k = _moves_before_request(cur, seat, k + 1 if answered else k, ar.request_id)
-                    answered = k < len(cur.moves) and cur.moves[k][4] == ar.request_id
-                    seq = cur.moves[k - 1][3] if k else cur.seq
-                # a game that sends a deal's events with each request sends exactly those so far
-                if cur is None or (ar.events and len(ar.events) != k):
-                    raise _fail("information", seq, where, f"a request after {k} events of the current deal",
-                                "no deal" if cur is None else f"a request after {len(ar.events)} events")
-            elif kind == "deal_finished":
-                ended = True
-                if lean and cur is not None:
-                    k = len(cur.moves)
-                if cur is not None and cur.end_seq is not None:
-                    seq = cur.end_seq
-            knowledge: Collection[str]
-            if cur is None or kind in ("match_started", "game_finished"):
-                knowledge = ()
-            else:
-                knowledge = knowledge_of(cur, seat, k, ended)
-            bad = _first_unknown(msg, knowledge, count, card_text)
-            if bad is not None:
-                path, text = bad
-                card = card_text(text)
-                if card is None:
-                    raise _fail("information", seq, f"{where} {path}", "a card", text)
-                raise _fail("information", seq, f"{where} {path}", f"a card seat {seat} could know", card,
-                            f"{card} is hidden from seat {seat} at this point: not in its hand, never face up, "
-                            "not drawn by it, not shown at a showdown")
-    return count[0]
+        _check_seat(replay, truths, seat, story(msgs), knowledge_of, cards)
+    if cards.unreadable is not None:
+        raise Unchecked(cards.unreadable)
+    if cards.count == 0:
+        told = sum(len(story(m)) for m in seat_messages)
+        raise Unchecked(f"no card found in the {plural(told, 'message')} sent to the seats"
+                        + (" (no deal was dealt)" if not truths else
+                           f": the game {header.game!r} names no field of its messages that holds one "
+                           "(KnowsCards.card_fields) the audit could read"))
+    return cards.count
+
+
+def _check_seat(replay: Replay, truths: Mapping[tuple[int, int], _DealTruth], seat: int,
+                msgs: Sequence[bot_pb2.RefereeMessage],
+                knowledge_of: Callable[[_DealTruth, int, int, bool], Collection[str]], cards: _Cards) -> None:
+    """Check 6 for one seat's story."""
+    header = replay.header
+    # A seat that asked for no event messages learns a deal's moves from its requests: the
+    # state of a request comes after every move before the one answering it.
+    lean = not header.events_for(seat) if seat < header.seats else False
+    answered = False  # a lean seat's last request was answered by the move at index k
+    cur: _DealTruth | None = None
+    k, ended = 0, False
+    for i, msg in enumerate(msgs):
+        kind = str(msg.WhichOneof("kind"))
+        where = f"seat {seat} message #{i} ({kind})"
+        seq: int | None = cur.seq if cur is not None else 0
+        if kind == "deal_started":
+            g, d = msg.deal_started.game_number, msg.deal_started.deal_number
+            cur = truths.get((g, d))
+            if cur is None:
+                raise _fail("information", None, where, "a deal of the replay", f"game {g} deal {d}")
+            k, ended, seq, answered = 0, False, cur.seq, False
+        elif kind == "event":
+            if cur is None:
+                raise _fail("information", None, where, "an event within a deal", "an event before any deal")
+            k += 1
+            if k > len(cur.moves):
+                raise _fail("information", cur.seq, where, f"at most {len(cur.moves)} events in this deal", k)
+            seq = cur.moves[k - 1][3]
+        elif kind == "action_request":
+            ar = msg.action_request
+            if lean and cur is not None:
+                k = _moves_before_request(cur, seat, k + 1 if answered else k, ar.request_id)
+                answered = k < len(cur.moves) and cur.moves[k][4] == ar.request_id
+                seq = cur.moves[k - 1][3] if k else cur.seq
+            # a game that sends a deal's events with each request sends exactly those so far
+            if cur is None or (ar.events and len(ar.events) != k):
+                raise _fail("information", seq, where, f"a request after {k} events of the current deal",
+                            "no deal" if cur is None else f"a request after {len(ar.events)} events")
+        elif kind == "deal_finished":
+            ended = True
+            if lean and cur is not None:
+                k = len(cur.moves)
+            if cur is not None and cur.end_seq is not None:
+                seq = cur.end_seq
+        knowledge: Collection[str]
+        if cur is None or kind in ("match_started", "game_finished"):
+            knowledge = ()
+        else:
+            knowledge = knowledge_of(cur, seat, k, ended)
+        bad = cards.first_unknown(msg, knowledge)
+        if bad is not None:
+            path, text = bad
+            card = cards.text(text)
+            if card is None:
+                raise _fail("information", seq, f"{where} {path}", "a card", text)
+            raise _fail("information", seq, f"{where} {path}", f"a card seat {seat} could know", card,
+                        f"{card} is hidden from seat {seat} at this point: not in its hand, never face up, "
+                        "not drawn by it, not shown at a showdown")
 
 
 def _moves_before_request(truth: _DealTruth, seat: int, after: int, request_id: int) -> int:
@@ -724,8 +827,11 @@ def _moves_before_request(truth: _DealTruth, seat: int, after: int, request_id: 
 # ----------------------------------------------------------------------------------------------
 # putting it together
 # ----------------------------------------------------------------------------------------------
-def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | None = None) -> ReplayAudit:
-    """Audit one replay given as its lines (without newlines)."""
+def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | None = None,
+                allow_unchecked: bool = False) -> ReplayAudit:
+    """Audit one replay given as its lines (without newlines). A check that cannot be made for
+    the replay's game (:class:`Unchecked`) is reported in :attr:`ReplayAudit.unchecked`, never
+    passed, and the audit is not ``ok`` unless ``allow_unchecked``."""
     a = ReplayAudit(path=path, expected_hash=expect_hash.lower() if expect_hash else None)
     try:
         objects = check_chain(lines)
@@ -749,13 +855,16 @@ def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | No
             return a
         a.messages = check_digests(replay, again.seat_messages, a.notes)
         (a.skipped if _other_protocol(replay) else a.passed).append("digests")
-        a.cards_checked = check_information(replay, again.seat_messages)
-        a.passed.append("information")
-        a.ok = True
+        try:
+            a.cards_checked = check_information(replay, again.seat_messages)
+            a.passed.append("information")
+        except Unchecked as e:
+            a.unchecked["information"] = str(e)
+        a.ok = allow_unchecked or not a.unchecked
     except _Stop as stop:
         a.discrepancy = stop.discrepancy
     except Exception as e:  # a record the checks did not expect: still a failed audit, never a crash
-        nxt = next((c for c in CHECKS if c not in a.passed), "chain")
+        nxt = next((c for c in CHECKS if c not in a.passed and c not in a.unchecked), "chain")
         a.discrepancy = Discrepancy(nxt, None, "(record)", "well-formed records", repr(e),
                                     "a record has a value the checks did not expect")
     return a
@@ -783,15 +892,15 @@ def _describe(a: ReplayAudit, replay: Replay) -> None:
     a.actions = sum(1 for r in replay.records if isinstance(r, ActionRecord))
 
 
-def audit_file(path: Path, *, expect_hash: str | None = None) -> ReplayAudit:
-    """Audit one replay file."""
+def audit_file(path: Path, *, expect_hash: str | None = None, allow_unchecked: bool = False) -> ReplayAudit:
+    """Audit one replay file (``allow_unchecked``: see :func:`audit_lines`)."""
     try:
         data = path.read_bytes()
     except OSError as e:
         a = ReplayAudit(path=str(path))
         a.discrepancy = Discrepancy("chain", None, "(file)", "a readable replay file", str(e.strerror or e))
         return a
-    return audit_lines(split_lines(data), path=str(path), expect_hash=expect_hash)
+    return audit_lines(split_lines(data), path=str(path), expect_hash=expect_hash, allow_unchecked=allow_unchecked)
 
 
 @dataclass(slots=True)
@@ -885,6 +994,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "  5 digests      each seat's message digest recomputed from the re-run's messages\n"
             "  6 information  no message to a seat shows a card that seat could not know\n"
             "The first discrepancy is reported (record seq, field, expected, found) and the exit code is 1.\n"
+            "A check the replay's game gives the audit no means to make (e.g. a game that does not say\n"
+            "what each seat may know, or whose messages the audit cannot read) is reported NOT CHECKED,\n"
+            "never passed, and the exit code is 1 unless --allow-unchecked.\n"
             "A RUN_DIR is searched for *.jsonl; the final hashes listed in its results.json are checked."
         ),
         epilog=(
@@ -892,7 +1004,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "  arena audit runs/demo-20250101-120000             # every replay of a run\n"
             "  arena audit runs/demo-20250101-120000/replays/m1.jsonl --expect-hash 3fa2…\n"
             "  arena audit replay.jsonl --json\n"
-            "Exit codes: 0 every replay passed, 1 a discrepancy, 2 nothing to audit.\n"
+            "Exit codes: 0 every replay passed, 1 a discrepancy or a check not made, 2 nothing to audit.\n"
             "Covered by the hash chain only (anchor the final hash with --expect-hash):\n  "
             + "\n  ".join(CHAIN_ONLY)
         ),
@@ -905,6 +1017,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="print only failures and the summary line")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="audit N replays at a time in separate processes (default 1)")
+    p.add_argument("--allow-unchecked", action="store_true",
+                   help="exit 0 even if a check could not be made for a replay's game (it is still reported "
+                        "NOT CHECKED, never passed)")
     p.set_defaults(handler=run)
     return p
 
@@ -921,20 +1036,33 @@ def _summary_line(a: ReplayAudit) -> str:
     return f"{a.match_id}: {names}: {res}{score}"
 
 
+def _passed_lines(a: ReplayAudit) -> list[str]:
+    """An audit without a discrepancy: its checks passed — and those not made, never marked ✓
+    (nor an information check that read no card: it was not made)."""
+    unchecked = dict(a.unchecked)
+    if "information" in a.passed and a.cards_checked == 0:
+        unchecked["information"] = "no card was read"
+    cards = "cards not checked" if "information" in unchecked else f"{plural(a.cards_checked, 'card')} checked"
+    out = [f"{'OK' if not unchecked else 'OK, NOT CHECKED' if a.ok else 'NOT CHECKED'}  {a.path}",
+           f"      {_summary_line(a)}",
+           f"      {plural(a.games, 'game')}, {plural(a.deals, 'deal')}, {plural(a.actions, 'action')}, "
+           f"{plural(a.records, 'record')}; messages {'/'.join(map(str, a.messages))}, {cards}"]
+    marks = ({c: " ✓" for c in a.passed} | {c: " – (not comparable, see the note)" for c in a.skipped}
+             | {c: " ✗ NOT CHECKED" for c in unchecked})
+    out.append("      " + "  ".join(c.replace("rerun", "re-run") + marks[c] for c in CHECKS if c in marks))
+    out.extend(f"      not checked: {c}: {why}" + (" (allowed: --allow-unchecked)" if a.ok else "")
+               for c, why in unchecked.items())
+    out.append(f"      final hash {a.final_hash}" + (" (as expected)" if a.expected_hash else ""))
+    return out
+
+
 def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet: bool = False) -> str:
     out: list[str] = []
     for a in audits:
-        if a.ok:
-            if quiet:
+        if a.discrepancy is None:
+            if quiet and not a.unchecked:
                 continue
-            out.append(f"OK    {a.path}")
-            out.append(f"      {_summary_line(a)}")
-            out.append(f"      {plural(a.games, 'game')}, {plural(a.deals, 'deal')}, {plural(a.actions, 'action')}, "
-                       f"{plural(a.records, 'record')}; messages {'/'.join(map(str, a.messages))}, "
-                       f"{plural(a.cards_checked, 'card')} checked")
-            marks = {c: " ✓" for c in a.passed} | {c: " – (not comparable, see the note)" for c in a.skipped}
-            out.append("      " + "  ".join(c.replace("rerun", "re-run") + marks[c] for c in CHECKS if c in marks))
-            out.append(f"      final hash {a.final_hash}" + (" (as expected)" if a.expected_hash else ""))
+            out.extend(_passed_lines(a))
         else:
             out.append(f"FAIL  {a.path}")
             if a.match_id:
@@ -962,13 +1090,19 @@ def render(audits: Sequence[ReplayAudit], run_checks: Sequence[RunCheck], quiet:
     older = sum(1 for a in audits if a.ok and a.skipped)
     if older and failed == 0:
         verdict += f" ({older} of an earlier bot protocol: message digests not comparable)"
+    unchecked = sum(1 for a in audits if a.unchecked and a.discrepancy is None)
+    if unchecked:
+        allowed = all(a.ok for a in audits if a.unchecked)
+        verdict = ("all checks made passed" if failed == 0 else verdict) + (
+            f"; {unchecked} NOT fully CHECKED" + (" (allowed: --allow-unchecked)" if allowed
+                                                  else " (fails the audit unless --allow-unchecked)"))
     out.append(f"Audited {plural(len(audits), 'match', 'matches')}: {ok} passed, {verdict}; "
                f"{plural(deals, 'deal')}, {plural(actions, 'action')}.")
     return "\n".join(out)
 
 
-def _audit_one(target: tuple[Path, str | None]) -> ReplayAudit:
-    return audit_file(target[0], expect_hash=target[1])
+def _audit_one(target: tuple[Path, str | None, bool]) -> ReplayAudit:
+    return audit_file(target[0], expect_hash=target[1], allow_unchecked=target[2])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -994,13 +1128,14 @@ def run(args: argparse.Namespace) -> int:
             print("arena audit: --expect-hash needs exactly one replay", file=sys.stderr)
             return EXIT_USAGE
         targets[0] = (targets[0][0], args.expect_hash)
+    jobs = [(path, expected, bool(args.allow_unchecked)) for path, expected in targets]
     if args.jobs > 1 and len(targets) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            audits = list(pool.map(_audit_one, targets))
+            audits = list(pool.map(_audit_one, jobs))
     else:
-        audits = [_audit_one(t) for t in targets]
+        audits = [_audit_one(t) for t in jobs]
     failed = any(not a.ok for a in audits) or any(rc.missing for rc in run_checks)
     if args.json:
         print(json.dumps({
@@ -1010,6 +1145,7 @@ def run(args: argparse.Namespace) -> int:
             "runs": [{"results_file": rc.results_file, "hashes_checked": len(rc.expected),
                       "missing": [d.to_dict() for d in rc.missing], "unlisted": rc.unlisted} for rc in run_checks],
             "summary": {"matches": len(audits), "passed": sum(1 for a in audits if a.ok),
+                        "unchecked": sum(1 for a in audits if a.unchecked),
                         "deals": sum(a.deals for a in audits), "actions": sum(a.actions for a in audits),
                         "final_hashes": {a.path: a.final_hash for a in audits}},
             "chain_only": list(CHAIN_ONLY),

@@ -294,7 +294,7 @@ function show(i){
   if (p.l && v.last) {
     lm.append(p.l.who + ' ' + v.last.text + ' ');
     for (const c of v.last.cards) lm.append(card(c, 'small'));
-    const x = document.createElement('span'); x.className = 'deadwood'; x.textContent = p.l.extra; lm.append(x);
+    const x = document.createElement('span'); x.className = 'seat-notes'; x.textContent = p.l.extra; lm.append(x);
   } else { lm.append(t('dealt')); }
   $('faults').textContent = (p.f || []).join(' · ');
   const de = $('deal-end');
@@ -321,7 +321,7 @@ def _seat(view: MatchView, seat: int, words: Words) -> str:
     return (f'<div class="seat" id="seat-{seat}"><div class="name">{escape(view.seat_name(seat))}'
             f'<span class="tag">{escape(words._("seat {seat}", seat=seat))}</span>'
             f'<span class="tag" id="tomove-{seat}"></span>'
-            f'<span class="deadwood" id="count-{seat}"></span></div>'
+            f'<span class="seat-notes" id="count-{seat}"></span></div>'
             f'<div class="hand" id="hand-{seat}" data-cards=""></div></div>')
 
 

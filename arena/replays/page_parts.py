@@ -59,7 +59,7 @@ line-height:1.05;user-select:none}
 #discard .card{margin-right:-12px}#discard .card:last-child{margin-right:0;outline:2px solid #fff}
 #last-move{min-height:22px;margin:6px 2px;font-size:13px;display:flex;align-items:center;gap:6px;flex-wrap:wrap}
 #faults{color:#ffb4a8;font-size:13px}
-.deadwood{font-size:12px;opacity:.9;margin-left:4px}
+.seat-notes{font-size:12px;opacity:.9;margin-left:4px}
 #deal-end{margin-top:10px;padding:10px;border-radius:10px;background:#fff8dc;color:#222;border:1px solid #d8c98e}
 #deal-end h3{margin:0 0 6px;font-size:15px}
 #deal-end .row{display:flex;flex-wrap:wrap;align-items:center;gap:6px;margin:4px 0}

@@ -29,13 +29,12 @@ def _plain(content: Message) -> str:
 
 
 def describer(game: str, style: Style) -> Describe:
-    """How a game's content is written: its wire's ``describe`` (cards in ``style``), or
-    protobuf's text format for a game without one (or one not installed)."""
+    """How a game's content is written: its declared ``describe`` (``referee.games.Capabilities``;
+    cards in ``style``), or protobuf's text format for a game without one (or one not installed)."""
     try:
-        wire = games.get(game).wire
+        describe = games.get(game).capabilities.describe
     except ValueError:
         return _plain
-    describe = getattr(wire, "describe", None)
     if describe is None:
         return _plain
     return lambda content: str(describe(content, style.card))
@@ -46,8 +45,7 @@ def game_text(msg: Message, describe: Describe) -> str:
     member = msg.WhichOneof("game")
     if member is None:
         return ""
-    content = getattr(msg, member)
-    return _plain(content) if member == "other" else describe(content)
+    return describe(getattr(msg, member))  # a plugin's content too: its packed ``other``
 
 
 def message_line(i: int, msg: bot_pb2.RefereeMessage, style: Style | None = None, game: str = "") -> str:

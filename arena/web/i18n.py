@@ -263,7 +263,7 @@ def _game_words(code: str) -> dict[str, dict[str, str]]:
     return game_words(code)
 
 
-GAME_TEXT_KEYS = frozenset({"text", "notes", "label", "name"})
+GAME_TEXT_KEYS = frozenset({"text", "notes", "label", "name", "loose_name"})
 """The keys of a description whose strings are the game's words (a pile's ``name`` among them)."""
 
 

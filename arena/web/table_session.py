@@ -250,7 +250,8 @@ class SeatSessions:
                     at = (msg.deal_finished.result.game_number, msg.deal_finished.result.deal_number)
                 view = self._end_view(reg, match, seat.index, at)
                 seat.add(kind, json_format.MessageToDict(msg, always_print_fields_with_no_presence=True),
-                         view or self._view(reg, match, seat.index), *_words(msg, kind, describe, reg.wire))
+                         view or self._view(reg, match, seat.index),
+                         *_words(msg, kind, describe, reg.capabilities.event_words))
                 if kind == "error" and msg.error.code == bot_pb2.ERROR_CODE_TOO_LATE:
                     seat.request = None  # the computer played it; the person plays on from the next request
                     _tell(seat, TIME_RAN_OUT)
@@ -282,7 +283,7 @@ class SeatSessions:
         its end arrive after it — from the presentation's ``deal_end_view``; ``None``: the match is
         still in that deal (or the game cannot tell), the view now is the one."""
         match = table.match
-        ended = getattr(reg.presentation, "deal_end_view", None)
+        ended = reg.capabilities.deal_end_view
         if at is None or ended is None or match is None or (match.game_number, match.deal_number) == at:
             return None
         view = ended(match, seat, *at)
@@ -337,13 +338,12 @@ def _answered(seat: Seat, before: int) -> dict[str, Any] | None:
 
 
 def _words(msg: bot_pb2.RefereeMessage, kind: str, describe: seat_lines.Describe,
-           wire: games.GameWire) -> tuple[str, dict[str, list[object]]]:
+           event_words: games.EventWords | None) -> tuple[str, dict[str, list[object]]]:
     """A move's or a result's game content in the game's words, or ``""``; with the texts that
-    make it translatable (``t.game``): a move in the presentation's words where the wire has
-    ``event_words``, any other content in its ``describe``'s line (English)."""
-    event_words = getattr(wire, "event_words", None)
+    make it translatable (``t.game``): a move in the presentation's words where the game declares
+    ``event_words`` (``games.Capabilities``), any other content in its ``describe``'s line (English)."""
     member = msg.event.WhichOneof("game") if kind == "event" else None
-    if event_words is not None and member not in (None, "other"):
+    if event_words is not None and member is not None:  # a plugin's ``other`` as Gin's and Rummy's own
         say = Words()
         try:
             return str(event_words(getattr(msg.event, member), say)), say.texts

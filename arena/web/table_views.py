@@ -320,12 +320,21 @@ async def table_page(request: Request) -> Response:
     return _page(request, f"{table.settings.game}: {tr._(' vs ').join(p.name or '…' for p in table.places)}",
                  table_body(tr),
                  data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(seat.index),
-                       "game": table.settings.game,
+                       "game": table.settings.game, "fields": json.dumps(_result_words(table.settings.game)),
                        "fill": f"{base}/fill", "start": f"{base}/start", "rematch": f"{base}/rematch",
                        "leave": f"{base}/leave",
                        "join": f"{TABLES}/j/{table.code}", "bots": json.dumps(list(table.settings.bots)),
                        "signed": "yes" if room.signed_in(request) is not None else "",
                        "players": json.dumps(list(table.names()))})
+
+
+def _result_words(game: str) -> list[str]:
+    """The game's words for its result fields (``games.Capabilities.result_words``), for the
+    table's script; none for a game that is not installed here."""
+    try:
+        return list(games.get(game).capabilities.result_words)
+    except ValueError:
+        return []
 
 
 async def table_replay(request: Request) -> Response:

@@ -198,6 +198,15 @@ class Deal(State):
         return tuple(self._history)
 
     @property
+    def steps(self) -> int:
+        """How many moves the deal has had (chance steps included): ``len(history)``, without the copy."""
+        return len(self._history)
+
+    def last_move(self, back: int = 1) -> Move:
+        """The move ``back`` steps from the end of :attr:`history` (1: the latest), without the copy."""
+        return self._history[-back]
+
+    @property
     def actions(self) -> list[Action]:
         """The actions played so far (what :meth:`replay` needs besides the deck)."""
         return [m.action for m in self._history if m.action is not None]

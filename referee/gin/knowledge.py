@@ -15,6 +15,12 @@ from ._cards import parse_card
 from ._deal import Deal
 from ._rules import RuleSet
 
+CARD_FIELDS = frozenset({
+    "card", "cards", "hand", "my_deadwood_cards", "discard_pile", "first_upcard", "forbidden_discard",
+    "laid_off", "deadwood_cards", "knock_discard", "upcard",
+})
+"""The fields of ``gin.proto``'s messages that hold cards (``KnowsCards.card_fields``)."""
+
 
 def known_cards(rules: RuleSet, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
                 seats: int) -> list[list[set[str]]]:

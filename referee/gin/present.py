@@ -247,6 +247,7 @@ class GinPresentation:
                       {"name": T("stock"), "count": view.stock_size, "cards": None}],
             "table": None, "scores": list(view.scores), "to_move": view.to_move, "phase": view.phase,
             "notes": notes, "last": last, "legal": legal, "end": end, "texts": say.texts,
+            "loose_name": T("deadwood"),
         }, say)
 
     def action_from_text(self, text: str) -> Action:
@@ -268,6 +269,13 @@ class GinPresentation:
     def game_end_notes(self, record: Mapping[str, Any]) -> list[str]:
         return ["shutout"] if record.get("shutout") else []
 
+
+RESULT_WORDS = (
+    T("cards"), T("melds"), T("laid off"), T("deadwood cards"), T("deadwood"), T("outcome"), T("knocker"),
+    T("points"), T("doubled"), T("hands"), T("knock discard"), T("deal points"), T("deals won"), T("shutout"),
+)
+"""The fields of the game's result messages (``DealResult`` and ``GameResult``, in words: ``deadwoodCards`` is
+``deadwood cards``) that a page labels in the game's words (``games.Capabilities.result_words``)."""
 
 PRESENTATION = GinPresentation()
 """Gin's presentation, as its registration names it."""

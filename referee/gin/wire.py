@@ -15,7 +15,7 @@ from gin_arena.v2.games import gin_pb2
 from referee import games, gin
 from referee.cardcore.present import Words
 from referee.gin import knowledge as gin_knowledge
-from referee.gin.present import PRESENTATION, move_words
+from referee.gin.present import PRESENTATION, RESULT_WORDS, move_words
 from referee.gin.records import GinDealEnd, GinGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -485,10 +485,6 @@ class GinGame:
         """A preset of the rules."""
         return gin.RuleSet.preset(name)
 
-    def rules_presets(self) -> Sequence[str]:
-        """classic, oklahoma, straight, short."""
-        return gin.PRESETS
-
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless a Gin rule set."""
         if not isinstance(rules, gin.RuleSet):
@@ -506,6 +502,11 @@ class GinGame:
     def rules_from_dict(self, data: Mapping[str, Any]) -> gin.RuleSet:
         """A rule set from plain values."""
         return gin.RuleSet.from_dict(dict(data))
+
+    @property
+    def card_fields(self) -> frozenset[str]:
+        """The fields of its messages that hold cards (``games.KnowsCards``)."""
+        return gin_knowledge.CARD_FIELDS
 
     def card_text(self, text: str) -> str | None:
         return gin_knowledge.card_text(text)
@@ -535,13 +536,6 @@ class GinGame:
     def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
         """The deck and key of a deal, from the seed."""
         return [str(c) for c in gin.deck_for_deal(seed, game, deal)], gin.deal_key(seed, game, deal)
-
-    def deal_from_deck(self, rules: gin.RuleSet, deck: Sequence[str], dealer: int, seats: int,
-                       key: bytes) -> gin.Deal:
-        """The deal a deck order and dealer give (two seats)."""
-        if seats != _NUM_SEATS:
-            raise ValueError(f"gin is played by {_NUM_SEATS} seats; got {seats}")
-        return gin.Deal.from_deck([card_from_text(c, "deck") for c in deck], dealer, rules, key=key)
 
     def result_fields(self, outcome: gin.MatchOutcome | None) -> dict[str, Any]:
         """Games won and totals (empty lists when no match was played)."""
@@ -588,7 +582,7 @@ class GinMatch:
     @property
     def actions_in_deal(self) -> int:
         """Steps of the current deal."""
-        return len(self.match.deal._history)
+        return self.match.deal.steps
 
     @property
     def scores(self) -> tuple[int, ...]:
@@ -635,12 +629,11 @@ class GinMatch:
         match = self.match
         deal = match.deal
         events = match.apply(action, seat)
-        history = deal._history
-        move = history[-1]
+        move = deal.last_move()
         reshuffle: gin.Move | None = None
         if move.seat == -1:  # the discard just played triggered a reshuffle
             reshuffle = move
-            move = history[-2]
+            move = deal.last_move(2)
         card = move.card
         revealed = str(card) if card is not None else None
         out: list[games.Happening] = [games.Acted(seat, action, str(action), revealed, move)]
@@ -915,9 +908,14 @@ class GinWire:
 SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.{n}_bot"))
                     for n in ("random", "greedy", "expert"))
 """Gin's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
-REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION, games.catalogs_in("referee.gin"),
+_ENGINE, _CONVERSION = GinGame(), GinWire()
+_CAPABILITIES = games.Capabilities(
+    knows_cards=_ENGINE, first_dealer=_ENGINE, describe=_CONVERSION.describe,
+    event_words=_CONVERSION.event_words, hasty=_CONVERSION.hasty, deal_end_view=PRESENTATION.deal_end_view,
+    result_words=RESULT_WORDS)
+REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.gin"),
                               bots=SAMPLE_BOTS, demo=games.Demo(opponent="greedy"),
-                              help=games.catalogs_in("referee.gin", "help"))
+                              help=games.catalogs_in("referee.gin", "help"), capabilities=_CAPABILITIES)
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -131,9 +131,11 @@ def lay_off(meld: TableMeld, card: Card, seat: int, end: End) -> TableMeld:
 
 
 def table_value(meld: TableMeld, placed: Placed, face_values: str) -> int:
-    """A table card's value (R8.1, R9.4): an ace laid high in a run of fewer than 13 cards
-    counts 15, any other ace 1, other cards as in a hand."""
-    if placed.card.rank == 1 and meld.kind == "run" and meld.high == 14 and meld.high - meld.low < 12:
+    """A table card's value (R8.1, R9.4): an ace above the king of a run counts 15 — also when it
+    completes a 13-card run (2..K, the ace laid off at the high end) —, any other ace 1 (in a set,
+    below the two: A..K or laid off below a 2..K run), other cards as in a hand. The run's
+    positions say which end the ace sits at: position 14 is above the king."""
+    if placed.card.rank == 1 and meld.kind == "run" and meld.high == 14:
         return 15
     return card_value(placed.card, face_values)
 

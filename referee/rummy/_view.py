@@ -74,7 +74,8 @@ class InformationState(Value):
     legal_actions: tuple[Action, ...]
     """What this seat may do now (empty unless it is to move)."""
     scores: tuple[int, ...]
-    """Game totals by seat before this deal."""
+    """The game's totals by seat so far: before the deal in play; once the game is over (its
+    last deal scored), after that deal."""
     game_number: int
     """Game in the match, from 1."""
     deal_number: int

@@ -14,6 +14,11 @@ from ._cards import parse_card
 from ._deal import Deal
 from ._rules import RummyRules
 
+CARD_FIELDS = frozenset({
+    "card", "cards", "hand", "discard_pile", "upcard", "must_use", "stopped", "drawn_card", "taken_cards",
+})
+"""The fields of ``rummy.proto``'s messages that hold cards (``KnowsCards.card_fields``)."""
+
 
 def known_cards(rules: RummyRules, deal: Mapping[str, Any], moves: Sequence[tuple[int, str]],
                 seats: int) -> list[list[set[str]]]:

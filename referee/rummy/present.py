@@ -310,6 +310,7 @@ class RummyPresentation:
                       {"name": T("stock"), "count": view.stock_size, "cards": None}],
             "table": [_meld(m) for m in view.table], "scores": list(view.scores), "to_move": view.to_move,
             "phase": view.phase, "notes": notes, "last": last, "legal": legal, "end": end, "texts": say.texts,
+            "loose_name": T("deadwood"),
         }, say)
 
     def action_from_text(self, text: str) -> Action:
@@ -329,6 +330,13 @@ class RummyPresentation:
             notes.append("deal limit reached")
         return notes
 
+
+RESULT_WORDS = (
+    T("cards"), T("points"), T("hands"), T("reason"), T("rummy doubled"), T("hand values"), T("table points"),
+    T("table"), T("deals"),
+)
+"""The fields of the game's result messages (``DealResult`` and ``GameResult``, in words: ``deadwoodCards`` is
+``deadwood cards``) that a page labels in the game's words (``games.Capabilities.result_words``)."""
 
 PRESENTATION = RummyPresentation()
 """Rummy's presentation, as its registration names it."""

@@ -16,7 +16,7 @@ from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
 from referee.cardcore.present import Words
 from referee.rummy import knowledge as rummy_knowledge
-from referee.rummy.present import PRESENTATION, move_words, moved_cards
+from referee.rummy.present import PRESENTATION, RESULT_WORDS, move_words, moved_cards
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
 from referee.wire import envelope as _env
 from referee.wire.envelope import LEN as _LEN
@@ -385,10 +385,6 @@ class RummyGame:
         """A preset of the rules."""
         return rummy.RummyRules.preset(name)
 
-    def rules_presets(self) -> Sequence[str]:
-        """rummy, open, michigan, bozenkill."""
-        return rummy.PRESETS
-
     def check_rules(self, rules: Any) -> None:
         """``ValueError`` unless a rummy rule set."""
         if not isinstance(rules, rummy.RummyRules):
@@ -405,6 +401,11 @@ class RummyGame:
     def rules_from_dict(self, data: Mapping[str, Any]) -> rummy.RummyRules:
         """A rule set from plain values."""
         return rummy.RummyRules.from_dict(dict(data))
+
+    @property
+    def card_fields(self) -> frozenset[str]:
+        """The fields of its messages that hold cards (``games.KnowsCards``)."""
+        return rummy_knowledge.CARD_FIELDS
 
     def card_text(self, text: str) -> str | None:
         return rummy_knowledge.card_text(text)
@@ -430,11 +431,6 @@ class RummyGame:
     def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
         """The deck and key of a deal, from the seed."""
         return [str(c) for c in rummy.deck_for_deal(seed, game, deal)], rummy.deal_key(seed, game, deal)
-
-    def deal_from_deck(self, rules: rummy.RummyRules, deck: Sequence[str], dealer: int, seats: int,
-                       key: bytes) -> rummy.Deal:
-        """The deal a deck order and dealer give (R3)."""
-        return rummy.Deal.from_deck([rummy.parse_card(c) for c in deck], dealer, rules, seats, key=key)
 
     def result_fields(self, outcome: rummy.MatchOutcome | None) -> dict[str, Any]:
         """Games won (first places) and the points summed over the games (empty lists when no
@@ -792,9 +788,13 @@ class RummyWire:
 SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.rummy_{n}_bot"))
                     for n in ("random", "hoarder", "greedy"))
 """Rummy's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
-REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION, games.catalogs_in("referee.rummy"),
+_ENGINE, _CONVERSION = RummyGame(), RummyWire()
+_CAPABILITIES = games.Capabilities(
+    knows_cards=_ENGINE, describe=_CONVERSION.describe, event_words=_CONVERSION.event_words,
+    deal_end_view=PRESENTATION.deal_end_view, result_words=RESULT_WORDS)
+REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.rummy"),
                               bots=SAMPLE_BOTS, demo=games.Demo(seats=4, games=8, opponent="greedy"),
-                              help=games.catalogs_in("referee.rummy", "help"))
+                              help=games.catalogs_in("referee.rummy", "help"), capabilities=_CAPABILITIES)
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -30,12 +30,9 @@
   let opened = '';                // the kind of move whose every way is listed ('' : none)
   const MANY = 12;                // more moves of one kind than this: grouped under the kind
   const TURN = t('● Your turn — ');  // the title's prefix while it is the person's turn
-  // The result fields the games' protos have, in the page's language (any other: its own words).
-  const FIELDS = {cards: t('cards'), melds: t('melds'), 'laid off': t('laid off'), 'deadwood cards': t('deadwood cards'),
-    deadwood: t('deadwood'), outcome: t('outcome'), knocker: t('knocker'), points: t('points'), doubled: t('doubled'),
-    hands: t('hands'), 'knock discard': t('knock discard'), 'deal points': t('deal points'), 'deals won': t('deals won'),
-    shutout: t('shutout'), reason: t('reason'), 'rummy doubled': t('rummy doubled'), 'hand values': t('hand values'),
-    'table points': t('table points'), table: t('table'), deals: t('deals')};
+  // The game's result fields it has words for (its registration's result_words, translated by its
+  // catalog through t.game); any other field shows its key.
+  const FIELDS = JSON.parse(body.dataset.fields || '[]');
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -155,7 +152,10 @@
       return;
     }
     for (const g of s.hand.groups) { const m = show(g, 'meld'); m.title = t('meld'); hand.appendChild(m); }
-    if (s.hand.loose.length) hand.appendChild(part(t('deadwood'), show(s.hand.loose, 'loose')));
+    if (s.hand.loose.length) {  // what the game calls the cards outside its groups, where it names them
+      const d = show(s.hand.loose, 'loose');
+      hand.appendChild(view.loose_name ? part(named(view.loose_name), d) : d);
+    }
     target.appendChild(hand);
   }
   // Direct play: the move a touch on a pile or a meld of the table makes. The game says which
@@ -243,6 +243,7 @@
     const last = $('last');
     last.textContent = '';
     if (view.last) last.appendChild(el('span', '', moveLine(view.last.seat, view.last.text, view.texts)));
+    if (view.notes && view.notes.length) piles.appendChild(el('div', 'notes deal-notes', view.notes.map(named).join(' · ')));
     if (view.end) drawEnd(view.end, null);
     drawMoves();
   }
@@ -378,7 +379,7 @@
   }
   function words(key) {
     const w = key.replace(/([A-Z])/g, ' $1').toLowerCase();
-    return Object.prototype.hasOwnProperty.call(FIELDS, w) ? FIELDS[w] : w;
+    return FIELDS.includes(w) ? t.game(w, null, game) : w;
   }
   // A game's own part of a result, drawn field by field (the page names no game).
   function fields(obj, into) {
@@ -429,7 +430,10 @@
         if (s.counted === 'all') { endHand(row, s); box.appendChild(row); continue; }
         const hand = el('div', 'hand');
         for (const g of s.groups) hand.appendChild(cards(g, 'meld'));
-        if (s.loose.length) hand.appendChild(part(t('deadwood'), cards(s.loose, 'loose')));
+        if (s.loose.length) {
+          const d = cards(s.loose, 'loose');
+          hand.appendChild(view && view.loose_name ? part(named(view.loose_name), d) : d);
+        }
         if (s.laid_off.length) hand.appendChild(part(t('laid off'), cards(s.laid_off, 'meld')));
         row.appendChild(hand);
         box.appendChild(row);
@@ -486,8 +490,8 @@
     head.appendChild(tr);
   }
   // A game's end on the score sheet, before its totals: the game's own numbers by seat (its
-  // result's fields, e.g. Gin's deal points and deals won), its flags the page has words for (a
-  // shutout), and the bonuses: the final totals less the deal points, where the game has them.
+  // result's fields, e.g. the deal points and deals won of a game with them), its flags the game
+  // has words for (result_words), and the bonuses: the final totals less the deal points, where the game has them.
   function gameRows(r) {
     const totals = (r.finalTotals || []).map(Number);
     const common = ['gameNumber', 'winner', 'finalTotals', 'places'];
@@ -497,7 +501,7 @@
     const blank = totals.map(() => '');
     for (const [k, v] of Object.entries(detail)) {
       if (perSeat(v)) sheetRow([words(k), '', '', ...v.map(Number)], 'detail');
-      else if (v === true && Object.prototype.hasOwnProperty.call(FIELDS, k.replace(/([A-Z])/g, ' $1').toLowerCase())) sheetRow([words(k), '', who(r.winner === undefined ? 0 : r.winner), ...blank], 'detail');
+      else if (v === true && FIELDS.includes(k.replace(/([A-Z])/g, ' $1').toLowerCase())) sheetRow([words(k), '', who(r.winner === undefined ? 0 : r.winner), ...blank], 'detail');
     }
     if (perSeat(detail.dealPoints)) {
       const bonus = totals.map((x, i) => x - Number(detail.dealPoints[i]));

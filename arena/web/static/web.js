@@ -108,7 +108,11 @@
     if (s.hand) {
       const all = [];
       for (const g of s.hand.groups) { hand.append(cards(g, 'meld')); all.push(...g); }
-      if (s.hand.loose.length) { hand.append(cards(s.hand.loose, 'loose')); all.push(...s.hand.loose); }
+      if (s.hand.loose.length) {
+        const loose = cards(s.hand.loose, 'loose');
+        if (looseName) loose.title = say(looseName);  // what the game calls the cards outside its groups
+        hand.append(loose); all.push(...s.hand.loose);
+      }
       hand.dataset.cards = all.join(' ');
     } else {
       hand.dataset.cards = '';
@@ -121,10 +125,12 @@
     return players[seat] || t('seat {seat}', { seat: seat });
   }
   let say = (text) => text;  // the game's words in the page's language (t.game), for the view drawn
+  let looseName = '';
   function drawView(d) {
     const v = d.view, players = d.players;
     say = (text) => t.game(text, v && v.texts, d.game, players);
     faces = (v && v.faces) || {};
+    looseName = (v && v.loose_name) || '';
     $('live-state').textContent = t.state(d.state);
     $('live-position').textContent = d.position
       ? t('game {game}, deal {deal}', { game: d.position.game, deal: d.position.deal }) : '';
@@ -151,6 +157,7 @@
       box.append(p.cards ? cards(p.cards) : el('span', 'facedown', t('face down')));
       return box;
     }));
+    $('live-notes').textContent = (v.notes || []).map(say).join(' · ');  // the deal's facts, as the game says them
     const last = $('live-last');
     last.replaceChildren();
     if (v.last) {

@@ -203,9 +203,6 @@ class ToyGame:
             raise ValueError(f"unknown preset {name!r}; the toy has: standard, short")
         return ToyRules(games=1)
 
-    def rules_presets(self) -> Sequence[str]:
-        return ("short",)
-
     def check_rules(self, rules: Any) -> None:
         if not isinstance(rules, ToyRules):
             raise ValueError("the toy needs ToyRules")
@@ -231,9 +228,9 @@ class ToyGame:
     def deal_deck(self, seed: bytes, game: int, deal: int) -> tuple[list[str], bytes]:
         return [str(c) for c in _deck(seed, game)], _key(seed, game)
 
-    def deal_from_deck(self, rules: ToyRules, deck: Sequence[str], dealer: int, seats: int,
-                       key: bytes) -> list[list[int]]:
-        return [sorted(int(c) for c in deck[2 * s:2 * s + 2]) for s in range(seats)]
+    card_fields = frozenset({"card"})
+    """The fields of ``toy3.proto``'s messages that hold a card (its number): ``Play.card``,
+    ``Played.card`` (``games.KnowsCards``)."""
 
     def card_text(self, text: str) -> str | None:
         return text if text.isdigit() and 1 <= int(text) <= _DECK_SIZE and str(int(text)) == text else None

@@ -6,13 +6,14 @@ are in protobuf's default pool once this module is imported)."""
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, text_format
 
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from referee import games
+from referee.cardcore.present import Words
 from toy3_game import toy3_pb2
 from toy3_game.engine import ToyGame, ToyMatch, ToyRules
 from toy3_game.present import ToyPresentation
@@ -93,6 +94,23 @@ class ToyWire:
         kind = told[1] if told[0] == "event" else told[1].result
         return referee_pb2.SpectatorEvent(match_id=match_id, **{told[0]: kind}).SerializeToString()
 
+    def describe(self, content: Any, card: Callable[[str], str]) -> str:
+        """A message's game content (``other``, a packed ``toy3.v1`` message) in the game's words,
+        for ``arena replay --seat N`` (``card`` writes a card)."""
+        for kind, words in ((toy3_pb2.Play, "play {card}"), (toy3_pb2.Played, "plays {card}")):
+            msg = kind()
+            if isinstance(content, any_pb2.Any) and content.Unpack(msg):
+                return words.format(card=card(str(msg.card)))
+        return text_format.MessageToString(content, as_one_line=True)
+
+    def event_words(self, content: Any, say: Words) -> str:
+        """An ``Event``'s content (a card played, as the others are told it) in the presentation's
+        words, for the table page's log of moves."""
+        played = toy3_pb2.Played()
+        if not (isinstance(content, any_pb2.Any) and content.Unpack(played)):
+            raise games.WireError(f"not a toy3.v1.Played: {content}")
+        return say("plays {card}", card=played.card)
+
     def game_results(self, outcome: Any) -> list[common_pb2.GameResult]:
         return []
 
@@ -104,5 +122,8 @@ class ToyWire:
 BOTS = (games.SampleBot("high", ("{python}", "-m", "toy3_game.bot", "--strategy", "high")),
         games.SampleBot("low", ("{python}", "-m", "toy3_game.bot", "--strategy", "low")))
 """Its sample bots (:mod:`toy3_game.bot`): the arena's demo, ``arena play`` and the web's tables offer them."""
-REGISTERED = games.Registered(ToyGame(), ToyWire(), ToyPresentation(), bots=BOTS, demo=games.Demo(seats=3, games=3))
+_ENGINE, _CONVERSION = ToyGame(), ToyWire()
+REGISTERED = games.Registered(_ENGINE, _CONVERSION, ToyPresentation(), bots=BOTS, demo=games.Demo(seats=3, games=3),
+                              capabilities=games.Capabilities(knows_cards=_ENGINE, describe=_CONVERSION.describe,
+                                                              event_words=_CONVERSION.event_words))
 """High cards, as ``referee.games`` finds it."""

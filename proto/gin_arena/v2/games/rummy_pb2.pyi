@@ -603,7 +603,9 @@ Global___Action: _TypeAlias = Action  # noqa: Y015
 
 @_typing.final
 class Reshuffle(_message.Message):
-    """The discard pile but its top card was shuffled into a new stock (R6)."""
+    """The whole discard pile was shuffled into a new stock, whose top card was
+    turned up to start a new discard pile (R6).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -832,7 +834,9 @@ class State(_message.Message):
 
     @_builtins.property
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Game points so far in this game (before this deal), by seat."""
+        """Game points so far in this game, by seat: before the deal in play; once the
+        game is over, after its last deal.
+        """
 
     @_builtins.property
     def match_points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
