@@ -38,7 +38,7 @@
   // one of `names` (a player's name is never a word of the game); any other text is its own msgid.
   // A text the catalog lacks stays as it is. `me`: the reader's seat as the description writes it
   // ('{0}'): a template whose subject ({who}) is the reader takes its "you" form (msgctxt "you":
-  // "you knock", "вы стучите") where the catalog has one; `subject`: the reader made this move.
+  // "you draw", "вы берёте") where the catalog has one; `subject`: the reader made this move.
   // (arena/replays/game_words.py's game_text does the same on the server.)
   const games = data.games || {};
   const own = (o, k) => o !== null && o !== undefined && Object.prototype.hasOwnProperty.call(o, k);

@@ -320,8 +320,8 @@
     signal(legal.length > 0);
   }
   // The named moves (direct play's buttons for what no pile or meld stands for): with cards
-  // selected, the moves of exactly those cards (knock with it, gin, lay the meld); the moves of
-  // no card always (pass, big gin, call stop). A hint says what a touch does now.
+  // selected, the moves of exactly those cards (each labelled by the game); the moves of no card
+  // always (a pass, and the like). A hint says what a touch does now.
   function drawActions(legal) {
     const box = $('actions');
     box.textContent = '';
