@@ -41,11 +41,13 @@ ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena.run",),
     ("arena.results", "arena.replays"),
     ("arena.store", "arena.model"),
+    ("arena.competition",),
     ("arena.console", "arena.exit_codes", "arena._testbot", "arena.certs"),
 )
 """The arena's layers, top first: the command line; the live web (it reads the arena); the
 hosted arena (registered bots); running games; results and replays; storage and the run's
-values; the console, exit codes and the certificate maker."""
+values; the competition core (pure: formats, raters, seating, results); the console, exit codes
+and the certificate maker."""
 REFEREE_SURFACE = frozenset({
     "referee", "referee.games", "referee.replays", "referee.cli", "referee.conformance", "referee.gin", "referee.rummy",
     "referee.cardcore",

@@ -36,9 +36,3 @@ def choose_table(candidates: Sequence[Candidate], seats: int, rule: PairingRule,
     first = min(shuffled, key=lambda c: c.games)
     others = sorted((c for c in shuffled if c is not first), key=lambda c: (abs(c.rating - first.rating), c.games))
     return (first.bot, *(c.bot for c in others[: seats - 1]))
-
-
-def rotations(table: Sequence[str]) -> list[tuple[str, ...]]:
-    """The seatings of a duplicate group: one per rotation of the seats (for two, the seats swapped)."""
-    n = len(table)
-    return [tuple(table[(s + leg) % n] for s in range(n)) for leg in range(n)]

@@ -18,23 +18,14 @@ from rich.console import Console as RichConsole
 from rich.table import Table
 from rich.text import Text
 
+from arena.competition.ratings.bradley_terry import los_between, mle_ratings
+from arena.competition.ratings.elo import elo_estimate
+from arena.competition.ratings.units import Unit, scoring_units, wdl
+from arena.competition.result import Result
+from arena.competition.seating import base_name
 from arena.model.records import Outcome
-from arena.model.schedule import base_name
 from arena.results.multi import head_to_head, ranking
-from arena.results.stats import (
-    GameFacts,
-    SprtSpec,
-    Unit,
-    elo_estimate,
-    finite_or_none,
-    format_elo,
-    los_between,
-    mle_ratings,
-    scoring_units,
-    sprt_counts,
-    sprt_state,
-    wdl,
-)
+from arena.results.stats import SprtSpec, finite_or_none, format_elo, sprt_counts, sprt_state
 from referee import write_atomic
 
 FAULTS = (
@@ -158,10 +149,10 @@ def _mle(units: Sequence[Unit], bots: Sequence[str]) -> list[dict[str, Any]]:
     ]
 
 
-def sprt_summary(facts: Sequence[GameFacts], bots: Sequence[str], sprt: SprtSpec, duplicate: bool) -> dict[str, Any]:
+def sprt_summary(facts: Sequence[Result], bots: Sequence[str], sprt: SprtSpec) -> dict[str, Any]:
     """The SPRT of ``bots[0]`` against ``bots[1]`` over ``facts``: its counts, LLR, bounds and
     decision (``results.json``'s ``sprt``)."""
-    counts = sprt_counts(facts, bots[0], bots[1], duplicate)
+    counts = sprt_counts(facts, bots[0], bots[1])
     st = sprt_state(counts, sprt)
     return {
         "spec": str(sprt),
@@ -188,9 +179,8 @@ def build_report(
     """Everything about a set of finished games, as plain JSON-able data."""
     ordered = sorted(games, key=lambda g: g.idx)
     outcomes = [g.outcome for g in ordered]
-    facts = [GameFacts(tuple(base_name(p) for p in o.players), o.winner, g.pair_key, o.places)
-             for o, g in zip(outcomes, ordered, strict=True)]
-    units = scoring_units(facts, duplicate)
+    facts = [g.outcome.result(g.pair_key if duplicate else "") for g in ordered]
+    units = scoring_units(facts)
     seats = max((len(o.players) for o in outcomes), default=2)
     terminations = Counter(o.termination for o in outcomes)
     report: dict[str, Any] = {
@@ -203,7 +193,7 @@ def build_report(
         "faults": fault_list(outcomes),
         "crosstable": crosstable(bots, outcomes, units),
         "ratings_mle": _mle(units, bots),
-        "sprt": sprt_summary(facts, bots, sprt, duplicate) if sprt is not None and len(bots) == 2 else None,
+        "sprt": sprt_summary(facts, bots, sprt) if sprt is not None and len(bots) == 2 else None,
         "seats": seats,
         "head_to_head": head_to_head(bots, outcomes),
         **({"ranking": ranking(bots, outcomes)} if seats > 2 else {}),

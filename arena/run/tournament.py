@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 import structlog
 import trio
 
+from arena.competition.seating import base_name
 from arena.console import Console, Progress, log_to_file
 from arena.model.manifest import BotSpec, new_token
 from arena.model.paths import in_folder
 from arena.model.records import Outcome
-from arena.model.schedule import GameJob, base_name
+from arena.model.schedule import GameJob
 from arena.results.report import (
     SPRT_DECISION,
     PlayedGame,
@@ -32,7 +33,7 @@ from arena.results.report import (
     sprt_summary,
     write_files,
 )
-from arena.results.stats import GameFacts, SprtSpec, sprt_counts, sprt_state
+from arena.results.stats import SprtSpec, sprt_counts, sprt_state
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor, default_startup_slots
@@ -194,13 +195,13 @@ class RunSink:
         a = cfg.challenger or cfg.bots[0]
         b = next(x for x in cfg.bots if x != a)
         facts = [
-            GameFacts(r.outcome.players, r.outcome.winner, r.job.pair_key)
+            r.outcome.result(r.job.pair_key if cfg.duplicate else "")
             for r in self.wstore.games()
             if r.outcome is not None
         ]
-        state = sprt_state(sprt_counts(facts, a, b, cfg.duplicate), self.sprt)
+        state = sprt_state(sprt_counts(facts, a, b), self.sprt)
         if state.decision:
-            decided = {**sprt_summary(facts, [a, b], self.sprt, cfg.duplicate), "games_played": len(facts)}
+            decided = {**sprt_summary(facts, [a, b], self.sprt), "games_played": len(facts)}
             if not self.wstore.meta(SPRT_DECISION):  # (a resumed run keeps the decision it stopped on)
                 self.wstore.set_meta(**{SPRT_DECISION: json.dumps(decided)})
             self.stop_reason = f"SPRT {state.decision} accepted after {len(facts)} games (LLR {state.llr:.2f})"

@@ -21,14 +21,14 @@ from typing import Any, Protocol
 from google.protobuf import json_format
 
 import referee
+from arena.competition.ratings.base import Z95
+from arena.competition.ratings.openskill import SkillBoard
+from arena.competition.seating import base_name
 from arena.hosted.owed import group_open
 from arena.model.records import Outcome
-from arena.model.schedule import base_name
 from arena.replays.steps import named
-from arena.results.multi import SkillBoard
 from arena.results.standings import PROVISIONAL_GAMES, RatedGames
 from arena.results.standings import standings as shared_standings
-from arena.results.stats import Z95
 from arena.store import outcome_from_row, resolve_replay, seats_by_game
 from gin_arena.v2 import referee_pb2
 
