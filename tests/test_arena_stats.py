@@ -8,7 +8,7 @@ import math
 import pytest
 
 from arena.competition.ratings.bradley_terry import Rating, los_between, mle_ratings
-from arena.competition.ratings.elo import elo_estimate, elo_from_score, expected_score, los
+from arena.competition.ratings.score import elo_estimate, elo_from_score, expected_score, los
 from arena.competition.ratings.units import Unit, scoring_units, wdl
 from arena.competition.result import Result
 from arena.results.stats import SprtCounts, SprtSpec, format_elo, sprt_counts, sprt_llr, sprt_state

@@ -14,8 +14,8 @@ from arena.competition.formats import FORMATS, Field, PlayedRound, Round, get_fo
 from arena.competition.formats.knockout import KNOCKOUT_TIEBREAK_GROUPS, bracket, bracket_order, walk
 from arena.competition.formats.swiss import pair_round
 from arena.competition.ratings import RATERS, get_raters
-from arena.competition.ratings.elo import elo_estimate
 from arena.competition.ratings.glicko2 import Glicko, update
+from arena.competition.ratings.score import elo_estimate
 from arena.competition.result import Result
 from arena.competition.seating import base_name, instance_names, rotations, seating
 
@@ -130,6 +130,8 @@ def test_swiss_and_knockout_refuse_fields_they_cannot_pair() -> None:
         SWISS.check(Field(("a", "b", "c"), seats=3, games=3))
     with pytest.raises(ValueError, match="--rounds does not apply"):
         KNOCKOUT.check(Field(("a", "b"), rounds=2))
+    with pytest.raises(ValueError, match="a round robin is one round: --rounds does not apply"):
+        get_format("round-robin").check(Field(("a", "b"), rounds=2))
     with pytest.raises(ValueError, match="format must be one of round-robin, gauntlet, swiss, knockout"):
         get_format("ladder")
 

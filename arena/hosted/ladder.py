@@ -27,7 +27,7 @@ import structlog
 import trio
 
 import referee
-from arena.competition.ratings.openskill import SkillBoard
+from arena.competition.ratings import SkillBoard
 from arena.competition.seating import rotations
 from arena.hosted.ladder_file import LadderConfig, LadderPlay, SuspendRules
 from arena.hosted.owed import INTERRUPTED, OwedGame, owed_games, record_run

@@ -21,15 +21,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
-from arena.competition.formats import Field, Round, get_format
+from arena.competition.formats import DEFAULT_FORMAT, Field, Round, get_format
+from arena.competition.ratings import get_raters
 from arena.competition.seating import group_seeds, rotations
 from referee import DEFAULT_GAME, SEAT_CLOCKS, FaultPolicy, TimeControl, games
-
-Format = Literal["round-robin", "gauntlet"]
-FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")
-
 
 FAULT_POLICIES: tuple[FaultPolicy, ...] = get_args(FaultPolicy)
 DEFAULT_TC = TimeControl.parse("st=1 timemargin=50")
@@ -116,8 +113,8 @@ class RunConfig:
     """Prefix of every match id (unique per run)."""
     bots: tuple[str, ...]
     """The bots' names, in manifest order."""
-    format: Format = "round-robin"
-    """``round-robin`` (everyone plays everyone) or ``gauntlet`` (the challenger plays the rest)."""
+    format: str = DEFAULT_FORMAT
+    """The format's name (:data:`arena.competition.formats.FORMATS`): who plays whom."""
     games: int = 2
     """Games per table (a multiple of ``seats``: whole rotations)."""
     duplicate: bool = True
@@ -140,10 +137,14 @@ class RunConfig:
     """Tables drawn at random from every combination (0: every combination is a table)."""
     instances: int = 1
     """Seats of one table that one bot may fill (as separate instances)."""
+    rounds: int = 0
+    """Formats of several rounds (Swiss): how many (0: the format's default)."""
+    raters: tuple[str, ...] = ()
+    """The raters of its results, by name (:data:`arena.competition.ratings.RATERS`; the first orders
+    the standings); empty: :func:`arena.competition.ratings.default_raters`."""
 
     def __post_init__(self) -> None:
-        if self.format not in FORMATS:
-            raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {self.format!r}")
+        get_raters(self.raters)  # ValueError naming the known ones
         counts = games.get(self.play.game).game.seat_counts()
         if self.seats not in counts:
             raise ValueError(f"{self.play.game} is played by {counts.start} to {counts.stop - 1} seats; "
@@ -164,24 +165,30 @@ class RunConfig:
             raise ValueError("bot names must be unique")
         if self.challenger and self.challenger not in self.bots:
             raise ValueError(f"the gauntlet's challenger {self.challenger!r} is not one of the bots")
+        if self.rounds < 0:
+            raise ValueError(f"rounds must be >= 0; got {self.rounds}")
+        get_format(self.format).check(field_of(self))  # ValueError naming the known ones, or why not
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form: one flat table (the same keys as the runs of gin-arena 0.1, and the
         table's settings where they are not the defaults)."""
         d = {f: getattr(self, f) for f in _RUN_FIELDS if getattr(self, f) != _TABLE_DEFAULTS.get(f)}
         d["bots"] = list(self.bots)
+        if self.raters:
+            d["raters"] = list(self.raters)
         return {**d, **self.play.to_dict()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
         """Back from :meth:`to_dict`."""
         fields = {f: data[f] for f in _RUN_FIELDS if f in data}
-        return cls(**{**fields, "bots": tuple(data["bots"]), "play": PlayConfig.from_dict(data)})
+        return cls(**{**fields, "bots": tuple(data["bots"]), "raters": tuple(data.get("raters") or ()),
+                      "play": PlayConfig.from_dict(data)})
 
 
 _RUN_FIELDS = ("run_id", "bots", "format", "games", "duplicate", "seed", "challenger", "sprt", "referee", "listen",
-               "seats", "tables", "instances")
-_TABLE_DEFAULTS = {"seats": 2, "tables": 0, "instances": 1}
+               "seats", "tables", "instances", "rounds", "raters")
+_TABLE_DEFAULTS: dict[str, object] = {"seats": 2, "tables": 0, "instances": 1, "rounds": 0, "raters": ()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +219,7 @@ class GameJob:
 def field_of(config: RunConfig) -> Field:
     """What the run's format plans from."""
     return Field(config.bots, config.seats, config.games, config.seed, config.tables, config.instances,
-                 config.challenger)
+                 config.challenger, config.rounds)
 
 
 def round_jobs(config: RunConfig, planned: Round, first: int = 0) -> list[GameJob]:
@@ -231,7 +238,8 @@ def round_jobs(config: RunConfig, planned: Round, first: int = 0) -> list[GameJo
 
 
 def build_schedule(config: RunConfig) -> list[GameJob]:
-    """Every game of a one-round run (round robin, gauntlet): its format's one round, interleaved
+    """The games of a run's first round — every game of a one-round format (round robin,
+    gauntlet): its format's one round, interleaved
     so that a partial run is balanced — group 0 of every table, then group 1 of every table, …;
     within a group the seats rotate, the first seat of a group's first game moving on from group
     to group."""

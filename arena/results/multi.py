@@ -1,5 +1,5 @@
 """Results of games of any number of seats: a ranking with points per bot and Plackett–Luce ratings
-(:mod:`arena.competition.ratings.openskill`) with 95% intervals, and a head-to-head table (how
+(:func:`arena.competition.ratings.openskill_ratings`) with 95% intervals, and a head-to-head table (how
 often each bot finished ahead of each other).
 
 A seat's player may be an instance of a bot (``greedy#2``): everything here counts it as that bot
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from arena.competition.ratings.openskill import openskill_ratings
+from arena.competition.ratings import openskill_ratings
 from arena.competition.seating import base_name
 from arena.model.records import Outcome
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from arena.competition.ratings.elo import expected_score
+from arena.competition.ratings.score import expected_score
 from arena.competition.result import Result
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 import trio
 
-from arena.competition.ratings.bradley_terry import Rating, los_between, mle_ratings
+from arena.competition.ratings import Rating, los_between, mle_ratings
 from arena.competition.ratings.units import scoring_units
 from arena.competition.seating import rotations
 from arena.console import Console, Progress, log_to_file

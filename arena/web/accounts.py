@@ -34,8 +34,7 @@ import trio
 from starlette.requests import Request
 
 import referee
-from arena.competition.ratings.base import Z95
-from arena.competition.ratings.openskill import SkillBoard
+from arena.competition.ratings import Z95, SkillBoard
 from arena.model.lookalike import skeleton
 from arena.model.records import Outcome, from_report
 from arena.results.standings import PROVISIONAL_GAMES

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from arena.competition.ratings.base import Z95
+from arena.competition.ratings import Z95
 from arena.replays.page_parts import SEAT_COLORS, escape
 from arena.web.i18n import Lang, script_block, switch
 

@@ -12,6 +12,8 @@ from arena.competition.formats.swiss import Swiss
 
 FORMATS: dict[str, Format] = {f.name: f for f in (RoundRobin(), Gauntlet(), Swiss(), Knockout())}
 """Every format by its name (``--format``)."""
+DEFAULT_FORMAT = RoundRobin().name
+"""The format of a run that names none: everyone plays everyone."""
 
 
 def get_format(name: str) -> Format:
@@ -22,4 +24,4 @@ def get_format(name: str) -> Format:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {name!r}") from None
 
 
-__all__ = ["FORMATS", "Field", "Format", "Group", "PlayedRound", "Round", "get_format"]
+__all__ = ["DEFAULT_FORMAT", "FORMATS", "Field", "Format", "Group", "PlayedRound", "Round", "get_format"]

@@ -16,6 +16,8 @@ class Gauntlet:
     """Its name on the command line."""
 
     def check(self, field: Field) -> None:
+        if field.rounds:
+            raise ValueError("a gauntlet is one round: --rounds does not apply")
         if field.challenger and field.challenger not in field.bots:
             raise ValueError(f"the gauntlet's challenger {field.challenger!r} is not one of the bots")
 

@@ -17,6 +17,8 @@ class RoundRobin:
     """Its name on the command line."""
 
     def check(self, field: Field) -> None:
+        if field.rounds:
+            raise ValueError("a round robin is one round: --rounds does not apply")
         if not every_table(field):
             raise ValueError(f"{len(field.bots)} bots make no table of {field.seats} seats")
 
