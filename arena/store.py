@@ -643,7 +643,7 @@ class RunStore:
             raise
         store = cls(run_dir, conn, held)
         try:
-            store.replan()
+            store.replan(results=False)
         except StoreError:
             store.close()
             raise
@@ -658,16 +658,19 @@ class RunStore:
             return [StoredRound(0, int(count), self.meta("fingerprint") or "")]
         return [StoredRound.from_dict(d) for d in json.loads(raw)]
 
-    def replan(self) -> list[PlayedRound]:
+    def replan(self, results: bool = True) -> list[PlayedRound]:
         """Plan every stored round again from the results of the rounds before it, check that
         the stored games are those (``StoreError`` if not: the schedule is a function of the
-        configuration and the results), and return the rounds with their results so far."""
+        configuration and the results), and return the rounds with their results so far (the
+        last round's only with ``results``: opening a run of one round reads no outcome)."""
         cfg = self.config
         fmt, field = get_format(cfg.format), field_of(cfg)
-        rows = self.games()
+        stored = self.rounds()
+        rows = (self.games() if results or len(stored) > 1 else
+                [GameRow(j, "", "", None) for j in self.jobs()])
         history: list[PlayedRound] = []
         where = self.run_dir / DB_NAME
-        for number, entry in enumerate(self.rounds()):
+        for number, entry in enumerate(stored):
             planned = fmt.plan(field, history) or Round(number, ())
             jobs = round_jobs(cfg, planned, entry.first)
             mine = rows[entry.first:entry.first + entry.games]
@@ -679,7 +682,7 @@ class RunStore:
                     raise StoreError(f"{where}: scheduled game {a.idx} differs from its configuration")
             history.append(PlayedRound(planned, tuple(
                 r.outcome.result(r.job.pair_key) for r in mine if r.outcome is not None)))
-        if sum(e.games for e in self.rounds()) != len(rows):
+        if sum(e.games for e in stored) != len(rows):
             raise StoreError(f"{where}: the stored schedule does not match its configuration")
         return history
 

@@ -230,10 +230,11 @@ def round_jobs(config: RunConfig, planned: Round, first: int = 0) -> list[GameJo
     draws = getattr(games.get(config.play.game).game, "first_dealer", None)
     jobs: list[GameJob] = []
     for group in planned.groups:
-        seeds = group_seeds(config.seed, group.key, group.number, config.seats, config.duplicate, draws)
-        pair_key = f"{group.key}#{group.number}" if config.duplicate else ""
+        key = group.key
+        seeds = group_seeds(config.seed, key, group.number, config.seats, config.duplicate, draws)
+        pair_key = f"{key}#{group.number}" if config.duplicate else ""
         for leg, players in enumerate(rotations(group.players, group.shift)):
-            jobs.append(GameJob(first + len(jobs), players, seeds[leg], group.key, group.number, leg, pair_key))
+            jobs.append(GameJob(first + len(jobs), players, seeds[leg], key, group.number, leg, pair_key))
     return jobs
 
 

@@ -63,11 +63,12 @@ def standing(field: Field, history: Sequence[PlayedRound]) -> Standing:
         for bot in played.round.byes:
             scores[bot] += 1.0
             byes.add(bot)
-        pairs = {frozenset(g.players) for g in played.round.groups}
-        for pair in pairs:
+        by_pair: dict[frozenset[str], list[Result]] = {frozenset(g.players): [] for g in played.round.groups}
+        for r in played.results:
+            by_pair.setdefault(frozenset(r.bots), []).append(r)
+        for pair in {frozenset(g.players) for g in played.round.groups}:
             a, b = sorted(pair)
-            mine = [r for r in played.results if set(r.bots) == pair]
-            s = meeting_score(mine, a, b)
+            s = meeting_score(by_pair[pair], a, b)
             scores[a] += s
             scores[b] += 1.0 - s
             met.add(pair)
