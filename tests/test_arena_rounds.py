@@ -56,11 +56,12 @@ def _rounds(db: Path) -> list[dict[str, Any]]:
     return json.loads(rows[0][0]) if rows else []
 
 
-def _tournament(tmp_path: Path, *args: str) -> list[str]:
+def _tournament(tmp_path: Path, *args: str, concurrency: int = 2) -> list[str]:
     bots = tmp_path / "bots.toml"
     bots.write_text(BOTS)
     return [sys.executable, "-m", "arena.cli", "tournament", "--bots", str(bots), "--rules", "short", "--tc",
-            "st=1 timemargin=100", "--concurrency", "2", "--games", "2", "--seed", "rounds", *args]
+            "st=1 timemargin=100", "--concurrency", str(concurrency), "--games", "2", "--seed", "rounds",
+            *args]
 
 
 def _replanned(run: Path) -> list[list[tuple[str, ...]]]:
@@ -89,16 +90,18 @@ def _replanned(run: Path) -> list[list[tuple[str, ...]]]:
 def test_a_swiss_run_killed_mid_round_resumes_with_the_same_rounds(tmp_path: Path) -> None:
     run = tmp_path / "run"
     db = run / "run.sqlite"
-    proc = subprocess.Popen(_tournament(tmp_path, "--format", "swiss", "--rounds", "3", "--out", str(run)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(_tournament(tmp_path, "--format", "swiss", "--rounds", "3", "--out", str(run),
+                                        concurrency=1), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        # the second round planned and one of its games being played: kill the arena there
+        # the second round planned, one of its games started and at least two not finished (with one
+        # game at a time that lasts two games): kill the arena there
         def mid_second_round() -> bool:
             rounds = _rounds(db)
-            if len(rounds) < 2:
+            if len(rounds) != 2:
                 return False
             first = rounds[1]["first"]
-            return bool(_query(db, f"SELECT idx FROM games WHERE idx >= {first} AND status = 'running'"))
+            status = [r[0] for r in _query(db, f"SELECT status FROM games WHERE idx >= {first}")]
+            return status.count("pending") < len(status) and len(status) - status.count("done") >= 2
 
         until(mid_second_round, "the second Swiss round to be played", alive=proc, bound_s=RUN_HANG_S)
     finally:
@@ -121,6 +124,7 @@ def test_a_swiss_run_killed_mid_round_resumes_with_the_same_rounds(tmp_path: Pat
     results = json.loads((run / "results.json").read_text())
     assert results["games_played"] == 12 and results["run"]["status"] == "finished"
     assert results["run"]["format"] == "swiss" and results["run"]["rounds"] == 3
+    assert results["rounds"] == after  # results.json lists the rounds, their games and byes
     assert sorted(s["bot"] for s in results["standings"]) == ["a", "b", "c", "d", "e"]
 
 

@@ -95,6 +95,7 @@ def report_for(store: RunStore, raters: Sequence[str] = ()) -> dict[str, Any]:
     if cfg.challenger:  # (a gauntlet's: its challenger first)
         order = [cfg.challenger, *[b for b in order if b != cfg.challenger]]
     extra: dict[str, Any] = {
+        "rounds": [r.to_dict() for r in store.rounds()],
         "discarded": [{**d, "replay_path": in_folder(str(d["replay_path"] or ""), store.run_dir)}
                       for d in store.discarded()],
         "run": {
