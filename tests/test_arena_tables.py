@@ -62,7 +62,7 @@ def test_two_seat_schedules_are_unchanged() -> None:
         ("gauntlet", False): "01dace97d236cec753972884bbb969b30d187b495fa109ff850d73a944022895",
     }
     for (fmt, dup), fingerprint in expected.items():
-        cfg = RunConfig(run_id="r", bots=("a", "b", "c"), format=fmt, games=4, duplicate=dup, seed="s")  # type: ignore[arg-type]
+        cfg = RunConfig(run_id="r", bots=("a", "b", "c"), format=fmt, games=4, duplicate=dup, seed="s")
         assert schedule_fingerprint(build_schedule(cfg)) == fingerprint
         assert "seats" not in cfg.to_dict() and "game" not in cfg.to_dict()
 
