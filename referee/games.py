@@ -421,6 +421,39 @@ class GamePresentation(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class SampleBot:
+    """A bot that comes with a game: the arena seats it wherever it needs a player of that game —
+    ``arena demo --game NAME`` plays the game's sample bots against each other, ``arena play --game
+    NAME --bot BOT`` seats one against a person in the terminal, and the live web's tables (``/play``
+    and people's tables) offer them as the computer's players. Nothing in the arena names a game's
+    bots: a plugin lists its own on its :class:`Registered`."""
+
+    name: str
+    """Its name where the arena offers it (``random``, ``greedy``): letters, digits, ``_``, ``-``."""
+    command: tuple[str, ...]
+    """Its command line; ``{python}`` stands for the arena's own Python (e.g. ``("{python}", "-m",
+    "my_game.bot")``). The arena appends ``--referee HOST:PORT --name NAME`` and gives the seat's
+    token in the environment, ``GIN_TOKEN`` (never on the command line, which every user of the
+    machine may read): the Python kit's ``run_bot`` reads all three."""
+
+
+@dataclass(frozen=True, slots=True)
+class Demo:
+    """How the arena shows a game with its sample bots (``arena demo --game NAME``, ``arena play``,
+    the web's forms)."""
+
+    seats: int = 0
+    """Seats at each of the demo's tables (0: the fewest the game allows). Two seats: a round robin of
+    every pairing; more: the bots rotated round tables of that many. Also the seat count the web's
+    forms offer first."""
+    games: int = 0
+    """Games per table (0: the arena's default spread of about 72 games over the pairings)."""
+    opponent: str = ""
+    """The sample bot ``arena play`` seats against a person when ``--bot`` is not given ("": the first
+    of :attr:`Registered.bots`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Registered:
     """A game and its wire, as the registry holds them."""
 
@@ -435,6 +468,11 @@ class Registered:
     """The folder of the presentation's gettext catalogs (``LANG/LC_MESSAGES/game.po``, the
     msgids its English texts and templates), with which the live web shows the game's words in
     a page's language; ``None``: the game's words stay English."""
+    bots: tuple[SampleBot, ...] = ()
+    """Its sample bots (the first is the web's first choice); empty: the arena offers none, and a
+    person plays it only against a bot whose command they give (``arena play --command``)."""
+    demo: Demo = Demo()
+    """How its demo seats the sample bots."""
 
 
 def catalogs_in(package: str, folder: str = "locale") -> Path:
@@ -567,7 +605,11 @@ def _duplicate(name: str, entries: Sequence[_Entry]) -> GamePluginError:
 
 def _load(name: str) -> Registered:
     if name in _LOADERS:
-        return _LOADERS[name]()
+        found = _LOADERS[name]()
+        why = samples_problem(found)
+        if why:
+            raise GamePluginError(f"game {name!r} is broken: registered in process: {why}")
+        return found
     entries = _found().get(name)
     if not entries:
         known = ", ".join(names()) or "none"
@@ -587,7 +629,35 @@ def _load(name: str) -> Registered:
     if getattr(found.game, "name", None) != name:
         raise GamePluginError(f"game {name!r} is broken: {entry.where} loads a game named "
                               f"{getattr(found.game, 'name', None)!r}")
+    why = samples_problem(found)
+    if why:
+        raise GamePluginError(f"game {name!r} is broken: {entry.where}: {why}")
     return found
+
+
+def samples_problem(reg: Registered) -> str:
+    """What is wrong with a registration's sample bots and demo ("" if nothing): every bot a
+    :class:`SampleBot` with a unique name of letters, digits, ``_`` and ``-`` and a command; the
+    demo's seats ones the game allows; its opponent one of the bots."""
+    names: list[str] = []
+    for bot in reg.bots:
+        if not isinstance(bot, SampleBot):
+            return f"its bots hold a {type(bot).__name__}, not a referee.games.SampleBot"
+        if not bot.name or not all(c.isalnum() or c in "_-" for c in bot.name) or not bot.name.isascii():
+            return f"sample bot {bot.name!r}: a name is letters, digits, _ and -"
+        if bot.name in names:
+            return f"sample bot {bot.name!r} is listed twice"
+        if not bot.command or not all(isinstance(part, str) and part for part in bot.command):
+            return f"sample bot {bot.name!r}: its command is empty"
+        names.append(bot.name)
+    demo = reg.demo
+    if demo.seats and demo.seats not in reg.game.seat_counts():
+        return f"its demo's seats {demo.seats} are not among the game's seat counts"
+    if demo.games < 0:
+        return f"its demo's games {demo.games} are negative"
+    if demo.opponent and demo.opponent not in names:
+        return f"its demo's opponent {demo.opponent!r} is not one of its sample bots ({', '.join(names) or 'none'})"
+    return ""
 
 
 def get(name: str) -> Registered:

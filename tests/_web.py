@@ -156,7 +156,7 @@ async def fetch(url: str, method: str = "GET", headers: dict[str, str] | None = 
     return await trio.to_thread.run_sync(_fetch, url, method, headers or {}, data)
 
 
-async def until(check: Callable[[], Awaitable[bool]], what: str, seconds: float = 60.0) -> None:
+async def until(check: Callable[[], Awaitable[bool]], what: str, seconds: float = HANG_S) -> None:
     """Wait for ``check()`` (a hang bound, not a speed check)."""
     with trio.move_on_after(seconds):
         while not await check():

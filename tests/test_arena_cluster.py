@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
+from arena.run.placement import ClusterSpec
 from tests._wait import RUN_HANG_S, until
 
 pytestmark = pytest.mark.serial  # several interpreters and worker processes at once
@@ -576,3 +578,23 @@ def test_bad_dask_port_options_are_refused_before_anything_starts(tmp_path: Path
     out = subprocess.run(tournament(tmp_path, run, 2, *extra), capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and says in out.stderr, out.stderr
     assert not run.exists()
+
+
+@pytest.mark.parametrize("clock", ["wall", "cpu"])
+def test_each_workers_referee_times_the_bots_by_the_runs_clock(tmp_path: Path, clock: str) -> None:
+    """``--clock`` reaches the workers: each worker's match context times the bots it starts by
+    the clock the run asked for (they all used ``cpu`` whatever it said)."""
+    from arena.run.cluster import PLUGIN, Cluster
+
+    cluster = Cluster(ClusterSpec(workers=2), tmp_path / "replays", None, tmp_path / "logs", clock)
+    try:
+        trio.run(cluster.wait_for_workers)
+
+        def used(dask_worker: Any) -> str:
+            context = dask_worker.plugins[PLUGIN].context
+            return str(context.clock) if context is not None else "no context"
+
+        clocks = cluster.client.run(used)
+        assert len(clocks) == 2 and set(clocks.values()) == {clock}, clocks
+    finally:
+        cluster.close()

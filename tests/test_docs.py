@@ -122,9 +122,36 @@ def check_toy3_played(work: Path, out: str) -> None:
     assert "Audited 3 matches: 3 passed, all checks passed" in out, out[-2000:]
 
 
+def check_new_game(work: Path, out: str) -> None:
+    folder = work / "crazy8"
+    assert "wrote crazy8/: 13 files, " in out and "generated code is up to date" in out, out
+    assert (folder / "crazy8_game" / "crazy8_pb2.py").is_file() and (folder / "tests" / "test_crazy8.py").is_file()
+    assert 'crazy8 = "crazy8_game.plugin:PLUGIN"' in (folder / "pyproject.toml").read_text()
+
+
+def check_proto_gen(work: Path, out: str) -> None:
+    assert "generated code is up to date (grpcio-tools 1.85.1, mypy-protobuf 5.1.0)" in out, out
+
+
+def check_sample_bots(work: Path, out: str) -> None:
+    assert out.splitlines() == ["high {python} -m toy3_game.bot --strategy high",
+                                "low {python} -m toy3_game.bot --strategy low",
+                                "Demo(seats=3, games=3, opponent='')"], out
+
+
+def check_toy3_demo(work: Path, out: str) -> None:
+    """Its registration's two bots at tables of three (one of them in two seats: ``high#2``), 3 games each."""
+    played = games(work, "toy3-demo")
+    assert len(played) == 6 and {g["termination"] for g in played} == {"normal"}, played
+    assert {name.split("#")[0] for g in played for name in g["players"]} == {"high", "low"}, played
+    results = json.loads((work / "runs" / "toy3-demo" / "results.json").read_text())
+    assert results["run"]["game"] == "toy3", results["run"]
+
+
 CHECKS: dict[str, dict[str, Check]] = {
     "adding-a-game.md": {"conformance": check_toy3_conforms, "games": check_games_listed,
-                         "play-toy3": check_toy3_played},
+                         "play-toy3": check_toy3_played, "new-game": check_new_game, "proto-gen": check_proto_gen,
+                         "sample-bots": check_sample_bots, "demo-toy3": check_toy3_demo},
     "engine.md": {"engine-example": check_engine_example},
     "bots.md": {"rummy-bot": check_rummy_bot, "js-bot": check_js_bot, "stdio-by-hand": check_stdio_by_hand},
     "audit.md": {"replay-to-check": check_replay_to_check, "by-hand": check_by_hand,

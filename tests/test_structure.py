@@ -46,7 +46,7 @@ ARENA_LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """The arena's layers, top first: the command line; the live web (it reads the arena); the
 hosted arena (registered bots); running games; results and replays; storage and the run's
-values; the competition core (pure: formats, raters, seating, results); the console, exit codes
+values; the competition core (pure: who plays whom, what results mean); the console, exit codes
 and the certificate maker."""
 REFEREE_SURFACE = frozenset({
     "referee", "referee.games", "referee.replays", "referee.cli", "referee.conformance", "referee.gin", "referee.rummy",

@@ -396,7 +396,7 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
                 state = await _js(driver, STATE)
                 return bool(state["moves"] or state["over"])
             while True:  # the person's turns, each checked in Russian, to the game's end
-                await until(turn_or_end, "the person's turn or the game's end", 30)
+                await until(turn_or_end, "the person's turn or the game's end")
                 state, words = await _js(driver, STATE), await _js(driver, RUSSIAN)
                 shown.append(words)
                 if state["over"]:
@@ -411,7 +411,7 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
                 async def answered(n: int = state["n"]) -> bool:
                     now = await _js(driver, STATE)
                     return bool(now["n"] > n or now["over"])
-                await until(answered, f"the referee's answer to {move!r}", 30)
+                await until(answered, f"the referee's answer to {move!r}")
 
             async def linked() -> bool:
                 return (await _js(driver, RUSSIAN))["replay"] is not None

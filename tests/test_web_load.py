@@ -347,3 +347,46 @@ def test_play_computer_bots_have_no_token_in_argv_and_the_store_is_private(tmp_p
         for sidecar in (folder / "serve.sqlite-wal", folder / "serve.sqlite-shm"):
             if sidecar.exists():
                 assert stat.S_IMODE(sidecar.stat().st_mode) == 0o600, sidecar.name
+
+
+def _answer(url: str, source: str = "127.0.0.1") -> bytes:
+    """What a ``GET /api/standings`` from ``source`` (a loopback address) gets: the response's
+    first bytes, or ``b""`` when the connection is closed unanswered."""
+    netloc = urllib.parse.urlsplit(url).netloc
+    host, port = netloc.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=HANG_S, source_address=(source, 0)) as sock:
+        try:
+            sock.sendall(f"GET /api/standings HTTP/1.1\r\nHost: {netloc}\r\nConnection: close\r\n\r\n".encode())
+            return _rest(sock)
+        except OSError:
+            return b""
+
+
+def test_one_address_holds_at_most_connections_per_address(tmp_path: Path) -> None:
+    """Slowloris by many connections: each sends nothing (or trickles), and each is ended by
+    ``idle_connection_s`` in time, but one address may hold only ``connections_per_address`` at
+    once: the next is closed unread while another address is still served, and once one of the
+    held ones ends the address is served again."""
+    with arena_serve(tmp_path, *_limits("connections_per_address=5", "idle_connection_s=600")) as (_proc, url):
+        held = [_connect(url) for _ in range(5)]
+        try:
+            until(lambda: _answer(url) == b"", "the sixth connection from 127.0.0.1 closed unread")
+            assert _answer(url, "127.0.0.2").startswith(b"HTTP/1.1 200 "), "another address is still served"
+            held.pop().close()
+            until(lambda: _answer(url).startswith(b"HTTP/1.1 200 "), "127.0.0.1 served again after one closed")
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_the_web_holds_at_most_connections_in_all(tmp_path: Path) -> None:
+    """Past ``connections`` open at once over every address, one more is closed unread."""
+    with arena_serve(tmp_path, *_limits("connections=4", "idle_connection_s=600")) as (_proc, url):
+        held = [_connect(url) for _ in range(4)]
+        try:
+            until(lambda: _answer(url, "127.0.0.3") == b"", "a connection past connections=4 closed unread")
+            held.pop().close()
+            until(lambda: _answer(url, "127.0.0.3").startswith(b"HTTP/1.1 200 "), "served again after one closed")
+        finally:
+            for sock in held:
+                sock.close()

@@ -116,7 +116,7 @@ async def play_turn(driver: Any, state: dict[str, Any]) -> str:
     async def answered() -> bool:
         now = await _js(driver, STATE)
         return bool(now["n"] > state["n"] or now["over"])
-    await until(answered, f"the referee's answer to {move!r}", 30)
+    await until(answered, f"the referee's answer to {move!r}")
     return move
 
 
@@ -172,7 +172,7 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
                     async def answered(n: int = state["n"]) -> bool:
                         now = await _js(driver, STATE)
                         return bool(now["n"] > n or now["over"])
-                    await until(answered, f"the referee's answer to {move!r}", 30)
+                    await until(answered, f"the referee's answer to {move!r}")
                     if kind == "meld":  # the table shows the meld as the person's, each card laid by seat 0
                         async def on_table(laid: int = len(select)) -> bool:
                             return int((await _js(driver, STATE))["mine"]) >= laid

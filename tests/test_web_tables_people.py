@@ -216,7 +216,7 @@ async def _play_turn(driver: Any, state: dict[str, Any]) -> None:
     async def answered() -> bool:
         now = await _js(driver, STATE)
         return bool(now["n"] > state["n"] or now["over"])
-    await until(answered, f"the referee's answer to {move!r}", 30)
+    await until(answered, f"the referee's answer to {move!r}")
 
 
 def _open_rummy(driver: Any, url: str) -> None:

@@ -1,10 +1,10 @@
 """The ``arena`` command: tournaments between bot programs on a Gin Rummy referee.
 
 Subcommands: ``demo``, ``tournament``, ``serve``, ``report``, ``ladder
-add|remove|run|show|runs|drop``, ``play``, ``new-bot``, ``audit``, ``replay``, ``replay-html``, ``html``,
-``games``, ``certs``, ``operator``, ``bots``. Modules: ``parser`` (the options), ``options`` (what commands
-share), ``commands``, ``ladder_cmd``, ``play_cmd``, ``games_cmd``, ``newbot_cmd``, ``certs_cmd``, ``operator_cmd``,
-``bots_cmd``. Exit codes: :mod:`arena.exit_codes`.
+add|remove|run|show|runs|drop``, ``play``, ``new-bot``, ``new-game``, ``proto-gen``, ``audit``, ``replay``,
+``replay-html``, ``html``, ``games``, ``certs``, ``operator``, ``bots``. Modules: ``parser`` (the options),
+``options`` (what commands share), ``commands``, ``ladder_cmd``, ``play_cmd``, ``games_cmd``, ``newbot_cmd``,
+``newgame_cmd``, ``protogen_cmd``, ``certs_cmd``, ``operator_cmd``, ``bots_cmd``. Exit codes: :mod:`arena.exit_codes`.
 
 A command whose standard output is closed early (``arena report RUN | head``) stops quietly:
 no traceback, exit status :data:`~arena.exit_codes.EXIT_STDOUT_CLOSED` (141, as a program that
@@ -19,7 +19,7 @@ import select
 import sys
 from collections.abc import Callable
 
-from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, operator_cmd
+from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, newgame_cmd, operator_cmd, protogen_cmd
 from arena.cli.commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
 from arena.cli.ladder_cmd import cmd_ladder
 from arena.cli.options import UsageError
@@ -44,6 +44,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "ladder": cmd_ladder,
     "play": run_play,
     "new-bot": newbot_cmd.run,
+    "new-game": newgame_cmd.run,
     "audit": audit.run,
     "replay": replay_view.run,
     "replay-html": replay_html.run,
@@ -52,6 +53,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "operator": operator_cmd.run,
     "bots": bots_cmd.run,
     "games": games_cmd.run,
+    "proto-gen": protogen_cmd.run,
 }
 
 

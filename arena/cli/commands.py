@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import secrets
 import shutil
@@ -39,13 +38,13 @@ from arena.hosted.ladder import HostedLadder, split_limits
 from arena.hosted.ladder_file import LadderFileError, load_ladder
 from arena.hosted.registry import BotRegistry
 from arena.hosted.service import arena_service
-from arena.model.manifest import PYTHON_PLACEHOLDER, BotSpec, ManifestError, not_playing
+from arena.model.manifest import BotSpec, ManifestError, not_playing
 from arena.model.schedule import RunConfig
 from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
 from arena.run.placement import BotsUnreachable, ClusterSpec, NoWorkers
-from arena.run.samples import demos
+from arena.run.samples import JS_BOT, js_games, sample_root, samples
 from arena.run.serve import serve
 from arena.run.tournament import (
     RemoteAccess,
@@ -219,23 +218,17 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
 
 
 def sample_bots(include_js: bool, game: str = DEFAULT_GAME) -> tuple[list[BotSpec], str]:
-    """The sample bots for ``game``'s demo, and a note about the JS bot."""
-    spec = importlib.util.find_spec("sample_bots")
-    root = Path(spec.origin).parent.parent if spec and spec.origin else Path.cwd()
-    demo = demos()[game]
+    """The sample bots for ``game``'s demo (as the game registers them), and a note about the JS bot."""
+    root = sample_root() or Path.cwd()
     bots = [
-        BotSpec(
-            name=n,
-            command=(PYTHON_PLACEHOLDER, "-m", f"sample_bots.{demo.module_prefix}{n}_bot"),
-            cwd=str(root),
-            env={"GIN_LOG_LEVEL": "WARNING"},
-            games=(game,),
-        )
-        for n in demo.samples
+        BotSpec(name=b.name, command=b.command, cwd=str(root), env={"GIN_LOG_LEVEL": "WARNING"}, games=(game,))
+        for b in samples(game).bots
     ]
     js = root / "sample_bots" / "js"
     node = shutil.which("node")
     note = ""
+    if game not in js_games():  # (it plays only the games its package.json lists)
+        return bots, note
     if not include_js:
         note = "JS bot left out (--no-js)."
     elif node is None:
@@ -243,17 +236,23 @@ def sample_bots(include_js: bool, game: str = DEFAULT_GAME) -> tuple[list[BotSpe
     elif not (js / "node_modules").is_dir() or not (js / "bot.js").is_file():
         note = f"JS bot skipped: {js}/node_modules is missing (run `npm install` in {js})."
     else:
-        bots.append(BotSpec(name="js", command=(node, str(js / "bot.js")), cwd=str(root), games=(game,)))
+        bots.append(BotSpec(name=JS_BOT, command=(node, str(js / "bot.js")), cwd=str(root), games=(game,)))
     return bots, note
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     console = make_console(args)
+    try:
+        demo = samples(args.game)
+    except ValueError as e:
+        raise UsageError(f"--game: {e}") from None
     bots, note = sample_bots(not args.no_js, args.game)
+    if len(bots) < 2:
+        raise UsageError(f"--game {args.game}: its registration lists {len(bots)} sample bot(s); a demo needs two "
+                         "(docs/adding-a-game.md, sample bots)")
     if note:
         print(note)
     run_dir = args.out or default_folder("demo")
-    demo = demos()[args.game]
     if demo.seats == 2:
         pairings = len(bots) * (len(bots) - 1) // 2
         games = args.games or demo.games or max(2, round(DEMO_GAMES / pairings / 2) * 2)
@@ -261,7 +260,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         args.seats = demo.seats
         args.instances = 1 if len(bots) >= demo.seats else 2
         args.tables = 0 if len(bots) >= demo.seats else 2
-        games = args.games or demo.games
+        games = args.games or demo.games or demo.seats
     cfg = run_config(args, run_dir, bots, games=games)
     access = remote_access(args)
     cluster = cluster_spec(args)

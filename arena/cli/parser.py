@@ -7,7 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, operator_cmd
+from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, newgame_cmd, operator_cmd, protogen_cmd
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.cli.web_cmd import add_web_options
@@ -17,7 +17,6 @@ from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
-from arena.run.samples import demos
 from referee import DEFAULT_GAME, add_server_tls_options
 from referee.cli import add_limit_option, add_operator_options
 
@@ -71,19 +70,20 @@ def _demo(sub: Any) -> None:
         "demo",
         formatter_class=_FMT,
         help="a round robin of the sample bots (about a minute)",
-        description="A round robin of the sample bots (random, greedy, expert, and the JS bot when node\n"
-        "and its node_modules are there) on the embedded referee, with duplicate deals, a progress\n"
-        "bar, a crosstable and ratings. Replays and results go to runs/demo-<timestamp>.",
+        description="A round robin of a game's sample bots (the bots its registration lists — Gin's random,\n"
+        "greedy and expert — and the JS bot, for the games it plays, when node and its node_modules are\n"
+        "there) on the embedded referee, with duplicate deals, a progress bar, a crosstable and ratings.\n"
+        "A game whose demo seats more than two plays tables of that many, the seats rotated. Replays\n"
+        "and results go to runs/demo-<timestamp>.",
     )
     demo.add_argument("--games", type=int, default=0, metavar="N",
                       help="games per pairing, even (default: 72 games in all — 24 per pairing for 3 bots, 12 for 4);"
-                      " rummy: games per table, a multiple of 4 (default 8)")
+                      " a game of more seats: games per table, a multiple of its seats (default: its demo's)")
     demo.add_argument("--out", type=Path, default=None, metavar="DIR",
                       help="run folder (default runs/demo-<timestamp>)")
     demo.add_argument("--no-js", action="store_true", help="leave the JS bot out")
-    demo.add_argument("--game", choices=tuple(demos()), default=DEFAULT_GAME,
-                      help="gin (default): the round robin above; rummy: tables of 4 of the sample rummy bots "
-                      "(random, hoarder, greedy and the JS bot), 8 games per table, the seats rotated")
+    demo.add_argument("--game", default=DEFAULT_GAME, metavar="NAME",
+                      help=f"the game (default {DEFAULT_GAME}): any installed game with sample bots (arena games)")
     add_play_options(demo, rules="short", tc="st=1 timemargin=200", concurrency=4)
     add_log_options(demo)
 
@@ -254,6 +254,6 @@ def build_parser() -> argparse.ArgumentParser:
     certs_cmd.add_parser(sub)
     operator_cmd.add_parser(sub)
     bots_cmd.add_parser(sub)
-    for module in (audit, replay_view, replay_html, results_page, games_cmd, newbot_cmd):
+    for module in (audit, replay_view, replay_html, results_page, games_cmd, newbot_cmd, newgame_cmd, protogen_cmd):
         module.add_parser(sub)
     return parser

@@ -27,15 +27,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "numbered legal moves: answer with a number or a move's text as listed (words may be\n"
                     "shortened: 'd kh' for 'discard Kh'); q or end of input resigns.",
         epilog="Examples:\n  arena play --bot expert\n  arena play --rules short --rule target=50 --seat 1\n"
-               "  arena play --game rummy --seats 3                # rummy_greedy in the other two seats\n"
+               "  arena play --game rummy --seats 3                # its greedy bot in the other two seats\n"
                "  arena play --command 'node my_bot.js'   # gets --referee A --token T --name N appended\n"
                "                                         # (or use {referee}, {token} and {python} in it)",
     )
     p.add_argument("--game", default=DEFAULT_GAME, metavar="NAME", help=f"the game played (default {DEFAULT_GAME})")
     p.add_argument("--seats", type=int, default=2, metavar="N", help="seats at the table, yours included (default 2)")
     p.add_argument("--bot", default="", metavar="NAME",
-                   help="the sample bot in the other seats: " + ", ".join(sample_bots())
-                   + " (default: greedy, or GAME_greedy for another game)")
+                   help="the game's sample bot in the other seats (the bots its registration lists, and js where "
+                   "the JavaScript bot plays it; default: the game's own choice, e.g. greedy)")
     p.add_argument("--command", default="", metavar="CMD", help="any other bot's command line instead of --bot")
     p.add_argument("--rules", default="", help="rules preset (default: the game's default)")
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
@@ -69,8 +69,9 @@ def spec_from_args(args: argparse.Namespace) -> referee.MatchSpec:
         raise UsageError(f"--seats {args.seats}: {args.game} is played by {counts.start}-{counts.stop - 1} seats")
     if not 0 <= args.seat < args.seats:
         raise UsageError(f"--seat {args.seat}: choose 0-{args.seats - 1}")
-    if args.bot and args.bot not in sample_bots():
-        raise UsageError(f"--bot {args.bot}: no such sample bot (choose from {', '.join(sample_bots())})")
+    if args.bot and args.bot not in sample_bots(args.game):
+        raise UsageError(f"--bot {args.bot}: {args.game} has no such sample bot (choose from "
+                         f"{', '.join(sample_bots(args.game)) or 'none: give --command CMD'})")
     if not args.command and not args.bot:
         args.bot = default_bot(args.game)
         if not args.bot:

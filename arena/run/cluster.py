@@ -76,9 +76,12 @@ class MatchWorker(WorkerPlugin):
 
     name = PLUGIN
 
-    def __init__(self, limits: referee.Limits | None = None, log_dir: str = "", log_level: str = "info") -> None:
+    def __init__(self, limits: referee.Limits | None = None, log_dir: str = "", log_level: str = "info",
+                 clock: str = "cpu") -> None:
         self.limits = limits
         """The worker's referee's limits (the arena's ``--limit``; ``None``: the defaults)."""
+        self.clock = clock
+        """How the worker's referee times the bots it starts (the arena's ``--clock``)."""
         self.log_dir = log_dir
         """The run's log folder (``""``: the worker's log lines stay where its process writes them)."""
         self.log_level = log_level
@@ -116,7 +119,8 @@ class MatchWorker(WorkerPlugin):
         self._stop = trio.Event()
         self._token = trio.lowlevel.current_trio_token()
         self.stalls = StallMonitor(keep_s=STALL_HORIZON_S)
-        async with referee.open_match_context(limits=self.limits) as ctx, trio.open_nursery() as nursery:
+        async with (referee.open_match_context(limits=self.limits, clock=self.clock) as ctx,
+                    trio.open_nursery() as nursery):
             nursery.start_soon(self.stalls.run)
             self.context = ctx
             assert self._ready is not None
@@ -316,7 +320,7 @@ class Cluster:
     """A Dask client and, for ``--workers N``, the local cluster it talks to."""
 
     def __init__(self, spec: ClusterSpec, replay_dir: Path, limits: referee.Limits | None = None,
-                 log_dir: Path | None = None) -> None:
+                 log_dir: Path | None = None, clock: str = "cpu") -> None:
         self.replay_dir = replay_dir
         self.scheduler = spec.scheduler
         self.worker_wait_s = spec.worker_wait_s
@@ -338,7 +342,7 @@ class Cluster:
                                        scheduler_kwargs={"dashboard": bool(ports.dashboard)}, silence_logs=40,
                                        **pinned)  # type: ignore[no-untyped-call]
             self.client = Client(self._local, security=security)  # type: ignore[no-untyped-call]
-        self.client.register_plugin(MatchWorker(limits, str(log_dir or ""), file_level()), name=PLUGIN)
+        self.client.register_plugin(MatchWorker(limits, str(log_dir or ""), file_level(), clock), name=PLUGIN)
         # An earlier run's shipped folders must not be used by this one.
         if FOLDERS in self.client.run_on_scheduler(_worker_plugins):  # type: ignore[no-untyped-call]
             self.client.unregister_worker_plugin(FOLDERS)  # type: ignore[no-untyped-call]

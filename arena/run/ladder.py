@@ -358,7 +358,7 @@ async def run_ladder(
     jobs = ladder.plan(games, run_id, random.Random(seed or secrets.token_hex(8)), seats)
     ladder.start_run(run_id, play)
     dask = await open_cluster(cluster or ClusterSpec(), folder, list(bots.values()), concurrency=play.concurrency,
-                              games=len(jobs), referee=referee, limits=access.limits)
+                              games=len(jobs), referee=referee, limits=access.limits, clock=play.clock)
     progress = Progress(console, len(jobs))
     progress.workers = dask.workers() if dask is not None else 0
     sink = _LadderSink(ladder, progress, play, run_id, rating_interval)

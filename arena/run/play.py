@@ -18,7 +18,6 @@ Run: ``arena play --bot greedy`` (its command line is in ``arena.cli.play_cmd``)
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shlex
 import subprocess
@@ -36,32 +35,31 @@ from arena.replays import seat_lines
 from arena.replays.base import Style
 from arena.replays.steps import named
 from arena.replays.view import pile_line, shown_seat_lines, table_line
+from arena.run.samples import JS_BOT, command, js_games, samples
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
-from referee import DEFAULT_GAME, games
+from referee import games
 
 _EOF = grpc.aio.EOF  # type: ignore[attr-defined]
 HELP = "type a move's number, or its text as listed (words may be shortened: 'd kh'); q resigns"
-JS_BOT = "js"
-"""The JavaScript sample bot (``sample_bots/js/bot.js``)."""
-BOT_MODULE_SUFFIX = "_bot"
-"""A sample bot is the module ``sample_bots.NAME_bot``."""
 
 
-def sample_bots() -> list[str]:
-    """The sample bots ``--bot`` may name: every ``sample_bots/NAME_bot.py`` (as ``NAME``) and ``js``."""
-    spec = importlib.util.find_spec("sample_bots")
-    if spec is None or not spec.submodule_search_locations:
-        return [JS_BOT]
-    found = {p.stem.removesuffix(BOT_MODULE_SUFFIX) for where in spec.submodule_search_locations
-             for p in Path(where).glob(f"*{BOT_MODULE_SUFFIX}.py")}
-    return [*sorted(found), JS_BOT]
+def sample_bots(game: str) -> list[str]:
+    """The sample bots ``--bot`` may name for ``game``: those its registration lists, and ``js``
+    if the JavaScript sample bot plays it (none for a game that cannot be used)."""
+    try:
+        found = [b.name for b in samples(game).bots]
+    except ValueError:
+        found = []
+    return [*found, *([JS_BOT] if game in js_games() else [])]
 
 
 def default_bot(game: str) -> str:
-    """The sample bot ``arena play --game GAME`` plays by default: ``greedy`` for the default game,
-    ``GAME_greedy`` for another game that has one; ``""``: none (``--bot`` or ``--command`` needed)."""
-    name = "greedy" if game == DEFAULT_GAME else f"{game}_greedy"
-    return name if name in sample_bots() else ""
+    """The sample bot ``arena play --game GAME`` plays by default: its registration's demo opponent
+    (else its first sample bot); ``""``: none (``--bot`` or ``--command`` needed)."""
+    try:
+        return samples(game).opponent
+    except ValueError:
+        return ""
 
 
 def parse_answer(text: str, legal: Sequence[Mapping[str, Any]]) -> int | str:
@@ -227,8 +225,10 @@ def bot_command(args: argparse.Namespace, address: str, token: str, name: str, *
     if args.bot == JS_BOT:
         root = Path(__file__).resolve().parent.parent.parent / "sample_bots" / "js" / "bot.js"
         return ["node", str(root), "--referee", address, *seat, "--name", name]
-    return [sys.executable, "-m", f"sample_bots.{args.bot}{BOT_MODULE_SUFFIX}", "--referee", address, *seat,
-            "--name", name]
+    bot = samples(args.game).bot(args.bot)
+    if bot is None:
+        raise ValueError(f"{args.game} has no sample bot {args.bot!r}")
+    return [*command(bot, address, name), *seat]
 
 
 async def read_line() -> str | None:
@@ -250,7 +250,8 @@ async def play(args: argparse.Namespace, spec: referee.MatchSpec, screen: Screen
         try:
             for s in others:
                 name = spec.players[s]
-                cmd = bot_command(args, ref.address, tokens[s], name)
+                # (a sample bot reads its token from GIN_TOKEN; a command of the user's gets it as before)
+                cmd = bot_command(args, ref.address, tokens[s], name, token_in_argv=bool(args.command))
                 log_path = replay_dir / f"{table.match_id}-{name}.log"
                 env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_REFEREE": ref.address, "GIN_TOKEN": tokens[s]}
                 with open(log_path, "wb") as log:

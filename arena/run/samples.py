@@ -1,43 +1,82 @@
-"""Each game's sample bots, as ``sample_bots/demos.toml`` lists them (data of the ``sample_bots``
-package, not code of the arena): ``arena demo --game NAME`` plays them, and the live web's
-tables offer them as the computer's player."""
+"""Each game's sample bots, as the game registers them (``referee.games.Registered.bots`` and
+``.demo``): ``arena demo --game NAME`` plays them, ``arena play`` seats one against a person, and
+the live web's tables offer them as the computer's players. Every installed game is offered the
+same way — Gin's and Rummy's registrations list theirs exactly as a plugin lists its own — so the
+arena names no game and no bot module.
+
+Beside them, the JavaScript sample bot (``sample_bots/js``) joins the demo (and ``arena play
+--bot js``) of each game its ``package.json`` lists under ``arenaGames``."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import importlib.util
-import tomllib
+import json
+import sys
 from pathlib import Path
+
+from arena.model.manifest import PYTHON_PLACEHOLDER
+from referee import games
+from referee.games import SampleBot
+
+JS_BOT = "js"
+"""The JavaScript sample bot's name (``sample_bots/js/bot.js``)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Demo:
-    """One game's demo: its sample bots and its tables."""
+class Samples:
+    """One game's sample bots and its demo's tables."""
 
-    samples: tuple[str, ...]
-    """The sample bots' names (modules ``sample_bots.<module_prefix><name>_bot``)."""
-    module_prefix: str = ""
-    """What the sample bots' module names start with (the default game's have none)."""
-    seats: int = 2
-    """Seats of every table: 2 is a round robin of every pairing; more, tables of that many."""
-    games: int = 0
-    """Games per table by default (0: :data:`DEMO_GAMES` spread over the pairings)."""
+    game: str
+    """The game's registry name."""
+    bots: tuple[SampleBot, ...]
+    """Its sample bots, as it registers them."""
+    seats: int
+    """Seats of every demo table (the registration's, else the fewest the game allows)."""
+    games: int
+    """Games per demo table (0: the demo's default spread)."""
+    opponent: str
+    """The bot ``arena play`` seats by default ("": the game has none)."""
+
+    def bot(self, name: str) -> SampleBot | None:
+        """The sample bot named ``name``, or ``None``."""
+        return next((b for b in self.bots if b.name == name), None)
 
 
-DEMOS_FILE = "demos.toml"
-"""The file of the ``sample_bots`` package that lists each game's demo (data, not code)."""
+def samples(game: str) -> Samples:
+    """``game``'s sample bots and demo (``ValueError`` naming the problem for a game that cannot be
+    used: unknown, broken, …)."""
+    reg = games.get(game)
+    demo = reg.demo
+    return Samples(game, reg.bots, demo.seats or reg.game.seat_counts()[0], demo.games,
+                   demo.opponent or (reg.bots[0].name if reg.bots else ""))
+
+
+def command(bot: SampleBot, address: str, name: str) -> list[str]:
+    """A sample bot's command line for one seat: ``{python}`` replaced, ``--referee`` and ``--name``
+    appended (the token goes in the environment, ``GIN_TOKEN``)."""
+    return [sys.executable if part == PYTHON_PLACEHOLDER else part.replace(PYTHON_PLACEHOLDER, sys.executable)
+            for part in bot.command] + ["--referee", address, "--name", name]
+
+
+def sample_root() -> Path | None:
+    """The folder holding the ``sample_bots`` package (the checkout), or ``None`` without it."""
+    spec = importlib.util.find_spec("sample_bots")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).parent
 
 
 @functools.cache
-def demos() -> dict[str, Demo]:
-    """Each game's demo (``arena demo --game NAME``), from ``sample_bots/demos.toml``: the sample
-    bots are the checkout's. Empty without the ``sample_bots`` package."""
-    spec = importlib.util.find_spec("sample_bots")
-    if spec is None or not spec.submodule_search_locations:
-        return {}
-    path = Path(next(iter(spec.submodule_search_locations))) / DEMOS_FILE
-    with path.open("rb") as f:
-        table = tomllib.load(f)
-    return {game: Demo(tuple(d["samples"]), module_prefix=d.get("module_prefix", ""), seats=d.get("seats", 2),
-                       games=d.get("games", 0)) for game, d in table.items()}
+def js_games() -> tuple[str, ...]:
+    """The games the JavaScript sample bot plays (its ``package.json``'s ``arenaGames``)."""
+    root = sample_root()
+    if root is None:
+        return ()
+    try:
+        meta = json.loads((root / "sample_bots" / "js" / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    listed = meta.get("arenaGames", []) if isinstance(meta, dict) else []
+    return tuple(g for g in listed if isinstance(g, str))

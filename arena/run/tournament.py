@@ -311,16 +311,16 @@ def where_played(referee: str, spec: ClusterSpec) -> str:
 
 
 async def open_cluster(spec: ClusterSpec, run_dir: Path, bots: list[BotSpec], *, concurrency: int, games: int,
-                       referee: str = "", limits: Limits | None = None) -> Cluster | None:
+                       referee: str = "", limits: Limits | None = None, clock: str = "cpu") -> Cluster | None:
     """The Dask cluster the games run on (``None``: this process plays them; ``auto`` is sized
     for ``games`` games, ``concurrency`` at once, on ``referee``; each worker's referee keeps
-    ``limits``); the bots are checked on every worker first."""
+    ``limits`` and times the bots it starts by ``clock``); the bots are checked on every worker first."""
     spec = spec.sized(concurrency=concurrency, games=games, referee=referee)
     if not spec.distributed:
         return None
     from arena.run.cluster import Cluster  # (Dask is imported only when used)
 
-    cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays", limits, run_dir / "logs")
+    cluster = await trio.to_thread.run_sync(Cluster, spec, run_dir / "replays", limits, run_dir / "logs", clock)
     try:
         await cluster.wait_for_workers()  # (with none, the bots' check below would pass vacuously)
         if spec.ship_bots:
@@ -400,7 +400,7 @@ async def run_tournament(
     total = sum(counts.values())
     dask = await open_cluster(cluster or ClusterSpec(), run_dir, bots, concurrency=cfg.play.concurrency,
                               games=games_on_workers(store), referee=cfg.referee,
-                              limits=access.limits)  # (before the clock starts)
+                              limits=access.limits, clock=cfg.play.clock)  # (before the clock starts)
     progress = Progress(console, total, counts["done"])
     wstore = RunStore.open(run_dir, any_thread=True)
     writer = DbWriter()

@@ -119,6 +119,13 @@ class WebLimits:
     request_body_bytes: int = 65_536
     """The largest request body (the doors' forms and a table's moves are a few hundred bytes);
     a larger one gets 413 and its connection is closed."""
+    connections_per_address: int = 64
+    """Connections one client address may hold open at once (a browser opens about six, people
+    behind one NAT share an address; the live-update streams are bounded lower, by
+    ``sse_per_client``); one more is closed as soon as it is accepted, before it is read. Not
+    applied behind proxies of the operator's own (``--web-proxy-hops``): they are the address."""
+    connections: int = 4096
+    """Connections open at once over every address; one more is closed as soon as it is accepted."""
     idle_connection_s: float = 5.0
     """Seconds a connection may stay open without a request under way: idle between requests, or
     still sending a request's headers (Hypercorn's ``keep_alive_timeout``); then it is closed."""

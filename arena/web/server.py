@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 import re
 import secrets
 import time
@@ -33,7 +32,6 @@ import structlog
 import trio
 from hypercorn.config import Config
 from hypercorn.middleware import ProxyFixMiddleware
-from hypercorn.trio import serve
 from starlette.applications import Starlette
 from starlette.requests import Request, cookie_parser
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
@@ -74,6 +72,7 @@ from arena.web.data import (
 )
 from arena.web.hashing import RETRY_AFTER_S, DoorSlots, HashingRefused, Places
 from arena.web.limits import WebLimits
+from arena.web.listen import Connections, serve_bounded
 from arena.web.relay import Forwarded, LiveCopy, Relay, forward
 from arena.web.views import StoreViews
 
@@ -1290,7 +1289,9 @@ async def _serve_web(listen: str, source: WebSource, limits: WebLimits, operator
         await nursery.start(web.tables.run)
         if source.live is not None:
             nursery.start_soon(watch_referee, web, source.live)
-        binds = await nursery.start(_serve, behind_proxies(make_app(web, forwarded=forwarded), proxy_hops), config)
+        per_address = None if proxy_hops or forwarded else limits.connections_per_address
+        app = behind_proxies(make_app(web, forwarded=forwarded), proxy_hops)
+        binds = await nursery.start(partial(serve_bounded, app, config, Connections(per_address, limits.connections)))
         address = binds[0]
         log.info("web_listening", address=address)
         task_status.started(address)
@@ -1318,9 +1319,3 @@ def behind_proxies(app: ASGIApp, hops: int) -> ASGIApp:
     return ProxyFixMiddleware(app, mode="legacy", trusted_hops=hops)  # type: ignore[arg-type,return-value]
 
 
-async def _serve(app: ASGIApp, config: Config, task_status: trio.TaskStatus[list[str]]) -> None:
-    await serve(app, config, shutdown_trigger=_never, task_status=task_status)  # type: ignore[arg-type]
-
-
-async def _never() -> None:
-    await trio.sleep(math.inf)

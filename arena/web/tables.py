@@ -30,7 +30,6 @@ so. Computer players running at once are bounded (``computer_players``): one mor
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -59,8 +58,7 @@ from arena.replays import seat_lines
 from arena.replays.base import Style
 from arena.replays.model import ReplayModelError, load
 from arena.replays.steps import MatchView
-from arena.run.play import bot_command
-from arena.run.samples import demos
+from arena.run.samples import command, samples
 from arena.run.serve import PEOPLE_PREFIX
 from arena.web import i18n
 from arena.web.i18n import N_, NS_, Lang
@@ -159,9 +157,7 @@ class Choice:
     presets: tuple[str, ...]
     """Its rule-set presets (the game's registration's)."""
     bots: tuple[str, ...]
-    """Its sample bots' names (``sample_bots/demos.toml``)."""
-    module_prefix: str
-    """What its sample bots' module names start with."""
+    """Its sample bots' names (as its registration lists them, ``Registered.bots``)."""
     seats: tuple[int, ...]
     """The numbers of seats it is played by (``seat_counts()``)."""
     default_seats: int
@@ -169,17 +165,18 @@ class Choice:
 
 
 def choices() -> list[Choice]:
-    """Every installed game with a presentation and sample bots."""
+    """Every installed game with a presentation and sample bots (each as its registration lists
+    them: a plugin's too, with no file of the arena touched)."""
     found = []
-    for game, demo in demos().items():
+    for game in games.names():
         try:
-            reg = games.get(game)
+            reg, demo = games.get(game), samples(game)
         except ValueError:
             continue
-        if reg.presentation is None:
+        if reg.presentation is None or not demo.bots:
             continue
         seats = tuple(reg.game.seat_counts())
-        found.append(Choice(game, tuple(reg.game.preset_names()), demo.samples, demo.module_prefix, seats,
+        found.append(Choice(game, tuple(reg.game.preset_names()), tuple(b.name for b in demo.bots), seats,
                             demo.seats if demo.seats in seats else seats[0]))
     return found
 
@@ -219,8 +216,6 @@ class Settings:
     """Seconds for each decision."""
     public: bool
     """Listed in the lobby."""
-    module_prefix: str
-    """What the game's sample bots' module names start with."""
     bots: tuple[str, ...]
     """The game's sample bots."""
 
@@ -243,7 +238,7 @@ class Place:
     person: Any = None
     """The signed-in person (``arena.web.accounts.Person``), for recording the game."""
     bot: str = ""
-    """A sample bot's name (its module's, without the game's prefix)."""
+    """A sample bot's name (one of the game's ``Registered.bots``)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -460,7 +455,7 @@ class Room:
             if not 1 <= goal <= self.limits.table_target_max:
                 raise TableError(400, N_("target={target}: 1 to {most} (limit table_target_max)"), target=str(goal),
                                  most=self.limits.table_target_max)
-        return Settings(game, preset, goal, n, move, public, choice.module_prefix, choice.bots)
+        return Settings(game, preset, goal, n, move, public, choice.bots)
 
     def open(self, settings: Settings, host: str, person: Person | None = None) -> Seat:
         """A new table with ``host`` in seat 0 and the other seats empty."""
@@ -652,7 +647,7 @@ class Room:
         self.playing += len(bots)
         for i in bots:
             place = table.places[i]
-            self._nursery.start_soon(self._bot, table, i, st.module_prefix + place.bot, place.name)
+            self._nursery.start_soon(self._bot, table, i, place.bot, place.name)
         for p in table.places:
             if p.seat is not None:
                 self._nursery.start_soon(self._person, p.seat)
@@ -725,11 +720,12 @@ class Room:
                 _tell(p.seat, msgid, **values)
 
     # --- running ---
-    async def _bot(self, table: Table, index: int, module: str, name: str) -> None:
+    async def _bot(self, table: Table, index: int, bot: str, name: str) -> None:
         assert self.ref is not None and table.match is not None
         link = table.match.links[index]
-        cmd = bot_command(argparse.Namespace(command="", bot=module), self.ref.address, link.token, name,
-                          token_in_argv=False)
+        sample = samples(table.settings.game).bot(bot)
+        assert sample is not None  # (the table's settings offer only the game's own)
+        cmd = command(sample, self.ref.address, name)
         env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_TOKEN": link.token}  # (not in argv: ps shows argv)
         proc: trio.Process | None = None
         grace = 0.0  # seconds the computer's process has to end by itself (none when the web stops)

@@ -230,6 +230,8 @@
       if (!r.ok) {
         const e = await r.json().catch(() => ({error: r.statusText}));
         $('problem').textContent = e.say || e.error || t('refused: {status}', {status: r.status});
+      } else if (request && request.requestId === rid) {
+        request = null;  // answered: its moves are gone until the referee asks again (never offered twice)
       }
     } catch (e) {
       $('problem').textContent = t('the move could not be sent: {why}', {why: String(e)});

@@ -101,5 +101,8 @@ class ToyWire:
 
 
 
-REGISTERED = games.Registered(ToyGame(), ToyWire(), ToyPresentation())
+BOTS = (games.SampleBot("high", ("{python}", "-m", "toy3_game.bot", "--strategy", "high")),
+        games.SampleBot("low", ("{python}", "-m", "toy3_game.bot", "--strategy", "low")))
+"""Its sample bots (:mod:`toy3_game.bot`): the arena's demo, ``arena play`` and the web's tables offer them."""
+REGISTERED = games.Registered(ToyGame(), ToyWire(), ToyPresentation(), bots=BOTS, demo=games.Demo(seats=3, games=3))
 """High cards, as ``referee.games`` finds it."""
