@@ -4,11 +4,13 @@ tokens, and a process's RSS and CPU read from ``/proc``."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -130,6 +132,24 @@ def games_finished(db: Path, since: float = 0.0) -> int:
     finally:
         conn.close()
     return int(row[0])
+
+
+def pair_spread(db: Path) -> tuple[int, int, int, int]:
+    """The pairs of two bots that met in ``db``'s finished games, of how many possible (among the
+    bots that played), and the fewest and most games one of those pairs played together."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        rows = conn.execute("SELECT s.game, s.bot FROM game_seats s JOIN games g ON g.idx = s.game "
+                            "WHERE g.finished_at IS NOT NULL ORDER BY s.game, s.seat").fetchall()
+    finally:
+        conn.close()
+    tables: dict[int, list[str]] = {}
+    for game, bot in rows:
+        tables.setdefault(int(game), []).append(str(bot))
+    met = Counter(frozenset(p) for t in tables.values() for p in itertools.combinations(sorted(set(t)), 2))
+    bots = {b for t in tables.values() for b in t}
+    possible = len(bots) * (len(bots) - 1) // 2
+    return len(met), possible, min(met.values(), default=0), max(met.values(), default=0)
 
 
 def wait_games(db: Path, n: int, timeout: float, alive: subprocess.Popen[str]) -> None:

@@ -38,6 +38,7 @@ from _hosted import (
     cpu_s,
     games_finished,
     load_avg,
+    pair_spread,
     register,
     rss_kb,
     start_bots,
@@ -68,6 +69,8 @@ def hosted(folder: Path, n: int, warmup: int, seconds: float, *, lean: bool = Fa
         print(f"hosted: arena serve --ladder, {n} registered bots connected ({how}): "
               f"{rate:.1f} matches/min over {seconds:.0f} s; the server used {cpu * 100:.0f}% of a core "
               f"({load_avg()})")
+        met, possible, least, most = pair_spread(folder / "serve.sqlite")
+        print(f"        pairs that met: {met} of {possible}; games per pair that met: {least} to {most}")
     finally:
         stop([*bots, server])
     return rate

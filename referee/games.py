@@ -473,6 +473,10 @@ class Registered:
     person plays it only against a bot whose command they give (``arena play --command``)."""
     demo: Demo = Demo()
     """How its demo seats the sample bots."""
+    help: Path | None = None
+    """The folder of the game's rules and help pages, one per language (``LANG.md``: CommonMark,
+    its first line a ``# title``; ``en.md`` at least), which the live web shows at ``/rules/GAME``
+    in a page's language (English where the game has none in it); ``None``: no rules page."""
 
 
 def catalogs_in(package: str, folder: str = "locale") -> Path:

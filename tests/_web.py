@@ -144,7 +144,7 @@ class Reply:
 def _fetch(url: str, method: str, headers: dict[str, str], data: bytes | None) -> Reply:
     request = urllib.request.Request(url, method=method, headers=headers, data=data)
     try:
-        with urllib.request.urlopen(request, timeout=30) as r:
+        with urllib.request.urlopen(request, timeout=HANG_S) as r:
             return Reply(r.status, {k.lower(): v for k, v in r.headers.items()}, r.read())
     except urllib.error.HTTPError as e:
         return Reply(e.code, {k.lower(): v for k, v in e.headers.items()}, e.read())

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import random
 import signal
 import sqlite3
 import subprocess
@@ -22,9 +21,9 @@ import pytest
 import trio
 
 import referee
+from arena.competition.matchmaking import Matchmaking
 from arena.hosted.ladder import HostedLadder, HostedLimits, suspension
 from arena.hosted.ladder_file import LadderFileError, SuspendRules, load_ladder, parse_ladder
-from arena.hosted.pairing import Candidate, choose_table
 from arena.hosted.registry import BotRegistry
 from arena.model.records import Outcome
 from arena.store import open_db, record_game
@@ -214,19 +213,13 @@ def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_su
         assert server.log_events(event), event
 
 
-def test_the_fewest_games_bot_first_then_the_nearest_rating() -> None:
-    cands = [Candidate("a", 10, 30.0), Candidate("b", 2, 20.0), Candidate("c", 9, 21.0), Candidate("d", 3, 35.0)]
-    assert choose_table(cands, 2, "fewest-games", random.Random(1)) == ("b", "c")
-    assert choose_table(cands, 3, "fewest-games", random.Random(1)) == ("b", "c", "a")
-    assert choose_table(cands[:1], 2, "fewest-games", random.Random(1)) is None
-    assert len(set(choose_table(cands, 4, "random", random.Random(1)) or ())) == 4
-
-
 @pytest.mark.parametrize(("text", "said"), [
     ("[[play]]\npreset = 'nonsense'\n", "play[0]"),
     ("[[play]]\nseats = 9\n", "seats 9"),
     ("[[play]]\ntc = 'what'\n", "play[0]"),
-    ("pairing = 'elo'\n", "pairing must be one of fewest-games, random"),
+    ("pairing = 'elo'\n", "pairing must be one of least-met, random"),
+    ("pairing_wave_ms = -1\n", "pairing_wave_ms must be an integer >= 0"),
+    ("pairing_band = 2\n", "pairing_band must be a number above 0 and at most 1"),
     ("colour = 1\n", "unknown key colour"),
     ("[suspend]\nwindow = 0\n", "window >= 1"),
     ("[suspend]\nwhatever = 0\n", "suspend: unknown key whatever"),
@@ -242,7 +235,9 @@ def test_a_bad_ladder_file_is_one_clear_error(tmp_path: Path, text: str, said: s
 
 def test_the_default_ladder_and_a_bad_one_on_the_command_line(tmp_path: Path) -> None:
     default = load_ladder(None)
-    assert len(default.plays) == 1 and default.plays[0].seats == 2 and default.pairing == "fewest-games"
+    assert len(default.plays) == 1 and default.plays[0].seats == 2 and default.pairing.rule == "least-met"
+    assert parse_ladder({"pairing": "fewest-games"}).pairing.rule == "least-met"  # (a file from before)
+    assert parse_ladder({"pairing": "random", "pairing_wave_ms": 0}).pairing == Matchmaking("random", wave_ms=0)
     (tmp_path / "bad.toml").write_text("pairing = 'elo'\n", encoding="utf-8")
     bad = _arena("serve", "--listen", "127.0.0.1:0", "--dir", "srv", "--ladder", "bad.toml", cwd=tmp_path)
     assert bad.returncode == 2 and "pairing must be one of" in bad.stderr
@@ -302,7 +297,7 @@ def test_the_ladder_pairs_bots_that_declare_the_preset_within_their_rate_limit(t
     names the preset (or none), and ``bot_matches_per_minute`` holds back the pair's second game."""
     registry = BotRegistry(open_db(tmp_path / "serve.sqlite", "serve"))
     tokens = {name: registry.add(name) for name in ("a", "b", "c")}
-    ladder = HostedLadder(registry, parse_ladder({"play": [{"preset": "short", "tc": "st=5"}]}),
+    ladder = HostedLadder(registry, parse_ladder({"play": [{"preset": "short", "tc": "st=5"}], "pairing_wave_ms": 0}),
                           HostedLimits(bot_matches_per_minute=1))
     presets = {"a": [], "b": ["gin/short"], "c": ["gin/classic"]}
 

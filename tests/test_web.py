@@ -7,7 +7,6 @@ route. ``arena serve --web`` itself runs as a subprocess in the last test."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import socket
@@ -16,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import markupsafe
 import trio
 
 import referee
@@ -112,7 +112,7 @@ def test_api_pages_doors_and_escaping(tmp_path: Path) -> None:
             plain = (await fetch(u + "/bots/plain")).text
             assert '<svg id="rating-plot"' in plain and 'data-points="2"' in plain and "<polyline" in plain
             public = (await fetch(u + "/bots/faulty")).text
-            detail = html.escape(seen["detail"], quote=True)
+            detail = str(markupsafe.escape(seen["detail"]))  # (as the templates escape it)
             assert detail not in public and "shown to the operator" in public
             assert detail in (await fetch(u + "/bots/faulty", headers=bearer)).text
 
@@ -281,6 +281,11 @@ def test_arena_serve_with_web_in_a_subprocess(tmp_path: Path) -> None:
             sock.close()
             again.close()
             assert head.startswith("HTTP/1.1 200") and refused.startswith("HTTP/1.1 429")
+            # The corner names the ladder by its folder's name, in the page's language (once
+            # "arena serve serve"; no machine path on a public page).
+            home = (await fetch(url + "/?lang=bg")).text
+            assert f'<span class="source">класация {tmp_path.name}</span>' in home
+            assert "arena serve" not in home and str(tmp_path) not in home
         trio.run(main)
     finally:
         proc.terminate()

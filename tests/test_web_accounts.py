@@ -326,7 +326,7 @@ def test_people_games_are_rated_apart_from_the_bots_ladder(tmp_path: Path) -> No
             replay = await fetch(u + "/matches/table-2")
             assert replay.status == 200 and "table-2" in replay.text
             page = (await fetch(u + "/people/erin")).text
-            assert 'href="/matches/table-1"' in page and "people's games" in page
+            assert 'href="/matches/table-1"' in page and "people's games" in html.unescape(page)
             assert "erin" in (await fetch(u + "/people")).text
 
             # The bots' ladder did not move, and holds neither erin nor the tables.
@@ -459,14 +459,16 @@ def test_in_a_browser_sign_up_sign_out_sign_in_and_a_wrong_password(tmp_path: Pa
 
     async def main() -> None:
         async with served(tmp_path / "srv") as s:
-            await trio.to_thread.run_sync(driver.get, s.url + "/")
-            await trio.to_thread.run_sync(lambda: driver.find_element(By.LINK_TEXT, "sign up").click())
+            await trio.to_thread.run_sync(driver.get, s.url + "/")  # (the menu's door, then the form's link)
+            await trio.to_thread.run_sync(lambda: driver.find_element(By.ID, "signin-link").click())
+            await until(lambda: _on(driver, "signin"), "the sign-in page")
+            await trio.to_thread.run_sync(lambda: driver.find_element(By.LINK_TEXT, "Sign up").click())
             await until(lambda: _on(driver, "signup"), "the sign-up page")
             await trio.to_thread.run_sync(fill, "signup", "Heidi Ø", PASSWORD)
             await until(lambda: _has(shown("#who"), "signed in as Heidi Ø"), "Heidi signed in after signing up")
             assert await _js(driver, "return document.cookie") == ""  # HttpOnly: no script reads it
 
-            await _js(driver, "document.querySelector('form.door button').click()")
+            await _js(driver, "document.querySelector('.door form button').click()")
             await until(lambda: _has(shown("#signin-link"), "sign in"), "the sign-in link after signing out")
             assert await shown("#who") == ""
 

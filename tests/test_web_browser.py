@@ -247,14 +247,14 @@ def test_the_operator_signs_in_with_the_form_and_sees_the_fault_reasons(tmp_path
                               "document.getElementById('operator-signin').submit();")
 
             async def signed_in() -> bool:
-                return bool(await _js(driver, "return !!document.querySelector('form.door')"))
+                return bool(await _js(driver, "return !!document.querySelector('.door form')"))
             await until(signed_in, "the sign-out button after signing in")
             assert await _js(driver, "return document.cookie") == ""  # HttpOnly: no script reads it
             assert await faults_shown(True)
-            await _js(driver, "document.querySelector('form.door').submit()")
+            await _js(driver, "document.querySelector('.door form').submit()")
 
             async def signed_out() -> bool:
-                return bool(await _js(driver, "return !!document.querySelector('a.door')"))
+                return bool(await _js(driver, "return !!document.getElementById('signin-link')"))
             await until(signed_out, "the sign-in link after signing out")
             assert await faults_shown(False)
 

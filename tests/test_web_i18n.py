@@ -24,7 +24,7 @@ from babel.messages.pofile import read_po
 
 import referee
 from arena.replays import html as replay_html
-from arena.web import i18n
+from arena.web import i18n, pages
 from tests._web import fetch, play, served, until
 from tests.test_web_accounts import post
 from tests.test_web_browser import _driver, _js, _live
@@ -42,8 +42,11 @@ def code_msgids() -> dict[str, str | None]:
     replay page's too (its frame's ``_``/``ngettext``, its script's ``t``: the web serves it in
     the reader's language)."""
     found: dict[str, str | None] = {}
-    for source in [*sorted(WEB.glob("*.py")), Path(replay_html.__file__)]:
+    for source in [*sorted(WEB.rglob("*.py")), Path(replay_html.__file__)]:
         for msgid, plural in i18n.python_msgids(source.read_text(encoding="utf-8")):
+            found.setdefault(msgid, plural)
+    for template in sorted(pages.TEMPLATES.glob("*.html")):  # (the pages' templates: their _ and ngettext)
+        for msgid, plural in pages.template_msgids(template.read_text(encoding="utf-8")):
             found.setdefault(msgid, plural)
     scripts = [(i18n.STATIC / name).read_text(encoding="utf-8") for name in i18n.SCRIPTS] + [replay_html.JS]
     for script in scripts:
@@ -93,6 +96,10 @@ def test_every_msgid_of_the_code_is_translated_in_every_catalog() -> None:
             "the table is empty", "Scores through the match"} <= msgids.keys()
     assert msgids["{kind} ({n} way) — select its cards"] == "{kind} ({n} ways) — select its cards"
     assert msgids["{n} position"] == "{n} positions"
+    # ... the templates' (a plural with its fields, the menu's words in the Python).
+    assert msgids["rating {rating} ± {uncertainty} over {n} people's game"] == (
+        "rating {rating} ± {uncertainty} over {n} people's games")
+    assert {"skip to the page", "Play the computer", "lobby", "rules"} <= msgids.keys()
     # The replay's script gets exactly the msgids its t() calls use.
     assert set(replay_html.SCRIPT_TEXTS) == {m for m, _p in i18n.script_msgids(replay_html.JS)}
     for code in i18n.LANGUAGES[1:]:
@@ -216,7 +223,7 @@ def test_pages_come_in_the_browsers_language_or_the_one_chosen(tmp_path: Path) -
 
             for header, code, title in (("bg-BG,bg;q=0.9", "bg", "Класиране"), ("ru", "ru", "Турнирная таблица"),
                                         ("de-DE,de;q=0.9", "en", "Standings"), ("", "en", "Standings")):
-                page = await fetch(u + "/", headers={"Accept-Language": header} if header else {})
+                page = await fetch(u + "/standings", headers={"Accept-Language": header} if header else {})
                 assert page.status == 200 and f'<html lang="{code}">' in page.text, header
                 assert f"<h1>{title}</h1>" in page.text and page.headers["content-language"] == code
                 assert page.headers["vary"] == "Accept-Language, Cookie"
@@ -226,7 +233,7 @@ def test_pages_come_in_the_browsers_language_or_the_one_chosen(tmp_path: Path) -
             row = re.search(r'<tr data-bot="alpha".*?</tr>', bg)
             assert row is not None and "предварителен" in row.group(0)
             assert re.search(r"<td>\d+,\d\d</td>", row.group(0)), row.group(0)  # the locale's decimal comma
-            assert "завършен" in bg and "<th>бот</th>" in bg
+            assert "завършен" in bg and '<th scope="col">бот</th>' in bg
 
             # ?lang= wins over the browser's language and is kept in a cookie.
             chosen = await fetch(u + "/matches?lang=ru", headers={"Accept-Language": "bg"})
@@ -242,11 +249,11 @@ def test_pages_come_in_the_browsers_language_or_the_one_chosen(tmp_path: Path) -
             # A language the web does not speak: 400, said in the language negotiated.
             unknown = await fetch(u + "/?lang=xx", headers={"Accept-Language": "bg"})
             assert unknown.status == 400 and "set-cookie" not in unknown.headers
-            assert "непознат език &#x27;xx&#x27;: сайтът е на en, bg, ru" in unknown.text
+            assert "непознат език &#39;xx&#39;: сайтът е на en, bg, ru" in unknown.text
 
             # Refusals in the person's language; the API's JSON stays English.
             missing = await fetch(u + "/bots/nobody", headers={"Accept-Language": "ru"})
-            assert missing.status == 404 and "здесь нет бота &#x27;nobody&#x27;" in missing.text
+            assert missing.status == 404 and "здесь нет бота &#39;nobody&#39;" in missing.text
             assert (await fetch(u + "/api/bots/nobody", headers={"Accept-Language": "ru"})).json() == {
                 "error": "no bot 'nobody' here"}
             refused = await post(u, "/signup", {"name": "ab", "password": "correct horse battery"},
@@ -270,7 +277,7 @@ def test_the_standings_page_in_a_bulgarian_browser_updates_live_in_bulgarian(tmp
             await trio.to_thread.run_sync(driver.get, s.url + "/")
             await _live(driver)
             assert await _js(driver, "return document.documentElement.lang") == "bg"
-            assert await _js(driver, "return document.querySelector('h1').textContent") == "Класиране"
+            assert await _js(driver, "return document.querySelector('#standings-heading').textContent") == "Класиране"
             assert await _js(driver, "return document.querySelector('#running li.none').textContent") == "няма"
             await play(s, ("alpha", "beta"), "m-1")
 
@@ -303,7 +310,9 @@ def test_the_table_pages_and_their_refusals_come_in_the_persons_language(tmp_pat
             assert page.status == 200 and '<html lang="bg">' in page.text and page.headers["content-language"] == "bg"
             assert "<h1>Игра срещу компютъра</h1>" in page.text and ">играйте gin</button>" in page.text
             assert page.headers["vary"] == "Accept-Language, Cookie" and page.headers["cache-control"] == "no-store"
-            assert '<a href="/play">игра срещу компютъра</a>' in page.text
+            # The site's one menu (the table pages' too), in the page's language, this page marked.
+            assert '<a href="/play" aria-current="page">играйте</a>' in page.text
+            assert '<a href="/rules">правила</a>' in page.text and '<a href="/lobby">фоайе</a>' in page.text
             block = re.search(r'<script type="application/json" id="i18n">(.*?)</script>', page.text)
             assert block is not None
             said = json.loads(block.group(1))["messages"]  # table.js's, people.js's and the notices' texts
@@ -460,3 +469,14 @@ def test_a_person_in_a_russian_browser_plays_the_computer_in_russian(tmp_path: P
     assert last["head"] == ["игра", "сдача", "выиграл", "вы", "random"], last
     assert last["deal"] == "Конец сдачи" and last["replay"] == "запись этой игры", last
     assert last["status"].startswith("Игра окончена: "), last
+
+
+def test_every_state_word_the_web_shows_is_in_every_language() -> None:
+    """A registered bot's state (the hosted registry's ``enabled``, ``disabled``, ``suspended``)
+    is shown in the standings' state column: in Bulgarian and Russian too, not left in English."""
+    from arena.hosted.registry import BOT_STATES
+    assert set(BOT_STATES) <= set(i18n.STATE_WORDS)
+    for code in i18n.LANGUAGES[1:]:
+        for word in BOT_STATES:
+            assert i18n.lang(code).state(word) != word, (code, word)
+    assert i18n.lang("bg").state("suspended") == "спрян" and i18n.lang("ru").state("enabled") == "включён"

@@ -329,7 +329,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 def _tournament_web(args: argparse.Namespace, run_dir: Path) -> WebStarter | None:
     """``--web``: the run's live web (the operator: whoever holds the token of the environment)."""
-    return web_starter(args, run_dir / DB_NAME, run_dir, f"tournament {run_dir}", client_operator_token(None))
+    return web_starter(args, run_dir / DB_NAME, run_dir, f"tournament {run_dir.name}",  # (no machine path)
+                       client_operator_token(None))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -350,7 +351,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--listen {args.listen} is not a loopback address: bot and operator tokens would cross "
                          "the network in clear; serve TLS (--tls-cert FILE --tls-key FILE; arena certs makes them) "
                          "or, on a network you trust, add --insecure")
-    web = web_starter(args, folder / "serve.sqlite", folder, f"arena serve {folder}",  # (checks --web first)
+    web = web_starter(args, folder / "serve.sqlite", folder, f"ladder {folder.resolve().name}",  # (checks --web first)
                       default_tls=tls, accounts=True, own_process=True)
     folder.mkdir(parents=True, exist_ok=True)
     registry = BotRegistry(open_db(folder / "serve.sqlite", "serve"))  # the operator's ArenaService

@@ -13,12 +13,13 @@ polling them; the registry (changed by ``arena bots`` from another process) is r
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import random
 import re
 import secrets
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,11 +28,11 @@ import structlog
 import trio
 
 import referee
+from arena.competition.matchmaking import Seeker, met_at, pair_wave
 from arena.competition.ratings import SkillBoard
 from arena.competition.seating import rotations
 from arena.hosted.ladder_file import LadderConfig, LadderPlay, SuspendRules
 from arena.hosted.owed import INTERRUPTED, OwedGame, owed_games, record_run
-from arena.hosted.pairing import Candidate, choose_table
 from arena.hosted.registry import BotRegistry
 from arena.model.records import from_report
 from arena.model.schedule import GameJob
@@ -156,8 +157,19 @@ class HostedLadder:
         self._board = SkillBoard()
         self._ref: referee.Referee | None = None
         seats = seats_by_game(registry.db)
+        self._met: Counter[frozenset[str]] = Counter()
+        """Games each pair of bots played at one table on this server (started, in this run)."""
         for r in registry.db.execute("SELECT * FROM games WHERE status = 'done' ORDER BY idx"):
             self._board.add(outcome_from_row(r, seats.get(int(r["idx"]), [])))
+            met_at([[str(s["bot"]) for s in seats.get(int(r["idx"]), [])]], self._met)
+        self._free_since: dict[str, float] = {}
+        """The bots free for a new table, and since when (``time.monotonic``)."""
+        self._waves: Counter[str] = Counter()
+        """The waves with newly freed bots each free bot has sat out."""
+        self._wave_at: float | None = None
+        """When the next wave pairs (``time.monotonic``; ``None``: on the next bot freed)."""
+        self._fresh = False
+        """Whether a bot became free since the last wave."""
         self._owed: set[tuple[str, int]] = set()
         """The games of earlier runs' groups taken up by this run (group, leg): each is played once."""
         record_run(registry.db, self.run_id, config.duplicate)
@@ -256,8 +268,9 @@ class HostedLadder:
         return room
 
     def pair(self, ref: referee.Referee) -> float:
-        """Start every match the bots online have room for: the waiting games of duplicate groups
-        first, then new tables. Returns when to look again at the latest (a rate limit's end;
+        """Start every match it is time for: the waiting games of duplicate groups at once, then,
+        when a wave is due, the new tables :mod:`arena.competition.matchmaking` makes of the
+        bots free. Returns when to look again at the latest (the next wave, a rate limit's end;
         ``inf``: only when the presence changes)."""
         now = time.monotonic()
         online = {b: p for b, p in ref.presence().items() if (r := self.registry.get(b)) and r.state == "enabled"}
@@ -269,41 +282,76 @@ class HostedLadder:
                 if not self._start(ref, leg, room, now):
                     break
         else:
-            while self._new_table(ref, online, room, now):
-                pass
+            self._wave(ref, online, room, now)
         waiting = [s[0] + 60.0 for b, s in self._starts.items() if b in online and s
                    and len(s) >= self.limits.bot_matches_per_minute]
-        return trio.current_time() + (min(waiting) - now) if waiting else math.inf
+        if self._wave_at is not None and self._wave_at > now:  # (one due but not run: a game refused; on a change)
+            waiting.append(self._wave_at)
+        return trio.current_time() + max(0.0, min(waiting) - now) if waiting else math.inf
 
     def _still_playable(self, leg: _Leg) -> bool:
         return all((r := self.registry.get(b)) is not None and r.state == "enabled" for b in leg[1].players)
 
-    def _new_table(self, ref: referee.Referee, online: Mapping[str, referee.BotPresence], room: dict[str, int],
-                   now: float) -> bool:
-        """Start one new table if any play has enough bots with room; whether one was started."""
+    def _wave(self, ref: referee.Referee, online: Mapping[str, referee.BotPresence], room: dict[str, int],
+              now: float) -> None:
+        """Note the bots free for a new table (with room after the games their groups owe); when the wave
+        is due (``pairing_wave_ms`` after a bot became free), start the tables it makes."""
+        free = {b for b in online if room.get(b, 0) > 0}
+        for bot in [b for b in self._free_since if b not in free]:
+            del self._free_since[bot]
+            self._waves.pop(bot, None)
+        for bot in free - self._free_since.keys():
+            self._free_since[bot] = now
+            self._fresh = True
+            due = now + self.config.pairing.wave_ms / 1000
+            self._wave_at = due if self._wave_at is None else min(self._wave_at, due)
+        if self._wave_at is None or now < self._wave_at:
+            return
+        self._wave_at = None
+        seated: set[str] = set()
+        retry: list[float] = []
         for play in sorted(self.config.plays, key=lambda p: self._play_games.get(p.key, 0)):
-            candidates = [Candidate(b, self._games.get(b, 0), self._board.rating(b).mu)
-                          for b, p in online.items() if room.get(b, 0) > 0 and _declares(p, play)]
-            table = choose_table(candidates, play.seats, self.config.pairing, self._rng)
-            if table is None:
-                continue
-            self._groups += 1
-            group = f"{self.run_id}-p{self._groups:05d}"
-            seatings = rotations(table) if self.config.duplicate else [table]
-            seed = secrets.token_bytes(32)
-            log.info("pairing", group=group, bots=list(table), hello_names=[online[b].hello_name for b in table],
-                     game=play.game, preset=play.preset,
-                     games=[self._games.get(b, 0) for b in table], legs=len(seatings))
-            legs: list[_Leg] = [(play, GameJob(self._games_started + i, players, seed, "|".join(table), self._groups,
-                                               i, group)) for i, players in enumerate(seatings)]
-            started = True
-            for leg in legs:
-                if started and all(room.get(b, 0) > 0 for b in leg[1].players):
-                    started = self._start(ref, leg, room, now)
-                else:
-                    self._pending.append(leg)
-            return started  # (a refused match: no more this round)
-        return False
+            pool = [Seeker(b, self._board.rating(b).mu, b in self._free_since and b not in seated,
+                           (now - self._free_since.get(b, now)) * 1000, self._waves[b])
+                    for b, p in online.items() if _declares(p, play)]
+            wave = pair_wave(pool, self._met, play.seats, self.config.pairing, self._rng,
+                             play.seats if self.config.duplicate else 1)
+            if wave.retry_ms is not None:
+                retry.append(wave.retry_ms)
+            for table in wave.tables:
+                seated.update(table)
+                if not self._new_table(ref, play, table, online, room, now):
+                    self._wave_at = now + self.config.pairing.patience_ms / 1000  # (refused: try later)
+                    return
+        for bot in self._free_since.keys() - seated:
+            self._waves[bot] += self._fresh
+        self._fresh = False
+        if retry:
+            self._wave_at = now + min(retry) / 1000
+
+    def _new_table(self, ref: referee.Referee, play: LadderPlay, table: tuple[str, ...],
+                   online: Mapping[str, referee.BotPresence], room: dict[str, int], now: float) -> bool:
+        """Start a new duplicate group of ``table``'s bots (its first game now; the others when
+        its bots have room again); ``False``: the referee refused its first game for now."""
+        for bot in table:
+            self._free_since.pop(bot, None)
+            self._waves.pop(bot, None)
+        self._groups += 1
+        group = f"{self.run_id}-p{self._groups:05d}"
+        seatings = rotations(table) if self.config.duplicate else [table]
+        seed = secrets.token_bytes(32)
+        log.info("pairing", group=group, bots=list(table), hello_names=[online[b].hello_name for b in table],
+                 game=play.game, preset=play.preset, games=[self._games.get(b, 0) for b in table],
+                 met=[self._met.get(frozenset(p), 0) for p in itertools.combinations(table, 2)], legs=len(seatings))
+        legs: list[_Leg] = [(play, GameJob(self._games_started + i, players, seed, "|".join(table), self._groups,
+                                           i, group)) for i, players in enumerate(seatings)]
+        started = True
+        for leg in legs:
+            if started and all(room.get(b, 0) > 0 for b in leg[1].players):
+                started = self._start(ref, leg, room, now)
+            else:
+                self._pending.append(leg)
+        return started
 
     def _start(self, ref: referee.Referee, leg: _Leg, room: dict[str, int], now: float) -> bool:
         """Create the leg's match (``False``: the referee refused it for now; it waits)."""
@@ -322,6 +370,7 @@ class HostedLadder:
             return False
         self._games_started += 1
         self._play_games[play.key] = self._play_games.get(play.key, 0) + 1
+        met_at([job.players], self._met)
         for b in job.players:
             room[b] -= 1
             self._games[b] = self._games.get(b, 0) + 1

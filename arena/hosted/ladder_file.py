@@ -2,7 +2,9 @@
 plays and how it pairs, read once and checked with errors that name the key (docs/hosted.md).
 
 ```toml
-pairing = "fewest-games"   # or "random"
+pairing = "least-met"      # or "random" (arena.competition.matchmaking)
+pairing_wave_ms = 100      # the matchmaking's settings (Matchmaking: pairing_slack, pairing_patience,
+                           # pairing_patience_ms, pairing_band)
 duplicate = true           # each table plays its seats rotated on one deal
 
 [[play]]                   # one or more; the ladder balances its games over them
@@ -27,13 +29,11 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
+from arena.competition.matchmaking import FORMER_RULES, Matchmaking
 from arena.model.schedule import DEFAULT_TC, FAULT_POLICIES
 from referee import DEFAULT_GAME, FaultPolicy, TimeControl, TimeControlError, games
-
-PairingRule = Literal["fewest-games", "random"]
-PAIRING_RULES: tuple[PairingRule, ...] = get_args(PairingRule)
 
 
 class LadderFileError(ValueError):
@@ -107,16 +107,16 @@ class LadderConfig:
 
     plays: tuple[LadderPlay, ...] = field(default_factory=lambda: (LadderPlay(),))
     """What it plays (default: the default game's default preset, its fewest seats)."""
-    pairing: PairingRule = "fewest-games"
-    """``fewest-games``: the bot with the fewest games first, then the nearest ratings;
-    ``random``: any bots with room."""
+    pairing: Matchmaking = field(default_factory=Matchmaking)
+    """How it pairs (the keys ``pairing`` — its rule — and ``pairing_*``)."""
     duplicate: bool = True
     """Each table plays one game per seat rotation on the same deal (duplicate deals)."""
     suspend: SuspendRules = field(default_factory=SuspendRules)
     """When a bot is suspended."""
 
 
-_TOP = {"pairing", "duplicate", "play", "suspend"}
+_PAIRING = {f"pairing_{f.name}": f.name for f in fields(Matchmaking) if f.name != "rule"} | {"pairing": "rule"}
+_TOP = {"duplicate", "play", "suspend", *_PAIRING}
 _PLAY = {"game", "preset", "seats", "tc", "fault_policy", "reconnect_grace_ms", "connect_timeout_ms"}
 
 
@@ -153,8 +153,10 @@ def parse_ladder(raw: dict[str, Any]) -> LadderConfig:
             values["suspend"] = SuspendRules(**_keys("suspend", values["suspend"], allowed))
         except TypeError as e:
             raise ValueError(f"suspend: {e}") from None
-    if values.get("pairing", "fewest-games") not in PAIRING_RULES:
-        raise ValueError(f"pairing must be one of {', '.join(PAIRING_RULES)}; got {values['pairing']!r}")
+    pairing = {_PAIRING[k]: values.pop(k) for k in list(values) if k in _PAIRING}
+    if isinstance(pairing.get("rule"), str):
+        pairing["rule"] = FORMER_RULES.get(pairing["rule"], pairing["rule"])
+    values["pairing"] = Matchmaking(**pairing)
     if not isinstance(values.get("duplicate", True), bool):
         raise ValueError("duplicate must be true or false")
     return LadderConfig(**values)

@@ -3,7 +3,6 @@ ratings recomputed from every stored game (``~/.gin-arena/ladder.sqlite`` by def
 
 from __future__ import annotations
 
-import itertools
 import json
 import random
 import secrets
@@ -17,9 +16,9 @@ from typing import Any
 import structlog
 import trio
 
+from arena.competition.matchmaking import Matchmaking, met_at, plan_groups
 from arena.competition.ratings import Rating, los_between, mle_ratings
 from arena.competition.ratings.units import scoring_units
-from arena.competition.seating import rotations
 from arena.console import Console, Progress, log_to_file
 from arena.model.manifest import BotSpec, not_playing, startup_problem
 from arena.model.records import Outcome
@@ -118,11 +117,9 @@ class Ladder:
             for r in self.conn.execute("SELECT * FROM games ORDER BY idx")
         ]
 
-    def pair_counts(self) -> Counter[frozenset[str]]:
-        counts: Counter[frozenset[str]] = Counter()
-        for players in seats_by_game(self.conn).values():
-            counts[frozenset(str(s["bot"]) for s in players)] += 1
-        return counts
+    def met(self) -> Counter[frozenset[str]]:
+        """Games each pair of bots played at one table."""
+        return met_at([str(s["bot"]) for s in players] for players in seats_by_game(self.conn).values())
 
     def start_run(self, run_id: str, play: PlayConfig) -> None:
         """Record a new ``ladder run`` and how its games are played."""
@@ -175,28 +172,23 @@ class Ladder:
         return cur.rowcount
 
     def plan(self, games: int, run_id: str, rng: random.Random, seats: int = 2) -> list[GameJob]:
-        """``games`` (rounded up to even) new games: duplicate pairs, each for the active pair of
-        bots with the fewest games so far (ties broken at random). With more than two ``seats``:
-        rotations of ``seats`` games on one deck (``games`` rounded up to a multiple), each for the
-        table of active bots with the fewest games so far."""
+        """``games`` new games (rounded up to whole rotations of ``seats``): a duplicate group
+        (the seats rotated on one deal) for each table the ladder's matchmaking makes of the active
+        bots — the least-met first, then the nearest in the standings
+        (:func:`arena.competition.matchmaking.plan_groups`)."""
         bots = [b.name for b in self.bots()]
         if len(bots) < max(2, seats):
             raise LadderError(f"the ladder needs at least {max(2, seats)} active bots; it has {len(bots)}")
-        counts = self.pair_counts()
-        if seats > 2:
-            return _plan_tables(bots, counts, games, run_id, rng, seats)
-        pairs = [(a, b) for i, a in enumerate(bots) for b in bots[i + 1 :]]
+        rated = {r.bot: r.elo for r in self.standings()[0]}
+        tables = plan_groups({b: rated.get(b, 0.0) for b in bots}, self.met(), -(-games // seats), seats,
+                             Matchmaking(), rng)
         jobs: list[GameJob] = []
-        for p in range((games + 1) // 2):
-            least = min(counts[frozenset(x)] for x in pairs)
-            a, b = rng.choice([x for x in pairs if counts[frozenset(x)] == least])
-            if rng.random() < 0.5:
-                a, b = b, a
-            counts[frozenset((a, b))] += 2
+        for group, bots_at in enumerate(tables):
             seed = secrets.token_bytes(32)
-            key = f"{run_id}#{p}"
-            jobs.append(GameJob(len(jobs), (a, b), seed, f"{a}|{b}", p, 0, key))
-            jobs.append(GameJob(len(jobs), (b, a), seed, f"{a}|{b}", p, 1, key))
+            key = f"{run_id}#{group}"
+            for leg in range(seats):
+                players = tuple(bots_at[(s + leg) % seats] for s in range(seats))
+                jobs.append(GameJob(len(jobs), players, seed, "|".join(bots_at), group, leg, key))
         return jobs
 
     # ----- ratings -----
@@ -209,23 +201,6 @@ class Ladder:
         played = [PlayedGame(i, g.pair_key, g.outcome) for i, g in enumerate(games)]
         report = build_report(names, played, duplicate=True)
         return mle_ratings(units, [n for n in names if any(n in g.outcome.players for g in games)]), report
-
-
-def _plan_tables(bots: list[str], counts: Counter[frozenset[str]], games: int, run_id: str, rng: random.Random,
-                 seats: int) -> list[GameJob]:
-    """:meth:`Ladder.plan` for more than two seats."""
-    tables = list(itertools.combinations(bots, seats))
-    jobs: list[GameJob] = []
-    for group in range(-(-games // seats)):
-        least = min(counts[frozenset(t)] for t in tables)
-        table = list(rng.choice([t for t in tables if counts[frozenset(t)] == least]))
-        rng.shuffle(table)
-        counts[frozenset(table)] += seats
-        seed = secrets.token_bytes(32)
-        key = f"{run_id}#{group}"
-        for leg, players in enumerate(rotations(table)):
-            jobs.append(GameJob(len(jobs), players, seed, "|".join(table), group, leg, key))
-    return jobs
 
 
 def render_ladder(ratings: Sequence[Rating], report: dict[str, Any], active: set[str]) -> str:

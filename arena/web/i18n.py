@@ -76,8 +76,10 @@ STATIC = Path(__file__).parent / "static"
 """The scripts' folder."""
 STATE_CONTEXT = "state"
 """The msgctxt of a match's or a bot's state word (data, not code: looked up, shown as is if unknown)."""
-STATE_WORDS = ("waiting", "running", "finished", "aborted", "interrupted", "active", "removed")
-"""The states the web shows (a table's and a bot's), each in every catalog under ``STATE_CONTEXT``."""
+STATE_WORDS = ("waiting", "running", "finished", "aborted", "interrupted", "active", "removed", "enabled", "disabled",
+               "suspended")
+"""The states the web shows (a table's and a bot's: the hosted registry's ``BOT_STATES`` too), each in every
+catalog under ``STATE_CONTEXT``."""
 PLURAL_SAMPLES = range(0, 200)
 """The whole numbers that match each CLDR plural category to the catalog's plural form."""
 JS_CALL = re.compile(r"""\bt\(\s*(\[\s*)?'((?:[^'\\]|\\.)*)'(?:\s*,\s*'((?:[^'\\]|\\.)*)'\s*\])?""")

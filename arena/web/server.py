@@ -73,6 +73,7 @@ from arena.web.data import (
 from arena.web.hashing import RETRY_AFTER_S, DoorSlots, HashingRefused, Places
 from arena.web.limits import WebLimits
 from arena.web.listen import Connections, serve_bounded
+from arena.web.pages import Page, ladder, message, people, rules
 from arena.web.relay import Forwarded, LiveCopy, Relay, forward
 from arena.web.views import StoreViews
 
@@ -377,22 +378,28 @@ class Web:
         return await self.read_kept(("bot", name, operator), bot_page, name, self.source.folder,
                                     self.limits.bot_games, operator, self.rated)
 
-    def page(self, request: Request, title: str, body: str, *, page: str, status: int = 200,
-             data: Mapping[str, str] | None = None) -> HTMLResponse:
-        """A page in the request's language (``title`` and ``body`` already in it: :func:`_lang`);
-        a ``?lang=`` the web does not speak gets 400 and says which it speaks."""
+    def who(self, request: Request) -> tuple[str | None, bool]:
+        """The signed-in person's name (``None``: nobody) and whether the request is the operator's."""
+        person = self.accounts.signed_in(request) if self.accounts is not None else None
+        return (person.name if person is not None else None), self.operator(request)
+
+    def title(self) -> str:
+        """What the pages are about (the corner of every page)."""
+        return self.source.title
+
+    def page(self, request: Request, drawn: Page, *, status: int = 200) -> HTMLResponse:
+        """A page in the request's language (its texts already in it: :func:`_lang`), from its
+        template; a ``?lang=`` the web does not speak gets 400 and says which it speaks."""
         choice = i18n.of_request(request)
         tr = choice.lang
         if choice.unknown is not None:
-            title, page, status = tr._("Language"), "message", 400
-            body = pages.message_body(tr._("unknown language {lang}: this site speaks {languages}",
-                                           lang=repr(choice.unknown), languages=", ".join(i18n.LANGUAGES)))
-        person = self.accounts.signed_in(request) if self.accounts is not None else None
-        response = HTMLResponse(pages.layout(tr, title, body, page=page, operator=self.operator(request),
-                                             source=self.source.title, data=data,
-                                             person=person.name if person is not None else None,
-                                             query=request.query_params.multi_items()),
-                                status_code=status, headers={"Cache-Control": "no-store"} if person else None)
+            status = 400
+            drawn = message(tr._("Language"), tr._("unknown language {lang}: this site speaks {languages}",
+                                                   lang=repr(choice.unknown), languages=", ".join(i18n.LANGUAGES)))
+        f = pages.frame(request, tr)
+        values = {**pages.context(f, drawn.title, drawn.page, drawn.data), **drawn.values}
+        response = pages.TEMPLATING.TemplateResponse(request, drawn.template, values, status_code=status,
+                                                     headers={"Cache-Control": "no-store"} if f.person else None)
         return i18n.answer(response, choice, secure=request.url.scheme == "https")
 
 
@@ -433,8 +440,12 @@ async def front(request: Request) -> Response:
     tr = _lang(request)
     limit = web.limits.recent_matches
     recent, _ = await web.read_kept(("recent", limit, None), recent_matches, limit, None)
-    return web.page(request, tr._("Standings"),
-                    pages.front_page(tr, web.hub.standings, web.running(), recent), page="front")
+    return web.page(request, ladder.home(tr, web.hub.standings, web.running(), recent))
+
+
+async def standings_page(request: Request) -> Response:
+    web = _web(request)
+    return web.page(request, ladder.standings(_lang(request), web.hub.standings))
 
 
 async def matches_page(request: Request) -> Response:
@@ -443,9 +454,8 @@ async def matches_page(request: Request) -> Response:
     try:
         found = await _matches(request)
     except ValueError as e:
-        return web.page(request, tr._("Matches"), pages.message_body(str(e)), page="message", status=400)
-    return web.page(request, tr._("Matches"),
-                    pages.matches_page(tr, found["running"], found["recent"], found["next_before"]), page="matches")
+        return web.page(request, message(tr._("Matches"), str(e)), status=400)
+    return web.page(request, ladder.matches(tr, found["running"], found["recent"], found["next_before"]))
 
 
 async def match_page(request: Request) -> Response:
@@ -454,12 +464,10 @@ async def match_page(request: Request) -> Response:
     tr = _lang(request)
     if web.relay is not None and (entry := web.relayed(match_id)) is not None:
         web.relay.copy(match_id)  # (its stream comes next: the copy's subscription is under way)
-        return web.page(request, tr._("Match {id}", id=match_id), pages.live_page(tr, entry), page="live",
-                        data={"match": match_id})
+        return web.page(request, ladder.live(tr, entry))
     found = await web.read(finished_match, match_id, web.source.folder)
     if found is not None and "withheld" in found[0]:
-        return web.page(request, "Match", pages.message_body(f"{match_id}: {found[0]['withheld']}"), page="message",
-                        status=403)
+        return web.page(request, message(tr._("Match"), f"{match_id}: {found[0]['withheld']}"), status=403)
     if found is not None:
         try:
             view = await trio.to_thread.run_sync(load, Path(found[1]))
@@ -473,17 +481,14 @@ async def match_page(request: Request) -> Response:
         return ToParent(web.relay.parent)
     live = live_match(web.source.live, match_id, web.view)
     if live is None:
-        return web.page(request, tr._("Match"), pages.message_body(tr._("no match {id} here", id=repr(match_id))),
-                        page="message", status=404)
-    return web.page(request, tr._("Match {id}", id=match_id), pages.live_page(tr, live), page="live",
-                    data={"match": match_id})
+        return web.page(request, message(tr._("Match"), tr._("no match {id} here", id=repr(match_id))), status=404)
+    return web.page(request, ladder.live(tr, live))
 
 
 def _unshown(request: Request, web: Web, e: Exception) -> Response:
     """The 404 page of a stored replay that cannot be read."""
     tr = _lang(request)
-    return web.page(request, tr._("Match"), pages.message_body(tr._("the replay cannot be shown: {why}", why=e)),
-                    page="message", status=404)
+    return web.page(request, message(tr._("Match"), tr._("the replay cannot be shown: {why}", why=e)), status=404)
 
 
 async def bot_html(request: Request) -> Response:
@@ -493,9 +498,8 @@ async def bot_html(request: Request) -> Response:
     tr = _lang(request)
     info = await web.bot_info(name, operator)
     if info is None:
-        return web.page(request, tr._("Bot"), pages.message_body(tr._("no bot {name} here", name=repr(name))),
-                        page="message", status=404)
-    return web.page(request, name, pages.bot_body(tr, info, operator), page="bot")
+        return web.page(request, message(tr._("Bot"), tr._("no bot {name} here", name=repr(name))), status=404)
+    return web.page(request, ladder.bot(tr, name, info, operator))
 
 
 async def _form(request: Request) -> dict[str, str] | Response:
@@ -515,7 +519,7 @@ async def signin(request: Request) -> Response:
     web = _web(request)
     tr = _lang(request)
     if request.method in READ_METHODS:
-        return web.page(request, tr._("Sign in"), pages.signin_body(tr, False), page="signin")
+        return web.page(request, people.signin(tr, False))
     form = await _form(request)
     if isinstance(form, Response):
         return form
@@ -523,8 +527,7 @@ async def signin(request: Request) -> Response:
         return await _person_door(request, web, form, signing_up=False)
     tried = _operator_tries(web, request)
     if tried is not None:
-        page = web.page(request, tr._("Sign in"), pages.signin_body(tr, False, tried.say(tr)), page="signin",
-                        status=429)
+        page = web.page(request, people.signin(tr, False, tried.say(tr)), status=429)
         page.headers["Retry-After"] = str(tried.retry_after)
         return page
     given = form["token"].strip()
@@ -532,7 +535,7 @@ async def signin(request: Request) -> Response:
     if not token or not hmac.compare_digest(hashlib.sha256(given.encode()).digest(),
                                             hashlib.sha256(token.encode()).digest()):
         log.info("web_signin_refused", client=_client(request))
-        return web.page(request, tr._("Sign in"), pages.signin_body(tr, True), page="signin", status=403)
+        return web.page(request, people.signin(tr, True), status=403)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(COOKIE, web.operator_session(), max_age=int(web.limits.operator_session_hours * 3600),
                         **web.cookie_flags(request))
@@ -558,9 +561,8 @@ async def signup(request: Request) -> Response:
     tr = _lang(request)
     if request.method in READ_METHODS:
         if web.accounts is None:
-            return web.page(request, tr._("Sign up"), pages.message_body(tr._(NO_ACCOUNTS)), page="message",
-                            status=503)
-        return web.page(request, tr._("Sign up"), _signup_body(tr), page="signup")
+            return web.page(request, message(tr._("Sign up"), tr._(NO_ACCOUNTS)), status=503)
+        return web.page(request, _signup_page(tr))
     form = await _form(request)
     if isinstance(form, Response):
         return form
@@ -572,8 +574,8 @@ NO_ACCOUNTS = i18n.N_("people's accounts are off here: this web has no store it 
 """Why sign-up and sign-in answer 503 on a web without a writable store."""
 
 
-def _signup_body(tr: i18n.Lang, problem: str = "", name: str = "") -> str:
-    return pages.signup_body(tr, problem, name, names=NAME_CHARS, passwords=PASSWORD_CHARS)
+def _signup_page(tr: i18n.Lang, problem: str = "", name: str = "") -> Page:
+    return people.signup(tr, problem, name, names=NAME_CHARS, passwords=PASSWORD_CHARS)
 
 
 async def _person_door(request: Request, web: Web, form: Mapping[str, str], *, signing_up: bool) -> Response:
@@ -581,11 +583,10 @@ async def _person_door(request: Request, web: Web, form: Mapping[str, str], *, s
     again with why not (its status: 400, 403, 409, 429 with ``Retry-After``, 503)."""
     name, password = form.get("name", ""), form.get("password", "")
     tr = _lang(request)
-    title = tr._("Sign up") if signing_up else tr._("Sign in")
 
     def again(status: int, problem: str, headers: Mapping[str, str] | None = None) -> Response:
-        body = _signup_body(tr, problem, name) if signing_up else pages.signin_body(tr, False, problem, name)
-        response = web.page(request, title, body, page="signup" if signing_up else "signin", status=status)
+        drawn = _signup_page(tr, problem, name) if signing_up else people.signin(tr, False, problem, name)
+        response = web.page(request, drawn, status=status)
         response.headers.update(headers or {})
         return response
 
@@ -674,8 +675,8 @@ async def people_page(request: Request) -> Response:
     tr = _lang(request)
     rows = await _people_standings(web)
     if rows is None:
-        return web.page(request, tr._("People"), pages.message_body(tr._(NO_ACCOUNTS)), page="message", status=503)
-    return web.page(request, tr._("People"), pages.people_body(tr, rows), page="people")
+        return web.page(request, message(tr._("People"), tr._(NO_ACCOUNTS)), status=503)
+    return web.page(request, people.people(tr, rows))
 
 
 async def person_page(request: Request) -> Response:
@@ -684,9 +685,9 @@ async def person_page(request: Request) -> Response:
     info = await _person(web, name, _viewer(web, request))
     tr = _lang(request)
     if info is None:
-        return web.page(request, tr._("Person"), pages.message_body(tr._("nobody called {name} here", name=repr(name))),
-                        page="message", status=404 if web.accounts is not None else 503)
-    return web.page(request, info["name"], pages.person_body(tr, info["standing"], info["games"]), page="person")
+        return web.page(request, message(tr._("Person"), tr._("nobody called {name} here", name=repr(name))),
+                        status=404 if web.accounts is not None else 503)
+    return web.page(request, people.person(tr, info["name"], info["standing"], info["games"]))
 
 
 async def api_people(request: Request) -> Response:
@@ -703,19 +704,44 @@ async def api_person(request: Request) -> Response:
     return JSONResponse(info)
 
 
+async def rules_index(request: Request) -> Response:
+    return _web(request).page(request, rules.index(_lang(request)))
+
+
+async def rules_page(request: Request) -> Response:
+    web = _web(request)
+    tr = _lang(request)
+    game = request.path_params["game"]
+    found = rules.rules(game, tr.code)
+    if found is None:
+        return web.page(request, message(tr._("Rules"), tr._("no rules page for {game} here", game=repr(game))),
+                        status=404)
+    return web.page(request, rules.page(tr, found))
+
+
+MEDIA = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}
+"""What ``/static/`` serves, by the file's ending."""
+
+
 async def static(request: Request) -> Response:
     name = request.path_params["name"]
     content = STATIC_FILES.get(name)
     if content is None:
         return _error(404, f"no static file {name!r}")
-    kind = "text/css" if name.endswith(".css") else "text/javascript"
-    return Response(content, media_type=f"{kind}; charset=utf-8", headers={"Cache-Control": "max-age=300"})
+    return Response(content, media_type=MEDIA[Path(name).suffix], headers={"Cache-Control": "max-age=300"})
+
+
+async def favicon(request: Request) -> Response:
+    """The icon a browser asks for at ``/favicon.ico`` (the pages name ``/static/favicon.svg``)."""
+    return Response(STATIC_FILES["favicon.svg"], media_type=MEDIA[".svg"], headers={"Cache-Control": "max-age=3600"})
 
 
 STATIC_FILES: dict[str, str] = {
     "web.js": (STATIC / "web.js").read_text(encoding="utf-8"),
     "i18n.js": (STATIC / "i18n.js").read_text(encoding="utf-8"),
     "web.css": (STATIC / "web.css").read_text(encoding="utf-8"),
+    "site.css": (STATIC / "site.css").read_text(encoding="utf-8"),
+    "favicon.svg": (STATIC / "favicon.svg").read_text(encoding="utf-8"),
     "replay.js": replay_html.JS,
     "replay.css": replay_html.PAGE_CSS,
     **tables.STATIC_FILES,
@@ -928,7 +954,13 @@ class Endpoint:
 
 
 ENDPOINTS = (
-    Endpoint("/", front, "the standings, the running and the recent matches (updated live)", "text/html"),
+    Endpoint("/", front, "the home page: play the computer, the tables, the rules; the standings, the running and "
+             "the recent matches (updated live)", "text/html"),
+    Endpoint("/standings", standings_page, "the bots' standings (updated live)", "text/html"),
+    Endpoint("/rules", rules_index, "the installed games' rules and help pages", "text/html"),
+    Endpoint("/rules/{game}", rules_page, "a game's rules, tips and questions answered (the game's own text)",
+             "text/html"),
+    Endpoint("/favicon.ico", favicon, "the site's icon (SVG)", "image/svg+xml"),
     Endpoint("/matches", matches_page, "running matches and a page of finished ones", "text/html"),
     Endpoint("/matches/{match_id}", match_page, "a running match's live spectator view, a finished one's replay",
              "text/html"),
@@ -1061,13 +1093,10 @@ async def _door_busy(web: Web, scope: Scope, receive: Receive, send: Send, refus
     request = Request(scope, receive)
     tr = _lang(request)
     problem = tr._(refused.text, limit=refused.limit, wait=RETRY_AFTER_S)
-    if scope["path"] == "/signup":
-        title, body, page = tr._("Sign up"), _signup_body(tr, problem), "signup"
-    else:
-        title, body, page = tr._("Sign in"), pages.signin_body(tr, False, problem), "signin"
-    response = web.page(request, title, body, page=page, status=refused.status)
+    drawn = _signup_page(tr, problem) if scope["path"] == "/signup" else people.signin(tr, False, problem)
+    response = web.page(request, drawn, status=refused.status)
     response.headers["Retry-After"] = str(RETRY_AFTER_S)
-    log.info("web_person_refused", door=page, status=refused.status, client=_client(request), where="own process")
+    log.info("web_person_refused", door=drawn.page, status=refused.status, client=_client(request), where="own process")
     await response(scope, receive, send)
 
 

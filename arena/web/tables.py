@@ -60,7 +60,7 @@ from arena.replays.model import ReplayModelError, load
 from arena.replays.steps import MatchView
 from arena.run.samples import command, samples
 from arena.run.serve import PEOPLE_PREFIX
-from arena.web import i18n
+from arena.web import i18n, pages
 from arena.web.i18n import N_, NS_, Lang
 from arena.web.limits import WebLimits
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc
@@ -1038,11 +1038,9 @@ def _page(request: Request, title: str, body: str, *, status: int = 200, data: M
         "<!DOCTYPE html>\n"
         f'<html lang="{tr.code}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, '
         f'initial-scale=1"><title>{escape(title)} — Gin Arena</title>'
-        '<link rel="stylesheet" href="/static/table.css"></head>\n'
-        f'<body data-page="{page}"{attrs}>\n<header><nav><a href="/">{escape(tr._("standings"))}</a> · '
-        f'<a href="{PREFIX}">{escape(tr._("play the computer"))}</a> · '
-        f'<a href="{LOBBY}">{escape(tr._("tables"))}</a></nav></header>\n'
-        f'<main>\n<h1>{escape(title)}</h1>\n{body}\n</main>\n'
+        f'{pages.HEAD_LINKS}<link rel="stylesheet" href="/static/table.css"></head>\n'
+        f'<body data-page="{page}"{attrs}>\n{pages.menu(request, tr)}\n'
+        f'<main id="main">\n<h1>{escape(title)}</h1>\n{body}\n</main>\n'
         f'{i18n.script_block(tr)}\n'
         '<script src="/static/people.js" defer></script>\n'
         '<script src="/static/table.js" defer></script>\n</body></html>\n',

@@ -916,7 +916,8 @@ SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.{n}_bot"
                     for n in ("random", "greedy", "expert"))
 """Gin's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
 REGISTERED = games.Registered(GinGame(), GinWire(), PRESENTATION, games.catalogs_in("referee.gin"),
-                              bots=SAMPLE_BOTS, demo=games.Demo(opponent="greedy"))
+                              bots=SAMPLE_BOTS, demo=games.Demo(opponent="greedy"),
+                              help=games.catalogs_in("referee.gin", "help"))
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -793,7 +793,8 @@ SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.rummy_{n
                     for n in ("random", "hoarder", "greedy"))
 """Rummy's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
 REGISTERED = games.Registered(RummyGame(), RummyWire(), PRESENTATION, games.catalogs_in("referee.rummy"),
-                              bots=SAMPLE_BOTS, demo=games.Demo(seats=4, games=8, opponent="greedy"))
+                              bots=SAMPLE_BOTS, demo=games.Demo(seats=4, games=8, opponent="greedy"),
+                              help=games.catalogs_in("referee.rummy", "help"))
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""
