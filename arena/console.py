@@ -205,6 +205,13 @@ class Progress:
             self._bar.start()
             console.live = self._bar
 
+    def grow(self, games: int) -> None:
+        """More games to play (a new round planned)."""
+        self.total += games
+        if self._bar is not None:
+            self._bar.update(self._task, total=self.total)
+        self.update(force=True)
+
     def update(
         self,
         *,

@@ -40,10 +40,11 @@ from typing import Any, Literal
 
 import trio
 
+from arena.competition.formats import PlayedRound, Round, get_format
 from arena.model.manifest import BotSpec
 from arena.model.paths import find_replay
 from arena.model.records import Outcome
-from arena.model.schedule import GameJob, RunConfig, build_schedule, schedule_fingerprint
+from arena.model.schedule import GameJob, RunConfig, field_of, round_jobs, schedule_fingerprint
 from referee import DEFAULT_GAME, TimeControl, games
 
 SCHEMA_VERSION = 3
@@ -162,6 +163,52 @@ _V1_MIGRATIONS: dict[Kind, str] = {
 }
 
 
+ROUNDS = "rounds"
+"""The meta key of a run's rounds (JSON, one entry a round: its first game, its number of games,
+its fingerprint, its label and byes). A run written before rounds were stored has none: its games
+are one round."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRound:
+    """A round as the run stored it when it started."""
+
+    first: int
+    """The index of its first game (its games follow one another)."""
+    games: int
+    """How many games it has."""
+    fingerprint: str
+    """:func:`arena.model.schedule.schedule_fingerprint` of its games."""
+    label: str = ""
+    """What the format called it."""
+    byes: tuple[str, ...] = ()
+    """The bots that sat it out."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"first": self.first, "games": self.games, "fingerprint": self.fingerprint, "label": self.label,
+                "byes": list(self.byes)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StoredRound:
+        return cls(int(d["first"]), int(d["games"]), str(d["fingerprint"]), str(d.get("label", "")),
+                   tuple(d.get("byes") or ()))
+
+
+def stored_round(planned: Round, jobs: Sequence[GameJob]) -> StoredRound:
+    """What is stored of a round when it starts."""
+    return StoredRound(jobs[0].idx if jobs else 0, len(jobs), schedule_fingerprint(jobs), planned.label, planned.byes)
+
+
+class _Barrier:
+    """A no-op write that :meth:`DbWriter.flush` waits for (run even after a failed write)."""
+
+    def __init__(self, done: Callable[[], object]) -> None:
+        self.done = done
+
+    def __call__(self) -> None:
+        self.done()
+
+
 class DbWriter:
     """Runs database (and results-file) writes on a worker thread, one at a time, in order, so
     that an fsync never stalls the event loop — where the referee timestamps the bots' answers:
@@ -179,7 +226,7 @@ class DbWriter:
         """The writer task: runs until :meth:`close`."""
         try:
             async for fn in self._recv:
-                if self.error is not None:
+                if self.error is not None and not isinstance(fn, _Barrier):
                     continue
                 try:
                     await trio.to_thread.run_sync(fn)  # not abandoned on cancel: writes complete
@@ -187,6 +234,15 @@ class DbWriter:
                     self.error = e
         finally:
             self._done.set()
+
+    async def flush(self) -> None:
+        """Wait until every write queued so far is done (then raise the first that failed)."""
+        done = trio.Event()
+        token = trio.lowlevel.current_trio_token()
+        self.submit(_Barrier(lambda: token.run_sync_soon(done.set)))
+        await done.wait()
+        if self.error is not None:
+            raise self.error
 
     async def close(self) -> None:
         """Finish the queued writes and stop (call it shielded when cancelling)."""
@@ -537,7 +593,9 @@ class RunStore:
             raise StoreError(f"{run_dir} already holds a run; use --resume {run_dir} to finish it")
         tmp = run_dir / f".{DB_NAME}.creating"
         tmp.unlink(missing_ok=True)
-        jobs = build_schedule(config)
+        first = get_format(config.format).plan(field_of(config), [])
+        planned = first or Round(0, ())
+        jobs = round_jobs(config, planned)
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
             conn.executescript(_SCHEMA)
@@ -552,6 +610,7 @@ class RunStore:
                     "fingerprint": schedule_fingerprint(jobs),
                     "manifest": manifest_text,
                     "instance_tokens": json.dumps({k: v for k, v in tokens.items() if "#" in k}),
+                    ROUNDS: json.dumps([stored_round(planned, jobs).to_dict()]),
                 })
                 conn.executemany(
                     "INSERT INTO bots(name, position, spec, token) VALUES (?, ?, ?, ?)",
@@ -583,16 +642,70 @@ class RunStore:
                 held.release()
             raise
         store = cls(run_dir, conn, held)
-        jobs = build_schedule(store.config)
-        stored = store.jobs()
-        if schedule_fingerprint(jobs) != store.meta("fingerprint") or len(stored) != len(jobs):
+        try:
+            store.replan(results=False)
+        except StoreError:
             store.close()
-            raise StoreError(f"{path}: the stored schedule does not match its configuration")
-        for a, b in zip(jobs, stored, strict=True):
-            if a != b:
-                store.close()
-                raise StoreError(f"{path}: scheduled game {a.idx} differs from its configuration")
+            raise
         return store
+
+    # ----- rounds -----
+    def rounds(self) -> list[StoredRound]:
+        """The rounds stored so far (a run from before rounds were stored: its games, one round)."""
+        raw = self.meta(ROUNDS)
+        if raw is None:
+            count = self.conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            return [StoredRound(0, int(count), self.meta("fingerprint") or "")]
+        return [StoredRound.from_dict(d) for d in json.loads(raw)]
+
+    def replan(self, results: bool = True) -> list[PlayedRound]:
+        """Plan every stored round again from the results of the rounds before it, check that
+        the stored games are those (``StoreError`` if not: the schedule is a function of the
+        configuration and the results), and return the rounds with their results so far (the
+        last round's only with ``results``: opening a run of one round reads no outcome)."""
+        cfg = self.config
+        fmt, field = get_format(cfg.format), field_of(cfg)
+        stored = self.rounds()
+        rows = (self.games() if results or len(stored) > 1 else
+                [GameRow(j, "", "", None) for j in self.jobs()])
+        history: list[PlayedRound] = []
+        where = self.run_dir / DB_NAME
+        for number, entry in enumerate(stored):
+            planned = fmt.plan(field, history) or Round(number, ())
+            jobs = round_jobs(cfg, planned, entry.first)
+            mine = rows[entry.first:entry.first + entry.games]
+            if schedule_fingerprint(jobs) != entry.fingerprint or len(mine) != len(jobs):
+                raise StoreError(f"{where}: the stored schedule does not match its configuration"
+                                 + (f" (round {number + 1})" if number else ""))
+            for a, b in zip(jobs, mine, strict=True):
+                if a != b.job:
+                    raise StoreError(f"{where}: scheduled game {a.idx} differs from its configuration")
+            history.append(PlayedRound(planned, tuple(
+                r.outcome.result(r.job.pair_key) for r in mine if r.outcome is not None)))
+        if sum(e.games for e in stored) != len(rows):
+            raise StoreError(f"{where}: the stored schedule does not match its configuration")
+        return history
+
+    def plan_next_round(self) -> int:
+        """Once every game of the stored rounds is done: plan the next round from their results,
+        store and fingerprint it (one transaction) and return its number of games; 0 if games are
+        left or the format has no more rounds."""
+        if self.counts()["done"] != len(self.jobs()):
+            return 0
+        history = self.replan()
+        cfg = self.config
+        planned = get_format(cfg.format).plan(field_of(cfg), history)
+        if planned is None:
+            return 0
+        rounds = self.rounds()
+        jobs = round_jobs(cfg, planned, sum(e.games for e in rounds))
+        with transaction(self.conn):
+            for j in jobs:
+                insert_game(self.conn, {"idx": j.idx, "run": cfg.run_id, "game": cfg.play.game, "seed": j.seed.hex(),
+                                        "pairing": j.pairing, "pair": j.pair, "leg": j.leg, "pair_key": j.pair_key},
+                            j.players)
+            _write_meta(self.conn, {ROUNDS: json.dumps([e.to_dict() for e in (*rounds, stored_round(planned, jobs))])})
+        return len(jobs)
 
     def close(self) -> None:
         self.conn.close()

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
+from arena.competition.seating import pair_seeds
 from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, parse_manifest
-from arena.model.schedule import PlayConfig, RunConfig, build_schedule, pair_seeds, schedule_fingerprint
+from arena.model.schedule import PlayConfig, RunConfig, build_schedule, schedule_fingerprint
 from referee import DEFAULT_GAME, TimeControl
 from referee import games as referee_games
 from referee.gin import RuleSet, first_dealer

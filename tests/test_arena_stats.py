@@ -7,25 +7,21 @@ import math
 
 import pytest
 
-from arena.results.stats import (
-    GameFacts,
-    Rating,
-    SprtCounts,
-    SprtSpec,
-    Unit,
-    elo_estimate,
-    elo_from_score,
-    expected_score,
-    format_elo,
-    los,
-    los_between,
-    mle_ratings,
-    scoring_units,
-    sprt_counts,
-    sprt_llr,
-    sprt_state,
-    wdl,
-)
+from arena.competition.ratings.bradley_terry import Rating, los_between, mle_ratings
+from arena.competition.ratings.score import elo_estimate, elo_from_score, expected_score, los
+from arena.competition.ratings.units import Unit, scoring_units, wdl
+from arena.competition.result import Result
+from arena.results.stats import SprtCounts, SprtSpec, format_elo, sprt_counts, sprt_llr, sprt_state
+
+
+def _game(players: tuple[str, ...], winner: int | None, group: str, places: tuple[int, ...] = ()) -> Result:
+    """A result by its winner (or its places, when given), in duplicate group ``group``."""
+    return Result(players, places, (), group) if places else Result.of_winner(players, winner, group)
+
+
+def _alone(games: list[Result]) -> list[Result]:
+    """The games scored without duplicate deals: no groups."""
+    return [Result(g.players, g.places, g.points) for g in games]
 
 
 def test_elo_from_score_by_hand() -> None:
@@ -120,16 +116,16 @@ def test_a_one_sided_record_decides() -> None:
 
 def test_sprt_counts_pairs_and_leftover_games() -> None:
     games = [
-        GameFacts(("a", "b"), 0, "p1"), GameFacts(("b", "a"), 1, "p1"),  # a won both: WW
-        GameFacts(("a", "b"), 1, "p2"), GameFacts(("b", "a"), 1, "p2"),  # one each: WL
-        GameFacts(("a", "b"), 1, "p3"), GameFacts(("b", "a"), 0, "p3"),  # b won both: LL
-        GameFacts(("a", "b"), 0, "p4"), GameFacts(("b", "a"), None, "p4"),  # half aborted: a single win
-        GameFacts(("a", "b"), 1, "p5"),  # the other half not played yet: a single loss
-        GameFacts(("a", "c"), 0, "p6"),  # another opponent: not counted
+        _game(("a", "b"), 0, "p1"), _game(("b", "a"), 1, "p1"),  # a won both: WW
+        _game(("a", "b"), 1, "p2"), _game(("b", "a"), 1, "p2"),  # one each: WL
+        _game(("a", "b"), 1, "p3"), _game(("b", "a"), 0, "p3"),  # b won both: LL
+        _game(("a", "b"), 0, "p4"), _game(("b", "a"), None, "p4"),  # half aborted: a single win
+        _game(("a", "b"), 1, "p5"),  # the other half not played yet: a single loss
+        _game(("a", "c"), 0, "p6"),  # another opponent: not counted
     ]
-    counts = sprt_counts(games, "a", "b", duplicate=True)
+    counts = sprt_counts(games, "a", "b")
     assert counts.pairs == (1, 0, 1, 0, 1) and counts.games == (1, 0, 1) and counts.units == 5
-    alone = sprt_counts(games, "a", "b", duplicate=False)
+    alone = sprt_counts(_alone(games), "a", "b")
     assert alone.pairs == (0, 0, 0, 0, 0) and alone.games == (4, 0, 4)
 
 
@@ -145,21 +141,21 @@ def test_sprt_spec_errors() -> None:
 def test_duplicate_pairs_are_scored_as_pairs() -> None:
     games = [
         # pair p1: A wins both -> 1 for A
-        GameFacts(("A", "B"), 0, "p1"), GameFacts(("B", "A"), 1, "p1"),
+        _game(("A", "B"), 0, "p1"), _game(("B", "A"), 1, "p1"),
         # pair p2: one each -> 0.5
-        GameFacts(("A", "B"), 0, "p2"), GameFacts(("B", "A"), 0, "p2"),
+        _game(("A", "B"), 0, "p2"), _game(("B", "A"), 0, "p2"),
         # pair p3: B wins both -> 0 for A
-        GameFacts(("A", "B"), 1, "p3"), GameFacts(("B", "A"), 0, "p3"),
+        _game(("A", "B"), 1, "p3"), _game(("B", "A"), 0, "p3"),
         # pair p4: one game without a result -> the other counts alone
-        GameFacts(("A", "B"), None, "p4"), GameFacts(("B", "A"), 1, "p4"),
+        _game(("A", "B"), None, "p4"), _game(("B", "A"), 1, "p4"),
     ]
-    units = scoring_units(games, duplicate=True)
+    units = scoring_units(games)
     assert sorted((u.a, u.b, u.score) for u in units) == [
         ("A", "B", 0.0), ("A", "B", 0.5), ("A", "B", 1.0), ("B", "A", 0.0)]
     assert wdl(units, "A") == (2, 1, 1)
     assert wdl(units, "B", "A") == (1, 1, 2)
     # Without duplicate deals every rated game is a unit.
-    assert len(scoring_units(games, duplicate=False)) == 7
+    assert len(scoring_units(_alone(games))) == 7
 
 
 def test_mle_two_bots_by_hand() -> None:
@@ -187,10 +183,10 @@ def test_mle_three_bots_transitive() -> None:
 
 
 def test_a_game_of_three_seats_scores_each_two_seats() -> None:
-    units = scoring_units([GameFacts(("a", "b", "c"), 1, ""), GameFacts(("a", "b", "c"), None, "")], False)
+    units = scoring_units(_alone([_game(("a", "b", "c"), 1, ""), _game(("a", "b", "c"), None, "")]))
     assert units == [Unit("a", "b", 0.0), Unit("a", "c", 0.5), Unit("b", "c", 1.0)]  # no result: not rated
     # A "pair" key on a three-seat game does not make a duplicate pair of two-bot games.
-    assert scoring_units([GameFacts(("a", "b", "c"), 0, "k"), GameFacts(("c", "b", "a"), 2, "k")], True) == [
+    assert scoring_units([_game(("a", "b", "c"), 0, "k"), _game(("c", "b", "a"), 2, "k")]) == [
         Unit("a", "b", 1.0), Unit("a", "c", 1.0), Unit("b", "c", 0.5),
         Unit("c", "b", 0.5), Unit("c", "a", 0.0), Unit("b", "a", 0.0),
     ]

@@ -20,12 +20,26 @@ import pytest
 from toy3_game import engine as toy
 
 from arena.cli import main
+from arena.competition.formats import get_format
+from arena.competition.ratings.openskill import openskill_ratings
+from arena.competition.ratings.units import scoring_units
+from arena.competition.result import Result
+from arena.competition.seating import base_name
 from arena.model.records import Outcome
-from arena.model.schedule import PlayConfig, RunConfig, base_name, build_schedule, pairings, schedule_fingerprint
-from arena.results.multi import head_to_head, openskill_ratings
+from arena.model.schedule import PlayConfig, RunConfig, build_schedule, field_of, schedule_fingerprint
+from arena.results.multi import head_to_head
 from arena.results.report import PlayedGame, build_report, render_text
-from arena.results.stats import GameFacts, scoring_units
 from tests._wait import RUN_HANG_S
+
+
+def _game(players: tuple[str, ...], winner: int | None, group: str, places: tuple[int, ...] = ()) -> Result:
+    """A result by its winner (or its places, when given), in duplicate group ``group``."""
+    return Result(players, places, (), group) if places else Result.of_winner(players, winner, group)
+
+
+def _alone(games: list[Result]) -> list[Result]:
+    """The games scored without duplicate deals: no groups."""
+    return [Result(g.players, g.places, g.points) for g in games]
 
 TOY = toy.NAME
 REPO = Path(__file__).resolve().parent.parent
@@ -48,7 +62,7 @@ def test_two_seat_schedules_are_unchanged() -> None:
         ("gauntlet", False): "01dace97d236cec753972884bbb969b30d187b495fa109ff850d73a944022895",
     }
     for (fmt, dup), fingerprint in expected.items():
-        cfg = RunConfig(run_id="r", bots=("a", "b", "c"), format=fmt, games=4, duplicate=dup, seed="s")  # type: ignore[arg-type]
+        cfg = RunConfig(run_id="r", bots=("a", "b", "c"), format=fmt, games=4, duplicate=dup, seed="s")
         assert schedule_fingerprint(build_schedule(cfg)) == fingerprint
         assert "seats" not in cfg.to_dict() and "game" not in cfg.to_dict()
 
@@ -74,6 +88,13 @@ def test_every_combination_with_rotated_seats_on_one_deck() -> None:
 def test_without_duplicate_deals_every_game_has_its_own_deck() -> None:
     jobs = build_schedule(_config(duplicate=False))
     assert len({j.seed for j in jobs}) == len(jobs) and all(j.pair_key == "" for j in jobs)
+
+
+def pairings(cfg: RunConfig) -> list[tuple[str, ...]]:
+    """The tables of a one-round run's round (one group each: ``games`` = ``seats``)."""
+    planned = get_format(cfg.format).plan(field_of(cfg), ())
+    assert planned is not None
+    return [g.players for g in planned.groups]
 
 
 def test_random_tables_come_from_the_seed() -> None:
@@ -176,20 +197,20 @@ def test_the_report_ranks_n_seat_games_and_rates_instances_as_the_bot(tmp_path: 
 
 
 def test_a_rotation_on_one_deck_is_one_unit_per_two_bots() -> None:
-    rotation = [GameFacts(("x", "y", "z"), 0, "k", (1, 2, 3)), GameFacts(("y", "z", "x"), 2, "k", (2, 3, 1)),
-                GameFacts(("z", "x", "y"), 0, "k", (1, 3, 2))]
-    units = {(u.a, u.b): u.score for u in scoring_units(rotation, duplicate=True)}
+    rotation = [_game(("x", "y", "z"), 0, "k", (1, 2, 3)), _game(("y", "z", "x"), 2, "k", (2, 3, 1)),
+                _game(("z", "x", "y"), 0, "k", (1, 3, 2))]
+    units = {(u.a, u.b): u.score for u in scoring_units(rotation)}
     # each bot is ahead of the next two games out of three
     assert units == {("x", "y"): 1.0, ("x", "z"): 1.0, ("y", "z"): 1.0}
-    level = [GameFacts(("x", "y", "z"), 0, "k", (1, 2, 3)), GameFacts(("y", "z", "x"), 0, "k", (1, 2, 3)),
-             GameFacts(("z", "x", "y"), 0, "k", (1, 2, 2))]
-    units = {(u.a, u.b): u.score for u in scoring_units(level, duplicate=True)}
+    level = [_game(("x", "y", "z"), 0, "k", (1, 2, 3)), _game(("y", "z", "x"), 0, "k", (1, 2, 3)),
+             _game(("z", "x", "y"), 0, "k", (1, 2, 2))]
+    units = {(u.a, u.b): u.score for u in scoring_units(level)}
     assert units == {("x", "y"): 0.5, ("x", "z"): 0.0, ("y", "z"): 1.0}  # x-y: ahead, behind, level
     # an incomplete rotation counts its games alone: three units a game
-    assert len(scoring_units(rotation[:2], duplicate=True)) == 6
-    instances = [GameFacts(("x", "x", "y"), 0, "k", (1, 3, 2)), GameFacts(("x", "y", "x"), 0, "k", (1, 2, 3)),
-                 GameFacts(("y", "x", "x"), 1, "k", (3, 1, 2))]
-    assert [(u.a, u.b, u.score) for u in scoring_units(instances, duplicate=True)] == [("x", "y", 1.0)]
+    assert len(scoring_units(rotation[:2])) == 6
+    instances = [_game(("x", "x", "y"), 0, "k", (1, 3, 2)), _game(("x", "y", "x"), 0, "k", (1, 2, 3)),
+                 _game(("y", "x", "x"), 1, "k", (3, 1, 2))]
+    assert [(u.a, u.b, u.score) for u in scoring_units(instances)] == [("x", "y", 1.0)]
 
 
 def test_two_seat_reports_have_no_ranking() -> None:

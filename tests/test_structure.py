@@ -423,3 +423,80 @@ def test_the_credential_finder_sees_keys_and_token_files() -> None:
     assert CREDENTIAL_TEXT.search(begin + b"EC PRIVATE KEY-----")
     assert CREDENTIAL_TEXT.search(b'token = "' + b"ab" * 32 + b'"')
     assert not CREDENTIAL_TEXT.search(b"token = secrets.token_hex(32)")
+
+
+COMPETITION_SHARED = frozenset({"__init__", "base", "units", "score"})
+"""The modules of ``arena/competition/formats`` and ``ratings`` that belong to no single format or
+rater (the registry, the protocol, the scoring units, the score on the Elo scale)."""
+CHOOSERS = frozenset({"get_format", "get_raters", "FORMATS", "RATERS"})
+"""The registry's look-ups: a literal handed to one of these chooses a format or rater by name."""
+
+
+def _one_of_each() -> tuple[frozenset[str], frozenset[str]]:
+    """The registered names (formats and raters) and the modules of single formats and raters."""
+    from arena.competition.formats import FORMATS
+    from arena.competition.ratings import RATERS
+
+    files = {f"arena.competition.{pkg}.{p.stem}" for pkg in ("formats", "ratings")
+             for p in (src.ROOT / "arena" / "competition" / pkg).glob("*.py") if p.stem not in COMPETITION_SHARED}
+    return frozenset(FORMATS) | frozenset(RATERS), frozenset(files)
+
+
+def _chosen_literals(node: ast.AST) -> list[ast.Constant]:
+    """The string literals of ``node`` that choose something by name: compared (``==``, ``in``),
+    a default (a parameter's, a field's, an assignment's, ``default=``/``choices=``), or handed to a
+    registry look-up. Dict keys and a stored record's subscripts name fields, not choices."""
+    def flat(e: ast.AST | None) -> list[ast.Constant]:
+        if isinstance(e, ast.Constant) and isinstance(e.value, str):
+            return [e]
+        if isinstance(e, ast.Tuple | ast.List | ast.Set):
+            return [c for x in e.elts for c in flat(x)]
+        return []
+
+    if isinstance(node, ast.Compare):
+        return [c for e in (node.left, *node.comparators) for c in flat(e)]
+    if isinstance(node, ast.arguments):
+        return [c for e in (*node.defaults, *node.kw_defaults) for c in flat(e)]
+    if isinstance(node, ast.keyword) and node.arg in ("default", "choices"):
+        return flat(node.value)
+    if isinstance(node, ast.AnnAssign | ast.Assign):
+        return flat(node.value) if isinstance(node.value, ast.Constant) else []
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in CHOOSERS:
+        return flat(node.slice)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CHOOSERS:
+        return [c for e in node.args for c in flat(e)]
+    return []
+
+
+def names_a_format_or_rater(tree: ast.AST, names: frozenset[str], files: frozenset[str]) -> list[tuple[int, str]]:
+    """Where a module picks a format or a rater itself: imports one's own module, or chooses one by
+    its registered name (:func:`_chosen_literals`)."""
+    hits: list[tuple[int, str]] = []
+    for node, _ in src.import_statements(tree):
+        if isinstance(node, ast.Import):
+            hits += [(node.lineno, a.name) for a in node.names if a.name in files]
+        elif node.module:
+            hits += [(node.lineno, m) for m in (node.module, *(f"{node.module}.{a.name}" for a in node.names))
+                     if m in files]
+    hits += [(c.lineno, repr(c.value)) for n in ast.walk(tree) for c in _chosen_literals(n) if c.value in names]
+    return sorted(set(hits))
+
+
+def test_no_module_outside_the_competition_core_names_a_format_or_a_rater() -> None:
+    names, files = _one_of_each()
+    found = {m.rel: names_a_format_or_rater(m.tree, names, files) for m in src.modules("arena")
+             if not m.rel.startswith("arena/competition/")}
+    report = [f"  {rel}: " + ", ".join(f"{line}:{what}" for line, what in hits) for rel, hits in found.items() if hits]
+    assert not report, ("modules outside arena/competition pick a format or a rater themselves (ask the registries: "
+                        "FORMATS, RATERS, default_raters; line:what):\n" + "\n".join(report))
+
+
+def test_the_format_and_rater_finder() -> None:
+    names, files = _one_of_each()
+    code = ('from arena.competition.ratings.elo import EloRater\nfrom arena.competition.formats import swiss\n'
+            'from arena.competition.ratings import RATERS\n'
+            'def f(fmt: str = "knockout") -> bool:\n    return fmt == "gauntlet" or RATERS["glicko2"] is None\n'
+            'row = {"elo": 1}\nx = row["elo"]\np.add_argument("--rater", default="bt")\nget_format("swiss")\n'
+            'class C:\n    format: str = "round-robin"\n')
+    hits = names_a_format_or_rater(ast.parse(code), names, files)
+    assert [line for line, _ in hits] == [1, 2, 4, 5, 5, 8, 9, 11]

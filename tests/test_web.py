@@ -19,6 +19,7 @@ import markupsafe
 import trio
 
 import referee
+from arena.competition.ratings import LIVE_RATER
 from arena.web.limits import WebLimits
 from arena.web.server import CSP, ENDPOINTS, Hub, openapi_document, openapi_path
 from tests._wait import RUN_HANG_S
@@ -59,6 +60,7 @@ def test_api_pages_doors_and_escaping(tmp_path: Path) -> None:
                 assert {"bot", "games", "rating", "uncertainty", "provisional", "rank", "low", "high", "state",
                         "reason"} <= set(row)
                 assert isinstance(row["rating"], float) and row["uncertainty"] > 0 and row["provisional"] is True
+                assert (row["rater"], row["rater_title"]) == (LIVE_RATER.name, LIVE_RATER.title)  # named by its rater
             assert {row["bot"]: row["games"] for row in rows} == {HOSTILE: 1, "plain": 2, "faulty": 1}
             assert [row["rank"] for row in rows] == [1, 2, 3]
 

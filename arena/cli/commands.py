@@ -31,6 +31,7 @@ from arena.cli.options import (
     run_cancellable,
 )
 from arena.cli.web_cmd import WebStarter, web_starter
+from arena.competition.formats import DEFAULT_FORMAT
 from arena.console import Console
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from arena.hosted.ladder import HostedLadder, split_limits
@@ -38,7 +39,7 @@ from arena.hosted.ladder_file import LadderFileError, load_ladder
 from arena.hosted.registry import BotRegistry
 from arena.hosted.service import arena_service
 from arena.model.manifest import BotSpec, ManifestError, not_playing
-from arena.model.schedule import Format, RunConfig
+from arena.model.schedule import RunConfig
 from arena.results import page as results_page
 from arena.results.report import render_text
 from arena.results.stats import SprtSpec
@@ -93,7 +94,7 @@ def run_config(
     run_dir: Path,
     bots: list[BotSpec],
     *,
-    fmt: Format = "round-robin",
+    fmt: str = DEFAULT_FORMAT,
     games: int = 2,
     duplicate: bool = True,
     challenger: str = "",
@@ -141,6 +142,8 @@ def run_config(
             seats=seats,
             tables=getattr(args, "tables", 0),
             instances=getattr(args, "instances", 1),
+            raters=tuple(getattr(args, "rater", None) or ()),
+            rounds=getattr(args, "rounds", 0),
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -371,7 +374,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     store = RunStore.open(args.run_dir)
     try:
-        report = write_results(store)
+        report = write_results(store, tuple(args.rater or ()))
     finally:
         store.close()
     if args.json:

@@ -11,7 +11,8 @@ from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, newgame_cmd, o
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.cli.web_cmd import add_web_options
-from arena.model.schedule import FORMATS
+from arena.competition.formats import DEFAULT_FORMAT, FORMATS
+from arena.competition.ratings import RATERS
 from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
@@ -103,8 +104,13 @@ def _tournament(sub: Any) -> None:
     add_bot_option(t)
     t.add_argument("--resume", type=Path, metavar="RUN_DIR",
                    help="finish an interrupted run (its stored configuration is used; other options are ignored)")
-    t.add_argument("--format", choices=FORMATS, default="round-robin",
-                   help="round-robin: everyone plays everyone; gauntlet: the challenger plays everyone else")
+    t.add_argument("--format", choices=list(FORMATS), default=DEFAULT_FORMAT,
+                   help="round-robin: everyone plays everyone; gauntlet: the challenger plays everyone else; "
+                   "swiss: rounds paired by score, no rematch while avoidable; knockout: a seeded bracket, the "
+                   "loser of a tie out (each round planned from the results so far)")
+    t.add_argument("--rounds", type=int, default=0, metavar="N",
+                   help="swiss: the rounds to play (default: enough for a sole winner, ceil(log2 bots))")
+    add_rater_option(t)
     t.add_argument("--challenger", default="", metavar="NAME", help="gauntlet: the challenger (default the first bot)")
     t.add_argument("--games", type=int, default=10, metavar="N",
                    help="games per table, a multiple of --seats (default 10; 2 seats: games per pairing, even)")
@@ -155,6 +161,13 @@ def _serve(sub: Any) -> None:
     add_log_options(s)
 
 
+def add_rater_option(p: argparse.ArgumentParser) -> None:
+    """``--rater NAME`` (repeatable): the raters of the results, the first ordering the standings."""
+    p.add_argument("--rater", action="append", choices=list(RATERS), default=None, metavar="NAME",
+                   help=f"rate the results with this method ({', '.join(RATERS)}); repeat for several, the "
+                   "first orders the standings (default: elo and bt, for more than two seats elo and openskill)")
+
+
 def _report(sub: Any) -> None:
     r = sub.add_parser(
         "report",
@@ -164,6 +177,7 @@ def _report(sub: Any) -> None:
     )
     r.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     r.add_argument("--json", action="store_true", help="print results.json instead of tables")
+    add_rater_option(r)
 
 
 def _ladder(sub: Any) -> None:

@@ -29,13 +29,13 @@ import trio
 
 import referee
 from arena.competition.matchmaking import Seeker, met_at, pair_wave
+from arena.competition.ratings import SkillBoard
+from arena.competition.seating import rotations
 from arena.hosted.ladder_file import LadderConfig, LadderPlay, SuspendRules
 from arena.hosted.owed import INTERRUPTED, OwedGame, owed_games, record_run
-from arena.hosted.pairing import rotations
 from arena.hosted.registry import BotRegistry
 from arena.model.records import from_report
 from arena.model.schedule import GameJob
-from arena.results.multi import SkillBoard
 from arena.store import outcome_from_row, play_columns, seats_by_game
 from referee import DEFAULT_GAME
 

@@ -1,7 +1,7 @@
 """The games a duplicate group of the hosted ladder still owes, read from ``serve.sqlite``: after a
 server is killed and started again, a group half played is finished on the same deals.
 
-A group's games are its table's seats rotated (one game per seat, :func:`~arena.hosted.pairing.rotations`),
+A group's games are its table's seats rotated (one game per seat, :func:`~arena.competition.seating.rotations`),
 all dealt from the group's seed, which the store keeps (``games.seed``) and no game of the group
 reveals to its seats. What a group owes: each rotation with no stored game, or only
 ``interrupted`` ones (the match the kill cut: its replay stops mid-game, it is no result). Whether a

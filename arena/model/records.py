@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from arena.competition.result import Result
 from referee import MatchReport
 
 
@@ -53,12 +54,16 @@ class Outcome:
 
     def __post_init__(self) -> None:
         if not self.places:
-            derived = tuple(1 if self.winner is None or s == self.winner else 2 for s in range(len(self.players)))
-            object.__setattr__(self, "places", derived)
+            object.__setattr__(self, "places", Result.of_winner(self.players, self.winner).places)
 
     @property
     def winner_name(self) -> str | None:
         return None if self.winner is None else self.players[self.winner]
+
+    def result(self, group: str = "") -> Result:
+        """The game as the formats and raters read it (``group``: its duplicate group, if it is
+        scored as one)."""
+        return Result(self.players, self.places, self.points, group)
 
     def to_dict(self) -> dict[str, Any]:
         return {

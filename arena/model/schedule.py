@@ -19,17 +19,14 @@ schedule is a function of the stored configuration (what ``--resume`` relies on)
 from __future__ import annotations
 
 import hashlib
-import itertools
-import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
+from arena.competition.formats import DEFAULT_FORMAT, Field, Round, get_format
+from arena.competition.ratings import get_raters
+from arena.competition.seating import group_seeds, rotations
 from referee import DEFAULT_GAME, SEAT_CLOCKS, FaultPolicy, TimeControl, games
-
-Format = Literal["round-robin", "gauntlet"]
-FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet")
-
 
 FAULT_POLICIES: tuple[FaultPolicy, ...] = get_args(FaultPolicy)
 DEFAULT_TC = TimeControl.parse("st=1 timemargin=50")
@@ -116,8 +113,8 @@ class RunConfig:
     """Prefix of every match id (unique per run)."""
     bots: tuple[str, ...]
     """The bots' names, in manifest order."""
-    format: Format = "round-robin"
-    """``round-robin`` (everyone plays everyone) or ``gauntlet`` (the challenger plays the rest)."""
+    format: str = DEFAULT_FORMAT
+    """The format's name (:data:`arena.competition.formats.FORMATS`): who plays whom."""
     games: int = 2
     """Games per table (a multiple of ``seats``: whole rotations)."""
     duplicate: bool = True
@@ -140,10 +137,14 @@ class RunConfig:
     """Tables drawn at random from every combination (0: every combination is a table)."""
     instances: int = 1
     """Seats of one table that one bot may fill (as separate instances)."""
+    rounds: int = 0
+    """Formats of several rounds (Swiss): how many (0: the format's default)."""
+    raters: tuple[str, ...] = ()
+    """The raters of its results, by name (:data:`arena.competition.ratings.RATERS`; the first orders
+    the standings); empty: :func:`arena.competition.ratings.default_raters`."""
 
     def __post_init__(self) -> None:
-        if self.format not in FORMATS:
-            raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {self.format!r}")
+        get_raters(self.raters)  # ValueError naming the known ones
         counts = games.get(self.play.game).game.seat_counts()
         if self.seats not in counts:
             raise ValueError(f"{self.play.game} is played by {counts.start} to {counts.stop - 1} seats; "
@@ -164,24 +165,30 @@ class RunConfig:
             raise ValueError("bot names must be unique")
         if self.challenger and self.challenger not in self.bots:
             raise ValueError(f"the gauntlet's challenger {self.challenger!r} is not one of the bots")
+        if self.rounds < 0:
+            raise ValueError(f"rounds must be >= 0; got {self.rounds}")
+        get_format(self.format).check(field_of(self))  # ValueError naming the known ones, or why not
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form: one flat table (the same keys as the runs of gin-arena 0.1, and the
         table's settings where they are not the defaults)."""
         d = {f: getattr(self, f) for f in _RUN_FIELDS if getattr(self, f) != _TABLE_DEFAULTS.get(f)}
         d["bots"] = list(self.bots)
+        if self.raters:
+            d["raters"] = list(self.raters)
         return {**d, **self.play.to_dict()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
         """Back from :meth:`to_dict`."""
         fields = {f: data[f] for f in _RUN_FIELDS if f in data}
-        return cls(**{**fields, "bots": tuple(data["bots"]), "play": PlayConfig.from_dict(data)})
+        return cls(**{**fields, "bots": tuple(data["bots"]), "raters": tuple(data.get("raters") or ()),
+                      "play": PlayConfig.from_dict(data)})
 
 
 _RUN_FIELDS = ("run_id", "bots", "format", "games", "duplicate", "seed", "challenger", "sprt", "referee", "listen",
-               "seats", "tables", "instances")
-_TABLE_DEFAULTS = {"seats": 2, "tables": 0, "instances": 1}
+               "seats", "tables", "instances", "rounds", "raters")
+_TABLE_DEFAULTS: dict[str, object] = {"seats": 2, "tables": 0, "instances": 1, "rounds": 0, "raters": ()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,110 +216,37 @@ class GameJob:
         return f"{base}-r{attempt}" if attempt else base
 
 
-def _h(*parts: bytes) -> bytes:
-    return hashlib.sha256(b"".join(parts)).digest()
+def field_of(config: RunConfig) -> Field:
+    """What the run's format plans from."""
+    return Field(config.bots, config.seats, config.games, config.seed, config.tables, config.instances,
+                 config.challenger, config.rounds)
 
 
-def pair_seeds(run_seed: str, pairing: str, pair: int, duplicate: bool,
-               first_dealer: Callable[[bytes], int] | None = None) -> tuple[bytes, bytes]:
-    """The two games' seeds of pair ``pair`` of ``pairing``.
-
-    ``base = SHA-256("gin-arena/arena-pair/v1\\0" || seed || "\\0" || pairing || u32be(pair))``;
-    duplicate (or a game without ``first_dealer``): both games use ``base``. Otherwise game 0 uses
-    ``SHA-256(base || "A")`` and game 1 the first ``SHA-256(base || "B" || u32be(k))``, k = 0, 1,
-    …, whose ``first_dealer`` (seat) is the same as game 0's — so the other bot deals first."""
-    base = _h(
-        b"gin-arena/arena-pair/v1\x00", run_seed.encode(), b"\x00", pairing.encode(), struct.pack(">I", pair)
-    )
-    if duplicate or first_dealer is None:
-        return base, base
-    first = _h(base, b"A")
-    dealer = first_dealer(first)
-    for k in itertools.count():
-        second = _h(base, b"B", struct.pack(">I", k))
-        if first_dealer(second) == dealer:
-            return first, second
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def base_name(player: str) -> str:
-    """The bot a seat's player is an instance of: ``greedy#2`` → ``greedy``."""
-    return player.partition("#")[0]
-
-
-def instance_names(table: Sequence[str]) -> tuple[str, ...]:
-    """A table's players: the second and later instances of a bot get ``#2``, ``#3``, …"""
-    seen: dict[str, int] = {}
-    out = []
-    for bot in table:
-        seen[bot] = seen.get(bot, 0) + 1
-        out.append(bot if seen[bot] == 1 else f"{bot}#{seen[bot]}")
-    return tuple(out)
-
-
-def _multisets(bots: Sequence[str], size: int, most: int) -> list[tuple[str, ...]]:
-    """Every choice of ``size`` of ``bots`` (in order), each bot at most ``most`` times."""
-    return [c for c in itertools.combinations_with_replacement(bots, size)
-            if max(c.count(b) for b in c) <= most]
-
-
-def all_tables(config: RunConfig) -> list[tuple[str, ...]]:
-    """Every combination of ``seats`` bots (a bot at most ``instances`` times, never one bot alone),
-    in schedule order; a gauntlet's tables hold the challenger once and any others."""
-    bots = list(config.bots)
-    if config.format == "gauntlet":
-        challenger = config.challenger or bots[0]
-        others = [b for b in bots if b != challenger]
-        return [(challenger, *c) for c in _multisets(others, config.seats - 1, config.instances)]
-    return [c for c in _multisets(bots, config.seats, config.instances) if len(set(c)) > 1]
-
-
-def pairings(config: RunConfig) -> list[tuple[str, ...]]:
-    """The tables, in schedule order: every combination, or ``tables`` drawn from them at random
-    (``SHA-256("gin-arena/arena-table/v1\\0" || seed || u32be(t))`` mod the number of
-    combinations, t = 0, 1, …; the same table may be drawn twice)."""
-    every = all_tables(config)
-    if not config.tables or not every:
-        return every
-    picks = []
-    for t in range(config.tables):
-        h = _h(b"gin-arena/arena-table/v1\x00", config.seed.encode(), struct.pack(">I", t))
-        picks.append(every[int.from_bytes(h[:8], "big") % len(every)])
-    return picks
-
-
-def group_seeds(config: RunConfig, key: str, group: int) -> tuple[bytes, ...]:
-    """The seeds of the ``seats`` games of a group: a two-seat pair of a game that draws its
-    first dealer (``referee.games.DrawsFirstDealer``) as :func:`pair_seeds`; otherwise the base
-    seed of :func:`pair_seeds` for every game (duplicate) or ``SHA-256(base || "L" || u32be(r))``
-    for game ``r``."""
-    n = config.seats
-    draws = games.get(config.play.game).capabilities.first_dealer
-    if n == 2 and draws is not None:
-        return pair_seeds(config.seed, key, group, config.duplicate, lambda seed: int(draws.first_dealer(seed, n)))
-    base = pair_seeds(config.seed, key, group, True)[0]
-    return tuple(base if config.duplicate else _h(base, b"L", struct.pack(">I", r)) for r in range(n))
+def round_jobs(config: RunConfig, planned: Round, first: int = 0) -> list[GameJob]:
+    """The games of a planned round, numbered from ``first``: each group's seatings
+    (:func:`arena.competition.seating.rotations`) on its seeds
+    (:func:`arena.competition.seating.group_seeds`; a game that draws its first dealer,
+    ``referee.games.DrawsFirstDealer``, gets a two-seat pair whose other bot deals first)."""
+    declared = games.get(config.play.game).capabilities.first_dealer
+    draws = declared.first_dealer if declared is not None else None
+    jobs: list[GameJob] = []
+    for group in planned.groups:
+        key = group.key
+        seeds = group_seeds(config.seed, key, group.number, config.seats, config.duplicate, draws)
+        pair_key = f"{key}#{group.number}" if config.duplicate else ""
+        for leg, players in enumerate(rotations(group.players, group.shift)):
+            jobs.append(GameJob(first + len(jobs), players, seeds[leg], key, group.number, leg, pair_key))
+    return jobs
 
 
 def build_schedule(config: RunConfig) -> list[GameJob]:
-    """Every game of the run, interleaved so that a partial run is balanced: group 0 of every
-    table, then group 1 of every table, …; within a group the seats rotate, the first seat of a
-    group's first game moving on from group to group."""
-    jobs: list[GameJob] = []
-    n = config.seats
-    tables = pairings(config)
-    for group in range(config.games // n):
-        for t, table in enumerate(tables):
-            names = instance_names(table)
-            key = "|".join(names)
-            number = group if not config.tables else group * len(tables) + t
-            seeds = group_seeds(config, key, number)
-            shift = group % n
-            pair_key = f"{key}#{number}" if config.duplicate else ""
-            for leg in range(n):
-                players = tuple(names[(s + leg + shift) % n] for s in range(n))
-                jobs.append(GameJob(len(jobs), players, seeds[leg], key, number, leg, pair_key))
-    return jobs
+    """The games of a run's first round — every game of a one-round format (round robin,
+    gauntlet): its format's one round, interleaved
+    so that a partial run is balanced — group 0 of every table, then group 1 of every table, …;
+    within a group the seats rotate, the first seat of a group's first game moving on from group
+    to group."""
+    planned = get_format(config.format).plan(field_of(config), ())
+    return [] if planned is None else round_jobs(config, planned)
 
 
 def schedule_fingerprint(jobs: Sequence[GameJob]) -> str:

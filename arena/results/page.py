@@ -313,6 +313,34 @@ def _ranking_html(report: dict[str, Any]) -> str:
             "openskill's Plackett–Luce mu with mu ± 1.96 sigma.</p></section>")
 
 
+def _rating_text(value: object) -> str:
+    """A rating cell's number (``∞`` where the interval is unbounded)."""
+    v = _num(value)
+    return "∞" if v is None else f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def _ratings_html(report: dict[str, Any]) -> str:
+    """Every chosen rater's table (``results.json``'s ``ratings``), named by the rater, drawn the
+    same way whichever rater it is."""
+    out = []
+    for block in report.get("ratings") or []:
+        if not isinstance(block, dict):
+            continue
+        rows = [r for r in block.get("rows") or [] if isinstance(r, dict)]
+        extras = sorted({k for r in rows for k in r} - {"rank", "bot", "rating", "low", "high", "margin", "count"})
+        body = "".join(
+            f"<tr><td class='num'>{_e(r.get('rank'))}</td><td>{_e(r.get('bot'))}</td>"
+            f"<td class='num'>{_rating_text(r.get('rating'))} <small>[{_rating_text(r.get('low'))}, "
+            f"{_rating_text(r.get('high'))}]</small></td><td class='num'>{_e(r.get('count'))}</td>"
+            + "".join(f"<td class='num'>{_e(r.get(k, ''))}</td>" for k in extras) + "</tr>"
+            for r in rows)
+        heads = "".join(f"<th class='num'>{_e(k)}</th>" for k in extras)
+        out.append(f"<section><h2>Ratings: {_e(block.get('title'))}</h2><table id='ratings-{_e(block.get('rater'))}'>"
+                   "<thead><tr><th class='num'>#</th><th>bot</th><th class='num'>rating [95%]</th>"
+                   f"<th class='num'>counted</th>{heads}</tr></thead><tbody>{body}</tbody></table></section>")
+    return "".join(out)
+
+
 def _head_to_head_html(report: dict[str, Any], bots: list[str]) -> str:
     """How often each bot finished ahead of each other (games of more than two seats)."""
     h2h = report.get("head_to_head")
@@ -373,7 +401,7 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
         f"<header><h1>{_e(title)}</h1><div class='meta'>{_e(' · '.join(meta_bits))}</div></header>"
         f"{_ranking_html(report)}{_head_to_head_html(report, bots)}"
         f"<section><h2>Standings</h2>{standings}</section>"
-        f"<section><h2>{_e(chart_title)}</h2>{rating_chart(chart_rows)}</section>"
+        f"<section><h2>{_e(chart_title)}</h2>{rating_chart(chart_rows)}</section>{_ratings_html(report)}"
         f"<section><h2>Crosstable</h2>{crosstable}</section>"
         f"<section><h2>Games</h2>{games_table}<p class='note'>Each match links to its replay page. The final hash "
         "is the SHA-256 of the replay's last line (checked against the results file here); verify everything "

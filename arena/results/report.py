@@ -18,23 +18,14 @@ from rich.console import Console as RichConsole
 from rich.table import Table
 from rich.text import Text
 
+from arena.competition.ratings import RatingRow, default_raters, get_raters, los_between, mle_ratings
+from arena.competition.ratings.score import elo_estimate
+from arena.competition.ratings.units import Unit, scoring_units, wdl
+from arena.competition.result import Result
+from arena.competition.seating import base_name
 from arena.model.records import Outcome
-from arena.model.schedule import base_name
 from arena.results.multi import head_to_head, ranking
-from arena.results.stats import (
-    GameFacts,
-    SprtSpec,
-    Unit,
-    elo_estimate,
-    finite_or_none,
-    format_elo,
-    los_between,
-    mle_ratings,
-    scoring_units,
-    sprt_counts,
-    sprt_state,
-    wdl,
-)
+from arena.results.stats import SprtSpec, finite_or_none, format_elo, sprt_counts, sprt_state
 from referee import write_atomic
 
 FAULTS = (
@@ -111,11 +102,15 @@ def fault_list(games: Sequence[Outcome]) -> list[dict[str, Any]]:
     ]
 
 
-def standings(bots: Sequence[str], games: Sequence[Outcome], units: Sequence[Unit]) -> list[dict[str, Any]]:
-    """The standings — the arena's one standings engine: ranked by score over the scoring units
-    (a bot without rated units counts as even), then game wins, then name."""
+def standings(bots: Sequence[str], games: Sequence[Outcome], units: Sequence[Unit],
+              order: Sequence[RatingRow] = ()) -> list[dict[str, Any]]:
+    """The standings — the arena's one standings engine: ranked by the rating of the first rater
+    (``order``; without one: by score over the scoring units, a bot without rated units counting
+    as even), then game wins, then name."""
     rows = [_standing(bot, games, units) for bot in bots]
-    rows.sort(key=lambda r: (-(r["score"] if r["units"] else 0.5), -r["wins"], r["bot"]))
+    rated = {r.bot: r.rating for r in order}
+    rows.sort(key=lambda r: (-rated.get(r["bot"], -math.inf) if rated else -(r["score"] if r["units"] else 0.5),
+                             -r["wins"], r["bot"]))
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
     return rows
@@ -158,10 +153,22 @@ def _mle(units: Sequence[Unit], bots: Sequence[str]) -> list[dict[str, Any]]:
     ]
 
 
-def sprt_summary(facts: Sequence[GameFacts], bots: Sequence[str], sprt: SprtSpec, duplicate: bool) -> dict[str, Any]:
+def rating_block(name: str, title: str, rows: Sequence[RatingRow]) -> dict[str, Any]:
+    """One rater's table as plain data (``results.json``'s ``ratings``): its name and title, and per
+    bot, best first, the rank, rating, 95% interval, what it counted and the rater's own extras."""
+    return {
+        "rater": name,
+        "title": title,
+        "rows": [{"rank": i, "bot": r.bot, "rating": finite_or_none(r.rating), "low": finite_or_none(r.low),
+                  "high": finite_or_none(r.high), "margin": finite_or_none(r.margin), "count": r.count,
+                  **{k: round(v, 4) for k, v in r.extra}} for i, r in enumerate(rows, start=1)],
+    }
+
+
+def sprt_summary(facts: Sequence[Result], bots: Sequence[str], sprt: SprtSpec) -> dict[str, Any]:
     """The SPRT of ``bots[0]`` against ``bots[1]`` over ``facts``: its counts, LLR, bounds and
     decision (``results.json``'s ``sprt``)."""
-    counts = sprt_counts(facts, bots[0], bots[1], duplicate)
+    counts = sprt_counts(facts, bots[0], bots[1])
     st = sprt_state(counts, sprt)
     return {
         "spec": str(sprt),
@@ -184,26 +191,33 @@ def build_report(
     sprt: SprtSpec | None = None,
     scheduled: int | None = None,
     extra: dict[str, Any] | None = None,
+    raters: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Everything about a set of finished games, as plain JSON-able data."""
+    """Everything about a set of finished games, as plain JSON-able data; ``raters`` (by name; none:
+    :func:`arena.competition.ratings.default_raters`) each give a table of ``ratings``, the first
+    ordering the standings."""
     ordered = sorted(games, key=lambda g: g.idx)
     outcomes = [g.outcome for g in ordered]
-    facts = [GameFacts(tuple(base_name(p) for p in o.players), o.winner, g.pair_key, o.places)
-             for o, g in zip(outcomes, ordered, strict=True)]
-    units = scoring_units(facts, duplicate)
+    facts = [g.outcome.result(g.pair_key if duplicate else "") for g in ordered]
+    units = scoring_units(facts)
     seats = max((len(o.players) for o in outcomes), default=2)
     terminations = Counter(o.termination for o in outcomes)
+    chosen = get_raters(raters or default_raters(seats))
+    rated = [(r, r.rate(facts, bots)) for r in chosen]
     report: dict[str, Any] = {
         "bots": list(bots),
         "scoring_unit": "games" if not duplicate else "pairs" if seats <= 2 else "rotations",
         "games_played": len(games),
         "games_scheduled": scheduled if scheduled is not None else len(games),
         "terminations": dict(sorted(terminations.items())),
-        "standings": standings(bots, outcomes, units),
+        "standings": standings(bots, outcomes, units, rated[0][1]),
+        "raters": [r.name for r in chosen],
+        "raters_chosen": bool(raters),
+        "ratings": [rating_block(r.name, r.title, rows) for r, rows in rated],
         "faults": fault_list(outcomes),
         "crosstable": crosstable(bots, outcomes, units),
         "ratings_mle": _mle(units, bots),
-        "sprt": sprt_summary(facts, bots, sprt, duplicate) if sprt is not None and len(bots) == 2 else None,
+        "sprt": sprt_summary(facts, bots, sprt) if sprt is not None and len(bots) == 2 else None,
         "seats": seats,
         "head_to_head": head_to_head(bots, outcomes),
         **({"ranking": ranking(bots, outcomes)} if seats > 2 else {}),
@@ -321,6 +335,30 @@ def _mle_text(report: dict[str, Any]) -> list[str]:
             table(["bot", "Elo", "±95%", "LOS vs next"], rows, right=[1, 2, 3])]
 
 
+def _rating_number(value: object) -> str:
+    """A rating as text: ``±inf`` for an unbounded one, one decimal under 100, whole above."""
+    if value is None:
+        return "inf"
+    v = float(str(value))
+    return f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def ratings_text(report: dict[str, Any]) -> list[str]:
+    """Every chosen rater's table, named by the rater: rank, bot, rating, 95% interval, what it
+    counted and the rater's own columns (a run that chose none prints the text it always printed:
+    the standings and the maximum-likelihood table)."""
+    out: list[str] = []
+    for block in report.get("ratings") or []:
+        rows = block.get("rows") or []
+        extras = sorted({k for r in rows for k in r} - {"rank", "bot", "rating", "low", "high", "margin", "count"})
+        body = [[r["rank"], r["bot"], _rating_number(r["rating"]),
+                 f"[{_rating_number(r['low'])}, {_rating_number(r['high'])}]", r["count"],
+                 *(f"{r[k]:g}" if k in r else "" for k in extras)] for r in rows]
+        out += ["", f"Ratings: {block['title']} ({block['rater']}):",
+                table(["#", "bot", "rating", "95%", "counted", *extras], body, right=[0, 2, 4])]
+    return out
+
+
 def ranking_text(report: dict[str, Any]) -> list[str]:
     """Games of more than two seats: the ranking with points and the Plackett–Luce ratings."""
     rows = [
@@ -404,7 +442,8 @@ def render_text(report: dict[str, Any]) -> str:
     head-to-head table)."""
     out = [*ranking_text(report), *_head_to_head_text(report)]
     out = [*out[1:], ""] if out else []
-    out += [*_standings_text(report), *_faults_text(report), *_crosstable_text(report), *_mle_text(report)]
+    out += [*_standings_text(report), *_faults_text(report), *_crosstable_text(report),
+            *(ratings_text(report) if report.get("raters_chosen") else _mle_text(report))]
     s, decided = report.get("sprt"), report.get(SPRT_DECISION)
     if decided:
         out += ["", *sprt_decision_text(decided, report)]

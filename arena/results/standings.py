@@ -3,7 +3,7 @@
 ``ladder.sqlite`` (``arena ladder show``) both call :func:`standings`.
 
 Every finished game is rated in the order it was stored, by openskill's Plackett–Luce model
-(:class:`arena.results.multi.SkillBoard`: ``mu ± sigma`` per bot, starting at 25 ± 25/3). A bot
+(:class:`arena.competition.ratings.SkillBoard`: ``mu ± sigma`` per bot, starting at 25 ± 25/3). A bot
 with fewer than :data:`PROVISIONAL_GAMES` rated games is *provisional*: its rating says little yet.
 """
 
@@ -13,8 +13,8 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
-from arena.model.schedule import base_name
-from arena.results.multi import SkillBoard
+from arena.competition.ratings import SkillBoard
+from arena.competition.seating import base_name
 from arena.results.report import table
 from arena.store import outcome_from_row, seats_by_game
 

@@ -17,12 +17,14 @@ import structlog
 import trio
 
 from arena.competition.matchmaking import Matchmaking, met_at, plan_groups
+from arena.competition.ratings import Rating, los_between, mle_ratings
+from arena.competition.ratings.units import scoring_units
 from arena.console import Console, Progress, log_to_file
 from arena.model.manifest import BotSpec, not_playing, startup_problem
 from arena.model.records import Outcome
-from arena.model.schedule import GameJob, PlayConfig, base_name
+from arena.model.schedule import GameJob, PlayConfig
 from arena.results.report import PlayedGame, build_report, ranking_text, table
-from arena.results.stats import GameFacts, Rating, format_elo, los_between, mle_ratings, scoring_units
+from arena.results.stats import format_elo
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor, default_startup_slots
@@ -195,8 +197,7 @@ class Ladder:
         per-bot summary of ``build_report``."""
         games = self.games()
         names = [b.name for b in self.bots(active_only=False)]
-        units = scoring_units([GameFacts(tuple(base_name(p) for p in g.outcome.players), g.outcome.winner,
-                                         g.pair_key, g.outcome.places) for g in games], True)
+        units = scoring_units([g.outcome.result(g.pair_key) for g in games])
         played = [PlayedGame(i, g.pair_key, g.outcome) for i, g in enumerate(games)]
         report = build_report(names, played, duplicate=True)
         return mle_ratings(units, [n for n in names if any(n in g.outcome.players for g in games)]), report

@@ -14,10 +14,11 @@ from typing import Protocol
 import structlog
 import trio
 
+from arena.competition.seating import base_name
 from arena.console import Progress
 from arena.model.manifest import BotSpec
 from arena.model.records import Outcome, from_report
-from arena.model.schedule import GameJob, PlayConfig, base_name
+from arena.model.schedule import GameJob, PlayConfig
 from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, NoWorkers, Stalls
 from arena.run.procs import BotLogs, launch_for
 from referee import (

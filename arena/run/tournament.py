@@ -9,7 +9,7 @@ import re
 import secrets
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 import structlog
 import trio
 
+from arena.competition.seating import base_name
 from arena.console import Console, Progress, log_to_file
 from arena.model.manifest import BotSpec, new_token
 from arena.model.paths import in_folder
 from arena.model.records import Outcome
-from arena.model.schedule import GameJob, base_name
+from arena.model.schedule import GameJob
 from arena.results.report import (
     SPRT_DECISION,
     PlayedGame,
@@ -32,7 +33,7 @@ from arena.results.report import (
     sprt_summary,
     write_files,
 )
-from arena.results.stats import GameFacts, SprtSpec, sprt_counts, sprt_state
+from arena.results.stats import SprtSpec, sprt_counts, sprt_state
 from arena.run.placement import ClusterSpec
 from arena.run.procs import BotLogs
 from arena.run.runner import Runner, StallMonitor, default_startup_slots
@@ -80,9 +81,10 @@ TIME_LOSSES = "time_losses_by_worker"
 results.json; absent when no game was lost on time on a worker)."""
 
 
-def report_for(store: RunStore) -> dict[str, Any]:
-    """The results of a run so far; the replays are named relative to the run folder (it may be
-    copied or moved: :mod:`arena.model.paths`)."""
+def report_for(store: RunStore, raters: Sequence[str] = ()) -> dict[str, Any]:
+    """The results of a run so far, rated by ``raters`` (none: the run's own, ``--rater``); the
+    replays are named relative to the run folder (it may be copied or moved:
+    :mod:`arena.model.paths`)."""
     cfg = store.config
     rows = store.games()
     played = [PlayedGame(r.job.idx, r.job.pair_key,
@@ -90,9 +92,10 @@ def report_for(store: RunStore) -> dict[str, Any]:
               for r in rows if r.outcome is not None]
     sprt = SprtSpec.parse(cfg.sprt) if cfg.sprt else None
     order = list(cfg.bots)
-    if cfg.format == "gauntlet" and cfg.challenger:
+    if cfg.challenger:  # (a gauntlet's: its challenger first)
         order = [cfg.challenger, *[b for b in order if b != cfg.challenger]]
     extra: dict[str, Any] = {
+        "rounds": [r.to_dict() for r in store.rounds()],
         "discarded": [{**d, "replay_path": in_folder(str(d["replay_path"] or ""), store.run_dir)}
                       for d in store.discarded()],
         "run": {
@@ -108,11 +111,13 @@ def report_for(store: RunStore) -> dict[str, Any]:
         extra[TIME_LOSSES] = json.loads(losses)
     if decided := store.meta(SPRT_DECISION):
         extra[SPRT_DECISION] = json.loads(decided)
-    return build_report(order, played, duplicate=cfg.duplicate, sprt=sprt, scheduled=len(rows), extra=extra)
+    return build_report(order, played, duplicate=cfg.duplicate, sprt=sprt, scheduled=len(rows), extra=extra,
+                        raters=raters or cfg.raters)
 
 
-def write_results(store: RunStore) -> dict[str, Any]:
-    report = report_for(store)
+def write_results(store: RunStore, raters: Sequence[str] = ()) -> dict[str, Any]:
+    """Write the run's results files (rated by ``raters``; none: the run's own) and return the report."""
+    report = report_for(store, raters)
     write_files(store.run_dir, report)
     return report
 
@@ -194,13 +199,13 @@ class RunSink:
         a = cfg.challenger or cfg.bots[0]
         b = next(x for x in cfg.bots if x != a)
         facts = [
-            GameFacts(r.outcome.players, r.outcome.winner, r.job.pair_key)
+            r.outcome.result(r.job.pair_key if cfg.duplicate else "")
             for r in self.wstore.games()
             if r.outcome is not None
         ]
-        state = sprt_state(sprt_counts(facts, a, b, cfg.duplicate), self.sprt)
+        state = sprt_state(sprt_counts(facts, a, b), self.sprt)
         if state.decision:
-            decided = {**sprt_summary(facts, [a, b], self.sprt, cfg.duplicate), "games_played": len(facts)}
+            decided = {**sprt_summary(facts, [a, b], self.sprt), "games_played": len(facts)}
             if not self.wstore.meta(SPRT_DECISION):  # (a resumed run keeps the decision it stopped on)
                 self.wstore.set_meta(**{SPRT_DECISION: json.dumps(decided)})
             self.stop_reason = f"SPRT {state.decision} accepted after {len(facts)} games (LLR {state.llr:.2f})"
@@ -437,11 +442,10 @@ async def run_tournament(
                             run_id=cfg.run_id, stalls=StallMonitor(), cluster=dask,
                             startup_slots=default_startup_slots(),
                         )
-                        work = store.pending()
                         progress.update(force=True)
                         # (filled while it runs)
                         failed, infra, losses = runner.failed, runner.infrastructure_failures, runner.time_losses
-                        await _play(runner, work, sink, context, web)
+                        await _play(runner, Rounds(store, writer, progress), sink, context, web)
                 if scope.cancelled_caught:
                     status = "interrupted"
             finally:
@@ -469,13 +473,43 @@ async def run_tournament(
     return RunResult(status, report, failed, infra)
 
 
-async def _play(runner: Runner, work: list[tuple[GameJob, int]], sink: RunSink, context: MatchContext,
+@dataclass(frozen=True, slots=True)
+class Rounds:
+    """A run's rounds, one after the other: the games of the rounds stored, then each next round
+    planned (from the stored results) once every game before it is done."""
+
+    store: RunStore
+    """The run (its main connection: planning happens between rounds, no game running)."""
+    writer: DbWriter
+    """The writer of the games' results (flushed before a round is planned)."""
+    progress: Progress
+    """Told of each new round's games."""
+
+    async def next(self, first: bool) -> list[tuple[GameJob, int]]:
+        """The games to play now: the pending games (first), else the next round's (none: over)."""
+        if first and (pending := self.store.pending()):
+            return pending
+        await self.writer.flush()
+        added = self.store.plan_next_round()
+        if not added:
+            return []
+        self.progress.grow(added)
+        rounds = self.store.rounds()
+        log.info("round_planned", round=len(rounds), label=rounds[-1].label, games=added, byes=list(rounds[-1].byes))
+        return self.store.pending()
+
+
+async def _play(runner: Runner, rounds: Rounds, sink: RunSink, context: MatchContext,
                 web: Callable[..., Awaitable[object]] | None) -> None:
-    """Play the run's games, with the live web beside them while they are played (if any)."""
+    """Play the run's games round by round, with the live web beside them while they are played
+    (if any)."""
     async with trio.open_nursery() as beside:
         if web is not None:
             await beside.start(web, getattr(context.host, "referee", None))
-        await runner.run(work, stop=sink.stop)
+        first = True
+        while not sink.stop() and (work := await rounds.next(first)):
+            first = False
+            await runner.run(work, stop=sink.stop)
         beside.cancel_scope.cancel()
 
 

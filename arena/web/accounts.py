@@ -34,11 +34,10 @@ import trio
 from starlette.requests import Request
 
 import referee
+from arena.competition.ratings import Z95, SkillBoard
 from arena.model.lookalike import skeleton
 from arena.model.records import Outcome, from_report
-from arena.results.multi import SkillBoard
 from arena.results.standings import PROVISIONAL_GAMES
-from arena.results.stats import Z95
 from arena.store import open_db, transaction
 from arena.web.hashing import RETRY_AFTER_S, Hashers, HashingRefused
 from arena.web.i18n import N_, NP_, Lang

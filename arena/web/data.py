@@ -21,14 +21,13 @@ from typing import Any, Protocol
 from google.protobuf import json_format
 
 import referee
+from arena.competition.ratings import LIVE_RATER, Z95, SkillBoard
+from arena.competition.seating import base_name
 from arena.hosted.owed import group_open
 from arena.model.records import Outcome
-from arena.model.schedule import base_name
 from arena.replays.steps import named
-from arena.results.multi import SkillBoard
 from arena.results.standings import PROVISIONAL_GAMES, RatedGames
 from arena.results.standings import standings as shared_standings
-from arena.results.stats import Z95
 from arena.store import outcome_from_row, resolve_replay, seats_by_game
 from gin_arena.v2 import referee_pb2
 
@@ -89,10 +88,12 @@ def reading(source: WebSource) -> Iterator[sqlite3.Connection]:
 # ----- the store -----
 def standings(conn: sqlite3.Connection, rated: RatedGames | None = None) -> list[dict[str, Any]]:
     """The standings, best first, from the arena's one standings engine
-    (:func:`arena.results.standings.standings`: openskill's ``mu`` and ``sigma`` per bot,
-    provisional under its ``PROVISIONAL_GAMES`` rated games, a registered bot's state and reason);
-    ``rated`` keeps the ratings between calls (only new games are read)."""
-    return [{"rank": rank, "bot": s.bot, "games": s.games, "rating": round(s.rating, 3),
+    (:func:`arena.results.standings.standings`: the live rater's rating and uncertainty per bot,
+    provisional under its ``PROVISIONAL_GAMES`` rated games, a registered bot's state and reason;
+    each row names its rater, ``rater`` and ``rater_title``); ``rated`` keeps the ratings between
+    calls (only new games are read)."""
+    return [{"rank": rank, "bot": s.bot, "games": s.games, "rater": LIVE_RATER.name, "rater_title": LIVE_RATER.title,
+             "rating": round(s.rating, 3),
              "uncertainty": round(s.uncertainty, 3), "low": round(s.rating - Z95 * s.uncertainty, 3),
              "high": round(s.rating + Z95 * s.uncertainty, 3), "rated_games": s.rated_games,
              "provisional": s.provisional, "state": s.state, "reason": s.reason}

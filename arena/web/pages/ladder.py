@@ -8,8 +8,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from arena.competition.ratings import Z95
 from arena.replays.page_parts import SEAT_COLORS
-from arena.results.stats import Z95
 from arena.web.i18n import Lang
 from arena.web.pages import Page
 
