@@ -134,3 +134,33 @@ def test_the_axe_check_sees_a_violation(tmp_path: Path) -> None:
         assert found.get("image-alt") == "critical" and found.get("button-name") == "critical", found
     finally:
         driver.quit()
+
+
+def test_axe_finds_no_serious_or_critical_violation_at_a_table_mid_game(tmp_path: Path) -> None:
+    """The people's table while it is the person's turn (cards, piles and moves drawn; at a
+    phone's width, nothing scrolling sideways) and the lobby with the table running."""
+    from tests.test_web_tables import STATE, _open_table, seat_page
+
+    source = _axe_source()
+    driver = _driver(tmp_path / "profile")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(driver.set_window_size, *PHONE)
+            await seat_page(driver, s.url, _open_table)
+
+            async def my_turn() -> bool:
+                return bool((await _js(driver, STATE))["moves"])
+            await until(my_turn, "the person's turn at the table")
+            wide = await _js(driver, "return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert wide[0] <= wide[1], wide
+            failures = await trio.to_thread.run_sync(_check, driver, source, "/play/t/table")
+            await trio.to_thread.run_sync(driver.get, s.url + "/lobby")
+            failures.update(await trio.to_thread.run_sync(_check, driver, source, "/lobby/running"))
+            assert not failures, json.dumps(failures, indent=1, ensure_ascii=False)
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
