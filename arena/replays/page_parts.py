@@ -27,8 +27,8 @@ header h1{font-size:18px;margin:0 0 4px}
 header .meta{font-size:12px;opacity:.85;word-break:break-all}
 header a{color:#cfe8d6}
 main{display:flex;flex-wrap:wrap;gap:16px;padding:14px 18px}
-#table-col{flex:1 1 620px;min-width:560px}
-#side-col{flex:1 1 420px;min-width:380px}
+#table-col{flex:1 1 620px;min-width:min(560px,100%)}
+#side-col{flex:1 1 420px;min-width:min(380px,100%)}
 #score-chart{width:100%;height:auto;max-width:640px;display:block}
 #controls{display:flex;flex-wrap:wrap;align-items:center;gap:6px;margin-bottom:10px}
 #controls button{font-size:15px;padding:4px 10px;border:1px solid #888;border-radius:4px;background:#fff;cursor:pointer}
@@ -43,7 +43,7 @@ box-shadow:inset 0 0 18px rgba(0,0,0,.45)}
 .seat .name .tag{font-weight:400;font-size:12px;opacity:.85;margin-left:6px}
 .hand{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-end;min-height:64px}
 .meld{display:flex;gap:2px;padding:3px;border-radius:6px;background:rgba(255,255,255,.18)}
-.loose{display:flex;gap:2px;padding:3px}
+.loose{display:flex;flex-wrap:wrap;gap:2px;padding:3px}
 .card{display:inline-flex;flex-direction:column;align-items:center;justify-content:center;width:38px;height:54px;
 border-radius:5px;background:#fff;border:1px solid #999;box-shadow:1px 1px 2px rgba(0,0,0,.35);font-weight:700;
 line-height:1.05;user-select:none}
