@@ -29,12 +29,13 @@ def arena_bot(mode: str, *extra: str, log_path: str = "") -> BotLaunch:
     return BotLaunch(command=("{python}", "-m", "arena._testbot", "--mode", mode, *extra), log_path=log_path)
 
 
-def audit(tmp_path: Path, played: PlayedMatch) -> None:
-    """The replay bytes pass ``arena audit`` (chain, commitment, decks, re-run, digests)."""
+def audit(tmp_path: Path, played: PlayedMatch) -> str:
+    """The replay bytes pass ``arena audit`` (chain, commitment, decks, re-run, digests); its report."""
     path = tmp_path / f"{played.report.match_id}.jsonl"
     path.write_bytes(played.replay)
     out = subprocess.run([sys.executable, "-m", "arena.cli", "audit", str(path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
 
 
 def gone(pid: int) -> bool:
@@ -96,7 +97,10 @@ def test_a_bot_that_cannot_be_started_loses_by_crash_and_the_other_is_ended(tmp_
     assert "could not be started" in played.report.detail
     assert played.exits[1] == "not started" and list(pids.started) == [0]
     assert "could not be started" in (tmp_path / "missing.log").read_text()
-    audit(tmp_path, played)
+    # No deal was dealt: the information check had nothing to check — said so, neither ✓ nor a failure.
+    report = audit(tmp_path, played)
+    assert "information – (nothing to check)" in report and "no card to check" in report, report
+    assert "information ✓" not in report, report
 
 
 def test_a_bot_that_crashes_mid_match_loses_by_crash(tmp_path: Path) -> None:

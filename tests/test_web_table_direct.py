@@ -159,6 +159,7 @@ def test_a_person_plays_by_touching_the_cards_and_the_piles(tmp_path: Path, game
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     did: dict[str, int] = {}
     shots: list[Path] = []
+    offered: set[str] = set()  # the kinds of move the person was offered (a deal may end before a meld is)
 
     async def main() -> tuple[str, list[dict[str, Any]]]:
         async with served(tmp_path / "srv") as s:
@@ -178,6 +179,7 @@ def test_a_person_plays_by_touching_the_cards_and_the_piles(tmp_path: Path, game
                 # only legal moves are offered: every touchable pile or meld and every named move
                 ids = {m["id"] for m in state["legal"]}
                 assert set(state["touch"]) <= ids and set(state["actions"]) <= ids, state
+                offered.update("lay_off" if "to_meld" in m else m["kind"] for m in state["legal"])
                 what, taps = _taps(state, did)
                 for i, selector in enumerate(taps):
                     await trio.to_thread.run_sync(_tap, driver, selector, touch)
@@ -215,4 +217,7 @@ def test_a_person_plays_by_touching_the_cards_and_the_piles(tmp_path: Path, game
         assert did.get("knock", 0) + did.get("big_gin", 0) >= 1, did  # each deal won by a knock is one
         check_payloads(Path(replay_path), payloads, 0)
     else:
-        assert did.get("meld", 0) + did.get("lay_off", 0) >= 1, did
+        # Every meld or lay-off the person was offered was made by touch (_taps prefers them); a
+        # deal another seat ends first may offer none (the deals are random; it happened under load).
+        if offered & {"meld", "lay_off"}:
+            assert did.get("meld", 0) + did.get("lay_off", 0) >= 1, (did, offered)

@@ -147,6 +147,12 @@ def _fail(check: str, seq: int | None, field_: str, expected: Any, found: Any, m
     return _Stop(Discrepancy(check, seq, field_, expected, found, message))
 
 
+class NothingToCheck(Exception):
+    """A check that has nothing to check in a replay: a match ended before any deal was dealt
+    (a bot that never started), so no seat was sent a card. Reported as such — neither ✓ nor a
+    failure: the check ran over every message, and none could hold a card of a deal."""
+
+
 class Unchecked(Exception):
     """A check that cannot be made of a replay (its game does not say what the check needs, or
     says it in a form the audit cannot read): the audit reports it *not checked* — never ✓ — and
@@ -168,6 +174,9 @@ class ReplayAudit:
     unchecked: dict[str, str] = field(default_factory=dict)
     """Checks that could not be made for this replay's game, with why (:class:`Unchecked`):
     never passed; the audit fails unless they are allowed (``--allow-unchecked``)."""
+    empty: dict[str, str] = field(default_factory=dict)
+    """Checks that had nothing to check in this replay, with why (:class:`NothingToCheck`):
+    neither passed (never ✓) nor failed."""
     match_id: str = ""
     players: list[str] = field(default_factory=list)
     winner: int | None = None
@@ -187,7 +196,7 @@ class ReplayAudit:
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path, "ok": self.ok, "passed": self.passed, "skipped": self.skipped,
-            "unchecked": self.unchecked,
+            "unchecked": self.unchecked, "empty": self.empty,
             "discrepancy": self.discrepancy.to_dict() if self.discrepancy else None,
             "match_id": self.match_id, "players": self.players, "winner": self.winner,
             "termination": self.termination, "games_won": self.games_won, "totals": self.totals,
@@ -741,8 +750,11 @@ def check_information(replay: Replay, seat_messages: Sequence[Sequence[bot_pb2.R
         _check_seat(replay, truths, seat, story(msgs), knowledge_of, cards)
     if cards.unreadable is not None:
         raise Unchecked(cards.unreadable)
+    told = sum(len(story(m)) for m in seat_messages)
+    if cards.count == 0 and not truths:
+        raise NothingToCheck(f"no deal was dealt, so none of the {plural(told, 'message')} sent to the seats "
+                             "could hold a card of one")
     if cards.count == 0:
-        told = sum(len(story(m)) for m in seat_messages)
         raise Unchecked(f"no card found in the {plural(told, 'message')} sent to the seats"
                         + (" (no deal was dealt)" if not truths else
                            f": the game {header.game!r} names no field of its messages that holds one "
@@ -860,6 +872,8 @@ def audit_lines(lines: Sequence[bytes], *, path: str = "", expect_hash: str | No
             a.passed.append("information")
         except Unchecked as e:
             a.unchecked["information"] = str(e)
+        except NothingToCheck as e:
+            a.empty["information"] = str(e)
         a.ok = allow_unchecked or not a.unchecked
     except _Stop as stop:
         a.discrepancy = stop.discrepancy
@@ -1042,16 +1056,18 @@ def _passed_lines(a: ReplayAudit) -> list[str]:
     unchecked = dict(a.unchecked)
     if "information" in a.passed and a.cards_checked == 0:
         unchecked["information"] = "no card was read"
-    cards = "cards not checked" if "information" in unchecked else f"{plural(a.cards_checked, 'card')} checked"
+    cards = ("cards not checked" if "information" in unchecked else "no card to check" if "information" in a.empty
+             else f"{plural(a.cards_checked, 'card')} checked")
     out = [f"{'OK' if not unchecked else 'OK, NOT CHECKED' if a.ok else 'NOT CHECKED'}  {a.path}",
            f"      {_summary_line(a)}",
            f"      {plural(a.games, 'game')}, {plural(a.deals, 'deal')}, {plural(a.actions, 'action')}, "
            f"{plural(a.records, 'record')}; messages {'/'.join(map(str, a.messages))}, {cards}"]
     marks = ({c: " ✓" for c in a.passed} | {c: " – (not comparable, see the note)" for c in a.skipped}
-             | {c: " ✗ NOT CHECKED" for c in unchecked})
+             | {c: " – (nothing to check)" for c in a.empty} | {c: " ✗ NOT CHECKED" for c in unchecked})
     out.append("      " + "  ".join(c.replace("rerun", "re-run") + marks[c] for c in CHECKS if c in marks))
     out.extend(f"      not checked: {c}: {why}" + (" (allowed: --allow-unchecked)" if a.ok else "")
                for c, why in unchecked.items())
+    out.extend(f"      nothing to check: {c}: {why}" for c, why in a.empty.items())
     out.append(f"      final hash {a.final_hash}" + (" (as expected)" if a.expected_hash else ""))
     return out
 
