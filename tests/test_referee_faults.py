@@ -645,3 +645,19 @@ def test_answers_marked_fallback_are_counted_per_seat_and_re_run_identically() -
     flagged = [r for r in replay.records if isinstance(r, ActionRecord) and r.fallback]
     assert len(flagged) == marked and {r.seat for r in flagged} == {0}
     assert replay.result is not None and replay.result.fallbacks == (marked, 0)
+
+
+def test_a_bot_that_closes_its_stream_mid_match_said_goodbye_and_the_replay_reruns_so() -> None:
+    """A bot that closes its own stream (cleanly) on its turn and does not come back: its
+    ``disconnected`` fault says it said goodbye — and the replay re-runs byte for byte (the
+    re-run closed the stream as a broken connection: a detail that differed, found under load)."""
+    async def closes(c: Client) -> None:
+        async def decide(_msg: bot_pb2.RefereeMessage, c: Client) -> common_pb2.Action | None:
+            await c.call.done_writing()
+            return None
+
+        await c.play(decide)
+
+    report, _clients = run_match(spec(reconnect_grace_ms=100), [closes, good])  # (it re-runs the replay)
+    assert report.faulting_seat == 0 and report.termination == "disconnected", report
+    assert "said goodbye" in report.detail, report.detail

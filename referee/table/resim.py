@@ -20,7 +20,7 @@ from referee import games
 from referee.model.spec import MatchReport, MatchSpec, Termination
 from referee.model.timecontrol import TimeControl
 from referee.replays import ActionRecord, FaultRecord, HeaderRecord, Replay, ReplayVisitor, ResultRecord
-from referee.table.faults import Fault
+from referee.table.faults import CLOSED_BY_BOT, Fault, is_goodbye
 from referee.table.flow import Table
 from referee.table.seats import SeatLink
 
@@ -55,6 +55,7 @@ class _ScriptedSeat:
     fallbacks: set[int]
     silent: set[int]
     disconnect: set[int]
+    goodbye: set[int]
     late: set[int]
     nursery: trio.Nursery
     on_request: Any
@@ -68,8 +69,8 @@ class _ScriptedSeat:
             return
         rid = msg.action_request.request_id
         self.on_request(self.seat, rid)
-        if rid in self.disconnect and self.link is not None:
-            self.link.detach(self, "disconnected (replayed)")
+        if rid in self.disconnect and self.link is not None:  # (a clean close as the bot's own goodbye)
+            self.link.detach(self, CLOSED_BY_BOT if rid in self.goodbye else "disconnected (replayed)")
             return
         answer = self.script.get(rid)
         # The request's clock runs from when the table sent it: after a late answer (below) the
@@ -134,6 +135,8 @@ class _Script(ReplayVisitor):
         """The requests each seat answered with a fallback (``ActionResponse.fallback``)."""
         self.silent: list[set[int]] = [set() for _ in range(seats)]
         self.disconnect: list[set[int]] = [set() for _ in range(seats)]
+        self.goodbye: list[set[int]] = [set() for _ in range(seats)]
+        """The disconnects that were the bot closing its stream itself (the fault says goodbye)."""
         self.late: list[set[int]] = [set() for _ in range(seats)]
         self.missing: set[int] = set()
         self.crash: tuple[int, int, int, str, Termination] | None = None
@@ -162,6 +165,8 @@ class _Script(ReplayVisitor):
                 self.late[seat].add(rid)
         elif term == "disconnected":
             self.disconnect[seat].add(_given(record.request_id, "request_id"))
+            if is_goodbye(record.detail):
+                self.goodbye[seat].add(_given(record.request_id, "request_id"))
         else:
             self.silent[seat].add(_given(record.request_id, "request_id"))
 
@@ -211,7 +216,7 @@ def resimulate(replay: Replay) -> Resimulation:
             for seat, link in enumerate(table.links):
                 s = _ScriptedSeat(seat, bots[seat], nonces[seat], not event_messages[seat], script.answers[seat],
                                   script.fallbacks[seat], script.silent[seat], script.disconnect[seat],
-                                  script.late[seat], nursery, on_request)
+                                  script.goodbye[seat], script.late[seat], nursery, on_request)
                 s.link = link
                 sessions.append(s)
                 if seat not in missing:
