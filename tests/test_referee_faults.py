@@ -330,10 +330,11 @@ def test_out_of_turn_action_is_refused_with_not_your_turn() -> None:
     pokes: list[Any] = []
 
     def poke_while_the_opponent_thinks(c: Client, m: bot_pb2.RefereeMessage) -> bool:
-        # The opponent has just acted and thinks 100 ms about its next decision, or it is its turn:
-        # either way no request of ours is open.
-        if m.WhichOneof("kind") == "event" and m.event.seat == 1 \
-                and m.event.gin.kind == gin_pb2.ACTION_KIND_DRAW_STOCK and not pokes:
+        # The opponent has just drawn (from either pile, or the upcard) and thinks 100 ms about its
+        # discard: no request of ours is open. (Any draw: a deal may see few of one kind.)
+        if m.WhichOneof("kind") == "event" and m.event.seat == 1 and not pokes \
+                and m.event.gin.kind in (gin_pb2.ACTION_KIND_DRAW_STOCK, gin_pb2.ACTION_KIND_DRAW_DISCARD,
+                                         gin_pb2.ACTION_KIND_TAKE_UPCARD):
             pokes.append(asyncio.ensure_future(c.send_action(m.match_id, 1, common_pb2.Action(gin=gin_pb2.Action(
                 kind=gin_pb2.ACTION_KIND_DRAW_STOCK)))))
         return False
