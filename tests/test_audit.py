@@ -47,6 +47,7 @@ from referee.replays import (
     read_replay,
 )
 from referee.table.seats import SeatLink
+from tests._wait import HANG_S
 
 # ----------------------------------------------------------------------------------------------
 # a small run of matches, in-process on a mock clock
@@ -348,7 +349,7 @@ def test_a_match_over_real_grpc_streams_passes(tmp_path: Path) -> None:
                 for c in clients:
                     nursery.start_soon(referee.aio, c.play(decide))
                 await table.finished.wait()
-                nursery.cancel_scope.deadline = trio.current_time() + 5
+                nursery.cancel_scope.deadline = trio.current_time() + HANG_S  # the clients end with their streams
             assert table.report is not None
             return table.report
 

@@ -22,6 +22,7 @@ from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
 from referee.replays import ActionRecord, FaultRecord, read_replay
 from tests._bots import Client, knock_first
+from tests._wait import HANG_S
 
 SHORT = RuleSet.classic(target=60)  # several deals: every seat gets to act
 
@@ -47,7 +48,7 @@ def run_match(
                 if extra is not None:
                     nursery.start_soon(extra, ref, table)
                 await table.finished.wait()
-                nursery.cancel_scope.deadline = trio.current_time() + 5
+                nursery.cancel_scope.deadline = trio.current_time() + HANG_S  # the clients end with their streams
             assert table.report is not None
             return table.report, clients
 

@@ -21,6 +21,7 @@ from gin_arena.v2.games import gin_pb2, rummy_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, games, read_replay, resimulate, rummy
 from referee.rummy import wire as rw
 from tests._bots import Client
+from tests._wait import HANG_S
 from tests._tables import FakeSession, Policy, seat_sessions
 
 
@@ -72,7 +73,7 @@ def _served(n: int, games_declared: tuple[str, ...] = ("rummy",), preset: str = 
                 for client in clients:
                     nursery.start_soon(referee.aio, client.play(decide))
                 await table.finished.wait()
-                nursery.cancel_scope.deadline = trio.current_time() + 5
+                nursery.cancel_scope.deadline = trio.current_time() + HANG_S  # the clients end with their streams
             assert table.report is not None
             return table.report, clients
 

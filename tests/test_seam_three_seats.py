@@ -17,6 +17,7 @@ import referee
 from gin_arena.v2 import bot_pb2, common_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, read_replay, resimulate
 from tests._bots import Client
+from tests._wait import HANG_S
 from tests._tables import FakeSession, Policy, seat_sessions
 
 
@@ -160,7 +161,7 @@ def _served(policy: str, quitting_seat: int) -> tuple[MatchReport, list[Client]]
                     else:
                         nursery.start_soon(referee.aio, client.play(first_legal))
                 await table.finished.wait()
-                nursery.cancel_scope.deadline = trio.current_time() + 5
+                nursery.cancel_scope.deadline = trio.current_time() + HANG_S  # the clients end with their streams
             assert table.report is not None
             return table.report, clients
 
