@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -27,7 +28,7 @@ from arena.web.server import serve_web
 from gin_arena.v2 import bot_pb2, common_pb2
 from referee.gin import RuleSet
 from tests._bots import Client
-from tests._wait import HANG_S
+from tests._wait import HANG_S, POLL_S
 
 SHORT = RuleSet.preset("short", target=25)
 """Short matches: a few deals."""
@@ -91,13 +92,17 @@ def spec(players: tuple[str, ...], match_id: str, per_move_ms: int = 5000) -> re
 Decide = Callable[[bot_pb2.RefereeMessage, Client], Awaitable[common_pb2.Action | None]]
 
 
-def slow(seconds: float) -> Decide:
+def slow(seconds: float, gate: threading.Event | None = None) -> Decide:
     """A bot that thinks ``seconds`` a decision (so that a spectator sees the moves one by one)
-    and plays the test bot's greedy moves (short deals: it sheds deadwood and knocks at once)."""
+    and plays the test bot's greedy moves (short deals: it sheds deadwood and knocks at once);
+    with ``gate``, each decision also waits for it to be set (a match that cannot end before the
+    test lets it, however slow the machine makes the test)."""
     pick = greedy(referee.DEFAULT_GAME)
 
     async def decide(msg: bot_pb2.RefereeMessage, _c: Client) -> common_pb2.Action | None:
         await asyncio.sleep(seconds)
+        while gate is not None and not gate.is_set():
+            await asyncio.sleep(POLL_S)
         return pick(msg.action_request)
 
     return decide

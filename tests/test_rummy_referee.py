@@ -21,8 +21,8 @@ from gin_arena.v2.games import gin_pb2, rummy_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, games, read_replay, resimulate, rummy
 from referee.rummy import wire as rw
 from tests._bots import Client
-from tests._wait import HANG_S
 from tests._tables import FakeSession, Policy, seat_sessions
+from tests._wait import HANG_S
 
 
 def _random(request: bot_pb2.ActionRequest) -> common_pb2.Action:

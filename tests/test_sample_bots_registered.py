@@ -8,20 +8,31 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import sys
+from collections.abc import Callable, Iterator
 
 import pytest
 from toy3_game.wire import REGISTERED as TOY3
 
+from arena.replays import game_words
 from arena.run import samples
 from referee import games
 
 _names = (f"toy3-sample-{i}" for i in itertools.count())
 
 
-def _registered(**changes: object) -> str:
-    name = next(_names)
-    games.register(name, lambda: dataclasses.replace(TOY3, **changes))  # type: ignore[arg-type]
-    return name
+@pytest.fixture
+def registered() -> Iterator[Callable[..., str]]:
+    """Register toy3 changed as asked under a new name, for one test: the registry is the
+    process's, and a broken game left in it would be met by every later test on this worker."""
+    names: list[str] = []
+
+    def register(**changes: object) -> str:
+        names.append(next(_names))
+        games.register(names[-1], lambda: dataclasses.replace(TOY3, **changes))  # type: ignore[arg-type]
+        return names[-1]
+    yield register
+    for name in names:
+        games.unregister(name)
 
 
 @pytest.mark.parametrize(("changes", "says"), [
@@ -33,11 +44,15 @@ def _registered(**changes: object) -> str:
     ({"demo": games.Demo(games=-1)}, "its demo's games -1 are negative"),
     ({"demo": games.Demo(opponent="nobody")}, "its demo's opponent 'nobody' is not one of its sample bots (high, low)"),
 ])
-def test_a_malformed_registration_is_a_broken_game(changes: dict[str, object], says: str) -> None:
-    name = _registered(**changes)
+def test_a_malformed_registration_is_a_broken_game(changes: dict[str, object], says: str,
+                                                   registered: Callable[..., str]) -> None:
+    name = registered(**changes)
     with pytest.raises(games.GamePluginError, match=f"game '{name}' is broken: registered in process: .*"):
         games.get(name)
     assert says in games.samples_problem(dataclasses.replace(TOY3, **changes))  # type: ignore[arg-type]
+    # A broken game costs only its own words: every other game's are still read (a page never breaks).
+    words = game_words.game_words("ru")
+    assert name not in words and {"gin", "rummy"} <= set(words)
 
 
 def test_every_installed_games_samples_as_the_arena_reads_them() -> None:

@@ -17,8 +17,8 @@ import referee
 from gin_arena.v2 import bot_pb2, common_pb2
 from referee import MatchReport, MatchSpec, Table, TimeControl, read_replay, resimulate
 from tests._bots import Client
-from tests._wait import HANG_S
 from tests._tables import FakeSession, Policy, seat_sessions
+from tests._wait import HANG_S
 
 
 def _first(request: bot_pb2.ActionRequest) -> common_pb2.Action:

@@ -25,13 +25,14 @@ import trio
 import referee
 from arena.web.limits import WebLimits
 from tests._bots import Client
+from tests._wait import HANG_S
 from tests._web import fetch, served, slow, spec, until
 
 
 def _stream_head(url: str, path: str, source: str) -> tuple[socket.socket, str]:
     """Open a stream of ``path`` from address ``source``: the socket and the response's head
     (with the start of its body)."""
-    sock = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=30,
+    sock = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=HANG_S,
                                     source_address=(source, 0))
     sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".encode())
     data = b""
@@ -55,10 +56,11 @@ def _stream_head(url: str, path: str, source: str) -> tuple[socket.socket, str]:
 
 
 def _seat_players(nursery: trio.Nursery, ref: referee.Referee, table: referee.Table,
-                  players: tuple[str, ...], seconds: float) -> None:
-    """Play ``table`` in ``nursery``: one slow bot a seat (``seconds`` a decision)."""
+                  players: tuple[str, ...], seconds: float, gate: threading.Event | None = None) -> None:
+    """Play ``table`` in ``nursery``: one slow bot a seat (``seconds`` a decision; with ``gate``,
+    none before it is set)."""
     for seat, link in enumerate(table.links):
-        nursery.start_soon(referee.aio, Client(ref.address, link.token, name=players[seat]).play(slow(seconds)))
+        nursery.start_soon(referee.aio, Client(ref.address, link.token, name=players[seat]).play(slow(seconds, gate)))
 
 
 def test_the_webs_own_process_shows_a_running_match_live(tmp_path: Path) -> None:
@@ -67,8 +69,9 @@ def test_the_webs_own_process_shows_a_running_match_live(tmp_path: Path) -> None
             u = s.url
             players = ("north", "south")
             table = s.ref.create_match(spec(players, "live-1"))
-            async with trio.open_nursery() as nursery:
-                _seat_players(nursery, s.ref, table, players, 0.05)
+            gate = threading.Event()  # the match stays running until the streams are checked (its end
+            async with trio.open_nursery() as nursery:  # ends them, and a stream ended frees its share)
+                _seat_players(nursery, s.ref, table, players, 0.05, gate)
 
                 async def listed() -> bool:  # (the running list, pushed by the parent)
                     found = (await fetch(u + "/api/matches")).json()["running"]
@@ -98,6 +101,7 @@ def test_the_webs_own_process_shows_a_running_match_live(tmp_path: Path) -> None
                     assert head.startswith("HTTP/1.1 200"), head[:200]
                 finally:
                     first.close()
+                    gate.set()
                 await table.finished.wait()
 
             async def recorded() -> bool:  # (the child's own store reads, looked at on the pushed end)

@@ -27,6 +27,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 import referee
 from arena.web.limits import WebLimits
 from arena.web.tables import TIME_RAN_OUT, Room, Seat, TableError
+from tests._wait import HANG_S
 from tests._web import Reply, fetch, served, until
 from tests.test_web_browser import _driver, _js
 from tests.test_web_rummy_table import END as RUMMY_END
@@ -47,7 +48,7 @@ RUMMY_SEATS = 4
 def _post_raw(url: str, body: bytes, headers: dict[str, str]) -> Reply:
     """A POST that does not follow its redirect (the answer's ``Location`` and cookies kept)."""
     parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=HANG_S)
     try:
         conn.request("POST", parts.path, body=body, headers=headers)
         r = conn.getresponse()
@@ -192,7 +193,7 @@ def _sign_up(driver: Any, url: str, name: str) -> None:
     form.find_element(By.NAME, "name").send_keys(name)
     form.find_element(By.NAME, "password").send_keys(PASSWORD)
     form.find_element(By.TAG_NAME, "button").click()
-    WebDriverWait(driver, 30).until(lambda d: "/signup" not in d.current_url)  # signed in: the front page
+    WebDriverWait(driver, HANG_S).until(lambda d: "/signup" not in d.current_url)  # signed in: the front page
 
 
 def _open(driver: Any, url: str) -> None:

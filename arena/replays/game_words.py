@@ -48,11 +48,15 @@ def game_words(code: str) -> dict[str, dict[str, str]]:
     """Each installed game's words in language ``code``, by game name: each msgid of its catalog
     translated there (the ones with a translation), a :data:`YOU` form under :func:`you_key`; a
     game without a catalog for the language has none (its words stay as the game wrote them). A
-    catalog that does not parse is logged and passed over: a plugin's broken file leaves its
-    words in English, never a page broken."""
+    catalog that does not parse, or a game that does not load, is logged and passed over: a
+    plugin's broken file leaves its words in English, never a page broken."""
     out: dict[str, dict[str, str]] = {}
     for name in games.names():
-        folder = games.get(name).catalogs
+        try:
+            folder = games.get(name).catalogs
+        except games.GamePluginError as e:  # a broken game: `arena games --check` names it; the others' words stay
+            log.warning("game_unloadable", game=name, error=str(e))
+            continue
         path = catalog_path(folder, code) if folder is not None else None
         if path is None or not path.is_file():
             continue
