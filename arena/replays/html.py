@@ -38,7 +38,7 @@ from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from arena.replays.model import ReplayModelError, load
 from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, escape, json_for_script, score_chart
 from arena.replays.steps import DealView, MatchView, Position
-from referee import write_atomic
+from referee.lowlevel import write_atomic
 
 _CSS = CSS + """
 #table-melds{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0;min-height:30px}

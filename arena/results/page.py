@@ -28,7 +28,7 @@ from arena.replays.html import write_replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.report import PlayedGame, build_report
 from arena.results.stats import format_elo
-from referee import write_atomic
+from referee.lowlevel import write_atomic
 
 
 class ResultsError(ValueError):
