@@ -113,7 +113,7 @@ def test_codes_links_host_doors_and_the_computer_bound_over_http(tmp_path: Path)
             # a table's bot then gets 503.
             rummy = await seat_of(await post(s.url + "/play", {"game": "rummy", "preset": "rummy", "bot": "random",
                                                                "seats": "3"}))
-            assert "rummy: you vs random-1 vs random-2" in (await fetch(s.url + rummy)).text
+            assert "Rummy: you vs random-1 vs random-2" in (await fetch(s.url + rummy)).text
             played = await post(s.url + "/play", {"game": "gin", "preset": "short", "bot": "random"})
             assert played.status == 303
             other = await seat_of(await post(s.url + "/tables/new", {"game": "gin", "preset": "short"}, carol))
