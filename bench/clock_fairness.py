@@ -34,6 +34,7 @@ from typing import Any
 import trio
 
 import referee
+import referee.lowlevel
 from referee import BotLaunch, MatchSpec, TimeControl
 from referee.gin import RuleSet
 
@@ -121,7 +122,7 @@ def main() -> None:
     p.add_argument("--rules", default="short")
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = p.parse_args()
-    referee.configure_logging("warning", stream=sys.stderr)  # (the figures go to stdout)
+    referee.lowlevel.configure_logging("warning", stream=sys.stderr)  # (the figures go to stdout)
     tc = TimeControl.parse(args.tc)
     clocks = args.clocks.split(",") if _has_seat_clocks() else ["wall"]
     print(f"{os.cpu_count()} CPUs; concurrency {args.concurrency}; {tc}; bots spin {args.think_ms} ms of CPU "

@@ -177,7 +177,7 @@ def referee_match_cpu(game: str, seed: int) -> tuple[float, int]:
 
 def referee_cpu(rounds: int) -> None:
     """Print the referee's CPU per decision, Gin's and 4-seat rummy's, rounds interleaved."""
-    from referee import configure_logging
+    from referee.lowlevel import configure_logging
 
     configure_logging("warning")
     runs: dict[str, list[tuple[float, int]]] = {"gin": [], "rummy": []}

@@ -558,6 +558,45 @@ class Registered:
     in a page's language (English where the game has none in it); ``None``: no rules page."""
     capabilities: Capabilities = Capabilities()
     """The optional parts of the seam it has, declared (:class:`Capabilities`)."""
+    display_name: str = ""
+    """The game's name as people read it ("Gin", "Rummy"), where the viewers and the web show a
+    game (the registry's name stays the key: ``MatchSpec.game``, ``--game``). English, one line of
+    at most :data:`DISPLAY_NAME_MAX` characters, marked with ``T`` so that it is a msgid of the
+    game's catalogs (the web shows it in a page's language). ``""``: none declared — the viewers
+    show the registry's name and ``arena games --check`` fails (:func:`display_name_problem`)."""
+
+
+DISPLAY_NAME_MAX = 40
+"""The longest a game's display name may be (characters): it sits in a page's title line."""
+
+
+def check_display_name(text: str) -> str | None:
+    """What is wrong with ``text`` as a game's display name (empty, blank around, several lines,
+    longer than :data:`DISPLAY_NAME_MAX`), or ``None``."""
+    if not text:
+        return "no display name"
+    if text != text.strip() or "\n" in text or "\r" in text or len(text) > DISPLAY_NAME_MAX:
+        return f"display name {text!r} is not one line of 1-{DISPLAY_NAME_MAX} characters without blanks around it"
+    return None
+
+
+def display_name_problem(found: Registered) -> str | None:
+    """What is wrong with a registration's display name (:func:`check_display_name`), or ``None``."""
+    problem = check_display_name(found.display_name)
+    if problem is None:
+        return None
+    return f'{problem} (games.Registered(display_name=T("…")); the viewers show its registry name instead)'
+
+
+def display_name(name: str) -> str:
+    """The display name of the game registered as ``name`` (:attr:`Registered.display_name`), in
+    English; the registry's name itself for a game that declares none, does not load or is not
+    installed (an old run folder's game): a viewer never fails on it."""
+    try:
+        found = get(name)
+    except ValueError:
+        return name
+    return name if display_name_problem(found) else found.display_name
 
 
 def capability_problems(found: Registered) -> list[str]:
@@ -641,9 +680,11 @@ class Installed:
     """Why it cannot be used (the one-line error a command asking for it gets), or ``None``."""
     capabilities: tuple[str, ...] = ()
     """The optional parts of the seam it declares (:class:`Capabilities`' field names)."""
+    display_name: str = ""
+    """Its display name (:attr:`Registered.display_name`; empty if it declares none or did not load)."""
     capability_problems: tuple[str, ...] = ()
-    """What is wrong with that declaration (:func:`capability_problems`): ``arena games --check``
-    fails on it."""
+    """What is wrong with that declaration (:func:`capability_problems`) or with its display name
+    (:func:`display_name_problem`): ``arena games --check`` fails on it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -812,12 +853,14 @@ def installed() -> list[Installed]:
         problem = None
         declared: tuple[str, ...] = ()
         unsound: tuple[str, ...] = ()
+        shown = ""
         try:
             found = get(name)
-            seats, presets = found.game.seat_counts(), tuple(found.game.preset_names())
+            seats, presets, shown = found.game.seat_counts(), tuple(found.game.preset_names()), found.display_name
             declared = tuple(f for f in Capabilities.__dataclass_fields__
                              if getattr(found.capabilities, f) not in (None, ()))
-            unsound = tuple(f"game {name!r}: {p}" for p in capability_problems(found))
+            unsound = tuple(f"game {name!r}: {p}" for p in (*capability_problems(found), display_name_problem(found))
+                            if p is not None)
         except ValueError as e:
             problem = str(e)
         out.append(Installed(
@@ -826,6 +869,7 @@ def installed() -> list[Installed]:
             entry_point="; ".join(f"{e.point.name} = {e.point.value}" for e in entries),
             plugin_api=api if isinstance(api, int) else None,
             seats=seats, presets=presets, problem=problem, capabilities=declared, capability_problems=unsound,
+            display_name=shown,
         ))
     return out
 

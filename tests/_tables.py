@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gin_arena.v2 import bot_pb2, common_pb2
-from referee import Table
+from referee.lowlevel import Table
 from referee.table.seats import SeatLink
 
 Policy = Callable[[bot_pb2.ActionRequest], common_pb2.Action | None]

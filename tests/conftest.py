@@ -12,7 +12,7 @@ from collections.abc import Generator, Iterator
 import pytest
 
 from arena.run.placement import WORKERS_ENV
-from referee import configure_logging
+from referee.lowlevel import configure_logging
 from tests import _plugin
 
 # The suite's many small runs play in-process (``--workers 1``) unless a test asks for workers:

@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from tests._wait import RUN_HANG_S
 
@@ -75,7 +76,7 @@ def _free_address() -> str:
 
 
 def _cancel_one_running_match(address: str, token: str, tournament: subprocess.Popen[str]) -> str:
-    md = referee.operator_metadata(token)
+    md = referee.lowlevel.operator_metadata(token)
     with grpc.insecure_channel(address) as ch:
         ops = referee_pb2_grpc.RefereeServiceStub(ch)
         while tournament.poll() is None:

@@ -17,6 +17,7 @@ import pytest
 import trio
 
 import referee
+import referee.lowlevel
 from arena.cli.options import UsageError, remote_access
 from arena.cli.parser import build_parser
 from arena.run.tournament import open_context
@@ -101,7 +102,7 @@ def test_arena_serve_enforces_its_limit_options(tmp_path: Path) -> None:
         line = serve.stdout.readline()
         assert line.startswith("referee listening on"), line
         address = line.split()[3].rstrip(";")
-        md = referee.operator_metadata((tmp_path / "srv" / "operator-token").read_text().strip())
+        md = referee.lowlevel.operator_metadata((tmp_path / "srv" / "operator-token").read_text().strip())
         with grpc.insecure_channel(address) as ch:
             ops = referee_pb2_grpc.RefereeServiceStub(ch)
 

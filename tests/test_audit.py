@@ -34,8 +34,9 @@ from arena.cli import main as arena_main
 from arena.replays import audit
 from gin_arena.v2 import bot_pb2, common_pb2
 from gin_arena.v2.games import gin_pb2
-from referee import MatchReport, MatchSpec, Table, TimeControl, resimulate
+from referee import MatchReport, MatchSpec, TimeControl, resimulate
 from referee.gin import DECK, RuleSet
+from referee.lowlevel import Table
 from referee.replays import (
     GENESIS,
     ActionRecord,

@@ -23,7 +23,7 @@ from arena.cli.options import is_loopback
 from arena.hosted.registry import BOT_STATES, LOOKUP_SQL, BotRegistry, RegistryError
 from arena.store import open_db
 from gin_arena.v2 import arena_pb2, arena_pb2_grpc
-from referee import OPERATOR_TOKEN_ENV, operator_metadata
+from referee.lowlevel import OPERATOR_TOKEN_ENV, operator_metadata
 from tests._wait import HANG_S
 
 

@@ -14,6 +14,7 @@ import pytest
 import structlog
 
 import referee
+import referee.lowlevel
 from referee import BotFailed, BotLaunch, MatchSpec, TimeControl
 from referee.gin import RuleSet
 
@@ -86,8 +87,8 @@ def test_after_n_replaces_the_process_every_n_matches() -> None:
 def test_a_crashing_bot_is_restarted_scored_by_the_fault_policy_and_then_stopped(tmp_path: Path) -> None:
     good, crashy = arena_bot("greedy", "never", "good"), arena_bot("quit-after", "never", "crashy", "--after", "2")
     played, starts, crashes, failure = referee.run(_series, (good, crashy), 8, "substitute")
-    assert crashes == {crashy: referee.MAX_CRASHES + 1}
-    assert len(played) == referee.MAX_CRASHES + 1  # the next match is refused
+    assert crashes == {crashy: referee.lowlevel.MAX_CRASHES + 1}
+    assert len(played) == referee.lowlevel.MAX_CRASHES + 1  # the next match is refused
     for p in played:
         crashy_seat = p.report.players.index("b")
         assert crashy_seat in p.report.substituted_seats  # the fault policy played the seat on

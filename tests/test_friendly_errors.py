@@ -19,7 +19,7 @@ from pathlib import Path
 from tests._wait import RUN_HANG_S
 
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
-"""(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
+"""(``referee.lowlevel.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
 ROOT = str(Path(__file__).resolve().parent.parent)
 ENV = {**{k: v for k, v in os.environ.items() if k != TOKEN_ENV}, "PYTHONPATH": ROOT}
 BOT = 'name=local cmd="{python} -m arena._testbot"'

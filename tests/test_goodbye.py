@@ -1,6 +1,6 @@
 """A bot that is stopped says goodbye: the kit's bot resigns its match with a goodbye on SIGTERM
 (a real bot process, a real referee), and a seat whose bot closes its stream cleanly and does not
-come back is recorded as having said goodbye — neither is a crash (``referee.is_goodbye``)."""
+come back is recorded as having said goodbye — neither is a crash (``referee.lowlevel.is_goodbye``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import trio
 import trio.testing
 
 import referee
-from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch, Table, TimeControl, open_match_context
+import referee.lowlevel
+from referee import BotLaunch, MatchObserver, MatchSpec, PlayedMatch, TimeControl, open_match_context
+from referee.lowlevel import Table
 from referee.table.faults import CLOSED_BY_BOT
 from tests._tables import FakeSession
 
@@ -61,7 +63,7 @@ def test_a_bot_stopped_by_sigterm_says_goodbye_and_exits_0(kind: str) -> None:
     referee.run(main)
     report = played[0].report
     assert report.termination == "bot_error" and report.faulting_seat == 1, report
-    assert referee.is_goodbye(report.detail), report.detail
+    assert referee.lowlevel.is_goodbye(report.detail), report.detail
     assert "stopped by SIGTERM" in report.detail
     assert played[0].exits[1] == "exited with code 0", played[0].exits
 
@@ -93,14 +95,14 @@ def _closes(detail: str) -> referee.MatchReport:
 
 def test_a_clean_close_that_does_not_come_back_says_goodbye() -> None:
     clean = _closes(CLOSED_BY_BOT)
-    assert clean.termination == "disconnected" and referee.is_goodbye(clean.detail), clean.detail
+    assert clean.termination == "disconnected" and referee.lowlevel.is_goodbye(clean.detail), clean.detail
     broken = _closes("stream error: ConnectionResetError()")
-    assert broken.termination == "disconnected" and not referee.is_goodbye(broken.detail), broken.detail
+    assert broken.termination == "disconnected" and not referee.lowlevel.is_goodbye(broken.detail), broken.detail
 
 
 def test_the_goodbye_detail_cannot_be_forged_by_a_reason() -> None:
     """Only the referee's own words at the start of a detail mark a goodbye."""
-    assert referee.is_goodbye("seat 1 (bob) said goodbye: goodbye: stopped by SIGTERM")
-    assert not referee.is_goodbye("seat 1 (bob) gave up: seat 1 (bob) said goodbye")
-    assert not referee.is_goodbye("seat 1 (bob) gave up: said goodbye")
+    assert referee.lowlevel.is_goodbye("seat 1 (bob) said goodbye: goodbye: stopped by SIGTERM")
+    assert not referee.lowlevel.is_goodbye("seat 1 (bob) gave up: seat 1 (bob) said goodbye")
+    assert not referee.lowlevel.is_goodbye("seat 1 (bob) gave up: said goodbye")
     assert sys.platform  # (the module runs everywhere)

@@ -21,9 +21,10 @@ import trio.testing
 
 from gin_arena.v2 import bot_pb2, common_pb2
 from gin_arena.v2.games import gin_pb2
-from referee import MatchSpec, Table, TimeControl, games
+from referee import MatchSpec, TimeControl, games
 from referee.gin import DECK, Card, Deal, Match, RuleSet, deck_for_deal
 from referee.gin import wire as wire
+from referee.lowlevel import Table
 from tests._decks import seen_by
 from tests._tables import FakeSession, Policy, seat_sessions
 

@@ -26,11 +26,13 @@ import trio
 import trio.testing
 
 import referee
+import referee.lowlevel
 from arena.cli import main as arena_main
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2, referee_pb2_grpc
 from gin_arena.v2.games import gin_pb2
-from referee import MatchSpec, Table
+from referee import MatchSpec
 from referee.gin import DECK
+from referee.lowlevel import Table
 from tests._bots import Client, knock_first
 from tests._wait import HANG_S
 from tests.test_audit import Answer, Behaviour, _Session, greedy, small_run
@@ -109,7 +111,7 @@ def test_while_a_deal_runs_its_journal_holds_only_what_a_spectator_sees(tmp_path
 TOKEN = "journal-test-operator-token-0123456789"
 """The operator token the test's referees and arenas share (through the environment)."""
 ENV = {**os.environ, "GIN_ARENA_OPERATOR_TOKEN": TOKEN}
-OPS = referee.operator_metadata(TOKEN)
+OPS = referee.lowlevel.operator_metadata(TOKEN)
 
 
 def _start_referee(replays: Path) -> tuple[subprocess.Popen[str], str]:

@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from referee import Limits
 from referee.transport.service import LIST_AFTER_KEY, LIST_LEFT_OFF_KEY
@@ -47,7 +48,7 @@ def test_list_matches_stays_under_its_byte_bound_and_pages_through_the_rest() ->
     async def main() -> None:
         async with referee.open_referee(limits=Limits(list_bytes=bound)) as ref, \
                 grpc.aio.insecure_channel(ref.address) as ch:
-            ops, meta = referee_pb2_grpc.RefereeServiceStub(ch), referee.operator_metadata(ref.operator_token)
+            ops, meta = referee_pb2_grpc.RefereeServiceStub(ch), referee.lowlevel.operator_metadata(ref.operator_token)
             created = await referee.aio(_create(ops, meta, 40))
             listed: list[str] = []
             after = None
@@ -73,7 +74,7 @@ def test_the_default_bound_is_inside_a_default_clients_limit_and_names_are_bound
 
     async def main() -> None:
         async with referee.open_referee() as ref, grpc.aio.insecure_channel(ref.address) as ch:
-            ops, meta = referee_pb2_grpc.RefereeServiceStub(ch), referee.operator_metadata(ref.operator_token)
+            ops, meta = referee_pb2_grpc.RefereeServiceStub(ch), referee.lowlevel.operator_metadata(ref.operator_token)
             for field, request in (
                 ("seats[0].name", referee_pb2.CreateMatchRequest(seats=[
                     referee_pb2.SeatSpec(name="n" * (LONGEST + 1)), referee_pb2.SeatSpec(name="b")])),

@@ -15,6 +15,7 @@ import trio
 import trio.testing
 
 import referee
+import referee.lowlevel
 from referee.gin import RuleSet
 from referee.table.events import MatchEventHub
 from tests._bots import Client
@@ -38,7 +39,7 @@ async def play(ref: referee.Referee, match_id: str) -> referee.MatchReport:
     return table.report
 
 
-async def take(events: referee.MatchEvents, n: int) -> list[referee.MatchEvent]:
+async def take(events: referee.lowlevel.MatchEvents, n: int) -> list[referee.MatchEvent]:
     with trio.fail_after(60):
         return [await events.receive() for _ in range(n)]
 

@@ -376,7 +376,7 @@ def test_a_seat_back_after_its_time_under_move_gets_the_match_the_notice_then_it
 
 
 def test_the_one_decision_scope_is_checked_and_crosses_create_match_and_the_spectators_header() -> None:
-    from referee import create_match_request
+    from referee.lowlevel import create_match_request
     from referee.transport.service import spec_from_request
 
     with pytest.raises(ValueError, match="substitute_time_faults must be game or move; got 'turn'"):

@@ -64,6 +64,8 @@ def test_a_new_game_installs_passes_its_own_tests_and_plays(tmp_path: Path) -> N
     assert listed.returncode == 0, listed.stdout + listed.stderr
     row = next(line.split() for line in listed.stdout.splitlines() if line.startswith(f"{NAME} "))
     assert row == [NAME, f"gin-arena-{NAME}", "0.1.0", "2-5", "standard,", "short", "1", "ok"], row
+    shown = json.loads(_arena("games", "--json", cwd=tmp_path, env=env).stdout)
+    assert next(g["display_name"] for g in shown if g["name"] == NAME) == "Crazy8"
 
     # Its own tests, as generated, run from its folder (its pyproject's pytest settings).
     tests = _run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=folder, env=env)
@@ -87,6 +89,7 @@ def test_a_new_game_installs_passes_its_own_tests_and_plays(tmp_path: Path) -> N
     ((NAME, "--seats", "1-3"), f"--seats 1-3: seats go from 2 to {MAX_SEATS}"),
     ((NAME, "--seats", "5-2"), "the lower first"),
     ((NAME, "--seats", "two"), "give a number of seats or a range, e.g. 2-5"),
+    ((NAME, "--display-name", " Crazy 8"), "--display-name: display name ' Crazy 8' is not one line"),
 ])
 def test_bad_names_and_seats_write_nothing(tmp_path: Path, args: tuple[str, ...], says: str) -> None:
     done = _arena("new-game", *args, "--dir", str(tmp_path), cwd=tmp_path)

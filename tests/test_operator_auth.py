@@ -19,6 +19,7 @@ import pytest
 import trio
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2, referee_pb2_grpc
 from referee import BotLaunch, MatchSpec
 from referee.gin import RuleSet
@@ -70,9 +71,9 @@ def test_every_operator_call_needs_the_operator_token() -> None:
                 "not a bearer token": ((("authorization", "Basic " + ref.operator_token),),
                                        grpc.StatusCode.UNAUTHENTICATED),
                 "empty bearer": ((("authorization", "Bearer "),), grpc.StatusCode.UNAUTHENTICATED),
-                "a wrong token": (referee.operator_metadata("f" * 64), grpc.StatusCode.PERMISSION_DENIED),
-                "a seat token": (referee.operator_metadata(seat_token), grpc.StatusCode.PERMISSION_DENIED),
-                "a prefix of it": (referee.operator_metadata(ref.operator_token[:-1]),
+                "a wrong token": (referee.lowlevel.operator_metadata("f" * 64), grpc.StatusCode.PERMISSION_DENIED),
+                "a seat token": (referee.lowlevel.operator_metadata(seat_token), grpc.StatusCode.PERMISSION_DENIED),
+                "a prefix of it": (referee.lowlevel.operator_metadata(ref.operator_token[:-1]),
                                    grpc.StatusCode.PERMISSION_DENIED),
             }
             for name, call in _calls("m").items():
@@ -80,7 +81,7 @@ def test_every_operator_call_needs_the_operator_token() -> None:
                     got = await referee.aio(_status(call, ops, md))
                     assert got == expected, (name, what, got)
                 assert table.state == "waiting", "a refused call changed nothing"
-            good = referee.operator_metadata(ref.operator_token)
+            good = referee.lowlevel.operator_metadata(ref.operator_token)
             for name in ("GetMatch", "ListMatches", "CreateMatch"):
                 assert await referee.aio(_status(_calls("m")[name], ops, good)) == grpc.StatusCode.OK, name
             assert await referee.aio(_status(_calls("m")["CancelMatch"], ops, good)) == grpc.StatusCode.OK
@@ -121,7 +122,7 @@ def test_a_bot_that_tries_to_cancel_its_own_match_is_refused() -> None:
                 if not refusals:
                     async with grpc.aio.insecure_channel(ref.address) as ch:
                         ops = referee_pb2_grpc.RefereeServiceStub(ch)
-                        for md in (None, referee.operator_metadata(client.token)):
+                        for md in (None, referee.lowlevel.operator_metadata(client.token)):
                             refusals.append(await _status(_calls("m")["CancelMatch"], ops, md))
                 return pick(msg.action_request)
 
@@ -186,7 +187,7 @@ def test_one_bot_token_holds_at_most_one_seat() -> None:
             ops = referee_pb2_grpc.RefereeServiceStub(ch)
             request = referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="a", token=token), referee_pb2.SeatSpec(name="b", token=token)])
-            call = ops.CreateMatch(request, metadata=referee.operator_metadata(ref.operator_token))
+            call = ops.CreateMatch(request, metadata=referee.lowlevel.operator_metadata(ref.operator_token))
             with pytest.raises(grpc.aio.AioRpcError) as e:
                 await referee.aio(_unary(call))
             assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -196,7 +197,7 @@ def test_one_bot_token_holds_at_most_one_seat() -> None:
 
 
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
-"""(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
+"""(``referee.lowlevel.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
 ROOT = str(Path(__file__).resolve().parent.parent)
 ENV = {**{k: v for k, v in os.environ.items() if k != TOKEN_ENV}, "PYTHONPATH": ROOT}
 """The tests' environment without an operator token."""
@@ -220,7 +221,7 @@ def _get_code(address: str, token: str) -> grpc.StatusCode:
     with grpc.insecure_channel(address) as ch:
         ops = referee_pb2_grpc.RefereeServiceStub(ch)
         try:
-            ops.ListMatches(referee_pb2.ListMatchesRequest(), metadata=referee.operator_metadata(token))
+            ops.ListMatches(referee_pb2.ListMatchesRequest(), metadata=referee.lowlevel.operator_metadata(token))
         except grpc.RpcError as e:
             return e.code()
     return grpc.StatusCode.OK

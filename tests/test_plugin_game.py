@@ -93,7 +93,8 @@ def test_arena_games_lists_what_is_installed(tmp_path: Path) -> None:
     toy = next(g for g in listed if g["name"] == "toy3")
     assert toy == {"name": "toy3", "origin": "gin-arena-toy3 0.1.0", "entry_point": "toy3 = toy3_game.plugin:PLUGIN",
                    "plugin_api": games.PLUGIN_API, "seats": [2, 3, 4, 5, 6], "presets": ["standard", "short"],
-                   "problem": None, "capabilities": ["knows_cards", "describe", "event_words"],
+                   "problem": None, "display_name": "High cards",
+                   "capabilities": ["knows_cards", "describe", "event_words"],
                    "capability_problems": []}
     assert _arena("games", "--check", cwd=tmp_path).returncode == 0
 
@@ -146,7 +147,7 @@ def test_a_tournament_of_the_plugin_game_is_rated_and_audited(tmp_path: Path) ->
     plays = [r for r in first if r["type"] == "action"]
     summary = _arena("replay", str(replays[0]), cwd=tmp_path)
     assert summary.returncode == 0, summary.stderr
-    assert "(toy3, 3 seats): high (seat 0), low (seat 1), high2 (seat 2) · high cards, 1 game" in summary.stdout
+    assert "(High cards, 3 seats): high (seat 0), low (seat 1), high2 (seat 2) · high cards, 1 game" in summary.stdout
     assert "1 deal, 7 positions" in summary.stdout and "every card is played" in summary.stdout
     every = _arena("replay", str(replays[0]), "--all", cwd=tmp_path)
     assert every.returncode == 0 and every.stdout.count("position ") == 7

@@ -16,6 +16,7 @@ import pytest
 import trio
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import MatchReport, MatchSpec, TimeControl, resimulate
@@ -31,7 +32,7 @@ def run_match(
     spec: MatchSpec,
     behaviours: list[Callable[[Client], Coroutine[Any, Any, None]] | None],
     replay_dir: Path | None = None,
-    extra: Callable[[referee.Referee, referee.Table], Awaitable[None]] | None = None,
+    extra: Callable[[referee.Referee, referee.lowlevel.Table], Awaitable[None]] | None = None,
 ) -> tuple[MatchReport, list[Client]]:
     """Run one match with one client per seat (``None``: that seat never connects)."""
 
@@ -195,7 +196,7 @@ def test_crash_reported_by_the_operator_forfeits() -> None:
 
         await c.play(decide)
 
-    async def crash_it(_ref: referee.Referee, table: referee.Table) -> None:
+    async def crash_it(_ref: referee.Referee, table: referee.lowlevel.Table) -> None:
         await trio.sleep(0.3)
         table.links[0].crashed("exit code -9")
 
@@ -247,7 +248,7 @@ def test_a_time_forfeit_under_move_scope_tells_the_seat_and_its_session_plays_on
 
 
 def test_wrong_token_is_unauthenticated_and_the_match_goes_on() -> None:
-    async def intruder(_ref: referee.Referee, _table: referee.Table) -> None:
+    async def intruder(_ref: referee.Referee, _table: referee.lowlevel.Table) -> None:
         c = Client(_ref.address, "not-a-token" * 3)
         await referee.aio(c.play())
         assert c.status == grpc.StatusCode.UNAUTHENTICATED
@@ -268,7 +269,7 @@ def test_second_live_stream_for_a_seat_is_refused() -> None:
 
         await c.play(decide)
 
-    async def twin(_ref: referee.Referee, table: referee.Table) -> None:
+    async def twin(_ref: referee.Referee, table: referee.lowlevel.Table) -> None:
         while table.state != "running":
             await trio.sleep(0.01)
         c = Client(_ref.address, table.links[0].token)
@@ -282,7 +283,7 @@ def test_second_live_stream_for_a_seat_is_refused() -> None:
 
 
 def test_wrong_protocol_version_and_missing_hello() -> None:
-    async def probe(_ref: referee.Referee, table: referee.Table) -> None:
+    async def probe(_ref: referee.Referee, table: referee.lowlevel.Table) -> None:
         v3 = Client(_ref.address, table.links[0].token, protocol_version=3)
         await referee.aio(v3.play())
         assert v3.status == grpc.StatusCode.FAILED_PRECONDITION and "version 3" in v3.details
@@ -295,7 +296,7 @@ def test_wrong_protocol_version_and_missing_hello() -> None:
 
     _ref_nursery: trio.Nursery
 
-    async def wrapper(ref: referee.Referee, table: referee.Table) -> None:
+    async def wrapper(ref: referee.Referee, table: referee.lowlevel.Table) -> None:
         nonlocal _ref_nursery
         async with trio.open_nursery() as n:
             _ref_nursery = n
@@ -400,7 +401,7 @@ def test_a_faulting_match_never_disturbs_another() -> None:
 
 
 def test_token_of_a_finished_match_is_refused() -> None:
-    async def late(_ref: referee.Referee, table: referee.Table) -> None:
+    async def late(_ref: referee.Referee, table: referee.lowlevel.Table) -> None:
         await table.finished.wait()
         c = Client(_ref.address, table.links[0].token)
         await referee.aio(c.play())
@@ -412,7 +413,7 @@ def test_token_of_a_finished_match_is_refused() -> None:
 
 @pytest.mark.parametrize("nonce", [b"n" * 65])
 def test_overlong_nonce_is_invalid(nonce: bytes) -> None:
-    async def probe(_ref: referee.Referee, table: referee.Table) -> None:
+    async def probe(_ref: referee.Referee, table: referee.lowlevel.Table) -> None:
         c = Client(_ref.address, table.links[0].token, nonce=nonce)
         await referee.aio(c.play())
         assert c.status == grpc.StatusCode.INVALID_ARGUMENT
@@ -440,7 +441,7 @@ def test_stalling_bots_are_stopped_by_the_action_cap() -> None:
 
 
 def test_a_bot_that_dies_before_connecting_is_scored_at_once() -> None:
-    async def crash_early(_ref: referee.Referee, table: referee.Table) -> None:
+    async def crash_early(_ref: referee.Referee, table: referee.lowlevel.Table) -> None:
         await trio.sleep(0.2)
         table.links[1].crashed("exit code 1 before connecting")
 
@@ -453,7 +454,7 @@ def test_answers_before_the_match_starts_or_after_it_is_cancelled() -> None:
     operator cancels, answers change nothing and the match ends as aborted."""
     import trio.testing
 
-    from referee import Table
+    from referee.lowlevel import Table
     from tests._tables import FakeSession
 
     async def main() -> None:
@@ -490,7 +491,7 @@ def test_a_reconnect_does_not_restart_the_clock() -> None:
     the first send: disconnecting cannot buy time."""
     import trio.testing
 
-    from referee import Table
+    from referee.lowlevel import Table
     from tests._tables import FakeSession
 
     class Transport(FakeSession):

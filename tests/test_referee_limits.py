@@ -13,6 +13,7 @@ import pytest
 import trio
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2, referee_pb2_grpc
 from gin_arena.v2.games import gin_pb2
 from referee import Limits, MatchSpec
@@ -35,7 +36,7 @@ def _request(**fields: Any) -> referee_pb2.CreateMatchRequest:
 
 
 def _ops(ref: referee.Referee) -> tuple[tuple[str, str], ...]:
-    return referee.operator_metadata(ref.operator_token)
+    return referee.lowlevel.operator_metadata(ref.operator_token)
 
 
 def with_referee(body: Callable[[referee.Referee, grpc.aio.Channel], Awaitable[None]],

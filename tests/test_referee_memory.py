@@ -15,6 +15,7 @@ import pytest
 import trio
 
 import referee
+import referee.lowlevel
 from referee import Limits, MatchSpec
 
 
@@ -29,7 +30,7 @@ def test_thousands_of_abandoned_matches_give_their_memory_back() -> None:
     seen: dict[int, tuple[int, float]] = {}
 
     async def main() -> None:
-        tables: list[weakref.ref[referee.Table]] = []
+        tables: list[weakref.ref[referee.lowlevel.Table]] = []
         async with referee.open_referee(limits=Limits(finished_matches=kept, waiting_matches=10_000)) as ref:
             gc.collect()
             gc.disable()  # what the referee frees must come back without a collection
@@ -79,7 +80,7 @@ def test_matches_whose_seats_say_hello_and_vanish_are_freed_without_a_collection
         await asyncio.gather(*(vanish(address, token) for token in tokens))
 
     async def main() -> None:
-        tables: list[weakref.ref[referee.Table]] = []
+        tables: list[weakref.ref[referee.lowlevel.Table]] = []
         async with referee.open_referee(replay_dir=tmp_path, limits=Limits(finished_matches=kept)) as ref:
             gc.collect()
             gc.disable()  # what the referee forgets must come back without a collection
@@ -100,7 +101,7 @@ def test_matches_whose_seats_say_hello_and_vanish_are_freed_without_a_collection
 
 
 def test_a_finished_match_is_kept_as_a_record_that_answers_as_its_table_did(tmp_path: Path) -> None:
-    """A finished match is kept as a compact record (``referee.FinishedMatch``): once its seats'
+    """A finished match is kept as a compact record (``referee.lowlevel.FinishedMatch``): once its seats'
     sessions are gone the whole table — its flow and the game's match — is freed by reference
     counting (the collector off), while ``GetMatch``, ``WatchMatch`` from the start and the web's
     page of the match answer as the table did."""
@@ -116,7 +117,7 @@ def test_a_finished_match_is_kept_as_a_record_that_answers_as_its_table_did(tmp_
     async def main() -> None:
         async with referee.open_referee(replay_dir=tmp_path) as ref, grpc.aio.insecure_channel(ref.address) as ch:
             ops: Any = referee_pb2_grpc.RefereeServiceStub(ch)
-            md = referee.operator_metadata(ref.operator_token)
+            md = referee.lowlevel.operator_metadata(ref.operator_token)
             gc.collect()
             gc.disable()
             try:
@@ -129,7 +130,7 @@ def test_a_finished_match_is_kept_as_a_record_that_answers_as_its_table_did(tmp_
                     await table.finished.wait()
                     match_type = type(table.match)  # (a slotted class: no weak references to it)
                     held = ref.tables["m-1"]
-                    assert isinstance(held, referee.FinishedMatch)  # (not the table)
+                    assert isinstance(held, referee.lowlevel.FinishedMatch)  # (not the table)
                 # What the whole table answers (its seats are gone: none connected).
                 expected = match_status(table)
                 del expected.connected[:]

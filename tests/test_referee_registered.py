@@ -10,6 +10,7 @@ import pytest
 import trio
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import bot_pb2
 from referee import games
 from tests._bots import Client
@@ -47,7 +48,7 @@ def _client(address: str, token: str) -> Client:
     return Client(address, token)
 
 
-async def _online(ref: referee.Referee, want: set[str]) -> dict[str, referee.BotPresence]:
+async def _online(ref: referee.Referee, want: set[str]) -> dict[str, referee.lowlevel.BotPresence]:
     seen = 0
     while set(ref.presence()) != want:
         seen = await ref.wait_presence(seen)
@@ -66,7 +67,7 @@ def test_registered_bots_wait_without_a_match_and_are_seated_by_name() -> None:
                 n.start_soon(referee.aio, north.play(None, first=_hello(north.token, 2, ("gin/short",))))
                 n.start_soon(referee.aio, south.play(None, first=_hello(south.token)))
                 online = await _online(ref, {"north", "south"})
-                assert online["north"] == referee.BotPresence(
+                assert online["north"] == referee.lowlevel.BotPresence(
                     bot="north", sessions=1, games=(), presets=("gin/short",), max_concurrent=2, playing=0,
                     hello_name="<b>north")
                 assert online["south"].max_concurrent == 1 and online["south"].free == 1

@@ -12,6 +12,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import common_pb2, referee_pb2, referee_pb2_grpc
 from gin_arena.v2.games import gin_pb2
 from tests._bots import Client
@@ -23,7 +24,7 @@ def test_create_watch_get_list_and_cancel_over_grpc() -> None:
     async def main() -> None:
         async with referee.open_referee() as ref, grpc.aio.insecure_channel(ref.address) as ch:
             ops = referee_pb2_grpc.RefereeServiceStub(ch)
-            md = referee.operator_metadata(ref.operator_token)
+            md = referee.lowlevel.operator_metadata(ref.operator_token)
             created = await referee.aio(_reply(ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="north"), referee_pb2.SeatSpec(name="south")],
                 gin=gin_pb2.RuleSet(name="short", target=25),
@@ -130,7 +131,8 @@ def test_health_and_reflection_work_out_of_the_box() -> None:
 
 
 def test_seat_tokens_are_long_random_and_safe_on_a_command_line() -> None:
-    from referee import MatchSpec, Table
+    from referee import MatchSpec
+    from referee.lowlevel import Table
 
     tables = [Table(MatchSpec(players=("a", "b")), None, lambda t: None) for _ in range(200)]
     tokens = [link.token for table in tables for link in table.links]

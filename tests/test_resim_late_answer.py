@@ -11,8 +11,9 @@ import trio
 import trio.testing
 
 from gin_arena.v2 import bot_pb2, common_pb2
-from referee import MatchSpec, Table, TimeControl, resimulate
+from referee import MatchSpec, TimeControl, resimulate
 from referee.gin import RuleSet
+from referee.lowlevel import Table
 from referee.replays import FaultRecord, read_replay
 from tests._bots import knock_first
 from tests._tables import FakeSession, Policy, seat_sessions

@@ -18,7 +18,8 @@ import trio.testing
 from arena.replays import audit
 from gin_arena.v2 import bot_pb2, common_pb2
 from gin_arena.v2.games import rummy_pb2
-from referee import MatchSpec, Table, resimulate, rummy
+from referee import MatchSpec, resimulate, rummy
+from referee.lowlevel import Table
 from referee.replays import DealRecord, canonical, read_replay
 from tests._tables import Policy, seat_sessions
 

@@ -16,9 +16,11 @@ import trio
 import trio.testing
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import gin_pb2, rummy_pb2
-from referee import MatchReport, MatchSpec, Table, TimeControl, games, read_replay, resimulate, rummy
+from referee import MatchReport, MatchSpec, TimeControl, games, read_replay, resimulate, rummy
+from referee.lowlevel import Table
 from referee.rummy import wire as rw
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
@@ -215,7 +217,7 @@ def test_every_preset_crosses_create_match(preset: str) -> None:
     rules = rummy.RummyRules.preset(preset, face_values="rank", next_dealer="left", stock_exhausted="reshuffle",
                                     rummy_doubles=not rummy.RummyRules.preset(preset).rummy_doubles)
     spec = MatchSpec(players=("a", "b", "c", "d"), game="rummy", rules=rules, seed=b"x")
-    request = referee.create_match_request(spec)
+    request = referee.lowlevel.create_match_request(spec)
     assert request.game_name == "rummy" and request.WhichOneof("game") == "rummy"
     again = spec_from_request(request)
     assert again == spec

@@ -20,7 +20,8 @@ import trio
 import trio.testing
 
 from gin_arena.v2 import bot_pb2, common_pb2
-from referee import MatchSpec, Table, TimeControl, games, rummy
+from referee import MatchSpec, TimeControl, games, rummy
+from referee.lowlevel import Table
 from referee.rummy import wire as rw
 from tests._tables import FakeSession, Policy
 

@@ -138,7 +138,7 @@ def test_the_terminal_shows_every_seat_the_table_and_the_score(four: tuple[Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     path, view = four
     summary = _run(capsys, str(path))
-    assert "(rummy, 4 seats): ann (seat 0), bob <b> (seat 1), cy (seat 2), dee (seat 3)" in summary
+    assert "(Rummy, 4 seats): ann (seat 0), bob <b> (seat 1), cy (seat 2), dee (seat 3)" in summary
     assert summary.count("  deal ") == len(view.deals) and "Result: " in summary
     for deal in view.deals:
         assert deal.end is not None
@@ -386,7 +386,7 @@ def test_the_terminal_steps_through_a_rummy_match_by_keys(four: tuple[Path, Rumm
     shown = [next(int(w.split()[1]) for w in s.split(" · ") if w.startswith("position ")) for s in screens]
     second = view.deals[1].positions[0].index
     assert shown == [0, 1, 2, second, second - 1]
-    assert "(rummy, 4 seats)" in screens[0] and "table: empty" in screens[0]
+    assert "(Rummy, 4 seats)" in screens[0] and "table: empty" in screens[0]
 
 
 def test_a_rummy_replay_the_engine_refuses_is_explained(four: tuple[Path, RummyMatchView], tmp_path: Path,

@@ -14,8 +14,10 @@ from toy3_game import engine as toy
 from toy3_game.wire import ToyWire
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import bot_pb2, common_pb2
-from referee import MatchReport, MatchSpec, Table, TimeControl, read_replay, resimulate
+from referee import MatchReport, MatchSpec, TimeControl, read_replay, resimulate
+from referee.lowlevel import Table
 from tests._bots import Client
 from tests._tables import FakeSession, Policy, seat_sessions
 from tests._wait import HANG_S
@@ -192,11 +194,11 @@ def test_a_spec_crosses_create_match_with_its_game_and_its_clocks_per_seat() -> 
 
     tcs = (TimeControl.parse("st=1"), TimeControl.parse("tc=60+1"), TimeControl.parse("st=3"))
     spec = MatchSpec(players=("a", "b", "c"), game=toy.NAME, seat_time_controls=tcs, seed=b"s")
-    again = spec_from_request(referee.create_match_request(spec))
+    again = spec_from_request(referee.lowlevel.create_match_request(spec))
     assert again.game == toy.NAME and again.seat_time_controls == tcs
     assert again.rules == toy.ToyRules()
     gin_spec = MatchSpec(players=("a", "b"))
-    request = referee.create_match_request(gin_spec)
+    request = referee.lowlevel.create_match_request(gin_spec)
     assert not request.game_name and not request.seat_time_controls  # the default game: no name sent
     assert spec_from_request(request) == gin_spec
 

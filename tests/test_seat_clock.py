@@ -14,7 +14,8 @@ import trio
 import trio.testing
 
 from gin_arena.v2 import bot_pb2
-from referee import MatchReport, MatchSpec, Table, TimeControl
+from referee import MatchReport, MatchSpec, TimeControl
+from referee.lowlevel import Table
 from referee.table.seat_clock import (
     CPU_CLOCK_WALL_FACTOR,
     TICK_S,

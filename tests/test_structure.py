@@ -4,6 +4,7 @@ only by Gin's own modules, no dead code, no path that only exists on one machine
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ CIRCLE_FREE = ("referee", "arena", "sample_bots", "bench")
 """The packages whose modules must not import each other in a circle."""
 
 REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("referee", "referee.cli", "referee.conformance"),
+    ("referee", "referee.lowlevel", "referee.cli", "referee.conformance"),
     ("referee.play",),
     ("referee.transport",),
     ("referee.table",),
@@ -30,7 +31,7 @@ REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("referee.cardcore",),
 )
 """The referee's layers, top first: a module imports only its own layer's and the layers' below
-(the public surface, the command and a game plugin's conformance checks; one call per match; the
+(the public surface's two layers, the command and a game plugin's conformance checks; one call per match; the
 gRPC transport; one match at a table; each game's protobuf conversion, its package's ``wire``
 module; the game-neutral envelope; the values and typed replays; the game seam; the games; their
 core)."""
@@ -49,18 +50,22 @@ hosted arena (registered bots); running games; results and replays; storage and 
 values; the competition core (pure: who plays whom, what results mean); the console, exit codes
 and the certificate maker."""
 REFEREE_SURFACE = frozenset({
-    "referee", "referee.games", "referee.replays", "referee.cli", "referee.conformance", "referee.gin", "referee.rummy",
+    "referee", "referee.games", "referee.replays", "referee.conformance", "referee.gin", "referee.rummy",
     "referee.cardcore",
 })
-"""What the arena and the sample bots may import of the referee: the package (its ``__all__``)
-and its public modules (a game's package with its public modules: ``referee.gin.records``)."""
+"""The referee's stable layer, what a game author, a bot author or the arena relies on
+(docs/referee-api.md): the package (its ``__all__``) and its public modules (a game's package
+with its public modules: ``referee.gin.records``)."""
+LOWLEVEL = "referee.lowlevel"
+"""The referee's second layer: the plumbing the arena shares (``referee.lowlevel.__all__``)."""
 GAME_PACKAGES = ("referee.gin", "referee.rummy", "referee.cardcore")
 """The public packages whose public modules are part of the surface."""
 OUTSIDE_REFEREE = ("arena", "sample_bots", "bench", "tests")
 """The folders that use the referee from outside: none may import a private ``referee._…`` name."""
-ON_THE_SURFACE = ("arena", "sample_bots")
-"""The folders that import only the referee's public surface (tests and benches may import the
-subpackages' modules: ``referee.table.flow``)."""
+ON_THE_SURFACE = {"arena": REFEREE_SURFACE | {LOWLEVEL}, "sample_bots": REFEREE_SURFACE}
+"""The folders that import only the referee's public surface, and the part each may import: the
+arena both layers, the bots the stable one (tests and benches may import the subpackages'
+modules: ``referee.table.flow``; no one outside the referee imports ``referee.cli``, the command)."""
 
 SHORT_FUNCTIONS = ("referee", "arena", "sample_bots", "bench")
 """The folders whose functions must stay within ``MAX_FUNCTION_LINES``."""
@@ -127,39 +132,53 @@ def test_nothing_outside_the_referee_imports_a_private_referee_name() -> None:
                       "or reach a subpackage's public module):\n" + "\n".join(hits))
 
 
-def _on_the_surface(module: str) -> bool:
-    return module in REFEREE_SURFACE or (
+def _on_the_surface(module: str, surface: frozenset[str]) -> bool:
+    return module in surface or (
         module.startswith(tuple(f"{p}." for p in GAME_PACKAGES)) and not src.is_private(module))
 
 
-def test_the_arena_and_the_bots_import_only_the_referees_public_surface() -> None:
+def _beyond_the_surface(folder: str, surface: frozenset[str]) -> list[str]:
     referee_modules = {m.name for m in src.modules("referee")}
     hits: list[str] = []
-    for m in src.modules(*ON_THE_SURFACE):
+    for m in src.modules(folder):
         for line, _, name in src.names_of(m, "referee"):
             parts = name.split(".")
             reached = next(d for i in range(len(parts), 0, -1) if (d := ".".join(parts[:i])) in referee_modules)
-            if not _on_the_surface(reached):
+            if not _on_the_surface(reached, surface):
                 hits.append(f"  {m.rel}:{line}: {reached}")
-    assert not hits, (f"imports beyond the referee's public surface ({sorted(REFEREE_SURFACE)}; export what is "
-                      "needed in referee/__init__.py):\n" + "\n".join(hits))
+    return hits
 
 
-def test_every_public_referee_name_is_named_once_and_resolves() -> None:
-    import referee
+@pytest.mark.parametrize("folder", sorted(ON_THE_SURFACE))
+def test_the_arena_and_the_bots_import_only_the_referees_public_surface(folder: str) -> None:
+    surface = ON_THE_SURFACE[folder]
+    hits = _beyond_the_surface(folder, surface)
+    assert not hits, (f"imports beyond the referee's public surface ({sorted(surface)}; export what is needed "
+                      "in referee/__init__.py, or plumbing in referee/lowlevel.py):\n" + "\n".join(hits))
 
-    init = next(m for m in src.modules("referee") if m.name == "referee")
+
+def test_the_surface_check_sees_the_command_and_the_subpackages() -> None:
+    arena = ON_THE_SURFACE["arena"]
+    assert _on_the_surface("referee.lowlevel", arena) and _on_the_surface("referee.cardcore.present", arena)
+    assert not _on_the_surface("referee.cli", arena) and not _on_the_surface("referee.table.flow", arena)
+    assert not _on_the_surface("referee.lowlevel", ON_THE_SURFACE["sample_bots"])
+
+
+@pytest.mark.parametrize("layer", ["referee", LOWLEVEL])
+def test_every_public_referee_name_is_named_once_and_resolves(layer: str) -> None:
+    package = importlib.import_module(layer)
+    init = next(m for m in src.modules("referee") if m.name == layer)
     typed = {alias.asname or alias.name for node, where in src.import_statements(init.tree)
              if where == "TYPE_CHECKING" and isinstance(node, ast.ImportFrom) for alias in node.names}
     typed |= {node.target.id for node in ast.walk(init.tree)
               if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
-    assert typed == set(referee.__all__), (
-        f"names for type checkers but not loaded: {sorted(typed - set(referee.__all__))}; "
-        f"loaded but not typed: {sorted(set(referee.__all__) - typed)}")
-    for name in referee.__all__:
-        assert getattr(referee, name) is not None, name
+    assert typed == set(package.__all__), (
+        f"names for type checkers but not loaded: {sorted(typed - set(package.__all__))}; "
+        f"loaded but not typed: {sorted(set(package.__all__) - typed)}")
+    for name in package.__all__:
+        assert getattr(package, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        _ = referee.Nope
+        _ = package.Nope
 
 
 def test_the_private_name_finder_sees_every_way_of_reaching_one() -> None:
@@ -178,7 +197,8 @@ def test_the_private_name_finder_sees_every_way_of_reaching_one() -> None:
     assert [n for _, _, n in src._names_in(module, shadowed, "referee") if src.is_private(n)] == []
     assert not src.is_private("referee.__version__") and src.is_private("referee.gin._cards")
     assert not _private_referee_name("referee.gin._cards.Card") and _private_referee_name("referee.wire._x")
-    assert not _on_the_surface("referee.gin._cards") and _on_the_surface("referee.gin.records")
+    assert not _on_the_surface("referee.gin._cards", REFEREE_SURFACE)
+    assert _on_the_surface("referee.gin.records", REFEREE_SURFACE)
 
 
 def test_the_circle_finder_sees_local_and_type_checking_imports() -> None:

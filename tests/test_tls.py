@@ -21,12 +21,13 @@ import trio
 import trustme
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import common_pb2, referee_pb2, referee_pb2_grpc
 from gin_arena.v2.games import gin_pb2
 from tests._wait import RUN_HANG_S, finished_match
 
 TOKEN_ENV = "GIN_ARENA_OPERATOR_TOKEN"
-"""(``referee.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
+"""(``referee.lowlevel.OPERATOR_TOKEN_ENV``, spelled out: the environment a user sets.)"""
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**{k: v for k, v in os.environ.items() if k != TOKEN_ENV}, "PYTHONPATH": str(ROOT)}
 JS_BOT = ROOT / "sample_bots" / "js" / "bot.js"
@@ -77,7 +78,7 @@ def _first_line(proc: subprocess.Popen[str], prefix: str) -> str:
 def _list_code(channel: grpc.Channel, token: str) -> grpc.StatusCode:
     ops = referee_pb2_grpc.RefereeServiceStub(channel)
     try:
-        ops.ListMatches(referee_pb2.ListMatchesRequest(), metadata=referee.operator_metadata(token), timeout=5)
+        ops.ListMatches(referee_pb2.ListMatchesRequest(), metadata=referee.lowlevel.operator_metadata(token), timeout=5)
     except grpc.RpcError as e:
         code: grpc.StatusCode = e.code()
         return code
@@ -106,7 +107,7 @@ def test_a_match_over_tls_between_the_python_kit_and_the_js_bot(pki: Pki, tmp_pa
             (pki.client_key.read_bytes(), pki.client_cert.read_bytes()) if mutual else ()))
         with grpc.secure_channel(address, creds) as channel:
             ops = referee_pb2_grpc.RefereeServiceStub(channel)
-            md = referee.operator_metadata(token)
+            md = referee.lowlevel.operator_metadata(token)
             created = ops.CreateMatch(referee_pb2.CreateMatchRequest(
                 seats=[referee_pb2.SeatSpec(name="kit"), referee_pb2.SeatSpec(name="js")],
                 gin=gin_pb2.RuleSet(name="short"), time_control=common_pb2.TimeControl(text="st=5"),

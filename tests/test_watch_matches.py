@@ -20,6 +20,7 @@ import pytest
 import trio
 
 import referee
+import referee.lowlevel
 from gin_arena.v2 import referee_pb2, referee_pb2_grpc
 from referee import games
 from referee.gin import RuleSet
@@ -72,7 +73,8 @@ def kinds(events: list[referee_pb2.MatchEvent]) -> list[tuple[str, str, int]]:
 
 
 def watch(ops: referee_pb2_grpc.RefereeServiceStub, token: str, **request: Any) -> Stream:
-    return ops.WatchMatches(referee_pb2.WatchMatchesRequest(**request), metadata=referee.operator_metadata(token))
+    return ops.WatchMatches(referee_pb2.WatchMatchesRequest(**request),
+                            metadata=referee.lowlevel.operator_metadata(token))
 
 
 def test_events_come_in_order_and_a_finished_summary_is_what_get_match_says(tmp_path: Path) -> None:
@@ -93,7 +95,7 @@ def test_events_come_in_order_and_a_finished_summary_is_what_get_match_says(tmp_
             assert started.started.state == referee_pb2.MATCH_STATE_RUNNING
             assert list(started.started.player_names) == ["north", "south"]
             assert started.started.game_name == referee.DEFAULT_GAME and not started.started.HasField("result")
-            md = referee.operator_metadata(ref.operator_token)
+            md = referee.lowlevel.operator_metadata(ref.operator_token)
             for event, match_id in ((finished, "m-1"), (aborted, "m-2")):
                 status = (await referee.aio(_await(ops.GetMatch(
                     referee_pb2.GetMatchRequest(match_id=match_id), metadata=md)))).match
@@ -191,7 +193,8 @@ def test_only_operators_may_watch_matches_even_with_public_watch() -> None:
             cases: list[tuple[tuple[tuple[str, str], ...], grpc.StatusCode]] = [
                 ((), grpc.StatusCode.UNAUTHENTICATED),
                 ((("authorization", "Basic x"),), grpc.StatusCode.UNAUTHENTICATED),
-                (referee.operator_metadata(table.links[0].token), grpc.StatusCode.PERMISSION_DENIED),  # a seat's
+                # a seat's token: not an operator
+                (referee.lowlevel.operator_metadata(table.links[0].token), grpc.StatusCode.PERMISSION_DENIED),
             ]
             for metadata, code in cases:
                 stream = ops.WatchMatches(referee_pb2.WatchMatchesRequest(), metadata=metadata)

@@ -103,6 +103,8 @@ def test_standings_change_while_games_finish_without_a_reload(tmp_path: Path) ->
             async def listed() -> bool:
                 return bool(await _js(driver, "return !!document.querySelector('#recent li[data-match=\"m-2\"]')"))
             await until(listed, "the finished match in the recent list")
+            item = await _js(driver, "return document.querySelector('#recent li[data-match=\"m-2\"]').textContent")
+            assert " · Gin · " in item, item  # the game's display name (static/i18n.js t.gameName), not its key
             assert await _js(driver, "return window.__sameDocument") == 42  # never reloaded
 
     try:

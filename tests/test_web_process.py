@@ -23,6 +23,7 @@ from pathlib import Path
 import trio
 
 import referee
+import referee.lowlevel
 from arena.web.limits import WebLimits
 from tests._bots import Client
 from tests._wait import HANG_S
@@ -55,7 +56,7 @@ def _stream_head(url: str, path: str, source: str) -> tuple[socket.socket, str]:
     return sock, (head + b"\r\n\r\n" + rest).decode(errors="replace")
 
 
-def _seat_players(nursery: trio.Nursery, ref: referee.Referee, table: referee.Table,
+def _seat_players(nursery: trio.Nursery, ref: referee.Referee, table: referee.lowlevel.Table,
                   players: tuple[str, ...], seconds: float, gate: threading.Event | None = None) -> None:
     """Play ``table`` in ``nursery``: one slow bot a seat (``seconds`` a decision; with ``gate``,
     none before it is set)."""

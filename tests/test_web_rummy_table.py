@@ -224,7 +224,7 @@ def test_a_person_plays_rummy_at_four_seats_against_three_bots_by_selecting_card
                 return "/play/t/" in here and here != table_url
             await until(rematched, "the rematch's seat page")
             title = str(await _js(driver, "return document.title"))
-            assert title.endswith("rummy: you vs greedy-1 vs greedy-2 vs greedy-3 — Gin Arena"), title
+            assert title.endswith("Rummy: you vs greedy-1 vs greedy-2 vs greedy-3 — Gin Arena"), title
             again = [t for t in s.ref.tables.values()
                      if t.match_id.startswith("table-") and t.match_id != table.match_id]
             assert [t.spec.players for t in again] == [table.spec.players]  # started at once, the same seats

@@ -25,6 +25,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import referee
+import referee.lowlevel
 from arena.web.limits import WebLimits
 from arena.web.tables import TIME_RAN_OUT, Room, Seat, TableError
 from tests._wait import HANG_S
@@ -113,7 +114,7 @@ def test_codes_links_host_doors_and_the_computer_bound_over_http(tmp_path: Path)
             # a table's bot then gets 503.
             rummy = await seat_of(await post(s.url + "/play", {"game": "rummy", "preset": "rummy", "bot": "random",
                                                                "seats": "3"}))
-            assert "rummy: you vs random-1 vs random-2" in (await fetch(s.url + rummy)).text
+            assert "Rummy: you vs random-1 vs random-2" in (await fetch(s.url + rummy)).text
             played = await post(s.url + "/play", {"game": "gin", "preset": "short", "bot": "random"})
             assert played.status == 303
             other = await seat_of(await post(s.url + "/tables/new", {"game": "gin", "preset": "short"}, carol))
@@ -147,7 +148,7 @@ def test_codes_links_host_doors_and_the_computer_bound_over_http(tmp_path: Path)
                 seats = [p for p in reader.payloads if p["kind"] == "seats"][-1]["message"]["seats"]
                 assert [p["name"] for p in seats] == ["alice", "bob"]
             started_match = next(t for t in s.ref.tables.values()  # (running: a Table, not a finished record)
-                                 if isinstance(t, referee.Table) and t.spec.players == ("alice", "bob"))
+                                 if isinstance(t, referee.lowlevel.Table) and t.spec.players == ("alice", "bob"))
             # Bob's page is gone: after person_away_s the referee sees his seat disconnected; his link
             # brings him back within the grace, on a new session with the same token (the match resent).
             bob_seat = started_match.links[1]
@@ -426,7 +427,7 @@ def test_a_person_whose_time_runs_out_is_told_and_plays_on(tmp_path: Path) -> No
                 errors = [p for p in reader.payloads if p["kind"] == "error"]
                 assert errors and errors[0]["message"]["error"]["code"] == "ERROR_CODE_TOO_LATE", errors
                 table = next(t for t in s.ref.tables.values()  # (running: a Table, not a finished record)
-                             if isinstance(t, referee.Table) and t.spec.players == ("alice", "random"))
+                             if isinstance(t, referee.lowlevel.Table) and t.spec.players == ("alice", "random"))
                 assert table.spec.substitute_time_faults == "move" and not table.links[0].state.substituted
                 reader.close()
 

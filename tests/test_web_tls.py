@@ -24,7 +24,7 @@ import pytest
 
 from arena.certs import make_certs
 from arena.web.limits import WebLimits
-from referee import OPERATOR_TOKEN_ENV
+from referee.lowlevel import OPERATOR_TOKEN_ENV
 from tests._wait import HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -58,16 +58,9 @@ from arena.run.tournament import (
     write_results,
 )
 from arena.store import DB_NAME, RunStore, open_db
-from referee import (
-    DEFAULT_GAME,
-    ListenError,
-    TLSConfigError,
-    TokenFileError,
-    check_can_listen,
-    client_operator_token,
-    server_tls_from_args,
-)
+from referee import DEFAULT_GAME, ListenError, TLSConfigError
 from referee import games as referee_games
+from referee.lowlevel import TokenFileError, check_can_listen, client_operator_token, server_tls_from_args
 
 DEMO_GAMES = 72
 """Games the demo plays in all by default (about a minute on 2 cores)."""

@@ -23,7 +23,8 @@ def add_parser(sub: Any) -> None:
         "Each is imported to show its seats and presets; a game that is broken, written for another "
         f"plugin API (this arena speaks {games.PLUGIN_API}) or installed twice is listed with its problem, "
         "and only commands that ask for it fail; so is a game whose declared optional capabilities "
-        "(referee.games.Capabilities) are unsound. Exits 0; 1 with --check if any game has a problem.",
+        "(referee.games.Capabilities) are unsound or that declares no display name. Exits 0; 1 with --check "
+        "if any game has a problem.",
     )
     g.add_argument("--json", action="store_true", help="print the list as JSON")
     g.add_argument("--check", action="store_true", help="exit 1 if any installed game has a problem")
@@ -38,7 +39,7 @@ def _seats(seats: range | None) -> str:
 def _as_json(g: games.Installed) -> dict[str, Any]:
     return {"name": g.name, "origin": g.origin, "entry_point": g.entry_point, "plugin_api": g.plugin_api,
             "seats": list(g.seats) if g.seats is not None else None, "presets": list(g.presets),
-            "problem": g.problem, "capabilities": list(g.capabilities),
+            "problem": g.problem, "display_name": g.display_name, "capabilities": list(g.capabilities),
             "capability_problems": list(g.capability_problems)}
 
 

@@ -1,4 +1,4 @@
-"""``arena new-game NAME --seats 2-5 [--dir DIR]``: a game package that installs and plays at once.
+"""``arena new-game NAME --seats 2-5 [--display-name TEXT] [--dir DIR]``: a game package that plays at once.
 
 The folder ``DIR/NAME`` is a package of its own (``gin-arena-NAME``), outside gin-arena, with
 everything docs/adding-a-game.md describes: the engine (``NAME_game/engine.py``: pure, standard
@@ -8,14 +8,16 @@ its presentation (``present.py``, in translatable words), its wire (``wire.py``)
 tools), the entry point's ``plugin.py``, a seeded random sample bot (``bot.py``, registered with
 the game, so ``arena demo``, ``arena play`` and the web's tables offer it), its tests
 (``tests/test_NAME.py``: the conformance checks and an audited round robin) and a
-``pyproject.toml`` with the entry point. As generated it passes ``arena games --check`` and its own
-tests. An existing folder is never touched: the files are written to a temporary folder beside it,
-which is then renamed.
+``pyproject.toml`` with the entry point. Its registration carries its display name
+(``--display-name``, by default NAME capitalized: ``Crazy8``), which the viewers and the web show.
+As generated it passes ``arena games --check`` and its own tests. An existing folder is never
+touched: the files are written to a temporary folder beside it, which is then renamed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -78,10 +80,20 @@ def check_name(name: str) -> None:
         raise UsageError(f"a game named {name!r} is installed already (arena games); choose another NAME")
 
 
-def write_package(name: str, seats: range, parent: Path) -> Made:
-    """Write the package ``parent/name`` (:class:`UsageError`, writing nothing, for a bad name or
-    seats, a folder that exists, or codegen tools missing)."""
+def default_display_name(name: str) -> str:
+    """A new game's display name when none is given: its name capitalized, ``_`` as a space."""
+    return name.replace("_", " ").capitalize()
+
+
+def write_package(name: str, seats: range, parent: Path, display: str = "") -> Made:
+    """Write the package ``parent/name`` (:class:`UsageError`, writing nothing, for a bad name,
+    display name or seats, a folder that exists, or codegen tools missing); ``display``: its
+    display name (``""``: :func:`default_display_name`)."""
     check_name(name)
+    display = display or default_display_name(name)
+    problem = games.check_display_name(display)
+    if problem is not None:
+        raise UsageError(f"--display-name: {problem}; nothing was written")
     folder = parent / name
     if folder.exists() or folder.is_symlink():
         raise UsageError(f"{folder} already exists; nothing was written (choose another NAME or --dir)")
@@ -91,7 +103,8 @@ def write_package(name: str, seats: range, parent: Path) -> Made:
         protogen_cmd.check_tools()
     except protogen_cmd.CodegenError as e:
         raise UsageError(f"its protobuf code cannot be generated: {e}; nothing was written") from None
-    fill = {"__pkg__": f"{name}_game", "__game__": name, "__min__": str(seats.start), "__max__": str(seats[-1])}
+    fill = {"__pkg__": f"{name}_game", "__game__": name, "__min__": str(seats.start), "__max__": str(seats[-1]),
+            "__display__": json.dumps(display, ensure_ascii=False)}
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=parent))
     try:
         for rel, template in _layout(name).items():
@@ -127,13 +140,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("name", metavar="NAME", help="the game's name: a lower-case identifier, e.g. crazy8")
     p.add_argument("--seats", default="2-4", metavar="N-M", help="the numbers of seats it is played by (default 2-4)")
+    p.add_argument("--display-name", default="", metavar="TEXT",
+                   help="the game's name as people read it (default: NAME capitalized, e.g. Crazy8)")
     p.add_argument("--dir", type=Path, default=Path("."), metavar="DIR", help="where the folder NAME goes (default .)")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """``arena new-game``."""
-    made = write_package(args.name, seats_range(args.seats), args.dir)
+    made = write_package(args.name, seats_range(args.seats), args.dir, args.display_name)
     lines = sum(len((made.folder / f).read_text(encoding="utf-8").splitlines()) for f in made.files)
     print(f"wrote {made.folder}/: {len(made.files)} files, {lines} lines")
     for f in made.files:

@@ -28,14 +28,16 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 import referee
+import referee.lowlevel
 from arena.cli.bots_cmd import BOT_ACTIONS, add_action_options, bots_request, show_reply
 from arena.cli.options import UsageError, address, check_client_tls_files, game_rules_from_args, tc_from_args
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
 from arena.model.schedule import FAULT_POLICIES
 from gin_arena.v2 import arena_pb2_grpc, referee_pb2, referee_pb2_grpc
-from referee import LIST_AFTER_KEY as LIST_AFTER
-from referee import LIST_LEFT_OFF_KEY as LIST_LEFT_OFF
-from referee import TLSConfigError, TokenFileError, client_operator_token, client_tls
+from referee import TLSConfigError
+from referee.lowlevel import LIST_AFTER_KEY as LIST_AFTER
+from referee.lowlevel import LIST_LEFT_OFF_KEY as LIST_LEFT_OFF
+from referee.lowlevel import TokenFileError, client_operator_token, client_tls
 
 REFEREE_ENV = "GIN_ARENA_REFEREE"
 """The environment variable that may name the referee (``HOST:PORT``) instead of ``--referee``."""
@@ -103,7 +105,7 @@ def as_json(msg: Message) -> str:
 # ----------------------------------------------------------------------------------------------
 WHY = {
     grpc.StatusCode.UNAUTHENTICATED: "the referee wants the operator token: give --operator-token-file FILE (the "
-    "token file its server printed at start) or set $" + referee.OPERATOR_TOKEN_ENV,
+    "token file its server printed at start) or set $" + referee.lowlevel.OPERATOR_TOKEN_ENV,
     grpc.StatusCode.PERMISSION_DENIED: "this token carries no operator rights (a seat or bot token, or another "
     "referee's): use the operator token file of the server you call",
     grpc.StatusCode.UNAVAILABLE: "cannot reach the referee at {target}: is it running there (arena serve), and "
@@ -170,7 +172,7 @@ def add_connection_options(p: argparse.ArgumentParser, *, top: bool) -> None:
     g.add_argument("--referee", default=default, metavar="HOST:PORT",
                    help=f"the referee to call (default ${REFEREE_ENV} if set, else {DEFAULT_REFEREE})")
     g.add_argument("--operator-token-file", type=Path, default=default, metavar="FILE",
-                   help=f"the server's operator token file (default ${referee.OPERATOR_TOKEN_ENV})")
+                   help=f"the server's operator token file (default ${referee.lowlevel.OPERATOR_TOKEN_ENV})")
     g.add_argument("--tls", action="store_true", default=default if not top else False,
                    help="call the referee over TLS (the system's root certificates)")
     g.add_argument("--ca", default=default if not top else "", metavar="FILE",
@@ -197,7 +199,7 @@ def connect(args: argparse.Namespace) -> tuple[grpc.Channel, Operator]:
                    else grpc.insecure_channel(target))
     except (TokenFileError, TLSConfigError) as e:
         raise UsageError(str(e)) from None
-    metadata = referee.operator_metadata(token) if token else ()
+    metadata = referee.lowlevel.operator_metadata(token) if token else ()
     return channel, Operator(referee_pb2_grpc.RefereeServiceStub(channel), target, metadata, args.timeout,
                              arena_pb2_grpc.ArenaServiceStub(channel))
 
@@ -381,7 +383,7 @@ def create_request(args: argparse.Namespace) -> referee_pb2.CreateMatchRequest:
         )
     except ValueError as e:
         raise UsageError(f"create: {e}") from None
-    return referee.create_match_request(spec)
+    return referee.lowlevel.create_match_request(spec)
 
 
 def _create(op: Operator, args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from typing import TypeVar
 import trio
 
 import referee
+import referee.lowlevel
 from arena import console as console_mod
 from arena.console import Console
 from arena.model.manifest import BotSpec, ManifestError, load_manifest, parse_inline_bot, startup_problem
@@ -34,18 +35,8 @@ from arena.run.placement import (
     LocalPorts,
 )
 from arena.run.tournament import RemoteAccess
-from referee import (
-    DEFAULT_GAME,
-    ClientConfigError,
-    TimeControl,
-    TimeControlError,
-    TokenFileError,
-    check_can_listen,
-    client_operator_token,
-    client_tls,
-    games,
-)
-from referee.cli import add_limit_option
+from referee import DEFAULT_GAME, ClientConfigError, TimeControl, TimeControlError, games
+from referee.lowlevel import TokenFileError, add_limit_option, check_can_listen, client_operator_token, client_tls
 
 T = TypeVar("T")
 
@@ -310,7 +301,7 @@ def add_play_options(
                    "use 0.0.0.0:PORT to let remote bots in; with --resume: a new address)")
     g.add_argument("--operator-token-file", type=Path, default=None, metavar="PATH",
                    help="with --referee: the remote referee's operator token (its token file; default "
-                   f"${referee.OPERATOR_TOKEN_ENV})")
+                   f"${referee.lowlevel.OPERATOR_TOKEN_ENV})")
     g.add_argument("--tls", action="store_true", help="with --referee: reach the remote referee over TLS")
     g.add_argument("--ca", default="", metavar="FILE",
                    help="with --referee: trust the CA certificates in FILE for its certificate (implies --tls)")

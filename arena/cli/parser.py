@@ -17,8 +17,8 @@ from arena.replays import audit
 from arena.replays import html as replay_html
 from arena.replays import view as replay_view
 from arena.results import page as results_page
-from referee import DEFAULT_GAME, add_server_tls_options
-from referee.cli import add_limit_option, add_operator_options
+from referee import DEFAULT_GAME
+from referee.lowlevel import add_limit_option, add_operator_options, add_server_tls_options
 
 _FMT = argparse.RawDescriptionHelpFormatter
 DB_HELP = "the ladder database (default ~/.gin-arena/ladder.sqlite)"
@@ -39,7 +39,8 @@ def build_text() -> str:
     import importlib
     import importlib.util
 
-    from referee import ENCODERS_COMPILED, cardcore, games
+    from referee import cardcore, games
+    from referee.lowlevel import ENCODERS_COMPILED
 
     def kind(compiled: bool) -> str:
         return "compiled (mypyc)" if compiled else "pure Python"

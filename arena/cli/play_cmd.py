@@ -12,7 +12,8 @@ import referee
 from arena.cli.options import UsageError, game_rules_from_args, run_cancellable, tc_from_args
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
 from arena.run.play import Screen, default_bot, play, sample_bots
-from referee import DEFAULT_GAME, configure_logging, games
+from referee import DEFAULT_GAME, games
+from referee.lowlevel import configure_logging
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

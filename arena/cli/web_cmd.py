@@ -18,7 +18,8 @@ from arena.web.data import StoreSource
 from arena.web.limits import WebLimits
 from arena.web.process import serve_web_process
 from arena.web.server import WebTLS, serve_web
-from referee import ListenError, check_can_listen
+from referee import ListenError
+from referee.lowlevel import check_can_listen
 
 WebStarter = Callable[..., Awaitable[None]]
 """``starter(referee_or_None, task_status=…)``: what ``serve`` and ``run_tournament`` start."""

@@ -28,6 +28,7 @@ import structlog
 import trio
 
 import referee
+import referee.lowlevel
 from arena.competition.matchmaking import Seeker, met_at, pair_wave
 from arena.competition.ratings import SkillBoard
 from arena.competition.seating import rotations
@@ -98,13 +99,14 @@ def _match_id(job: GameJob, run_id: str) -> str:
 
 def suspension(db: Any, bot: str, rules: SuspendRules) -> str | None:
     """Why ``bot`` is to be suspended after its latest games, or ``None``. Only the bot's own
-    faults count: a goodbye (a ``Resign`` of ``referee.GOODBYE`` or a clean close of its stream —
+    faults count: a goodbye (a ``Resign`` of ``referee.lowlevel.GOODBYE`` or a clean close of its stream —
     its operator stopped it) is no crash, and the server's faults (its loop's stalls) are never
     charged to a seat's clock in the first place (``referee.table.seat_clock``)."""
     rows = db.execute(
         "SELECT g.termination, g.faulting_seat, s.seat, g.detail FROM game_seats s JOIN games g ON g.idx = s.game "
         "WHERE s.bot = ? AND g.status = 'done' ORDER BY g.idx DESC LIMIT ?", (bot, rules.window)).fetchall()
-    own = [str(r[0]) for r in rows if r[1] is not None and r[1] == r[2] and not referee.is_goodbye(str(r[3] or ""))]
+    own = [str(r[0]) for r in rows
+           if r[1] is not None and r[1] == r[2] and not referee.lowlevel.is_goodbye(str(r[3] or ""))]
     crashes = sum(t in CRASHES for t in own)
     if crashes > rules.crashes:
         return (f"{crashes} crashes (crashed, disconnected or gave up) in its last {len(rows)} games: more than "
@@ -115,7 +117,7 @@ def suspension(db: Any, bot: str, rules: SuspendRules) -> str | None:
     return None
 
 
-def _declares(presence: referee.BotPresence, play: LadderPlay) -> bool:
+def _declares(presence: referee.lowlevel.BotPresence, play: LadderPlay) -> bool:
     """Whether a bot's hellos say it plays ``play`` (no games: the default game; no presets: all)."""
     return play.game in (presence.games or (DEFAULT_GAME,)) and (not presence.presets or play.key in presence.presets)
 
@@ -199,7 +201,7 @@ class HostedLadder:
         self._pending[:0] = taken
 
     @property
-    def directory(self) -> referee.BotDirectory:
+    def directory(self) -> referee.lowlevel.BotDirectory:
         return _Directory(self.registry)
 
     # ----- the store -----
@@ -253,7 +255,7 @@ class HostedLadder:
             for bot in ref.recheck_bots():
                 log.info("bot_refused", bot=bot, reason="its token is no longer accepted by the registry")
 
-    def _room(self, online: Mapping[str, referee.BotPresence], now: float) -> dict[str, int]:
+    def _room(self, online: Mapping[str, referee.lowlevel.BotPresence], now: float) -> dict[str, int]:
         """Matches each enabled online bot may start now (its capacity and its rate limit)."""
         room = {}
         limits = self.limits
@@ -292,7 +294,7 @@ class HostedLadder:
     def _still_playable(self, leg: _Leg) -> bool:
         return all((r := self.registry.get(b)) is not None and r.state == "enabled" for b in leg[1].players)
 
-    def _wave(self, ref: referee.Referee, online: Mapping[str, referee.BotPresence], room: dict[str, int],
+    def _wave(self, ref: referee.Referee, online: Mapping[str, referee.lowlevel.BotPresence], room: dict[str, int],
               now: float) -> None:
         """Note the bots free for a new table (with room after the games their groups owe); when the wave
         is due (``pairing_wave_ms`` after a bot became free), start the tables it makes."""
@@ -330,7 +332,7 @@ class HostedLadder:
             self._wave_at = now + min(retry) / 1000
 
     def _new_table(self, ref: referee.Referee, play: LadderPlay, table: tuple[str, ...],
-                   online: Mapping[str, referee.BotPresence], room: dict[str, int], now: float) -> bool:
+                   online: Mapping[str, referee.lowlevel.BotPresence], room: dict[str, int], now: float) -> bool:
         """Start a new duplicate group of ``table``'s bots (its first game now; the others when
         its bots have room again); ``False``: the referee refused its first game for now."""
         for bot in table:

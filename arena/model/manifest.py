@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from referee import DEFAULT_GAME, RESTART_HELP, ProcessLimits, TimeControl, TimeControlError, restart_after
+from referee import DEFAULT_GAME, ProcessLimits, TimeControl, TimeControlError
+from referee.lowlevel import RESTART_HELP, restart_after
 
 Protocol = Literal["grpc", "stdio"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")

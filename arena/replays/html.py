@@ -38,7 +38,8 @@ from arena.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from arena.replays.model import ReplayModelError, load
 from arena.replays.page_parts import CHART_JS, CSS, JS_PLURAL, NAV_JS, escape, json_for_script, score_chart
 from arena.replays.steps import DealView, MatchView, Position
-from referee import write_atomic
+from referee import games
+from referee.lowlevel import write_atomic
 
 _CSS = CSS + """
 #table-melds{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0;min-height:30px}
@@ -355,7 +356,7 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
     body = f"""<header>
 <h1>{who}</h1>
 <div class="meta">{back}{escape(_("Match"))} <code>{escape(view.match_id)}</code> ·
-{escape(view.game)} ({escape(seats)}), {escape(view.rules_text)} · {escape(h.time_control)} ·
+{escape(games.display_name(view.game))} ({escape(seats)}), {escape(view.rules_text)} · {escape(h.time_control)} ·
 {escape(_("faults"))}: {escape(h.fault_policy)} · {escape(_("result"))}: <b>{escape(view.outcome_text())}</b></div>
 <div class="meta">{escape(_("final hash"))} <code>{escape(view.final_hash)}</code> ·
 {escape(_("seed commitment"))} <code>{escape(h.seed_commitment)}</code> ·
@@ -397,7 +398,7 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
 {score_sheet(view, words)}
 </section>
 </main>
-<footer>{escape(_("Gin Arena replay"))} · {escape(view.game)} · {counts}</footer>"""
+<footer>{escape(_("Gin Arena replay"))} · {escape(games.display_name(view.game))} · {counts}</footer>"""
     title = f"{' · '.join(view.players)} — {view.match_id}"
     style, script = (f"<style>{_CSS}</style>", f"<script>{JS}</script>") if assets is None else (
         f'<link rel="stylesheet" href="{escape(assets[0])}">', f'<script src="{escape(assets[1])}"></script>')

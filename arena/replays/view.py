@@ -35,7 +35,7 @@ from arena.replays.model import MatchView, ReplayModelError, load
 from arena.replays.page_parts import plural
 from arena.replays.steps import DealView, Position
 from gin_arena.v2 import bot_pb2
-from referee import ReplayError, resimulate
+from referee import ReplayError, games, resimulate
 from referee.replays import PROTOCOL_VERSION, FaultRecord, Replay, read_replay
 
 STORY_KINDS = ("match_started", "deal_started", "action_request", "event", "deal_finished", "game_finished")
@@ -60,8 +60,8 @@ def header_text(view: MatchView) -> str:
     """The match in one line: its game, players by seat, rules, time control, fault policy."""
     seats = ", ".join(f"{n} (seat {s})" for s, n in enumerate(view.players))
     h = view.header
-    return (f"Match {view.match_id} ({view.game}, {plural(len(view.players), 'seat')}): {seats} · {view.rules_text}"
-            f" · {h.time_control} · faults: {h.fault_policy}")
+    return (f"Match {view.match_id} ({games.display_name(view.game)}, {plural(len(view.players), 'seat')}): {seats}"
+            f" · {view.rules_text} · {h.time_control} · faults: {h.fault_policy}")
 
 
 def _hand_text(hand: Any, style: Style) -> str:

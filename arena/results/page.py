@@ -28,7 +28,8 @@ from arena.replays.html import write_replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.report import PlayedGame, build_report
 from arena.results.stats import format_elo
-from referee import write_atomic
+from referee import games as referee_games
+from referee.lowlevel import write_atomic
 
 
 class ResultsError(ValueError):
@@ -374,7 +375,7 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
     rules = run.get("rules") if isinstance(run.get("rules"), dict) else {}
     meta_bits = []
     if run.get("game"):
-        meta_bits.append(f"game {run['game']}, {run.get('seats', 2)} seats")
+        meta_bits.append(f"game {referee_games.display_name(str(run['game']))}, {run.get('seats', 2)} seats")
     if run.get("format"):
         meta_bits.append(f"{run['format']}, {run.get('games', '?')} games per "
                          f"{'pairing' if int(run.get('seats') or 2) == 2 else 'table'}"

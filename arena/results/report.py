@@ -26,7 +26,7 @@ from arena.competition.seating import base_name
 from arena.model.records import Outcome
 from arena.results.multi import head_to_head, ranking
 from arena.results.stats import SprtSpec, finite_or_none, format_elo, sprt_counts, sprt_state
-from referee import write_atomic
+from referee.lowlevel import write_atomic
 
 FAULTS = (
     "time_forfeit",

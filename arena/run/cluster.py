@@ -32,6 +32,7 @@ from distributed import Client, LocalCluster, Nanny, WorkerPlugin, get_worker
 from distributed.security import Security
 
 import referee
+import referee.lowlevel
 from arena.console import file_level, log_only_to_file, log_to_file
 from arena.model.manifest import BotSpec, startup_problem
 from arena.run import shipping
@@ -508,7 +509,7 @@ class Cluster:
         played = done.played
         path = self.replay_dir / f"{played.report.match_id}.jsonl"
         if played.replay:
-            await trio.to_thread.run_sync(referee.write_atomic, path, played.replay)
+            await trio.to_thread.run_sync(referee.lowlevel.write_atomic, path, played.replay)
         report = dataclasses.replace(played.report, replay_path=str(path) if played.replay else "")
         observer.played_on(done.worker, done.stalls, done.ended - done.started)
         observer.finished(report)

@@ -30,6 +30,7 @@ import grpc
 import trio
 
 import referee
+import referee.lowlevel
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
 from arena.replays import game_words, seat_lines
 from arena.replays.base import Style
@@ -304,7 +305,7 @@ async def play(args: argparse.Namespace, spec: referee.MatchSpec, screen: Screen
         return code
 
 
-async def _session(address: str, token: str, name: str, screen: Screen, table: referee.Table,
+async def _session(address: str, token: str, name: str, screen: Screen, table: referee.lowlevel.Table,
                    spec: referee.MatchSpec) -> int:
     reg = games.get(spec.game)
     channel = grpc.aio.insecure_channel(address)
@@ -370,7 +371,7 @@ async def _session(address: str, token: str, name: str, screen: Screen, table: r
 
 
 def _described(req: bot_pb2.ActionRequest, screen: Screen, reg: games.Registered,
-               table: referee.Table) -> tuple[dict[str, Any], list[common_pb2.Action] | None]:
+               table: referee.lowlevel.Table) -> tuple[dict[str, Any], list[common_pb2.Action] | None]:
     """The position as the game describes it to the human's seat, and — for a game without a
     presentation — the request's own legal actions to send back (``None``: send each legal
     move's id through the wire)."""
@@ -382,7 +383,7 @@ def _described(req: bot_pb2.ActionRequest, screen: Screen, reg: games.Registered
 
 
 async def _ask(req: bot_pb2.ActionRequest, screen: Screen, reg: games.Registered,
-               table: referee.Table) -> common_pb2.Action | None:
+               table: referee.lowlevel.Table) -> common_pb2.Action | None:
     """Show the decision and read answers until one is legal; ``None`` to resign."""
     shown, raw = _described(req, screen, reg, table)
     legal = shown["legal"]

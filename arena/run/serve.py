@@ -16,10 +16,11 @@ import structlog
 import trio
 
 import referee
+import referee.lowlevel
 from arena.console import log_to_file
 from arena.model.records import from_report
 from arena.store import open_db, play_columns, record_game
-from referee import DEFAULT_TOKEN_FILE, resolve_operator_token
+from referee.lowlevel import DEFAULT_TOKEN_FILE, resolve_operator_token
 
 log = structlog.get_logger("arena")
 
@@ -28,7 +29,7 @@ class Hosting(Protocol):
     """What ``arena serve`` hosts beside its referee: ``arena.hosted``'s continuous ladder."""
 
     @property
-    def directory(self) -> referee.BotDirectory:
+    def directory(self) -> referee.lowlevel.BotDirectory:
         """Who a registered bot's token is (the server's registry)."""
 
     def columns(self, event: referee.MatchEvent) -> Mapping[str, Any]:
@@ -67,7 +68,7 @@ async def serve(
                                         operator_token=token.token, public_watch=public_watch, tls=tls,
                                         operator_services=operator_services,
                                         bot_directory=hosting.directory if hosting is not None else None) as ref:
-            referee.tune_gc_for_server()
+            referee.lowlevel.tune_gc_for_server()
             print(f"referee listening on {ref.address}{' (TLS)' if tls else ''}; replays and records in {folder}",
                   flush=True)
             print(token.describe(), flush=True)

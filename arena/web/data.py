@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from google.protobuf import json_format
 
 import referee
+import referee.lowlevel
 from arena.competition.ratings import LIVE_RATER, Z95, SkillBoard
 from arena.competition.seating import base_name
 from arena.hosted.owed import group_open
@@ -212,7 +213,7 @@ def running(ref: referee.Referee | None) -> list[dict[str, Any]]:
     return [_table(t) for t in list(ref.tables.values()) if t.state in RUNNING_STATES]
 
 
-def _table(table: referee.HeldMatch) -> dict[str, Any]:
+def _table(table: referee.lowlevel.HeldMatch) -> dict[str, Any]:
     match = table.match
     out: dict[str, Any] = {"match_id": table.match_id, "game": table.spec.game, "state": table.state,
                            "players": list(table.spec.players)}
@@ -222,7 +223,8 @@ def _table(table: referee.HeldMatch) -> dict[str, Any]:
 
 
 def live_match(ref: referee.Referee | None, match_id: str,
-               view: Callable[[referee.HeldMatch], Mapping[str, Any] | None] | None = None) -> dict[str, Any] | None:
+               view: Callable[[referee.lowlevel.HeldMatch], Mapping[str, Any] | None] | None = None,
+               ) -> dict[str, Any] | None:
     """A match the referee holds, with the spectator's view of it now (``view``: the game's
     ``present()`` of ``SPECTATOR``'s view, ``{N}`` replaced by the players' names; ``None``
     before the first deal or for a game without a presentation; drawn by ``view`` if given,
@@ -237,7 +239,7 @@ def live_match(ref: referee.Referee | None, match_id: str,
     return out
 
 
-def spectator_header(table: referee.HeldMatch) -> dict[str, Any] | None:
+def spectator_header(table: referee.lowlevel.HeldMatch) -> dict[str, Any] | None:
     """The match's public header as its spectators are sent it (``SpectatorHeader``, in proto3
     JSON: the players, time controls, fault policy, seed commitment and rules), or ``None``
     before it is written."""
@@ -248,7 +250,7 @@ def spectator_header(table: referee.HeldMatch) -> dict[str, Any] | None:
     return json_format.MessageToDict(event.header) if event.WhichOneof("kind") == "header" else None
 
 
-def spectator_view(table: referee.HeldMatch) -> Mapping[str, Any] | None:
+def spectator_view(table: referee.lowlevel.HeldMatch) -> Mapping[str, Any] | None:
     """What a spectator may see of the table now (public information only; a finished match
     kept by the referee: its final view, drawn at its end)."""
     view = table.spectator_presentation()

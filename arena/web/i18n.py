@@ -38,6 +38,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from arena.replays import game_words as game_words_
+from referee import games
 
 R = TypeVar("R", bound=Response)
 log = structlog.get_logger("arena")
@@ -186,6 +187,13 @@ class Lang:
             return dict(view)
         return dict(translated_view(view, words, names))
 
+    def game_name(self, game: str) -> str:
+        """The display name of the game registered as ``game`` (``games.display_name``) in
+        this language, through the game's own catalogs; the registry's name for a game that
+        declares none or is not installed."""
+        shown = games.display_name(game)
+        return _game_words(self.code).get(game, {}).get(shown, shown)
+
     def state(self, word: str) -> str:
         """A state word (``STATE_WORDS``) in this language; any other as it is."""
         return self.translations.pgettext(STATE_CONTEXT, word)
@@ -229,7 +237,7 @@ class Lang:
         for word in STATE_WORDS:
             messages[f"{STATE_CONTEXT}\x04{word}"] = self.state(word)
         data = {"lang": self.code, "plurals": self.plural_categories(), "messages": messages,
-                "games": _game_words(self.code)}
+                "games": _game_words(self.code), "game_names": {g: self.game_name(g) for g in games.names()}}
         return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 

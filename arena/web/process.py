@@ -34,6 +34,7 @@ import structlog
 import trio
 
 import referee
+import referee.lowlevel
 from arena import console
 from arena.web.data import StoreSource, running
 from arena.web.limits import WebLimits
@@ -236,7 +237,8 @@ async def _child() -> None:
             operator_token=config.operator_token, accounts_db=Path(config.db) if config.accounts else None,
             behind_tls=config.behind_tls, tls=tls, relay=relay, proxy_hops=config.proxy_hops))
         print(f"{ADDRESS_LINE}{where}", flush=True)
-        referee.tune_gc_for_server()  # (a server's entry point: what exists now is frozen, out of every collection)
+        # (a server's entry point: what exists now is frozen, out of every collection)
+        referee.lowlevel.tune_gc_for_server()
         async for line in lines:
             relay.push(json.loads(line))
         nursery.cancel_scope.cancel()  # the parent is gone: so is its web

@@ -39,6 +39,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import referee
+import referee.lowlevel
 from arena.replays import html as replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.standings import RatedGames
@@ -311,7 +312,7 @@ class Web:
             return None
         return next((m for m in self.relay.running if m["match_id"] == match_id), None)
 
-    def view(self, table: referee.HeldMatch) -> Any:
+    def view(self, table: referee.lowlevel.HeldMatch) -> Any:
         """The spectator's view of ``table`` now (drawn once per public event)."""
         size = table.spectator_log.size
         cached = self.views.get(table.match_id)
@@ -891,7 +892,7 @@ async def _copy_stream(web: Web, copy: LiveCopy) -> AsyncIterator[str]:
         copy.asked = trio.current_time()
 
 
-async def _match_stream(web: Web, table: referee.HeldMatch) -> AsyncIterator[str]:
+async def _match_stream(web: Web, table: referee.lowlevel.HeldMatch) -> AsyncIterator[str]:
     """The spectator's view after each public event of the match (coalesced: a reader that is
     slow gets the view as it is when it is ready, never a queue), then ``end``; the first view
     sent once the match's header is written carries it (``header``)."""

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 import referee
+import referee.lowlevel
 from arena.run.samples import samples
 from arena.web.i18n import N_, NS_, Lang
 from gin_arena.v2 import bot_pb2
@@ -207,7 +208,7 @@ class Table:
     """What it is played with."""
     places: list[Place]
     """Its seats, by seat number."""
-    match: referee.Table | None = None
+    match: referee.lowlevel.Table | None = None
     """The match on the referee (``None`` until the host starts it)."""
     substituted: set[int] = field(default_factory=set)
     """Seats the computer has been announced to play for (this game)."""
@@ -287,7 +288,7 @@ class Seat:
         self.changed = trio.Event()
 
     @property
-    def match(self) -> referee.Table | None:
+    def match(self) -> referee.lowlevel.Table | None:
         return self.table.match
 
 

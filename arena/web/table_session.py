@@ -16,6 +16,7 @@ import trio
 from google.protobuf import json_format
 
 import referee
+import referee.lowlevel
 from arena.replays import seat_lines
 from arena.replays.base import Style
 from arena.run.samples import command, samples
@@ -266,7 +267,7 @@ class SeatSessions:
                 await referee.aio(channel.close(None))
 
     @staticmethod
-    def _view(reg: games.Registered, table: referee.Table, seat: int) -> dict[str, Any] | None:
+    def _view(reg: games.Registered, table: referee.lowlevel.Table, seat: int) -> dict[str, Any] | None:
         """The game's description of the seat's view now, with where in the match it is
         (``position``: the game and deal numbers); ``None`` before the match starts."""
         match = table.match
@@ -276,7 +277,7 @@ class SeatSessions:
                 **reg.presentation.present(reg.presentation.match_view(match, seat))}
 
     @staticmethod
-    def _end_view(reg: games.Registered, table: referee.Table, seat: int,
+    def _end_view(reg: games.Registered, table: referee.lowlevel.Table, seat: int,
                   at: tuple[int, int] | None) -> dict[str, Any] | None:
         """The game's description of the seat's view of the deal its stream is in (``at``) when the
         match has dealt the next one already — the stream lags the match: the deal's last moves and

@@ -128,7 +128,8 @@ def choose_body(tr: Lang, found: list[Choice], problem: str = "") -> str:
             f'<h2>{escape(c.game)}</h2><input type="hidden" name="game" value="{escape(c.game)}">'
             f'<label>{escape(tr._("the computer"))} <select name="bot">{_options(c.bots, c.bots[0])}</select></label>'
             f'<label>{escape(tr._("rules"))} <select name="preset">{_options(c.presets, preset)}</select></label>'
-            f'{_seat_options(tr, c)}<button type="submit">{escape(tr._("play {game}", game=c.game))}</button></form>')
+            f'{_seat_options(tr, c)}<button type="submit">'
+            f'{escape(tr._("play {game}", game=tr.game_name(c.game)))}</button></form>')
     return "\n".join(parts)
 
 
@@ -155,7 +156,7 @@ def new_body(tr: Lang, found: list[Choice], limits: WebLimits, problem: str = ""
             f'<label>{escape(tr._("who may join"))} <select name="public">'
             f'<option value="">{escape(tr._("friends with the code"))}</option>'
             f'<option value="yes">{escape(tr._("anyone (listed in the lobby)"))}</option></select></label>'
-            f'<button type="submit">{escape(tr._("open a {game} table", game=c.game))}</button></form>')
+            f'<button type="submit">{escape(tr._("open a {game} table", game=tr.game_name(c.game)))}</button></form>')
     return "\n".join(parts)
 
 
@@ -269,8 +270,8 @@ async def join_link(request: Request) -> Response:
     st = table.settings
     who = ", ".join(p.name for p in table.places if p.kind != "empty") or tr._("nobody")
     about = tr.ngettext("{game} ({preset}), {n} seat; sitting: {who}.", "{game} ({preset}), {n} seats; sitting: {who}.",
-                        st.seats, game=st.game, preset=st.preset, who=who)
-    return _page(request, tr._("A {game} table", game=st.game),
+                        st.seats, game=tr.game_name(st.game), preset=st.preset, who=who)
+    return _page(request, tr._("A {game} table", game=tr.game_name(st.game)),
                  f'<p>{escape(about)}</p><form method="post" action="{TABLES}/j/{table.code}" class="choose">'
                  f'<button type="submit">{escape(tr._("sit down"))}</button></form>', page="join")
 
@@ -317,7 +318,8 @@ async def table_page(request: Request) -> Response:
     base = f"{PREFIX}/t/{seat.secret}"
     table = seat.table
     room = _room(request)
-    return _page(request, f"{table.settings.game}: {tr._(' vs ').join(p.name or '…' for p in table.places)}",
+    players = tr._(" vs ").join(p.name or "…" for p in table.places)
+    return _page(request, f"{tr.game_name(table.settings.game)}: {players}",
                  table_body(tr),
                  data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(seat.index),
                        "game": table.settings.game, "fields": json.dumps(_result_words(table.settings.game)),

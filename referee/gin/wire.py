@@ -13,7 +13,7 @@ from typing import Any
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import gin_pb2
 from referee import games, gin
-from referee.cardcore.present import Words
+from referee.cardcore.present import T, Words
 from referee.gin import knowledge as gin_knowledge
 from referee.gin.present import PRESENTATION, RESULT_WORDS, move_words
 from referee.gin.records import GinDealEnd, GinGameEnd
@@ -915,7 +915,8 @@ _CAPABILITIES = games.Capabilities(
     result_words=RESULT_WORDS)
 REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.gin"),
                               bots=SAMPLE_BOTS, demo=games.Demo(opponent="greedy"),
-                              help=games.catalogs_in("referee.gin", "help"), capabilities=_CAPABILITIES)
+                              help=games.catalogs_in("referee.gin", "help"), capabilities=_CAPABILITIES,
+                              display_name=T("Gin"))
 """Gin, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

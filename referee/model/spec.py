@@ -10,6 +10,8 @@ from referee import games
 from referee.model.timecontrol import TimeControl
 
 FaultPolicy = Literal["forfeit", "substitute"]
+"""What a seat's time fault costs: the match (``forfeit``) or only the move, the built-in bot
+playing it (``substitute``, :attr:`MatchSpec.substitute_time_faults`)."""
 SubstituteScope = Literal["game", "move"]
 """What the built-in bot takes over when a seat loses on time under ``substitute``
 (:attr:`MatchSpec.substitute_time_faults`)."""
@@ -17,6 +19,8 @@ Termination = Literal[
     "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
     "failed_to_connect", "aborted", "internal_error", "interrupted", "bot_error",
 ]
+"""Why a match ended: ``normal`` when the game decided it, else the fault or stop that ended it
+(docs/protocol.md lists each)."""
 TERMINATIONS: tuple[Termination, ...] = (
     "normal", "time_forfeit", "illegal_action", "malformed_message", "disconnected", "crashed",
     "failed_to_connect", "aborted", "internal_error", "interrupted", "bot_error",

@@ -13,6 +13,7 @@ PYTHON_PLACEHOLDER = "{python}"
 """In a command, replaced by the Python interpreter of the process that starts the bot."""
 BotProtocol = Literal["grpc", "stdio"]
 RESTART_HELP = '"never", "always" or "after:N" (N >= 1)'
+"""The restart policies :func:`restart_after` reads, as a command's help and errors spell them."""
 
 
 def restart_after(restart: str) -> int | None:

@@ -14,7 +14,7 @@ from typing import Any
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from gin_arena.v2.games import rummy_pb2
 from referee import games, rummy
-from referee.cardcore.present import Words
+from referee.cardcore.present import T, Words
 from referee.rummy import knowledge as rummy_knowledge
 from referee.rummy.present import PRESENTATION, RESULT_WORDS, move_words, moved_cards
 from referee.rummy.records import RummyDealEnd, RummyGameEnd
@@ -794,7 +794,8 @@ _CAPABILITIES = games.Capabilities(
     deal_end_view=PRESENTATION.deal_end_view, result_words=RESULT_WORDS)
 REGISTERED = games.Registered(_ENGINE, _CONVERSION, PRESENTATION, games.catalogs_in("referee.rummy"),
                               bots=SAMPLE_BOTS, demo=games.Demo(seats=4, games=8, opponent="greedy"),
-                              help=games.catalogs_in("referee.rummy", "help"), capabilities=_CAPABILITIES)
+                              help=games.catalogs_in("referee.rummy", "help"), capabilities=_CAPABILITIES,
+                              display_name=T("Rummy"))
 """Rummy, as ``referee.games`` finds it."""
 PLUGIN = games.GamePlugin(plugin_api=games.PLUGIN_API, load=lambda: REGISTERED)
 """What this game's entry point names (pyproject.toml's ``[project.entry-points."gin_arena.games"]``)."""

@@ -109,7 +109,7 @@ class Referee:
         within ``events.instance`` and kept in a backlog for ``WatchMatches`` resumes."""
         self.address = ""
         self.operator_token = ""
-        """The secret every ``RefereeService`` call must carry (``referee.operator_metadata``)."""
+        """The secret every ``RefereeService`` call must carry (``referee.lowlevel.operator_metadata``)."""
         if replay_dir is not None:  # the matches a killed referee left: over, listed as interrupted
             for table in recover_folder(replay_dir):
                 self.tables[table.match_id] = FinishedMatch.of(table)

@@ -61,6 +61,10 @@
     };
     return say(text, 0, !!subject);
   };
+  // A game's display name in the page's language (its registration's, through its catalogs; the
+  // registry's name for a game the server does not know: Lang.game_name).
+  const gameNames = data.game_names || {};
+  t.gameName = (game) => (own(gameNames, game) ? gameNames[game] : game);
   t.lang = lang;
   t.number = number;
   // A state word (a match's or a bot's: data, not code), as the catalog's "state" context has it.

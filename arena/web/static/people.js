@@ -138,7 +138,7 @@
       list.textContent = '';
       if (!rows.length) list.appendChild(el('li', 'none', t('none now')));
       for (const row of rows) {
-        const li = el('li', 'table-row', row.game + ' (' + row.preset + '): ' +
+        const li = el('li', 'table-row', t.gameName(row.game) + ' (' + row.preset + '): ' +
           row.seats.map((s) => (s.kind === 'empty' ? t('empty seat') : s.name)).join(', ') + ' ');
         const a = el('a', link, text);
         a.href = row[link];

@@ -58,7 +58,7 @@
     const li = el('li');
     li.dataset.match = m.match_id;
     li.append(link('/matches/' + enc(m.match_id), m.match_id),
-      ' \u00b7 ' + m.game + ' \u00b7 ' + m.players.join(t(' vs ')) + ' \u00b7 ' + t.state(m.state));
+      ' \u00b7 ' + t.gameName(m.game) + ' \u00b7 ' + m.players.join(t(' vs ')) + ' \u00b7 ' + t.state(m.state));
     if (m.winner) li.append(' \u00b7 ' + t('winner') + ' ', el('b', '', m.winner));
     if (m.termination) li.append(' \u00b7 ' + m.termination);
     return li;

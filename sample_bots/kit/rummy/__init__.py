@@ -389,7 +389,8 @@ class View:
     stopped: str = ""
     """The discard under a "stop" question (or to lay back); ``""`` if none."""
     scores: tuple[int, ...] = ()
-    """Game totals by seat before this deal."""
+    """Game totals by seat so far: before the deal in play; once the game is over (phase
+    ``over``), after its last deal (the state's ``scores``)."""
 
     @property
     def next_seat(self) -> int:

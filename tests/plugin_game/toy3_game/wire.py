@@ -13,7 +13,7 @@ from google.protobuf import any_pb2, text_format
 
 from gin_arena.v2 import bot_pb2, common_pb2, referee_pb2
 from referee import games
-from referee.cardcore.present import Words
+from referee.cardcore.present import T, Words
 from toy3_game import toy3_pb2
 from toy3_game.engine import ToyGame, ToyMatch, ToyRules
 from toy3_game.present import ToyPresentation
@@ -125,5 +125,6 @@ BOTS = (games.SampleBot("high", ("{python}", "-m", "toy3_game.bot", "--strategy"
 _ENGINE, _CONVERSION = ToyGame(), ToyWire()
 REGISTERED = games.Registered(_ENGINE, _CONVERSION, ToyPresentation(), bots=BOTS, demo=games.Demo(seats=3, games=3),
                               capabilities=games.Capabilities(knows_cards=_ENGINE, describe=_CONVERSION.describe,
-                                                              event_words=_CONVERSION.event_words))
+                                                              event_words=_CONVERSION.event_words),
+                              display_name=T("High cards"))
 """High cards, as ``referee.games`` finds it."""
