@@ -221,3 +221,126 @@ def test_a_person_plays_by_touching_the_cards_and_the_piles(tmp_path: Path, game
         # deal another seat ends first may offer none (the deals are random; it happened under load).
         if offered & {"meld", "lay_off"}:
             assert did.get("meld", 0) + did.get("lay_off", 0) >= 1, (did, offered)
+
+
+PAIR = """
+const a = document.querySelector(arguments[0]), b = document.querySelector(arguments[1]);
+if (!a || !b) return null;
+document.getElementById('middle').scrollIntoView({block: 'start'});
+const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
+return [[ra.left + ra.width / 2, ra.top + ra.height / 2], [rb.left + rb.width / 2, rb.top + rb.height / 2],
+        window.innerHeight];"""
+"""The centres of two elements, both in the window (the piles at its top, the hand below)."""
+DRAG_STEPS = 8
+"""The moves of a drag between its press and its release (more than the page's DRAG_PX each)."""
+HELD = """
+const ps = window.__tablePayloads || [];
+let view = null;
+for (const p of ps) if (p.view) view = p.view;
+const mine = view && view.seats.find(s => s.seat === 0);
+return {n: ps.length, hand: mine && mine.hand ? [].concat(...mine.hand.groups, mine.hand.loose) : [],
+        pressed: [...document.querySelectorAll('#me [aria-pressed=true]')].map(e => e.dataset.card),
+        sending: !!document.querySelector('#moves button:disabled, #actions button:disabled'),
+        draggable: [...document.querySelectorAll('#me .drag')].map(e => e.dataset.card),
+        ghosts: document.querySelectorAll('.ghost').length};"""
+"""The person's hand as the page last heard it, what is selected, whether a move is on its way."""
+
+
+def _drag(driver: Any, card: str, target: str, touch: bool, shot: Path | None = None) -> None:
+    """Press the card, move it in steps onto the target and let go there: a finger (touch events
+    through the DevTools protocol) or the mouse; ``shot``: a screenshot before letting go."""
+    at = driver.execute_script(PAIR, card, target)
+    assert at is not None, (card, target)
+    (x0, y0), (x1, y1), height = at
+    assert 0 < y0 < height and 0 < y1 < height, f"{card} and {target} not both in the window: {at}"
+    path = [(x0 + (x1 - x0) * i / DRAG_STEPS, y0 + (y1 - y0) * i / DRAG_STEPS) for i in range(1, DRAG_STEPS + 1)]
+    if touch:
+        def touch_event(kind: str, points: list[tuple[float, float]]) -> None:
+            driver.execute_cdp_cmd("Input.dispatchTouchEvent",
+                                   {"type": kind, "touchPoints": [{"x": x, "y": y} for x, y in points]})
+        touch_event("touchStart", [(x0, y0)])
+        for point in path:
+            touch_event("touchMove", [point])
+        if shot is not None:
+            driver.save_screenshot(str(shot))
+        touch_event("touchEnd", [])
+        return
+
+    def mouse(kind: str, x: float, y: float, buttons: int) -> None:
+        driver.execute_cdp_cmd("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                                            "buttons": buttons, "clickCount": 1})
+    mouse("mouseMoved", x0, y0, 0)
+    mouse("mousePressed", x0, y0, 1)
+    for x, y in path:
+        mouse("mouseMoved", x, y, 1)
+    if shot is not None:
+        driver.save_screenshot(str(shot))
+    mouse("mouseReleased", x1, y1, 0)
+
+
+DRAGS = 3
+"""The discards the drag test makes by dragging (then it stops: the whole game is the test above's)."""
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_card_dragged_onto_the_discard_pile_is_discarded(tmp_path: Path, size: str) -> None:
+    """Drag to discard (docs/web.md#play-the-computer-tables): at a phone's size with a finger and
+    at a desktop's with the mouse, a card of the hand dragged onto the discard pile is discarded;
+    dragged onto the stock (where no move puts it) nothing is played and nothing selected; the
+    draws are taps on the piles. No button is pressed."""
+    width, height, touch = SIZES[size]
+    driver = _driver(tmp_path / "profile")
+    driver.set_window_size(width, height)
+    if touch:
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    dragged: list[str] = []
+    shot = tmp_path / f"gin-{size}-drag.png"
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await seat_page(driver, s.url, _gin_form)
+            while len(dragged) < DRAGS:
+                state = await _js(driver, STATE)
+                assert not state["over"], f"the game ended after {len(dragged)} drags"
+                if not state["legal"]:
+                    await trio.sleep(POLL_S)
+                    continue
+                takes = [m for m in state["legal"] if "from_pile" in m]
+                if takes:  # a draw: a tap on the stock, else on the discard pile
+                    m = ([m for m in takes if m["from_pile"] == 1] or takes)[0]
+                    await trio.to_thread.run_sync(_tap, driver, f'#piles [data-pile="{m["from_pile"]}"]', touch)
+                else:
+                    puts = [m for m in state["legal"] if m.get("to_pile") == 0]
+                    assert puts, f"no discard among {[m['id'] for m in state['legal']]}"
+                    c = max(puts, key=lambda m: RANK.index(m["cards"][0][0]))["cards"][0]
+                    selector = f'#me [data-card="{c}"]'
+
+                    async def ready(c: str = c) -> bool:  # the card offered to drag, no move on its way
+                        held = await _js(driver, HELD)
+                        return c in held["draggable"] and not held["sending"]
+                    await until(ready, f"{c} ready to drag")
+                    if not dragged:  # onto the stock first: no move puts it there
+                        await trio.to_thread.run_sync(_drag, driver, selector, '#piles [data-pile="1"]', touch)
+                        held = await _js(driver, HELD)
+                        assert c in held["hand"] and not held["sending"] and held["n"] == state["n"], held
+                        assert held["pressed"] == [] and held["ghosts"] == 0, held  # a drag is no tap
+                    await trio.to_thread.run_sync(_drag, driver, selector, '#piles [data-pile="0"]', touch,
+                                                  None if dragged else shot)
+                    dragged.append(c)
+
+                async def answered(n: int = state["n"]) -> bool:
+                    now = await _js(driver, STATE)
+                    return bool(now["n"] > n or now["over"])
+                await until(answered, f"the referee's answer (dragged {dragged})")
+
+            async def settled() -> bool:  # the last dragged card has left the hand
+                return dragged[-1] not in (await _js(driver, HELD))["hand"]
+            await until(settled, "the dragged card discarded")
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+    shutil.copy(shot, ARTIFACTS / shot.name)
+    assert len(dragged) == DRAGS
