@@ -4,7 +4,8 @@ bot's page, a finished match's replay, a running match's live view mid-deal, the
 people's standings — at a phone's width, no serious or critical violation of WCAG 2.1 A/AA or
 axe's best practices, and nothing that scrolls sideways. axe-core comes from npm
 (``tests/axe/package-lock.json``, installed by ``.ci/run``), and the test gives it to the page
-itself (no CDN). Every violation found (of any impact) is kept in ``test-artifacts/axe/``."""
+itself (no CDN). Every violation found (of any impact) is kept in ``test-artifacts/axe/``, with a screenshot of
+the page checked."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ def _check(driver: Any, source: str, path: str) -> dict[str, list[str]]:
     violations = run_axe(driver, source)
     name = path.strip("/").replace("/", "_").replace("?", "_") or "home"
     (ARTIFACTS / f"{name}.json").write_text(json.dumps(violations, indent=1, ensure_ascii=False))
+    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))  # (what was checked, to look at)
     bad = [f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:5]}"
            for v in violations if v["impact"] in FAILING]
     return {path: bad} if bad else {}

@@ -54,7 +54,8 @@ def test_every_page_has_the_one_menu_one_heading_and_the_icon(tmp_path: Path) ->
                 return len((await fetch(u + "/api/standings")).json()["standings"]) == 2
             await until(rated, "the match in the standings")
             site = ("/", "/standings", "/matches", "/play", "/lobby", "/rules", "/rules/gin", "/rules/rummy",
-                    "/signin", "/signup", "/people", "/bots/alpha", "/matches/nope")
+                    "/signin", "/signup", "/people", "/bots/alpha", "/matches/nope",
+                    "/matches/m-1")  # (the finished match's replay page: the menu on top of it too)
             for lang in i18n.LANGUAGES:
                 for path in site:
                     got = await fetch(u + path + f"?lang={lang}")
@@ -65,6 +66,10 @@ def test_every_page_has_the_one_menu_one_heading_and_the_icon(tmp_path: Path) ->
                     assert len({text for _, text in seen}) == len(seen), (path, lang, seen)  # no heading twice
                     assert f'<link rel="icon" href="{pages.ICON}"' in got.text, path
                     assert "arena serve" not in got.text, path
+            # The replay page: the skip link reaches its main part; its own heading is no second banner.
+            replay = (await fetch(u + "/matches/m-1?lang=bg")).text
+            assert '<a class="skip" href="#main">' in replay and '<main id="main">' in replay
+            assert replay.count("<header") == 1 and '<a href="/matches" aria-current="page">мачове</a>' in replay
             # This page's entry is marked; the standings live on their own page, once.
             standings = (await fetch(u + "/standings")).text
             assert '<a href="/standings" aria-current="page">standings</a>' in standings

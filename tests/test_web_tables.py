@@ -9,6 +9,7 @@ Screenshots of the table at the start and at a showdown are kept under ``test-ar
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import re
@@ -354,7 +355,7 @@ def test_a_forged_move_gets_the_referees_error_and_the_computer_players_are_boun
             full = await fetch(s.url + "/play", "POST", form, b"game=gin&preset=short&bot=random")
             assert full.status == 503 and "limit computer_players" in full.text
             wrong = await fetch(s.url + "/play", "POST", form, b"game=gin&preset=nope&bot=random")
-            assert wrong.status == 400 and "preset &#x27;nope&#x27;: gin has " in wrong.text
+            assert wrong.status == 400 and "preset 'nope': gin has " in html.unescape(wrong.text)
             reader = await trio.to_thread.run_sync(_Reader, base + "/events")
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(trio.to_thread.run_sync, reader.run)

@@ -15,7 +15,7 @@ import shutil
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from html import escape
+from html import unescape
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -576,7 +576,8 @@ def test_a_person_leaves_before_the_start_and_the_host_closes_the_table(tmp_path
             taken = await seat_of(await post(s.url + "/tables/join", {"code": code}, carol))
             await until(lambda: _seat_row(drivers[0], 1, "carol"), "carol in seat 1 on the host's page")
             seated = await fetch(s.url + taken)
-            assert escape(json.dumps(["alice", "carol"])) in seated.text, seated.text  # her page's players
+            players = json.dumps(["alice", "carol"])  # her page's players (data-players, however escaped)
+            assert f"data-players=\"{players}\"" in unescape(seated.text), seated.text
             # Alice closes the table: Carol's page is told; the code and the links stop working.
             reader = await trio.to_thread.run_sync(_Reader, s.url + taken + "/events")
             async with trio.open_nursery() as nursery:

@@ -338,11 +338,15 @@ PAGE_CSS = _CSS
 
 
 def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str = "results",
-                assets: tuple[str, str] | None = None, words: Words = ENGLISH) -> str:
+                assets: tuple[str, str] | None = None, words: Words = ENGLISH, frame: str = "",
+                head: str = "") -> str:
     """The HTML page of one replay of any game: self-contained, or with ``assets`` (the style
     sheet's and the script's addresses: :data:`PAGE_CSS` and :data:`JS` served as files) a page
     that a strict Content-Security-Policy (no inline script or style) lets run; its own words in
-    ``words``' language (``back_text`` given in it)."""
+    ``words``' language (``back_text`` given in it). A site that serves it puts its own frame
+    around it: ``frame``, markup shown first (its menu: the page's banner, so the replay's own
+    heading is then no second one), and ``head``, markup for ``<head>`` (its style sheet, its
+    icon); both already escaped by that site."""
     h = view.header
     _ = words._  # (the name the catalogs' extraction looks for)
     who = " · ".join(escape(n) for n in view.players)
@@ -353,8 +357,9 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
                                               words.ngettext("{n} position", "{n} positions", len(view.positions)),
                                               words.ngettext("{n} record", "{n} records", view.records)))
     audit = escape(_("— check with {command}")).replace("{command}", "<code>arena audit</code>")
-    body = f"""<header>
-<h1>{who}</h1>
+    tag = "section" if frame else "header"  # (framed: a region named by its heading, not a second banner)
+    body = f"""{frame}<{tag} class="match-head" aria-labelledby="match-title">
+<h1 id="match-title">{who}</h1>
 <div class="meta">{back}{escape(_("Match"))} <code>{escape(view.match_id)}</code> ·
 {escape(games.display_name(view.game))} ({escape(seats)}), {escape(view.rules_text)} · {escape(h.time_control)} ·
 {escape(_("faults"))}: {escape(h.fault_policy)} · {escape(_("result"))}: <b>{escape(view.outcome_text())}</b></div>
@@ -362,8 +367,8 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
 {escape(_("seed commitment"))} <code>{escape(h.seed_commitment)}</code> ·
 {escape(_("revealed seed"))} <code>{escape(view.seed)}</code>
 {audit}</div>
-</header>
-<main>
+</{tag}>
+<main id="main">
 <section id="table-col">
 <div id="controls">
 <button id="btn-first" title="{escape(_("first position (Home)"))}">|◀</button>
@@ -406,7 +411,7 @@ def replay_page(view: MatchView, *, back_link: str | None = None, back_text: str
         "<!DOCTYPE html>\n"
         f'<html lang="{escape(words.code)}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width">'
-        f"<title>{escape(title)}</title>{style}</head>\n"
+        f"<title>{escape(title)}</title>{style}{head}</head>\n"
         f"<body>{body}\n"
         f'<script type="application/json" id="replay-data">{json_for_script(page_data(view, words))}</script>\n'
         f"{script}\n</body></html>\n"

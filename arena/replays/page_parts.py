@@ -22,10 +22,10 @@ def json_for_script(data: Any) -> str:
 CSS = """
 *{box-sizing:border-box}
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f3f1ea;color:#1d1d1d}
-header{padding:10px 18px;background:#22362b;color:#f3f1ea}
-header h1{font-size:18px;margin:0 0 4px}
-header .meta{font-size:12px;opacity:.85;word-break:break-all}
-header a{color:#cfe8d6}
+.match-head{padding:10px 18px;background:#22362b;color:#f3f1ea}
+.match-head h1{font-size:18px;margin:0 0 4px}
+.match-head .meta{font-size:12px;opacity:.85;word-break:break-all}
+.match-head a{color:#cfe8d6}
 main{display:flex;flex-wrap:wrap;gap:16px;padding:14px 18px}
 #table-col{flex:1 1 620px;min-width:min(560px,100%)}
 #side-col{flex:1 1 420px;min-width:min(380px,100%)}

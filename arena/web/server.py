@@ -390,18 +390,8 @@ class Web:
 
     def page(self, request: Request, drawn: Page, *, status: int = 200) -> HTMLResponse:
         """A page in the request's language (its texts already in it: :func:`_lang`), from its
-        template; a ``?lang=`` the web does not speak gets 400 and says which it speaks."""
-        choice = i18n.of_request(request)
-        tr = choice.lang
-        if choice.unknown is not None:
-            status = 400
-            drawn = message(tr._("Language"), tr._("unknown language {lang}: this site speaks {languages}",
-                                                   lang=repr(choice.unknown), languages=", ".join(i18n.LANGUAGES)))
-        f = pages.frame(request, tr)
-        values = {**pages.context(f, drawn.title, drawn.page, drawn.data), **drawn.values}
-        response = pages.TEMPLATING.TemplateResponse(request, drawn.template, values, status_code=status,
-                                                     headers={"Cache-Control": "no-store"} if f.person else None)
-        return i18n.answer(response, choice, secure=request.url.scheme == "https")
+        template (:func:`arena.web.pages.draw`)."""
+        return pages.draw(request, drawn, status=status)
 
 
 def _lang(request: Request) -> i18n.Lang:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
-from html import escape
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -19,7 +18,7 @@ from arena.replays.model import ReplayModelError, load
 from arena.replays.steps import MatchView
 from arena.web import i18n, pages
 from arena.web.i18n import N_, Lang
-from arena.web.limits import WebLimits
+from arena.web.pages import tables as table_pages
 from arena.web.table_model import (
     FORM_BYTES,
     LOBBY,
@@ -27,15 +26,12 @@ from arena.web.table_model import (
     PREFIX,
     REPLAY_ASSETS,
     TABLES,
-    Choice,
     Person,
     Seat,
     TableError,
     choices,
-    target_of,
 )
 from arena.web.tables import Room
-from referee import games
 
 
 # ----- the pages -----
@@ -57,29 +53,9 @@ def _tr(request: Request) -> Lang:
     return i18n.of_request(request).lang
 
 
-def _page(request: Request, title: str, body: str, *, status: int = 200, data: Mapping[str, str] | None = None,
-          page: str = "table") -> HTMLResponse:
-    """A table page in the request's language (``title`` and ``body`` already in it: :func:`_tr`);
-    a ``?lang=`` the web does not speak gets 400 saying which it speaks."""
-    choice = i18n.of_request(request)
-    tr = choice.lang
-    if choice.unknown is not None:
-        title, page, status, data = tr._("Language"), "message", 400, None
-        body = _alert(tr._("unknown language {lang}: this site speaks {languages}", lang=repr(choice.unknown),
-                           languages=", ".join(i18n.LANGUAGES)))
-    attrs = "".join(f' data-{k}="{escape(v)}"' for k, v in (data or {}).items())
-    response = HTMLResponse(
-        "<!DOCTYPE html>\n"
-        f'<html lang="{tr.code}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, '
-        f'initial-scale=1"><title>{escape(title)} — Gin Arena</title>'
-        f'{pages.HEAD_LINKS}<link rel="stylesheet" href="/static/table.css"></head>\n'
-        f'<body data-page="{page}"{attrs}>\n{pages.menu(request, tr)}\n'
-        f'<main id="main">\n<h1>{escape(title)}</h1>\n{body}\n</main>\n'
-        f'{i18n.script_block(tr)}\n'
-        '<script src="/static/people.js" defer></script>\n'
-        '<script src="/static/table.js" defer></script>\n</body></html>\n',
-        status_code=status, headers=NO_STORE)
-    return i18n.answer(response, choice, secure=request.url.scheme == "https")
+def _page(request: Request, drawn: pages.Page, *, status: int = 200) -> HTMLResponse:
+    """A table page (:mod:`arena.web.pages.tables`) in the site's frame, never kept by a cache."""
+    return pages.draw(request, drawn, status=status, keep=False)
 
 
 def _error(request: Request, e: TableError) -> JSONResponse:
@@ -88,76 +64,8 @@ def _error(request: Request, e: TableError) -> JSONResponse:
     return JSONResponse({"error": e.message, "say": e.say(_tr(request))}, status_code=e.status, headers=NO_STORE)
 
 
-def _alert(text: str) -> str:
-    return f'<p class="problem" role="alert">{escape(text)}</p>'
-
-
 def _problem(request: Request, title: str, e: TableError) -> HTMLResponse:
-    return _page(request, title, _alert(e.say(_tr(request))), status=e.status, page="message")
-
-
-def _options(values: tuple[str, ...], default: str) -> str:
-    return "".join(f'<option value="{escape(v)}"{" selected" if v == default else ""}>{escape(v)}</option>'
-                   for v in values)
-
-
-def _seat_options(tr: Lang, c: Choice) -> str:
-    if len(c.seats) < 2:
-        return ""
-    return (f'<label>{escape(tr._("seats"))} <select name="seats">'
-            f'{_options(tuple(str(n) for n in c.seats), str(c.default_seats))}</select></label>')
-
-
-NO_GAME = N_("No game with sample bots is installed.")
-"""The table forms' page when no game can be played."""
-
-
-def choose_body(tr: Lang, found: list[Choice], problem: str = "") -> str:
-    """The play-the-computer page: one form per game (its presets, its bots, its seat counts)."""
-    if not found:
-        return f'<p class="problem">{escape(tr._(NO_GAME))}</p>'
-    parts = [_alert(problem)] if problem else []
-    friends = f'<a href="{TABLES}/new">{escape(tr._("open a table"))}</a>'
-    parts.append("<p>" + escape(tr._("No account needed: pick the computer's player and the rules, and play at "
-                                     "once. There is no undo. To play friends, {open}.")).replace("{open}", friends)
-                 + "</p>")
-    for c in found:
-        preset = "short" if "short" in c.presets else c.presets[0]
-        parts.append(
-            f'<form method="post" action="{PREFIX}" class="choose" data-game="{escape(c.game)}">'
-            f'<h2>{escape(c.game)}</h2><input type="hidden" name="game" value="{escape(c.game)}">'
-            f'<label>{escape(tr._("the computer"))} <select name="bot">{_options(c.bots, c.bots[0])}</select></label>'
-            f'<label>{escape(tr._("rules"))} <select name="preset">{_options(c.presets, preset)}</select></label>'
-            f'{_seat_options(tr, c)}<button type="submit">'
-            f'{escape(tr._("play {game}", game=tr.game_name(c.game)))}</button></form>')
-    return "\n".join(parts)
-
-
-def new_body(tr: Lang, found: list[Choice], limits: WebLimits, problem: str = "") -> str:
-    """The new-table page: one form per game."""
-    if not found:
-        return f'<p class="problem">{escape(tr._(NO_GAME))}</p>'
-    parts = [_alert(problem)] if problem else []
-    parts.append("<p>" + escape(tr._("Open a table: you get its code and a link to send your friends; fill the "
-                                     "seats left with sample bots if you like, and start when everyone sits."))
-                 + "</p>")
-    for c in found:
-        preset = "short" if "short" in c.presets else c.presets[0]
-        target = target_of(games.get(c.game).game.rules_preset(preset))
-        aim = (f'<label>{escape(tr._("game target"))} <input name="target" inputmode="numeric" size="5" '
-               f'placeholder="{target}"></label>') if target is not None else ""
-        parts.append(
-            f'<form method="post" action="{TABLES}/new" class="choose" data-game="{escape(c.game)}">'
-            f'<h2>{escape(c.game)}</h2><input type="hidden" name="game" value="{escape(c.game)}">'
-            f'<label>{escape(tr._("rules"))} <select name="preset">{_options(c.presets, preset)}</select></label>'
-            f'{_seat_options(tr, c)}{aim}'
-            f'<label>{escape(tr._("seconds a move"))} <input name="move_s" inputmode="numeric" size="5" '
-            f'value="{limits.table_move_s:g}"></label>'
-            f'<label>{escape(tr._("who may join"))} <select name="public">'
-            f'<option value="">{escape(tr._("friends with the code"))}</option>'
-            f'<option value="yes">{escape(tr._("anyone (listed in the lobby)"))}</option></select></label>'
-            f'<button type="submit">{escape(tr._("open a {game} table", game=tr.game_name(c.game)))}</button></form>')
-    return "\n".join(parts)
+    return _page(request, table_pages.said(title, e.say(_tr(request))), status=e.status)
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -186,20 +94,20 @@ async def new_table(request: Request) -> Response:
     computer, started at once; go to the person's seat."""
     tr = _tr(request)
     if request.method != "POST":
-        return _page(request, tr._("Play the computer"), choose_body(tr, choices()))
+        return _page(request, table_pages.choose(tr, choices()))
     try:
         form = await _form(request)
         seat = _room(request).play_computer(form.get("game", ""), form.get("preset", ""), form.get("bot", ""),
                                             form.get("seats", ""))
     except TableError as e:
-        return _page(request, tr._("Play the computer"), choose_body(tr, choices(), e.say(tr)), status=e.status)
+        return _page(request, table_pages.choose(tr, choices(), e.say(tr)), status=e.status)
     return _to_seat(seat)
 
 
 def _signin_needed(request: Request) -> HTMLResponse:
     tr = _tr(request)
-    return _page(request, tr._("Sign in first"), _alert(tr._("Tables with friends are for people who signed in: "
-                                                            "sign in, then come back.")), status=401, page="message")
+    return _page(request, table_pages.said(tr._("Sign in first"), tr._(
+        "Tables with friends are for people who signed in: sign in, then come back.")), status=401)
 
 
 def _signed(request: Request) -> tuple[Room, Person | None]:
@@ -214,25 +122,15 @@ async def open_table(request: Request) -> Response:
         return _signin_needed(request)
     tr = _tr(request)
     if request.method != "POST":
-        return _page(request, tr._("Open a table"), new_body(tr, choices(), room.limits), page="new")
+        return _page(request, table_pages.new(tr, choices(), room.limits))
     try:
         form = await _form(request)
         settings = room.settings(form.get("game", ""), form.get("preset", ""), form.get("seats", ""),
                                  form.get("move_s", ""), form.get("target", ""), form.get("public", "") == "yes")
         seat = room.open(settings, person.name, person)
     except TableError as e:
-        return _page(request, tr._("Open a table"), new_body(tr, choices(), room.limits, e.say(tr)), status=e.status,
-                     page="new")
+        return _page(request, table_pages.new(tr, choices(), room.limits, e.say(tr)), status=e.status)
     return _to_seat(seat)
-
-
-def join_body(tr: Lang, code: str = "", problem: str = "") -> str:
-    parts = [_alert(problem)] if problem else []
-    parts.append(f'<form method="post" action="{TABLES}/join" class="choose">'
-                 f'<label>{escape(tr._("table code"))} <input name="code" value="{escape(code)}" autocomplete="off" '
-                 f'maxlength="32" size="16" autocapitalize="characters"></label>'
-                 f'<button type="submit">{escape(tr._("sit down"))}</button></form>')
-    return "\n".join(parts)
 
 
 async def join_table(request: Request) -> Response:
@@ -242,13 +140,13 @@ async def join_table(request: Request) -> Response:
         return _signin_needed(request)
     tr = _tr(request)
     if request.method != "POST":
-        return _page(request, tr._("Join a table"), join_body(tr), page="join")
+        return _page(request, table_pages.join(tr))
     try:
         form = await _form(request)
         table = room.find(form.get("code", ""), _client(request))
         return _to_seat(room.join(table, person))
     except TableError as e:
-        return _page(request, tr._("Join a table"), join_body(tr, "", e.say(tr)), status=e.status, page="join")
+        return _page(request, table_pages.join(tr, "", e.say(tr)), status=e.status)
 
 
 async def join_link(request: Request) -> Response:
@@ -267,37 +165,7 @@ async def join_link(request: Request) -> Response:
             return _to_seat(room.join(table, person))
         except TableError as e:
             return _problem(request, tr._("Join a table"), e)
-    st = table.settings
-    who = ", ".join(p.name for p in table.places if p.kind != "empty") or tr._("nobody")
-    about = tr.ngettext("{game} ({preset}), {n} seat; sitting: {who}.", "{game} ({preset}), {n} seats; sitting: {who}.",
-                        st.seats, game=tr.game_name(st.game), preset=st.preset, who=who)
-    return _page(request, tr._("A {game} table", game=tr.game_name(st.game)),
-                 f'<p>{escape(about)}</p><form method="post" action="{TABLES}/j/{table.code}" class="choose">'
-                 f'<button type="submit">{escape(tr._("sit down"))}</button></form>', page="join")
-
-
-def table_body(tr: Lang) -> str:
-    """The table (the script draws it from the stream), with its waiting room."""
-    return (
-        '<section id="waiting" hidden><p id="invite"></p><ol id="seat-list"></ol>'
-        '<p id="host-tools"></p></section>'
-        '<p id="notice" class="notice" role="status"></p>'
-        f'<div id="status" role="status" aria-live="polite">{escape(tr._("connecting…"))}</div>'
-        '<section id="opponent" class="seat"></section>'
-        '<section id="middle"><div id="piles"></div><div id="last"></div></section>'
-        '<section id="me" class="seat"></section>'
-        '<div id="clocks"><span id="my-clock"></span> <span id="their-clock"></span></div>'
-        '<p id="problem" class="problem" role="alert"></p>'
-        '<div id="selection" aria-live="polite"></div>'
-        '<p id="hint" aria-live="polite"></p><div id="actions"></div>'
-        f'<details id="list" open><summary>{escape(tr._("All legal moves"))}</summary>'
-        f'<section id="moves" aria-label="{escape(tr._("your moves"))}"></section></details>'
-        '<p id="prefs"></p>'
-        '<section id="end" hidden></section>'
-        f'<section id="sheet"><h2>{escape(tr._("Score sheet"))}</h2>'
-        '<table id="scores"><thead></thead><tbody></tbody></table></section>'
-        f'<section id="their-moves"><h2>{escape(tr._("Their moves"))}</h2><ol id="log"></ol></section>'
-        '<p id="replay" hidden></p><p id="rematch" hidden></p>')
+    return _page(request, table_pages.invite(tr, table))
 
 
 def _gone_why(request: Request) -> str | None:
@@ -310,33 +178,14 @@ async def table_page(request: Request) -> Response:
     tr = _tr(request)
     why = _gone_why(request) if seat is None else None
     if why is not None:
-        return _page(request, tr._("This seat is free"), _alert(tr._(why))
-                     + f'<p><a href="{LOBBY}">{escape(tr._("the tables"))}</a></p>', status=410, page="message")
+        return _page(request, table_pages.said(tr._("This seat is free"), tr._(why), (LOBBY, tr._("the tables"))),
+                     status=410)
     if seat is None:
-        return _page(request, tr._("No such table"), '<p class="problem">'
-                     + escape(tr._("No table here (it ended long ago, or the link is wrong).")) + "</p>", status=404)
-    base = f"{PREFIX}/t/{seat.secret}"
-    table = seat.table
-    room = _room(request)
-    players = tr._(" vs ").join(p.name or "…" for p in table.places)
-    return _page(request, f"{tr.game_name(table.settings.game)}: {players}",
-                 table_body(tr),
-                 data={"events": f"{base}/events", "move": f"{base}/move", "seat": str(seat.index),
-                       "game": table.settings.game, "fields": json.dumps(_result_words(table.settings.game)),
-                       "fill": f"{base}/fill", "start": f"{base}/start", "rematch": f"{base}/rematch",
-                       "leave": f"{base}/leave",
-                       "join": f"{TABLES}/j/{table.code}", "bots": json.dumps(list(table.settings.bots)),
-                       "signed": "yes" if room.signed_in(request) is not None else "",
-                       "players": json.dumps(list(table.names()))})
-
-
-def _result_words(game: str) -> list[str]:
-    """The game's words for its result fields (``games.Capabilities.result_words``), for the
-    table's script; none for a game that is not installed here."""
-    try:
-        return list(games.get(game).capabilities.result_words)
-    except ValueError:
-        return []
+        return _page(request, table_pages.said(tr._("No such table"),
+                                               tr._("No table here (it ended long ago, or the link is wrong).")),
+                     status=404)
+    signed = _room(request).signed_in(request) is not None
+    return _page(request, table_pages.seat(tr, seat.table, seat.secret, seat.index, signed))
 
 
 async def table_replay(request: Request) -> Response:
@@ -345,24 +194,24 @@ async def table_replay(request: Request) -> Response:
     tr = _tr(request)
     report = seat.match.report if seat is not None and seat.match is not None else None
     if seat is None or report is None or not report.replay_path:
-        return _page(request, tr._("No replay"), f'<p class="problem">{escape(tr._("No replay here (yet)."))}</p>',
-                     status=404)
+        return _page(request, table_pages.said(tr._("No replay"), tr._("No replay here (yet).")), status=404)
     try:
         view = await trio.to_thread.run_sync(load, Path(report.replay_path))
     except (OSError, ReplayModelError) as e:
-        return _page(request, tr._("No replay"),
-                     f'<p class="problem">{escape(tr._("the replay cannot be shown: {why}", why=e))}</p>', status=404)
+        return _page(request, table_pages.said(tr._("No replay"), tr._("the replay cannot be shown: {why}", why=e)),
+                     status=404)
     return replay_response(request, view, PREFIX, N_("play again"), NO_STORE)
 
 
 def replay_response(request: Request, view: MatchView, back_link: str, back_text: str,
                     headers: Mapping[str, str] | None = None) -> Response:
     """A replay's page (``arena.replays.html``, its assets served as files) in the request's
-    language: its frame and its script's words, and ``back_text`` (a msgid) on the link back."""
+    language: its frame and its script's words, and ``back_text`` (a msgid) on the link back; the
+    site's one menu on top, its style sheet and icon."""
     choice = i18n.of_request(request)
     tr = choice.lang
     page = replay_html.replay_page(view, back_link=back_link, back_text=tr._(back_text), assets=REPLAY_ASSETS,
-                                   words=tr)
+                                   words=tr, frame=pages.menu(request, tr), head=pages.HEAD_LINKS)
     return i18n.answer(HTMLResponse(page, headers=dict(headers or {})), choice, secure=request.url.scheme == "https")
 
 
@@ -489,14 +338,7 @@ def lobby_data(room: Room) -> dict[str, Any]:
 async def lobby(request: Request) -> Response:
     """``/lobby``: the open public tables and the running ones (the script refreshes them)."""
     room = _room(request)
-    tr = _tr(request)
-    return _page(request, tr._("Tables"),
-                 f'<p><a href="{TABLES}/new">{escape(tr._("open a table"))}</a> · '
-                 f'<a href="{TABLES}/join">{escape(tr._("join by code"))}</a></p>'
-                 f'<h2>{escape(tr._("Open tables"))}</h2><ul id="lobby-open"></ul>'
-                 f'<h2>{escape(tr._("Being played"))}</h2><ul id="lobby-running"></ul>', page="lobby",
-                 data={"lobby": f"{LOBBY}.json", "refresh": f"{room.limits.lobby_refresh_s:g}",
-                       "initial": json.dumps(lobby_data(room))})
+    return _page(request, table_pages.lobby(_tr(request), lobby_data(room), room.limits.lobby_refresh_s))
 
 
 async def lobby_json(request: Request) -> Response:

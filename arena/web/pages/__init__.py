@@ -23,8 +23,10 @@ import jinja2
 from jinja2.ext import extract_from_ast
 from markupsafe import Markup, escape
 from starlette.requests import Request
+from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
+from arena.web import i18n
 from arena.web.i18n import N_, Lang, script_block, switch
 
 TEMPLATES = Path(__file__).parent.parent / "templates"
@@ -156,13 +158,15 @@ def context(f: Frame, title: str, page: str, data: Mapping[str, str] | None = No
 
 
 def menu(request: Request, tr: Lang) -> Markup:
-    """The site's header (the menu, the doors, the language switch) for a page drawn elsewhere
-    (the table pages)."""
+    """The site's header (the skip link, the menu, the doors, the language switch) for a page
+    drawn elsewhere (the replay page the web serves)."""
     return Markup(TEMPLATING.get_template("menu.html").render(**context(frame(request, tr), "", "")))
 
 
 HEAD_LINKS = Markup(f'<link rel="stylesheet" href="{SITE_STYLE}"><link rel="icon" href="{ICON}" type="image/svg+xml">')
-"""The site's style sheet and icon, for a page drawn elsewhere (the table pages)."""
+"""The site's style sheet and icon, for a page drawn elsewhere (the replay page the web serves)."""
+NO_STORE = {"Cache-Control": "no-store"}
+"""The header of a page that must not be kept (someone is signed in; a table's seat)."""
 
 
 TEMPLATE_CALLS = ("_", "ngettext", "N_")
@@ -200,3 +204,21 @@ class Page:
 def message(title: str, text: str) -> Page:
     """A page that only says something (not found, refused), ``text`` already translated."""
     return Page("message.html", title, "message", {"text": text})
+
+
+def draw(request: Request, drawn: Page, *, status: int = 200, keep: bool = True) -> HTMLResponse:
+    """``drawn`` in the request's language (its texts already in it), from its template, in the
+    site's frame; a ``?lang=`` the web does not speak gets 400 and says which it speaks. A page
+    shown to someone signed in, or not to ``keep`` (a table's: its address is a seat's
+    credential), is sent ``Cache-Control: no-store``."""
+    choice = i18n.of_request(request)
+    tr = choice.lang
+    if choice.unknown is not None:
+        status = 400
+        drawn = message(tr._("Language"), tr._("unknown language {lang}: this site speaks {languages}",
+                                               lang=repr(choice.unknown), languages=", ".join(i18n.LANGUAGES)))
+    f = frame(request, tr)
+    values = {**context(f, drawn.title, drawn.page, drawn.data), **drawn.values}
+    response = TEMPLATING.TemplateResponse(request, drawn.template, values, status_code=status,
+                                           headers=NO_STORE if f.person or not keep else None)
+    return i18n.answer(response, choice, secure=request.url.scheme == "https")

@@ -88,14 +88,97 @@
     box.appendChild(el('span', 'count', '× ' + t.number(n)));
     return box;
   }
-  // A card of the person's hand: a toggle (click, tap, or arrow keys to move and space to press).
+  // A card of the person's hand: a toggle (click, tap, or arrow keys to move and space to press),
+  // and, when a move puts it on a pile or a meld of the table, a card to drag there.
   function pick(c) {
     const b = dress(el('button', 'card pick'), c);
     b.type = 'button';
     b.setAttribute('aria-pressed', selected.includes(c) ? 'true' : 'false');
     b.addEventListener('click', () => toggle(c));
+    b.addEventListener('pointerdown', (e) => grab(e, b, c));
+    b.addEventListener('touchmove', (e) => { if (dragging && dragging.moved) e.preventDefault(); }, {passive: false});
+    // (its CSS keeps a finger's drag from scrolling the page; a move on its way ends soon)
+    if (drops(carried(c), true).length) b.classList.add('drag');
     return b;
   }
+  // Drag to discard (or to lay off): a card of the hand dragged by the mouse, a pen or a finger
+  // (pointer events) and let go on a pile or a meld of the table makes the legal move that puts it
+  // there — a card of several selected carries them all; let go anywhere else, nothing is played.
+  // A press that moves less than DRAG_PX is a tap (it selects the card). Tapping the card and then
+  // the pile, the named moves and the list of moves stay for the keyboard and the rest.
+  const DRAG_PX = 8;
+  let dragging = null;            // the drag under way: {cards, x, y, ghost, moved, pointer}
+  function carried(c) { return selected.length > 1 && selected.includes(c) ? selected : [c]; }
+  function drops(list, evenSending) {
+    const legal = evenSending && request && view && !over ? view.legal : legalNow();
+    return legal.filter((m) => (m.to_pile !== undefined || m.to_meld !== undefined) && same(m.cards, list));
+  }
+  function spots() { return [...document.querySelectorAll('#piles [data-pile], #piles [data-meld]')]; }
+  function dropAt(x, y) {
+    const under = document.elementFromPoint(x, y);
+    const spot = under && under.closest('#piles [data-pile], #piles [data-meld]');
+    if (!spot || !dragging) return null;
+    const [key, i] = spot.dataset.pile !== undefined ? ['to_pile', Number(spot.dataset.pile)] : ['to_meld', Number(spot.dataset.meld)];
+    const move = drops(dragging.cards).find((m) => m[key] === i);
+    return move ? {spot, move} : null;
+  }
+  function grab(e, b, c) {
+    if (dragging || (e.pointerType === 'mouse' && e.button !== 0) || !drops(carried(c)).length) return;
+    const r = b.getBoundingClientRect();
+    dragging = {cards: carried(c), x: e.clientX, y: e.clientY, dx: e.clientX - r.left, dy: e.clientY - r.top,
+                ghost: null, moved: false, pointer: e.pointerId, from: b};
+    window.addEventListener('pointermove', drag, true);
+    window.addEventListener('pointerup', drop, true);
+    window.addEventListener('pointercancel', cancelDrag, true);
+  }
+  function drag(e) {
+    if (!dragging || e.pointerId !== dragging.pointer) return;
+    if (!dragging.moved) {
+      if (Math.hypot(e.clientX - dragging.x, e.clientY - dragging.y) < DRAG_PX) return;
+      dragging.moved = true;
+      const g = dragging.from.cloneNode(true);  // what the finger carries (the card stays in the hand, dimmed)
+      g.className = 'card pick ghost ' + [...dragging.from.classList].filter((k) => k.startsWith('ink-')).join(' ');
+      g.removeAttribute('id');
+      g.setAttribute('aria-hidden', 'true');
+      g.tabIndex = -1;
+      if (dragging.cards.length > 1) g.appendChild(el('span', 'badge', '×' + t.number(dragging.cards.length)));
+      document.body.appendChild(g);
+      dragging.ghost = g;
+      dragging.from.classList.add('lifted');
+      body.classList.add('dragging');
+      for (const s of spots()) {
+        const key = s.dataset.pile !== undefined ? 'to_pile' : 'to_meld';
+        const i = Number(s.dataset.pile !== undefined ? s.dataset.pile : s.dataset.meld);
+        if (drops(dragging.cards).some((m) => m[key] === i)) s.classList.add('drop');
+      }
+    }
+    dragging.ghost.style.transform = 'translate(' + (e.clientX - dragging.dx) + 'px,' + (e.clientY - dragging.dy) + 'px)';
+    const at = dropAt(e.clientX, e.clientY);
+    for (const s of spots()) s.classList.toggle('over', !!at && at.spot === s);
+  }
+  function endDrag() {
+    window.removeEventListener('pointermove', drag, true);
+    window.removeEventListener('pointerup', drop, true);
+    window.removeEventListener('pointercancel', cancelDrag, true);
+    if (dragging && dragging.ghost) dragging.ghost.remove();
+    if (dragging) dragging.from.classList.remove('lifted');
+    body.classList.remove('dragging');
+    for (const s of spots()) s.classList.remove('drop', 'over');
+  }
+  function drop(e) {
+    if (!dragging || e.pointerId !== dragging.pointer) return;
+    const moved = dragging.moved;
+    const at = moved ? dropAt(e.clientX, e.clientY) : null;
+    endDrag();
+    dragging = null;
+    if (!moved) return;  // a tap: the click selects the card
+    // the mouse's click that follows the release (dispatched with it, before any timer) is no tap
+    const swallow = (k) => { k.stopPropagation(); k.preventDefault(); };
+    window.addEventListener('click', swallow, true);
+    setTimeout(() => window.removeEventListener('click', swallow, true), 0);
+    if (at) send(at.move.id);
+  }
+  function cancelDrag() { endDrag(); dragging = null; }
   function picks(list, cls) {
     const box = el('span', cls);
     for (const c of list || []) box.appendChild(pick(c));
@@ -186,6 +269,11 @@
     let box;
     if (p.cards === null) box = backs(p.count);
     else box = cards(p.cards, 'cards row');
+    if (p.cards && !p.cards.length) {  // an empty pile keeps a card's room: somewhere to tap, or to drop a card on
+      const slot = el('span', 'card slot');
+      slot.setAttribute('aria-hidden', 'true');
+      box.appendChild(slot);
+    }
     row.appendChild(box);
     if (put.length) touchable(row, put[0], named(put[0].label));
     else if (take.length === 1) touchable(row, take[0], named(take[0].label));
@@ -343,7 +431,8 @@
       ? (named_.length || legal.some((m) => (m.to_pile !== undefined || m.to_meld !== undefined) && same(m.cards, selected))
         ? t('Tap where the selected cards go, or a named move.') : t('No move uses exactly the selected cards.'))
       : drawing ? t('Tap the stock or the discard pile to draw.')
-        : placing ? t('Tap a card of your hand to choose it.') : '';
+        : placing ? (legal.some((m) => (m.to_pile !== undefined || m.to_meld !== undefined) && m.cards.length === 1)
+          ? t('Tap a card of your hand to choose it, or drag it where it goes.') : t('Tap a card of your hand to choose it.')) : '';
   }
   function signal(yours) {
     body.classList.toggle('your-turn', yours);
