@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .play.pool import MAX_CRASHES as MAX_CRASHES
     from .play.pool import BotFailed as BotFailed
     from .play.pool import BotPool as BotPool
+    from .play.spawn import run_bot as run_bot
     from .replays import Replay as Replay
     from .replays import ReplayFormatError as ReplayFormatError
     from .replays import ReplayVisitor as ReplayVisitor
@@ -112,7 +113,7 @@ _LAZY = {
     "MatchContext": "play.matches", "MatchObserver": "play.matches", "SEAT_CLOCKS": "play.matches",
     "PlayedMatch": "play.matches",
     "open_match_context": "play.matches", "play_match": "play.matches", "play_match_async": "play.matches",
-    "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool",
+    "BotFailed": "play.pool", "BotPool": "play.pool", "MAX_CRASHES": "play.pool", "run_bot": "play.spawn",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
     "MatchEvents": "table.events", "GOODBYE": "table.faults", "is_goodbye": "table.faults",
     "FinishedMatch": "table.finished", "HeldMatch": "table.finished",

@@ -500,3 +500,66 @@ def test_the_format_and_rater_finder() -> None:
             'class C:\n    format: str = "round-robin"\n')
     hits = names_a_format_or_rater(ast.parse(code), names, files)
     assert [line for line, _ in hits] == [1, 2, 4, 5, 5, 8, 9, 11]
+
+
+PROCESS_STARTERS = frozenset({
+    "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.getoutput", "subprocess.getstatusoutput", "trio.run_process", "trio.lowlevel.open_process",
+    "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell", "os.system", "os.popen", "os.fork",
+    "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "multiprocessing.Process", "pty.spawn",
+})
+"""The calls that start a process (``os.exec*`` and ``os.spawn*`` count too: :func:`starts_a_process`)."""
+BOT_SPAWNER = "referee/play/spawn.py"
+"""The one module that starts a bot's process (``referee.run_bot`` and the match context's seats and pool)."""
+STARTS_NO_BOT = {
+    "referee/transport/auth.py": "asks git whether the operator's token file is tracked (git ls-files)",
+    "arena/model/manifest.py": "checks, before a run, that a bot's interpreter can import its module (python -c)",
+    "arena/web/hashing.py": "the web's password-hashing worker (a process of the web's own code)",
+    "arena/web/process.py": "the live web's own process (arena serve --web runs the site apart from the referee)",
+    "arena/cli/protogen_cmd.py": "runs protoc for arena protogen",
+}
+"""The modules of the referee and the arena that start a process that is no bot, each with what it starts."""
+
+
+def starts_a_process(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module starts a process: a call of one of :data:`PROCESS_STARTERS`, ``os.exec*`` or
+    ``os.spawn*``, however it was imported (``from subprocess import Popen as P``: ``P(...)``)."""
+    aliases: dict[str, str] = {}
+    for node, _ in src.import_statements(tree):
+        if isinstance(node, ast.Import):
+            aliases.update({(a.asname or a.name).split(".")[0]: (a.name if a.asname else a.name.split(".")[0])
+                            for a in node.names})
+        elif node.module and not node.level:
+            aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+
+    def dotted(e: ast.expr) -> str:
+        if isinstance(e, ast.Name):
+            return aliases.get(e.id, e.id)
+        if isinstance(e, ast.Attribute):
+            return f"{dotted(e.value)}.{e.attr}"
+        return ""
+
+    calls = [(node.lineno, dotted(node.func)) for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    return sorted((line, name) for line, name in calls
+                  if name in PROCESS_STARTERS or re.fullmatch(r"os\.(exec|spawn)\w+", name))
+
+
+def test_bot_processes_are_started_by_one_module() -> None:
+    found = {m.rel: starts_a_process(m.tree) for m in src.modules("referee", "arena")}
+    starters = {rel for rel, hits in found.items() if hits}
+    report = [f"  {rel}: " + ", ".join(f"{line}:{name}" for line, name in found[rel])
+              for rel in sorted(starters - {BOT_SPAWNER, *STARTS_NO_BOT})]
+    assert not report, (f"modules that start a process themselves (a bot's process is started by {BOT_SPAWNER} "
+                        "alone: referee.run_bot, or a BotLaunch played by play_match; a process that is no bot is "
+                        "named in STARTS_NO_BOT with what it is; line:call):\n" + "\n".join(report))
+    assert starters >= {BOT_SPAWNER, *STARTS_NO_BOT}, ("named as starting a process but starting none: "
+                                                       f"{sorted({BOT_SPAWNER, *STARTS_NO_BOT} - starters)}")
+
+
+def test_the_process_start_finder() -> None:
+    code = ("import subprocess\nimport trio\nimport os as o\nfrom subprocess import Popen as P\n"
+            "from asyncio import create_subprocess_exec\nsubprocess.run(['x'])\n"
+            "await trio.lowlevel.open_process(['x'])\nP(['x'])\no.execvp('x', ['x'])\n"
+            "await create_subprocess_exec('x')\nsubprocess.DEVNULL\nrun(['x'])\nos.path.join('a')\n"
+            "await trio.run_process(['x'])\n")
+    assert [line for line, _ in starts_a_process(ast.parse(code))] == [6, 7, 8, 9, 10, 14]

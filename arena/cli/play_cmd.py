@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -11,7 +12,7 @@ import trio
 import referee
 from arena.cli.options import UsageError, game_rules_from_args, run_cancellable, tc_from_args
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
-from arena.run.play import Screen, default_bot, play, sample_bots
+from arena.run.play import PlaySession, Screen, default_bot, play, sample_bots
 from referee import DEFAULT_GAME, configure_logging, games
 
 
@@ -92,11 +93,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena play: {e}", file=sys.stderr)
         return EXIT_USAGE
     configure_logging("error", stream=sys.stderr)  # a resign is no warning here
+    session = PlaySession(seat=args.seat, name=args.name, bot=args.bot, command=args.command,
+                          replay_dir=Path(args.replay_dir))
     screen = Screen(sys.stdout, args.seat, args.game)
 
     async def go(scope: trio.CancelScope) -> int:
         with scope:
-            return await play(args, spec, screen)
+            return await play(session, spec, screen)
         screen.say("\nInterrupted.")
         return EXIT_INTERRUPTED
 
