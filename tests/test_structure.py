@@ -563,3 +563,35 @@ def test_the_process_start_finder() -> None:
             "await create_subprocess_exec('x')\nsubprocess.DEVNULL\nrun(['x'])\nos.path.join('a')\n"
             "await trio.run_process(['x'])\n")
     assert [line for line, _ in starts_a_process(ast.parse(code))] == [6, 7, 8, 9, 10, 14]
+
+
+SPEC_BUILDER = "arena/model/schedule.py"
+"""The one place a match to be played gets its spec: ``PlayConfig.spec`` (one set of defaults)."""
+REBUILDS_A_SPEC = {
+    "referee/transport/service.py": "an operator's CreateMatch request, converted as it came over the wire",
+    "referee/table/interrupted.py": "an interrupted match's spec, rebuilt from its journal to list it",
+    "referee/table/resim.py": "a replay's recorded spec, rebuilt to play the replay again",
+}
+"""The modules that build a ``MatchSpec`` of a match someone else described, each with which."""
+
+
+def builds_a_spec(tree: ast.AST) -> list[int]:
+    """The lines that call ``MatchSpec(…)`` (``MatchSpec``, ``referee.MatchSpec``, …)."""
+    return sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id == "MatchSpec")
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == "MatchSpec")))
+
+
+def test_match_specs_are_built_in_one_place() -> None:
+    found = {m.rel: builds_a_spec(m.tree) for m in src.modules("referee", "arena")}
+    builders = {rel for rel, lines in found.items() if lines}
+    report = [f"  {rel}: lines {found[rel]}" for rel in sorted(builders - {SPEC_BUILDER, *REBUILDS_A_SPEC})]
+    assert not report, (f"modules that build a MatchSpec themselves (a match to be played gets its spec from "
+                        f"PlayConfig.spec in {SPEC_BUILDER}, with its one set of defaults):\n" + "\n".join(report))
+    assert builders >= {SPEC_BUILDER, *REBUILDS_A_SPEC}, sorted({SPEC_BUILDER, *REBUILDS_A_SPEC} - builders)
+
+
+def test_the_spec_builder_finder() -> None:
+    code = ("import referee\nfrom referee import MatchSpec\nMatchSpec(players=('a', 'b'))\n"
+            "referee.MatchSpec(players=('a', 'b'))\nx = MatchSpec\ndataclasses.replace(spec, seed=b'x')\n")
+    assert builds_a_spec(ast.parse(code)) == [3, 4]

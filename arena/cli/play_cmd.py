@@ -12,6 +12,7 @@ import trio
 import referee
 from arena.cli.options import UsageError, game_rules_from_args, run_cancellable, tc_from_args
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
+from arena.model.schedule import PlayConfig
 from arena.run.play import PlaySession, Screen, default_bot, play, sample_bots
 from referee import DEFAULT_GAME, configure_logging, games
 
@@ -78,11 +79,9 @@ def spec_from_args(args: argparse.Namespace) -> referee.MatchSpec:
         if not args.bot:
             raise UsageError(f"--game {args.game}: no sample bot plays it by default; give --bot NAME or --command CMD")
     rules = game_rules_from_args(args.game, args.rules, args.rule)
-    return referee.MatchSpec(
-        players=_players(args, "opponent" if args.command else args.bot), game=args.game, rules=rules,
-        time_control=tc_from_args(args.tc), reconnect_grace_ms=0,
-        seed=args.seed.encode() if args.seed else None,
-    )
+    play = PlayConfig(game=args.game, rules=rules, time_control=tc_from_args(args.tc), reconnect_grace_ms=0)
+    return play.spec(_players(args, "opponent" if args.command else args.bot),
+                     seed=args.seed.encode() if args.seed else None)
 
 
 def run(args: argparse.Namespace) -> int:
