@@ -595,3 +595,33 @@ def test_the_spec_builder_finder() -> None:
     code = ("import referee\nfrom referee import MatchSpec\nMatchSpec(players=('a', 'b'))\n"
             "referee.MatchSpec(players=('a', 'b'))\nx = MatchSpec\ndataclasses.replace(spec, seed=b'x')\n")
     assert builds_a_spec(ast.parse(code)) == [3, 4]
+
+
+READS_ITS_OWN_COMMAND_LINE = {
+    "arena/_testbot.py": "a bot program (started as its own process): its main parses its own command line",
+}
+"""The modules of the arena outside ``arena/cli`` that may hold an ``argparse.Namespace``, each with why."""
+
+
+def names_a_namespace(tree: ast.AST) -> list[int]:
+    """The lines that name ``argparse.Namespace`` (or import ``Namespace`` from ``argparse``)."""
+    hits = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == "Namespace"
+            and isinstance(node.value, ast.Name) and node.value.id == "argparse"]
+    hits += [node.lineno for node, _ in src.import_statements(tree) if isinstance(node, ast.ImportFrom)
+             and node.module == "argparse" and any(a.name == "Namespace" for a in node.names)]
+    return sorted(hits)
+
+
+def test_no_namespace_below_the_command_line() -> None:
+    found = {m.rel: names_a_namespace(m.tree) for m in src.modules("arena") if not m.rel.startswith("arena/cli/")}
+    report = [f"  {rel}: lines {lines}" for rel, lines in sorted(found.items())
+              if lines and rel not in READS_ITS_OWN_COMMAND_LINE]
+    assert not report, ("modules below arena/cli that take an argparse.Namespace (its cmd_* function reads the "
+                        "options and hands plain values down):\n" + "\n".join(report))
+    assert all(found[rel] for rel in READS_ITS_OWN_COMMAND_LINE)
+
+
+def test_the_namespace_finder() -> None:
+    code = ("import argparse\nfrom argparse import Namespace\ndef run(args: argparse.Namespace) -> int: ...\n"
+            "x = argparse.ArgumentParser()\n")
+    assert names_a_namespace(ast.parse(code)) == [2, 3]
