@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .play.matches import play_match as play_match
     from .play.matches import play_match_async as play_match_async
     from .play.pool import BotFailed as BotFailed
+    from .play.spawn import run_bot as run_bot
     from .replays import Replay as Replay
     from .replays import ReplayFormatError as ReplayFormatError
     from .replays import ReplayVisitor as ReplayVisitor
@@ -85,7 +86,7 @@ _LAZY = {
     "MatchContext": "play.matches", "MatchObserver": "play.matches", "PlayedMatch": "play.matches",
     "SEAT_CLOCKS": "play.matches", "open_match_context": "play.matches", "play_match": "play.matches",
     "play_match_async": "play.matches",
-    "BotFailed": "play.pool",
+    "BotFailed": "play.pool", "run_bot": "play.spawn",
     "Replay": "replays", "ReplayFormatError": "replays", "ReplayVisitor": "replays", "read_replay": "replays",
     "ReplayError": "table.resim", "Resimulation": "table.resim", "resimulate": "table.resim",
     "aio": "transport.runtime", "run": "transport.runtime",

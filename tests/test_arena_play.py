@@ -202,6 +202,7 @@ def test_the_opponents_seat_token_is_in_its_environment_not_on_its_command_line(
                        if b"=" in item)
         token = environ[b"GIN_TOKEN"]
         assert len(token) >= 32 and b"--token" not in argv and not any(token in a for a in argv), argv
+        assert os.getpgid(bots[0]) == bots[0]  # (started as every bot is: its own process group, ended whole)
     finally:
         assert proc.stdin is not None
         proc.stdin.close()  # (end of input: the human resigns)

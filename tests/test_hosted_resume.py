@@ -171,7 +171,7 @@ def test_the_owed_games_of_an_earlier_run_are_the_first_matches(tmp_path: Path) 
     registry = BotRegistry(db)
     tokens = {name: registry.add(name) for name in ("a", "b", "c")}
     config = parse_ladder({"play": [{"preset": "short", "tc": "st=5"}], "pairing_wave_ms": 0})  # (no wave to wait)
-    play = config.plays[0]
+    play = config.plays[0].play
     seed = bytes(range(32))
     record_run(db, "hosted-00aa11", True)
     record_run(db, "hosted-00bb22", False)

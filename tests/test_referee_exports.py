@@ -20,7 +20,7 @@ STABLE = frozenset({
     "DEFAULT_GAME", "MatchSpec", "MatchReport", "Termination", "TERMINATIONS", "FaultPolicy",
     "TimeControl", "TimeControlError", "Limits", "LimitExceeded",
     # playing matches: the bots, one call per match, many in one context, what happens meanwhile
-    "BotLaunch", "ProcessLimits", "BotFailed", "PlayedMatch", "play_match", "play_match_async",
+    "BotLaunch", "ProcessLimits", "BotFailed", "run_bot", "PlayedMatch", "play_match", "play_match_async",
     "MatchContext", "open_match_context", "SEAT_CLOCKS", "MatchObserver", "MatchEvent", "MatchEventsDropped",
     # the referee's gRPC server and its TLS
     "Referee", "open_referee", "serve_referee", "ServerTLS", "ClientTLS", "TLSConfigError",

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from arena.cli.replays_cmd import cmd_replay
 from arena.replays import view as replay_view
 from arena.replays.model import MatchView, Position, load
 from arena.replays.steps import card_texts
@@ -111,7 +112,7 @@ def _run(argv: list[str]) -> tuple[int, str]:
     parser = argparse.ArgumentParser(prog="arena")
     replay_view.add_parser(parser.add_subparsers(dest="subcommand"))
     out = io.StringIO()
-    code = replay_view.run(parser.parse_args(argv), stdin=io.StringIO(), stdout=out)
+    code = cmd_replay(parser.parse_args(argv), stdin=io.StringIO(), stdout=out)
     return code, out.getvalue()
 
 

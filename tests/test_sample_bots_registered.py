@@ -61,8 +61,10 @@ def test_every_installed_games_samples_as_the_arena_reads_them() -> None:
     assert [b.name for b in rummy.bots] == ["random", "hoarder", "greedy"]
     assert (rummy.seats, rummy.games, rummy.opponent) == (4, 8, "greedy")
     assert [b.name for b in toy3.bots] == ["high", "low"] and (toy3.seats, toy3.games, toy3.opponent) == (3, 3, "high")
-    assert samples.command(toy3.bots[1], "127.0.0.1:5", "low-1") == [
+    low = samples.launch(toy3.bots[1], "low-1")
+    assert low.argv("127.0.0.1:5", "t" * 32, "low-1") == [  # (the token in GIN_TOKEN alone)
         sys.executable, "-m", "toy3_game.bot", "--strategy", "low", "--referee", "127.0.0.1:5", "--name", "low-1"]
+    assert low.environment("127.0.0.1:5", "t" * 32, "low-1")["GIN_TOKEN"] == "t" * 32
     assert samples.js_games() == ("gin", "rummy")
     with pytest.raises(ValueError, match="unknown game 'chess'"):
         samples.samples("chess")

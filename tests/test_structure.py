@@ -520,3 +520,128 @@ def test_the_format_and_rater_finder() -> None:
             'class C:\n    format: str = "round-robin"\n')
     hits = names_a_format_or_rater(ast.parse(code), names, files)
     assert [line for line, _ in hits] == [1, 2, 4, 5, 5, 8, 9, 11]
+
+
+PROCESS_STARTERS = frozenset({
+    "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.getoutput", "subprocess.getstatusoutput", "trio.run_process", "trio.lowlevel.open_process",
+    "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell", "os.system", "os.popen", "os.fork",
+    "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "multiprocessing.Process", "pty.spawn",
+})
+"""The calls that start a process (``os.exec*`` and ``os.spawn*`` count too: :func:`starts_a_process`)."""
+BOT_SPAWNER = "referee/play/spawn.py"
+"""The one module that starts a bot's process (``referee.run_bot`` and the match context's seats and pool)."""
+STARTS_NO_BOT = {
+    "referee/transport/auth.py": "asks git whether the operator's token file is tracked (git ls-files)",
+    "arena/model/manifest.py": "checks, before a run, that a bot's interpreter can import its module (python -c)",
+    "arena/web/hashing.py": "the web's password-hashing worker (a process of the web's own code)",
+    "arena/web/process.py": "the live web's own process (arena serve --web runs the site apart from the referee)",
+    "arena/cli/protogen_cmd.py": "runs protoc for arena protogen",
+}
+"""The modules of the referee and the arena that start a process that is no bot, each with what it starts."""
+
+
+def starts_a_process(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module starts a process: a call of one of :data:`PROCESS_STARTERS`, ``os.exec*`` or
+    ``os.spawn*``, however it was imported (``from subprocess import Popen as P``: ``P(...)``)."""
+    aliases: dict[str, str] = {}
+    for node, _ in src.import_statements(tree):
+        if isinstance(node, ast.Import):
+            aliases.update({(a.asname or a.name).split(".")[0]: (a.name if a.asname else a.name.split(".")[0])
+                            for a in node.names})
+        elif node.module and not node.level:
+            aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+
+    def dotted(e: ast.expr) -> str:
+        if isinstance(e, ast.Name):
+            return aliases.get(e.id, e.id)
+        if isinstance(e, ast.Attribute):
+            return f"{dotted(e.value)}.{e.attr}"
+        return ""
+
+    calls = [(node.lineno, dotted(node.func)) for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    return sorted((line, name) for line, name in calls
+                  if name in PROCESS_STARTERS or re.fullmatch(r"os\.(exec|spawn)\w+", name))
+
+
+def test_bot_processes_are_started_by_one_module() -> None:
+    found = {m.rel: starts_a_process(m.tree) for m in src.modules("referee", "arena")}
+    starters = {rel for rel, hits in found.items() if hits}
+    report = [f"  {rel}: " + ", ".join(f"{line}:{name}" for line, name in found[rel])
+              for rel in sorted(starters - {BOT_SPAWNER, *STARTS_NO_BOT})]
+    assert not report, (f"modules that start a process themselves (a bot's process is started by {BOT_SPAWNER} "
+                        "alone: referee.run_bot, or a BotLaunch played by play_match; a process that is no bot is "
+                        "named in STARTS_NO_BOT with what it is; line:call):\n" + "\n".join(report))
+    assert starters >= {BOT_SPAWNER, *STARTS_NO_BOT}, ("named as starting a process but starting none: "
+                                                       f"{sorted({BOT_SPAWNER, *STARTS_NO_BOT} - starters)}")
+
+
+def test_the_process_start_finder() -> None:
+    code = ("import subprocess\nimport trio\nimport os as o\nfrom subprocess import Popen as P\n"
+            "from asyncio import create_subprocess_exec\nsubprocess.run(['x'])\n"
+            "await trio.lowlevel.open_process(['x'])\nP(['x'])\no.execvp('x', ['x'])\n"
+            "await create_subprocess_exec('x')\nsubprocess.DEVNULL\nrun(['x'])\nos.path.join('a')\n"
+            "await trio.run_process(['x'])\n")
+    assert [line for line, _ in starts_a_process(ast.parse(code))] == [6, 7, 8, 9, 10, 14]
+
+
+SPEC_BUILDER = "arena/model/schedule.py"
+"""The one place a match to be played gets its spec: ``PlayConfig.spec`` (one set of defaults)."""
+REBUILDS_A_SPEC = {
+    "referee/transport/service.py": "an operator's CreateMatch request, converted as it came over the wire",
+    "referee/table/interrupted.py": "an interrupted match's spec, rebuilt from its journal to list it",
+    "referee/table/resim.py": "a replay's recorded spec, rebuilt to play the replay again",
+}
+"""The modules that build a ``MatchSpec`` of a match someone else described, each with which."""
+
+
+def builds_a_spec(tree: ast.AST) -> list[int]:
+    """The lines that call ``MatchSpec(…)`` (``MatchSpec``, ``referee.MatchSpec``, …)."""
+    return sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id == "MatchSpec")
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == "MatchSpec")))
+
+
+def test_match_specs_are_built_in_one_place() -> None:
+    found = {m.rel: builds_a_spec(m.tree) for m in src.modules("referee", "arena")}
+    builders = {rel for rel, lines in found.items() if lines}
+    report = [f"  {rel}: lines {found[rel]}" for rel in sorted(builders - {SPEC_BUILDER, *REBUILDS_A_SPEC})]
+    assert not report, (f"modules that build a MatchSpec themselves (a match to be played gets its spec from "
+                        f"PlayConfig.spec in {SPEC_BUILDER}, with its one set of defaults):\n" + "\n".join(report))
+    assert builders >= {SPEC_BUILDER, *REBUILDS_A_SPEC}, sorted({SPEC_BUILDER, *REBUILDS_A_SPEC} - builders)
+
+
+def test_the_spec_builder_finder() -> None:
+    code = ("import referee\nfrom referee import MatchSpec\nMatchSpec(players=('a', 'b'))\n"
+            "referee.MatchSpec(players=('a', 'b'))\nx = MatchSpec\ndataclasses.replace(spec, seed=b'x')\n")
+    assert builds_a_spec(ast.parse(code)) == [3, 4]
+
+
+READS_ITS_OWN_COMMAND_LINE = {
+    "arena/_testbot.py": "a bot program (started as its own process): its main parses its own command line",
+}
+"""The modules of the arena outside ``arena/cli`` that may hold an ``argparse.Namespace``, each with why."""
+
+
+def names_a_namespace(tree: ast.AST) -> list[int]:
+    """The lines that name ``argparse.Namespace`` (or import ``Namespace`` from ``argparse``)."""
+    hits = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == "Namespace"
+            and isinstance(node.value, ast.Name) and node.value.id == "argparse"]
+    hits += [node.lineno for node, _ in src.import_statements(tree) if isinstance(node, ast.ImportFrom)
+             and node.module == "argparse" and any(a.name == "Namespace" for a in node.names)]
+    return sorted(hits)
+
+
+def test_no_namespace_below_the_command_line() -> None:
+    found = {m.rel: names_a_namespace(m.tree) for m in src.modules("arena") if not m.rel.startswith("arena/cli/")}
+    report = [f"  {rel}: lines {lines}" for rel, lines in sorted(found.items())
+              if lines and rel not in READS_ITS_OWN_COMMAND_LINE]
+    assert not report, ("modules below arena/cli that take an argparse.Namespace (its cmd_* function reads the "
+                        "options and hands plain values down):\n" + "\n".join(report))
+    assert all(found[rel] for rel in READS_ITS_OWN_COMMAND_LINE)
+
+
+def test_the_namespace_finder() -> None:
+    code = ("import argparse\nfrom argparse import Namespace\ndef run(args: argparse.Namespace) -> int: ...\n"
+            "x = argparse.ArgumentParser()\n")
+    assert names_a_namespace(ast.parse(code)) == [2, 3]

@@ -341,6 +341,7 @@ def test_play_computer_bots_have_no_token_in_argv_and_the_store_is_private(tmp_p
         environ = dict(e.split(b"=", 1) for e in Path("/proc", str(pid), "environ").read_bytes().split(b"\0") if e)
         token = environ[b"GIN_TOKEN"]
         assert len(token) >= 16 and b"--token" not in argv and not any(token in a for a in argv), argv
+        assert os.getpgid(pid) == pid  # (started as every bot is: its own process group, ended whole)
         assert stat.S_IMODE(Path("/proc", str(pid), "environ").stat().st_mode) & 0o077 == 0
         for path, mode in ((folder, 0o700), (folder / "replays", 0o700), (folder / "serve.sqlite", 0o600)):
             assert stat.S_IMODE(path.stat().st_mode) == mode, (path.name, oct(path.stat().st_mode))

@@ -4,7 +4,8 @@ Subcommands: ``demo``, ``tournament``, ``serve``, ``report``, ``ladder
 add|remove|run|show|runs|drop``, ``play``, ``new-bot``, ``new-game``, ``proto-gen``, ``audit``, ``replay``,
 ``replay-html``, ``html``, ``games``, ``certs``, ``operator``, ``bots``. Modules: ``parser`` (the options),
 ``options`` (what commands share), ``commands``, ``ladder_cmd``, ``play_cmd``, ``games_cmd``, ``newbot_cmd``,
-``newgame_cmd``, ``protogen_cmd``, ``certs_cmd``, ``operator_cmd``, ``bots_cmd``. Exit codes: :mod:`arena.exit_codes`.
+``newgame_cmd``, ``protogen_cmd``, ``certs_cmd``, ``operator_cmd``, ``bots_cmd``, ``replays_cmd``.
+Exit codes: :mod:`arena.exit_codes`.
 
 A command whose standard output is closed early (``arena report RUN | head``) stops quietly:
 no traceback, exit status :data:`~arena.exit_codes.EXIT_STDOUT_CLOSED` (141, as a program that
@@ -25,12 +26,9 @@ from arena.cli.ladder_cmd import cmd_ladder
 from arena.cli.options import UsageError
 from arena.cli.parser import build_parser
 from arena.cli.play_cmd import run as run_play
+from arena.cli.replays_cmd import cmd_audit, cmd_html, cmd_replay, cmd_replay_html
 from arena.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_STDOUT_CLOSED, EXIT_USAGE
 from arena.model.manifest import ManifestError
-from arena.replays import audit
-from arena.replays import html as replay_html
-from arena.replays import view as replay_view
-from arena.results import page as results_page
 from arena.run.ladder import LadderError
 from arena.run.placement import BotsUnreachable, NoWorkers
 from arena.store import StoreError
@@ -45,10 +43,10 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "play": run_play,
     "new-bot": newbot_cmd.run,
     "new-game": newgame_cmd.run,
-    "audit": audit.run,
-    "replay": replay_view.run,
-    "replay-html": replay_html.run,
-    "html": results_page.run,
+    "audit": cmd_audit,
+    "replay": cmd_replay,
+    "replay-html": cmd_replay_html,
+    "html": cmd_html,
     "certs": certs_cmd.run,
     "operator": operator_cmd.run,
     "bots": bots_cmd.run,

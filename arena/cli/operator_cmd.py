@@ -32,7 +32,7 @@ import referee.lowlevel
 from arena.cli.bots_cmd import BOT_ACTIONS, add_action_options, bots_request, show_reply
 from arena.cli.options import UsageError, address, check_client_tls_files, game_rules_from_args, tc_from_args
 from arena.exit_codes import EXIT_FAILED, EXIT_OK
-from arena.model.schedule import FAULT_POLICIES
+from arena.model.schedule import FAULT_POLICIES, PlayConfig
 from gin_arena.v2 import arena_pb2_grpc, referee_pb2, referee_pb2_grpc
 from referee import TLSConfigError
 from referee.lowlevel import LIST_AFTER_KEY as LIST_AFTER
@@ -376,11 +376,9 @@ def create_request(args: argparse.Namespace) -> referee_pb2.CreateMatchRequest:
         raise UsageError(f"--seed {args.seed!r}: expected hex digits") from None
     rules = game_rules_from_args(args.game, args.rules, args.rule)
     try:
-        spec = referee.MatchSpec(
-            players=tuple(args.player), game=args.game, rules=rules, time_control=tc_from_args(args.tc),
-            fault_policy=args.fault_policy, seed=seed, match_id=args.match_id,
-            connect_timeout_ms=int(args.connect_timeout * 1000), seat_tokens=tuple(args.token),
-        )
+        play = PlayConfig(game=args.game, rules=rules, time_control=tc_from_args(args.tc),
+                          fault_policy=args.fault_policy, connect_timeout_ms=int(args.connect_timeout * 1000))
+        spec = play.spec(args.player, seed=seed, match_id=args.match_id, seat_tokens=args.token)
     except ValueError as e:
         raise UsageError(f"create: {e}") from None
     return referee.lowlevel.create_match_request(spec)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -11,7 +12,8 @@ import trio
 import referee
 from arena.cli.options import UsageError, game_rules_from_args, run_cancellable, tc_from_args
 from arena.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
-from arena.run.play import Screen, default_bot, play, sample_bots
+from arena.model.schedule import PlayConfig
+from arena.run.play import PlaySession, Screen, default_bot, play, sample_bots
 from referee import DEFAULT_GAME, games
 from referee.lowlevel import configure_logging
 
@@ -78,11 +80,9 @@ def spec_from_args(args: argparse.Namespace) -> referee.MatchSpec:
         if not args.bot:
             raise UsageError(f"--game {args.game}: no sample bot plays it by default; give --bot NAME or --command CMD")
     rules = game_rules_from_args(args.game, args.rules, args.rule)
-    return referee.MatchSpec(
-        players=_players(args, "opponent" if args.command else args.bot), game=args.game, rules=rules,
-        time_control=tc_from_args(args.tc), reconnect_grace_ms=0,
-        seed=args.seed.encode() if args.seed else None,
-    )
+    play = PlayConfig(game=args.game, rules=rules, time_control=tc_from_args(args.tc), reconnect_grace_ms=0)
+    return play.spec(_players(args, "opponent" if args.command else args.bot),
+                     seed=args.seed.encode() if args.seed else None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,11 +93,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena play: {e}", file=sys.stderr)
         return EXIT_USAGE
     configure_logging("error", stream=sys.stderr)  # a resign is no warning here
+    session = PlaySession(seat=args.seat, name=args.name, bot=args.bot, command=args.command,
+                          replay_dir=Path(args.replay_dir))
     screen = Screen(sys.stdout, args.seat, args.game)
 
     async def go(scope: trio.CancelScope) -> int:
         with scope:
-            return await play(args, spec, screen)
+            return await play(session, spec, screen)
         screen.say("\nInterrupted.")
         return EXIT_INTERRUPTED
 

@@ -119,7 +119,8 @@ def suspension(db: Any, bot: str, rules: SuspendRules) -> str | None:
 
 def _declares(presence: referee.lowlevel.BotPresence, play: LadderPlay) -> bool:
     """Whether a bot's hellos say it plays ``play`` (no games: the default game; no presets: all)."""
-    return play.game in (presence.games or (DEFAULT_GAME,)) and (not presence.presets or play.key in presence.presets)
+    return (play.play.game in (presence.games or (DEFAULT_GAME,))
+            and (not presence.presets or play.key in presence.presets))
 
 
 class _Directory:
@@ -181,7 +182,8 @@ class HostedLadder:
     def _take_up(self, pair_key: str | None) -> None:
         """Queue, first, the games earlier server runs' duplicate groups (or group ``pair_key``)
         still owe, on their deals; a group whose play the ladder file no longer has is left."""
-        plays = {tuple(play_columns(p.game, p.rules, p.time_control).values()): p for p in self.config.plays}
+        plays = {tuple(play_columns(p.play.game, p.play.rules, p.play.time_control).values()): p
+                 for p in self.config.plays}
         owed = owed_games(self.registry.db, before_run=self.run_id, duplicate_default=self.config.duplicate,
                           pair_key=pair_key)
         taken: list[_Leg] = []
@@ -343,7 +345,7 @@ class HostedLadder:
         seatings = rotations(table) if self.config.duplicate else [table]
         seed = secrets.token_bytes(32)
         log.info("pairing", group=group, bots=list(table), hello_names=[online[b].hello_name for b in table],
-                 game=play.game, preset=play.preset, games=[self._games.get(b, 0) for b in table],
+                 game=play.play.game, preset=play.preset, games=[self._games.get(b, 0) for b in table],
                  met=[self._met.get(frozenset(p), 0) for p in itertools.combinations(table, 2)], legs=len(seatings))
         legs: list[_Leg] = [(play, GameJob(self._games_started + i, players, seed, "|".join(table), self._groups,
                                            i, group)) for i, players in enumerate(seatings)]
@@ -359,11 +361,9 @@ class HostedLadder:
         """Create the leg's match (``False``: the referee refused it for now; it waits)."""
         play, job = leg
         own = job.pair_key.startswith(self.run_id + "-")  # (else a game an earlier run's group owes)
-        spec = referee.MatchSpec(  # a lone game (no duplicate deals) reveals its seed; a group's games keep it
-            players=job.players, rules=play.rules, time_control=play.time_control, fault_policy=play.fault_policy,
-            reconnect_grace_ms=play.reconnect_grace_ms, connect_timeout_ms=play.connect_timeout_ms, seed=job.seed,
-            reveal_seed=not self.config.duplicate and own, match_id=_match_id(job, self.run_id), game=play.game,
-            seat_bots=job.players)
+        spec = play.play.spec(  # a lone game (no duplicate deals) reveals its seed; a group's games keep it
+            job.players, seed=job.seed, reveal_seed=not self.config.duplicate and own,
+            match_id=_match_id(job, self.run_id), seat_bots=job.players)
         try:
             ref.create_match(spec)
         except referee.LimitExceeded as e:

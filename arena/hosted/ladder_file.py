@@ -32,54 +32,53 @@ from pathlib import Path
 from typing import Any
 
 from arena.competition.matchmaking import FORMER_RULES, Matchmaking
-from arena.model.schedule import DEFAULT_TC, FAULT_POLICIES
-from referee import DEFAULT_GAME, FaultPolicy, TimeControl, TimeControlError, games
+from arena.model.schedule import PlayConfig
+from referee import DEFAULT_GAME, TimeControl, TimeControlError, games
 
 
 class LadderFileError(ValueError):
     """A ladder file that cannot be used; the message names the file and the key."""
 
 
+LADDER_CONNECT_TIMEOUT_MS = 30_000
+"""A ladder's default ``connect_timeout_ms``: its bots are online when a match is made."""
+
+
 @dataclass(frozen=True, slots=True)
 class LadderPlay:
-    """One kind of match the ladder pairs bots for."""
+    """One kind of match the ladder pairs bots for: a preset of a game at a number of seats, played
+    as its :class:`PlayConfig` says (which checks it, as it checks a tournament's)."""
 
-    game: str = DEFAULT_GAME
-    """The game (a name in the referee's registry)."""
-    preset: str = ""
-    """The game's rules preset ("": the game's default preset)."""
+    play: PlayConfig
+    """How its matches are played (its game, its preset's rules, time control, fault policy, …)."""
+    preset: str
+    """The game's rules preset (its ``play.rules``)."""
     seats: int = 0
     """Seats at a table (0: the game's fewest)."""
-    time_control: TimeControl = DEFAULT_TC
-    """Every seat's time control."""
-    fault_policy: FaultPolicy = "forfeit"
-    """What a seat's fault costs (the referee's fault policy)."""
-    reconnect_grace_ms: int = 5_000
-    """How long a seat whose bot dropped its connection waits for it to come back."""
-    connect_timeout_ms: int = 30_000
-    """How long a match waits for a seat's bot (it is online when the match is made)."""
-    rules: Any = field(default=None, compare=False)
-    """The preset's rule set (filled in from ``game`` and ``preset``)."""
 
     def __post_init__(self) -> None:
-        engine = games.get(self.game).game  # ValueError naming the known games
-        if not self.preset:
-            object.__setattr__(self, "preset", engine.preset_names()[0])
-        object.__setattr__(self, "rules", engine.rules_preset(self.preset))
+        engine = games.get(self.play.game).game
         counts = engine.seat_counts()
         if not self.seats:
             object.__setattr__(self, "seats", counts.start)
         if self.seats not in counts:
-            raise ValueError(f"seats {self.seats}: {self.game} is played by {counts.start} to {counts.stop - 1} seats")
-        if self.fault_policy not in FAULT_POLICIES:
-            raise ValueError(f"fault_policy must be one of {', '.join(FAULT_POLICIES)}; got {self.fault_policy!r}")
-        if self.reconnect_grace_ms < 0 or self.connect_timeout_ms < 1000:
-            raise ValueError("reconnect_grace_ms must be >= 0 and connect_timeout_ms >= 1000")
+            raise ValueError(f"seats {self.seats}: {self.play.game} is played by {counts.start} to {counts.stop - 1} "
+                             "seats")
+
+    @classmethod
+    def of(cls, game: str = DEFAULT_GAME, preset: str = "", seats: int = 0, **play: Any) -> LadderPlay:
+        """A ``[[play]]`` table's kind of match: ``play`` are :class:`PlayConfig`'s settings (its
+        ``connect_timeout_ms`` :data:`LADDER_CONNECT_TIMEOUT_MS` unless given)."""
+        engine = games.get(game).game  # ValueError naming the known games
+        preset = preset or engine.preset_names()[0]
+        config = PlayConfig(game=game, rules=engine.rules_preset(preset),
+                            **{"connect_timeout_ms": LADDER_CONNECT_TIMEOUT_MS, **play})
+        return cls(config, preset, seats)
 
     @property
     def key(self) -> str:
         """``GAME/PRESET``, as a bot's ``Hello.presets`` names it."""
-        return f"{self.game}/{self.preset}"
+        return f"{self.play.game}/{self.preset}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +104,7 @@ class SuspendRules:
 class LadderConfig:
     """The whole ladder file."""
 
-    plays: tuple[LadderPlay, ...] = field(default_factory=lambda: (LadderPlay(),))
+    plays: tuple[LadderPlay, ...] = field(default_factory=lambda: (LadderPlay.of(),))
     """What it plays (default: the default game's default preset, its fewest seats)."""
     pairing: Matchmaking = field(default_factory=Matchmaking)
     """How it pairs (the keys ``pairing`` — its rule — and ``pairing_*``)."""
@@ -135,7 +134,7 @@ def _play(i: int, raw: Any) -> LadderPlay:
     try:
         if "tc" in values:
             values["time_control"] = TimeControl.parse(str(values.pop("tc")))
-        return LadderPlay(**values)
+        return LadderPlay.of(**values)
     except (ValueError, TimeControlError, TypeError) as e:
         raise ValueError(f"{where}: {e}") from None
 

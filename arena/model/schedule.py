@@ -20,22 +20,26 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, get_args
 
 from arena.competition.formats import DEFAULT_FORMAT, Field, Round, get_format
 from arena.competition.ratings import get_raters
 from arena.competition.seating import group_seeds, rotations
-from referee import DEFAULT_GAME, SEAT_CLOCKS, FaultPolicy, TimeControl, games
+from referee import DEFAULT_GAME, SEAT_CLOCKS, FaultPolicy, MatchSpec, TimeControl, games
 
 FAULT_POLICIES: tuple[FaultPolicy, ...] = get_args(FaultPolicy)
+SUBSTITUTE_SCOPES = ("game", "move")
+"""What a time loss under ``substitute`` hands the built-in bot (``MatchSpec.substitute_time_faults``)."""
 DEFAULT_TC = TimeControl.parse("st=1 timemargin=50")
 
 
 @dataclass(frozen=True, slots=True)
 class PlayConfig:
-    """How every game of a run (a tournament or a ladder run) is played: parsed once from the
-    command line, stored with the run, reloaded as this same value."""
+    """How every game of a run (a tournament, a local or hosted ladder's kind of game, a person's
+    table, ``arena play``, ``arena operator create``) is played: parsed once where it enters,
+    stored with a run, reloaded as this same value — and the one place the arena builds a match's
+    :class:`referee.MatchSpec` (:meth:`spec`), so that every match has these defaults."""
 
     rules: Any = None
     """The game's rule set (``None``: the game's default); Gin's ``rules.games`` is the number of
@@ -55,16 +59,27 @@ class PlayConfig:
     the referee is embedded and the platform allows (Linux), else as ``wall``; ``wall`` — by the
     referee's clock without its own loop's stalls (``referee.SEAT_CLOCKS``). Remote bots are
     always timed as ``wall``."""
+    reconnect_grace_ms: int = 5_000
+    """How long a seat whose bot dropped its connection waits for it to come back (its clock runs)."""
+    substitute_time_faults: str = "game"
+    """Under ``substitute``: a time loss hands the built-in bot the seat to the game's end
+    (``game``) or only the decision that timed out (``move``: a person's table)."""
+    repeat_illegal: bool = False
+    """An illegal action is refused and asked again instead of a fault (a person's table)."""
 
     def __post_init__(self) -> None:
         if self.clock not in SEAT_CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(SEAT_CLOCKS)}; got {self.clock!r}")
         if self.fault_policy not in FAULT_POLICIES:
-            raise ValueError(f"fault policy must be one of {', '.join(FAULT_POLICIES)}; got {self.fault_policy!r}")
+            raise ValueError(f"fault_policy must be one of {', '.join(FAULT_POLICIES)}; got {self.fault_policy!r}")
+        if self.substitute_time_faults not in SUBSTITUTE_SCOPES:
+            raise ValueError(f"substitute_time_faults must be one of {', '.join(SUBSTITUTE_SCOPES)}; "
+                             f"got {self.substitute_time_faults!r}")
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        if self.connect_timeout_ms < 1000:
-            raise ValueError("the connect timeout must be at least 1 s")
+        if self.connect_timeout_ms < 1000 or self.reconnect_grace_ms < 0:
+            raise ValueError("the connect timeout must be at least 1 s (connect_timeout_ms >= 1000) and "
+                             "reconnect_grace_ms >= 0")
         engine = games.get(self.game).game  # ValueError naming the known games
         if self.rules is None:
             object.__setattr__(self, "rules", engine.default_rules())
@@ -76,10 +91,30 @@ class PlayConfig:
         """The rule set's name (the game's name if its rules have none)."""
         return str(getattr(self.rules, "name", self.game))
 
+    def spec(self, players: Sequence[str], *, match_id: str = "", seed: bytes | None = None, reveal_seed: bool = True,
+             seat_time_controls: Sequence[TimeControl] = (), seat_bots: Sequence[str] = (),
+             seat_tokens: Sequence[str] = ()) -> MatchSpec:
+        """The spec of one match played this way — the arena's one builder of a match to be
+        played (``tests/test_structure.py`` checks that nothing else calls ``MatchSpec``):
+        ``players`` by seat; ``seed`` (``None``: the referee draws one) and whether its end
+        reveals it (not while another game of its duplicate group may be played from it);
+        ``seat_time_controls``: a time control by seat where the bots have their own (kept only
+        if one differs from :attr:`time_control`); ``seat_bots``: the registered bot of each
+        seat (hosted); ``seat_tokens``: the bot token of each seat (an operator's match)."""
+        differ = any(tc != self.time_control for tc in seat_time_controls)
+        return MatchSpec(
+            players=tuple(players), game=self.game, rules=self.rules, time_control=self.time_control,
+            seat_time_controls=tuple(seat_time_controls) if differ else (), fault_policy=self.fault_policy,
+            substitute_time_faults=self.substitute_time_faults,  # type: ignore[arg-type] # (checked above)
+            reconnect_grace_ms=self.reconnect_grace_ms, connect_timeout_ms=self.connect_timeout_ms,
+            repeat_illegal=self.repeat_illegal, seed=seed, reveal_seed=reveal_seed, match_id=match_id,
+            seat_bots=tuple(seat_bots), seat_tokens=tuple(seat_tokens),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The stored form (the rule set as the game writes it, the time control in its canonical
-        form ``TimeControl.to_dict``; the game only when it is not the default, so that a run of
-        the default game keeps the keys it always had)."""
+        form ``TimeControl.to_dict``; the game, the clock and the settings of a person's table
+        only when they are not the defaults, so that a run keeps the keys it always had)."""
         return {
             **({"game": self.game} if self.game != DEFAULT_GAME else {}),
             "rules": games.get(self.game).game.rules_to_dict(self.rules),
@@ -88,6 +123,7 @@ class PlayConfig:
             "concurrency": self.concurrency,
             "connect_timeout_ms": self.connect_timeout_ms,
             **({"clock": self.clock} if self.clock != "cpu" else {}),
+            **{k: getattr(self, k) for k, default in _PLAY_OPTIONAL.items() if getattr(self, k) != default},
         }
 
     @classmethod
@@ -102,7 +138,14 @@ class PlayConfig:
             concurrency=int(data.get("concurrency", 2)),
             connect_timeout_ms=int(data.get("connect_timeout_ms", 60_000)),
             clock=str(data.get("clock", "cpu")),
+            **{k: type(default)(data[k]) for k, default in _PLAY_OPTIONAL.items() if k in data},
         )
+
+
+_PLAY_OPTIONAL: dict[str, Any] = {f.name: f.default for f in fields(PlayConfig)
+                                  if f.name in ("reconnect_grace_ms", "substitute_time_faults", "repeat_illegal")}
+"""The play settings a run stores only when they are not these defaults (a run from before they
+existed has none of them)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1034,7 +1034,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--allow-unchecked", action="store_true",
                    help="exit 0 even if a check could not be made for a replay's game (it is still reported "
                         "NOT CHECKED, never passed)")
-    p.set_defaults(handler=run)
     return p
 
 
@@ -1121,11 +1120,13 @@ def _audit_one(target: tuple[Path, str | None, bool]) -> ReplayAudit:
     return audit_file(target[0], expect_hash=target[1], allow_unchecked=target[2])
 
 
-def run(args: argparse.Namespace) -> int:
-    """``arena audit``."""
+def run(paths: Sequence[Path], *, expect_hash: str = "", allow_unchecked: bool = False, jobs: int = 1,
+        as_json: bool = False, quiet: bool = False) -> int:
+    """``arena audit PATH…`` (replays, or run folders: every replay in one, checked against its
+    results); ``expect_hash``: one replay's final hash; ``jobs``: processes; the exit code."""
     targets: list[tuple[Path, str | None]] = []
     run_checks: list[RunCheck] = []
-    for p in args.paths:
+    for p in paths:
         if p.is_dir():
             files = replay_files(p)
             rc = run_expectations(p, files)
@@ -1137,23 +1138,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"arena audit: {p}: no such file or folder", file=sys.stderr)
             return EXIT_USAGE
     if not targets:
-        print("arena audit: no replay (*.jsonl) found in " + ", ".join(map(str, args.paths)), file=sys.stderr)
+        print("arena audit: no replay (*.jsonl) found in " + ", ".join(map(str, paths)), file=sys.stderr)
         return EXIT_USAGE
-    if args.expect_hash:
+    if expect_hash:
         if len(targets) != 1:
             print("arena audit: --expect-hash needs exactly one replay", file=sys.stderr)
             return EXIT_USAGE
-        targets[0] = (targets[0][0], args.expect_hash)
-    jobs = [(path, expected, bool(args.allow_unchecked)) for path, expected in targets]
-    if args.jobs > 1 and len(targets) > 1:
+        targets[0] = (targets[0][0], expect_hash)
+    work = [(path, expected, allow_unchecked) for path, expected in targets]
+    if jobs > 1 and len(targets) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            audits = list(pool.map(_audit_one, jobs))
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            audits = list(pool.map(_audit_one, work))
     else:
-        audits = [_audit_one(t) for t in jobs]
+        audits = [_audit_one(t) for t in work]
     failed = any(not a.ok for a in audits) or any(rc.missing for rc in run_checks)
-    if args.json:
+    if as_json:
         print(json.dumps({
             "ok": not failed,
             "checks": list(CHECKS),
@@ -1167,5 +1168,5 @@ def run(args: argparse.Namespace) -> int:
             "chain_only": list(CHAIN_ONLY),
         }, indent=2, ensure_ascii=False))
     else:
-        print(render(audits, run_checks, quiet=args.quiet))
+        print(render(audits, run_checks, quiet=quiet))
     return EXIT_FAILED if failed else EXIT_OK

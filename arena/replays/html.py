@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -447,29 +447,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     where.add_argument("-o", "--out", type=Path, default=None, metavar="FILE", help="the page (one replay only)")
     where.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
                        help="a folder for the pages, named <match_id>.html (default: next to each replay)")
-    p.set_defaults(handler=run)
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    """``arena replay-html``."""
-    if args.out is not None and len(args.replays) != 1:
+def run(replays: Sequence[Path], *, out: Path | None = None, out_dir: Path | None = None) -> int:
+    """``arena replay-html REPLAY… [--out FILE | --out-dir DIR]``; the exit code."""
+    if out is not None and len(replays) != 1:
         print("arena replay-html: --out takes one replay; use --out-dir for several", file=sys.stderr)
         return EXIT_USAGE
     status = EXIT_OK
-    for path in args.replays:
+    for path in replays:
         try:
             view = load(path)
         except ReplayModelError as e:
             print(f"arena replay-html: {e}", file=sys.stderr)
             status = EXIT_FAILED
             continue
-        if args.out is not None:
-            out = args.out
-        elif args.out_dir is not None:
-            out = args.out_dir / f"{view.match_id or path.stem}.html"
+        if out is not None:
+            page = out
+        elif out_dir is not None:
+            page = out_dir / f"{view.match_id or path.stem}.html"
         else:
-            out = path.with_suffix(".html")
-        write_replay_html(view, out)
-        print(f"wrote {out}")
+            page = path.with_suffix(".html")
+        write_replay_html(view, page)
+        print(f"wrote {page}")
     return status

@@ -23,6 +23,7 @@ import os
 import struct
 import sys
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -389,51 +390,74 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--symbols", action="store_true", help="suit symbols (A♠) instead of card text (As)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="red hearts and diamonds, bold headings (default: on a terminal)")
-    p.set_defaults(handler=run)
     return p
 
 
-def run(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """``arena replay``."""
+@dataclass(frozen=True, slots=True)
+class Show:
+    """What ``arena replay`` shows of its replay (its options, as plain values)."""
+
+    replay: Path
+    """The replay file."""
+    step: int | None = None
+    """One position (``--step K``, from 0)."""
+    deal: str | None = None
+    """Every position of a deal (``--deal D`` or ``GAME:DEAL``)."""
+    all: bool = False
+    """Every position of the match."""
+    seat: int | None = None
+    """Exactly what this seat was sent, one line per message."""
+    html: Path | None = None
+    """Write a self-contained HTML replay here instead."""
+    raw: bool = False
+    """With ``seat``: protobuf text format."""
+    symbols: bool = False
+    """Suit symbols instead of card text."""
+    color: str = "auto"
+    """Red suits and bold headings: ``always``, ``never``, or ``auto`` (on a terminal)."""
+
+
+def run(show: Show, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """``arena replay``: shows ``show`` (a terminal on both ``stdin`` and ``stdout``: interactive); the exit code."""
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     tty = out.isatty() and stdin.isatty()
-    style = Style(symbols=args.symbols, color=args.color == "always" or (args.color == "auto" and out.isatty()))
-    if args.raw and args.seat is None:
+    style = Style(symbols=show.symbols, color=show.color == "always" or (show.color == "auto" and out.isatty()))
+    if show.raw and show.seat is None:
         print("arena replay: --raw goes with --seat N", file=sys.stderr)
         return EXIT_USAGE
-    if not args.replay.is_file():
-        print(f"arena replay: {args.replay}: no such file", file=sys.stderr)
+    if not show.replay.is_file():
+        print(f"arena replay: {show.replay}: no such file", file=sys.stderr)
         return EXIT_USAGE
-    return _run(args, stdin, out, tty, style)  # `arena replay … | head`: arena.cli.main ends it quietly
+    return _run(show, stdin, out, tty, style)  # `arena replay … | head`: arena.cli.main ends it quietly
 
 
-def _run(args: argparse.Namespace, stdin: TextIO, out: TextIO, tty: bool, style: Style) -> int:
-    if args.seat is not None:
-        return print_seat(args.replay, args.seat, args.raw, out, style)
+def _run(show: Show, stdin: TextIO, out: TextIO, tty: bool, style: Style) -> int:
+    if show.seat is not None:
+        return print_seat(show.replay, show.seat, show.raw, out, style)
     try:
-        view = load(args.replay)
+        view = load(show.replay)
     except ReplayModelError as e:
         print(f"arena replay: {e} (arena audit explains what is wrong with it)", file=sys.stderr)
         return EXIT_FAILED
-    if args.html is not None:
+    if show.html is not None:
         from arena.replays.html import write_replay_html
 
-        write_replay_html(view, args.html)
-        print(f"wrote {args.html} ({len(view.positions)} positions; open {args.html}#step=K to jump to a position)",
+        write_replay_html(view, show.html)
+        print(f"wrote {show.html} ({len(view.positions)} positions; open {show.html}#step=K to jump to a position)",
               file=out)
         return EXIT_OK
     if not view.positions:
         print(view_summary(view, style), file=out)
         return EXIT_OK
     try:
-        if args.step is not None:
-            if not 0 <= args.step < len(view.positions):
-                raise ValueError(f"--step {args.step}: the match has positions 0 to {len(view.positions) - 1}")
-            chosen = [args.step]
-        elif args.deal is not None:
-            chosen = deal_positions(view, args.deal)
-        elif args.all:
+        if show.step is not None:
+            if not 0 <= show.step < len(view.positions):
+                raise ValueError(f"--step {show.step}: the match has positions 0 to {len(view.positions) - 1}")
+            chosen = [show.step]
+        elif show.deal is not None:
+            chosen = deal_positions(view, show.deal)
+        elif show.all:
             chosen = list(range(len(view.positions)))
         elif tty:
             return interactive(view, style, stdin, out)

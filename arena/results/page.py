@@ -461,17 +461,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the run folder")
     p.add_argument("--no-replays", action="store_true", help="link the raw replay files instead of writing pages")
-    p.set_defaults(handler=run)
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    """``arena html``."""
-    if not args.run_dir.is_dir():
-        print(f"arena html: {args.run_dir}: no such folder", file=sys.stderr)
+def run(run_dir: Path, *, replays: bool = True) -> int:
+    """``arena html RUN_DIR`` (``replays=False``: ``--no-replays``); the exit code."""
+    if not run_dir.is_dir():
+        print(f"arena html: {run_dir}: no such folder", file=sys.stderr)
         return EXIT_USAGE
     try:
-        index = write_results_page(args.run_dir, replays=not args.no_replays)
+        index = write_results_page(run_dir, replays=replays)
     except ResultsError as e:
         print(f"arena html: {e}", file=sys.stderr)
         return EXIT_USAGE

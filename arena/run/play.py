@@ -17,12 +17,10 @@ Run: ``arena play --bot greedy`` (its command line is in ``arena.cli.play_cmd``)
 
 from __future__ import annotations
 
-import argparse
-import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,7 +34,7 @@ from arena.replays import game_words, seat_lines
 from arena.replays.base import Style
 from arena.replays.steps import named
 from arena.replays.view import pile_line, shown_seat_lines, table_line
-from arena.run.samples import JS_BOT, command, js_games, samples
+from arena.run.samples import JS_BOT, QUIET, js_games, launch, samples
 from gin_arena.v2 import bot_pb2, bot_pb2_grpc, common_pb2
 from referee import games
 from referee.cardcore.present import Words
@@ -235,25 +233,42 @@ class Screen:
 
 
 # ----- the session -----
-def bot_command(args: argparse.Namespace, address: str, token: str, name: str, *, token_in_argv: bool = True
-                ) -> list[str]:
-    """An opponent's command line; with ``token_in_argv=False`` a sample bot's has no ``--token``:
-    the caller gives it in the environment (``GIN_TOKEN``), which only the bot's user may read,
-    where a command line is everyone's (``ps``, ``/proc/PID/cmdline``)."""
-    seat = ["--token", token] if token_in_argv else []
-    if args.command:
-        cmd = [part.replace("{referee}", address).replace("{token}", token).replace("{python}", sys.executable)
-               for part in shlex.split(args.command)]
-        if not any("{token}" in part for part in shlex.split(args.command)):
-            cmd += ["--referee", address, *seat, "--name", name]
-        return cmd
-    if args.bot == JS_BOT:
+@dataclass(frozen=True, slots=True)
+class PlaySession:
+    """What ``arena play`` plays, beside its match's spec: the human's seat and the opponents."""
+
+    seat: int
+    """The human's seat, from 0."""
+    name: str
+    """The human's name."""
+    bot: str = ""
+    """The sample bot in the other seats (``js``: the JavaScript one), unless ``command`` is given."""
+    command: str = ""
+    """Any other bot's command line (``{referee}``, ``{token}`` and ``{python}`` replaced; without
+    ``{token}`` it gets ``--referee A --token T --name N`` appended)."""
+    replay_dir: Path = Path("replays")
+    """Where the replay (and each opponent's log) goes."""
+
+
+def opponent(session: PlaySession, game: str, address: str, token: str, name: str, log_path: str) -> referee.BotLaunch:
+    """How an opponent plays one seat (started by ``referee.run_bot``): a sample bot gets its
+    token in the environment alone (``GIN_TOKEN``, which only the bot's user may read, where a
+    command line is everyone's: ``ps``, ``/proc/PID/cmdline``); a command of the user's gets it
+    as it always did."""
+    if session.command:
+        parts = shlex.split(session.command)
+        given = any("{token}" in part for part in parts)
+        cmd = tuple(part.replace("{referee}", address).replace("{token}", token).replace("{python}", sys.executable)
+                    for part in parts)
+        return referee.BotLaunch(command=cmd, pass_args=not given, env=QUIET, name=name, log_path=log_path)
+    if session.bot == JS_BOT:
         root = Path(__file__).resolve().parent.parent.parent / "sample_bots" / "js" / "bot.js"
-        return ["node", str(root), "--referee", address, *seat, "--name", name]
-    bot = samples(args.game).bot(args.bot)
+        return referee.BotLaunch(command=("node", str(root)), env=QUIET, token_in_argv=False, name=name,
+                                 log_path=log_path)
+    bot = samples(game).bot(session.bot)
     if bot is None:
-        raise ValueError(f"{args.game} has no sample bot {args.bot!r}")
-    return [*command(bot, address, name), *seat]
+        raise ValueError(f"{game} has no sample bot {session.bot!r}")
+    return launch(bot, name, log_path)
 
 
 async def read_line() -> str | None:
@@ -262,46 +277,44 @@ async def read_line() -> str | None:
     return line if line else None
 
 
-async def play(args: argparse.Namespace, spec: referee.MatchSpec, screen: Screen) -> int:
+async def play(session: PlaySession, spec: referee.MatchSpec, screen: Screen) -> int:
     """Run the referee, the bots and the human's session; returns the exit code."""
-    seat = args.seat
-    replay_dir = Path(args.replay_dir)
+    seat = session.seat
+    replay_dir = session.replay_dir
     replay_dir.mkdir(parents=True, exist_ok=True)
     others = [s for s in range(len(spec.players)) if s != seat]
     async with referee.open_referee(replay_dir=replay_dir) as ref:
         table = ref.create_match(spec)
         tokens = [link.token for link in table.links]
-        procs: list[tuple[trio.Process, Path]] = []
-        try:
-            for s in others:
-                name = spec.players[s]
-                # (a sample bot reads its token from GIN_TOKEN; a command of the user's gets it as before)
-                cmd = bot_command(args, ref.address, tokens[s], name, token_in_argv=bool(args.command))
-                log_path = replay_dir / f"{table.match_id}-{name}.log"
-                env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_REFEREE": ref.address, "GIN_TOKEN": tokens[s]}
-                with open(log_path, "wb") as log:
+        over = trio.Event()
+        codes: dict[Path, int | None] = {}
+
+        async def run(launch: referee.BotLaunch, token: str, log_path: Path, *,
+                      task_status: trio.TaskStatus[int]) -> None:
+            codes[log_path] = await referee.run_bot(launch, ref.address, token, over,
+                                                    label=f"{table.match_id} {launch.name}", task_status=task_status)
+
+        async with trio.open_nursery() as nursery:
+            try:
+                for s in others:
+                    name = spec.players[s]
+                    log_path = replay_dir / f"{table.match_id}-{name}.log"
+                    bot = opponent(session, spec.game, ref.address, tokens[s], name, str(log_path))
                     try:
-                        proc = await trio.lowlevel.open_process(cmd, stdin=subprocess.DEVNULL, stdout=log,
-                                                                stderr=log, env=env)
+                        await nursery.start(run, bot, tokens[s], log_path)
                     except OSError as e:
-                        screen.say(f"arena play: cannot start the bot {shlex.join(cmd)}: {e}")
+                        screen.say(f"arena play: cannot start the bot {shlex.join(bot.command)}: {e}")
+                        nursery.cancel_scope.cancel()
                         return EXIT_FAILED
-                procs.append((proc, log_path))
-            code = await _session(ref.address, tokens[seat], args.name, screen, table, spec)
-        finally:
-            for proc, _ in procs:
-                with trio.CancelScope(shield=True), trio.move_on_after(3):
-                    await proc.wait()
-                if proc.returncode is None:
-                    proc.kill()
-                    with trio.CancelScope(shield=True):
-                        await proc.wait()
+                code = await _session(ref.address, tokens[seat], session.name, screen, table, spec)
+            finally:
+                over.set()
         report = table.report
         if report is not None and report.replay_path:
             screen.say(f"Replay: {report.replay_path}  (view it: arena replay {report.replay_path})")
-        for proc, log_path in procs:
-            if proc.returncode not in (0, None, -9) and report is not None and report.termination == "crashed":
-                screen.say(f"A bot exited with code {proc.returncode}; its log: {log_path}")
+        for log_path, returncode in codes.items():
+            if returncode not in (0, None, -9) and report is not None and report.termination == "crashed":
+                screen.say(f"A bot exited with code {returncode}; its log: {log_path}")
         return code
 
 

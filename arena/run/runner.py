@@ -243,22 +243,10 @@ class Runner:
             self._report()
 
     def _spec(self, job: GameJob, match_id: str, time_controls: tuple[TimeControl, ...]) -> MatchSpec:
-        s = self.play
-        differ = any(tc != s.time_control for tc in time_controls)
-        return MatchSpec(
-            players=job.players,
-            rules=s.rules,
-            time_control=s.time_control,
-            fault_policy=s.fault_policy,
-            connect_timeout_ms=s.connect_timeout_ms,
-            seed=job.seed,
-            # Both games of a duplicate pair are dealt from this seed and may run at once: no
-            # seat hears it before both are over (the run's replays then hold it).
-            reveal_seed=not job.pair_key,
-            match_id=match_id,
-            seat_time_controls=time_controls if differ else (),
-            game=s.game,
-        )
+        # Both games of a duplicate pair are dealt from this seed and may run at once: no seat
+        # hears it before both are over (the run's replays then hold it).
+        return self.play.spec(job.players, match_id=match_id, seed=job.seed, reveal_seed=not job.pair_key,
+                              seat_time_controls=time_controls)
 
     async def _play(self, job: GameJob, attempt: int, match_id: str, release: Callable[[], None]) -> None:
         bots = [self.bots[base_name(name)] for name in job.players]

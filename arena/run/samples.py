@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from arena.model.manifest import PYTHON_PLACEHOLDER
-from referee import games
+from referee import BotLaunch, games
 from referee.games import SampleBot
 
 JS_BOT = "js"
@@ -53,11 +53,18 @@ def samples(game: str) -> Samples:
                    demo.opponent or (reg.bots[0].name if reg.bots else ""))
 
 
-def command(bot: SampleBot, address: str, name: str) -> list[str]:
-    """A sample bot's command line for one seat: ``{python}`` replaced, ``--referee`` and ``--name``
-    appended (the token goes in the environment, ``GIN_TOKEN``)."""
-    return [sys.executable if part == PYTHON_PLACEHOLDER else part.replace(PYTHON_PLACEHOLDER, sys.executable)
-            for part in bot.command] + ["--referee", address, "--name", name]
+QUIET = (("GIN_LOG_LEVEL", "WARNING"),)
+"""The environment of a sample bot that plays for a person's table or ``arena play``: it logs only
+warnings (nobody reads its log there)."""
+
+
+def launch(bot: SampleBot, name: str, log_path: str = "") -> BotLaunch:
+    """How a sample bot plays one seat as ``name`` (started by ``referee.run_bot``): ``{python}``
+    replaced (also inside an argument), ``--referee`` and ``--name`` appended and its token in the
+    environment alone (``GIN_TOKEN``: ``ps`` shows a command line to everyone), logging warnings
+    only, its output in ``log_path`` (``""``: dropped)."""
+    return BotLaunch(command=tuple(part.replace(PYTHON_PLACEHOLDER, sys.executable) for part in bot.command),
+                     env=QUIET, token_in_argv=False, name=name, log_path=log_path)
 
 
 def sample_root() -> Path | None:

@@ -5,8 +5,6 @@ computer players' processes, the watch on a running match, and what each seat's 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +17,7 @@ import referee
 import referee.lowlevel
 from arena.replays import seat_lines
 from arena.replays.base import Style
-from arena.run.samples import command, samples
+from arena.run.samples import launch, samples
 from arena.web.i18n import N_, NS_
 from arena.web.limits import WebLimits
 from arena.web.table_model import (
@@ -86,32 +84,18 @@ class SeatSessions:
     # --- running ---
     async def _bot(self, table: Table, index: int, bot: str, name: str) -> None:
         assert self.ref is not None and table.match is not None
-        link = table.match.links[index]
+        match = table.match
         sample = samples(table.settings.game).bot(bot)
         assert sample is not None  # (the table's settings offer only the game's own)
-        cmd = command(sample, self.ref.address, name)
-        env = {**os.environ, "GIN_LOG_LEVEL": "WARNING", "GIN_TOKEN": link.token}  # (not in argv: ps shows argv)
-        proc: trio.Process | None = None
-        grace = 0.0  # seconds the computer's process has to end by itself (none when the web stops)
-        try:
-            proc = await trio.lowlevel.open_process(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                                    stderr=subprocess.DEVNULL, env=env)
-            await table.match.finished.wait()
-            grace = BOT_EXIT_S
+        try:  # (its own process group, its token in GIN_TOKEN only: ps shows argv; ended with the web at once)
+            await referee.run_bot(launch(sample, name), self.ref.address, match.links[index].token, match.finished,
+                                  label=f"{match.match_id} seat {index}", exit_grace_s=BOT_EXIT_S)
         except OSError as e:
-            grace = BOT_EXIT_S
-            log.warning("table_bot_failed", match_id=table.match.match_id, reason=str(e))
+            log.warning("table_bot_failed", match_id=match.match_id, reason=str(e))
             why = {"why": str(e)}
             self._notice(table, lambda _s: (NS_("the computer's player could not start: {why}"), why))
         finally:
-            with trio.CancelScope(shield=True):
-                if proc is not None:
-                    with trio.move_on_after(grace):
-                        await proc.wait()
-                    if proc.returncode is None:
-                        proc.kill()
-                        await proc.wait()
-                self.playing -= 1
+            self.playing -= 1
 
     async def _watch(self, table: Table, people: bool) -> None:
         """Tell every page when the computer takes a seat, and end the table with its match."""

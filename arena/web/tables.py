@@ -43,6 +43,7 @@ import trio
 from starlette.responses import Response
 
 import referee
+from arena.model.schedule import PlayConfig
 from arena.run.serve import PEOPLE_PREFIX
 from arena.web.i18n import N_
 from arena.web.limits import WebLimits
@@ -324,12 +325,12 @@ class Room(SeatSessions):
             rules = dataclasses.replace(rules, target=st.target)
         people = any(p.person_id is not None for p in table.places)
         grace = self.limits.person_grace_s - self.limits.person_away_s
-        spec = referee.MatchSpec(
-            players=table.names(), game=st.game, rules=rules,
-            time_control=referee.TimeControl(per_move_ms=int(st.move_s * 1000)), repeat_illegal=True,
-            fault_policy="substitute", substitute_time_faults="move", reconnect_grace_ms=int(grace * 1000),
-            match_id=f"{PEOPLE_PREFIX}{secrets.token_hex(6)}")
-        try:
+        try:  # (a person's table: an illegal move is asked again, a time loss hands the computer that move only)
+            tc = referee.TimeControl(per_move_ms=int(st.move_s * 1000))
+            play = PlayConfig(game=st.game, rules=rules, time_control=tc,
+                              fault_policy="substitute", substitute_time_faults="move", repeat_illegal=True,
+                              reconnect_grace_ms=int(grace * 1000))
+            spec = play.spec(table.names(), match_id=f"{PEOPLE_PREFIX}{secrets.token_hex(6)}")
             match = self.ref.create_match(spec)
         except (referee.LimitExceeded, ValueError) as e:
             raise TableError(503 if isinstance(e, referee.LimitExceeded) else 400,

@@ -122,6 +122,10 @@ class BotLaunch:
     pass_args: bool = True
     """Append ``--referee --token --name`` to the command (a stdio program never gets them: the
     bridge does)."""
+    token_in_argv: bool = True
+    """Whether the appended arguments include ``--token`` (off: the bot reads its token from
+    ``GIN_TOKEN`` alone — its environment, which only its user may read, where ``ps`` shows a
+    command line to everyone; the sample bots do)."""
     log_path: str = ""
     """A file the process's stdout and stderr are appended to, each line prefixed with the match
     and the seat, with a line when it starts and when it ends; empty: the output is dropped."""
@@ -170,7 +174,7 @@ class BotLaunch:
     def argv(self, address: str, token: str, name: str) -> list[str]:
         """The command line that starts this bot for one seat."""
         command = [sys.executable if part == PYTHON_PLACEHOLDER else part for part in self.command]
-        args = ["--referee", address, "--token", token, "--name", name]
+        args = ["--referee", address, *(("--token", token) if self.token_in_argv else ()), "--name", name]
         if self.protocol == "stdio":
             argv = [sys.executable, "-m", "sample_bots.stdio_bridge", *args, "--", *command]
         else:

@@ -14,7 +14,6 @@ import math
 import os
 import resource
 import secrets
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +24,17 @@ import trio
 from referee.model.spec import MatchReport
 from referee.play.hosts import HostedMatch, first
 from referee.play.launch import BotLaunch, restart_after
-from referee.play.procs import SeatLog, describe_exit, ended_early, pump_task, terminate
+from referee.play.procs import ended_early
+from referee.play.spawn import (
+    PUMP_DRAIN_S,
+    SeatLog,
+    close_output,
+    describe_exit,
+    pump_task,
+    shown_argv,
+    start,
+    terminate,
+)
 
 log = structlog.get_logger("referee")
 
@@ -201,21 +210,15 @@ class BotPool:
                    ) -> None:
         """Start ``p``'s process, keep its output, and end it when it exits or the pool closes."""
         launch = p.launch
-        argv = launch.argv(self._address, p.token, p.name)
         seat_log = SeatLog(launch.log_path)
-        env = {**launch.environment(self._address, p.token, p.name), "GIN_MATCHES": "0"}
         try:
-            proc = await trio.lowlevel.open_process(
-                argv, cwd=launch.cwd or None, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE if seat_log.file is not None else subprocess.DEVNULL,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )
+            proc = await start(launch, self._address, p.token, p.name, seat_log, {"GIN_MATCHES": "0"})
         except OSError:
             seat_log.close()
             raise
         p.proc = proc
         self.starts[launch] += 1
-        shown = " ".join("***" if part == p.token else part for part in argv)
+        shown = shown_argv(launch, self._address, p.token, p.name)
         seat_log.note(f"{label}: pid {proc.pid} (reused for match after match): {shown}")
         log.debug("bot_started", pid=proc.pid, bot=p.name, reused=True)
         task_status.started()
@@ -228,14 +231,12 @@ class BotPool:
                 else:
                     pumped.set()
                 await proc.wait()
-                with trio.move_on_after(1.0):
+                with trio.move_on_after(PUMP_DRAIN_S):
                     await pumped.wait()
                 nursery.cancel_scope.cancel()
         finally:
             await terminate(proc)
-            if proc.stdout is not None:
-                with trio.CancelScope(shield=True):
-                    await proc.stdout.aclose()
+            await close_output(proc)
             seat_log.note(f"pid {proc.pid} after {p.games} game(s): {describe_exit(proc.returncode)}")
             seat_log.close()
             p.ended.set()
