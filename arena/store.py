@@ -541,6 +541,35 @@ def resolve_replay(path: str, folder: Path | None) -> str:
     return str(found) if found is not None else path
 
 
+LIVE_RATERS = "live_raters"
+"""The meta key of the raters of a store's live standings (JSON: their names, the first ordering;
+``arena serve`` writes its ladder file's ``raters``)."""
+
+
+def set_live_raters(conn: sqlite3.Connection, names: Sequence[str]) -> None:
+    """Store the raters of the live standings (none: the key is removed, the default applies)."""
+    with transaction(conn):
+        if names:
+            _write_meta(conn, {LIVE_RATERS: json.dumps(list(names))})
+        else:
+            conn.execute("DELETE FROM meta WHERE key = ?", (LIVE_RATERS,))
+
+
+def _meta_json(conn: sqlite3.Connection, key: str) -> Any:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return json.loads(row[0]) if row is not None else None
+
+
+def live_raters(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """The raters of a store's live standings, by name: those :func:`set_live_raters` stored, else a
+    run's chosen raters (its ``config``), else none (the caller's default)."""
+    config = _meta_json(conn, "config")
+    for names in (_meta_json(conn, LIVE_RATERS), config.get("raters") if isinstance(config, dict) else None):
+        if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+            return tuple(names)
+    return ()
+
+
 def _plain_winner(g: Mapping[str, Any], players: Sequence[str]) -> int | None:
     """The winning seat of a results file's game: ``winner`` as a name or a seat, or ``winner_seat``."""
     w = g.get("winner")
