@@ -541,6 +541,62 @@ def resolve_replay(path: str, folder: Path | None) -> str:
     return str(found) if found is not None else path
 
 
+LIVE_RATERS = "live_raters"
+"""The meta key of the raters of a store's live standings (JSON: their names, the first ordering;
+``arena serve`` writes its ladder file's ``raters``)."""
+
+
+def set_live_raters(conn: sqlite3.Connection, names: Sequence[str]) -> None:
+    """Store the raters of the live standings (none: the key is removed, the default applies)."""
+    with transaction(conn):
+        if names:
+            _write_meta(conn, {LIVE_RATERS: json.dumps(list(names))})
+        else:
+            conn.execute("DELETE FROM meta WHERE key = ?", (LIVE_RATERS,))
+
+
+def _meta_json(conn: sqlite3.Connection, key: str) -> Any:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return json.loads(row[0]) if row is not None else None
+
+
+def live_raters(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """The raters of a store's live standings, by name: those :func:`set_live_raters` stored, else a
+    run's chosen raters (its ``config``), else none (the caller's default)."""
+    config = _meta_json(conn, "config")
+    for names in (_meta_json(conn, LIVE_RATERS), config.get("raters") if isinstance(config, dict) else None):
+        if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+            return tuple(names)
+    return ()
+
+
+def _plain_winner(g: Mapping[str, Any], players: Sequence[str]) -> int | None:
+    """The winning seat of a results file's game: ``winner`` as a name or a seat, or ``winner_seat``."""
+    w = g.get("winner")
+    if isinstance(w, str) and w in players:
+        return players.index(w)
+    seat = g.get("winner_seat", w if isinstance(w, int) and not isinstance(w, bool) else None)
+    return seat if isinstance(seat, int) and 0 <= seat < len(players) else None
+
+
+def outcome_from_plain(g: Mapping[str, Any], i: int) -> Outcome:
+    """A game of a results file as an outcome: ``results.json``'s games, or a plain list of games
+    as older or hand-written files have them (``players``, ``winner`` — a name — or
+    ``winner_seat``, ``points``, and ``places`` where known: a two-seat game written before every
+    game had them has its places derived from its winner)."""
+    players = tuple(str(p) for p in g.get("players") or [])
+    pts = [int(p) for p in g.get("points") or []]
+    places = [int(p) for p in g.get("places") or []]
+    zeros = (0,) * len(players)
+    return Outcome(
+        match_id=str(g.get("match_id") or f"game {i}"), players=players, winner=_plain_winner(g, players),
+        termination=str(g.get("termination") or "normal"), faulting_seat=None, detail="",
+        points=tuple(pts) if len(pts) == len(players) else zeros, games_won=zeros, deals=None, decisions=0,
+        think_ms=zeros, substituted=(), replay_path="", replay_hash="", seed_hex="",
+        places=tuple(places) if len(places) == len(players) else (),
+    )
+
+
 def outcome_from_row(r: sqlite3.Row, seats: Sequence[sqlite3.Row], folder: Path | None = None) -> Outcome:
     """A finished game's outcome from its ``games`` row and its ``game_seats`` rows."""
     return Outcome(

@@ -213,12 +213,65 @@ def test_a_rotation_on_one_deck_is_one_unit_per_two_bots() -> None:
     assert [(u.a, u.b, u.score) for u in scoring_units(instances)] == [("x", "y", 1.0)]
 
 
-def test_two_seat_reports_have_no_ranking() -> None:
+def test_a_two_seat_report_has_the_shape_of_any_other() -> None:
+    """One result type for any number of seats: a report of two-seat games has the ranking, the
+    head to head and every game's places, like a report of three-seat games (issue 29)."""
     two = [_outcome(i, ("a", "b") if i % 2 else ("b", "a"), (1, 2), (100, 20)) for i in range(4)]
     report = build_report(["a", "b"], [PlayedGame(i, "", o) for i, o in enumerate(two)], duplicate=False)
-    assert "ranking" not in report and report["seats"] == 2
-    assert "Ranking" not in render_text(report) and "Head to head" not in render_text(report)
-    assert all("places" not in g for g in report["games"])
+    three = build_report(["strong", "mid", "weak"], [PlayedGame(i, "", o) for i, o in enumerate(_games())],
+                         duplicate=False)
+    assert report.keys() == three.keys() and report["seats"] == 2
+    assert {r["bot"]: (r["firsts"], r["mean_place"]) for r in report["ranking"]} == {"a": (2, 1.5), "b": (2, 1.5)}
+    assert report["head_to_head"]["a"]["b"] == {"meetings": 4, "ahead": 2, "behind": 2, "level": 0}
+    assert [g["places"] for g in report["games"]] == [[1, 2]] * 4
+    text = render_text(report)
+    assert "Ranking (2 seats" in text and "Head to head" in text and text.startswith("Standings")
+    assert render_text(three).startswith("Standings")
+
+
+def test_the_crosstable_reads_places_whoever_won() -> None:
+    """A game that a third bot won still says who of the other two finished ahead (before issue
+    29 the crosstable counted only the winner: such a game was "no result" between them)."""
+    games = [_outcome(0, ("c", "a", "b"), (1, 2, 3), (30, 20, 10)), _outcome(1, ("b", "c", "a"), (3, 1, 2), (0, 9, 5)),
+             _outcome(2, ("a", "b", "c"), (1, 1, 1), (0, 0, 0))]
+    cross = build_report(["a", "b", "c"], [PlayedGame(i, "", o) for i, o in enumerate(games)],
+                         duplicate=False)["crosstable"]
+    assert {k: cross["a"]["b"][k] for k in ("games", "wins", "losses", "no_result")} == {
+        "games": 3, "wins": 2, "losses": 0, "no_result": 1}
+    assert (cross["b"]["a"]["wins"], cross["b"]["a"]["losses"]) == (0, 2)
+    standings = {r["bot"]: (r["wins"], r["losses"], r["no_result"]) for r in build_report(
+        ["a", "b", "c"], [PlayedGame(i, "", o) for i, o in enumerate(games)], duplicate=False)["standings"]}
+    assert standings == {"a": (0, 2, 1), "b": (0, 2, 1), "c": (2, 0, 1)}  # a loss: someone finished ahead
+
+
+def test_the_sprt_counts_the_two_bots_in_games_of_any_seats() -> None:
+    """The SPRT of two bots counts every rated game they both sat in, by their places (before
+    issue 29 it counted only games of two seats: a three-seat run's SPRT never moved)."""
+    from arena.results.stats import sprt_counts
+
+    games = [Result(("a", "a#2", "b"), (1, 2, 3)), Result(("b", "a", "a#2"), (1, 3, 2)),
+             Result(("a", "b", "a#2"), (1, 2, 3)), Result(("a", "b", "a#2"), (1, 1, 1))]
+    counts = sprt_counts(games, "a", "b")
+    assert counts.games == (1, 1, 1) and counts.pairs == (0,) * 5  # lost, level (mean ½), won; the aborted: none
+    rotation = [Result(("a", "b", "a#2"), (1, 3, 2), (), "k"), Result(("b", "a#2", "a"), (3, 1, 2), (), "k")]
+    assert sprt_counts(rotation, "a", "b").pairs == (0, 0, 0, 0, 1)  # two games of one group: a pair
+
+
+def test_an_old_two_seat_results_file_opens_with_places(tmp_path: Path) -> None:
+    """A results file written before every game had places (two seats: a winner only, by name
+    or seat) still makes a page: each game's places derived from its winner, the ranking and
+    the head to head computed like any report's."""
+    from arena.results.page import compute_report, results_page
+
+    games: list[dict[str, Any]] = [{"players": ["a", "b"], "winner": "b", "points": [3, 100]},
+             {"players": ["b", "a"], "winner_seat": 1, "points": [0, 100]}, {"players": ["a", "b"], "winner": None}]
+    report = compute_report(games)
+    page = results_page(tmp_path, report, {}, {})
+    assert "<th>seats (place)</th>" in page and "<th>seat 0</th>" not in page
+    assert "a <small>(2)</small>, b <small>(1)</small>" in page and "b <small>(2)</small>, a <small>(1)</small>" in page
+    assert "a <small>(1)</small>, b <small>(1)</small>" in page  # no winner: no result, every seat first
+    assert "id='ranking'" in page and "id='head-to-head'" in page
+    assert {r["bot"]: r["firsts"] for r in report["ranking"]} == {"a": 2, "b": 2}
 
 
 # ----- a three-seat tournament of the toy game, end to end -----

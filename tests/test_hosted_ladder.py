@@ -224,6 +224,9 @@ def test_registered_bots_play_continuously_survive_a_restart_and_a_crasher_is_su
     ("[suspend]\nwindow = 0\n", "window >= 1"),
     ("[suspend]\nwhatever = 0\n", "suspend: unknown key whatever"),
     ("[[play]\n", "--ladder"),
+    ('raters = ["elo", "nope"]\n', "rater must be one of"),
+    ('raters = ["elo", "elo"]\n', "each rater once"),
+    ('raters = "elo"\n', "raters must be an array"),
 ])
 def test_a_bad_ladder_file_is_one_clear_error(tmp_path: Path, text: str, said: str) -> None:
     path = tmp_path / "ladder.toml"
@@ -238,6 +241,8 @@ def test_the_default_ladder_and_a_bad_one_on_the_command_line(tmp_path: Path) ->
     assert len(default.plays) == 1 and default.plays[0].seats == 2 and default.pairing.rule == "least-met"
     assert parse_ladder({"pairing": "fewest-games"}).pairing.rule == "least-met"  # (a file from before)
     assert parse_ladder({"pairing": "random", "pairing_wave_ms": 0}).pairing == Matchmaking("random", wave_ms=0)
+    assert default.raters == ()
+    assert parse_ladder({"raters": ["glicko2", "openskill"]}).raters == ("glicko2", "openskill")
     (tmp_path / "bad.toml").write_text("pairing = 'elo'\n", encoding="utf-8")
     bad = _arena("serve", "--listen", "127.0.0.1:0", "--dir", "srv", "--ladder", "bad.toml", cwd=tmp_path)
     assert bad.returncode == 2 and "pairing must be one of" in bad.stderr
@@ -290,6 +295,21 @@ def test_suspension_does_not_count_a_bot_that_said_goodbye(tmp_path: Path) -> No
     assert "5 crashes" in (suspension(broke, "slow", rules) or "")
     failed = _store(tmp_path / "d", [("bot_error", 0)] * 5, "seat 0 (slow) gave up: ValueError: said goodbye")
     assert "5 crashes" in (suspension(failed, "slow", rules) or "")
+
+
+def test_the_ladder_stores_its_raters_for_the_web(tmp_path: Path) -> None:
+    """The ladder file's ``raters`` reach the live standings through the store (the web reads them
+    there, whatever process it runs in); a ladder file without them brings back the default."""
+    from arena.store import live_raters
+
+    registry = BotRegistry(open_db(tmp_path / "serve.sqlite", "serve"))
+    try:
+        HostedLadder(registry, parse_ladder({"raters": ["glicko2", "openskill"]}))
+        assert live_raters(registry.db) == ("glicko2", "openskill")
+        HostedLadder(registry, parse_ladder({}))  # (the next start of the server, without them)
+        assert live_raters(registry.db) == ()
+    finally:
+        registry.db.close()
 
 
 def test_the_ladder_pairs_bots_that_declare_the_preset_within_their_rate_limit(tmp_path: Path) -> None:

@@ -113,6 +113,47 @@ def test_standings_change_while_games_finish_without_a_reload(tmp_path: Path) ->
         driver.quit()
 
 
+def test_the_live_standings_show_every_chosen_rater(tmp_path: Path) -> None:
+    """``arena serve`` with raters chosen (its ladder file's ``raters``, stored in serve.sqlite):
+    ``/api/standings`` gives each bot's row of every rater, and the front page's script draws a
+    column per rater after the first, named by it, as games finish (before issue 29 only the live
+    rater, openskill, was shown)."""
+    from arena.competition.ratings import get_raters
+    from arena.store import open_db, set_live_raters
+    from tests._web import fetch
+
+    raters = get_raters(["bt", "openskill"])
+    (tmp_path / "srv").mkdir()
+    db = open_db(tmp_path / "srv" / "serve.sqlite", "serve")
+    set_live_raters(db, [r.name for r in raters])
+    db.close()
+    driver = _driver(tmp_path / "profile")
+
+    async def main() -> None:
+        async with served(tmp_path / "srv") as s:
+            await trio.to_thread.run_sync(driver.get, s.url + "/")
+            await _live(driver)
+
+            async def drawn() -> bool:
+                cells = await _js(driver, "return [...document.querySelectorAll('#standings tbody td[data-rater]')]"
+                                          ".map(td => td.dataset.rater)")
+                return bool(cells == [raters[1].name] * 2)
+
+            await play(s, ("alpha", "beta"), "m-1")
+            await until(drawn, "the game in the standings, a column per rater after the first")
+            heads = await _js(driver, "return [...document.querySelectorAll('#standings thead th[data-rater]')]"
+                                      ".map(th => [th.dataset.rater, th.textContent])")
+            assert heads == [[raters[0].name, f"rating {raters[0].title}"], [raters[1].name, raters[1].title]]
+            rows = (await fetch(s.url + "/api/standings")).json()["standings"]
+            assert [[x["rater"] for x in row["ratings"]] for row in rows] == [[r.name for r in raters]] * 2
+            assert all(row["rater"] == raters[0].name for row in rows)
+
+    try:
+        referee.run(main)
+    finally:
+        driver.quit()
+
+
 def test_the_spectator_view_shows_moves_as_they_happen_and_no_hidden_card(tmp_path: Path) -> None:
     driver = _driver(tmp_path / "profile")
     seen: list[dict[str, Any]] = []  # DOM samples: the last move's text and every card shown

@@ -37,7 +37,7 @@ from arena.hosted.owed import INTERRUPTED, OwedGame, owed_games, record_run
 from arena.hosted.registry import BotRegistry
 from arena.model.records import from_report
 from arena.model.schedule import GameJob
-from arena.store import outcome_from_row, play_columns, seats_by_game
+from arena.store import outcome_from_row, play_columns, seats_by_game, set_live_raters
 from referee import DEFAULT_GAME
 
 log = structlog.get_logger("arena")
@@ -176,6 +176,7 @@ class HostedLadder:
         self._owed: set[tuple[str, int]] = set()
         """The games of earlier runs' groups taken up by this run (group, leg): each is played once."""
         record_run(registry.db, self.run_id, config.duplicate)
+        set_live_raters(registry.db, config.raters)  # (what the web's standings rate by)
         self._take_up(None)
 
     # ----- the games earlier runs' groups owe -----

@@ -6,6 +6,8 @@ pairing = "least-met"      # or "random" (arena.competition.matchmaking)
 pairing_wave_ms = 100      # the matchmaking's settings (Matchmaking: pairing_slack, pairing_patience,
                            # pairing_patience_ms, pairing_band)
 duplicate = true           # each table plays its seats rotated on one deal
+raters = ["openskill"]     # the live standings' raters (arena.competition.ratings.RATERS), the
+                           # first orders them; default: openskill alone
 
 [[play]]                   # one or more; the ladder balances its games over them
 game = "…"                 # default: the referee's default game
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.competition.matchmaking import FORMER_RULES, Matchmaking
+from arena.competition.ratings import get_raters
 from arena.model.schedule import PlayConfig
 from referee import DEFAULT_GAME, TimeControl, TimeControlError, games
 
@@ -112,10 +115,16 @@ class LadderConfig:
     """Each table plays one game per seat rotation on the same deal (duplicate deals)."""
     suspend: SuspendRules = field(default_factory=SuspendRules)
     """When a bot is suspended."""
+    raters: tuple[str, ...] = ()
+    """The raters of the live standings, by name (:data:`arena.competition.ratings.RATERS`; several
+    allowed, the first orders them); empty: the live rater alone."""
+
+    def __post_init__(self) -> None:
+        get_raters(self.raters)  # ValueError naming the known ones
 
 
 _PAIRING = {f"pairing_{f.name}": f.name for f in fields(Matchmaking) if f.name != "rule"} | {"pairing": "rule"}
-_TOP = {"duplicate", "play", "suspend", *_PAIRING}
+_TOP = {"duplicate", "play", "suspend", "raters", *_PAIRING}
 _PLAY = {"game", "preset", "seats", "tc", "fault_policy", "reconnect_grace_ms", "connect_timeout_ms"}
 
 
@@ -158,6 +167,10 @@ def parse_ladder(raw: dict[str, Any]) -> LadderConfig:
     values["pairing"] = Matchmaking(**pairing)
     if not isinstance(values.get("duplicate", True), bool):
         raise ValueError("duplicate must be true or false")
+    raters = values.get("raters", [])
+    if not isinstance(raters, list) or not all(isinstance(r, str) for r in raters):
+        raise ValueError('raters must be an array of rater names, e.g. raters = ["openskill", "elo"]')
+    values["raters"] = tuple(raters)
     return LadderConfig(**values)
 
 

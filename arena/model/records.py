@@ -58,7 +58,8 @@ class Outcome:
 
     @property
     def winner_name(self) -> str | None:
-        return None if self.winner is None else self.players[self.winner]
+        """The winning seat's player, or ``None``."""
+        return next((p for s, p in enumerate(self.players) if s == self.winner), None)
 
     def result(self, group: str = "") -> Result:
         """The game as the formats and raters read it (``group``: its duplicate group, if it is
@@ -85,8 +86,7 @@ class Outcome:
             "replay_hash": self.replay_hash,
             "seed": self.seed_hex,
             "duration_s": round(self.duration_s, 3),
-            # two seats: the places follow from the winner (and gin-arena 0.1's results had none)
-            **({"places": list(self.places)} if len(self.players) > 2 else {}),
+            "places": list(self.places),
         }
 
 

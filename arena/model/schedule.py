@@ -192,8 +192,6 @@ class RunConfig:
         if self.seats not in counts:
             raise ValueError(f"{self.play.game} is played by {counts.start} to {counts.stop - 1} seats; "
                              f"got {self.seats}")
-        if self.seats == 2 and (self.games < 2 or self.games % 2):
-            raise ValueError(f"games per pairing must be even and at least 2; got {self.games}")
         if self.games < self.seats or self.games % self.seats:
             raise ValueError(f"games per table must be a multiple of the {self.seats} seats (each rotation "
                              f"seats every bot at every seat once); got {self.games}")

@@ -28,6 +28,7 @@ from arena.replays.html import write_replay_html
 from arena.replays.model import ReplayModelError, load
 from arena.results.report import PlayedGame, build_report
 from arena.results.stats import format_elo
+from arena.store import outcome_from_plain
 from referee import games as referee_games
 from referee.lowlevel import write_atomic
 
@@ -47,31 +48,6 @@ def _num(x: Any) -> float | None:
 # ----------------------------------------------------------------------------------------------
 # reading the results
 # ----------------------------------------------------------------------------------------------
-def _winner_name(g: dict[str, Any]) -> str | None:
-    players = g.get("players") or []
-    w = g.get("winner")
-    if isinstance(w, str) and w in players:
-        return w
-    seat = g.get("winner_seat", w if isinstance(w, int) and not isinstance(w, bool) else None)
-    if isinstance(seat, int) and 0 <= seat < len(players):
-        return str(players[seat])
-    return None
-
-
-def _outcome(g: dict[str, Any], i: int) -> Outcome:
-    """A plain game's what the standings engine needs."""
-    players = tuple(str(p) for p in g.get("players") or [])
-    winner = _winner_name(g)
-    pts = [int(p) for p in g.get("points") or []]
-    zeros = (0,) * len(players)
-    return Outcome(
-        match_id=str(g.get("match_id") or f"game {i}"), players=players,
-        winner=None if winner is None else players.index(winner), termination=str(g.get("termination") or "normal"),
-        faulting_seat=None, detail="", points=tuple(pts) if len(pts) == len(players) else zeros, games_won=zeros,
-        deals=None, decisions=0, think_ms=zeros, substituted=(), replay_path="", replay_hash="", seed_hex="",
-    )
-
-
 def compute_report(games: list[dict[str, Any]]) -> dict[str, Any]:
     """Standings and crosstable from a plain list of games (each game is one scoring unit), by
     the arena's one standings engine."""
@@ -80,7 +56,7 @@ def compute_report(games: list[dict[str, Any]]) -> dict[str, Any]:
         for p in g.get("players") or []:
             if str(p) not in bots:
                 bots.append(str(p))
-    played = [PlayedGame(i, "", _outcome(g, i)) for i, g in enumerate(games) if g.get("players")]
+    played = [PlayedGame(i, "", outcome_from_plain(g, i)) for i, g in enumerate(games) if g.get("players")]
     report = build_report(bots, played, duplicate=False)
     return {**report, "games": games}
 
@@ -249,19 +225,15 @@ def _crosstable_html(report: dict[str, Any], bots: list[str]) -> str:
     return crosstable
 
 
-def _seats_cell(g: dict[str, Any]) -> str:
-    """A game of more than two seats: its players by seat, each with its place."""
-    places = g.get("places") or []
-    return ", ".join(f"{_e(p)}" + (f" <small>({_e(places[s])})</small>" if s < len(places) else "")
-                     for s, p in enumerate(g.get("players") or []))
+def _seats_cell(o: Outcome) -> str:
+    """A game's players by seat, each with its place."""
+    return ", ".join(f"{_e(p)} <small>({_e(place)})</small>" for p, place in zip(o.players, o.places, strict=True))
 
 
 def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict[int, str]) -> str:
-    many = any(len(g.get("players") or []) > 2 for g in games)
     grows = []
     for i, g in enumerate(games):
-        players = [str(p) for p in g.get("players") or ["?", "?"]]
-        winner = _winner_name(g)
+        o = outcome_from_plain(g, i)
         pts = g.get("points") or []
         mid = str(g.get("match_id") or f"game {i}")
         link = links.get(i)
@@ -274,15 +246,13 @@ def _games_html(games: list[dict[str, Any]], links: dict[int, str], hashes: dict
             check = f"<span class='bad' title='results: {_e(want)}; file: {_e(have)}'>hash differs</span>"
         else:
             check = f"<span class='ok' title='{_e(have)}'>✓ {_e(have[:12])}…</span>"
-        seats = (f"<td>{_seats_cell(g)}</td>" if many else
-                 f"<td>{_e(players[0])}</td><td>{_e(players[1] if len(players) > 1 else '?')}</td>")
         grows.append(
-            f"<tr><td class='num'>{_e(g.get('idx', i))}</td><td>{name}</td>{seats}<td>{_e(winner or '—')}</td>"
+            f"<tr><td class='num'>{_e(g.get('idx', i))}</td><td>{name}</td><td>{_seats_cell(o)}</td>"
+            f"<td>{_e(o.winner_name or '—')}</td>"
             f"<td class='num'>{'–'.join(_e(p) for p in pts)}</td><td>{_end_cell(g)}</td>"
             f"<td class='num'>{_e(g.get('deals') if g.get('deals') is not None else '')}</td><td>{check}</td></tr>"
         )
-    heads = "<th>seats (place)</th>" if many else "<th>seat 0</th><th>seat 1</th>"
-    games_table = (f"<table id='games'><thead><tr><th class='num'>#</th><th>match (replay)</th>{heads}"
+    games_table = ("<table id='games'><thead><tr><th class='num'>#</th><th>match (replay)</th><th>seats (place)</th>"
                    "<th>winner</th><th class='num'>points</th><th>end</th><th class='num'>deals</th>"
                    f"<th>final hash</th></tr></thead><tbody>{''.join(grows)}</tbody></table>")
     return games_table
@@ -296,7 +266,8 @@ def _end_cell(g: dict[str, Any]) -> str:
 
 
 def _ranking_html(report: dict[str, Any]) -> str:
-    """Games of more than two seats: the ranking with points and the Plackett–Luce ratings."""
+    """The ranking: places and points per bot, and the Plackett–Luce ratings (a report written
+    before every report had one: nothing)."""
     rows = report.get("ranking")
     if not isinstance(rows, list) or not rows:
         return ""
@@ -343,9 +314,10 @@ def _ratings_html(report: dict[str, Any]) -> str:
 
 
 def _head_to_head_html(report: dict[str, Any], bots: list[str]) -> str:
-    """How often each bot finished ahead of each other (games of more than two seats)."""
+    """How often each bot finished ahead of each other (a report written before every report had
+    one: nothing)."""
     h2h = report.get("head_to_head")
-    if not isinstance(h2h, dict) or int(report.get("seats") or 2) <= 2:
+    if not isinstance(h2h, dict) or not h2h:
         return ""
     head = "".join(f"<th>{_e(b)}</th>" for b in bots)
     rows = []
@@ -377,8 +349,7 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
     if run.get("game"):
         meta_bits.append(f"game {referee_games.display_name(str(run['game']))}, {run.get('seats', 2)} seats")
     if run.get("format"):
-        meta_bits.append(f"{run['format']}, {run.get('games', '?')} games per "
-                         f"{'pairing' if int(run.get('seats') or 2) == 2 else 'table'}"
+        meta_bits.append(f"{run['format']}, {run.get('games', '?')} games per table"
                          + (", duplicate deals" if run.get("duplicate") else ""))
     if rules:
         meta_bits.append(f"rules {rules.get('name', '?')} (target {rules.get('target', '?')})")
@@ -400,8 +371,8 @@ def results_page(run_dir: Path, report: dict[str, Any], links: dict[int, str], h
         "<meta name='viewport' content='width=device-width'>"
         f"<title>{_e(title)} — results</title><style>{PAGE_CSS}</style></head><body>"
         f"<header><h1>{_e(title)}</h1><div class='meta'>{_e(' · '.join(meta_bits))}</div></header>"
-        f"{_ranking_html(report)}{_head_to_head_html(report, bots)}"
         f"<section><h2>Standings</h2>{standings}</section>"
+        f"{_ranking_html(report)}{_head_to_head_html(report, bots)}"
         f"<section><h2>{_e(chart_title)}</h2>{rating_chart(chart_rows)}</section>{_ratings_html(report)}"
         f"<section><h2>Crosstable</h2>{crosstable}</section>"
         f"<section><h2>Games</h2>{games_table}<p class='note'>Each match links to its replay page. The final hash "

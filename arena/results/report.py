@@ -20,7 +20,7 @@ from rich.text import Text
 
 from arena.competition.ratings import RatingRow, default_raters, get_raters, los_between, mle_ratings
 from arena.competition.ratings.score import elo_estimate
-from arena.competition.ratings.units import Unit, scoring_units, wdl
+from arena.competition.ratings.units import Unit, scoring_units, unit_name, wdl
 from arena.competition.result import Result
 from arena.competition.seating import base_name
 from arena.model.records import Outcome
@@ -61,10 +61,10 @@ def _seats_of(bot: str, o: Outcome) -> list[int]:
 
 def _standing(bot: str, games: Sequence[Outcome], units: Sequence[Unit]) -> dict[str, Any]:
     """One bot's row of the standings (a seat of a game is a game: two seats of one table count
-    twice)."""
+    twice): a win alone in first place, a loss behind another seat, no result otherwise."""
     mine = [(o, s) for o in games for s in _seats_of(bot, o)]
-    won = sum(1 for o, s in mine if o.winner == s)
-    lost = sum(1 for o, s in mine if o.winner is not None and o.winner != s)
+    won = sum(1 for o, s in mine if o.result().winner == s)  # alone in first place
+    lost = sum(1 for o, s in mine if o.places[s] > min(o.places))  # someone finished ahead
     w, d, lo = wdl(units, bot)
     est = elo_estimate(w, d, lo)
     return {
@@ -117,16 +117,18 @@ def standings(bots: Sequence[str], games: Sequence[Outcome], units: Sequence[Uni
 
 
 def crosstable(bots: Sequence[str], games: Sequence[Outcome], units: Sequence[Unit]) -> dict[str, dict[str, Any]]:
-    """For each two bots that met: the row bot's game wins and losses, and its score over the units."""
+    """For each two bots that met: the games the row bot finished ahead of the column bot in (its
+    wins) and behind it (its losses; a bot of several seats: by its mean score over them), and
+    its score over the units."""
     cross: dict[str, dict[str, Any]] = {}
     for a in bots:
         cross[a] = {}
         for b in bots:
-            between = [o for o in games if a != b and _seats_of(a, o) and _seats_of(b, o)]
+            between = [score for o in games if a != b and (score := o.result().score_of(a, b)) is not None]
             if not between:
                 continue
-            gw = sum(1 for o in between if o.winner_name is not None and base_name(o.winner_name) == a)
-            gl = sum(1 for o in between if o.winner_name is not None and base_name(o.winner_name) == b)
+            gw = sum(1 for score in between if score > 0.5)
+            gl = sum(1 for score in between if score < 0.5)
             w, d, lo = wdl(units, a, b)
             cross[a][b] = {
                 "games": len(between),
@@ -206,7 +208,7 @@ def build_report(
     rated = [(r, r.rate(facts, bots)) for r in chosen]
     report: dict[str, Any] = {
         "bots": list(bots),
-        "scoring_unit": "games" if not duplicate else "pairs" if seats <= 2 else "rotations",
+        "scoring_unit": unit_name(duplicate, seats),
         "games_played": len(games),
         "games_scheduled": scheduled if scheduled is not None else len(games),
         "terminations": dict(sorted(terminations.items())),
@@ -220,7 +222,7 @@ def build_report(
         "sprt": sprt_summary(facts, bots, sprt) if sprt is not None and len(bots) == 2 else None,
         "seats": seats,
         "head_to_head": head_to_head(bots, outcomes),
-        **({"ranking": ranking(bots, outcomes)} if seats > 2 else {}),
+        "ranking": ranking(bots, outcomes),
         "games": [
             {"idx": g.idx, "pair_key": g.pair_key, **g.outcome.to_dict()}
             for g in sorted(games, key=lambda g: g.idx)
@@ -310,7 +312,7 @@ def _crosstable_text(report: dict[str, Any]) -> list[str]:
                 cells.append("-")
             elif c is None:
                 cells.append("")
-            elif unit in ("pairs", "rotations"):
+            elif unit != "games":
                 cells.append(f"{c['wins']}-{c['losses']} ({c['unit_score']:g}/{c['units']})")
             else:
                 cells.append(f"{c['wins']}-{c['losses']}")
@@ -360,7 +362,7 @@ def ratings_text(report: dict[str, Any]) -> list[str]:
 
 
 def ranking_text(report: dict[str, Any]) -> list[str]:
-    """Games of more than two seats: the ranking with points and the Plackett–Luce ratings."""
+    """The ranking: places and points per bot, with the Plackett–Luce ratings."""
     rows = [
         [r["rank"], r["bot"], f"{r['mu']:.1f}", f"[{r['low']:.1f}, {r['high']:.1f}]", r["games"], r["seats"],
          r["firsts"], "" if r["mean_place"] is None else f"{r['mean_place']:.2f}", r["points"],
@@ -375,10 +377,10 @@ def ranking_text(report: dict[str, Any]) -> list[str]:
 
 
 def _head_to_head_text(report: dict[str, Any]) -> list[str]:
-    if report.get("seats", 2) <= 2:
-        return []
     bots = [r["bot"] for r in report.get("ranking") or report["standings"]]
     h2h = report.get("head_to_head") or {}
+    if not any(h2h.values()):  # (no two bots met)
+        return []
     rows = []
     for a in bots:
         cells = []
@@ -430,20 +432,16 @@ def sprt_decision_text(decided: dict[str, Any], report: dict[str, Any]) -> list[
 
 def interim_text(report: dict[str, Any]) -> str:
     """The standings of a run still being played (``--rating-interval``): a heading with the
-    games so far, the standings (tables of more than two seats: the ranking) and the SPRT."""
-    body = ranking_text(report)[1:] if report.get("seats", 2) > 2 else _standings_text(report)
+    games so far, the standings and the SPRT."""
     s = report.get("sprt")
-    return "\n".join([f"After {report['games_played']}/{report['games_scheduled']} games:", *body,
+    return "\n".join([f"After {report['games_played']}/{report['games_scheduled']} games:", *_standings_text(report),
                       *([sprt_text(s)] if s else [])])
 
 
 def render_text(report: dict[str, Any]) -> str:
-    """Standings, crosstable and SPRT as text (and, for more than two seats, the ranking and the
-    head-to-head table)."""
-    out = [*ranking_text(report), *_head_to_head_text(report)]
-    out = [*out[1:], ""] if out else []
-    out += [*_standings_text(report), *_faults_text(report), *_crosstable_text(report),
-            *(ratings_text(report) if report.get("raters_chosen") else _mle_text(report))]
+    """Standings, crosstable, ranking, head to head, ratings and SPRT as text."""
+    out = [*_standings_text(report), *_faults_text(report), *_crosstable_text(report), *ranking_text(report),
+           *_head_to_head_text(report), *(ratings_text(report) if report.get("raters_chosen") else _mle_text(report))]
     s, decided = report.get("sprt"), report.get(SPRT_DECISION)
     if decided:
         out += ["", *sprt_decision_text(decided, report)]
@@ -494,10 +492,8 @@ def _csv(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> bytes:
 
 
 def game_columns(seats: int) -> tuple[str, ...]:
-    """``games.csv``'s columns for games of up to ``seats`` seats (two: :data:`GAME_COLUMNS`; more:
-    a column per seat for its bot, points and thinking time, and the places)."""
-    if seats <= 2:
-        return GAME_COLUMNS
+    """``games.csv``'s columns for games of up to ``seats`` seats: :data:`GAME_COLUMNS` with a
+    column per seat for its bot, points and thinking time, and the places."""
     per = {"seat1": [f"seat{s}" for s in range(1, seats)], "points1": [f"points{s}" for s in range(1, seats)],
            "think_ms1": [f"think_ms{s}" for s in range(1, seats)]}
     out: list[str] = []
@@ -528,7 +524,7 @@ def _games_csv(report: dict[str, Any]) -> bytes:
 
 def write_files(folder: Path, report: dict[str, Any]) -> list[Path]:
     """``results.json``, ``games.csv``, ``standings.csv``, ``crosstable.csv``, ``headtohead.csv``
-    and, for more than two seats, ``ranking.csv`` (atomically)."""
+    and ``ranking.csv`` (atomically; a report written before every report had a ranking: none)."""
 
     def clean(x: Any) -> Any:
         if isinstance(x, float) and (math.isinf(x) or math.isnan(x)):

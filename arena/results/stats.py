@@ -92,33 +92,34 @@ class SprtCounts:
         return sum(self.pairs) + sum(self.games)
 
 
-def _score_of(g: Result, bot: str) -> float:
-    """``bot``'s score in a rated game of two seats: 1 / ½ / 0."""
-    other = next(p for p in g.bots if p != bot)
-    return g.score_of(bot, other) or 0.0
+def _game_score(g: Result, a: str, b: str) -> float:
+    """``a``'s score against ``b`` in a game of them both: 1 / ½ / 0 (several seats of one bot:
+    its mean score over them, to the nearest half)."""
+    return round(2 * (g.score_of(a, b) or 0.0)) / 2
 
 
 def sprt_counts(games: Iterable[Result], a: str, b: str) -> SprtCounts:
     """The pentanomial (complete duplicate pairs) and trinomial (every other rated game) counts
-    of ``a``'s results against ``b``, over the games of two seats between them. A game without a
-    result is left out; the two rated games of a duplicate group (one ``group`` key) make one
-    pair."""
+    of ``a``'s results against ``b``, over the rated games in which both sat (whatever the number
+    of seats: ``a``'s place against ``b``'s). A game without a result is left out; two rated games
+    of one duplicate group (one ``group`` key) make one pair, a group of any other size counts
+    its games alone."""
     pairs = [0] * 5
     single = [0] * 3
     grouped: dict[str, list[Result]] = defaultdict(list)
     for g in games:
-        if len(g.players) != 2 or set(g.bots) != {a, b} or not g.rated:
+        if not {a, b} <= set(g.bots) or not g.rated:
             continue
         if g.group:
             grouped[g.group].append(g)
         else:
-            single[round(2 * _score_of(g, a))] += 1
+            single[round(2 * _game_score(g, a, b))] += 1
     for members in grouped.values():
         if len(members) == 2:
-            pairs[round(2 * (_score_of(members[0], a) + _score_of(members[1], a)))] += 1
+            pairs[round(2 * (_game_score(members[0], a, b) + _game_score(members[1], a, b)))] += 1
         else:
             for g in members:
-                single[round(2 * _score_of(g, a))] += 1
+                single[round(2 * _game_score(g, a, b))] += 1
     return SprtCounts((pairs[0], pairs[1], pairs[2], pairs[3], pairs[4]), (single[0], single[1], single[2]))
 
 

@@ -11,6 +11,7 @@ which timestamps the bots' answers, never waits for the disk.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
@@ -22,14 +23,14 @@ from google.protobuf import json_format
 
 import referee
 import referee.lowlevel
-from arena.competition.ratings import LIVE_RATER, Z95, SkillBoard
+from arena.competition.ratings import RatingRow, SkillBoard, get_raters
 from arena.competition.seating import base_name
 from arena.hosted.owed import group_open
 from arena.model.records import Outcome
 from arena.replays.steps import named
 from arena.results.standings import PROVISIONAL_GAMES, RatedGames
 from arena.results.standings import standings as shared_standings
-from arena.store import outcome_from_row, resolve_replay, seats_by_game
+from arena.store import live_raters, outcome_from_row, resolve_replay, seats_by_game
 from gin_arena.v2 import referee_pb2
 
 LOG_TAIL_BYTES = 256 * 1024
@@ -87,18 +88,37 @@ def reading(source: WebSource) -> Iterator[sqlite3.Connection]:
 
 
 # ----- the store -----
+def _number(value: float, digits: int = 3) -> float | None:
+    """A rating for JSON: rounded, or ``None`` where it is unbounded (a perfect or a nil score)."""
+    return round(value, digits) if math.isfinite(value) else None
+
+
+def _rating(row: RatingRow | None) -> dict[str, Any]:
+    """One rater's row for a bot, as the API gives it (``rating`` ``None``: no row yet)."""
+    if row is None:
+        return {"rating": None, "low": None, "high": None, "count": 0}
+    return {"rating": _number(row.rating), "low": _number(row.low), "high": _number(row.high), "count": row.count,
+            **{k: _number(v) for k, v in row.extra}}
+
+
 def standings(conn: sqlite3.Connection, rated: RatedGames | None = None) -> list[dict[str, Any]]:
     """The standings, best first, from the arena's one standings engine
-    (:func:`arena.results.standings.standings`: the live rater's rating and uncertainty per bot,
-    provisional under its ``PROVISIONAL_GAMES`` rated games, a registered bot's state and reason;
-    each row names its rater, ``rater`` and ``rater_title``); ``rated`` keeps the ratings between
-    calls (only new games are read)."""
-    return [{"rank": rank, "bot": s.bot, "games": s.games, "rater": LIVE_RATER.name, "rater_title": LIVE_RATER.title,
-             "rating": round(s.rating, 3),
-             "uncertainty": round(s.uncertainty, 3), "low": round(s.rating - Z95 * s.uncertainty, 3),
-             "high": round(s.rating + Z95 * s.uncertainty, 3), "rated_games": s.rated_games,
-             "provisional": s.provisional, "state": s.state, "reason": s.reason}
-            for rank, s in enumerate(shared_standings(conn, rated), start=1)]
+    (:func:`arena.results.standings.standings`), rated by the store's live raters
+    (:func:`arena.store.live_raters`; none: the live rater): per bot its games, its state and
+    reason, ``ratings`` (each rater's ``rater``, ``title``, ``rating``, ``low``, ``high``, ``count``
+    and its own extras) and, from the first rater, which orders them, ``rater``, ``rater_title``,
+    ``rating``, ``uncertainty``, ``low``, ``high``, ``rated_games`` and ``provisional`` (under its
+    ``PROVISIONAL_GAMES``); ``rated`` keeps the ratings between calls (only new games are read)."""
+    raters = get_raters(live_raters(conn))
+    out = []
+    for rank, s in enumerate(shared_standings(conn, rated, raters), start=1):
+        ratings = [{"rater": r.name, "title": r.title, **_rating(row)} for r, row in s.ratings]
+        first = ratings[0]
+        out.append({"rank": rank, "bot": s.bot, "games": s.games, "rater": first["rater"],
+                    "rater_title": first["title"], "rating": first["rating"], "uncertainty": _number(s.uncertainty),
+                    "low": first["low"], "high": first["high"], "rated_games": s.rated_games,
+                    "provisional": s.provisional, "state": s.state, "reason": s.reason, "ratings": ratings})
+    return out
 
 
 def match_summary(r: sqlite3.Row, o: Outcome) -> dict[str, Any]:

@@ -92,6 +92,13 @@ class SkillBoard:
         out.sort(key=lambda r: (-r.mu, r.bot))
         return out
 
+    def rows(self, bots: Sequence[str] = ()) -> list[RatingRow]:
+        """Every bot's rating as the raters give them (:class:`OpenSkillRater`'s rows), ``bots``
+        without a rated game at the prior, best first (by ``mu``, then name)."""
+        out = [self.rating(b) for b in {*self._belief, *bots}]
+        out.sort(key=lambda r: (-r.mu, r.bot))
+        return [RatingRow(r.bot, r.mu, r.low, r.high, r.games, (("sigma", r.sigma),)) for r in out]
+
 
 def openskill_ratings(games: Iterable[Ranked], bots: Sequence[str] = ()) -> list[SkillRating]:
     """Plackett–Luce ratings of ``games`` (in the order given), best first (by ``mu``, then name);
@@ -112,5 +119,7 @@ class OpenSkillRater:
     """What a page calls it."""
 
     def rate(self, results: Sequence[Result], bots: Sequence[str] = ()) -> list[RatingRow]:
-        return [RatingRow(r.bot, r.mu, r.low, r.high, r.games, (("sigma", r.sigma),))
-                for r in openskill_ratings(results, bots)]
+        board = SkillBoard(bots)
+        for r in results:
+            board.add(r)
+        return board.rows()

@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from arena.competition.result import Result
 
 
+def unit_name(duplicate: bool, seats: int) -> str:
+    """What a run's scoring units are called: ``games`` (no duplicate deals), ``pairs`` (the group
+    of two games a duplicate deal of two seats makes) or ``rotations`` (a group of more seats)."""
+    return "games" if not duplicate else "pairs" if seats <= 2 else "rotations"
+
+
 @dataclass(frozen=True, slots=True)
 class Unit:
     """One scoring unit between bots ``a`` and ``b``: ``score`` is ``a``'s (1, 0.5 or 0)."""

@@ -38,6 +38,7 @@
   const enc = encodeURIComponent;
 
   // ----- the front page: standings and matches, live -----
+  function rated(v, d) { return v === null || v === undefined ? '\u221e' : t.number(v, d); }
   function standingRow(r) {
     const tr = el('tr');
     tr.dataset.bot = r.bot; tr.dataset.games = r.games;
@@ -45,14 +46,40 @@
     name.append(link('/bots/' + enc(r.bot), r.bot));
     if (r.provisional) name.append(' ', el('span', 'tag', t('provisional')));
     const state = t.state(r.state);
-    tr.append(el('td', '', t.number(r.rank)), name, el('td', '', t.number(r.games)), el('td', '', t.number(r.rating, 2)),
-      el('td', '', t.number(r.uncertainty, 2)), el('td', '', t.number(r.low, 1) + ' \u2026 ' + t.number(r.high, 1)),
+    const others = (r.ratings || []).slice(1).map((o) => {
+      const td = el('td', '', rated(o.rating, 1) + ' ');
+      td.dataset.rater = o.rater;
+      td.append(el('small', '', '[' + rated(o.low, 1) + ' \u2026 ' + rated(o.high, 1) + ']'));
+      return td;
+    });
+    tr.append(el('td', '', t.number(r.rank)), name, el('td', '', t.number(r.games)), el('td', '', rated(r.rating, 2)),
+      el('td', '', rated(r.uncertainty, 2)), el('td', '', rated(r.low, 1) + ' \u2026 ' + rated(r.high, 1)), ...others,
       el('td', '', r.reason ? state + ' (' + r.reason + ')' : state));
     return tr;
   }
+  function drawRaters(rows) {
+    // One column per rater after the first, named by it: the header follows the rows it is sent.
+    const head = document.querySelector('#standings thead tr');
+    if (!head || !rows.length) return;
+    const first = head.querySelector('th[data-rater]:not(.rater)');
+    if (first && first.dataset.rater !== rows[0].rater) {
+      first.dataset.rater = rows[0].rater;
+      first.replaceChildren(t('rating') + ' ', el('small', '', rows[0].rater_title));
+    }
+    const want = (rows[0].ratings || []).slice(1);
+    const have = [...head.querySelectorAll('th.rater')];
+    if (have.map((th) => th.dataset.rater).join() === want.map((o) => o.rater).join()) return;
+    have.forEach((th) => th.remove());
+    const state = head.lastElementChild;
+    for (const o of want) {
+      const th = el('th', 'rater', o.title);
+      th.scope = 'col'; th.dataset.rater = o.rater;
+      head.insertBefore(th, state);
+    }
+  }
   function drawStandings(rows) {
     const body = document.querySelector('#standings tbody');
-    if (body) body.replaceChildren(...rows.map(standingRow));
+    if (body) { drawRaters(rows); body.replaceChildren(...rows.map(standingRow)); }
   }
   function matchItem(m) {
     const li = el('li');
