@@ -13,7 +13,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-
 import referee
 from arena.model.manifest import BotSpec
 from arena.model.records import Outcome
