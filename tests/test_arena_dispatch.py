@@ -114,8 +114,8 @@ def test_no_game_starts_while_its_bot_plays_another_and_each_bot_keeps_one_proce
     assert sink.busy_starts() == []
     assert {b: len(p) for b, p in sink.pids.items()} == {b: 1 for b in bots}
     assert sink.most_at_once() == 3  # (the slots were used: three games from the start)
-    assert [g.players for kind, g in sink.events if kind == "started"][:3] == [("b0", "b1"), ("b2", "b3"),
-                                                                               ("b4", "b5")]
+    # (trio runs the three new tasks in any order: the set, not the order, is the runner's choice)
+    assert {g.players for kind, g in sink.events[:3]} == {("b0", "b1"), ("b2", "b3"), ("b4", "b5")}
 
 
 def test_two_bots_still_fill_every_slot(tmp_path: Path) -> None:
