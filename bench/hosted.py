@@ -78,9 +78,17 @@ def hosted(folder: Path, n: int, warmup: int, seconds: float, *, lean: bool = Fa
     return rate
 
 
+LOCAL_GAMES = 1000
+"""The local run plays at least this many games (duplicate pairs per pair as needed): a round
+robin of 20 bots with one pair each (380 games) ended inside the window, whose rate then counted
+the run's last, half-empty slots and the time after it."""
+
+
 def local(folder: Path, n: int, warmup: int, seconds: float, clock: str = "wall") -> float:
     bot = 'cmd="{python} -m arena._testbot"'
-    argv = [*ARENA, "tournament", "--rules", PRESET, "--tc", TC, "--games", "2", "--concurrency", str(n // 2),
+    pairs = n * (n - 1) // 2
+    games = 2 * max(1, -(-LOCAL_GAMES // (2 * pairs)))  # (per pair: whole duplicate pairs)
+    argv = [*ARENA, "tournament", "--rules", PRESET, "--tc", TC, "--games", str(games), "--concurrency", str(n // 2),
             "--clock", clock, "--no-progress", "--out", str(folder / "run")]
     for i in range(n):
         argv += ["--bot", f"name=b{i:03d} {bot}"]
@@ -89,6 +97,8 @@ def local(folder: Path, n: int, warmup: int, seconds: float, clock: str = "wall"
         wait_games(folder / "run" / "run.sqlite", warmup, 300, run)
         opened = time.time()
         rate, cpu = window(folder / "run" / "run.sqlite", seconds, run.pid)
+        if run.poll() is not None:
+            print(f"local:  (the run of {games * pairs} games ended inside the window: its rate is too low)")
         print(f"local:  arena tournament, the same {n} bots, {n // 2} games at once, --clock {clock}: {rate:.1f} "
               f"matches/min over {seconds:.0f} s; the arena (with its embedded referee) used {cpu * 100:.0f}% of a "
               f"core ({load_avg()})")
