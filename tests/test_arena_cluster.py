@@ -410,6 +410,21 @@ def test_a_game_is_queued_on_every_worker_only_when_the_concurrency_fills_them(t
         cluster.close()
 
 
+def test_local_workers_play_the_concurrency_between_them(tmp_path: Path) -> None:
+    """A local cluster sized for ten games at once on two workers has ten threads (issue 29:
+    with one thread per worker it played two games at once, and the runner's eight others
+    waited in Dask's queue)."""
+    from arena.run.cluster import Cluster
+    from arena.run.placement import ClusterSpec
+
+    cluster = Cluster(ClusterSpec(workers=2).sized(concurrency=10, games=100), tmp_path / "replays")
+    try:
+        cluster.refresh()
+        assert cluster.threads == 10
+    finally:
+        cluster.close()
+
+
 REMOTE = """
 [[bot]]
 name = "a"

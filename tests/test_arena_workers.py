@@ -39,14 +39,18 @@ def test_auto_is_sized_for_the_run() -> None:
     auto = ClusterSpec(8, auto=True)
     assert auto.sized(concurrency=4, games=1000) == ClusterSpec(4, auto=True)  # at most the concurrency
     per = AUTO_GAMES_PER_WORKER
-    assert auto.sized(concurrency=16, games=3 * per) == ClusterSpec(3, auto=True)  # a worker per PER games
-    assert auto.sized(concurrency=16, games=3 * per - 1) == ClusterSpec(2, auto=True)
+    assert auto.sized(concurrency=16, games=3 * per) == ClusterSpec(3, auto=True, threads=6)  # a worker per PER games
+    assert auto.sized(concurrency=16, games=3 * per - 1) == ClusterSpec(2, auto=True, threads=8)
     assert not auto.sized(concurrency=16, games=2 * per - 1).distributed  # too small to gain: in this process
     assert not auto.sized(concurrency=16, games=3).distributed
     assert not auto.sized(concurrency=1, games=100).distributed  # one game at a time: in this process
     assert not auto.sized(concurrency=8, games=100, referee="host:50051").distributed  # played there
     explicit = ClusterSpec(8)
     assert explicit.sized(concurrency=2, games=1) == explicit  # what the user asked for
+    # The workers play the concurrency between them (issue 29: one thread each played two games
+    # at once on two workers, whatever the concurrency; the runner's other games waited in Dask).
+    assert ClusterSpec(2).sized(concurrency=10, games=1) == ClusterSpec(2, threads=5)
+    assert ClusterSpec(3).sized(concurrency=10, games=1) == ClusterSpec(3, threads=4)
     remote = ClusterSpec(8, "tcp://h:8786", auto=True)
     assert remote.sized(concurrency=1, games=1) == remote
 

@@ -1,6 +1,7 @@
-"""Games on Dask distributed: ``--workers N`` (a ``LocalCluster`` of N worker processes, one
-thread each) or ``--scheduler tcp://HOST:8786`` (a cluster started with ``dask scheduler`` and
-``dask worker``). Each worker holds one long-lived match context (an embedded referee and its
+"""Games on Dask distributed: ``--workers N`` (a ``LocalCluster`` of N worker processes, with
+the threads that play ``--concurrency`` games at once between them: ``ClusterSpec.threads``)
+or ``--scheduler tcp://HOST:8786`` (a cluster started with ``dask scheduler`` and ``dask
+worker``). Each worker holds one long-lived match context (an embedded referee and its
 pool of reused bots), opened by the :class:`MatchWorker` plugin; each game is one task
 (``pure=False``, key = the match id, retried on another worker if its worker dies) built from
 the picklable :class:`referee.MatchSpec` and :class:`referee.BotLaunch` values. The task
@@ -337,7 +338,7 @@ class Cluster:
             security = Security.temporary()  # type: ignore[no-untyped-call]
             ports = spec.ports
             pinned: dict[str, Any] = {"worker_class": pinned_nanny(ports.workers[0])} if ports.workers else {}
-            self._local = LocalCluster(n_workers=spec.workers, processes=True, threads_per_worker=1,
+            self._local = LocalCluster(n_workers=spec.workers, processes=True, threads_per_worker=spec.threads,
                                        protocol="tls://", security=security, host="127.0.0.1",
                                        scheduler_port=ports.scheduler, dashboard_address=ports.dashboard or DASHBOARD,
                                        scheduler_kwargs={"dashboard": bool(ports.dashboard)}, silence_logs=40,

@@ -195,6 +195,10 @@ class ClusterSpec:
     ports: LocalPorts = LocalPorts()
     """The local cluster's ports (``--dask-scheduler-port``, ``--dask-dashboard``,
     ``--dask-worker-ports``)."""
+    threads: int = 1
+    """Games each local worker plays at once (its Dask threads; :meth:`sized` sets it so that
+    the workers play ``--concurrency`` games at once). An existing cluster's workers have
+    their own (``dask worker --nthreads``)."""
 
     @property
     def distributed(self) -> bool:
@@ -213,12 +217,17 @@ class ClusterSpec:
 
     def sized(self, *, concurrency: int, games: int, referee: str = "") -> ClusterSpec:
         """The cluster a run of ``games`` games, ``concurrency`` at once, uses: ``auto`` never
-        starts more workers than games can run at once (one worker plays one game at a time),
-        nor more than the run has :data:`AUTO_GAMES_PER_WORKER` games for (a worker's start-up
-        and its own bots cost more than a few games gain), and none at all for a remote
-        ``referee`` (its games are played there) or when fewer than two would be started (the
-        arena's process plays the games)."""
-        if not self.auto or self.scheduler:
-            return self
-        workers = 1 if referee else min(self.workers, concurrency, games // AUTO_GAMES_PER_WORKER)
-        return dataclasses.replace(self, workers=workers if workers >= 2 else 1)
+        starts more workers than games can run at once, nor more than the run has
+        :data:`AUTO_GAMES_PER_WORKER` games for (a worker's start-up and its own bots cost more
+        than a few games gain), and none at all for a remote ``referee`` (its games are played
+        there) or when fewer than two would be started (the arena's process plays the games).
+        Local workers get the :attr:`threads` that play ``concurrency`` games at once between
+        them (issue 29: with one thread each, two workers played two games at once whatever
+        the concurrency, and the other games the runner started waited in Dask's queue)."""
+        spec = self
+        if self.auto and not self.scheduler:
+            workers = 1 if referee else min(self.workers, concurrency, games // AUTO_GAMES_PER_WORKER)
+            spec = dataclasses.replace(self, workers=workers if workers >= 2 else 1)
+        if spec.scheduler or not spec.distributed:
+            return spec
+        return dataclasses.replace(spec, threads=max(1, -(-concurrency // spec.workers)))

@@ -1,7 +1,9 @@
 """Plays scheduled games: a dispatcher under trio that keeps up to ``concurrency`` games running
 (and no more than a bot's own limit for each bot), each game one ``referee.play_match_async``
 call on the run's match context (which starts the game's bots and ends them after it); the sink,
-the bots' logs, the stall monitor and the start-up slots stay here, around that call."""
+the bots' logs, the stall monitor and the start-up slots stay here, around that call. Which
+planned game starts when a slot is free — one whose bots are free — is
+:class:`arena.run.dispatch.BotsInPlay`'s choice."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from arena.console import Progress
 from arena.model.manifest import BotSpec
 from arena.model.records import Outcome, from_report
 from arena.model.schedule import GameJob, PlayConfig
+from arena.run.dispatch import BotsInPlay
 from arena.run.placement import ClusterObserver, GameCluster, InfrastructureFailure, NoWorkers, Stalls
 from arena.run.procs import BotLogs, launch_for
 from referee import (
@@ -133,7 +136,8 @@ class Runner:
         self.progress = progress
         self.starting = trio.CapacityLimiter(max(1, startup_slots))
         self.running = 0
-        self._per_bot: Counter[str] = Counter()
+        self.in_play = BotsInPlay({name: b.limit for name, b in self.bots.items()})
+        """The bots of the games being played (which game may start next)."""
         self._changed = trio.Event()
         self._queue: list[tuple[GameJob, int]] = []
         self.cluster = cluster
@@ -154,38 +158,35 @@ class Runner:
         self._changed = trio.Event()
 
     def _fits(self, job: GameJob) -> bool:
+        """Whether a slot is free for ``job`` (its bots are :attr:`in_play`'s business)."""
         # A game played on the cluster may be submitted before a worker is free (it waits
         # there, queued, for the worker's current game to end); the others are played here.
         concurrency = self.play.concurrency
         if self.cluster is not None and not any(self.bots[name].remote for name in _bots_of(job)):
             concurrency = self.cluster.slots(concurrency, len(self._queue))
-        if self.running >= concurrency:
-            return False
-        for name in _bots_of(job):
-            limit = self.bots[name].limit
-            if limit and self._per_bot[name] >= limit:
-                return False
-        return True
+        return self.running < concurrency
 
     async def run(self, work: Sequence[tuple[GameJob, int]], stop: Callable[[], bool] = lambda: False) -> None:
-        """Play ``work`` (games with the attempts made so far) in order as capacity allows; stop
-        starting new games once ``stop()`` is true. Cancelling aborts the running games (their
-        bots are ended and the sink is told they were abandoned)."""
+        """Play ``work`` (games with the attempts made so far) as capacity allows: whenever a
+        slot is free, the first game in ``work``'s order whose bots are free
+        (:meth:`BotsInPlay.pick`); stop starting new games once ``stop()`` is true. Cancelling
+        aborts the running games (their bots are ended and the sink is told they were
+        abandoned)."""
         self._queue = list(work)
+        self.in_play.plan([job for job, _ in self._queue], self.play.concurrency)
         async with trio.open_nursery() as nursery:
             if self.stalls is not None:
                 nursery.start_soon(self.stalls.run)
             if self.cluster is not None:
                 nursery.start_soon(self.cluster.watch, self._workers_changed)
             while (self._queue or self.running) and not stop():
-                pick = next((i for i, (job, _) in enumerate(self._queue) if self._fits(job)), None)
+                pick = self.in_play.pick([job for job, _ in self._queue], self._fits)
                 if pick is None:
                     await self._changed.wait()
                     continue
                 job, attempt = self._queue.pop(pick)
                 self.running += 1
-                for name in _bots_of(job):
-                    self._per_bot[name] += 1
+                self.in_play.take(job)
                 nursery.start_soon(self._game, job, attempt)
                 self._report()
             if stop():  # let the running games end
@@ -194,6 +195,8 @@ class Runner:
             nursery.cancel_scope.cancel()
         if self.duplicates:
             log.warning("duplicate_results_ignored", count=self.duplicates)
+        log.info("runner_processes", processes=sum(self.in_play.processes.values()),
+                 games_with_a_further_process=self.in_play.extra_processes)
         self._report(force=True)
 
     def _suspect(self, outcome: Outcome, game: _Game, tc: TimeControl) -> str:
@@ -230,8 +233,7 @@ class Runner:
             if not released:
                 released = True
                 self.running -= 1
-                for name in _bots_of(job):
-                    self._per_bot[name] -= 1
+                self.in_play.give(job)
                 self._signal()
                 self._report()  # (the progress line's count of running games, before its next line)
 
