@@ -72,8 +72,30 @@ class Interrupted(Exception):
     """SIGTERM or SIGHUP arrived: unwind, killing the load on the way."""
 
 
+_held: list[int] | None = None
+"""While :func:`held_signals` runs: the signals that came meanwhile (``None``: none is held)."""
+
+
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    if _held is not None:
+        _held.append(signum)
+        return
     raise Interrupted(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def held_signals() -> Iterator[None]:
+    """Hold SIGTERM and SIGHUP over a block that must finish (starting a step: interrupted inside
+    ``Popen``, after its child started but before it returned, the step would be left running,
+    unkilled — it happened once under load); one that came meanwhile interrupts after it."""
+    global _held
+    _held = []
+    try:
+        yield
+    finally:
+        came, _held = _held, None
+    if came:
+        raise Interrupted(f"signal {came[0]}")
 
 
 @contextlib.contextmanager
@@ -152,16 +174,19 @@ def run_step(name: str, args: list[str], python: str, timeout: float, out: Path)
     cmd = [python, "-m", "pytest", *args, f"--junitxml={xml}", "-q"]
     print("+", " ".join(cmd), flush=True)
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
+    proc: subprocess.Popen[bytes] | None = None
     try:
+        with held_signals():
+            proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         print(f"+ {name}: still running after {timeout:.0f} s: killed", flush=True)
         code = -9
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     counts, failures = read_junit(xml)
     return Step(name, time.monotonic() - start, code, counts, failures)
 

@@ -303,7 +303,7 @@ def test_non_duplicate_seeds_keep_the_first_dealer_swapped() -> None:
 def test_gauntlet_schedule() -> None:
     jobs = build_schedule(_config(format="gauntlet", challenger="b", games=2))
     assert {j.pairing for j in jobs} == {"b|a", "b|c"}
-    with pytest.raises(ValueError, match="even"):
+    with pytest.raises(ValueError, match="a multiple of the 2 seats"):
         _config(games=3)
 
 

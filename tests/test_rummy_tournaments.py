@@ -49,7 +49,7 @@ def _check_run(run: Path, games: int, seats: int, bots: set[str]) -> dict[str, o
     for g in results["games"]:
         page = run / "html" / f"{g['match_id']}.html"
         assert f"href='html/{g['match_id']}.html'" in index and page.is_file()
-        assert f"rummy ({seats} seats)" in page.read_text()
+        assert f"Rummy ({seats} seats)" in page.read_text()  # the game's display name
     return dict(results)
 
 

@@ -3,11 +3,13 @@ what the child was doing; bench/loaded_suite.py starts its load and always ends 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +87,32 @@ def test_the_loaded_suites_load_ends_when_the_script_is_killed(tmp_path: Path) -
     until(lambda: (tmp_path / "step.pid").read_text().strip() != "", "the step's pid")
     os.killpg(int((tmp_path / "step.pid").read_text()), signal.SIGKILL)  # (the step's "pytest", left behind)
     until(lambda: all(_gone(p) for p in pids), "the busy processes to end by themselves")
+
+
+def _loaded_suite_module() -> Any:
+    spec = importlib.util.spec_from_file_location("loaded_suite", ROOT / "bench" / "loaded_suite.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_signal_while_a_step_starts_interrupts_once_it_has_started() -> None:
+    """A SIGTERM that comes while the script starts a step waits until the step's process is
+    known, so the script's clean-up kills it (interrupted inside ``Popen``, the step was left
+    running: the SIGTERM test above hung on it once under load)."""
+    suite = _loaded_suite_module()
+    old = signal.signal(signal.SIGTERM, suite._on_signal)
+    try:
+        reached: list[str] = []
+        with pytest.raises(suite.Interrupted, match="signal 15"), suite.held_signals():
+            signal.raise_signal(signal.SIGTERM)
+            reached.append("the block's end")
+        assert reached == ["the block's end"]
+        with pytest.raises(suite.Interrupted, match="signal 15"):  # held no longer: at once
+            signal.raise_signal(signal.SIGTERM)
+            reached.append("past the signal")
+        assert reached == ["the block's end"]
+    finally:
+        signal.signal(signal.SIGTERM, old)
