@@ -92,7 +92,9 @@ def test_a_crashing_bot_is_restarted_scored_by_the_fault_policy_and_then_stopped
     for p in played:
         crashy_seat = p.report.players.index("b")
         assert crashy_seat in p.report.substituted_seats  # the fault policy played the seat on
-        assert p.report.winner is not None and p.report.decisions > 4
+        # the match ended by its own play, not by the crash (the crash may come after the bot's
+        # last decision: once, the crashy seat won on its second answer, 4 decisions in all)
+        assert p.report.termination == "normal" and p.report.winner is not None and p.report.decisions >= 2
     assert "crashed 4 times (more than 3)" in failure and "'crashy'" in failure
     assert len(starts.pids) == 1 + len(played)  # good: one process; crashy: a new one per match
 
