@@ -3,11 +3,15 @@ bench ladder of ``bench/_hosted.py``) with B registered bots, each its own proce
 the kits' defaults (``arena._testbot --matches 0``: one game at a time), until G games are stored;
 then one more bot joins late and plays 2×B games (2×(N−1) with N = B + 1).
 
+With ``--local``, the same on the local ladder: ``arena ladder run`` with the B bots (each a
+reused process of ``arena._testbot``, B/2 tables at once: one game at a time per bot), G games;
+then the late bot is added and ``ladder run`` plays until it has played 2×B games.
+
 Prints, no asserts: the games of every pair over the first G games (the goal: every pair meets,
 the most-played pair at most 2× the least-played), matches/min over those G games, and which of
 the first B bots the late bot met in its first 2×B games (the goal: all of them).
 
-    .venv/bin/python bench/ladder_meets.py [--bots 6] [--games 300]
+    .venv/bin/python bench/ladder_meets.py [--bots 6] [--games 300] [--local]
 """
 
 from __future__ import annotations
@@ -54,11 +58,58 @@ def wait_for(db: Path, enough: int, server: subprocess.Popen[str], bound_s: floa
         time.sleep(0.5)
 
 
+def report(names: list[str], first: list[tuple[str, ...]], span: float, late: list[tuple[str, ...]]) -> None:
+    """Print the pairs' games over ``first`` (the games played in ``span`` seconds) and whom the
+    late bot met in ``late`` (its first games)."""
+    met = Counter(frozenset(pair) for g in first for pair in itertools.combinations(g, 2))
+    counts = {f"{a}-{b}": met[frozenset((a, b))] for a, b in itertools.combinations(names, 2)}
+    print(f"games per pair over the first {len(first)} games: {counts}")
+    least, most = min(counts.values()), max(counts.values())
+    print(f"pairs that met: {sum(1 for n in counts.values() if n)} of {len(counts)}; least {least}, most "
+          f"{most} (most ÷ least: {most / least:.2f})" if least else
+          f"pairs that met: {sum(1 for n in counts.values() if n)} of {len(counts)}; most {most}")
+    print(f"matches/min over those games: {len(first) / span * 60:.1f} ({load_avg()})")
+    opponents = [b for g in late for b in g if b != "late"]
+    print(f"the late bot's first {len(late)} games (2×(N−1)): opponents {opponents}; met "
+          f"{len(set(opponents))} of {len(names)}")
+
+
+def local(bots: int, count: int) -> int:
+    """The local ladder: ``arena ladder run`` (see the module's docstring)."""
+    db = Path(tempfile.mkdtemp(prefix="bench-meets-")) / "ladder.sqlite"
+    names = [f"b{i}" for i in range(bots)]
+
+    def arena(*args: str) -> None:
+        subprocess.run([sys.executable, "-m", "arena.cli", *args, "--db", str(db)], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    play = ["--rules", "short", "--tc", "st=2 timemargin=200", "--concurrency", str(bots // 2), "--no-progress"]
+    for name in names:
+        arena("ladder", "add", name, "--command", "{python} -m arena._testbot")
+    print(f"{db}: {bots} bots, {bots // 2} tables at once ({load_avg()} at the start)")
+    start = time.monotonic()
+    arena("ladder", "run", "--games", str(count), *play)
+    span = time.monotonic() - start
+    arena("ladder", "add", "late", "--command", "{python} -m arena._testbot")
+    arena("ladder", "run", "--games", str(6 * bots), *play)
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT group_concat(bot, '|') FROM game_seats GROUP BY game ORDER BY game").fetchall()
+    finally:
+        conn.close()
+    played = [tuple(str(r[0]).split("|")) for r in rows]
+    report(names, played[:count], span, [g for g in played[count:] if "late" in g][:2 * bots])
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bots", type=int, default=6, help="bots playing from the start")
     p.add_argument("--games", type=int, default=300, help="games over which the pairs are counted")
+    p.add_argument("--local", action="store_true", help="the local ladder (arena ladder run), not arena serve")
     args = p.parse_args()
+    if args.local:
+        return local(args.bots, args.games)
     folder = Path(tempfile.mkdtemp(prefix="bench-meets-")) / "serve"
     names = [f"b{i}" for i in range(args.bots)]
     tokens = register(folder, [*names, "late"])
@@ -69,22 +120,12 @@ def main() -> int:
     try:
         wait_for(db, args.games, server)
         first = games(db)[: args.games]
-        met = Counter(frozenset(pair) for g in first for pair in itertools.combinations(g[0], 2))
-        counts = {f"{a}-{b}": met[frozenset((a, b))] for a, b in itertools.combinations(names, 2)}
         span = max(g[2] for g in first) - min(g[1] for g in first)
-        print(f"games per pair over the first {args.games} games: {counts}")
-        least, most = min(counts.values()), max(counts.values())
-        print(f"pairs that met: {sum(1 for n in counts.values() if n)} of {len(counts)}; least {least}, most "
-              f"{most} (most ÷ least: {most / least:.2f})" if least else
-              f"pairs that met: {sum(1 for n in counts.values() if n)} of {len(counts)}; most {most}")
-        print(f"matches/min over those games: {args.games / span * 60:.1f} ({load_avg()})")
         bots += start_bots(referee, {"late": tokens["late"]})
         window = 2 * args.bots
         wait_for(db, window, server, bot="late")
         late = [g[0] for g in games(db) if "late" in g[0]][:window]
-        opponents = [b for g in late for b in g if b != "late"]
-        print(f"the late bot's first {window} games (2×(N−1)): opponents {opponents}; met "
-              f"{len(set(opponents))} of {args.bots}")
+        report(names, [g[0] for g in first], span, late)
     finally:
         stop([*bots, server])
     return 0
