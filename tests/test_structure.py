@@ -716,22 +716,17 @@ def seat_branches(tree: ast.AST) -> list[tuple[int, str]]:
 
 NOT_A_SEAT_BRANCH: dict[tuple[str, str], str] = {}
 """Hits of :func:`seat_branches` that are no seat branch, each with the reason."""
-SEAT_BRANCHES_FOR_NOW = {
-    ("arena/web/tables.py", "len(table.places) == 2"): "the people's tables name a sample bot by its seat above two "
-                                                       "seats (greedy-1); that module's naming is being reworked",
-}
-"""Seat branches still to go, each with the reason (the test fails once one is gone: take it off)."""
 
 
 def test_no_branch_on_two_seats_versus_more() -> None:
-    allowed = NOT_A_SEAT_BRANCH.keys() | SEAT_BRANCHES_FOR_NOW.keys()
+    allowed = NOT_A_SEAT_BRANCH.keys()  # no seat branch is left to go: none is allowed
     hits = {m.rel: seat_branches(m.tree) for m in src.modules("arena") if m.rel.startswith(SEAT_BRANCH_FREE)}
     found = {rel: [(line, what) for line, what in h if (rel, what) not in allowed] for rel, h in hits.items()}
     report = [f"  {rel}: " + "; ".join(f"{line}: {what}" for line, what in h) for rel, h in found.items() if h]
     assert not report, ("code branches on two seats versus more (read a game as a Result: places and points, "
                         "the winner derived; line: what):\n" + "\n".join(report))
     gone = sorted(k for k in allowed if k[1] not in {what for _, what in hits.get(k[0], ())})
-    assert not gone, f"these are gone: take them off NOT_A_SEAT_BRANCH / SEAT_BRANCHES_FOR_NOW: {gone}"
+    assert not gone, f"these are gone: take them off NOT_A_SEAT_BRANCH: {gone}"
 
 
 def test_the_seat_branch_finder() -> None:
