@@ -1,6 +1,6 @@
 """A continuous ladder simulated on a clock it controls (no process, no sleep): bots that play one
 game at a time, duplicate groups whose games follow one another, waves as the hosted ladder makes
-them — to check :mod:`arena.competition.matchmaking`'s properties over thousands of games in
+them — to check :mod:`arena.competition.formats.ladder`'s properties over thousands of games in
 milliseconds (tests/test_matchmaking.py). Times are seconds of the simulated clock."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from arena.competition.matchmaking import Matchmaking, Seeker, met_at, pair_wave
+from arena.competition.formats.ladder import pair_wave
+from arena.competition.matchmaking import Matchmaking, Seeker, met_at
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Formats of several rounds through ``arena tournament --format``: each round is planned from the
 stored results when the one before is done, stored and fingerprinted; a Swiss run killed (SIGKILL)
-in the middle of a round and resumed plays the same rounds; a knockout runs and reports. Real bot
+in the middle of a round and resumed plays the same rounds, and so does a ladder tournament (a
+round: one wave of the ladder's pairing); a knockout runs and reports. Real bot
 processes, an embedded referee on an ephemeral port."""
 
 from __future__ import annotations
@@ -126,6 +127,38 @@ def test_a_swiss_run_killed_mid_round_resumes_with_the_same_rounds(tmp_path: Pat
     assert results["run"]["format"] == "swiss" and results["run"]["rounds"] == 3
     assert results["rounds"] == after  # results.json lists the rounds, their games and byes
     assert sorted(s["bot"] for s in results["standings"]) == ["a", "b", "c", "d", "e"]
+
+
+def test_a_ladder_tournament_killed_mid_round_resumes_with_the_same_rounds(tmp_path: Path) -> None:
+    run = tmp_path / "ladder"
+    db = run / "run.sqlite"
+    proc = subprocess.Popen(_tournament(tmp_path, "--format", "ladder", "--rounds", "3", "--out", str(run),
+                                        concurrency=1), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def second_round_started() -> bool:
+            rounds = _rounds(db)
+            if len(rounds) != 2:
+                return False
+            status = [r[0] for r in _query(db, f"SELECT status FROM games WHERE idx >= {rounds[1]['first']}")]
+            return status.count("pending") < len(status) and len(status) - status.count("done") >= 2
+
+        until(second_round_started, "the second ladder round to be played", alive=proc, bound_s=RUN_HANG_S)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    before = _rounds(db)
+    assert [r["games"] for r in before] == [4, 4]  # 5 bots: two tables and one sitting out a round
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "--resume", str(run)],
+                         capture_output=True, text=True, timeout=RUN_HANG_S, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    after = _rounds(db)
+    assert after[:2] == before and [r["label"] for r in after] == [f"round {k} of 3" for k in (1, 2, 3)]
+    assert len({b for r in after for b in r["byes"]}) == 3  # a different bot sits out each round
+    seatings = _replanned(run)  # the ladder format plans the same rounds from the stored results
+    pairs = [frozenset(s) for r in seatings for s in r[::2]]
+    assert len(pairs) == len(set(pairs)) == 6, "the least-met first: no pair met twice in three rounds"
+    results = json.loads((run / "results.json").read_text())
+    assert results["games_played"] == 12 and results["run"]["format"] == "ladder"
 
 
 def test_a_knockout_runs_round_by_round_and_reports(tmp_path: Path) -> None:

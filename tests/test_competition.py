@@ -1,16 +1,17 @@
 """The pure competition core against hand-worked cases: Swiss pairings (score groups, byes, no
-rematch while avoidable), knockout brackets of 5, 8 and 13, the raters (Glicko-2 against the
+rematch while avoidable), knockout brackets of 5, 8 and 13, the ladder's rounds, the raters (Glicko-2 against the
 worked example of Glickman's paper) and the one seating module."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 import pytest
 
-from arena.competition.formats import FORMATS, Field, PlayedRound, Round, get_format
+from arena.competition.formats import FORMATS, LADDER_FORMAT, Field, PlayedRound, Round, get_continuous, get_format
 from arena.competition.formats.knockout import KNOCKOUT_TIEBREAK_GROUPS, bracket, bracket_order, walk
 from arena.competition.formats.swiss import pair_round
 from arena.competition.ratings import RATERS, get_raters
@@ -132,8 +133,8 @@ def test_swiss_and_knockout_refuse_fields_they_cannot_pair() -> None:
         KNOCKOUT.check(Field(("a", "b"), rounds=2))
     with pytest.raises(ValueError, match="a round robin is one round: --rounds does not apply"):
         get_format("round-robin").check(Field(("a", "b"), rounds=2))
-    with pytest.raises(ValueError, match="format must be one of round-robin, gauntlet, swiss, knockout"):
-        get_format("ladder")
+    with pytest.raises(ValueError, match="format must be one of round-robin, gauntlet, swiss, knockout, ladder"):
+        get_format("elimination")
 
 
 # ----- knockout -----
@@ -200,6 +201,76 @@ def test_a_drawn_tie_plays_tie_breaks_then_the_higher_seed_goes_through() -> Non
     assert len(numbers) == len(set(numbers))  # a tie-break's deck is a new one
 
 
+# ----- the ladder as a format -----
+LADDER = get_format("ladder")
+
+
+def _ladder(field: Field, winner: Callable[[str, str, int], str | None]) -> list[PlayedRound]:
+    """Every round of the ladder, the games won as ``winner`` says."""
+    history: list[PlayedRound] = []
+    while (planned := LADDER.plan(field, history)) is not None:
+        history.append(_play(planned, winner))
+    return history
+
+
+def _meetings(history: Sequence[PlayedRound]) -> Counter[frozenset[str]]:
+    return Counter(frozenset(p) for played in history for g in played.round.groups
+                   for p in itertools.combinations(g.players, 2))
+
+
+def test_the_ladder_seats_an_even_field_a_wave_a_round_the_least_met_first() -> None:
+    perfect = 0
+    for seed in range(20):
+        field = Field(tuple("abcdef"), games=2, seed=str(seed))
+        history = _ladder(field, _by_seed(field))
+        assert [p.round.label for p in history] == [f"round {k} of 5" for k in range(1, 6)]
+        for played in history:  # a round: every bot at one table, none sitting out
+            seated = [b for g in played.round.groups for b in g.players]
+            assert sorted(seated) == sorted(field.bots) and played.round.byes == ()
+        met = _meetings(history)
+        # a wave pairs greedily (no look-ahead): at worst one pair meets twice where two never met
+        assert max(met.values()) <= 2 and len(met) >= 13
+        perfect += len(met) == 15
+        numbers = [(g.key, g.number) for p in history for g in p.round.groups]
+        assert len(numbers) == len(set(numbers))  # every group its own deck
+    assert perfect >= 10  # mostly a round robin all the same
+
+
+def test_the_ladder_gives_an_odd_field_byes_in_turn_and_plans_deterministically() -> None:
+    for seed in range(10):
+        field = Field(tuple("abcde"), games=2, seed=f"odd{seed}")
+        history = _ladder(field, lambda a, b, leg: a)
+        assert len(history) == 5 and sorted(b for p in history for b in p.round.byes) == list("abcde")
+        met = _meetings(history)
+        assert max(met.values()) <= 2 and len(met) >= 8
+    for k in range(len(history)):  # the same field and results plan the same round (a resumed run)
+        assert LADDER.plan(field, history[:k]) == history[k].round
+    assert LADDER.plan(Field(tuple("abcde"), games=2, seed="other"), ()) != history[0].round
+
+
+def test_the_ladder_pairs_three_seats_and_refuses_what_it_cannot_plan() -> None:
+    field = Field(tuple("abcdefg"), seats=3, games=3, seed="t", rounds=6)
+    history: list[PlayedRound] = []
+    while (planned := LADDER.plan(field, history)) is not None:
+        assert len(planned.groups) == 2 and len(planned.byes) == 1
+        history.append(PlayedRound(planned, tuple(Result(g.players, (1, 2, 3)) for g in planned.groups)))
+    assert len(history) == 6 and len(_meetings(history)) == 21  # every pair of seven met in six rounds
+    with pytest.raises(ValueError, match="--tables does not apply"):
+        LADDER.check(Field(tuple("abc"), tables=2))
+    with pytest.raises(ValueError, match="--instances does not apply"):
+        LADDER.check(Field(tuple("abc"), instances=2))
+    with pytest.raises(ValueError, match="at least 3 bots"):
+        LADDER.check(Field(("a", "b"), seats=3, games=3))
+
+
+def test_the_ladders_reach_the_ladder_format_through_the_registry() -> None:
+    assert get_continuous() is FORMATS[LADDER_FORMAT] is LADDER
+    with pytest.raises(ValueError, match="'swiss' plans whole rounds, not a continuous ladder"):
+        get_continuous("swiss")
+    with pytest.raises(ValueError, match="format must be one of"):
+        get_continuous("elimination")
+
+
 # ----- raters -----
 def _games(scores: Sequence[tuple[str, str, int]]) -> list[Result]:
     """``(a, b, w)``: a game of ``a`` (first seat) and ``b`` won by seat ``w``."""
@@ -248,5 +319,5 @@ def test_glicko2_counts_a_duplicate_pair_as_one_period() -> None:
 
 
 def test_every_format_is_found_by_its_name() -> None:
-    assert list(FORMATS) == ["round-robin", "gauntlet", "swiss", "knockout"]
+    assert list(FORMATS) == ["round-robin", "gauntlet", "swiss", "knockout", "ladder"]
     assert all(get_format(n).name == n for n in FORMATS)

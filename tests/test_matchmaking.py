@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from arena.competition.matchmaking import Matchmaking, Seeker, met_at, pair_wave, plan_groups
+from arena.competition.formats.ladder import pair_wave, plan_groups
+from arena.competition.matchmaking import Matchmaking, Seeker, met_at
 from tests._ladder_sim import Sim, pair_counts
 
 BOTS = [f"b{i}" for i in range(6)]

@@ -465,7 +465,8 @@ def _one_of_each() -> tuple[frozenset[str], frozenset[str]]:
 def _chosen_literals(node: ast.AST) -> list[ast.Constant]:
     """The string literals of ``node`` that choose something by name: compared (``==``, ``in``),
     a default (a parameter's, a field's, an assignment's, ``default=``/``choices=``), or handed to a
-    registry look-up. Dict keys and a stored record's subscripts name fields, not choices."""
+    registry look-up. Dict keys and a stored record's subscripts name fields, not choices; a
+    comparison with a command's name (``args.subcommand == "ladder"``) names a command."""
     def flat(e: ast.AST | None) -> list[ast.Constant]:
         if isinstance(e, ast.Constant) and isinstance(e.value, str):
             return [e]
@@ -474,7 +475,10 @@ def _chosen_literals(node: ast.AST) -> list[ast.Constant]:
         return []
 
     if isinstance(node, ast.Compare):
-        return [c for e in (node.left, *node.comparators) for c in flat(e)]
+        sides = (node.left, *node.comparators)
+        if any(isinstance(e, ast.Attribute) and e.attr.endswith("command") for e in sides):
+            return []
+        return [c for e in sides for c in flat(e)]
     if isinstance(node, ast.arguments):
         return [c for e in (*node.defaults, *node.kw_defaults) for c in flat(e)]
     if isinstance(node, ast.keyword) and node.arg in ("default", "choices"):
@@ -517,9 +521,11 @@ def test_the_format_and_rater_finder() -> None:
             'from arena.competition.ratings import RATERS\n'
             'def f(fmt: str = "knockout") -> bool:\n    return fmt == "gauntlet" or RATERS["glicko2"] is None\n'
             'row = {"elo": 1}\nx = row["elo"]\np.add_argument("--rater", default="bt")\nget_format("swiss")\n'
-            'class C:\n    format: str = "round-robin"\n')
+            'class C:\n    format: str = "round-robin"\n'
+            'from arena.competition.formats.ladder import pair_wave\nimport arena.competition.formats.ladder\n'
+            'from arena.competition.formats import ladder\nok = args.subcommand == "ladder"\nno = fmt == "ladder"\n')
     hits = names_a_format_or_rater(ast.parse(code), names, files)
-    assert [line for line, _ in hits] == [1, 2, 4, 5, 5, 8, 9, 11]
+    assert [line for line, _ in hits] == [1, 2, 4, 5, 5, 8, 9, 11, 12, 13, 14, 16]
 
 
 PROCESS_STARTERS = frozenset({
@@ -710,22 +716,17 @@ def seat_branches(tree: ast.AST) -> list[tuple[int, str]]:
 
 NOT_A_SEAT_BRANCH: dict[tuple[str, str], str] = {}
 """Hits of :func:`seat_branches` that are no seat branch, each with the reason."""
-SEAT_BRANCHES_FOR_NOW = {
-    ("arena/web/tables.py", "len(table.places) == 2"): "the people's tables name a sample bot by its seat above two "
-                                                       "seats (greedy-1); that module's naming is being reworked",
-}
-"""Seat branches still to go, each with the reason (the test fails once one is gone: take it off)."""
 
 
 def test_no_branch_on_two_seats_versus_more() -> None:
-    allowed = NOT_A_SEAT_BRANCH.keys() | SEAT_BRANCHES_FOR_NOW.keys()
+    allowed = NOT_A_SEAT_BRANCH.keys()  # no seat branch is left to go: none is allowed
     hits = {m.rel: seat_branches(m.tree) for m in src.modules("arena") if m.rel.startswith(SEAT_BRANCH_FREE)}
     found = {rel: [(line, what) for line, what in h if (rel, what) not in allowed] for rel, h in hits.items()}
     report = [f"  {rel}: " + "; ".join(f"{line}: {what}" for line, what in h) for rel, h in found.items() if h]
     assert not report, ("code branches on two seats versus more (read a game as a Result: places and points, "
                         "the winner derived; line: what):\n" + "\n".join(report))
     gone = sorted(k for k in allowed if k[1] not in {what for _, what in hits.get(k[0], ())})
-    assert not gone, f"these are gone: take them off NOT_A_SEAT_BRANCH / SEAT_BRANCHES_FOR_NOW: {gone}"
+    assert not gone, f"these are gone: take them off NOT_A_SEAT_BRANCH: {gone}"
 
 
 def test_the_seat_branch_finder() -> None:

@@ -1,30 +1,12 @@
-"""Who plays whom next on a continuous ladder: the hosted ladder of ``arena serve`` and the local
-``arena ladder`` both ask this module. Pure: no clock, no store, no I/O; the randomness and the
-times are the caller's.
-
-The caller pairs in short *waves* (:attr:`Matchmaking.wave_ms`): a bot that becomes free is not
-paired at once with whoever else is free at that instant — that instant holds only the bots its
-own finished game freed, which would meet again, forever — but with the bots free when the wave
-ends, and it may wait for a bot still playing (one *about to be* free). Each wave
-(:func:`pair_wave`), longest-waiting bot first, a table is made of the partners it has met least
-(head-to-head: games two bots played at one table), then the nearest in the standings. A table is
-made only if, for each of its bots, its head-to-head with the others is within
-the share :attr:`Matchmaking.slack` of the least it could have with any bot online (playing or not),
-and its bots stand within :attr:`Matchmaking.band` of the standings of each other — otherwise
-its bots wait, if a bot playing now would fit them better (else the nearest table there is now is
-made: nothing is gained by waiting). The band widens with each wave its longest-waiting bot
-has sat out, the head-to-head accepted with each round of waves (:attr:`Matchmaking.patience`),
-both with each :attr:`Matchmaking.patience_ms` it has waited (lichess's pools widen the rating
-range the same way), without bound: no bot starves.
-
-A table is a duplicate group's bots: the caller plays its games (the seats rotated) with the
-same bots, before pairing them anew.
-"""
+"""What the continuous ladder's pairing speaks in: its settings (:class:`Matchmaking`, the hosted
+ladder file's ``pairing…`` keys), the bots it pairs (:class:`Seeker`), what a wave decides
+(:class:`Wave`) and the head-to-head counts (:func:`met_at`). The pairing itself is the ``ladder``
+format (:mod:`arena.competition.formats.ladder`), which the hosted and the local ladder reach
+through the format registry (:func:`arena.competition.formats.get_continuous`). Pure."""
 
 from __future__ import annotations
 
 import itertools
-import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,7 +26,8 @@ class Matchmaking:
     """How a ladder pairs (the hosted ladder file's ``pairing…`` keys; the local ladder's defaults)."""
 
     rule: PairingRule = "least-met"
-    """``least-met``: as this module says; ``random``: any free bots at once, no waiting."""
+    """``least-met``: as the ladder format (:mod:`arena.competition.formats.ladder`) says;
+    ``random``: any free bots at once, no waiting."""
     wave_ms: int = 100
     """``pairing_wave_ms``: a bot that becomes free waits this long for others to become free too;
     then the bots free are paired together (0: a wave on every change)."""
@@ -130,131 +113,3 @@ def met_at(tables: Iterable[Sequence[str]], met: Counter[frozenset[str]] | None 
     return out
 
 
-class _Pool:
-    """One wave's view of the bots online: places in the standings and the least head-to-head
-    each could have."""
-
-    def __init__(self, pool: Sequence[Seeker], met: HeadToHead, seats: int, group_games: int) -> None:
-        self.met = met
-        self.seats = seats
-        self.unit = group_games * (seats - 1)
-        self.tables = -(-len(pool) // seats)
-        """The tables the bots online fill: the waves of a round of patience."""
-        """What one more table of the same bots adds to a bot's head-to-head with the rest."""
-        ratings = sorted((s.rating for s in pool), reverse=True)
-        span = max(1, len(ratings) - 1)
-        first = {r: i for i, r in reversed(list(enumerate(ratings)))}
-        self.place = {s.bot: first[s.rating] / span for s in pool}
-        """A bot's place in the standings, 0 (top) to 1 (bottom; equal ratings share a place)."""
-        self._names = [s.bot for s in pool]
-        self.busy = [s.bot for s in pool if not s.free]
-        """The bots playing now (about to be free)."""
-        self._best: dict[str, int] = {}
-
-    def best(self, bot: str) -> int:
-        """The least head-to-head ``bot`` could have at a table of bots online."""
-        if bot not in self._best:
-            met = sorted(self.h2h(bot, o) for o in self._names if o != bot)
-            self._best[bot] = sum(met[: self.seats - 1])
-        return self._best[bot]
-
-    def h2h(self, a: str, b: str) -> int:
-        return self.met.get(frozenset((a, b)), 0)
-
-    def excess(self, bot: str, table: Sequence[str]) -> int:
-        """How many games more ``bot`` has met the rest of ``table`` than it could have."""
-        return sum(self.h2h(bot, o) for o in table if o != bot) - self.best(bot)
-
-    def fits(self, table: Sequence[str], level: int, band: float, settings: Matchmaking) -> bool:
-        """Whether ``table`` (whole or partial) may be made at head-to-head ``level`` and ``band``."""
-        if len(table) == self.seats and any(
-                self.excess(b, table) > settings.slack * self.best(b) + (level - 1) * self.unit for b in table):
-            return False
-        places = [self.place[b] for b in table]
-        return max(places) - min(places) <= band
-
-
-    def worth_waiting(self, table: Sequence[str], band: float, free: Sequence[str]) -> bool:
-        """Whether another bot would fit one of ``table``'s bots better: one it has met less than
-        a bot of the table (playing now, or ``free`` now: then that bot's own turn makes it), or
-        one playing now, as little met, within the band where the table is not. If none would,
-        the table is the best there is: it is made, whatever the tolerances."""
-        for m in table:
-            worst = max(self.h2h(m, o) for o in table if o != m)
-            far = max(abs(self.place[m] - self.place[o]) for o in table if o != m) > band
-            if any(self.h2h(m, y) < worst for y in free if y not in table):
-                return True
-            for y in self.busy:
-                met = self.h2h(m, y)
-                if met < worst or (far and met <= worst and abs(self.place[m] - self.place[y]) <= band):
-                    return True
-        return False
-
-
-def pair_wave(pool: Sequence[Seeker], met: HeadToHead, seats: int, settings: Matchmaking,
-              rng: random.Random, group_games: int = 0) -> Wave:
-    """The tables of ``seats`` bots to make now from the free bots of ``pool`` (every bot online
-    for the play, free or playing: those playing count as partners worth waiting for); a table
-    plays ``group_games`` games (0: ``seats``, one rotation)."""
-    free = [s for s in pool if s.free]
-    rng.shuffle(free)  # the ties' order
-    if settings.rule == "random":
-        return Wave(tuple(tuple(s.bot for s in free[i: i + seats]) for i in range(0, len(free) - seats + 1, seats)),
-                    None)
-    view = _Pool(pool, met, seats, group_games or seats)
-    free.sort(key=lambda s: (-s.waves, -s.waited_ms))  # the longest-waiting first (stable: the shuffled ties)
-    taken: set[str] = set()
-    tables: list[tuple[str, ...]] = []
-    for seeker in free:
-        if seeker.bot in taken:
-            continue
-        others = [s for s in free if s.bot not in taken and s.bot != seeker.bot]
-        table = _table(view, seeker, others, settings)
-        if table is not None:
-            tables.append(table)
-            taken.update(table)
-    waiting = [s.waited_ms for s in free if s.bot not in taken]
-    retry = min((max(1.0, settings.patience_ms - w % settings.patience_ms) for w in waiting), default=None)
-    return Wave(tuple(tables), retry)
-
-
-def _table(view: _Pool, seeker: Seeker, others: Sequence[Seeker], settings: Matchmaking) -> tuple[str, ...] | None:
-    """The table for ``seeker`` among the free ``others``, or ``None`` (it waits): partners added
-    one at a time, the least met with the table so far first, then the nearest in the standings;
-    the tolerances are those of the table's longest-waiting bot (``seeker``, taken first)."""
-    level, band = settings.level(seeker, view.tables), settings.band_for(seeker)
-    table = [seeker.bot]
-    rest = list(others)
-    while len(table) < view.seats:
-        rest.sort(key=lambda s: (sum(view.h2h(s.bot, b) for b in table),
-                                 max(abs(view.place[s.bot] - view.place[b]) for b in table)))
-        pick = next((s for s in rest if view.fits([*table, s.bot], level, band, settings)), None)
-        if pick is None:  # the nearest table there is now, unless a bot playing would fit better
-            needed = view.seats - len(table)
-            if len(rest) < needed:
-                return None
-            nearest = (*table, *(s.bot for s in rest[:needed]))
-            return None if view.worth_waiting(nearest, band, [s.bot for s in rest]) else nearest
-        table.append(pick.bot)
-        rest.remove(pick)
-    return tuple(table)
-
-
-def plan_groups(ratings: Mapping[str, float], met: HeadToHead, groups: int, seats: int, settings: Matchmaking,
-                rng: random.Random, games_per_group: int | None = None) -> list[tuple[str, ...]]:
-    """``groups`` tables for a batch (the local ``arena ladder run``): waves over ``ratings``'s
-    bots, every bot free at each wave (a wave with no table counts as a patience waited), each
-    table's games (``games_per_group``, default ``seats``: a rotation) added to the head-to-head
-    before the next wave. Each wave's tables hold distinct bots, so they can be played at once."""
-    if len(ratings) < seats:
-        raise ValueError(f"{seats} seats need at least {seats} bots; there are {len(ratings)}")
-    counts: Counter[frozenset[str]] = Counter(met)
-    out: list[tuple[str, ...]] = []
-    waves = 0
-    while len(out) < groups:
-        pool = [Seeker(bot, rating, True, 0.0, waves) for bot, rating in ratings.items()]
-        tables = pair_wave(pool, counts, seats, settings, rng, games_per_group or seats).tables[: groups - len(out)]
-        waves = 0 if tables else waves + settings.patience
-        out += tables
-        met_at(tables, counts, games_per_group or seats)
-    return out

@@ -29,7 +29,8 @@ import trio
 
 import referee
 import referee.lowlevel
-from arena.competition.matchmaking import Seeker, met_at, pair_wave
+from arena.competition.formats import get_continuous
+from arena.competition.matchmaking import Seeker, met_at
 from arena.competition.ratings import SkillBoard
 from arena.competition.seating import rotations
 from arena.hosted.ladder_file import LadderConfig, LadderPlay, SuspendRules
@@ -151,6 +152,8 @@ class HostedLadder:
         self.run_id = f"hosted-{secrets.token_hex(3)}"
         """This server run's prefix of its match ids (a restarted server never reuses one)."""
         self._rng = rng or random.Random()
+        self._ladder = get_continuous()
+        """The ladder format (the registry's): who plays whom, a wave at a time."""
         self._groups = 0
         self._games_started = 0
         self._pending: list[_Leg] = []
@@ -274,9 +277,9 @@ class HostedLadder:
 
     def pair(self, ref: referee.Referee) -> float:
         """Start every match it is time for: the waiting games of duplicate groups at once, then,
-        when a wave is due, the new tables :mod:`arena.competition.matchmaking` makes of the
-        bots free. Returns when to look again at the latest (the next wave, a rate limit's end;
-        ``inf``: only when the presence changes)."""
+        when a wave is due, the new tables the ladder format makes of the bots free
+        (:func:`arena.competition.formats.get_continuous`). Returns when to look again at the
+        latest (the next wave, a rate limit's end; ``inf``: only when the presence changes)."""
         now = time.monotonic()
         online = {b: p for b, p in ref.presence().items() if (r := self.registry.get(b)) and r.state == "enabled"}
         room = self._room(online, now)
@@ -319,8 +322,8 @@ class HostedLadder:
             pool = [Seeker(b, self._board.rating(b).mu, b in self._free_since and b not in seated,
                            (now - self._free_since.get(b, now)) * 1000, self._waves[b])
                     for b, p in online.items() if _declares(p, play)]
-            wave = pair_wave(pool, self._met, play.seats, self.config.pairing, self._rng,
-                             play.seats if self.config.duplicate else 1)
+            wave = self._ladder.wave(pool, self._met, play.seats, self.config.pairing, self._rng,
+                                     play.seats if self.config.duplicate else 1)
             if wave.retry_ms is not None:
                 retry.append(wave.retry_ms)
             for table in wave.tables:

@@ -16,7 +16,8 @@ from typing import Any
 import structlog
 import trio
 
-from arena.competition.matchmaking import Matchmaking, met_at, plan_groups
+from arena.competition.formats import get_continuous
+from arena.competition.matchmaking import Matchmaking, met_at
 from arena.competition.ratings import Rating, los_between, mle_ratings
 from arena.competition.ratings.units import scoring_units
 from arena.console import Console, Progress, log_to_file
@@ -174,14 +175,14 @@ class Ladder:
     def plan(self, games: int, run_id: str, rng: random.Random, seats: int = 2) -> list[GameJob]:
         """``games`` new games (rounded up to whole rotations of ``seats``): a duplicate group
         (the seats rotated on one deal) for each table the ladder's matchmaking makes of the active
-        bots — the least-met first, then the nearest in the standings
-        (:func:`arena.competition.matchmaking.plan_groups`)."""
+        bots — the least-met first, then the nearest in the standings (the ladder format's
+        :meth:`~arena.competition.formats.base.Continuous.batch`, the same pairing as the hosted ladder's)."""
         bots = [b.name for b in self.bots()]
         if len(bots) < max(2, seats):
             raise LadderError(f"the ladder needs at least {max(2, seats)} active bots; it has {len(bots)}")
         rated = {r.bot: r.elo for r in self.standings()[0]}
-        tables = plan_groups({b: rated.get(b, 0.0) for b in bots}, self.met(), -(-games // seats), seats,
-                             Matchmaking(), rng)
+        tables = get_continuous().batch({b: rated.get(b, 0.0) for b in bots}, self.met(), -(-games // seats), seats,
+                                        Matchmaking(), rng)
         jobs: list[GameJob] = []
         for group, bots_at in enumerate(tables):
             seed = secrets.token_bytes(32)

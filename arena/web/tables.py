@@ -228,11 +228,12 @@ class Room(SeatSessions):
         return seat
 
     @staticmethod
-    def _unique(table: Table, name: str) -> str:
+    def _unique(table: Table, name: str, sep: str = " ") -> str:
+        """``name``, or ``name`` ``sep`` 2, 3, … if a place of ``table`` has it already."""
         taken = {p.name for p in table.places if p.kind != "empty"}
         found, n = name, 2
         while found in taken:
-            found, n = f"{name} {n}", n + 1
+            found, n = f"{name}{sep}{n}", n + 1
         return found
 
     def fill(self, seat: Seat, index: int, bot: str) -> None:
@@ -287,8 +288,8 @@ class Room(SeatSessions):
 
     def _place_bot(self, table: Table, index: int, bot: str) -> None:
         place = table.places[index]
-        name = bot if len(table.places) == 2 else f"{bot}-{index}"  # (at more seats: which seat's bot)
-        place.kind, place.name, place.seat, place.bot = "bot", self._unique(table, name), None, bot
+        # the bot's name at any seat count; numbered (greedy-2, greedy-3) only when it takes another seat
+        place.kind, place.name, place.seat, place.bot = "bot", self._unique(table, bot, "-"), None, bot
         place.person_id = place.person = None
         self._told_seats(table)
 

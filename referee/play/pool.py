@@ -25,16 +25,7 @@ from referee.model.spec import MatchReport
 from referee.play.hosts import HostedMatch, first
 from referee.play.launch import BotLaunch, restart_after
 from referee.play.procs import ended_early
-from referee.play.spawn import (
-    PUMP_DRAIN_S,
-    SeatLog,
-    close_output,
-    describe_exit,
-    pump_task,
-    shown_argv,
-    start,
-    terminate,
-)
+from referee.play.spawn import SeatLog, describe_exit, shown_argv, start, terminate, watch
 
 log = structlog.get_logger("referee")
 
@@ -222,23 +213,11 @@ class BotPool:
         seat_log.note(f"{label}: pid {proc.pid} (reused for match after match): {shown}")
         log.debug("bot_started", pid=proc.pid, bot=p.name, reused=True)
         task_status.started()
-        pumped = trio.Event()
         try:
-            async with trio.open_nursery() as nursery:
-                if proc.stdout is not None and seat_log.file is not None:
-                    nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{p.name} pid {proc.pid}] ".encode(),
-                                       pumped, p.tail if launch.limits else None)
-                else:
-                    pumped.set()
-                await proc.wait()
-                with trio.move_on_after(PUMP_DRAIN_S):
-                    await pumped.wait()
-                nursery.cancel_scope.cancel()
+            await watch(proc, seat_log, f"[{p.name} pid {proc.pid}] ".encode(), proc.wait,
+                        lambda code: f"pid {proc.pid} after {p.games} game(s): {describe_exit(code)}",
+                        tail=p.tail if launch.limits else None)
         finally:
-            await terminate(proc)
-            await close_output(proc)
-            seat_log.note(f"pid {proc.pid} after {p.games} game(s): {describe_exit(proc.returncode)}")
-            seat_log.close()
             p.ended.set()
             p.on_end(proc.pid)
 

@@ -3,7 +3,8 @@ starts one): a :class:`BotLaunch` run under trio in its own process group — it
 applied before its program runs, told the referee's address, its name and its token (in
 ``GIN_TOKEN``; on its command line too unless ``BotLaunch.token_in_argv`` is off), with the TLS
 material a remote referee asks for (``BotLaunch.env``: ``GIN_TLS``, ``GIN_CA``, …), its output
-appended to its log file — and always ended, its whole group, by :func:`terminate`.
+appended to its log file — and always ended, its whole group, by :func:`terminate` (its life
+after the start, for every caller: :func:`watch`).
 
 Its callers: a match's seat (``referee.play.procs``), a match context's reused processes
 (``referee.play.pool``) — and through those every arena run, local or on a Dask worker — and,
@@ -17,7 +18,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import BinaryIO
 
 import structlog
@@ -140,6 +141,36 @@ async def terminate(proc: trio.Process) -> None:
         _signal_group(proc.pid, signal.SIGKILL)
 
 
+async def watch(proc: trio.Process, seat_log: SeatLog, prefix: bytes, stop: Callable[[], Awaitable[object]],
+                farewell: Callable[[int | None], str], *, tail: bytearray | None = None,
+                exit_grace_s: float = 0.0) -> None:
+    """The life of a started bot process, for every caller (:func:`run_bot`, the reused processes
+    of :mod:`referee.play.pool`): its output appended to ``seat_log`` (each line after ``prefix``;
+    ``tail``: its end kept there too) until ``stop()`` returns; then ``exit_grace_s`` to exit by
+    itself, its group ended (:func:`terminate`) and its last output read (up to
+    :data:`PUMP_DRAIN_S`). Always — on cancellation or an error too — its group is ended, its
+    pipe closed, ``farewell(exit code)`` noted and the log closed."""
+    pumped = trio.Event()
+    try:
+        async with trio.open_nursery() as nursery:
+            if proc.stdout is not None and seat_log.file is not None:
+                nursery.start_soon(pump_task, proc.stdout, seat_log.file, prefix, pumped, tail)
+            else:
+                pumped.set()
+            await stop()
+            with trio.move_on_after(exit_grace_s):
+                await proc.wait()
+            await terminate(proc)
+            with trio.move_on_after(PUMP_DRAIN_S):
+                await pumped.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        await terminate(proc)
+        await close_output(proc)
+        seat_log.note(farewell(proc.returncode))
+        seat_log.close()
+
+
 async def close_output(proc: trio.Process) -> None:
     """Close a process's output pipe (shielded: also under cancellation)."""
     if proc.stdout is not None:
@@ -179,23 +210,6 @@ async def run_bot(launch: BotLaunch, address: str, token: str, until: trio.Event
         raise
     seat_log.note(f"{label}: pid {proc.pid}: {shown_argv(launch, address, token, name)}")
     task_status.started(proc.pid)
-    pumped = trio.Event()
-    try:
-        async with trio.open_nursery() as nursery:
-            if proc.stdout is not None and seat_log.file is not None:
-                nursery.start_soon(pump_task, proc.stdout, seat_log.file, f"[{label}] ".encode(), pumped)
-            else:
-                pumped.set()
-            await first(proc.wait, until.wait)
-            with trio.move_on_after(exit_grace_s):
-                await proc.wait()
-            await terminate(proc)
-            with trio.move_on_after(PUMP_DRAIN_S):
-                await pumped.wait()
-            nursery.cancel_scope.cancel()
-    finally:
-        await terminate(proc)
-        await close_output(proc)
-        seat_log.note(f"{label}: {describe_exit(proc.returncode)}")
-        seat_log.close()
+    await watch(proc, seat_log, f"[{label}] ".encode(), lambda: first(proc.wait, until.wait),
+                lambda code: f"{label}: {describe_exit(code)}", exit_grace_s=exit_grace_s)
     return proc.returncode

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import random
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
+from arena.competition.matchmaking import HeadToHead, Matchmaking, Seeker, Wave
 from arena.competition.result import Result
 from arena.competition.seating import instance_names, table_key
 
@@ -87,6 +89,7 @@ class PlayedRound:
     """Its games' results (aborted games included: they share every place)."""
 
 
+@runtime_checkable
 class Format(Protocol):
     """Who plays whom: a new format is one file with a class like this and one line in
     :data:`arena.competition.formats.FORMATS`."""
@@ -102,6 +105,24 @@ class Format(Protocol):
         """The next round after ``history`` (every round planned so far, with its results), or
         ``None`` when the competition is over. A function of its arguments: the same field and
         history plan the same round."""
+
+
+@runtime_checkable
+class Continuous(Format, Protocol):
+    """A format that also pairs continuously, a wave at a time, for a ladder that never ends (the
+    hosted ``arena serve`` and the local ``arena ladder``, through
+    :func:`arena.competition.formats.get_continuous`)."""
+
+    def wave(self, pool: Sequence[Seeker], met: HeadToHead, seats: int, settings: Matchmaking,
+             rng: random.Random, group_games: int = 0) -> Wave:
+        """The tables of ``seats`` bots to start now from the free bots of ``pool`` (every bot
+        online, free or playing), given the head-to-head ``met``; a table plays ``group_games``
+        games (0: ``seats``, one rotation)."""
+
+    def batch(self, ratings: Mapping[str, float], met: HeadToHead, groups: int, seats: int,
+              settings: Matchmaking, rng: random.Random) -> list[tuple[str, ...]]:
+        """``groups`` tables for a batch of a ladder whose bots are all free (waves, each table's
+        games counted in the head-to-head before the next)."""
 
 
 def _multisets(bots: Sequence[str], size: int, most: int) -> list[tuple[str, ...]]:
