@@ -24,6 +24,8 @@ NO_GAME = N_("No game with sample bots is installed.")
 """The table forms' page when no game can be played."""
 FIRST_PRESET = "short"
 """The rules chosen first on the forms, when a game has them (a short game for a first try)."""
+LEVEL_WORDS = {"easy": N_("easy"), "medium": N_("medium"), "hard": N_("hard")}
+"""The words of the difficulty levels (``referee.games.LEVELS``) on "play the computer"."""
 
 
 def _page(template: str, title: str, page: str, values: Mapping[str, Any] | None = None,
@@ -46,7 +48,8 @@ def choose(tr: Lang, found: Sequence[Choice], problem: str = "") -> Page:
     """``/play``: one form per game (the computer's player, the rules, the seats); ``problem``:
     why the last try was refused (in ``tr``'s language)."""
     return _page("play.html", tr._("Play the computer"), "table",
-                 {"found": found, "problem": problem, "presets": _presets(found), "names": _names(tr, found)})
+                 {"found": found, "problem": problem, "presets": _presets(found), "names": _names(tr, found),
+                  "level_words": {k: tr._(v) for k, v in LEVEL_WORDS.items()}})
 
 
 def new(tr: Lang, found: Sequence[Choice], limits: WebLimits, problem: str = "") -> Page:
