@@ -6,6 +6,8 @@ depends on how fast a bot answers."""
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ import pytest
 from arena.run import benchmark as bm
 from referee import games
 from referee.replays import ActionRecord, DealRecord, read_replay
-from tests._wait import RUN_HANG_S
+from tests._wait import RUN_HANG_S, until
 
 TEST_BENCHMARKS = """
 [[benchmark]]
@@ -185,3 +187,38 @@ def test_a_badly_defined_benchmark_is_refused(tmp_path: Path) -> None:
         bad.write_text(text)
         with pytest.raises(bm.BenchmarkError, match=why.replace("(", r"\(").replace(")", r"\)")):
             bm.load_benchmarks(bad)
+
+
+def test_an_interrupted_benchmark_is_finished_by_resume(defs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cut"
+    slow = "cmd={python} -m arena._testbot --mode slow --delay 0.02"
+    cut = subprocess.Popen([sys.executable, "-m", "arena.cli", "benchmark", "two-v1", "--benchmarks", str(defs),
+                            "--out", str(out), "--workers", "1", "--concurrency", "1", "--no-progress",
+                            "--bot", "name=slowpoke", slow],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def one_done() -> bool:
+        if not (out / "run.sqlite").exists():
+            return False
+        with sqlite3.connect(f"file:{out / 'run.sqlite'}?mode=ro", uri=True, timeout=30) as db:
+            return bool(db.execute("SELECT COUNT(*) FROM games WHERE status = 'done'").fetchone()[0])
+
+    until(one_done, "the first game of the benchmark", alive=cut)
+    cut.send_signal(signal.SIGINT)
+    stdout, _ = cut.communicate(timeout=RUN_HANG_S)
+    if cut.returncode == 130:  # (interrupted before its last game: the usual case)
+        partial = json.loads((out / bm.BENCHMARK_JSON).read_text())
+        assert partial["games_played"] < 8 and "arena benchmark --resume" in stdout
+    else:  # (every game was done before the signal was handled: nothing to resume, it still says so)
+        assert cut.returncode == 0, stdout
+
+    done = arena("benchmark", "--resume", str(out), "--workers", "1", "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((out / bm.BENCHMARK_JSON).read_text())
+    assert report["games_played"] == report["games_scheduled"] == 8
+    assert report["candidate"]["name"] == "slowpoke" and report["benchmark"] == "two-v1"
+    assert [r["units"] for r in report["rows"]] == [2, 2]
+    assert "Benchmark two-v1: slowpoke" in done.stdout
+
+    refused = arena("benchmark", "--resume", str(tmp_path / "nothing-here"))
+    assert refused.returncode == 2

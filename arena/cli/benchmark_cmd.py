@@ -22,10 +22,11 @@ from arena.cli.options import (
     cluster_spec,
     make_console,
 )
+from arena.console import Console
 from arena.exit_codes import EXIT_OK
 from arena.model.manifest import BotSpec
 from arena.run import benchmark as bm
-from arena.run.placement import WORKER_WAIT_S, WORKERS_ENV
+from arena.run.placement import WORKER_WAIT_S, WORKERS_ENV, ClusterSpec
 from arena.run.samples import sample_root
 from arena.run.tournament import PLAINTEXT, new_bot_tokens, new_run_id, placed, where_played
 from arena.store import RunStore
@@ -62,6 +63,8 @@ def add_parser(sub: Any) -> None:
                    help="read the benchmarks from this TOML file instead of the published ones")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="run folder (default runs/benchmark-NAME-vN-<timestamp>)")
+    p.add_argument("--resume", type=Path, default=None, metavar="RUN_DIR",
+                   help="finish an interrupted benchmark run (after Ctrl-C, a crash) and write its table")
     g = p.add_argument_group("where the games are played")
     g.add_argument("--concurrency", type=int, default=max(1, os.cpu_count() or 1), metavar="N",
                    help="games at once (default: the cores); the bots are timed by their CPU time, so it does not "
@@ -101,8 +104,46 @@ def _candidate(args: argparse.Namespace, bench: bm.Benchmark, cwd: str) -> tuple
     return spec, {"name": given[0].name, "reference": False, "command": " ".join(spec.command)}
 
 
+def _resume(args: argparse.Namespace) -> int:
+    """``arena benchmark --resume RUN_DIR``: the run's stored games played to the end, then its table."""
+    console = make_console(args)
+    cluster = cluster_spec(args)
+    store = RunStore.open(args.resume, lock=True)
+    try:
+        try:
+            bench, label, quick = bm.recall(store)
+        except bm.BenchmarkError as e:
+            raise UsageError(str(e)) from None
+        counts = store.counts()
+        if counts["pending"] + counts["running"]:
+            check_startable(store.bots())
+        return _finish(store, console, bench, label, quick, cluster, resumed=True)
+    finally:
+        store.close()
+
+
+def _finish(store: RunStore, console: Console, bench: bm.Benchmark, label: dict[str, Any], quick: bool,
+            cluster: ClusterSpec, *, resumed: bool) -> int:
+    """Play the run's pending games, then print and write the benchmark's table."""
+    where = f"{where_played('', placed(store, cluster))}, {store.config.play.concurrency} games at once, " \
+            f"{os.cpu_count()} cores"
+    started = time.monotonic()
+    code = _play_run(store, console, resumed=resumed, access=PLAINTEXT, cluster=cluster)
+    report = bm.benchmark_report(store, bench, label, quick=quick, seconds=time.monotonic() - started, cores=where)
+    js, page = bm.write_files(store.run_dir, report)
+    print()
+    print(bm.render_text(report))
+    print(f"Written: {js} and {page}")
+    if report["games_played"] < report["games_scheduled"]:
+        print(f"arena: {report['games_scheduled'] - report['games_played']} game(s) of the benchmark are not played; "
+              f"the table counts the ones that are. Finish it with: arena benchmark --resume {store.run_dir}")
+    return code
+
+
 def run(args: argparse.Namespace) -> int:
     """``arena benchmark``."""
+    if args.resume is not None:
+        return _resume(args)
     try:
         benchmarks = bm.load_benchmarks(args.benchmarks)
         if args.list:
@@ -129,16 +170,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = bm.run_config(bench, new_run_id(run_dir), references, quick=args.quick, concurrency=args.concurrency)
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots))
     try:
-        where = f"{where_played('', placed(store, cluster))}, {cfg.play.concurrency} games at once, " \
-                f"{os.cpu_count()} cores"
-        started = time.monotonic()
-        code = _play_run(store, console, resumed=False, access=PLAINTEXT, cluster=cluster)
-        report = bm.benchmark_report(store, bench, label, quick=args.quick, seconds=time.monotonic() - started,
-                                     cores=where)
+        bm.remember(store, bench, label, args.quick)
+        return _finish(store, console, bench, label, args.quick, cluster, resumed=False)
     finally:
         store.close()
-    js, page = bm.write_files(run_dir, report)
-    print()
-    print(bm.render_text(report))
-    print(f"Written: {js} and {page}")
-    return code

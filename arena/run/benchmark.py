@@ -43,6 +43,9 @@ BENCHMARK_JSON = "benchmark.json"
 """The benchmark's result in its run folder (beside the tournament's ``results.json``)."""
 BENCHMARK_HTML = "benchmark.html"
 """The same as a page (it links to the run's ``index.html``: every game and its replay)."""
+BENCHMARK_META = "benchmark"
+"""The run database's meta key of the benchmark it plays (:func:`remember`): what ``arena
+benchmark --resume`` reads."""
 _KEYS = frozenset({"name", "version", "description", "game", "rules", "seats", "field", "games", "quick_games",
                    "seed", "tc"})
 
@@ -322,6 +325,21 @@ def write_files(run_dir: Path, report: Mapping[str, Any]) -> tuple[Path, Path]:
     write_atomic(js, (json.dumps(report, indent=2) + "\n").encode())
     write_atomic(page, render_html(report).encode())
     return js, page
+
+
+def remember(store: RunStore, bench: Benchmark, candidate: Mapping[str, Any], quick: bool) -> None:
+    """Store in the run what it plays (the benchmark as defined, the candidate's label, ``--quick``)."""
+    store.set_meta(**{BENCHMARK_META: json.dumps({"benchmark": {f: getattr(bench, f) for f in _KEYS},
+                                                   "candidate": dict(candidate), "quick": quick})})
+
+
+def recall(store: RunStore) -> tuple[Benchmark, dict[str, Any], bool]:
+    """What :func:`remember` stored (``BenchmarkError``: the run is no benchmark's)."""
+    text = store.meta(BENCHMARK_META)
+    if text is None:
+        raise BenchmarkError(f"{store.run_dir} is not a benchmark's run (arena tournament --resume finishes it)")
+    data = json.loads(text)
+    return _benchmark(data["benchmark"], str(store.run_dir)), dict(data["candidate"]), bool(data["quick"])
 
 
 def listing(benchmarks: Mapping[str, Benchmark]) -> str:
