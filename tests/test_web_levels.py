@@ -5,6 +5,7 @@ refusal of a level a game does not offer, and the words in every language."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ from selenium.webdriver.support.ui import Select
 
 import referee
 from arena.web.i18n import lang
+from arena.web.pages import tables as table_pages
 from arena.web.pages.tables import LEVEL_WORDS
-from arena.web.table_model import TableError, choices
+from arena.web.table_model import Place, Settings, Table, TableError, choices
 from arena.web.tables import Room
 from referee import games
 from tests._web import served, until
@@ -89,3 +91,11 @@ def test_a_level_the_game_does_not_offer_is_refused_in_the_persons_language() ->
         Room._of_level("gin", "impossible")
     assert e.value.status == 400 and e.value.message == "difficulty 'impossible': gin offers easy, medium, hard"
     assert e.value.say(lang("ru")) == "сложность 'impossible': gin предлагает easy, medium, hard"
+
+
+def test_the_host_filling_a_seat_sees_each_bots_difficulty_in_their_language() -> None:
+    settings = Settings("gin", "short", None, 2, 30.0, False, ("random", "greedy", "expert"))
+    page = table_pages.seat(lang("ru"), Table("c0de", settings, [Place(), Place()]), "s3cret", 0, True)
+    assert json.loads(page.data["levels"]) == {"random": "легко", "greedy": "средне", "expert": "сложно"}
+    script = (Path(__file__).resolve().parent.parent / "arena" / "web" / "static" / "people.js").read_text()
+    assert "body.dataset.levels" in script and "levels[b]" in script  # (the seat list's choice shows them)

@@ -93,8 +93,18 @@ def seat(tr: Lang, table: Table, secret: str, index: int, signed: bool) -> Page:
         "events": f"{base}/events", "move": f"{base}/move", "seat": str(index), "game": st.game,
         "fields": json.dumps(result_words(st.game)), "fill": f"{base}/fill", "start": f"{base}/start",
         "rematch": f"{base}/rematch", "leave": f"{base}/leave", "join": f"{TABLES}/j/{table.code}",
-        "bots": json.dumps(list(st.bots)), "signed": "yes" if signed else "",
+        "bots": json.dumps(list(st.bots)), "levels": json.dumps(levels(tr, st.game)), "signed": "yes" if signed else "",
         "players": json.dumps(list(table.names()))})
+
+
+def levels(tr: Lang, game: str) -> dict[str, str]:
+    """The difficulty of each of the game's sample bots that has one, in ``tr``'s words (the
+    host's choice of a bot for an empty seat shows it)."""
+    try:
+        bots = games.get(game).bots
+    except ValueError:
+        return {}
+    return {b.name: tr._(LEVEL_WORDS[b.level]) for b in bots if b.level in LEVEL_WORDS}
 
 
 def result_words(game: str) -> list[str]:
