@@ -514,6 +514,18 @@ class SampleBot:
     "my_game.bot")``). The arena appends ``--referee HOST:PORT --name NAME`` and gives the seat's
     token in the environment, ``GIN_TOKEN`` (never on the command line, which every user of the
     machine may read): the Python kit's ``run_bot`` reads all three."""
+    level: str = ""
+    """How hard a player it is for a person, one of :data:`LEVELS` (``easy``, ``medium``,
+    ``hard``): the live web's "play the computer" offers the game's levels and seats the first of
+    its bots with the level chosen; ``""``: none said (it is offered by name only)."""
+
+    def __post_init__(self) -> None:
+        if self.level not in ("", *LEVELS):
+            raise ValueError(f"sample bot {self.name!r}: level {self.level!r} is not one of {', '.join(LEVELS)}")
+
+
+LEVELS = ("easy", "medium", "hard")
+"""The levels a sample bot may have (:attr:`SampleBot.level`), easiest first."""
 
 
 @dataclass(frozen=True, slots=True)

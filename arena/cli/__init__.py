@@ -1,6 +1,6 @@
 """The ``arena`` command: tournaments between bot programs on a Gin Rummy referee.
 
-Subcommands: ``demo``, ``tournament``, ``serve``, ``report``, ``ladder
+Subcommands: ``demo``, ``tournament``, ``benchmark``, ``serve``, ``report``, ``ladder
 add|remove|run|show|runs|drop``, ``play``, ``new-bot``, ``new-game``, ``proto-gen``, ``audit``, ``replay``,
 ``replay-html``, ``html``, ``games``, ``certs``, ``operator``, ``bots``. Modules: ``parser`` (the options),
 ``options`` (what commands share), ``commands``, ``ladder_cmd``, ``play_cmd``, ``games_cmd``, ``newbot_cmd``,
@@ -20,7 +20,7 @@ import select
 import sys
 from collections.abc import Callable
 
-from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, newgame_cmd, operator_cmd, protogen_cmd
+from arena.cli import benchmark_cmd, bots_cmd, certs_cmd, games_cmd, newbot_cmd, newgame_cmd, operator_cmd, protogen_cmd
 from arena.cli.commands import cmd_demo, cmd_report, cmd_serve, cmd_tournament
 from arena.cli.ladder_cmd import cmd_ladder
 from arena.cli.options import UsageError
@@ -51,6 +51,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "operator": operator_cmd.run,
     "bots": bots_cmd.run,
     "games": games_cmd.run,
+    "benchmark": benchmark_cmd.run,
     "proto-gen": protogen_cmd.run,
 }
 

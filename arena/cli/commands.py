@@ -335,6 +335,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         referee_limits, hosted_limits = split_limits(args.limit)
         limits = referee.Limits.parse(referee_limits)
         ladder = load_ladder(args.ladder)
+        if tls is not None and any(p.bosses for p in ladder.plays):
+            raise LadderFileError(f"--ladder {args.ladder}: bosses connect to the server over loopback in plaintext; "
+                                  "a TLS server (--tls-cert) cannot start them yet (docs/hosted.md)")
         check_can_listen(host or "127.0.0.1", int(port))  # before the folder is created
     except (TLSConfigError, LadderFileError) as e:
         raise UsageError(str(e)) from None
@@ -353,7 +356,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         with scope:
             await serve(args.listen, folder, token_file=args.operator_token_file, public_watch=args.public_watch,
                         tls=tls, limits=limits, operator_services=[arena_service(registry)],
-                        hosting=HostedLadder(registry, ladder, hosted_limits), web=web)
+                        hosting=HostedLadder(registry, ladder, hosted_limits, boss_logs=folder / "logs"), web=web)
 
     try:
         run_cancellable(go)

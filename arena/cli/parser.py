@@ -7,7 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from arena.cli import bots_cmd, certs_cmd, games_cmd, newbot_cmd, newgame_cmd, operator_cmd, protogen_cmd
+from arena.cli import benchmark_cmd, bots_cmd, certs_cmd, games_cmd, newbot_cmd, newgame_cmd, operator_cmd, protogen_cmd
 from arena.cli.options import add_bot_option, add_log_options, add_play_options, add_rating_interval_option
 from arena.cli.play_cmd import add_parser as add_play_parser
 from arena.cli.web_cmd import add_web_options
@@ -251,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND")
     for add in (_demo, _tournament, _serve, _report, _ladder):
         add(sub)
+    benchmark_cmd.add_parser(sub)
     add_play_parser(sub)
     certs_cmd.add_parser(sub)
     operator_cmd.add_parser(sub)

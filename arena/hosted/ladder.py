@@ -22,6 +22,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -33,6 +34,7 @@ from arena.competition.formats import get_continuous
 from arena.competition.matchmaking import Seeker, met_at
 from arena.competition.ratings import SkillBoard
 from arena.competition.seating import rotations
+from arena.hosted.bosses import Bosses, bosses_of
 from arena.hosted.ladder_file import LadderConfig, LadderPlay, SuspendRules
 from arena.hosted.owed import INTERRUPTED, OwedGame, owed_games, record_run
 from arena.hosted.registry import BotRegistry
@@ -145,8 +147,10 @@ class HostedLadder:
     """The continuous ladder: implements ``arena.run.serve.Hosting``."""
 
     def __init__(self, registry: BotRegistry, config: LadderConfig, limits: HostedLimits | None = None,
-                 *, rng: random.Random | None = None) -> None:
+                 *, rng: random.Random | None = None, boss_logs: Path | None = None) -> None:
         self.registry = registry
+        self.bosses = Bosses(registry, bosses_of(config), config.boss_memory_mb, boss_logs)
+        """The ladder file's bosses, started with the ladder (``boss_logs``: their log files' folder)."""
         self.config = config
         self.limits = limits or HostedLimits()
         self.run_id = f"hosted-{secrets.token_hex(3)}"
@@ -249,6 +253,7 @@ class HostedLadder:
         self._ref = ref
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._recheck, ref)
+            nursery.start_soon(self.bosses.run, ref)
             while True:
                 seen = ref.presence_version
                 wake = self.pair(ref)

@@ -17,6 +17,8 @@ tc = "st=1 timemargin=50"  # default: the arena's default time control
 fault_policy = "forfeit"   # or "substitute"
 reconnect_grace_ms = 5000
 connect_timeout_ms = 30000
+bosses = ["…"]             # sample bots of the game (`arena games`) the server starts and keeps
+                           # online as always-on participants (arena.hosted.bosses); default none
 
 [suspend]
 crashes = 3                # suspended with more than this many crashes …
@@ -24,6 +26,8 @@ time_loss_share = 0.10     # … or more than this share of time losses …
 window = 50                # … in its last this many games
 min_games = 10             # the time-loss share counts from this many games
 ```
+
+And at the top, ``boss_memory_mb = 1024``: the data memory (MiB) each boss process may use.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class LadderFileError(ValueError):
 
 LADDER_CONNECT_TIMEOUT_MS = 30_000
 """A ladder's default ``connect_timeout_ms``: its bots are online when a match is made."""
+BOSS_MEMORY_MB = 1024
+"""A boss process's default data memory limit (MiB; the ladder file's ``boss_memory_mb``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +64,16 @@ class LadderPlay:
     """The game's rules preset (its ``play.rules``)."""
     seats: int = 0
     """Seats at a table (0: the game's fewest)."""
+    bosses: tuple[str, ...] = ()
+    """Sample bots of the game (``Registered.bots``, by name) the server starts and keeps online
+    as always-on participants (:mod:`arena.hosted.bosses`)."""
 
     def __post_init__(self) -> None:
+        registered = [b.name for b in games.get(self.play.game).bots]
+        unknown = [b for b in self.bosses if b not in registered]
+        if unknown:
+            raise ValueError(f"bosses: {self.play.game} registers no sample bot {', '.join(map(repr, unknown))} "
+                             f"(it registers: {', '.join(registered) or 'none'})")
         engine = games.get(self.play.game).game
         counts = engine.seat_counts()
         if not self.seats:
@@ -69,14 +83,17 @@ class LadderPlay:
                              "seats")
 
     @classmethod
-    def of(cls, game: str = DEFAULT_GAME, preset: str = "", seats: int = 0, **play: Any) -> LadderPlay:
+    def of(cls, game: str = DEFAULT_GAME, preset: str = "", seats: int = 0, bosses: Any = (),
+           **play: Any) -> LadderPlay:
         """A ``[[play]]`` table's kind of match: ``play`` are :class:`PlayConfig`'s settings (its
         ``connect_timeout_ms`` :data:`LADDER_CONNECT_TIMEOUT_MS` unless given)."""
         engine = games.get(game).game  # ValueError naming the known games
         preset = preset or engine.preset_names()[0]
         config = PlayConfig(game=game, rules=engine.rules_preset(preset),
                             **{"connect_timeout_ms": LADDER_CONNECT_TIMEOUT_MS, **play})
-        return cls(config, preset, seats)
+        if not isinstance(bosses, list | tuple) or not all(isinstance(b, str) for b in bosses):
+            raise ValueError('bosses must be an array of sample bot names, e.g. bosses = ["expert"]')
+        return cls(config, preset, seats, tuple(dict.fromkeys(bosses)))
 
     @property
     def key(self) -> str:
@@ -118,14 +135,18 @@ class LadderConfig:
     raters: tuple[str, ...] = ()
     """The raters of the live standings, by name (:data:`arena.competition.ratings.RATERS`; several
     allowed, the first orders them); empty: the live rater alone."""
+    boss_memory_mb: int = BOSS_MEMORY_MB
+    """Each boss process's data memory limit in MiB (``ProcessLimits.memory_mb``; 0: none)."""
 
     def __post_init__(self) -> None:
         get_raters(self.raters)  # ValueError naming the known ones
+        if not isinstance(self.boss_memory_mb, int) or isinstance(self.boss_memory_mb, bool) or self.boss_memory_mb < 0:
+            raise ValueError(f"boss_memory_mb must be a whole number of MiB >= 0; got {self.boss_memory_mb!r}")
 
 
 _PAIRING = {f"pairing_{f.name}": f.name for f in fields(Matchmaking) if f.name != "rule"} | {"pairing": "rule"}
-_TOP = {"duplicate", "play", "suspend", "raters", *_PAIRING}
-_PLAY = {"game", "preset", "seats", "tc", "fault_policy", "reconnect_grace_ms", "connect_timeout_ms"}
+_TOP = {"duplicate", "play", "suspend", "raters", "boss_memory_mb", *_PAIRING}
+_PLAY = {"game", "preset", "seats", "tc", "fault_policy", "reconnect_grace_ms", "connect_timeout_ms", "bosses"}
 
 
 def _keys(where: str, table: Any, allowed: set[str]) -> dict[str, Any]:

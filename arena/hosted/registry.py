@@ -105,6 +105,23 @@ class BotRegistry:
             )
         return token
 
+    def boss_token(self, name: str, spec: BotSpec) -> str:
+        """A new token for the server's own boss ``name`` (a sample bot it starts: the ladder file's
+        ``bosses``), registering it (enabled, its ``spec`` stored marked as a boss) the first time;
+        ``RegistryError`` (``taken``) if a bot someone registered has the name (or one like it)."""
+        row = self.db.execute("SELECT spec FROM bots WHERE name = ? AND token_digest != ''", (name,)).fetchone()
+        if row is None:
+            token = self.add(name)
+        elif not json.loads(str(row[0])).get("boss"):
+            raise RegistryError(f"a bot named {name!r} is registered, not the server's boss: the boss is not "
+                                "started (rename or remove that bot: arena bots remove)", "taken")
+        else:
+            token = self.rotate_token(name)
+        with transaction(self.db):
+            self.db.execute("UPDATE bots SET spec = ? WHERE name = ?", (json.dumps({**spec.to_dict(), "boss": True}),
+                                                                         name))
+        return token
+
     def _refuse_lookalike(self, name: str) -> None:
         """``RegistryError`` (taken) if a bot already known here has a name drawn like ``name``
         (the same look-alike skeleton: ``ALICE`` or ``Alice`` beside ``alice``); the bots

@@ -119,6 +119,9 @@ class Choice:
     """The numbers of seats it is played by (``seat_counts()``)."""
     default_seats: int
     """The seat count the forms offer first (its demo's, if the game allows it)."""
+    levels: tuple[tuple[str, str], ...] = ()
+    """"Play the computer"'s difficulty: each level of ``referee.games.LEVELS`` one of its sample
+    bots has (``SampleBot.level``), easiest first, with the first bot of that level."""
 
 
 def choices() -> list[Choice]:
@@ -133,8 +136,10 @@ def choices() -> list[Choice]:
         if reg.presentation is None or not demo.bots:
             continue
         seats = tuple(reg.game.seat_counts())
+        levels = tuple((level, next(b.name for b in demo.bots if b.level == level))
+                       for level in games.LEVELS if any(b.level == level for b in demo.bots))
         found.append(Choice(game, tuple(reg.game.preset_names()), tuple(b.name for b in demo.bots), seats,
-                            demo.seats if demo.seats in seats else seats[0]))
+                            demo.seats if demo.seats in seats else seats[0], levels))
     return found
 
 

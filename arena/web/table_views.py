@@ -98,7 +98,7 @@ async def new_table(request: Request) -> Response:
     try:
         form = await _form(request)
         seat = _room(request).play_computer(form.get("game", ""), form.get("preset", ""), form.get("bot", ""),
-                                            form.get("seats", ""))
+                                            form.get("seats", ""), form.get("level", ""))
     except TableError as e:
         return _page(request, table_pages.choose(tr, choices(), e.say(tr)), status=e.status)
     return _to_seat(seat)

@@ -172,9 +172,12 @@ class Room(SeatSessions):
         log.info("table_opened", code=code, game=settings.game, preset=settings.preset, seats=settings.seats)
         return seat
 
-    def play_computer(self, game: str, preset: str, bot: str, seats: str = "") -> Seat:
-        """``/play``: a table with the person in seat 0 and ``bot`` in every other, started at once."""
+    def play_computer(self, game: str, preset: str, bot: str, seats: str = "", level: str = "") -> Seat:
+        """``/play``: a table with the person in seat 0 and ``bot`` in every other, started at once;
+        no ``bot``: the game's first sample bot of difficulty ``level`` (``Choice.levels``)."""
         settings = self.settings(game, preset, seats)
+        if not bot:
+            bot = self._of_level(game, level)
         if bot not in settings.bots:
             raise TableError(400, N_("bot {bot}: {game}'s sample bots are {bots}"), bot=repr(bot), game=game,
                              bots=", ".join(settings.bots))
@@ -184,6 +187,15 @@ class Room(SeatSessions):
             self._place_bot(seat.table, i, bot)
         self._start_or_drop(seat)
         return seat
+
+    @staticmethod
+    def _of_level(game: str, level: str) -> str:
+        """The sample bot of ``game`` that plays at difficulty ``level`` (400 naming the levels)."""
+        levels = dict(next((c.levels for c in choices() if c.game == game), ()))
+        if level not in levels:
+            raise TableError(400, N_("difficulty {level}: {game} offers {levels}"), level=repr(level), game=game,
+                             levels=", ".join(levels) or "-")
+        return levels[level]
 
     def _start_or_drop(self, seat: Seat) -> None:
         """Start a table nobody else will sit at; if it cannot start, it is gone."""

@@ -905,8 +905,8 @@ class GinWire:
         )
 
 
-SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.{n}_bot"))
-                    for n in ("random", "greedy", "expert"))
+SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.{n}_bot"), level)
+                    for n, level in (("random", "easy"), ("greedy", "medium"), ("expert", "hard")))
 """Gin's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
 _ENGINE, _CONVERSION = GinGame(), GinWire()
 _CAPABILITIES = games.Capabilities(

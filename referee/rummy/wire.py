@@ -785,8 +785,8 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
-SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.rummy_{n}_bot"))
-                    for n in ("random", "hoarder", "greedy"))
+SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.rummy_{n}_bot"), level)
+                    for n, level in (("random", "easy"), ("hoarder", "medium"), ("greedy", "hard")))
 """Rummy's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
 _ENGINE, _CONVERSION = RummyGame(), RummyWire()
 _CAPABILITIES = games.Capabilities(

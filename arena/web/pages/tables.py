@@ -24,6 +24,8 @@ NO_GAME = N_("No game with sample bots is installed.")
 """The table forms' page when no game can be played."""
 FIRST_PRESET = "short"
 """The rules chosen first on the forms, when a game has them (a short game for a first try)."""
+LEVEL_WORDS = {"easy": N_("easy"), "medium": N_("medium"), "hard": N_("hard")}
+"""The words of the difficulty levels (``referee.games.LEVELS``) on "play the computer"."""
 
 
 def _page(template: str, title: str, page: str, values: Mapping[str, Any] | None = None,
@@ -46,7 +48,8 @@ def choose(tr: Lang, found: Sequence[Choice], problem: str = "") -> Page:
     """``/play``: one form per game (the computer's player, the rules, the seats); ``problem``:
     why the last try was refused (in ``tr``'s language)."""
     return _page("play.html", tr._("Play the computer"), "table",
-                 {"found": found, "problem": problem, "presets": _presets(found), "names": _names(tr, found)})
+                 {"found": found, "problem": problem, "presets": _presets(found), "names": _names(tr, found),
+                  "level_words": {k: tr._(v) for k, v in LEVEL_WORDS.items()}})
 
 
 def new(tr: Lang, found: Sequence[Choice], limits: WebLimits, problem: str = "") -> Page:
@@ -90,8 +93,18 @@ def seat(tr: Lang, table: Table, secret: str, index: int, signed: bool) -> Page:
         "events": f"{base}/events", "move": f"{base}/move", "seat": str(index), "game": st.game,
         "fields": json.dumps(result_words(st.game)), "fill": f"{base}/fill", "start": f"{base}/start",
         "rematch": f"{base}/rematch", "leave": f"{base}/leave", "join": f"{TABLES}/j/{table.code}",
-        "bots": json.dumps(list(st.bots)), "signed": "yes" if signed else "",
+        "bots": json.dumps(list(st.bots)), "levels": json.dumps(levels(tr, st.game)), "signed": "yes" if signed else "",
         "players": json.dumps(list(table.names()))})
+
+
+def levels(tr: Lang, game: str) -> dict[str, str]:
+    """The difficulty of each of the game's sample bots that has one, in ``tr``'s words (the
+    host's choice of a bot for an empty seat shows it)."""
+    try:
+        bots = games.get(game).bots
+    except ValueError:
+        return {}
+    return {b.name: tr._(LEVEL_WORDS[b.level]) for b in bots if b.level in LEVEL_WORDS}
 
 
 def result_words(game: str) -> list[str]:

@@ -47,6 +47,7 @@
     const list = $('seat-list');
     list.textContent = '';
     const bots = JSON.parse(body.dataset.bots || '[]');
+    const levels = JSON.parse(body.dataset.levels || '{}');  // (a bot's difficulty, in the page's language)
     for (const s of m.seats) {
       const li = el('li', 'seat-row ' + s.kind, s.kind === 'empty' ? t('empty seat') : (s.kind === 'bot' ? t('{name} (computer)', {name: s.name}) : s.name));
       li.dataset.seat = s.seat;
@@ -54,7 +55,7 @@
       if (s.kind === 'empty' && m.host && m.open) {
         const pick = el('select', 'bot');
         pick.setAttribute('aria-label', t('which sample bot'));
-        for (const b of bots) { const o = el('option', '', b); o.value = b; pick.appendChild(o); }
+        for (const b of bots) { const o = el('option', '', levels[b] ? b + ' · ' + levels[b] : b); o.value = b; pick.appendChild(o); }
         const fill = el('button', 'fill', t('fill with a sample bot'));
         fill.type = 'button';
         fill.dataset.seat = s.seat;
