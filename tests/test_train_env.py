@@ -190,3 +190,27 @@ def test_the_reachability_walk_finds_an_engine_object_when_one_is_exposed() -> N
     match = games.get("gin").game.new_match(games.get("gin").game.default_rules(), b"s", 2)
     found = [p for p, v in _reachable(Holder(match)) if type(v).__module__.startswith(ENGINE_MODULES)]
     assert "env.info['state'][0]" in found and any(p.startswith("env.info['state'][0].match") for p in found)
+
+
+def test_a_plugin_game_that_declares_encodings_is_an_environment() -> None:
+    api_test(env("toy3", seats=3), num_cycles=200)
+    seed_test(lambda: env("toy3", seats=5), num_cycles=200)
+    totals, played = _play(env("toy3", seats=4), 1, random.Random(1))
+    points, _ = _engine_points("toy3", "standard", 4, 1, played, "")
+    assert [totals[f"player_{i}"] for i in range(4)] == points and sum(points) > 0
+
+
+def test_a_game_without_encodings_is_refused_by_name() -> None:
+    from toy3_game.engine import ToyGame
+    from toy3_game.present import ToyPresentation
+    from toy3_game.wire import ToyWire
+
+    class Plain(ToyGame):
+        name = "toy3-plain"
+
+    games.register("toy3-plain", lambda: games.Registered(Plain(), ToyWire(), ToyPresentation()))
+    try:
+        with pytest.raises(ValueError, match="toy3-plain has no observation encoding: its registration declares"):
+            raw_env("toy3-plain", seats=2)
+    finally:
+        games.unregister("toy3-plain")

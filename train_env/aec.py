@@ -9,6 +9,7 @@ uses over gRPC). Rewards are the game's own points (:class:`train_env.table.Step
 
 from __future__ import annotations
 
+import importlib
 import random
 from typing import Any, ClassVar
 
@@ -26,6 +27,18 @@ from .table import TERMINATIONS, Table, Termination, seed_bytes
 RENDER_MODES = ("ansi", "human", "rgb_array")
 """What :meth:`GameEnv.render` draws: the presentation's text (returned, or printed), or an image
 of the cards."""
+
+
+def game_encoding(reg: games.Registered, name: str = "") -> encodings.Encoding:
+    """The encoding ``name`` (``""``: the default) of a registered game: the kit's own, or those of
+    the module its registration declares (``games.Capabilities.encodings``, imported here)."""
+    game = reg.game.name
+    if not encodings.names(game) and reg.capabilities.encodings:
+        importlib.import_module(reg.capabilities.encodings)
+    if not encodings.names(game):
+        raise ValueError(f"{game} has no observation encoding: its registration declares none "
+                         "(games.Capabilities(encodings='its_package.encode'), docs/training.md)")
+    return encodings.encoding(game, name)
 
 
 def observation_space(encoding: encodings.Encoding) -> spaces.Dict:
@@ -64,7 +77,7 @@ class GameEnv(AECEnv):  # type: ignore[misc]
         """The game's registry name."""
         self.__reg = reg
         self.__rules = reg.game.rules_preset(preset) if preset else reg.game.default_rules()
-        self.encoding = encodings.encoding(game, encoding)
+        self.encoding = game_encoding(reg, encoding)
         """The observation encoding."""
         self.termination: Termination = termination
         """When an episode ends."""
