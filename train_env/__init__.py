@@ -13,5 +13,7 @@ referee, the arena and the sample bots' own modules never import it.
 from .aec import GameEnv as GameEnv
 from .aec import env as env
 from .aec import raw_env as raw_env
+from .single import PolicyOpponent as PolicyOpponent
+from .single import SingleAgentEnv as SingleAgentEnv
 from .table import TERMINATIONS as TERMINATIONS
 from .table import Termination as Termination

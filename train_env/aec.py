@@ -18,6 +18,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 from pettingzoo.utils import wrappers  # type: ignore[import-untyped]
 
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import games
 from sample_bots.kit import encodings
 
@@ -92,6 +93,7 @@ class GameEnv(AECEnv):  # type: ignore[misc]
         self.__last: dict[str, dict[str, Any]] = {}
         self.__legal: list[Any] = []
         self.__indices: list[int] = []
+        self.__request: bot_pb2.ActionRequest | None = None
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -113,6 +115,7 @@ class GameEnv(AECEnv):  # type: ignore[misc]
         self.truncations = {a: False for a in self.agents}
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.__last = {}
+        self.__request = None
         self.__ask()
 
     def __ask(self) -> None:
@@ -126,9 +129,26 @@ class GameEnv(AECEnv):  # type: ignore[misc]
         agent = self.possible_agents[seat]
         self.agent_selection = agent
         self.__last[agent] = encoded.observation
+        self.__request = request
         self.__legal = list(request.legal_actions)
         self.__indices = encoded.legal
         self.infos[agent] = {"legal": list(encoded.legal)}
+
+    def current_request(self) -> bot_pb2.ActionRequest:
+        """The ``ActionRequest`` of the agent to move: what the referee would send that seat now (a
+        copy; ``ValueError`` once the episode has ended)."""
+        if self.__request is None or self.__table is None or self.__table.decider is None:
+            raise ValueError("no agent decides: the episode has ended (or not begun)")
+        copy = bot_pb2.ActionRequest()
+        copy.CopyFrom(self.__request)
+        return copy
+
+    def index_of(self, action: common_pb2.Action) -> int:
+        """The action index of one of the current request's legal actions."""
+        for legal, index in zip(self.__legal, self.__indices, strict=True):
+            if legal == action:
+                return index
+        raise ValueError(f"not a legal action now: {action}")
 
     def observe(self, agent: str) -> dict[str, Any]:
         """The agent's observation: its current request's while it decides; otherwise the last

@@ -25,6 +25,12 @@ from gin_arena.v2.games import gin_pb2
 from .base import CARD_INDEX, Encoding, EncodingError, Floats, card_plane
 
 K = gin_pb2.ActionKind
+# The kinds as plain ints (protobuf's enum wrapper looks each name up on every use).
+_NONE, _PASS, _TAKE, _STOCK, _DRAW_DISCARD, _DISCARD, _KNOCK, _BIG_GIN = (int(K.Value(n)) for n in (
+    "ACTION_KIND_UNSPECIFIED", "ACTION_KIND_PASS", "ACTION_KIND_TAKE_UPCARD", "ACTION_KIND_DRAW_STOCK",
+    "ACTION_KIND_DRAW_DISCARD", "ACTION_KIND_DISCARD", "ACTION_KIND_KNOCK", "ACTION_KIND_BIG_GIN"))
+_SIMPLE = {_PASS: 0, _TAKE: 1, _STOCK: 2, _DRAW_DISCARD: 3, _BIG_GIN: 108}
+_PZ_SIMPLE = {_PASS: 2, _STOCK: 2, _TAKE: 3, _DRAW_DISCARD: 3, _BIG_GIN: 5}
 PLANES = (
     "hand", "discard_pile", "discard_order", "discard_top", "forbidden_discard", "first_upcard",
     "opponent_known", "opponent_refused", "opponent_discarded", "unseen",
@@ -69,19 +75,21 @@ def _seen(state: gin_pb2.State, events: Sequence[common_pb2.Event]) -> _Seen:
     pile = [state.first_upcard] if state.first_upcard else []
     refused: list[str] = []
     discarded: list[str] = []
+    me = state.seat
     for ev in events:
         g = ev.gin
-        mine = ev.seat == state.seat
-        if g.reshuffled and g.kind == K.ACTION_KIND_UNSPECIFIED:
-            pile = pile[-1:]
+        kind, mine = g.kind, ev.seat == me
+        if kind == _NONE:
+            if g.reshuffled:
+                pile = pile[-1:]
             continue
-        if g.kind == K.ACTION_KIND_PASS and not mine and g.card:
+        if kind == _PASS and not mine and g.card:
             refused.append(g.card)
-        elif g.kind == K.ACTION_KIND_DRAW_STOCK and not mine and pile:
+        elif kind == _STOCK and not mine and pile:
             refused.append(pile[-1])
-        elif g.kind in (K.ACTION_KIND_TAKE_UPCARD, K.ACTION_KIND_DRAW_DISCARD) and pile:
+        elif kind in (_TAKE, _DRAW_DISCARD) and pile:
             pile.pop()
-        elif g.kind == K.ACTION_KIND_DISCARD:
+        elif kind == _DISCARD:
             pile.append(g.card)
             if not mine:
                 discarded.append(g.card)
@@ -92,15 +100,14 @@ def _seen(state: gin_pb2.State, events: Sequence[common_pb2.Event]) -> _Seen:
 
 def _default_index(action: common_pb2.Action) -> int:
     a = action.gin
-    if a.kind == K.ACTION_KIND_DISCARD:
+    kind = a.kind
+    if kind == _DISCARD:
         return 4 + CARD_INDEX[a.card]
-    if a.kind == K.ACTION_KIND_KNOCK:
+    if kind == _KNOCK:
         return 56 + CARD_INDEX[a.card]
-    simple = {K.ACTION_KIND_PASS: 0, K.ACTION_KIND_TAKE_UPCARD: 1, K.ACTION_KIND_DRAW_STOCK: 2,
-              K.ACTION_KIND_DRAW_DISCARD: 3, K.ACTION_KIND_BIG_GIN: 108}
-    if a.kind not in simple:
+    if kind not in _SIMPLE:
         raise EncodingError(f"not a gin action: {action}")
-    return simple[a.kind]
+    return _SIMPLE[kind]
 
 
 class _GinBase:
@@ -188,15 +195,14 @@ class PettingZoo(_GinBase):
     def index(self, action: common_pb2.Action, request: bot_pb2.ActionRequest) -> int:
         """``gin_rummy_v4``'s numbering (module docstring)."""
         a = action.gin
-        if a.kind == K.ACTION_KIND_DISCARD:
+        kind = a.kind
+        if kind == _DISCARD:
             return 6 + CARD_INDEX[a.card]
-        if a.kind == K.ACTION_KIND_KNOCK:
+        if kind == _KNOCK:
             return 58 + CARD_INDEX[a.card]
-        simple = {K.ACTION_KIND_PASS: 2, K.ACTION_KIND_DRAW_STOCK: 2, K.ACTION_KIND_TAKE_UPCARD: 3,
-                  K.ACTION_KIND_DRAW_DISCARD: 3, K.ACTION_KIND_BIG_GIN: 5}
-        if a.kind not in simple:
+        if kind not in _PZ_SIMPLE:
             raise EncodingError(f"not a gin action: {action}")
-        return simple[a.kind]
+        return _PZ_SIMPLE[kind]
 
 
 class OpenSpiel(_GinBase):
