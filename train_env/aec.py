@@ -103,11 +103,15 @@ class GameEnv(AECEnv):  # type: ignore[misc]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new match: from ``seed`` (the same seed, the same match), else from the environment's
-        own sequence (itself seeded by the last seed given)."""
+        own sequence (itself seeded by the last seed given). ``options={"match_seed": bytes}``: the
+        match a referee plays from that seed (a ``MatchSpec.seed``; a replay's revealed ``seed``)."""
         if seed is not None:
             self.__rng = random.Random(seed)
-        self.__table = Table(self.__reg, self.__rules, self.seats, seed_bytes(self.__rng.getrandbits(63)),
-                             self.termination)
+        match_seed = (options or {}).get("match_seed")
+        if match_seed is not None and not isinstance(match_seed, bytes):
+            raise ValueError(f"options['match_seed'] is {type(match_seed).__name__}, not bytes")
+        self.__table = Table(self.__reg, self.__rules, self.seats,
+                             match_seed or seed_bytes(self.__rng.getrandbits(63)), self.termination)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
