@@ -82,3 +82,27 @@ def test_bad_opponents_get_clear_errors() -> None:
         SingleAgentEnv("rummy", seats=4, opponents=["random"])
     with pytest.raises(ValueError, match="seat 2: the table has seats 0-1"):
         SingleAgentEnv("gin", seat=2)
+
+
+def test_a_batch_steps_its_games_together_and_resets_each_at_its_end() -> None:
+    from train_env.batch import BatchEnv
+
+    batch = BatchEnv("gin", n=4, termination="deal")
+    first = batch.reset(seed=9)
+    assert first.observation["observation"].shape == (4, *batch.encoding.shape)
+    assert first.observation["action_mask"].shape == (4, batch.encoding.actions)
+    again = BatchEnv("gin", n=4, termination="deal").reset(seed=9)
+    assert np.array_equal(first.observation["observation"], again.observation["observation"])
+    rng = np.random.default_rng(0)
+    now, totals, ended = first, np.zeros((4, 2)), 0
+    for _ in range(400):
+        # a knock (index 56 and up) whenever one is legal, else at random: deals end by knocks
+        actions = [int(legal[-1] if legal[-1] >= 56 else rng.choice(legal))
+                   for legal in (np.flatnonzero(m) for m in now.observation["action_mask"])]
+        now = batch.step(actions)
+        totals += now.rewards
+        ended += int(now.done.sum())
+        assert all(m.sum() > 0 for m in now.observation["action_mask"]), "every game asks its seat to move"
+    assert ended == batch.episodes and ended >= 4 and totals.sum() > 0
+    with pytest.raises(ValueError, match=r"actions of shape \(3,\); the batch needs \(4,\)"):
+        batch.step([0, 0, 0])

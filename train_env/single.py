@@ -87,7 +87,9 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
     """``game`` (a registered game's name) as a Gymnasium environment for the seat ``seat``; the other
     seats are played by ``opponents`` (one for all, or one per other seat in seat order). The
     remaining options are :class:`train_env.aec.GameEnv`'s (preset, seats, encoding, termination,
-    render_mode). The reward is the learner's own points (the game's)."""
+    render_mode). The reward is the learner's own points (the game's); ``info["points"]`` holds every
+    seat's points since the learner's last action (the opponents' too: a zero-sum reward is
+    ``points[seat] - sum(others)``)."""
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human", "rgb_array"]}  # noqa: RUF012
 
@@ -114,6 +116,7 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
         self._rng = random.Random()
         self._seats: dict[str, _Seat] = {}
         self._me = self._aec.possible_agents[seat]
+        self._points: list[float] = []
         self.observation_space = self._aec.observation_space(self._me)
         self.action_space = self._aec.action_space(self._me)
 
@@ -127,6 +130,7 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
         self._seats = {a: _Seat(o, self._aec.game, random.Random(self._rng.getrandbits(63)))
                        for a, o in zip(others, self._opponent_specs, strict=True)}
         self._aec.reset(seed=self._rng.getrandbits(63))
+        self._points = [0.0] * self._aec.seats
         self._advance()
         return self._aec.observe(self._me), self._info()
 
@@ -136,16 +140,18 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
     def _done(self) -> bool:
         return any(self._aec.terminations.values()) or any(self._aec.truncations.values())
 
-    def _advance(self) -> float:
-        """Let the opponents play until the learner decides or the episode ends; the learner's points."""
-        points = 0.0
+    def _scored(self) -> None:
+        for i, agent in enumerate(self._aec.possible_agents):
+            self._points[i] += self._aec.rewards[agent]
+
+    def _advance(self) -> None:
+        """Let the opponents play until the learner decides or the episode ends."""
         while not self._done() and self._aec.agent_selection != self._me:
             agent = self._aec.agent_selection
             request = self._aec.current_request()
             action = self._seats[agent].answer(request)
             self._aec.step(self._aec.index_of(action))
-            points += self._aec.rewards[self._me]
-        return points
+            self._scored()
 
     def step(self, action: int) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Play the learner's action index; then the opponents until the learner decides again."""
@@ -154,9 +160,13 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
         illegal = index not in legal
         if illegal and self.illegal == "random":
             index = int(self._rng.choice(list(legal)))
+        self._points = [0.0] * self._aec.seats
         self._aec.step(index)
-        reward = self._aec.rewards[self._me] + self._advance() + (self.illegal_penalty if illegal else 0.0)
+        self._scored()
+        self._advance()
+        reward = self._points[self.seat] + (self.illegal_penalty if illegal else 0.0)
         info = self._info()
+        info["points"] = list(self._points)
         if illegal:
             info["illegal"] = True
         terminated = any(self._aec.terminations.values())
