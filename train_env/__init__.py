@@ -11,10 +11,10 @@ referee, the arena and the sample bots' own modules never import it.
 """
 
 from .aec import GameEnv as GameEnv
-from .batch import BatchEnv as BatchEnv
-from .batch import BatchStep as BatchStep
 from .aec import env as env
 from .aec import raw_env as raw_env
+from .batch import BatchEnv as BatchEnv
+from .batch import BatchStep as BatchStep
 from .single import PolicyOpponent as PolicyOpponent
 from .single import SingleAgentEnv as SingleAgentEnv
 from .table import TERMINATIONS as TERMINATIONS
