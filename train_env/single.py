@@ -1,6 +1,7 @@
-"""The Gymnasium single-agent wrapper (docs/training.md#one-seat): one seat is the learner, every
-other seat is played by an opponent — a sample bot in process, any kit bot or ``decide`` function,
-a policy on observations, or a bot process over gRPC (:class:`train_env.remote.RemoteOpponents`).
+"""The Gymnasium single-agent wrapper (docs/training.md#one-seat-gymnasium): one seat is the
+learner, every other seat is played in process by an opponent — a sample bot, any kit bot or
+``decide`` function, or a policy on observations. (A bot process over gRPC as an opponent is not
+here yet: play such a bot against a trained policy with ``arena tournament`` instead.)
 """
 
 from __future__ import annotations
