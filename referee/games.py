@@ -490,6 +490,11 @@ class Capabilities:
     the game's words — msgids of its catalogs (``Registered.catalogs``), marked with ``T`` so that
     they are extracted — and whose flags get a row on its score sheet. Any other field is shown by
     its key (the arena has no word of a game's own)."""
+    encodings: str = ""
+    """The module (a dotted name, e.g. ``my_game.encode``) that registers the game's observation
+    encodings for the training environment when imported (``sample_bots.kit.encodings.register``;
+    docs/training.md): ``train_env`` imports it, and nothing else does (it may need NumPy). ``""``:
+    the game is no training environment (Gin's and rummy's encodings come with the kit)."""
 
 
 _CAPABILITY_MEMBERS: dict[str, tuple[str, ...]] = {
@@ -617,6 +622,9 @@ def capability_problems(found: Registered) -> list[str]:
     not declare (the arena would never use it). Empty: the declaration is sound."""
     problems = []
     declared = found.capabilities
+    module = declared.encodings
+    if module and not (isinstance(module, str) and all(part.isidentifier() for part in module.split("."))):
+        problems.append(f"capability encodings is declared with {module!r}, not a module's dotted name")
     for name in ("knows_cards", "first_dealer", "describe", "event_words", "hasty", "deal_end_view"):
         value = getattr(declared, name)
         members = _CAPABILITY_MEMBERS.get(name)
@@ -870,7 +878,7 @@ def installed() -> list[Installed]:
             found = get(name)
             seats, presets, shown = found.game.seat_counts(), tuple(found.game.preset_names()), found.display_name
             declared = tuple(f for f in Capabilities.__dataclass_fields__
-                             if getattr(found.capabilities, f) not in (None, ()))
+                             if getattr(found.capabilities, f) not in (None, (), ""))
             unsound = tuple(f"game {name!r}: {p}" for p in (*capability_problems(found), display_name_problem(found))
                             if p is not None)
         except ValueError as e:

@@ -50,6 +50,10 @@ def test_the_games_declare_what_they_have() -> None:
                         "toy3": {"knows_cards", "describe", "event_words"}}
     for name in ("gin", "rummy", "toy3"):
         assert games.capability_problems(games.get(name)) == [], name
+    assert games.get("toy3").capabilities.encodings == "toy3_game.encode"  # the training environment's
+    odd = games.Registered(_Undeclared(), ToyWire(), capabilities=games.Capabilities(encodings="toy3 game/encode"))
+    assert games.capability_problems(odd)[0] == \
+        "capability encodings is declared with 'toy3 game/encode', not a module's dotted name"
     with pytest.raises(ValueError, match="no game named 'gin' is registered in process"):
         games.unregister("gin")  # an installed game is not the process's to remove
 
@@ -74,7 +78,8 @@ def test_arena_games_check_fails_on_an_undeclared_capability(capsys: pytest.Capt
     assert "game 'gin'" not in err and "game 'toy3':" not in err, err
     assert arena_main(["games", "--json"]) == 0
     out = capsys.readouterr().out
-    assert '"capabilities": [\n      "knows_cards",\n      "describe",\n      "event_words"\n    ]' in out, out
+    names = ["knows_cards", "describe", "event_words", "encodings"]
+    assert '"capabilities": [\n' + ",\n".join(f'      "{n}"' for n in names) + "\n    ]" in out, out
 
 
 def test_conformance_checks_the_declaration() -> None:

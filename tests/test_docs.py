@@ -148,11 +148,20 @@ def check_toy3_demo(work: Path, out: str) -> None:
     assert results["run"]["game"] == "toy3", results["run"]
 
 
+def check_train_linear(work: Path, out: str) -> None:
+    assert (work / "linear.npz").is_file() and "saved linear.npz" in out, out
+    played = re.search(r"(\d+)/(\d+) games; endings: normal (\d+)", out)
+    assert played and played[1] == played[2] == played[3] and int(played[1]) > 0, out
+    assert re.search(r"^\d+\s+linear\s", out, re.M), out
+    assert (work / "runs" / "linear" / "results.json").is_file()
+
+
 CHECKS: dict[str, dict[str, Check]] = {
     "adding-a-game.md": {"conformance": check_toy3_conforms, "games": check_games_listed,
                          "play-toy3": check_toy3_played, "new-game": check_new_game, "proto-gen": check_proto_gen,
                          "sample-bots": check_sample_bots, "demo-toy3": check_toy3_demo},
     "engine.md": {"engine-example": check_engine_example},
+    "training.md": {"train-linear": check_train_linear},
     "bots.md": {"rummy-bot": check_rummy_bot, "js-bot": check_js_bot, "stdio-by-hand": check_stdio_by_hand},
     "audit.md": {"replay-to-check": check_replay_to_check, "by-hand": check_by_hand,
                  "verify-decks": check_verify_decks},

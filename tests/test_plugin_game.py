@@ -94,7 +94,7 @@ def test_arena_games_lists_what_is_installed(tmp_path: Path) -> None:
     assert toy == {"name": "toy3", "origin": "gin-arena-toy3 0.1.0", "entry_point": "toy3 = toy3_game.plugin:PLUGIN",
                    "plugin_api": games.PLUGIN_API, "seats": [2, 3, 4, 5, 6], "presets": ["standard", "short"],
                    "problem": None, "display_name": "High cards",
-                   "capabilities": ["knows_cards", "describe", "event_words"],
+                   "capabilities": ["knows_cards", "describe", "event_words", "encodings"],
                    "capability_problems": []}
     assert _arena("games", "--check", cwd=tmp_path).returncode == 0
 

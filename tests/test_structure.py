@@ -15,7 +15,7 @@ import pytest
 
 from tests import _structure as src
 
-CIRCLE_FREE = ("referee", "arena", "sample_bots", "bench")
+CIRCLE_FREE = ("referee", "arena", "sample_bots", "bench", "train_env")
 """The packages whose modules must not import each other in a circle."""
 
 REFEREE_LAYERS: tuple[tuple[str, ...], ...] = (
@@ -60,14 +60,15 @@ LOWLEVEL = "referee.lowlevel"
 """The referee's second layer: the plumbing the arena shares (``referee.lowlevel.__all__``)."""
 GAME_PACKAGES = ("referee.gin", "referee.rummy", "referee.cardcore")
 """The public packages whose public modules are part of the surface."""
-OUTSIDE_REFEREE = ("arena", "sample_bots", "bench", "tests")
+OUTSIDE_REFEREE = ("arena", "sample_bots", "bench", "tests", "train_env")
 """The folders that use the referee from outside: none may import a private ``referee._…`` name."""
-ON_THE_SURFACE = {"arena": REFEREE_SURFACE | {LOWLEVEL}, "sample_bots": REFEREE_SURFACE}
+ON_THE_SURFACE = {"arena": REFEREE_SURFACE | {LOWLEVEL}, "sample_bots": REFEREE_SURFACE,
+                  "train_env": REFEREE_SURFACE}
 """The folders that import only the referee's public surface, and the part each may import: the
-arena both layers, the bots the stable one (tests and benches may import the subpackages'
+arena both layers, the bots and the training environment the stable one (tests and benches may import the subpackages'
 modules: ``referee.table.flow``; no one outside the referee imports ``referee.cli``, the command)."""
 
-SHORT_FUNCTIONS = ("referee", "arena", "sample_bots", "bench")
+SHORT_FUNCTIONS = ("referee", "arena", "sample_bots", "bench", "train_env")
 """The folders whose functions must stay within ``MAX_FUNCTION_LINES``."""
 MAX_FUNCTION_LINES = 100
 """From a function's ``def`` line to its last line, both included (decorators not counted)."""
@@ -155,6 +156,39 @@ def test_the_arena_and_the_bots_import_only_the_referees_public_surface(folder: 
     hits = _beyond_the_surface(folder, surface)
     assert not hits, (f"imports beyond the referee's public surface ({sorted(surface)}; export what is needed "
                       "in referee/__init__.py, or plumbing in referee/lowlevel.py):\n" + "\n".join(hits))
+
+
+TRAINING_LIBRARIES = frozenset({"numpy", "gymnasium", "pettingzoo", "train_env"})
+"""The training extra's libraries (pyproject's ``train``) and the training environment itself."""
+MAY_IMPORT_TRAINING = ("train_env", "sample_bots.kit.encodings")
+"""The only modules of the packages that may import them: the training environment and the kit's
+observation encoders (imported by nothing else of the kit, so a bot without NumPy still runs)."""
+
+
+def training_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """The imports of a training library in a module's tree (anywhere in it: function-local ones too)."""
+    hits = []
+    for node, _ in src.import_statements(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module or ""] if node.level == 0 else [])
+        hits += [(node.lineno, n) for n in names if n.split(".")[0] in TRAINING_LIBRARIES]
+    return hits
+
+
+def test_only_the_training_package_imports_numpy_gymnasium_or_pettingzoo() -> None:
+    allowed = (*MAY_IMPORT_TRAINING, *(f"{p}." for p in MAY_IMPORT_TRAINING))
+    hits = [f"  {m.rel}:{line}: {name}" for m in src.modules("referee", "arena", "sample_bots")
+            if not (m.name in MAY_IMPORT_TRAINING or m.name.startswith(allowed))
+            for line, name in training_imports(m.tree)]
+    assert not hits, ("the referee, the arena and the sample bots import no training library (the optional "
+                      "`train` extra): only train_env and sample_bots.kit.encodings may:\n" + "\n".join(hits))
+    assert any(training_imports(m.tree) for m in src.modules("train_env")), "the finder sees train_env's own imports"
+
+
+def test_the_training_import_finder() -> None:
+    code = ("import numpy as np\nfrom gymnasium import spaces\nfrom . import numpy\n"
+            "def f():\n    import pettingzoo.utils\n")
+    assert [n for _, n in training_imports(ast.parse(code))] == ["numpy", "gymnasium", "pettingzoo.utils"]
 
 
 def test_the_surface_check_sees_the_command_and_the_subpackages() -> None:

@@ -125,6 +125,7 @@ BOTS = (games.SampleBot("high", ("{python}", "-m", "toy3_game.bot", "--strategy"
 _ENGINE, _CONVERSION = ToyGame(), ToyWire()
 REGISTERED = games.Registered(_ENGINE, _CONVERSION, ToyPresentation(), bots=BOTS, demo=games.Demo(seats=3, games=3),
                               capabilities=games.Capabilities(knows_cards=_ENGINE, describe=_CONVERSION.describe,
-                                                              event_words=_CONVERSION.event_words),
+                                                              event_words=_CONVERSION.event_words,
+                                                              encodings="toy3_game.encode"),
                               display_name=T("High cards"))
 """High cards, as ``referee.games`` finds it."""
