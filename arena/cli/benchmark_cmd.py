@@ -128,7 +128,7 @@ def _finish(store: RunStore, console: Console, bench: bm.Benchmark, label: dict[
     where = f"{where_played('', placed(store, cluster))}, {store.config.play.concurrency} games at once, " \
             f"{os.cpu_count()} cores"
     started = time.monotonic()
-    code = _play_run(store, console, resumed=resumed, access=PLAINTEXT, cluster=cluster)
+    code = _play_run(store, console, resumed=resumed, access=PLAINTEXT, cluster=cluster, replay_pages=False)
     report = bm.benchmark_report(store, bench, label, quick=quick, seconds=time.monotonic() - started, cores=where)
     js, page = bm.write_files(store.run_dir, report)
     print()

@@ -150,7 +150,10 @@ def _alone(e: BaseException) -> BaseException:
 
 
 def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAccess,
-              cluster: ClusterSpec | None = None, rating_interval: int = 0, web: WebStarter | None = None) -> int:
+              cluster: ClusterSpec | None = None, rating_interval: int = 0, web: WebStarter | None = None,
+              replay_pages: bool = True) -> int:
+    """Play a run's pending games and print its results (``replay_pages``: the results page's
+    HTML replay of every game too; without, it links the replays themselves: ``arena html``)."""
     cfg = store.config
     cluster = placed(store, cluster or ClusterSpec())
     where = where_played(cfg.referee, cluster)
@@ -187,8 +190,9 @@ def _play_run(store: RunStore, console: Console, resumed: bool, access: RemoteAc
     print()
     print(summary_text(result, store.run_dir))
     try:
-        page = results_page.write_results_page(store.run_dir)
-        print(f"Results page: {page} (every game linked to its HTML replay)")
+        page = results_page.write_results_page(store.run_dir, replays=replay_pages)
+        print(f"Results page: {page} (every game linked to its "
+              f"{'HTML replay' if replay_pages else f'replay; arena html {store.run_dir} makes their pages'})")
     except (OSError, ValueError) as e:  # the results files are written; the page is a bonus
         print(f"arena: could not write the results page: {e}", file=sys.stderr)
     print(f"Time: {time.monotonic() - started:.1f} s")
