@@ -27,7 +27,7 @@ from sample_bots.kit.actions import action_text, is_legal, to_action
 from sample_bots.kit.gin import cards as kit_cards
 from sample_bots.mc import gin as mc_gin
 from sample_bots.mc import rummy as mc_rummy
-from sample_bots.mc.search import Budget, beats, parse_budget
+from sample_bots.mc.search import MAX_WORLDS, Budget, Search, beats, parse_budget
 from tests.test_sample_bots import play_match
 from tests.test_sample_bots_rummy import assert_no_fallback, audit
 
@@ -35,6 +35,8 @@ PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 """Hypothesis: no deadline (a loaded machine is slower, never red)."""
 GENEROUS = TimeControl(per_move_ms=600_000)
 """Ten minutes a decision: the process tests check legality, never speed."""
+NO_LIMIT = 0
+"""``time_for_move_ms`` of the requests built here: no time share cuts a search short."""
 SMALL = Budget(worlds=4)
 """A small search: the tests check what the bot does, not how well."""
 
@@ -113,7 +115,7 @@ def _gin_situation(seed: int, steps: int, rules: gin.RuleSet) -> tuple[gin.Deal,
         _gin_step(deal, rng)
     if deal.is_over:
         return None
-    return deal, gin_wire.action_request(1, deal.view(deal.to_move), [60_000, 60_000], 0, 1_000)
+    return deal, gin_wire.action_request(1, deal.view(deal.to_move), [60_000, 60_000], 0, NO_LIMIT)
 
 
 @PROPERTY
@@ -155,7 +157,7 @@ def _rummy_situation(seed: int, steps: int, seats: int, rules: rummy.RummyRules
     if deal.outcome is not None or deal.to_move is None:
         return None
     state = rummy.deal_state(deal, deal.to_move)
-    data = rummy_wire.action_request_bytes("", 1, state, [0] * seats, [60_000] * seats, 0, 1_000)
+    data = rummy_wire.action_request_bytes("", 1, state, [0] * seats, [60_000] * seats, 0, NO_LIMIT)
     return deal, bot_pb2.RefereeMessage.FromString(data).action_request
 
 
@@ -225,7 +227,7 @@ def test_mc_decides_the_same_when_the_hidden_cards_are_permuted(seed: int, steps
     for i, c in zip(hidden, cards, strict=True):
         deck[i] = c
     other = gin.Deal.replay(deck, truth.dealer, truth.rules, truth.actions)
-    twin = gin_wire.action_request(1, other.view(seat), [60_000, 60_000], 0, 1_000)
+    twin = gin_wire.action_request(1, other.view(seat), [60_000, 60_000], 0, NO_LIMIT)
     assert twin.SerializeToString(deterministic=True) == request.SerializeToString(deterministic=True)
     bot = mc_bot.MonteCarloBot(SMALL, seed=7)
     first = to_action(bot.decide(request), request)
@@ -253,6 +255,22 @@ def test_a_challenger_must_beat_the_baseline_clearly() -> None:
     assert beats([10.0, 11.0, 9.0, 10.0], [0.0, 1.0, 0.0, 1.0])
     assert not beats([10.0, -10.0, 10.0, -10.0], [0.0, 0.0, 0.0, 0.0])
     assert not beats([5.0], [0.0])
+
+
+def test_a_short_time_for_the_move_cuts_the_search_short() -> None:
+    """With a budget of far more worlds than fit, a request's short time still gets an answer:
+    the search stops at its share of the time (a bound on worlds, not a timing)."""
+    found = _gin_situation(3, 12, gin.RuleSet.classic())
+    assert found is not None
+    deal, request = found
+    k = mc_gin.knowledge(request)
+    rules = mc_gin.deal_rules(gin.RuleSet.classic(), request.gin)
+    options = mc_gin.candidates(deal)
+    search = Search(options, lambda g: mc_gin.world(k, rules, g), mc_gin.playout)
+    _, _, worlds = search.run(Budget(worlds=MAX_WORLDS), random.Random(1), time_for_move_ms=1)
+    assert 1 <= worlds < MAX_WORLDS // 10
+    _, _, worlds = search.run(Budget(worlds=5), random.Random(1), time_for_move_ms=0)
+    assert worlds == 5
 
 
 def test_budget_texts() -> None:

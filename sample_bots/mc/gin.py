@@ -308,6 +308,6 @@ def decide(request: bot_pb2.ActionRequest, rules: gin.RuleSet, budget: Budget, s
             return spare.pop() if spare else world(k, r, g)
 
         search = Search(options, sample, playout)
-        best, _, _ = search.run(budget, rng)
+        best, _, _ = search.run(budget, rng, request.time_for_move_ms)
         options = [options[best]]
     return to_message(options[0])

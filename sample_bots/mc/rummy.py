@@ -324,7 +324,7 @@ def decide(request: bot_pb2.ActionRequest, rules: rummy.RummyRules, budget: Budg
             deal.apply(action)
             return rollout(deal, k.seat)
 
-        best, _, _ = Search(options, sample, playout).run(budget, rng)
+        best, _, _ = Search(options, sample, playout).run(budget, rng, request.time_for_move_ms)
         options = [options[best]]
     return kit.answer(request, str(options[0]))
 

@@ -26,6 +26,11 @@ DEFAULT_WORLDS = 24
 """The default budget: worlds sampled per decision, each played out once per candidate. Sized
 so that a decision takes well under a second on one slow core (docs/bots.md measures it): the
 arena's default time control gives a decision far more, and the demos stay quick."""
+TIME_SHARE = 0.25
+"""Whatever the budget, the search stops sampling once it has used this share of the time the
+referee gives the decision (``ActionRequest.time_for_move_ms``; 0: no limit): a short time
+control or a loaded machine costs worlds, never a loss on time. Only then do the answers depend
+on the machine's speed."""
 CONFIDENCE_Z = 2.0
 """How many standard errors of the paired difference a candidate must beat the baseline by."""
 MAX_WORLDS = 100_000
@@ -88,17 +93,21 @@ class Search(Generic[A, W]):
     """The seat's result after playing the action in the world and the deal out (it must not
     change the world)."""
 
-    def run(self, budget: Budget, rng: random.Random) -> tuple[int, list[float], int]:
-        """The chosen candidate's index, each candidate's mean result, and the worlds sampled."""
+    def run(self, budget: Budget, rng: random.Random, time_for_move_ms: int = 0) -> tuple[int, list[float], int]:
+        """The chosen candidate's index, each candidate's mean result, and the worlds sampled;
+        ``time_for_move_ms`` is the referee's time for the decision (see :data:`TIME_SHARE`)."""
         results: list[list[float]] = [[] for _ in self.candidates]
-        deadline = time.monotonic() + budget.ms / 1000 if budget.ms else 0.0
+        start = time.monotonic()
+        deadline = start + budget.ms / 1000 if budget.ms else math.inf
+        if time_for_move_ms > 0:
+            deadline = min(deadline, start + TIME_SHARE * time_for_move_ms / 1000)
         worlds = 0
         while True:
             world = self.sample(rng)
             for j, action in enumerate(self.candidates):
                 results[j].append(self.playout(world, action))
             worlds += 1
-            if (time.monotonic() >= deadline) if budget.ms else worlds >= budget.worlds:
+            if (not budget.ms and worlds >= budget.worlds) or time.monotonic() >= deadline:
                 break
         means = [sum(r) / worlds for r in results]
         best = max(range(len(means)), key=lambda j: (means[j], -j))
