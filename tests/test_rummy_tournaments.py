@@ -59,13 +59,19 @@ def test_the_rummy_demo_plays_four_sample_bots_at_a_table(tmp_path: Path) -> Non
     out = _arena("demo", "--game", "rummy", "--games", "4", "--out", str(run), "--seed", "demo-rummy",
                  "--tc", "st=2 timemargin=500")  # a loaded machine must not make a bot lose on time
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert "rummy, round-robin, 4 bots, 4 seats" in out.stdout and "Ranking (4 seats" in out.stdout
-    results = _check_run(run, 4, 4, {"random", "hoarder", "greedy", "js"})
+    assert "rummy, round-robin, 5 bots, 4 seats" in out.stdout and "Ranking (4 seats" in out.stdout
+    results = _check_run(run, 20, 4, {"random", "hoarder", "greedy", "mc", "js"})
     games = results["games"]
     assert isinstance(games, list)
-    # one rotation on one deck: every bot held every seat once
-    for s in range(4):
-        assert Counter(g["players"][s] for g in games) == Counter({"random": 1, "hoarder": 1, "greedy": 1, "js": 1})
+    # a table for each four of the five bots, each one rotation on one deck: at every table,
+    # every bot of it held every seat once
+    tables: dict[frozenset[str], list[list[str]]] = {}
+    for g in games:
+        tables.setdefault(frozenset(g["players"]), []).append(g["players"])
+    assert len(tables) == 5
+    for four, played in tables.items():
+        for s in range(4):
+            assert Counter(p[s] for p in played) == Counter(dict.fromkeys(four, 1))
 
 
 def test_a_six_seat_tournament_of_python_and_js_bots(tmp_path: Path) -> None:

@@ -57,8 +57,9 @@ def test_a_malformed_registration_is_a_broken_game(changes: dict[str, object], s
 
 def test_every_installed_games_samples_as_the_arena_reads_them() -> None:
     gin, rummy, toy3 = samples.samples("gin"), samples.samples("rummy"), samples.samples("toy3")
-    assert [b.name for b in gin.bots] == ["random", "greedy", "expert"] and (gin.seats, gin.opponent) == (2, "greedy")
-    assert [b.name for b in rummy.bots] == ["random", "hoarder", "greedy"]
+    assert [b.name for b in gin.bots] == ["random", "greedy", "expert", "eaai-simple", "mc"]
+    assert (gin.seats, gin.opponent) == (2, "greedy")
+    assert [b.name for b in rummy.bots] == ["random", "hoarder", "greedy", "mc"]
     assert (rummy.seats, rummy.games, rummy.opponent) == (4, 8, "greedy")
     assert [b.name for b in toy3.bots] == ["high", "low"] and (toy3.seats, toy3.games, toy3.opponent) == (3, 3, "high")
     low = samples.launch(toy3.bots[1], "low-1")

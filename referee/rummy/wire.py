@@ -785,9 +785,11 @@ class RummyWire:
                                   places=tuple(result.places) or rummy.places(points))
 
 
-SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.rummy_{n}_bot"), level)
-                    for n, level in (("random", "easy"), ("hoarder", "medium"), ("greedy", "hard")))
-"""Rummy's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'."""
+SAMPLE_BOTS = (*(games.SampleBot(n, ("{python}", "-m", f"sample_bots.rummy_{n}_bot"), level)
+                 for n, level in (("random", "easy"), ("hoarder", "medium"), ("greedy", "hard"))),
+               games.SampleBot("mc", ("{python}", "-m", "sample_bots.mc_bot"), "hard"))
+"""Rummy's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'.
+``mc`` is the reference bot of docs/bots.md (the same process plays Gin)."""
 _ENGINE, _CONVERSION = RummyGame(), RummyWire()
 _CAPABILITIES = games.Capabilities(
     knows_cards=_ENGINE, describe=_CONVERSION.describe, event_words=_CONVERSION.event_words,
