@@ -848,12 +848,14 @@ class RunStore:
             self.conn.execute("UPDATE games SET status = 'pending' WHERE status = 'running'")
         return [r["match_id"] for r in rows if r["match_id"]]
 
-    def mark_running(self, idx: int, match_id: str) -> None:
+    def mark_running(self, idx: int, match_id: str, at: float | None = None) -> None:
+        """The game started (``at``: when, by ``time.time()``; default now — a writer thread that
+        runs this later passes the time the runner started the game)."""
         with transaction(self.conn):
             self.conn.execute(
                 "UPDATE games SET status = 'running', attempts = attempts + 1, match_id = ?, started_at = ? "
                 "WHERE idx = ? AND status = 'pending'",
-                (match_id, time.time(), idx),
+                (match_id, time.time() if at is None else at, idx),
             )
 
     def mark_pending(self, idx: int) -> None:
@@ -874,14 +876,14 @@ class RunStore:
         rows = self.conn.execute("SELECT idx, match_id, reason, replay_path FROM discarded ORDER BY at")
         return [dict(r) for r in rows]
 
-    def mark_done(self, idx: int, outcome: Outcome) -> None:
+    def mark_done(self, idx: int, outcome: Outcome, at: float | None = None) -> None:
         cols = outcome_columns(outcome)
         sets = ", ".join(f"{k} = :{k}" for k in cols)
         with transaction(self.conn):
             cur = self.conn.execute(
                 f"UPDATE games SET status = 'done', finished_at = :finished_at, {sets} "
                 "WHERE idx = :idx AND status = 'running'",
-                {**cols, "idx": idx, "finished_at": time.time()},
+                {**cols, "idx": idx, "finished_at": time.time() if at is None else at},
             )
             if cur.rowcount != 1:
                 raise StoreError(f"game {idx} was not running; its result was not recorded twice")

@@ -17,7 +17,8 @@ Prints, no asserts:
     of a core per idle session.
 
     .venv/bin/python bench/hosted.py [--bots 50] [--warmup 50] [--seconds 60] [--idle 1000]
-        [--local-clock wall|cpu] [--skip-local] [--skip-lean] [--skip-idle]
+        [--local-clock wall|cpu] [--local-workers auto|N] [--skip-hosted] [--skip-local] [--skip-lean]
+        [--skip-idle]
 """
 
 from __future__ import annotations
@@ -84,12 +85,13 @@ robin of 20 bots with one pair each (380 games) ended inside the window, whose r
 the run's last, half-empty slots and the time after it."""
 
 
-def local(folder: Path, n: int, warmup: int, seconds: float, clock: str = "wall") -> float:
+def local(folder: Path, n: int, warmup: int, seconds: float, clock: str = "wall", workers: str = "") -> float:
     bot = 'cmd="{python} -m arena._testbot"'
     pairs = n * (n - 1) // 2
     games = 2 * max(1, -(-LOCAL_GAMES // (2 * pairs)))  # (per pair: whole duplicate pairs)
     argv = [*ARENA, "tournament", "--rules", PRESET, "--tc", TC, "--games", str(games), "--concurrency", str(n // 2),
-            "--clock", clock, "--no-progress", "--out", str(folder / "run")]
+            "--clock", clock, "--no-progress", "--out", str(folder / "run"),
+            *(["--workers", workers] if workers else [])]
     for i in range(n):
         argv += ["--bot", f"name=b{i:03d} {bot}"]
     run = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
@@ -99,7 +101,8 @@ def local(folder: Path, n: int, warmup: int, seconds: float, clock: str = "wall"
         rate, cpu = window(folder / "run" / "run.sqlite", seconds, run.pid)
         if run.poll() is not None:
             print(f"local:  (the run of {games * pairs} games ended inside the window: its rate is too low)")
-        print(f"local:  arena tournament, the same {n} bots, {n // 2} games at once, --clock {clock}: {rate:.1f} "
+        how = f", --workers {workers}" if workers else ""
+        print(f"local:  arena tournament, the same {n} bots, {n // 2} games at once, --clock {clock}{how}: {rate:.1f} "
               f"matches/min over {seconds:.0f} s; the arena (with its embedded referee) used {cpu * 100:.0f}% of a "
               f"core ({load_avg()})")
         taken, played = waits(folder / "run" / "run.sqlite", opened)
@@ -108,6 +111,9 @@ def local(folder: Path, n: int, warmup: int, seconds: float, clock: str = "wall"
               f"its match played "
               f"{played:.2f} s (the rest between the runner starting it and its match playing): it waited "
               f"{share:.0f}% of its time (goal < 10%)")
+        at_once, gap = occupancy(folder / "run" / "run.sqlite", opened, opened + seconds)
+        print(f"        games at once on average: {at_once:.2f} of {n // 2}; a bot's mean idle time between its "
+              f"games: {gap * 1000:.0f} ms")
     finally:
         run.send_signal(signal.SIGINT)  # (Ctrl-C: it stops its bots and keeps what finished)
         try:
@@ -155,6 +161,27 @@ def waits(db: Path, since: float) -> tuple[float, float]:
     return float(row[0] or 0.0), float(row[1] or 0.0)
 
 
+def occupancy(db: Path, start: float, end: float) -> tuple[float, float]:
+    """Over ``start``–``end``: the games being played at once on average (each from its start to
+    its end), and the mean time a bot waited between the end of one of its games and the start
+    of its next (both stamped by the run's writer)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        rows = conn.execute("SELECT started_at, finished_at, pairing FROM games WHERE finished_at IS NOT NULL "
+                            "AND finished_at > ? AND started_at < ? ORDER BY started_at", (start, end)).fetchall()
+    finally:
+        conn.close()
+    busy = sum(min(f, end) - max(s, start) for s, f, _ in rows)
+    last: dict[str, float] = {}
+    gaps: list[float] = []
+    for s, f, pairing in rows:
+        for bot in str(pairing).split("|"):
+            if bot in last and s >= start:
+                gaps.append(max(0.0, s - last[bot]))
+            last[bot] = f
+    return busy / max(1e-9, end - start), sum(gaps) / len(gaps) if gaps else 0.0
+
+
 def measure_cpu(pid: int, seconds: float) -> float:
     """``pid``'s share of a core over ``seconds`` from now."""
     t0, c0 = time.monotonic(), cpu_s(pid)
@@ -170,6 +197,9 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=60.0, help="the measuring window")
     p.add_argument("--idle", type=int, default=1000, help="idle registered sessions connected in (b)")
     p.add_argument("--skip-local", action="store_true")
+    p.add_argument("--skip-hosted", action="store_true", help="only the local run (and whatever else is not skipped)")
+    p.add_argument("--local-workers", default="",
+                   help="the local run's --workers (default: the arena's own default, auto)")
     p.add_argument("--local-clock", choices=("wall", "cpu"), default="wall",
                    help="the local run's --clock (default wall: the hosted ladder times its bots so)")
     p.add_argument("--skip-idle", action="store_true")
@@ -177,11 +207,12 @@ def main() -> int:
     args = p.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-hosted-"))
     print(f"folders under {folder}; {load_avg()} at the start")
-    rate = hosted(folder / "serve", args.bots, args.warmup, args.seconds)
+    rate = 0.0 if args.skip_hosted else hosted(folder / "serve", args.bots, args.warmup, args.seconds)
     if not args.skip_local:
-        base = local(folder, args.bots, args.warmup, args.seconds, args.local_clock)
-        print(f"hosted ÷ local: {rate / base * 100:.0f}% (issue 20: ≥ 80%; issue 29: local at least as fast, "
-              "≤ 100%)" if base else "local: no game in the window")
+        base = local(folder, args.bots, args.warmup, args.seconds, args.local_clock, args.local_workers)
+        if rate:
+            print(f"hosted ÷ local: {rate / base * 100:.0f}% (issue 20: ≥ 80%; issue 29: local at least as fast, "
+                  "≤ 100%)" if base else "local: no game in the window")
     if not args.skip_lean:
         hosted(folder / "serve-lean", args.bots, args.warmup, args.seconds, lean=True)
     if not args.skip_idle:

@@ -36,9 +36,9 @@ def test_a_lopsided_match_stops_at_its_sprt_bound(tmp_path: Path) -> None:
     assert decided["decision"] == "H1" and decided["llr"] >= decided["upper"]
     assert decided["bot"] == sprt["bot"] == "expert" and sum(sprt["pairs"]) + sum(sprt["games"]) >= 1
     late = report["games_played"] - decided["games_played"]
-    # --concurrency 2 on the two local workers "auto" starts for 80 games: the games running, and
-    # those submitted to a worker to start the moment its game ends (the cluster's slots: two a
-    # thread), play on once the decision is made (CI saw 3 once).
+    # --concurrency 2 on the local workers "auto" starts for 80 games (two from four cores): the games
+    # running, and those submitted to a worker to start the moment its game ends (the cluster's
+    # slots: two a thread), play on once the decision is made (CI saw 3 once).
     assert 0 <= late <= 4
     assert report["games_played"] < 80  # stopped early: the rest were never played
     # the counts are those of the games in results.json: a pair's two games, by expert's wins

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ import referee
 import referee.lowlevel
 from referee import BotFailed, BotLaunch, MatchSpec, TimeControl
 from referee.gin import RuleSet
+from tests._wait import HANG_S, POLL_S
+from tests.test_run_bot import _gone
 
 
 def arena_bot(mode: str, restart: str, name: str, *extra: str) -> BotLaunch:
@@ -65,6 +68,27 @@ def test_one_process_plays_every_match_and_nothing_ends_early() -> None:
     assert all(e.startswith("kept running") for p in played for e in p.exits)
     assert not crashes
     assert [e for e in logs if e["event"] == "bot_ended_early"] == []
+
+
+def test_a_reused_process_is_ended_with_its_whole_group_and_says_so_in_its_log(tmp_path: Path) -> None:
+    """The pool's reused process lives as :func:`referee.play.spawn.watch` says, like ``run_bot``'s:
+    its output in its log after its name and pid, its group ended when the pool closes (a process
+    it left behind included), its end noted with the games it played."""
+    log = tmp_path / "a.log"
+    script = 'sleep 600 & echo "child $!"; exec "$0" -m arena._testbot --mode greedy "$@"'
+    a = BotLaunch(command=("sh", "-c", script, sys.executable), restart="never", name="a", log_path=str(log))
+    b = arena_bot("random", "never", "b", "--seed", "3")
+    played, starts, _, failure = referee.run(_series, (a, b), 2)
+    assert not failure and len(played) == 2
+    text = log.read_text()
+    child = int(text.split("] child ", 1)[1].split()[0])
+    pid = starts.pids[0] if f"pid {starts.pids[0]} " in text else starts.pids[1]
+    assert f"[a pid {pid}] child {child}" in text, text
+    assert f"pid {pid} after 2 game(s): " in text, text  # (killed by SIGTERM, or exited as the referee closed)
+    deadline = time.monotonic() + HANG_S
+    while not _gone(child):  # (the pool ended the bot's group: the sleep it left went with it)
+        assert time.monotonic() < deadline, f"the bot's child {child} outlived the pool"
+        time.sleep(POLL_S)
 
 
 def test_restart_always_starts_a_process_per_match_without_false_warnings() -> None:

@@ -313,7 +313,7 @@ def add_play_options(
     g.add_argument("--seed", default="", help="run seed (any text; default random): every deal derives from it")
     g.add_argument("--workers", default=os.environ.get(WORKERS_ENV, "auto"), metavar="N|auto",
                    help="worker processes on this machine (Dask distributed), each with its own referee and "
-                   "reused bots; auto (default, or $" + WORKERS_ENV + "): one per core, at most --concurrency; "
+                   "reused bots; auto (default, or $" + WORKERS_ENV + "): one per two cores, at most --concurrency; "
                    "1: this process plays the games")
     g.add_argument("--scheduler", default="", metavar="tls://HOST:8786",
                    help="play the games on an existing Dask cluster (`dask scheduler`, `dask worker`); "

@@ -71,6 +71,13 @@ rate of the arena's process (docs/performance.md) — a third of a second gained
 seconds: break-even near 30 games per worker pair on a quiet machine, more on a busy one. Measured
 (``bench/auto_workers.py``, a loaded 2-core machine): 12 games 18.4 s in the process, 50.3 s on
 two workers; 48 games 31.5 s against 39.0 s."""
+AUTO_CORES_PER_WORKER = 2
+"""``--workers auto`` starts one local worker per this many cores: a worker's referee (one trio
+loop, one process) uses up to a core and the bots it plays need the rest. On two cores that is
+the arena's own process, one referee: the local tournament of ``bench/hosted.py --bots 20``
+played 503–509 matches/min there against 380–404 on two workers with ``--clock wall``, and 228
+against 203 with ``--clock cpu`` (docs/performance.md) — the second worker's Dask scheduler,
+nannies, round-trips and second process of every bot cost more than its referee gained."""
 WORKER_WAIT_S = 60.0
 """How long a run waits for a Dask worker (``--worker-wait``): before its first game, and after
 its last worker was lost."""
@@ -181,7 +188,8 @@ class ClusterSpec:
     an existing one."""
 
     workers: int = 1
-    """Local worker processes (``--workers``; ``auto``: the cores)."""
+    """Local worker processes (``--workers``; ``auto``: the cores, of which :meth:`sized` makes a
+    worker per :data:`AUTO_CORES_PER_WORKER`)."""
     scheduler: str = ""
     """An existing cluster's scheduler (``tcp://HOST:8786``); empty: none."""
     auto: bool = False
@@ -216,8 +224,9 @@ class ClusterSpec:
         return ClusterSpec(int(text), scheduler, ship_bots=ship_bots)
 
     def sized(self, *, concurrency: int, games: int, referee: str = "") -> ClusterSpec:
-        """The cluster a run of ``games`` games, ``concurrency`` at once, uses: ``auto`` never
-        starts more workers than games can run at once, nor more than the run has
+        """The cluster a run of ``games`` games, ``concurrency`` at once, uses: ``auto`` starts a
+        worker per :data:`AUTO_CORES_PER_WORKER` cores, never more than games can run at once,
+        nor more than the run has
         :data:`AUTO_GAMES_PER_WORKER` games for (a worker's start-up and its own bots cost more
         than a few games gain), and none at all for a remote ``referee`` (its games are played
         there) or when fewer than two would be started (the arena's process plays the games).
@@ -226,7 +235,8 @@ class ClusterSpec:
         the concurrency, and the other games the runner started waited in Dask's queue)."""
         spec = self
         if self.auto and not self.scheduler:
-            workers = 1 if referee else min(self.workers, concurrency, games // AUTO_GAMES_PER_WORKER)
+            workers = 1 if referee else min(self.workers // AUTO_CORES_PER_WORKER, concurrency,
+                                            games // AUTO_GAMES_PER_WORKER)
             spec = dataclasses.replace(self, workers=workers if workers >= 2 else 1)
         if spec.scheduler or not spec.distributed:
             return spec

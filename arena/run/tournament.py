@@ -143,10 +143,12 @@ class RunSink:
         self._check_sprt()
 
     def started(self, job: GameJob, match_id: str) -> None:
-        self.writer.submit(lambda: self.wstore.mark_running(job.idx, match_id))
+        at = time.time()  # (the writer thread may run it later: the game's times are the runner's)
+        self.writer.submit(lambda: self.wstore.mark_running(job.idx, match_id, at))
 
     def finished(self, job: GameJob, outcome: Outcome) -> None:
         self.done += 1
+        at = time.time()
         now = time.monotonic()
         rewrite = now - self._last_write >= RESULTS_EVERY_S
         if rewrite:
@@ -154,7 +156,7 @@ class RunSink:
         show = bool(self.rating_interval) and self.done % self.rating_interval == 0
 
         def record() -> None:
-            self.wstore.mark_done(job.idx, outcome)  # committed at once
+            self.wstore.mark_done(job.idx, outcome, at)  # committed at once
             self._check_sprt()
             if rewrite:
                 write_results(self.wstore)
