@@ -58,6 +58,13 @@ def test_los_by_hand() -> None:
 def test_perfect_and_empty_records() -> None:
     perfect = elo_estimate(4, 0, 0)
     assert perfect.elo == math.inf and perfect.margin == math.inf
+    # Its interval is one-sided, not a point at +inf: 4 of 4 is at least 4 / (4 + 1.96²) (Wilson).
+    assert perfect.high == math.inf and perfect.low == pytest.approx(elo_from_score(4 / (4 + 1.96**2)), rel=1e-3)
+    assert 0 < perfect.low < elo_estimate(40, 0, 0).low < math.inf
+    nil = elo_estimate(0, 0, 40)
+    assert nil.low == -math.inf and nil.high == pytest.approx(-elo_estimate(40, 0, 0).low)
+    drawn = elo_estimate(0, 6, 0)
+    assert drawn.elo == 0.0 and drawn.low == pytest.approx(-drawn.high) and drawn.low < 0 < drawn.high
     assert format_elo(perfect.elo) == "+inf" and format_elo(-0.2) == "0" and format_elo(12.6) == "+13"
     empty = elo_estimate(0, 0, 0)
     assert empty.n == 0 and empty.score == 0.5 and empty.los == 0.5

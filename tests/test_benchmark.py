@@ -222,3 +222,19 @@ def test_an_interrupted_benchmark_is_finished_by_resume(defs: Path, tmp_path: Pa
 
     refused = arena("benchmark", "--resume", str(tmp_path / "nothing-here"))
     assert refused.returncode == 2
+
+
+def test_a_one_sided_record_shows_its_one_sided_interval() -> None:
+    """Every pair won against a reference is not "+inf" alone: the Wilson bound says how far
+    above 0 it is at least (40 of 40 units: at least +407 Elo)."""
+    from arena.competition.ratings.score import elo_estimate
+    from arena.results.stats import finite_or_none, format_elo
+
+    def row(w: int, d: int, lo: int) -> dict[str, Any]:
+        est = elo_estimate(w, d, lo)
+        return {"elo_text": format_elo(est.elo), "elo_margin": finite_or_none(est.margin),
+                "elo_low": finite_or_none(est.low), "elo_high": finite_or_none(est.high)}
+
+    assert bm._interval(row(40, 0, 0)) == "+inf (≥ +407)"
+    assert bm._interval(row(0, 0, 40)) == "-inf (≤ -407)"
+    assert bm._interval(row(30, 0, 10)).startswith("+191 ± ")  # (a two-sided interval)

@@ -250,9 +250,16 @@ def benchmark_report(store: RunStore, bench: Benchmark, candidate: Mapping[str, 
 
 
 def _interval(row: Mapping[str, Any]) -> str:
-    """``+35 ± 20`` (or ``+inf``: a one-sided record has no finite interval)."""
-    margin = row.get("elo_margin")
-    return str(row["elo_text"]) + (f" ± {margin:.0f}" if isinstance(margin, int | float) else "")
+    """``+35 ± 20``; a one-sided record (every pair won, or lost) has a one-sided interval:
+    ``+inf (≥ +407)``, ``-inf (≤ -407)``."""
+    margin, low, high = row.get("elo_margin"), row.get("elo_low"), row.get("elo_high")
+    if isinstance(margin, int | float):
+        return f"{row['elo_text']} ± {margin:.0f}"
+    if isinstance(low, int | float):
+        return f"{row['elo_text']} (≥ {format_elo(low)})"
+    if isinstance(high, int | float):
+        return f"{row['elo_text']} (≤ {format_elo(high)})"
+    return str(row["elo_text"])
 
 
 def _counts(report: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str, str]:

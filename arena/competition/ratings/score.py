@@ -75,7 +75,21 @@ def elo_estimate(wins: int, draws: int, losses: int) -> EloEstimate:
         return EloEstimate(0, 0, 0, 0.5, 0.0, -math.inf, math.inf, 0.5)
     score = (wins + 0.5 * draws) / n
     var = (wins * (1.0 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / n
-    se = math.sqrt(var / n)
-    low = elo_from_score(score - Z95 * se)
-    high = elo_from_score(score + Z95 * se)
-    return EloEstimate(wins, draws, losses, score, elo_from_score(score), low, high, los(wins, losses))
+    if var == 0.0:  # every unit the same outcome: the normal approximation has no width
+        low, high = wilson(score, n)
+    else:
+        se = math.sqrt(var / n)
+        low, high = score - Z95 * se, score + Z95 * se
+    return EloEstimate(wins, draws, losses, score, elo_from_score(score), elo_from_score(low), elo_from_score(high),
+                       los(wins, losses))
+
+
+def wilson(score: float, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of a mean score over ``n`` units: what the interval is when
+    every unit had the same outcome (a perfect score over ``n`` units is at least
+    ``n / (n + 1.96²)``: 40 of 40 is above +405 Elo, not a point at +inf)."""
+    z2 = Z95 * Z95
+    centre = (score + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(score * (1 - score) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # (an end the score is at stays exactly there: no rounding past it)
+    return (0.0 if score <= 0.0 else centre - half), (1.0 if score >= 1.0 else centre + half)
