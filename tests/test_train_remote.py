@@ -122,6 +122,15 @@ def test_a_bot_that_crashes_mid_episode_is_a_clear_error_not_a_hang(tmp_path: Pa
     until(lambda: _gone(pids[0]), "the crashed bot's process to be gone")
 
 
+def test_a_bot_that_does_not_play_the_game_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "greedy.log"
+    env = SingleAgentEnv("rummy", seats=2, opponents=_greedy(log))
+    with pytest.raises(BotProcessError, match="does not play rummy: its hello declares gin"):
+        env.reset(seed=1)
+    until(lambda: _gone(_pids(log)[0]), "the refused bot's process to be gone")
+    env.close()
+
+
 def test_a_bot_that_cannot_start_is_a_clear_error() -> None:
     env = SingleAgentEnv("gin", opponents=BotProcess(("/nonexistent-bot-program",), connect_s=HANG_S))
     with pytest.raises(BotProcessError, match="could not be started"):

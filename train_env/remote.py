@@ -64,7 +64,7 @@ class BotProcess:
     """The program and its arguments, ``{python}`` for this interpreter (as in manifests), e.g.
     ``("{python}", "-m", "sample_bots.greedy_bot")``; ``--referee`` and ``--name`` are appended."""
     name: str = "opponent"
-    """The bot's name (``Hello.bot_name`` is its own)."""
+    """The name it is started with (``--name``, ``GIN_BOT_NAME``) and its log lines show."""
     log_path: str = ""
     """A file the process's output is appended to; empty: dropped."""
     connect_s: float = CONNECT_S
@@ -104,13 +104,13 @@ class _Link:
         if self.start_error:
             return f"could not be started: {self.start_error}"
         if self.exited.is_set():
-            return f"{referee_exit(self.exit_code)}"
+            return f"{_exit_words(self.exit_code)}"
         if self.stream_ended.is_set():
             return "closed its gRPC session"
         return ""
 
 
-def referee_exit(code: int | None) -> str:
+def _exit_words(code: int | None) -> str:
     """How a bot's process ended, in words."""
     if code is None:
         return "ended"
@@ -133,7 +133,7 @@ class _Servicer(bot_pb2_grpc.BotServiceServicer):
         link.hello = first.hello
         threading.Thread(target=_read, args=(link, requests), daemon=True).start()
         yield bot_pb2.RefereeMessage(welcome=bot_pb2.Welcome(
-            protocol_version=PROTOCOL_VERSION, session_id=link.token[:8], referee_info="gin-arena train_env"))
+            protocol_version=PROTOCOL_VERSION, session_id=secrets.token_hex(4), referee_info="gin-arena train_env"))
         link.said_hello.set()
         while context.is_active() and not link.closing.is_set():
             with contextlib.suppress(queue.Empty):
@@ -228,6 +228,16 @@ class BotSeats:
             if time.monotonic() > deadline:
                 self.close()
                 raise BotProcessError(f"the bot process of seat {link.seat} did not {what} within {bound_s:g} s")
+
+    def check_game(self, game: str) -> None:
+        """``BotProcessError`` (the bots ended) if a bot did not declare ``game`` in its hello (as
+        the referee refuses to seat it: ``ERROR_CODE_UNSUPPORTED_GAME``; none declared: gin)."""
+        for link in self.links.values():
+            games = list(link.hello.games) if link.hello is not None else []
+            if game not in (games or ["gin"]):
+                self.close()
+                raise BotProcessError(f"the bot of seat {link.seat} ({shlex.join(link.spec.command)}) does not "
+                                      f"play {game}: its hello declares {', '.join(games) or 'gin'}")
 
     def send(self, seat: int, match_id: str, **kind: Any) -> None:
         """Send the seat's bot one message about ``match_id``."""

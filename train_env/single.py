@@ -164,7 +164,9 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
         if not self._remote:
             return
         if self._bots is None:
-            self._bots = BotSeats(self._remote)
+            bots = BotSeats(self._remote)
+            bots.check_game(self._aec.game)
+            self._bots = bots
         self._matches += 1
         self._match_id = f"train-env-{self._matches}"
         for seat in self._remote:
