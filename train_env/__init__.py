@@ -15,6 +15,8 @@ from .aec import env as env
 from .aec import raw_env as raw_env
 from .batch import BatchEnv as BatchEnv
 from .batch import BatchStep as BatchStep
+from .remote import BotProcess as BotProcess
+from .remote import BotProcessError as BotProcessError
 from .single import PolicyOpponent as PolicyOpponent
 from .single import SingleAgentEnv as SingleAgentEnv
 from .table import TERMINATIONS as TERMINATIONS

@@ -94,6 +94,7 @@ class GameEnv(AECEnv):  # type: ignore[misc]
         self.__legal: list[Any] = []
         self.__indices: list[int] = []
         self.__request: bot_pb2.ActionRequest | None = None
+        self.__telling: frozenset[int] = frozenset()
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -111,7 +112,8 @@ class GameEnv(AECEnv):  # type: ignore[misc]
         if match_seed is not None and not isinstance(match_seed, bytes):
             raise ValueError(f"options['match_seed'] is {type(match_seed).__name__}, not bytes")
         self.__table = Table(self.__reg, self.__rules, self.seats,
-                             match_seed or seed_bytes(self.__rng.getrandbits(63)), self.termination)
+                             match_seed or seed_bytes(self.__rng.getrandbits(63)), self.termination,
+                             self.__telling)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -146,6 +148,26 @@ class GameEnv(AECEnv):  # type: ignore[misc]
         copy = bot_pb2.ActionRequest()
         copy.CopyFrom(self.__request)
         return copy
+
+    def tell(self, seats: frozenset[int]) -> None:
+        """From the next :meth:`reset` on, keep what the referee would tell these seats besides
+        their requests, for :meth:`told` (a bot process playing a seat is sent it)."""
+        self.__telling = seats
+
+    def told(self, agent: str) -> list[tuple[str, Any]]:
+        """What the referee told the agent (a seat of :meth:`tell`) since the last call: each a
+        ``RefereeMessage`` field and its value."""
+        return self.__table.take_told(self.possible_agents.index(agent)) if self.__table is not None else []
+
+    def match_started(self, agent: str, match_id: str) -> bot_pb2.MatchStarted:
+        """The ``MatchStarted`` the referee would send the agent's seat for this match."""
+        assert self.__table is not None
+        return self.__table.match_started(self.possible_agents.index(agent), match_id, self.possible_agents)
+
+    def match_result(self, match_id: str) -> common_pb2.MatchResult:
+        """The ``MatchResult`` the seats are sent when the episode ends (:meth:`train_env.table.Table.match_result`)."""
+        assert self.__table is not None
+        return self.__table.match_result(match_id, self.possible_agents)
 
     def index_of(self, action: common_pb2.Action) -> int:
         """The action index of one of the current request's legal actions."""

@@ -1,7 +1,7 @@
 """The Gymnasium single-agent wrapper (docs/training.md#one-seat-gymnasium): one seat is the
-learner, every other seat is played in process by an opponent — a sample bot, any kit bot or
-``decide`` function, or a policy on observations. (A bot process over gRPC as an opponent is not
-here yet: play such a bot against a trained policy with ``arena tournament`` instead.)
+learner, every other seat is played by an opponent — in process, a sample bot, any kit bot or
+``decide`` function, or a policy on observations; or a bot process over gRPC, the same bots the
+arena runs (:class:`train_env.remote.BotProcess`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from sample_bots.kit import Bot, RummyBot, encodings
 from sample_bots.kit.games import to_action
 
 from .aec import GameEnv
+from .remote import BotProcess, BotProcessError, BotSeats
 
 Policy = Callable[[dict[str, Any]], int]
 """A policy: from an observation dict (``observation``, ``action_mask``, ...) to a legal action index."""
@@ -45,9 +46,10 @@ class PolicyOpponent:
         """The encoding's name (``""``: the game's default)."""
 
 
-Opponent = str | Bot | Decide | PolicyOpponent
+Opponent = str | Bot | Decide | PolicyOpponent | BotProcess
 """``"random"`` or a sample bot's name (:data:`IN_PROCESS`), a kit :class:`Bot`, a ``decide``
-function, or a :class:`PolicyOpponent`."""
+function, a :class:`PolicyOpponent`, or a :class:`train_env.remote.BotProcess` (a bot process
+over gRPC, started once per environment and reused by every episode)."""
 
 
 class _Seat:
@@ -114,6 +116,13 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
         if len(listed) != others:
             raise ValueError(f"{len(listed)} opponents for the {others} other seats")
         self._opponent_specs = listed
+        agents = [a for a in self._aec.possible_agents if a != self._aec.possible_agents[seat]]
+        self._remote = {self._aec.possible_agents.index(a): o for a, o in zip(agents, listed, strict=True)
+                        if isinstance(o, BotProcess)}
+        self._aec.tell(frozenset(self._remote))
+        self._bots: BotSeats | None = None
+        self._match_id = ""
+        self._matches = 0
         self._rng = random.Random()
         self._seats: dict[str, _Seat] = {}
         self._me = self._aec.possible_agents[seat]
@@ -128,10 +137,15 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
         if seed is not None:
             self._rng = random.Random(seed)
         others = [a for a in self._aec.possible_agents if a != self._me]
-        self._seats = {a: _Seat(o, self._aec.game, random.Random(self._rng.getrandbits(63)))
-                       for a, o in zip(others, self._opponent_specs, strict=True)}
+        seat_rngs = [random.Random(self._rng.getrandbits(63)) for _ in others]  # (every seat draws one:
+        # the match is the same whichever kind of opponent plays a seat)
+        self._seats = {a: _Seat(o, self._aec.game, r)
+                       for a, o, r in zip(others, self._opponent_specs, seat_rngs, strict=True)
+                       if not isinstance(o, BotProcess)}
+        self._finish_match()
         self._aec.reset(seed=self._rng.getrandbits(63))
         self._points = [0.0] * self._aec.seats
+        self._start_match()
         self._advance()
         return self._aec.observe(self._me), self._info()
 
@@ -145,14 +159,61 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
         for i, agent in enumerate(self._aec.possible_agents):
             self._points[i] += self._aec.rewards[agent]
 
+    def _start_match(self) -> None:
+        """Start the bot processes (the first time) and tell them a new match begins."""
+        if not self._remote:
+            return
+        if self._bots is None:
+            bots = BotSeats(self._remote)
+            bots.check_game(self._aec.game)
+            self._bots = bots
+        self._matches += 1
+        self._match_id = f"train-env-{self._matches}"
+        for seat in self._remote:
+            agent = self._aec.possible_agents[seat]
+            self._bots.send(seat, self._match_id, match_started=self._aec.match_started(agent, self._match_id))
+        self._tell_bots()
+
+    def _tell_bots(self) -> None:
+        """Send the bot processes what the referee would have told them since the last time."""
+        if self._bots is None or not self._match_id:
+            return
+        for seat in self._remote:
+            wants_events = self._bots.wants_events(seat)
+            for kind, value in self._aec.told(self._aec.possible_agents[seat]):
+                if kind != "event" or wants_events:
+                    self._bots.send(seat, self._match_id, **{kind: value})
+
+    def _finish_match(self) -> None:
+        """Tell the bot processes the episode's match is over (once)."""
+        if self._bots is None or not self._match_id:
+            return
+        self._tell_bots()
+        result = self._aec.match_result(self._match_id)
+        for seat in self._remote:
+            self._bots.send(seat, self._match_id, match_finished=bot_pb2.MatchFinished(result=result))
+        self._match_id = ""
+
     def _advance(self) -> None:
         """Let the opponents play until the learner decides or the episode ends."""
         while not self._done() and self._aec.agent_selection != self._me:
             agent = self._aec.agent_selection
             request = self._aec.current_request()
-            action = self._seats[agent].answer(request)
-            self._aec.step(self._aec.index_of(action))
+            seat = self._aec.possible_agents.index(agent)
+            if seat in self._remote:
+                assert self._bots is not None
+                self._tell_bots()
+                action = self._bots.ask(seat, self._match_id, request)
+                try:
+                    index = self._aec.index_of(action)
+                except ValueError as e:
+                    raise BotProcessError(f"the bot process of seat {seat} answered an illegal action: {e}") from e
+            else:
+                index = self._aec.index_of(self._seats[agent].answer(request))
+            self._aec.step(index)
             self._scored()
+        if self._done():
+            self._finish_match()
 
     def step(self, action: int) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Play the learner's action index; then the opponents until the learner decides again."""
@@ -180,3 +241,13 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], int]):
     def render(self) -> Any:
         """The AEC environment's rendering."""
         return self._aec.render()
+
+    def close(self) -> None:
+        """End the bot processes (their whole process groups) and their server; an environment
+        that is collected, or left open when the interpreter exits, ends them too."""
+        if self._bots is not None:
+            self._bots.close()
+            self._bots = None
+        self._match_id = ""
+        self._aec.close()
+        super().close()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gin_arena.v2 import bot_pb2
+from gin_arena.v2 import bot_pb2, common_pb2
 from referee import games
 
 Termination = Literal["deal", "game", "match"]
@@ -41,9 +41,13 @@ class Step:
 class Table:
     """A match of ``game`` for ``seats`` seats under ``rules``, its decider's request ready."""
 
-    def __init__(self, reg: games.Registered, rules: Any, seats: int, seed: bytes, termination: Termination):
+    def __init__(self, reg: games.Registered, rules: Any, seats: int, seed: bytes, termination: Termination,
+                 telling: frozenset[int] = frozenset()):
         self.__reg = reg
+        self.__rules = rules
+        self.__seed = seed
         self.__match = reg.game.new_match(rules, seed, seats)
+        self.__told: dict[int, list[tuple[str, Any]]] = {s: [] for s in telling}
         self.__caches = [reg.wire.new_seat_cache() for _ in range(seats)]
         self.seats = seats
         """Seats at the table."""
@@ -99,7 +103,35 @@ class Table:
         wire = self.__reg.wire
         for h in happenings:
             for s in range(self.seats):
-                wire.tell(self.__match, h, s, 0, self.__caches[s])
+                told = wire.tell(self.__match, h, s, 0, self.__caches[s])
+                if told is not None and s in self.__told:
+                    self.__told[s].append(told)
+
+    def take_told(self, seat: int) -> list[tuple[str, Any]]:
+        """What the referee told ``seat`` since the last call (a seat of ``telling``): each a
+        ``RefereeMessage`` field and its value, as the game's wire builds them (``deal_started``,
+        ``event``, ``deal_finished``, ``game_finished``). The table keeps them only until taken."""
+        told = self.__told.get(seat, [])
+        self.__told[seat] = []
+        return told
+
+    def match_started(self, seat: int, match_id: str, players: Sequence[str]) -> bot_pb2.MatchStarted:
+        """The ``MatchStarted`` the referee would send ``seat`` (the rules as the game's wire gives
+        them, the seed's commitment; no time control: an environment has no clock)."""
+        return bot_pb2.MatchStarted(
+            match_id=match_id, seat=seat, player_names=list(players), game_name=self.__reg.game.name,
+            seed_commitment=self.__reg.game.commitment(self.__seed), **self.__reg.wire.start_fields(self.__rules))
+
+    def match_result(self, match_id: str, players: Sequence[str]) -> common_pb2.MatchResult:
+        """The ``MatchResult`` a seat is sent when the episode ends: the seed revealed, each seat's
+        points so far; ``TERMINATION_NORMAL`` when the match is over, else ``TERMINATION_ABORTED``
+        (the episode ended before the match: ``termination`` deal or game, truncated, or reset)."""
+        over = self.__match.is_over
+        return common_pb2.MatchResult(
+            match_id=match_id, player_names=list(players), seed=self.__seed,
+            seed_commitment=self.__reg.game.commitment(self.__seed), winner=-1,
+            termination=common_pb2.TERMINATION_NORMAL if over else common_pb2.TERMINATION_ABORTED,
+            total_points=self.__totals())
 
     def describe(self, audience: games.Audience) -> dict[str, Any] | None:
         """The game's presentation of the match for ``audience`` (``None``: the game has none)."""
