@@ -149,20 +149,26 @@ def main() -> None:
     p.add_argument("--profile-deals", type=int, default=2, help="matches of each game profiled")
     p.add_argument("--out", type=Path, default=Path("runs/refbots"))
     p.add_argument("--quick", action="store_true", help="10 Gin games a pairing, 8 rummy games")
-    p.add_argument("--skip", action="append", default=[], choices=["gin", "rummy", "profile"])
+    p.add_argument("--skip", action="append", default=[], choices=["gin", "eaai-simple", "rummy", "profile"])
+    p.add_argument("--mc-budget", default="", metavar="N|Nms",
+                   help="mc's --budget in the tournaments (default: mc's own default)")
+    p.add_argument("--seed", default="refbots", help="the tournaments' seeds begin with this (other deals: another "
+                   "seed; default %(default)s)")
     ns = p.parse_args()
+    if ns.mc_budget:
+        BOTS["mc"] += f" --budget {ns.mc_budget}"
     games, rummy_games = (10, 8) if ns.quick else (ns.games, ns.rummy_games)
     print(f"cores: {os.cpu_count()}, load before: {load()}")
     if "gin" not in ns.skip:
-        for other in ("expert", "eaai-simple"):
+        for other in [o for o in ("expert", "eaai-simple") if o not in ns.skip]:
             t = time.monotonic()
-            _, shown = tournament(ns.out / f"gin-mc-{other}", "gin", ["mc", other], games, 2, f"refbots-{other}")
+            _, shown = tournament(ns.out / f"gin-mc-{other}", "gin", ["mc", other], games, 2, f"{ns.seed}-{other}")
             wall = time.monotonic() - t
             print(f"== mc vs {other}: {games} games, wall {wall:.0f} s, load after {load()}\n   {shown}")
     if "rummy" not in ns.skip:
         t = time.monotonic()
         results, shown = tournament(ns.out / "rummy-4", "rummy", ["mc", "greedy", "hoarder", "random"],
-                                    rummy_games, 4, "refbots-rummy")
+                                    rummy_games, 4, f"{ns.seed}-rummy")
         print(f"== rummy, 4 seats: {rummy_games} games, wall {time.monotonic() - t:.0f} s, load after {load()}\n"
               f"   {shown}")
         for bot, (won, played) in sorted(first_places(results).items(), key=lambda kv: -kv[1][0]):
