@@ -44,7 +44,7 @@ from referee import gin
 from .. import expert_bot, greedy_bot
 from ..kit.actions import to_action
 from ..kit.gin import actions as A
-from .search import Budget, Search, decision_rng, rules_from_message
+from .search import Budget, Search, decision_rng, fill_the_rest, rules_from_message
 
 HAND = 10
 """Cards dealt to each seat."""
@@ -162,12 +162,7 @@ def sample_deck(k: Knowledge, rng: random.Random) -> list[int]:
             opened += 1
         deck[open_places.pop(rng.randrange(len(open_places)))] = card
         placed |= 1 << card
-    rest = [i for i in range(52) if not placed >> i & 1]
-    rng.shuffle(rest)
-    holes = [p for p in range(52) if deck[p] < 0]
-    for pos, card in zip(holes, rest, strict=True):
-        deck[pos] = card
-    return deck
+    return fill_the_rest(deck, placed, rng)
 
 
 def world(k: Knowledge, rules: gin.RuleSet, rng: random.Random) -> gin.Deal:

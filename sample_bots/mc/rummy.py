@@ -36,7 +36,7 @@ from referee import rummy
 
 from .. import rummy_greedy_bot
 from ..kit import rummy as kit
-from .search import Budget, Search, decision_rng, rules_from_message
+from .search import Budget, Search, decision_rng, fill_the_rest, rules_from_message
 
 CANDIDATE_PLAYS = 6
 """Melds and layoffs compared by playouts (the biggest first)."""
@@ -212,12 +212,7 @@ def sample_deck(k: Knowledge, rng: random.Random) -> list[int]:
                 opened += 1
             deck[open_places.pop(rng.randrange(len(open_places)))] = card
             placed |= 1 << card
-    rest = [i for i in range(52) if not placed >> i & 1]
-    rng.shuffle(rest)
-    holes = [p for p in range(52) if deck[p] < 0]
-    for pos, card in zip(holes, rest, strict=True):
-        deck[pos] = card
-    return deck
+    return fill_the_rest(deck, placed, rng)
 
 
 def world(k: Knowledge, rules: rummy.RummyRules, deck: list[int]) -> rummy.Deal:

@@ -156,3 +156,14 @@ def rules_from_message(msg: Any, cls: Any, presets: Sequence[str]) -> object | N
         return cls.preset(msg.name if msg.name in presets else presets[0], **overrides)  # type: ignore[no-any-return]
     except ValueError:
         return None
+
+
+def fill_the_rest(deck: list[int], placed: int, rng: random.Random) -> list[int]:
+    """A sampled deck's last step, in every game: the cards not yet ``placed`` (a bit per card),
+    shuffled by ``rng``, fill the deck's places still empty (``-1``) in order."""
+    rest = [i for i in range(52) if not placed >> i & 1]
+    rng.shuffle(rest)
+    holes = [p for p in range(52) if deck[p] < 0]
+    for pos, card in zip(holes, rest, strict=True):
+        deck[pos] = card
+    return deck
