@@ -318,6 +318,20 @@ def pinned_nanny(first: int) -> type[Nanny]:
     return PinnedNanny
 
 
+def scheduler_identity(client: Any, n_workers: int = -1) -> dict[str, Any]:
+    """(Blocking: in a thread.) The scheduler's identity, asked now, with ``n_workers`` workers'
+    entries (-1: all). Not ``Client.scheduler_info``: that updates the client's cached identity and
+    returns the cache, which the client's own periodic refresh (asking for no workers) may have
+    overwritten in between — under load a run then saw every worker gone for a moment and warned
+    that a live worker was lost."""
+    return dict(client.sync(client.scheduler.identity, n_workers=n_workers))
+
+
+def connected_workers(client: Any) -> dict[str, Any]:
+    """(Blocking: in a thread.) The workers connected now, by address."""
+    return dict(scheduler_identity(client).get("workers", {}))
+
+
 class Cluster:
     """A Dask client and, for ``--workers N``, the local cluster it talks to."""
 
@@ -363,7 +377,7 @@ class Cluster:
     def listening(self) -> dict[str, dict[str, Any]]:
         """(Blocking: in a thread.) Each worker's address, with its nanny's (``""``: none) and
         its HTTP server's port."""
-        workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        workers = connected_workers(self.client)
         return {address: {"nanny": str(info.get("nanny") or ""), "http": info.get("services", {}).get("dashboard")}
                 for address, info in sorted(workers.items())}
 
@@ -374,7 +388,7 @@ class Cluster:
     def refresh(self) -> None:
         """(Blocking: in a thread.) Count the workers' threads again."""
         self._refreshed = time.monotonic()
-        self.threads = int(self.client.scheduler_info(n_workers=0).get("total_threads", 0))
+        self.threads = int(scheduler_identity(self.client, 0).get("total_threads", 0))
 
     def slots(self, concurrency: int, waiting: int) -> int:
         """Games that may be submitted at once for ``concurrency`` games played at once, with
@@ -412,7 +426,7 @@ class Cluster:
 
     def addresses(self) -> set[str]:
         """(Blocking: in a thread.) The workers connected now."""
-        return set(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        return set(connected_workers(self.client))
 
     def _none_for(self, seconds: float) -> str:
         where = f"the scheduler at {self.scheduler}" if self.scheduler else "the local cluster"
