@@ -96,6 +96,7 @@ def test_a_level_the_game_does_not_offer_is_refused_in_the_persons_language() ->
 def test_the_host_filling_a_seat_sees_each_bots_difficulty_in_their_language() -> None:
     settings = Settings("gin", "short", None, 2, 30.0, False, ("random", "greedy", "expert"))
     page = table_pages.seat(lang("ru"), Table("c0de", settings, [Place(), Place()]), "s3cret", 0, True)
-    assert json.loads(page.data["levels"]) == {"random": "легко", "greedy": "средне", "expert": "сложно"}
+    assert json.loads(page.data["levels"]) == {"random": "легко", "greedy": "средне", "expert": "сложно",
+                                              "eaai-simple": "средне", "mc": "сложно"}
     script = (Path(__file__).resolve().parent.parent / "arena" / "web" / "static" / "people.js").read_text()
     assert "body.dataset.levels" in script and "levels[b]" in script  # (the seat list's choice shows them)
