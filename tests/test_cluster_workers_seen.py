@@ -20,8 +20,8 @@ def test_a_live_worker_is_always_seen_while_the_client_refreshes_its_cache() -> 
     # (In-process workers over Dask's in-process transport: no sockets, no processes.)
     with (LocalCluster(n_workers=2, processes=False, threads_per_worker=1,  # type: ignore[no-untyped-call]
                        dashboard_address="127.0.0.1:0") as cluster,
-          Client(cluster) as client):  # type: ignore[no-untyped-call]
-        client.wait_for_workers(2)  # type: ignore[no-untyped-call]
+          Client(cluster) as client):  # type: ignore[no-untyped-call, unused-ignore]
+        client.wait_for_workers(2)
         stop = threading.Event()
         refreshes = [0]
 
