@@ -73,9 +73,12 @@ def without_new_sections(text: str) -> str:
 
 def without_fallbacks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows of results.json without the ``fallbacks`` that 0.1 did not have, after checking
-    that a migrated database says there were none (per seat or per bot)."""
+    that a migrated database says there were none (per seat or per bot), and without the
+    interval ends of a one-sided record, which 0.1 did not compute."""
     for row in rows:
         assert row.pop("fallbacks") in (0, [0, 0]), row
+        if "elo" in row and row["elo"] is None:  # a one-sided record (±inf): 0.1 gave it no interval
+            row["elo_low"] = row["elo_high"] = None  # ends; now its Wilson bound (tests/test_arena_stats.py)
     return rows
 
 
