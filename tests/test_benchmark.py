@@ -47,6 +47,18 @@ seed = "four-v1"
 tc = "st=60"
 
 [[benchmark]]
+name = "long"
+version = 1
+game = "gin"
+rules = "short"
+seats = 2
+field = ["random", "greedy"]
+games = 400
+quick_games = 2
+seed = "long-v1"
+tc = "st=60"
+
+[[benchmark]]
 name = "missing"
 version = 2
 game = "gin"
@@ -133,6 +145,27 @@ def test_one_reference_against_another(defs: Path, tmp_path: Path) -> None:
     assert all(set(players) == {bm.CANDIDATE, "expert"} for players, _, _, _ in played(tmp_path / "r"))
 
 
+def test_an_sprt_stops_the_benchmark_once_it_decides(defs: Path, tmp_path: Path) -> None:
+    """``--sprt``: the expert against random is decided (H1: +100 or more) long before the 400
+    games; the run stops there, its table says so, and its games are the full run's first ones."""
+    report = benchmark(defs, tmp_path / "s", "long-v1", "--reference", "expert", "--against", "random",
+                       "--sprt", "elo0=0,elo1=100")
+    sprt = report["sprt"]
+    assert sprt["decision"] == "H1" and sprt["llr"] >= sprt["upper"]
+    # (games already started when it decided are played to the end and counted in the table)
+    assert sprt["games_played"] <= report["games_played"] < report["games_scheduled"] == 400
+    assert 2 * sum(sprt["pairs"]) <= sprt["games_played"]  # the SPRT counts whole duplicate pairs
+    text = (tmp_path / "s" / bm.BENCHMARK_HTML).read_text()
+    assert f"H1 accepted after {sprt['games_played']} games" in text
+    assert "arena benchmark --resume" not in json.dumps(report)  # a decided run is finished, not stopped
+    # Resuming a decided run plays nothing more and keeps the decision.
+    again = arena("benchmark", "--resume", str(tmp_path / "s"), "--workers", "1", "--no-progress")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"H1 accepted after {sprt['games_played']} games" in again.stdout
+    assert "Finish it with" not in again.stdout
+    assert json.loads((tmp_path / "s" / bm.BENCHMARK_JSON).read_text())["games_played"] == report["games_played"]
+
+
 def test_tables_of_four_seats(defs: Path, tmp_path: Path) -> None:
     report = benchmark(defs, tmp_path / "r4", "four-v1", "--bot", "name=mine",
                        "cmd={python} -m sample_bots.rummy_greedy_bot")
@@ -150,12 +183,17 @@ def test_errors_say_what_is_wrong(defs: Path, tmp_path: Path) -> None:
         return done.stderr
 
     assert "no-such-bot, which gin does not register" in refused("missing-v2", "--bot", "name=m", GREEDY)
-    assert "there are: two-v1, four-v1, missing-v2" in refused("two-v2", "--bot", "name=m", GREEDY)
+    assert "there are: two-v1, four-v1, long-v1, missing-v2" in refused("two-v2", "--bot", "name=m", GREEDY)
     assert "fixes every seat's time control" in refused("two-v1", "--bot", "name=m", GREEDY, "tc=st=1")
     assert "give the bot to benchmark" in refused("two-v1")
     assert "registers no such bot" in refused("two-v1", "--reference", "nobody")
     assert "not in two-v1's field" in refused("two-v1", "--reference", "greedy", "--against", "random")
     assert "only random, hoarder left" in refused("four-v1", "--reference", "greedy")
+    assert "one reference at tables of two seats" in refused("two-v1", "--bot", "name=m", GREEDY, "--sprt", "elo1=50")
+    assert "tables of two seats; four-v1 has 4 seats" in refused("four-v1", "--bot", "name=m", GREEDY, "--sprt",
+                                                                 "elo1=50")
+    assert "--sprt: SPRT needs elo1 > elo0" in refused("two-v1", "--reference", "greedy", "--against", "expert",
+                                                      "--sprt", "elo0=5,elo1=5")
     listed = arena("benchmark", "--benchmarks", str(defs), "--list")
     assert listed.returncode == 0 and "two-v1" in listed.stdout and "not playable here" in listed.stdout
 

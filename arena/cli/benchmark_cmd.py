@@ -59,6 +59,9 @@ def add_parser(sub: Any) -> None:
                    help="play only these references of the field (repeatable): the same games as the full field's")
     p.add_argument("--quick", action="store_true",
                    help="the benchmark's smaller budget: the first rotations of the same tables")
+    p.add_argument("--sprt", default="", metavar="SPEC",
+                   help="one reference (--against NAME), two seats: stop once the SPRT decides, as arena tournament's "
+                        "(e.g. elo0=0,elo1=100); the games played are the full run's first ones")
     p.add_argument("--benchmarks", type=Path, default=None, metavar="FILE",
                    help="read the benchmarks from this TOML file instead of the published ones")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
@@ -134,7 +137,8 @@ def _finish(store: RunStore, console: Console, bench: bm.Benchmark, label: dict[
     print()
     print(bm.render_text(report))
     print(f"Written: {js} and {page}")
-    if report["games_played"] < report["games_scheduled"]:
+    decided = (report.get("sprt") or {}).get("decision")
+    if report["games_played"] < report["games_scheduled"] and not decided:
         print(f"arena: {report['games_scheduled'] - report['games_played']} game(s) of the benchmark are not played; "
               f"the table counts the ones that are. Finish it with: arena benchmark --resume {store.run_dir}")
     return code
@@ -156,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         root = str(sample_root() or Path.cwd())
         candidate, label = _candidate(args, bench, root)
         references = bm.pick_references(bench, args.against, args.reference)
+        bm.check_sprt(bench, references, args.sprt)
     except bm.BenchmarkError as e:
         raise UsageError(str(e)) from None
     if args.concurrency < 1:
@@ -167,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
     run_dir = args.out or default_folder(f"benchmark-{bench.id}")
     if (run_dir / "run.sqlite").exists():
         raise UsageError(f"{run_dir} already holds a run; give another --out")
-    cfg = bm.run_config(bench, new_run_id(run_dir), references, quick=args.quick, concurrency=args.concurrency)
+    cfg = bm.run_config(bench, new_run_id(run_dir), references, quick=args.quick, concurrency=args.concurrency,
+                        sprt=args.sprt)
     store = RunStore.create(run_dir, cfg, bots, new_bot_tokens(bots))
     try:
         bm.remember(store, bench, label, args.quick)

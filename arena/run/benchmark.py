@@ -29,7 +29,8 @@ from arena.competition.result import Result
 from arena.model.manifest import BotSpec
 from arena.model.schedule import PlayConfig, RunConfig
 from arena.results.page import PAGE_CSS
-from arena.results.stats import finite_or_none, format_elo, sprt_counts
+from arena.results.report import SPRT_DECISION, sprt_summary
+from arena.results.stats import SprtSpec, finite_or_none, format_elo, sprt_counts
 from arena.store import RunStore
 from referee import TimeControl, games
 from referee.lowlevel import write_atomic
@@ -178,17 +179,35 @@ def reference_spec(bot: games.SampleBot, name: str, game: str, cwd: str) -> BotS
     return BotSpec(name=name, command=bot.command, cwd=cwd, env={"GIN_LOG_LEVEL": "WARNING"}, games=(game,))
 
 
+def check_sprt(bench: Benchmark, references: Sequence[str], sprt: str) -> None:
+    """Refuse ``--sprt`` where it cannot decide (``BenchmarkError`` saying why): it compares two
+    bots, so it needs tables of two seats and one reference."""
+    if not sprt:
+        return
+    try:
+        SprtSpec.parse(sprt)
+    except ValueError as e:
+        raise BenchmarkError(f"--sprt: {e}") from None
+    if bench.seats != 2 or len(references) != 1:
+        raise BenchmarkError(f"--sprt compares the bot with one reference at tables of two seats; {bench.id} has "
+                             f"{bench.seats} seats and this run {len(references)} reference(s) (name one with "
+                             "--against)")
+
+
 def run_config(bench: Benchmark, run_id: str, references: Sequence[str], *, quick: bool,
-               concurrency: int) -> RunConfig:
+               concurrency: int, sprt: str = "") -> RunConfig:
     """The run that plays ``bench`` (a gauntlet of :data:`CANDIDATE` against ``references``): its
     game, preset, seats, games, seed and time control are the benchmark's; only how many games
-    run at once is the caller's (the CPU clock keeps that from changing a result)."""
+    run at once is the caller's (the CPU clock keeps that from changing a result). With ``sprt``
+    (one reference: :func:`check_sprt`) the run stops early once the SPRT decides; the games it
+    plays are the first ones of the full run, on the same deals."""
+    check_sprt(bench, references, sprt)
     engine = games.get(bench.game).game
     play = PlayConfig(game=bench.game, rules=engine.rules_preset(bench.rules), time_control=TimeControl.parse(bench.tc),
                       concurrency=concurrency)
     return RunConfig(run_id=run_id, bots=(CANDIDATE, *references), format="gauntlet",
                      games=bench.quick_games if quick else bench.games, duplicate=True, seed=bench.seed, play=play,
-                     challenger=CANDIDATE, seats=bench.seats)
+                     challenger=CANDIDATE, seats=bench.seats, sprt=sprt)
 
 
 def _row(results: Sequence[Result], units: Sequence[Any], ref: str) -> dict[str, Any]:
@@ -243,10 +262,35 @@ def benchmark_report(store: RunStore, bench: Benchmark, candidate: Mapping[str, 
                     "elo_low": finite_or_none(overall.low), "elo_high": finite_or_none(overall.high),
                     "elo_margin": finite_or_none(overall.margin), "los": round(overall.los, 4), "units": overall.n},
         "rows": [_row(results, units, ref) for ref in references],
+        "sprt": _sprt(store, results),
         "wall_seconds": round(seconds, 1),
         "cores": cores,
         "run_folder": str(store.run_dir),
     }
+
+
+def _sprt(store: RunStore, results: Sequence[Result]) -> dict[str, Any] | None:
+    """The run's SPRT (``--sprt``; None without one): the decision it stopped on, or its state so far."""
+    cfg = store.config
+    if not cfg.sprt:
+        return None
+    decided = store.meta(SPRT_DECISION)
+    if decided:
+        found: dict[str, Any] = json.loads(decided)
+        return found
+    ref = next(b for b in cfg.bots if b != CANDIDATE)
+    return {**sprt_summary(results, [CANDIDATE, ref], SprtSpec.parse(cfg.sprt)), "games_played": len(results)}
+
+
+def sprt_text(report: Mapping[str, Any]) -> str:
+    """The SPRT's line of the table (empty without one)."""
+    s = report.get("sprt")
+    if not s:
+        return ""
+    state = (f"{s['decision']} accepted after {s['games_played']} games" if s.get("decision")
+             else f"not decided after {s['games_played']} games")
+    return (f"SPRT {s['spec']}: {state} (LLR {s['llr']:.2f}, bounds {s['lower']:.2f} … {s['upper']:.2f}; "
+            f"H0: at most elo0, H1: at least elo1, for {report['candidate']['name']} against {s['opponent']}).")
 
 
 def _interval(row: Mapping[str, Any]) -> str:
@@ -290,6 +334,8 @@ def render_text(report: Mapping[str, Any]) -> str:
               f"first place in {report['first_places']} of {report['games_played']} games.",
               f"Games {report['games_played']}/{report['games_scheduled']}, {report['wall_seconds']} s on "
               f"{report['cores']}."]
+    if sprt_line := sprt_text(report):
+        lines.append(sprt_line)
     return "\n".join(lines)
 
 
@@ -322,6 +368,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         f"<p>Against the field: {_e(_interval(o))} Elo over {o['units']} {_e(report['scoring_unit'])}, LOS "
         f"{100 * o['los']:.1f}%; first place in {report['first_places']} of {report['games_played']} games; "
         f"{report['wall_seconds']} s on {_e(report['cores'])}.</p>"
+        + (f"<p>{_e(sprt_text(report))}</p>" if report.get("sprt") else "") +
         "<p class='note'>Every game and its replay: <a href='index.html'>the run's results page</a>.</p></section>"
         "</body></html>\n")
 
