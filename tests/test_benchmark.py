@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from arena.run import benchmark as bm
-from referee import games
 from referee.replays import ActionRecord, DealRecord, read_replay
 from tests._wait import RUN_HANG_S, until
 
