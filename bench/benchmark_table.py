@@ -1,8 +1,9 @@
 """The published table of a benchmark's references (issue 33; docs/benchmark.md, "Every reference
 against every other"): for every pair of the benchmark's field, ``arena benchmark NAME-vN
 --reference LATER --against EARLIER`` (the later one in the field's order plays as the candidate,
-on the benchmark's own deals), then one Markdown table of them all with the wall time and the
-cores each took.
+on the benchmark's own deals), and of every ``--candidate`` against each reference (a bot the
+game registers outside the field, benchmarked like any bot), then one Markdown table of them all
+with the wall time and the cores each took.
 
 A pair that takes one of the ``--sprt-with`` bots (slow ones: ``mc`` plays a game in seconds)
 runs with ``--sprt SPEC`` and stops when the SPRT decides; every other pair plays the benchmark's
@@ -88,6 +89,8 @@ def main() -> int:
     p.add_argument("--sprt-with", action="append", default=[], metavar="BOT",
                    help="pairs with this bot stop on the SPRT (repeatable)")
     p.add_argument("--sprt", default="elo0=0,elo1=100", metavar="SPEC", help="the SPRT of those pairs")
+    p.add_argument("--candidate", action="append", default=[], metavar="BOT",
+                   help="also a registered bot outside the field, against every reference (repeatable)")
     p.add_argument("--pairs", action="append", default=[], metavar="CAND:REF", help="only these pairs")
     p.add_argument("--concurrency", default="", help="passed to arena benchmark")
     args = p.parse_args()
@@ -96,6 +99,7 @@ def main() -> int:
         raise SystemExit(f"{bench.id}: a table of pairs needs tables of two seats")
     extra = ["--concurrency", args.concurrency] if args.concurrency else []
     pairs = [(later, earlier) for earlier, later in itertools.combinations(bench.field, 2)]
+    pairs += [(cand, ref) for cand in args.candidate for ref in bench.field]
     if args.pairs:
         pairs = [pair for pair in pairs if f"{pair[0]}:{pair[1]}" in args.pairs]
     args.out.mkdir(parents=True, exist_ok=True)
