@@ -4,6 +4,8 @@
   two-bot ``arena tournament`` of one-game matches, classic rules, duplicate deals (the two games
   of a pair on the same cards, seats swapped), the default time control (``st=1``, CPU clock):
   ``mc``'s Elo over the other with the 95% interval and LOS, as the tournament reports them.
+- **Gin, the heuristics**: ``hand-reader`` against ``expert`` the same way, over more games
+  (``--hr-games``: a heuristic game takes about a second), the figure of docs/benchmark.md.
 - **Rummy, 4 seats**: ``mc`` with the rummy sample bots (``greedy``, ``hoarder``, ``random``) at
   one table, the seats rotated on one deck (duplicate): each bot's share of first places, with a
   95% Wilson interval.
@@ -14,7 +16,8 @@ Every run folder is kept under ``--out``; the wall time, the cores and the load 
 and after each part are printed with the figures.
 
 Run: ``PYTHONPATH=. python bench/reference_bots.py --games 100 --rummy-games 40 --out runs/refbots``
-(``--quick``: 10 and 8 games, for a check that it works).
+(``--quick``: 10, 8 and 10 games, for a check that it works; ``--skip gin --skip rummy --skip profile``
+for the hand-reader's figure alone).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from sample_bots.mc.search import Budget
 BOTS = {
     "mc": "{python} -m sample_bots.mc_bot",
     "expert": "{python} -m sample_bots.expert_bot",
+    "hand-reader": "{python} -m sample_bots.hand_reader_bot",
     "eaai-simple": "{python} -m sample_bots.eaai_simple_bot",
     "greedy": "{python} -m sample_bots.rummy_greedy_bot",
     "hoarder": "{python} -m sample_bots.rummy_hoarder_bot",
@@ -146,10 +150,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", type=int, default=100, help="Gin games per pairing (even; default %(default)s)")
     p.add_argument("--rummy-games", type=int, default=40, help="4-seat rummy games (a multiple of 4)")
+    p.add_argument("--hr-games", type=int, default=1000, help="Gin games of hand-reader against expert (even)")
     p.add_argument("--profile-deals", type=int, default=2, help="matches of each game profiled")
     p.add_argument("--out", type=Path, default=Path("runs/refbots"))
     p.add_argument("--quick", action="store_true", help="10 Gin games a pairing, 8 rummy games")
-    p.add_argument("--skip", action="append", default=[], choices=["gin", "eaai-simple", "rummy", "profile"])
+    p.add_argument("--skip", action="append", default=[], choices=["gin", "eaai-simple", "hand-reader", "rummy",
+                                                                         "profile"])
     p.add_argument("--mc-budget", default="", metavar="N|Nms",
                    help="mc's --budget in the tournaments (default: mc's own default)")
     p.add_argument("--seed", default="refbots", help="the tournaments' seeds begin with this (other deals: another "
@@ -157,7 +163,7 @@ def main() -> None:
     ns = p.parse_args()
     if ns.mc_budget:
         BOTS["mc"] += f" --budget {ns.mc_budget}"
-    games, rummy_games = (10, 8) if ns.quick else (ns.games, ns.rummy_games)
+    games, rummy_games, hr_games = (10, 8, 10) if ns.quick else (ns.games, ns.rummy_games, ns.hr_games)
     print(f"cores: {os.cpu_count()}, load before: {load()}")
     if "gin" not in ns.skip:
         for other in [o for o in ("expert", "eaai-simple") if o not in ns.skip]:
@@ -165,6 +171,12 @@ def main() -> None:
             _, shown = tournament(ns.out / f"gin-mc-{other}", "gin", ["mc", other], games, 2, f"{ns.seed}-{other}")
             wall = time.monotonic() - t
             print(f"== mc vs {other}: {games} games, wall {wall:.0f} s, load after {load()}\n   {shown}")
+    if "hand-reader" not in ns.skip:
+        t = time.monotonic()
+        _, shown = tournament(ns.out / "gin-hand-reader-expert", "gin", ["hand-reader", "expert"], hr_games, 2,
+                              f"{ns.seed}-hand-reader")
+        print(f"== hand-reader vs expert: {hr_games} games, wall {time.monotonic() - t:.0f} s, load after {load()}\n"
+              f"   {shown}")
     if "rummy" not in ns.skip:
         t = time.monotonic()
         results, shown = tournament(ns.out / "rummy-4", "rummy", ["mc", "greedy", "hoarder", "random"],

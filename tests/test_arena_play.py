@@ -129,7 +129,7 @@ def test_wrong_bots_and_seats_are_refused(tmp_path: Path) -> None:
     assert r.returncode == 2 and "--seats 9: toy3 is played by 2-6 seats" in r.stderr
     r = play(tmp_path, "", game=("--bot", "nope"))
     assert r.returncode == 2 and ("--bot nope: gin has no such sample bot (choose from random, greedy, expert, "
-                                  "eaai-simple, mc, js)") in r.stderr, r.stderr
+                                  "eaai-simple, mc, hand-reader, js)") in r.stderr, r.stderr
     r = play(tmp_path, "", game=("--game", "toy3", "--bot", "js"))  # the JS bot plays only what it lists
     assert r.returncode == 2 and "--bot js: toy3 has no such sample bot (choose from high, low)" in r.stderr
 
@@ -147,7 +147,7 @@ def test_a_game_without_sample_bots_needs_a_command() -> None:
 
 
 def test_sample_bots_and_defaults() -> None:
-    assert sample_bots("gin") == ["random", "greedy", "expert", "eaai-simple", "mc", "js"]
+    assert sample_bots("gin") == ["random", "greedy", "expert", "eaai-simple", "mc", "hand-reader", "js"]
     assert sample_bots("rummy") == ["random", "hoarder", "greedy", "mc", "js"]
     assert sample_bots("toy3") == ["high", "low"] and sample_bots("chess") == []
     assert default_bot("gin") == "greedy" and default_bot("rummy") == "greedy" and default_bot("toy3") == "high"

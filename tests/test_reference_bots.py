@@ -328,3 +328,5 @@ def test_the_reference_bots_are_registered() -> None:
     assert gin_bots["eaai-simple"].command[-1] == "sample_bots.eaai_simple_bot"
     assert gin_bots["mc"].command[-1] == rummy_bots["mc"].command[-1] == "sample_bots.mc_bot"
     assert dataclasses.is_dataclass(gin_bots["mc"])
+    assert gin_bots["hand-reader"].command[-1] == "sample_bots.hand_reader_bot"
+    assert gin_bots["hand-reader"].level == gin_bots["expert"].level == "hard" and "hand-reader" not in rummy_bots

@@ -57,7 +57,7 @@ def test_a_malformed_registration_is_a_broken_game(changes: dict[str, object], s
 
 def test_every_installed_games_samples_as_the_arena_reads_them() -> None:
     gin, rummy, toy3 = samples.samples("gin"), samples.samples("rummy"), samples.samples("toy3")
-    assert [b.name for b in gin.bots] == ["random", "greedy", "expert", "eaai-simple", "mc"]
+    assert [b.name for b in gin.bots] == ["random", "greedy", "expert", "eaai-simple", "mc", "hand-reader"]
     assert (gin.seats, gin.opponent) == (2, "greedy")
     assert [b.name for b in rummy.bots] == ["random", "hoarder", "greedy", "mc"]
     assert (rummy.seats, rummy.games, rummy.opponent) == (4, 8, "greedy")

@@ -97,6 +97,7 @@ def test_the_host_filling_a_seat_sees_each_bots_difficulty_in_their_language() -
     settings = Settings("gin", "short", None, 2, 30.0, False, ("random", "greedy", "expert"))
     page = table_pages.seat(lang("ru"), Table("c0de", settings, [Place(), Place()]), "s3cret", 0, True)
     assert json.loads(page.data["levels"]) == {"random": "легко", "greedy": "средне", "expert": "сложно",
-                                              "eaai-simple": "средне", "mc": "сложно"}
+                                              "eaai-simple": "средне", "mc": "сложно",
+                                              "hand-reader": "сложно"}
     script = (Path(__file__).resolve().parent.parent / "arena" / "web" / "static" / "people.js").read_text()
     assert "body.dataset.levels" in script and "levels[b]" in script  # (the seat list's choice shows them)

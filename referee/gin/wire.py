@@ -907,9 +907,10 @@ class GinWire:
 
 SAMPLE_BOTS = tuple(games.SampleBot(n, ("{python}", "-m", f"sample_bots.{n.replace('-', '_')}_bot"), level)
                     for n, level in (("random", "easy"), ("greedy", "medium"), ("expert", "hard"),
-                                     ("eaai-simple", "medium"), ("mc", "hard")))
+                                     ("eaai-simple", "medium"), ("mc", "hard"), ("hand-reader", "hard")))
 """Gin's sample bots (gin-arena's ``sample_bots`` package): the demo's, ``arena play``'s and the web tables'.
-``eaai-simple`` and ``mc`` are the reference bots of docs/bots.md (``mc`` also plays rummy)."""
+``eaai-simple``, ``mc`` and ``hand-reader`` are the reference bots of docs/bots.md (``mc`` also plays
+rummy)."""
 _ENGINE, _CONVERSION = GinGame(), GinWire()
 _CAPABILITIES = games.Capabilities(
     knows_cards=_ENGINE, first_dealer=_ENGINE, describe=_CONVERSION.describe,
