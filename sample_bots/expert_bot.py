@@ -307,7 +307,14 @@ def should_knock(h10: int, v: View, p: Params, rng: random.Random) -> bool:
 def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> common_pb2.Action:
     """The expert's choice among the request's legal actions."""
     state = request.gin
-    v = read_state(state, p, A.discards_of(request, A.opponent(state)))
+    return choose(request, read_state(state, p, A.discards_of(request, A.opponent(state))), p, p.beta)
+
+
+def choose(request: bot_pb2.ActionRequest, v: View, p: Params, beta: float) -> common_pb2.Action:
+    """The expert's rules over what the seat knows, ``v``, with ``beta`` as the cost of a discard
+    that surely gives the opponent a meld (``p.beta`` for the expert; a bot with another reading
+    of the opponent, such as ``hand-reader``, gives its own ``v`` and ``beta``)."""
+    state = request.gin
     if A.can(request, A.BIG_GIN):
         return A.action(A.BIG_GIN)
 
@@ -323,7 +330,7 @@ def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> common_pb2.Ac
     if discards:
         allowed = [INDEX[d.gin.card] for d in discards]
         score = {
-            i: evaluate(v.hand & ~(1 << i), v, p) + p.beta * danger(i, v)
+            i: evaluate(v.hand & ~(1 << i), v, p) + beta * danger(i, v)
             for i in candidates(v.hand, allowed, p)
         }
         return A.action(A.DISCARD, DECK[min(score, key=lambda i: score[i])])

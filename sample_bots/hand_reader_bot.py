@@ -41,7 +41,6 @@ Run: ``python -m sample_bots.hand_reader_bot --referee HOST:PORT --token T``.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 from gin_arena.v2 import bot_pb2, common_pb2
@@ -50,8 +49,7 @@ from gin_arena.v2.games import gin_pb2
 from . import expert_bot as E
 from .kit import run_bot
 from .kit.gin import actions as A
-from .kit.gin.cards import DECK
-from .kit.gin.masks import INDEX, VALUES, deadwood_mask, indices, to_mask
+from .kit.gin.masks import INDEX, indices, to_mask
 
 STOCK_AT_DEAL = 31
 """Cards in the stock just after a two-seat deal (52 less 21): how far into the deal we are."""
@@ -144,42 +142,11 @@ def beta_now(v: E.View, p: Params) -> float:
 
 
 def decide(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> common_pb2.Action:
-    """The hand-reader's choice among the request's legal actions."""
-    state = request.gin
-    q = p.expert
+    """The hand-reader's choice among the request's legal actions: the expert's rules
+    (:func:`expert_bot.choose`) over its own reading of the opponent, with the danger of a discard
+    weighed by :func:`beta_now`."""
     v = read_opponent(request, p)
-    if A.can(request, A.BIG_GIN):
-        return A.action(A.BIG_GIN)
-
-    knocks = A.legal_of_kind(request, A.KNOCK)
-    if knocks:
-        after = {k.gin.card: deadwood_mask(v.hand & ~(1 << INDEX[k.gin.card])) for k in knocks}
-        card = min(after, key=lambda c: (after[c], -VALUES[INDEX[c]]))
-        rng = random.Random(request.request_id * 7919 + v.hand % 1_000_003)
-        if E.should_knock(v.hand & ~(1 << INDEX[card]), v, q, rng):
-            return A.action(A.KNOCK, card)
-
-    discards = A.legal_of_kind(request, A.DISCARD)
-    if discards:
-        allowed = [INDEX[d.gin.card] for d in discards]
-        beta = beta_now(v, p)
-        score = {i: E.evaluate(v.hand & ~(1 << i), v, q) + beta * E.danger(i, v)
-                 for i in E.candidates(v.hand, allowed, q)}
-        return A.action(A.DISCARD, DECK[min(score, key=lambda i: score[i])])
-
-    take_kind = A.TAKE_UPCARD if A.can(request, A.TAKE_UPCARD) else A.DRAW_DISCARD
-    if A.can(request, take_kind) and state.discard_pile:
-        top = INDEX[state.discard_pile[-1]]
-        h11 = v.hand | 1 << top
-        take = min(E.evaluate(h11 & ~(1 << i), v, q) for i in E.candidates(h11, indices(v.hand), q))
-        saved = E.potential(v.hand, v)
-        stock = deadwood_mask(v.hand) - (1 + q.alpha) * saved
-        if take < stock - q.take_margin:
-            return A.action(take_kind)
-    for kind in (A.DRAW_STOCK, A.PASS):
-        if A.can(request, kind):
-            return A.action(kind)
-    return request.legal_actions[0]
+    return E.choose(request, v, p.expert, beta_now(v, p))
 
 
 def main(argv: list[str] | None = None) -> int:
