@@ -280,6 +280,7 @@ def test_docs_list_every_limit_with_its_default(page: str) -> None:
         assert str(f.default) in row, f"{f.name}'s row in {page} does not give its default {f.default}"
 
 
+@pytest.mark.timeout(2700)  # (342 s at load ~7; over pytest's usual 900 s at load ~14: slower, never red)
 def test_a_rapid_reset_burst_refuses_no_other_connections_new_streams() -> None:
     """One connection sends HEADERS+RST_STREAM as fast as it can; 1,000 new ``Play`` streams on
     other connections each get their own answer (UNAUTHENTICATED: an unknown token), none is
