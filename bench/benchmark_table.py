@@ -72,7 +72,7 @@ def play_pair(bench: str, cand: str, ref: str, run: Path, sprt: str, extra: list
 def row(report: dict[str, Any]) -> str:
     """One Markdown row: the candidate's Elo over the reference it played."""
     r = report["rows"][0]
-    interval = bm._interval(r)  # (the benchmark's own text: one-sided records included)
+    interval = bm.interval_text(r)  # (the benchmark's own text: one-sided records included)
     sprt = report.get("sprt")
     decision = (f"{sprt['decision']} after {sprt['games_played']} games (LLR {sprt['llr']:.2f})"
                 if sprt and sprt.get("decision") else "—")

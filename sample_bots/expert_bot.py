@@ -132,19 +132,26 @@ NEIGHBOURS = tuple(tuple(_neighbours(i)) for i in range(52))
 
 def read_state(state: gin_pb2.State, p: Params = DEFAULT, opp_discarded: Iterable[str] = ()) -> View:
     """Turn the information state (and the opponent's discards this deal, from the request's
-    ``events``) into masks and estimates."""
+    ``events``) into masks and estimates: cards next to the opponent's discards are less likely
+    in its hand."""
+    return weighed_view(state, [([INDEX[c] for c in opp_discarded], 1.0 - p.discard_hint)])
+
+
+def weighed_view(state: gin_pb2.State, hints: Iterable[tuple[Iterable[int], float]]) -> View:
+    """The information state as masks and estimates, each unseen card's weight multiplied by
+    ``factor`` for every card of ``cards`` it could meld with, for each ``(cards, factor)`` of
+    ``hints`` (what the opponent's moves tell of its hand)."""
     opp = A.opponent(state)
     hand = to_mask(state.hand)
     pile = to_mask(state.discard_pile)
     opp_known = to_mask(A.known_cards_of(state, opp))
     unseen = FULL & ~(hand | pile | opp_known)
-    # Cards next to the opponent's discards are less likely in its hand.
-    opp_discards = [INDEX[c] for c in opp_discarded]
     weight = {i: 1.0 for i in indices(unseen)}
-    for d in opp_discards:
-        for j in NEIGHBOURS[d]:
-            if j in weight:
-                weight[j] *= 1.0 - p.discard_hint
+    for cards, factor in hints:
+        for d in cards:
+            for j in NEIGHBOURS[d]:
+                if j in weight:
+                    weight[j] *= factor
     opp_size = state.hand_sizes[opp] if len(state.hand_sizes) > opp else 10
     opp_hidden = max(0, opp_size - opp_known.bit_count())
     total_weight = sum(weight.values())

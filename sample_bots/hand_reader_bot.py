@@ -44,12 +44,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gin_arena.v2 import bot_pb2, common_pb2
-from gin_arena.v2.games import gin_pb2
 
 from . import expert_bot as E
 from .kit import run_bot
 from .kit.gin import actions as A
-from .kit.gin.masks import INDEX, indices, to_mask
+from .kit.gin.masks import INDEX
 
 STOCK_AT_DEAL = 31
 """Cards in the stock just after a two-seat deal (52 less 21): how far into the deal we are."""
@@ -114,25 +113,9 @@ def opponent_events(request: bot_pb2.ActionRequest, opp: int) -> tuple[list[int]
 
 def read_opponent(request: bot_pb2.ActionRequest, p: Params = DEFAULT) -> E.View:
     """What the bot knows, with the opponent's hand estimated from the deal's events."""
-    state: gin_pb2.State = request.gin
-    opp = A.opponent(state)
-    hand = to_mask(state.hand)
-    pile = to_mask(state.discard_pile)
-    opp_known = to_mask(A.known_cards_of(state, opp))
-    unseen = E.FULL & ~(hand | pile | opp_known)
-    weight = {i: 1.0 for i in indices(unseen)}
-    discarded, refused, taken = opponent_events(request, opp)
-    for cards, factor in ((discarded, 1.0 - p.discard_hint), (refused, 1.0 - p.refuse_hint),
-                          (taken, 1.0 + p.take_hint)):
-        for d in cards:
-            for j in E.NEIGHBOURS[d]:
-                if j in weight:
-                    weight[j] *= factor
-    opp_size = state.hand_sizes[opp] if len(state.hand_sizes) > opp else 10
-    opp_hidden = max(0, opp_size - opp_known.bit_count())
-    total = sum(weight.values())
-    p_opp = opp_hidden / total if total else 0.0
-    return E.View(hand, unseen, weight, opp_known, p_opp, state.stock_size)
+    discarded, refused, taken = opponent_events(request, A.opponent(request.gin))
+    return E.weighed_view(request.gin, [(discarded, 1.0 - p.discard_hint), (refused, 1.0 - p.refuse_hint),
+                                        (taken, 1.0 + p.take_hint)])
 
 
 def beta_now(v: E.View, p: Params) -> float:

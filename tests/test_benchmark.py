@@ -281,6 +281,6 @@ def test_a_one_sided_record_shows_its_one_sided_interval() -> None:
         return {"elo_text": format_elo(est.elo), "elo_margin": finite_or_none(est.margin),
                 "elo_low": finite_or_none(est.low), "elo_high": finite_or_none(est.high)}
 
-    assert bm._interval(row(40, 0, 0)) == "+inf (≥ +407)"
-    assert bm._interval(row(0, 0, 40)) == "-inf (≤ -407)"
-    assert bm._interval(row(30, 0, 10)).startswith("+191 ± ")  # (a two-sided interval)
+    assert bm.interval_text(row(40, 0, 0)) == "+inf (≥ +407)"
+    assert bm.interval_text(row(0, 0, 40)) == "-inf (≤ -407)"
+    assert bm.interval_text(row(30, 0, 10)).startswith("+191 ± ")  # (a two-sided interval)

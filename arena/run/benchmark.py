@@ -293,7 +293,7 @@ def sprt_text(report: Mapping[str, Any]) -> str:
             f"H0: at most elo0, H1: at least elo1, for {report['candidate']['name']} against {s['opponent']}).")
 
 
-def _interval(row: Mapping[str, Any]) -> str:
+def interval_text(row: Mapping[str, Any]) -> str:
     """``+35 ± 20``; a one-sided record (every pair won, or lost) has a one-sided interval:
     ``+inf (≥ +407)``, ``-inf (≤ -407)``."""
     margin, low, high = row.get("elo_margin"), row.get("elo_low"), row.get("elo_high")
@@ -327,10 +327,10 @@ def render_text(report: Mapping[str, Any]) -> str:
     for r in report["rows"]:
         wdl_text = f"{r['unit_wins']}-{r['unit_draws']}-{r['unit_losses']}"
         penta = _counts(report, r)[1]
-        lines.append(f"{r['reference']:<14} {_interval(r):>14} {100 * r['los']:>6.1f}% {r['units']:>9} "
+        lines.append(f"{r['reference']:<14} {interval_text(r):>14} {100 * r['los']:>6.1f}% {r['units']:>9} "
                      f"{wdl_text:>13} {penta:>26} {r['games']:>6}")
     o = report["overall"]
-    lines += ["", f"Against the field: {_interval(o)} Elo over {o['units']} {unit}, LOS {100 * o['los']:.1f}%; "
+    lines += ["", f"Against the field: {interval_text(o)} Elo over {o['units']} {unit}, LOS {100 * o['los']:.1f}%; "
               f"first place in {report['first_places']} of {report['games_played']} games.",
               f"Games {report['games_played']}/{report['games_scheduled']}, {report['wall_seconds']} s on "
               f"{report['cores']}."]
@@ -365,7 +365,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         f"{_e(report['rules'])}, {report['seats']} seats, {report['games_per_table']} games per table, tc "
         f"{_e(report['time_control'])}, seed {_e(report['seed'])} · {_e(cand.get('command', ''))}</div></header>"
         f"<section><h2>Against each reference</h2><table>{head}{body}</table>"
-        f"<p>Against the field: {_e(_interval(o))} Elo over {o['units']} {_e(report['scoring_unit'])}, LOS "
+        f"<p>Against the field: {_e(interval_text(o))} Elo over {o['units']} {_e(report['scoring_unit'])}, LOS "
         f"{100 * o['los']:.1f}%; first place in {report['first_places']} of {report['games_played']} games; "
         f"{report['wall_seconds']} s on {_e(report['cores'])}.</p>"
         + (f"<p>{_e(sprt_text(report))}</p>" if report.get("sprt") else "") +
